@@ -1,0 +1,193 @@
+package io.ringmq.protocol;
+
+import org.agrona.DirectBuffer;
+
+/**
+ * Decodes a PUBLISH in place: topic, packet identifier, properties and payload stay views into the caller's
+ * buffer. Nothing is allocated per message.
+ * <pre>
+ *   byte 0      : 0011 | DUP | QoS(2) | RETAIN
+ *   bytes 1..4  : remaining length (variable byte integer)
+ *   topic name  : UTF-8 string, no wildcards
+ *   packet id   : two bytes, only when QoS &gt; 0, never 0
+ *   properties  : MQTT 5.0 only
+ *   payload     : the rest
+ * </pre>
+ */
+public final class PublishFlyweight
+{
+    private final MqttProperties properties = new MqttProperties();
+    private final Slice topic = new Slice();
+    private final Slice payload = new Slice();
+    private DirectBuffer buffer;
+    private int offset;
+    private int length;
+    private int flags;
+    private int packetId;
+    private int propertiesOffset;
+    private int propertiesLength;
+
+    /**
+     * @param buffer  holding one complete PUBLISH.
+     * @param offset  of its first byte.
+     * @param length  of the whole packet, as framed by {@link FrameDecoder}.
+     * @param version the connection's protocol level.
+     * @return {@code length}, or a negative {@link DecodeError}.
+     */
+    public int wrap(final DirectBuffer buffer, final int offset, final int length, final int version)
+    {
+        int pos = Fields.checkFixedHeader(buffer, offset, length, PacketType.PUBLISH);
+        if (pos < 0)
+        {
+            return pos;
+        }
+        this.buffer = buffer;
+        this.offset = offset;
+        this.length = length;
+        flags = buffer.getByte(offset) & 0x0F;
+        final int qos = qos();
+        if (qos == 3)
+        {
+            return DecodeError.INVALID_QOS; // [MQTT-3.3.1-4]
+        }
+        if (qos == 0 && isDup())
+        {
+            return DecodeError.DUP_WITH_QOS_0; // [MQTT-3.3.1-2]
+        }
+        final int end = offset + length;
+        final int topicEnd = Fields.skipUtf8(buffer, pos, end); // [MQTT-3.3.2-1]
+        if (topicEnd < 0)
+        {
+            return topicEnd;
+        }
+        topic.wrap(buffer, pos + 2, topicEnd - pos - 2);
+        pos = topicEnd;
+        if (qos > 0)
+        {
+            packetId = Fields.readPacketId(buffer, pos, end);
+            if (packetId < 0)
+            {
+                return packetId;
+            }
+            pos += 2;
+        }
+        else
+        {
+            packetId = 0;
+        }
+        if (version == MqttVersion.V5)
+        {
+            final int consumed = properties.decode(buffer, pos, end, PacketType.PUBLISH);
+            if (consumed < 0)
+            {
+                return consumed;
+            }
+            propertiesOffset = pos;
+            propertiesLength = consumed;
+            pos += consumed;
+        }
+        else
+        {
+            properties.clear();
+            propertiesOffset = pos;
+            propertiesLength = 0;
+        }
+        if (topic.length() > 0 || !properties.has(PropertyId.TOPIC_ALIAS))
+        {
+            // an empty topic is only allowed with a Topic Alias (MQTT 5.0) [MQTT-4.7.3-1]
+            final int valid = Topics.validateName(buffer, topic.offset(), topic.length());
+            if (valid < 0)
+            {
+                return valid;
+            }
+        }
+        payload.wrap(buffer, pos, end - pos);
+        return length;
+    }
+
+    public boolean isDup()
+    {
+        return (flags & 0x08) != 0;
+    }
+
+    public int qos()
+    {
+        return (flags >>> 1) & 0x03;
+    }
+
+    public boolean isRetain()
+    {
+        return (flags & 0x01) != 0;
+    }
+
+    /**
+     * @return the fixed header's four flag bits (DUP, QoS, RETAIN).
+     */
+    public int flags()
+    {
+        return flags;
+    }
+
+    /**
+     * @return the packet identifier, 0 for QoS 0.
+     */
+    public int packetId()
+    {
+        return packetId;
+    }
+
+    /**
+     * @return the topic name (may be empty on MQTT 5.0 when a Topic Alias stands for it).
+     */
+    public Slice topic()
+    {
+        return topic;
+    }
+
+    /**
+     * @return the application message.
+     */
+    public Slice payload()
+    {
+        return payload;
+    }
+
+    /**
+     * @return the decoded MQTT 5.0 properties (empty on 3.1.1).
+     */
+    public MqttProperties properties()
+    {
+        return properties;
+    }
+
+    /**
+     * @return the offset of the raw property section (length prefix included), to forward it without re-encoding.
+     */
+    public int propertiesOffset()
+    {
+        return propertiesOffset;
+    }
+
+    /**
+     * @return the length of the raw property section, 0 on 3.1.1.
+     */
+    public int propertiesLength()
+    {
+        return propertiesLength;
+    }
+
+    public DirectBuffer buffer()
+    {
+        return buffer;
+    }
+
+    public int offset()
+    {
+        return offset;
+    }
+
+    public int length()
+    {
+        return length;
+    }
+}
