@@ -119,7 +119,7 @@ public final class DecodeError
     {
         final int detail = (-error) >>> 8;
         final String text = detail > 0 && detail < DESCRIPTIONS.length ? DESCRIPTIONS[detail] : null;
-        return null != text ? text : "unknown decode error " + error;
+        return null != text ? text : "undefined decode error " + error;
     }
 
     private static int define(final int detail, final int reasonCode, final String description)

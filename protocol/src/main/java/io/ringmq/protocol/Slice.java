@@ -30,6 +30,16 @@ public final class Slice
     }
 
     /**
+     * Points this slice at the same bytes as another slice (no copy).
+     *
+     * @return this.
+     */
+    public Slice wrap(final Slice other)
+    {
+        return wrap(other.buffer, other.offset, other.length);
+    }
+
+    /**
      * Points this slice at a fresh copy of a string's UTF-8 bytes (allocates: for set-up paths, not per message).
      *
      * @return this.

@@ -1,0 +1,100 @@
+package io.ringmq.protocol;
+
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class AckTest
+{
+    private final AckFlyweight ack = new AckFlyweight();
+    private final UnsafeBuffer out = new UnsafeBuffer(new byte[64]);
+
+    @ParameterizedTest
+    @ValueSource(ints = {PacketType.PUBACK, PacketType.PUBREC, PacketType.PUBREL, PacketType.PUBCOMP})
+    void everyAckIsFourBytesIn311(final int type)
+    {
+        final int length = AckEncoder.encode(out, 0, type, 0x1234);
+        assertThat(length).isEqualTo(4);
+        final String first = String.format("%X%X", type, PacketType.requiredFlags(type));
+        assertThat(Bytes.hexOf(Bytes.copy(out, 4))).isEqualTo(first + "021234");
+        assertThat(ack.wrap(out, 0, length, MqttVersion.V3_1_1)).isEqualTo(4);
+        assertThat(ack.packetType()).isEqualTo(type);
+        assertThat(ack.packetId()).isEqualTo(0x1234);
+        assertThat(ack.reasonCode()).isZero();
+    }
+
+    @Test
+    @DisplayName("MQTT-3.6.1-1: PUBREL's fixed header flags are 0010")
+    void pubrelFlags()
+    {
+        final UnsafeBuffer wrong = Bytes.buffer("60 02 00 01");
+        assertThat(ack.wrap(wrong, 0, 4, MqttVersion.V3_1_1)).isEqualTo(DecodeError.INVALID_FIXED_HEADER_FLAGS);
+    }
+
+    @Test
+    void mqtt5ShortFormsMeanSuccessWithoutProperties()
+    {
+        final UnsafeBuffer two = Bytes.buffer("40 02 00 07");
+        assertThat(ack.wrap(two, 0, 4, MqttVersion.V5)).isEqualTo(4);
+        assertThat(ack.reasonCode()).isZero();
+        final UnsafeBuffer three = Bytes.buffer("40 03 00 07 10");
+        assertThat(ack.wrap(three, 0, 5, MqttVersion.V5)).isEqualTo(5);
+        assertThat(ack.reasonCode()).isEqualTo(ReasonCode.NO_MATCHING_SUBSCRIBERS);
+        assertThat(ack.properties().isEmpty()).isTrue();
+    }
+
+    @Test
+    void mqtt5ReasonStringAndUserProperty()
+    {
+        final UnsafeBuffer buffer = Bytes.buffer(Bytes.packet("50", "0009 87",
+            Bytes.props("1F", Bytes.str("no"), "26", Bytes.str("a"), Bytes.str("b"))));
+        assertThat(ack.wrap(buffer, 0, buffer.capacity(), MqttVersion.V5)).isEqualTo(buffer.capacity());
+        assertThat(ack.packetType()).isEqualTo(PacketType.PUBREC);
+        assertThat(ack.reasonCode()).isEqualTo(ReasonCode.NOT_AUTHORIZED);
+        assertThat(ack.properties().slice(PropertyId.REASON_STRING).asString()).isEqualTo("no");
+        assertThat(ack.properties().userPropertyKey(0).asString()).isEqualTo("a");
+    }
+
+    @Test
+    void shortestFormIsEncoded()
+    {
+        assertThat(AckEncoder.encode(out, 0, PacketType.PUBACK, 1, MqttVersion.V5, 0, new MqttProperties()))
+            .isEqualTo(4);
+        assertThat(AckEncoder.encode(out, 0, PacketType.PUBACK, 1, MqttVersion.V5, 0x10, null)).isEqualTo(5);
+        final MqttProperties properties = new MqttProperties().set(PropertyId.REASON_STRING, "x");
+        final int length = AckEncoder.encode(out, 0, PacketType.PUBCOMP, 1, MqttVersion.V5, 0x92, properties);
+        assertThat(Bytes.hexOf(Bytes.copy(out, length))).isEqualTo("70080001920" + "41F00017" + "8");
+    }
+
+    @Test
+    void aReasonCodeOfAnotherPacketIsRejected()
+    {
+        final UnsafeBuffer buffer = Bytes.buffer("62 03 00 01 10"); // 0x10 is for PUBACK/PUBREC, not PUBREL
+        assertThat(ack.wrap(buffer, 0, 5, MqttVersion.V5)).isEqualTo(DecodeError.INVALID_REASON_CODE);
+    }
+
+    @Test
+    @DisplayName("MQTT-2.3.1-1: packet identifier 0 is refused")
+    void packetIdZero()
+    {
+        assertThat(ack.wrap(Bytes.buffer("40 02 00 00"), 0, 4, MqttVersion.V3_1_1)).isEqualTo(DecodeError.PACKET_ID_ZERO);
+    }
+
+    @Test
+    void extraBytesIn311AreRejected()
+    {
+        assertThat(ack.wrap(Bytes.buffer("40 03 00 01 00"), 0, 5, MqttVersion.V3_1_1))
+            .isEqualTo(DecodeError.REMAINING_LENGTH_INVALID);
+    }
+
+    @Test
+    void truncatedIsRejected()
+    {
+        assertThat(ack.wrap(Bytes.buffer("40 01 00"), 0, 3, MqttVersion.V3_1_1))
+            .isEqualTo(DecodeError.FIELD_OVERRUNS_PACKET);
+    }
+}
