@@ -55,7 +55,7 @@ public final class PublishFlyweight
             return DecodeError.DUP_WITH_QOS_0; // [MQTT-3.3.1-2]
         }
         final int end = offset + length;
-        final int topicEnd = Fields.skipUtf8(buffer, pos, end); // [MQTT-3.3.2-1]
+        final int topicEnd = Fields.skipBinary(buffer, pos, end); // [MQTT-3.3.2-1], validated below
         if (topicEnd < 0)
         {
             return topicEnd;
@@ -95,7 +95,7 @@ public final class PublishFlyweight
         if (topic.length() > 0 || !properties.has(PropertyId.TOPIC_ALIAS))
         {
             // an empty topic is only allowed with a Topic Alias (MQTT 5.0) [MQTT-4.7.3-1]
-            final int valid = Topics.validateName(buffer, topic.offset(), topic.length());
+            final int valid = Topics.validateNameUtf8(buffer, topic.offset(), topic.length());
             if (valid < 0)
             {
                 return valid;

@@ -85,6 +85,30 @@ class TopicsTest
         assertThat(filter("$share/g", MqttVersion.V3_1_1)).isZero();
     }
 
+    @net.jqwik.api.Property(tries = 3000)
+    void theWordAtATimeNameCheckAgreesWithTheByteByByteOne(
+        @net.jqwik.api.ForAll("nameBytes") final byte[] bytes)
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(bytes);
+        int expected = Utf8.validate(buffer, 0, bytes.length);
+        if (expected == 0)
+        {
+            expected = Topics.validateName(buffer, 0, bytes.length);
+        }
+        assertThat(Topics.validateNameUtf8(buffer, 0, bytes.length) == 0).isEqualTo(expected == 0);
+    }
+
+    @net.jqwik.api.Provide
+    net.jqwik.api.Arbitrary<byte[]> nameBytes()
+    {
+        final net.jqwik.api.Arbitrary<Byte> ascii = net.jqwik.api.Arbitraries.bytes().between((byte)0x20, (byte)0x7E);
+        final net.jqwik.api.Arbitrary<Byte> special = net.jqwik.api.Arbitraries.of(
+            (byte)'+', (byte)'#', (byte)0, (byte)0xC3, (byte)0xA9, (byte)0xED, (byte)0xA0, (byte)0x80, (byte)'/');
+        return net.jqwik.api.Arbitraries.frequencyOf(
+                net.jqwik.api.Tuple.of(30, ascii), net.jqwik.api.Tuple.of(1, special))
+            .array(byte[].class).ofMaxSize(40);
+    }
+
     private static int name(final String name)
     {
         return Topics.validateName(buffer(name), 0, name.getBytes(StandardCharsets.UTF_8).length);
