@@ -118,6 +118,10 @@ public final class MqttProperties
             }
             present |= bit;
         }
+        if ((present & (1L << AUTHENTICATION_DATA)) != 0 && (present & (1L << AUTHENTICATION_METHOD)) == 0)
+        {
+            return DecodeError.INVALID_PROPERTY_VALUE; // Authentication Data without a Method: 3.1.2.11.10
+        }
         return end - offset;
     }
 

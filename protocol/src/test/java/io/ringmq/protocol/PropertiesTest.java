@@ -49,6 +49,17 @@ class PropertiesTest
     }
 
     @Test
+    @DisplayName("MQTT 5.0 3.1.2.11.10: Authentication Data without an Authentication Method is a protocol error")
+    void authenticationDataNeedsAMethod()
+    {
+        final UnsafeBuffer buffer = Bytes.buffer(Bytes.props("16 0001 FF"));
+        assertThat(properties.decode(buffer, 0, buffer.capacity(), PacketType.CONNECT))
+            .isEqualTo(DecodeError.INVALID_PROPERTY_VALUE);
+        final UnsafeBuffer both = Bytes.buffer(Bytes.props("15", Bytes.str("m"), "16 0001 FF"));
+        assertThat(properties.decode(both, 0, both.capacity(), PacketType.AUTH)).isEqualTo(both.capacity());
+    }
+
+    @Test
     void aLengthPastTheLimitOverruns()
     {
         final UnsafeBuffer buffer = Bytes.buffer("05 01 01");

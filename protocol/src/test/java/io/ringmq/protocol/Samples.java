@@ -346,7 +346,13 @@ final class Samples
                 case 5:
                     properties.set(id, id == PropertyId.RESPONSE_TOPIC ? topicName(random) : utf8(random, 16));
                     break;
-                case 6: properties.set(id, bytes(random, 16)); break;
+                case 6:
+                    if (id == PropertyId.AUTHENTICATION_DATA && !properties.has(PropertyId.AUTHENTICATION_METHOD))
+                    {
+                        properties.set(PropertyId.AUTHENTICATION_METHOD, "SCRAM-SHA-256");
+                    }
+                    properties.set(id, bytes(random, 16));
+                    break;
                 default:
                     final int pairs = 1 + random.nextInt(3);
                     for (int i = 0; i < pairs; i++)
