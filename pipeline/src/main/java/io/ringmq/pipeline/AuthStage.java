@@ -1,0 +1,56 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.protocol.ConnectFlyweight;
+import io.ringmq.protocol.MqttVersion;
+import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.ReasonCode;
+
+/**
+ * The auth stage: decides every CONNECT (protocol level, client identifier rules, credentials) off the I/O
+ * threads, since password hashing is deliberately CPU-heavy. Its verdict is {@link IngressEvent#connectCode}.
+ */
+public final class AuthStage implements Stage
+{
+    private final ConnectFlyweight connect = new ConnectFlyweight();
+    private final Authenticator authenticator;
+    private final BrokerCounters counters;
+
+    public AuthStage(final Authenticator authenticator, final BrokerCounters counters)
+    {
+        this.authenticator = authenticator;
+        this.counters = counters;
+    }
+
+    public void onEvent(final IngressEvent event, final boolean endOfBatch)
+    {
+        if (event.kind != IngressEvent.PACKET || event.packetType != PacketType.CONNECT)
+        {
+            return;
+        }
+        connect.wrap(event.packet, 0, event.packetLength);
+        if (connect.protocolLevel() != MqttVersion.V3_1_1)
+        {
+            event.connectCode = ReasonCode.UNSUPPORTED_PROTOCOL_VERSION; // MQTT 5.0 sessions come later
+            return;
+        }
+        if (connect.clientId().length() == 0 && !connect.isCleanStart())
+        {
+            event.connectCode = ReasonCode.V3_IDENTIFIER_REJECTED; // [MQTT-3.1.3-8]
+            return;
+        }
+        final String userName = connect.hasUserName() ? connect.userName().asString() : null;
+        final byte[] password = connect.hasPassword() ? connect.password().toByteArray() : null;
+        event.connectCode = authenticator.authenticate(event.loopback, userName, password);
+        if (event.connectCode != ReasonCode.V3_CONNECTION_ACCEPTED)
+        {
+            counters.increment(BrokerCounters.AUTH_FAILURES);
+        }
+    }
+
+    public String name()
+    {
+        return "auth";
+    }
+}

@@ -1,0 +1,292 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.pipeline.retained.RetainedStore;
+import io.ringmq.pipeline.session.Session;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.pipeline.subscription.SubscriptionIndex;
+import io.ringmq.protocol.AckFlyweight;
+import io.ringmq.protocol.ConnectFlyweight;
+import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.PublishFlyweight;
+import io.ringmq.protocol.Slice;
+import io.ringmq.protocol.SubscribeFlyweight;
+import io.ringmq.protocol.SubscriptionOptions;
+import io.ringmq.protocol.TopicFilterList;
+import org.agrona.DirectBuffer;
+import org.agrona.collections.Long2ObjectHashMap;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The routing stage: owns the session registry, the subscription index and the retained store. It binds CONNECTs
+ * to sessions (taking over a live one [MQTT-3.1.4-2]), applies SUBSCRIBE and UNSUBSCRIBE, stores retained
+ * messages, turns a PUBLISH or a will into fan-out targets, and ends sessions with their connections.
+ */
+public final class RoutingStage implements Stage
+{
+    private final Map<String, Session> sessions = new HashMap<>();
+    private final Long2ObjectHashMap<Session> connections = new Long2ObjectHashMap<>();
+    private final SubscriptionIndex<Session> index = new SubscriptionIndex<>();
+    private final RetainedStore retained = new RetainedStore();
+    private final ConnectFlyweight connect = new ConnectFlyweight();
+    private final PublishFlyweight publish = new PublishFlyweight();
+    private final SubscribeFlyweight subscribe = new SubscribeFlyweight();
+    private final AckFlyweight ack = new AckFlyweight();
+    private final UnsafeBuffer willTopic = new UnsafeBuffer(new byte[0]);
+    private final SubscriptionIndex.Matcher<Session> matcher = this::onMatch;
+    private final BrokerCounters counters;
+    private final int maxInflight;
+    private IngressEvent current;
+    private int generation;
+    private int publishQos;
+    private long assignedIds;
+
+    public RoutingStage(final BrokerCounters counters, final int maxInflight)
+    {
+        this.counters = counters;
+        this.maxInflight = maxInflight;
+    }
+
+    public void onEvent(final IngressEvent event, final boolean endOfBatch)
+    {
+        switch (event.kind)
+        {
+            case IngressEvent.PACKET:
+                if (event.packetType == PacketType.CONNECT)
+                {
+                    onConnect(event);
+                    return;
+                }
+                event.session = connections.get(event.connectionId);
+                if (null == event.session)
+                {
+                    return; // refused or already ended: the I/O agent is closing it
+                }
+                switch (event.packetType)
+                {
+                    case PacketType.PUBLISH: onPublish(event); break;
+                    case PacketType.SUBSCRIBE: onSubscribe(event); break;
+                    case PacketType.UNSUBSCRIBE: onUnsubscribe(event); break;
+                    case PacketType.PUBREL:
+                        ack.wrap(event.packet, 0, event.packetLength, event.version);
+                        event.session.awaitingPubrel().remove(ack.packetId()); // the inbound QoS 2 exchange ends
+                        break;
+                    default:
+                        break;
+                }
+                return;
+            case IngressEvent.CONNECTION_LOST:
+                onConnectionEnd(event, true);
+                return;
+            default:
+                onConnectionEnd(event, false);
+        }
+    }
+
+    private void onConnect(final IngressEvent event)
+    {
+        if (event.connectCode != 0)
+        {
+            return;
+        }
+        connect.wrap(event.packet, 0, event.packetLength);
+        final boolean clean = connect.isCleanStart();
+        String clientId = connect.clientId().asString();
+        if (clientId.isEmpty())
+        {
+            clientId = "ringmq-" + Long.toHexString(System.nanoTime()) + "-" + (++assignedIds); // [MQTT-3.1.3-6]
+        }
+        final Session existing = sessions.get(clientId);
+        if (null != existing && existing.routingConnectionId() >= 0)
+        {
+            event.takeoverAgent = existing.routingAgentIndex();
+            event.takeoverConnectionId = existing.routingConnectionId();
+            connections.remove(existing.routingConnectionId());
+            counters.increment(BrokerCounters.CONNECTIONS_TAKEN_OVER);
+        }
+        final Session session;
+        if (null != existing && existing.isPersistent() && !clean)
+        {
+            session = existing;
+            event.sessionPresent = true; // [MQTT-3.2.2-2]
+        }
+        else
+        {
+            if (null != existing)
+            {
+                discard(existing);
+            }
+            session = new Session(clientId, !clean, maxInflight);
+            sessions.put(clientId, session);
+        }
+        session.routingConnection(event.agentIndex, event.connectionId);
+        session.will(connect.hasWill() ? new Message(connect.willTopic().toByteArray(),
+            connect.willPayload().toByteArray(), connect.willQos(), connect.isWillRetain()) : null);
+        connections.put(event.connectionId, session);
+        event.session = session;
+    }
+
+    private void onPublish(final IngressEvent event)
+    {
+        publish.wrap(event.packet, 0, event.packetLength, event.version);
+        final Session session = event.session;
+        event.qos = publish.qos();
+        event.packetId = publish.packetId();
+        final Slice topic = publish.topic();
+        final Slice payload = publish.payload();
+        event.topicOffset = topic.offset();
+        event.topicLength = topic.length();
+        event.payloadOffset = payload.offset();
+        event.payloadLength = payload.length();
+        if (event.qos == 2 && !session.awaitingPubrel().add(event.packetId))
+        {
+            return; // a resent QoS 2 PUBLISH before PUBREL: answered with PUBREC again, not delivered twice
+        }
+        event.routed = true;
+        if (publish.isRetain())
+        {
+            // [MQTT-3.3.1-5] store, replace, or with an empty payload clear [MQTT-3.3.1-10]
+            retained.put(topic.buffer(), topic.offset(), topic.length(),
+                payload.buffer(), payload.offset(), payload.length(), event.qos);
+        }
+        fanOut(event, topic.buffer(), topic.offset(), topic.length(), event.qos);
+        if (needsCopy(event))
+        {
+            event.message = new Message(topic.toByteArray(), payload.toByteArray(), event.qos, publish.isRetain());
+        }
+    }
+
+    private void onSubscribe(final IngressEvent event)
+    {
+        subscribe.wrap(event.packet, 0, event.packetLength, event.version);
+        event.packetId = subscribe.packetId();
+        final Session session = event.session;
+        final TopicFilterList filters = subscribe.filters();
+        for (int i = 0; i < filters.count(); i++)
+        {
+            final String filter = filters.filter(i).asString();
+            final int granted = SubscriptionOptions.qos(filters.options(i));
+            index.subscribe(filter, session, granted);
+            session.subscriptions().put(filter, granted);
+            event.addGranted(granted);
+            // retained messages are sent for every new or replaced subscription [MQTT-3.3.1-6] [MQTT-3.8.4-3]
+            retained.match(filter, message ->
+            {
+                event.retained.add(message);
+                event.retainedQos.add(Math.min(message.qos(), granted));
+            });
+        }
+    }
+
+    private void onUnsubscribe(final IngressEvent event)
+    {
+        subscribe.wrap(event.packet, 0, event.packetLength, event.version);
+        event.packetId = subscribe.packetId();
+        final TopicFilterList filters = subscribe.filters();
+        for (int i = 0; i < filters.count(); i++)
+        {
+            final String filter = filters.filter(i).asString();
+            index.unsubscribe(filter, event.session);
+            event.session.subscriptions().remove(filter);
+        }
+    }
+
+    private void onConnectionEnd(final IngressEvent event, final boolean lost)
+    {
+        final Session session = connections.remove(event.connectionId);
+        if (null == session)
+        {
+            return;
+        }
+        event.session = session;
+        if (session.routingConnectionId() == event.connectionId)
+        {
+            session.routingConnection(-1, -1);
+        }
+        final Message will = session.will();
+        session.will(null); // a will is published once, and never after DISCONNECT [MQTT-3.1.2-10]
+        if (lost && null != will)
+        {
+            if (will.retain())
+            {
+                final UnsafeBuffer payload = new UnsafeBuffer(will.payload());
+                willTopic.wrap(will.topic());
+                retained.put(willTopic, 0, will.topic().length, payload, 0, will.payload().length, will.qos());
+            }
+            willTopic.wrap(will.topic());
+            event.routed = true;
+            event.qos = will.qos();
+            event.message = will;
+            fanOut(event, willTopic, 0, will.topic().length, will.qos());
+        }
+        if (!session.isPersistent())
+        {
+            discard(session);
+        }
+    }
+
+    private void fanOut(final IngressEvent event, final DirectBuffer topic, final int offset, final int length,
+        final int qos)
+    {
+        current = event;
+        publishQos = qos;
+        generation++;
+        index.match(topic, offset, length, matcher);
+        for (int i = 0; i < event.targetCount; i++)
+        {
+            event.targetQos[i] = event.targets[i].matchQos();
+        }
+        current = null;
+    }
+
+    private void onMatch(final Session session, final int options)
+    {
+        final int qos = Math.min(publishQos, SubscriptionOptions.qos(options));
+        if (session.markMatched(generation, qos))
+        {
+            current.addTarget(session, qos);
+        }
+    }
+
+    private static boolean needsCopy(final IngressEvent event)
+    {
+        for (int i = 0; i < event.targetCount; i++)
+        {
+            if (event.targetQos[i] > 0)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void discard(final Session session)
+    {
+        for (final String filter : session.subscriptions().keySet())
+        {
+            index.unsubscribe(filter, session);
+        }
+        session.subscriptions().clear();
+        sessions.remove(session.clientId(), session);
+    }
+
+    /**
+     * @return the number of sessions known, online or not.
+     */
+    public int sessionCount()
+    {
+        return sessions.size();
+    }
+
+    public SubscriptionIndex<Session> index()
+    {
+        return index;
+    }
+
+    public String name()
+    {
+        return "route";
+    }
+}

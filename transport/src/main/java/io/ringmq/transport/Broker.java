@@ -1,0 +1,257 @@
+package io.ringmq.transport;
+
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.Pipeline;
+import io.ringmq.pipeline.StageAgent;
+import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.auth.PasswordFile;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.pipeline.status.ErrorLog;
+import org.agrona.CloseHelper;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.CompositeAgent;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
+
+import java.io.IOException;
+import java.net.BindException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Assembles and runs a broker:
+ * <pre>
+ *            accept (io-0)                 ingress ring (Disruptor, multi-producer)
+ *   sockets ──▶ io-0 … io-N ──decode──▶ [ slot | slot | slot | … ] ──▶ auth ─▶ route ─▶ deliver
+ *                 ▲                                                                      │
+ *                 └────────── outbound ring per I/O agent (Agrona, [conn id][bytes]) ◀───┘
+ *
+ *   --threading shared          one thread:  [io-0 + auth + route + deliver], delivery calls io-0 directly
+ *   --threading shared-network  io-0 … io-N each on a thread, one thread for [auth + route + deliver]
+ *   --threading dedicated       io-0 … io-N, auth, route, deliver each on its own (pinnable) thread
+ * </pre>
+ * With the default {@code wake} idle strategy every thread sleeps when idle (I/O agents in {@code select},
+ * stage threads parked) and is woken once per batch by whoever gave it work.
+ */
+public final class Broker implements AutoCloseable
+{
+    private static final System.Logger LOG = System.getLogger("io.ringmq");
+
+    private final BrokerContext context;
+    private final BrokerCounters counters = new BrokerCounters();
+    private final ServerSocketChannel server;
+    private final List<AgentRunner> runners = new ArrayList<>();
+    private final Pipeline pipeline;
+    private final int port;
+    private volatile boolean closed;
+
+    private Broker(final BrokerContext context) throws IOException
+    {
+        this.context = context.conclude();
+        final Authenticator authenticator = authenticator(context);
+        final ErrorLog errors = new ErrorLog(counters);
+        server = bind(context);
+        port = ((InetSocketAddress)server.getLocalAddress()).getPort();
+
+        final int ioCount = context.ioThreads();
+        final BrokerContext.Threading threading = context.threading();
+        final ManyToOneRingBuffer[] rings = new ManyToOneRingBuffer[ioCount];
+        final IoAgent[] agents = new IoAgent[ioCount];
+        final boolean[] direct = new boolean[ioCount];
+        direct[0] = threading == BrokerContext.Threading.SHARED;
+        final OutboundRouter outbound = new OutboundRouter(rings, agents, direct);
+        pipeline = new Pipeline(context, authenticator, outbound, counters, errors);
+        final AtomicInteger connectionCount = new AtomicInteger();
+        for (int i = 0; i < ioCount; i++)
+        {
+            rings[i] = new ManyToOneRingBuffer(new UnsafeBuffer(ByteBuffer.allocateDirect(
+                context.outboundRingBytes() + RingBufferDescriptor.TRAILER_LENGTH)));
+            agents[i] = new IoAgent(i, context, counters, i == 0 ? server : null, rings[i], pipeline.ring(),
+                connectionCount);
+        }
+        start(agents, outbound);
+        LOG.log(System.Logger.Level.INFO, "ringmq listening on " + context.bindAddress() + ":" + port + " (" +
+            context + ")");
+    }
+
+    /**
+     * Starts a broker on the settings given.
+     *
+     * @throws IOException              when the port cannot be bound or the password file read.
+     * @throws IllegalArgumentException for a bad setting, with a one-line reason.
+     */
+    public static Broker launch(final BrokerContext context) throws IOException
+    {
+        return new Broker(context);
+    }
+
+    private static Authenticator authenticator(final BrokerContext context) throws IOException
+    {
+        PasswordFile passwordFile = null;
+        if (null != context.passwordFile())
+        {
+            try
+            {
+                passwordFile = PasswordFile.load(context.passwordFile());
+            }
+            catch (final IOException ex)
+            {
+                throw new IOException("cannot read password file " + context.passwordFile() + ": " + ex, ex);
+            }
+        }
+        return new Authenticator(context.anonymous(), context.user(), context.password(), passwordFile);
+    }
+
+    private static ServerSocketChannel bind(final BrokerContext context) throws IOException
+    {
+        final ServerSocketChannel server = ServerSocketChannel.open();
+        try
+        {
+            server.bind(new InetSocketAddress(context.bindAddress(), context.port()), context.acceptBacklog());
+            server.configureBlocking(false);
+            return server;
+        }
+        catch (final BindException ex)
+        {
+            CloseHelper.quietClose(server);
+            throw new IOException("cannot listen on " + context.bindAddress() + ":" + context.port() + ": " +
+                ex.getMessage() + " (is another broker running on that port?)", ex);
+        }
+    }
+
+    private void start(final IoAgent[] agents, final OutboundRouter outbound)
+    {
+        final CorePinning pinning = new CorePinning(context.pin());
+        final boolean wake = IdleStrategies.WAKE.equals(context.idleStrategy());
+        final Wakeable[] agentWakes = new Wakeable[agents.length];
+        final IdleStrategy[] agentIdle = new IdleStrategy[agents.length];
+        for (int i = 0; i < agents.length; i++)
+        {
+            final IoAgent agent = agents[i];
+            if (wake)
+            {
+                final IdleStrategies.SleepingIdleStrategy idle =
+                    IdleStrategies.wake(agent.selector(), agent::hasPendingWork);
+                agentIdle[i] = idle;
+                agentWakes[i] = idle;
+            }
+            else
+            {
+                agentIdle[i] = IdleStrategies.named(context.idleStrategy());
+                agentWakes[i] = Wakeable.NONE;
+            }
+        }
+        outbound.wakes(agentWakes);
+        switch (context.threading())
+        {
+            case SHARED:
+            {
+                final StageAgent stages = pipeline.agent("pipeline", 0, pipeline.stageCount());
+                agents[0].wire(agents, agentWakes, Wakeable.NONE);
+                final IdleStrategy idle = wake ?
+                    IdleStrategies.wake(agents[0].selector(), () -> agents[0].hasPendingWork() ||
+                        stages.hasPendingWork()) :
+                    agentIdle[0];
+                run(new CompositeAgent(pinning.pin("io", 0, agents[0]), stages), idle);
+                break;
+            }
+            case SHARED_NETWORK:
+            {
+                final StageAgent stages = pipeline.agent("pipeline", 0, pipeline.stageCount());
+                final IdleStrategy idle = stageIdle(wake, stages);
+                final Wakeable pipelineWake = idle instanceof Wakeable ? (Wakeable)idle : Wakeable.NONE;
+                startIoAgents(agents, agentWakes, agentIdle, pipelineWake, pinning);
+                run(pinning.pin("pipeline", 0, stages), idle);
+                break;
+            }
+            default:
+            {
+                final int count = pipeline.stageCount();
+                final StageAgent[] stages = new StageAgent[count];
+                final IdleStrategy[] idles = new IdleStrategy[count];
+                for (int i = 0; i < count; i++)
+                {
+                    stages[i] = pipeline.agent(pipeline.stageName(i), i, i + 1);
+                    idles[i] = stageIdle(wake, stages[i]);
+                }
+                for (int i = 0; i < count - 1; i++)
+                {
+                    final Wakeable next = idles[i + 1] instanceof Wakeable ? (Wakeable)idles[i + 1] : Wakeable.NONE;
+                    stages[i].afterWork(next::wake);
+                }
+                final Wakeable first = idles[0] instanceof Wakeable ? (Wakeable)idles[0] : Wakeable.NONE;
+                startIoAgents(agents, agentWakes, agentIdle, first, pinning);
+                for (int i = 0; i < count; i++)
+                {
+                    run(pinning.pin(pipeline.stageName(i), 0, stages[i]), idles[i]);
+                }
+            }
+        }
+    }
+
+    private IdleStrategy stageIdle(final boolean wake, final StageAgent stages)
+    {
+        return wake ? IdleStrategies.wake(null, stages::hasPendingWork) : IdleStrategies.named(context.idleStrategy());
+    }
+
+    private void startIoAgents(final IoAgent[] agents, final Wakeable[] agentWakes, final IdleStrategy[] agentIdle,
+        final Wakeable pipelineWake, final CorePinning pinning)
+    {
+        for (int i = 0; i < agents.length; i++)
+        {
+            agents[i].wire(agents, agentWakes, pipelineWake);
+            run(pinning.pin("io", i, agents[i]), agentIdle[i]);
+        }
+    }
+
+    private void run(final Agent agent, final IdleStrategy idle)
+    {
+        final AgentRunner runner = new AgentRunner(idle, error ->
+            LOG.log(System.Logger.Level.ERROR, "agent error", error), null, agent);
+        runners.add(runner);
+        AgentRunner.startOnThread(runner);
+    }
+
+    /**
+     * @return the port the broker listens on (the real one when 0 was asked for).
+     */
+    public int port()
+    {
+        return port;
+    }
+
+    public BrokerCounters counters()
+    {
+        return counters;
+    }
+
+    /**
+     * @return the number of sessions the routing stage holds (a racy read, for tests and status).
+     */
+    public int sessionCount()
+    {
+        return pipeline.routing().sessionCount();
+    }
+
+    /**
+     * Stops accepting, closes every connection and stops every thread.
+     */
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        closed = true;
+        CloseHelper.quietCloseAll(runners);
+        CloseHelper.quietClose(server);
+        LOG.log(System.Logger.Level.INFO, "ringmq stopped; counters:\n" + counters.describe(false));
+    }
+}

@@ -1,0 +1,117 @@
+package io.ringmq.transport;
+
+import net.openhft.affinity.Affinity;
+import org.agrona.concurrent.Agent;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code --pin io=2-9,auth=10,route=11,deliver=12-15,pipeline=3}: which cores each agent's thread is bound to.
+ * Binding is real ({@code sched_setaffinity} through OpenHFT's affinity library) and is reported at start with
+ * the affinity the thread then has.
+ */
+final class CorePinning
+{
+    private static final System.Logger LOG = System.getLogger("io.ringmq");
+    private final Map<String, List<Integer>> cores = new HashMap<>();
+
+    CorePinning(final String spec)
+    {
+        if (null == spec || spec.isBlank())
+        {
+            return;
+        }
+        for (final String part : spec.split(","))
+        {
+            final String[] keyValue = part.split("=", 2);
+            if (keyValue.length != 2)
+            {
+                throw new IllegalArgumentException("--pin: expected role=cores, got '" + part + "'");
+            }
+            final String role = keyValue[0].strip();
+            if (!List.of("io", "auth", "route", "deliver", "pipeline").contains(role))
+            {
+                throw new IllegalArgumentException("--pin: unknown role '" + role +
+                    "' (io, auth, route, deliver, pipeline)");
+            }
+            cores.computeIfAbsent(role, r -> new ArrayList<>()).addAll(parseCores(keyValue[1].strip()));
+        }
+    }
+
+    private static List<Integer> parseCores(final String text)
+    {
+        final List<Integer> list = new ArrayList<>();
+        final int available = Runtime.getRuntime().availableProcessors();
+        try
+        {
+            final String[] range = text.split("-", 2);
+            final int from = Integer.parseInt(range[0]);
+            final int to = range.length == 2 ? Integer.parseInt(range[1]) : from;
+            for (int core = from; core <= to; core++)
+            {
+                if (core < 0)
+                {
+                    throw new IllegalArgumentException("--pin: negative core " + core);
+                }
+                list.add(core);
+            }
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw new IllegalArgumentException("--pin: cannot read cores '" + text + "'");
+        }
+        if (list.isEmpty())
+        {
+            throw new IllegalArgumentException("--pin: empty core range '" + text + "'");
+        }
+        if (list.get(list.size() - 1) >= available)
+        {
+            LOG.log(System.Logger.Level.WARNING, "--pin names core " + list.get(list.size() - 1) + " but only " +
+                available + " are available to this JVM");
+        }
+        return list;
+    }
+
+    /**
+     * @param role    io, auth, route, deliver or pipeline.
+     * @param ordinal which agent of that role (I/O agents are numbered).
+     * @return the agent, bound to its core when it starts if the role is pinned.
+     */
+    Agent pin(final String role, final int ordinal, final Agent agent)
+    {
+        final List<Integer> list = cores.get(role);
+        if (null == list)
+        {
+            return agent;
+        }
+        final int core = list.get(ordinal % list.size());
+        return new Agent()
+        {
+            public void onStart()
+            {
+                Affinity.setAffinity(core);
+                LOG.log(System.Logger.Level.INFO, "pinned " + agent.roleName() + " to core " + core +
+                    "; thread affinity now " + Affinity.getAffinity());
+                agent.onStart();
+            }
+
+            public int doWork() throws Exception
+            {
+                return agent.doWork();
+            }
+
+            public void onClose()
+            {
+                agent.onClose();
+            }
+
+            public String roleName()
+            {
+                return agent.roleName();
+            }
+        };
+    }
+}

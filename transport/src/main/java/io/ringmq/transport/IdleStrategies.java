@@ -1,0 +1,147 @@
+package io.ringmq.transport;
+
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.YieldingIdleStrategy;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.Selector;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The idle strategies behind {@code --idle-strategy}. The default, {@code wake}, spins briefly and then sleeps
+ * until woken: an I/O agent in {@code select} (woken by the socket or by {@link Selector#wakeup()}), a stage
+ * thread in {@code park} (woken by {@link LockSupport#unpark}). It never busy-spins, so on a 2-core machine the
+ * load generator keeps its core; {@code busy-spin} is for dedicated cores.
+ */
+final class IdleStrategies
+{
+    static final String WAKE = "wake";
+    private static final int SPINS = 200;
+    private static final long SLEEP_MS = 100;
+
+    private IdleStrategies()
+    {
+    }
+
+    /**
+     * @param selector the agent's selector to block in, or null for a parking thread.
+     */
+    static SleepingIdleStrategy wake(final Selector selector, final BooleanSupplier pendingWork)
+    {
+        return new SleepingIdleStrategy(selector, pendingWork);
+    }
+
+    static IdleStrategy named(final String name)
+    {
+        switch (name)
+        {
+            case "busy-spin": return new BusySpinIdleStrategy();
+            case "yield": return new YieldingIdleStrategy();
+            case "backoff": return new BackoffIdleStrategy(100, 10, TimeUnit.MICROSECONDS.toNanos(1),
+                TimeUnit.MILLISECONDS.toNanos(1));
+            default: throw new IllegalArgumentException(
+                "--idle-strategy must be wake, busy-spin, yield or backoff: " + name);
+        }
+    }
+
+    /**
+     * Spin, then sleep until {@link #wake()} or a timeout that bounds how late timers can run.
+     */
+    static final class SleepingIdleStrategy implements IdleStrategy, Wakeable
+    {
+        private final Selector selector;
+        private final BooleanSupplier pendingWork;
+        private volatile boolean sleeping;
+        private volatile Thread thread;
+        private int spins;
+
+        SleepingIdleStrategy(final Selector selector, final BooleanSupplier pendingWork)
+        {
+            this.selector = selector;
+            this.pendingWork = pendingWork;
+        }
+
+        public void idle(final int workCount)
+        {
+            if (workCount > 0)
+            {
+                spins = 0;
+                return;
+            }
+            idle();
+        }
+
+        public void idle()
+        {
+            if (spins++ < SPINS)
+            {
+                Thread.onSpinWait();
+                return;
+            }
+            if (null == thread)
+            {
+                thread = Thread.currentThread();
+            }
+            // announce the sleep, then look for work once more: a producer either sees `sleeping` and wakes us,
+            // or published before this check and we see its work
+            sleeping = true;
+            try
+            {
+                if (pendingWork.getAsBoolean())
+                {
+                    spins = 0;
+                }
+                else if (null != selector)
+                {
+                    selector.select(SLEEP_MS);
+                }
+                else
+                {
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(SLEEP_MS));
+                }
+            }
+            catch (final IOException ex)
+            {
+                throw new UncheckedIOException(ex);
+            }
+            finally
+            {
+                sleeping = false;
+            }
+        }
+
+        public void reset()
+        {
+            spins = 0;
+        }
+
+        public void wake()
+        {
+            if (sleeping)
+            {
+                if (null != selector)
+                {
+                    selector.wakeup();
+                }
+                else
+                {
+                    final Thread t = thread;
+                    if (null != t)
+                    {
+                        LockSupport.unpark(t);
+                    }
+                }
+            }
+        }
+
+        public String alias()
+        {
+            return WAKE;
+        }
+    }
+}

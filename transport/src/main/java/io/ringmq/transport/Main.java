@@ -1,0 +1,342 @@
+package io.ringmq.transport;
+
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.auth.PasswordFile;
+import io.ringmq.pipeline.auth.PasswordHash;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.io.BufferedReader;
+import java.io.Console;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * The {@code ringmq} command line: runs a broker, or ({@code ringmq passwd}) writes password file entries.
+ */
+@Command(name = "ringmq", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+    sortOptions = false, usageHelpAutoWidth = true,
+    description = "An MQTT 3.1.1 broker on LMAX Disruptor rings. With no options: port 1883, anonymous clients "
+        + "from loopback only.",
+    subcommands = {Main.Passwd.class})
+public final class Main implements Callable<Integer>
+{
+    @Option(names = {"-c", "--config"}, paramLabel = "FILE",
+        description = "Read options from FILE, one per line ('port 1883', 'port=1883' or '--port 1883'; "
+            + "'#' starts a comment). Options on the command line win.")
+    Path config;
+
+    @Option(names = {"-b", "--bind"}, paramLabel = "ADDRESS", description = "Address to listen on (default: ${DEFAULT-VALUE}).")
+    String bind = "0.0.0.0";
+
+    @Option(names = {"-p", "--port"}, description = "TCP port; 0 picks a free one (default: ${DEFAULT-VALUE}).")
+    int port = 1883;
+
+    @Option(names = "--user", description = "A user name clients may connect with (with --pass).")
+    String user;
+
+    @Option(names = "--pass", description = "The password of --user.")
+    String pass;
+
+    @Option(names = "--password-file", paramLabel = "FILE",
+        description = "user:hash lines (PBKDF2-SHA512, as written by 'ringmq passwd' or mosquitto_passwd).")
+    Path passwordFile;
+
+    @Option(names = "--anonymous", paramLabel = "WHO",
+        description = "Who may connect without a user name: loopback, all or none (default: ${DEFAULT-VALUE}).")
+    String anonymous = "loopback";
+
+    @Option(names = "--threading", paramLabel = "MODE",
+        description = "shared (one thread), shared-network (I/O threads + one stage thread) or dedicated "
+            + "(a thread per I/O agent and per stage); default by core count: <=2 shared, <=8 shared-network.")
+    String threading;
+
+    @Option(names = "--io-threads", paramLabel = "N", description = "I/O agents (default: cores/4, 1..4).")
+    Integer ioThreads;
+
+    @Option(names = "--idle-strategy", paramLabel = "NAME",
+        description = "wake (sleep until given work), busy-spin, yield or backoff (default: ${DEFAULT-VALUE}).")
+    String idleStrategy = "wake";
+
+    @Option(names = "--pin", paramLabel = "SPEC",
+        description = "Bind threads to cores, e.g. io=2-9,auth=10,route=11,deliver=12,pipeline=3.")
+    String pin;
+
+    @Option(names = "--ring-size", paramLabel = "N", description = "Ingress ring slots, a power of two (default: ${DEFAULT-VALUE}).")
+    int ringSize = 16_384;
+
+    @Option(names = "--max-connections", paramLabel = "N", description = "Connections held at once (default: ${DEFAULT-VALUE}).")
+    int maxConnections = 100_000;
+
+    @Option(names = "--max-inflight", paramLabel = "N",
+        description = "Unacknowledged QoS 1/2 messages per client (default: ${DEFAULT-VALUE}).")
+    int maxInflight = 32;
+
+    @Option(names = "--max-queued", paramLabel = "N",
+        description = "QoS 1/2 messages queued per client beyond the in-flight window or while offline "
+            + "(default: ${DEFAULT-VALUE}).")
+    int maxQueued = 1_000;
+
+    @Option(names = "--max-packet-size", paramLabel = "BYTES", description = "Largest packet accepted (default: ${DEFAULT-VALUE}).")
+    int maxPacketSize = 1024 * 1024;
+
+    @Option(names = "--connect-timeout", paramLabel = "DURATION",
+        description = "Close a connection that sends no CONNECT within this, e.g. 10s or 500ms (default: ${DEFAULT-VALUE}).")
+    String connectTimeout = "10s";
+
+    public Integer call() throws Exception
+    {
+        final BrokerContext context = context();
+        final Broker broker;
+        try
+        {
+            broker = Broker.launch(context);
+        }
+        catch (final IOException | IllegalArgumentException ex)
+        {
+            System.err.println("ringmq: " + ex.getMessage());
+            return 1;
+        }
+        final CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() ->
+        {
+            broker.close();
+            stopped.countDown();
+        }, "ringmq-shutdown"));
+        System.out.println("ringmq " + Version.VERSION + " listening on " + bind + ":" + broker.port());
+        stopped.await();
+        return 0;
+    }
+
+    BrokerContext context()
+    {
+        final BrokerContext context = new BrokerContext()
+            .bindAddress(bind)
+            .port(port)
+            .idleStrategy(idleStrategy)
+            .pin(pin)
+            .ringSize(ringSize)
+            .maxConnections(maxConnections)
+            .maxInflight(maxInflight)
+            .maxQueued(maxQueued)
+            .maxPacketSize(maxPacketSize)
+            .connectTimeoutMs(parseDurationMs(connectTimeout))
+            .anonymous(parseEnum(Authenticator.AnonymousPolicy.class, anonymous, "--anonymous"))
+            .credentials(user, pass)
+            .passwordFile(passwordFile);
+        if (null != threading)
+        {
+            context.threading(parseEnum(BrokerContext.Threading.class, threading, "--threading"));
+        }
+        if (null != ioThreads)
+        {
+            context.ioThreads(ioThreads);
+        }
+        if (!List.of("wake", "busy-spin", "yield", "backoff").contains(idleStrategy))
+        {
+            throw new IllegalArgumentException("--idle-strategy must be wake, busy-spin, yield or backoff");
+        }
+        return context;
+    }
+
+    static int parseDurationMs(final String text)
+    {
+        final String value = text.strip().toLowerCase(Locale.ROOT);
+        try
+        {
+            if (value.endsWith("ms"))
+            {
+                return Integer.parseInt(value.substring(0, value.length() - 2));
+            }
+            if (value.endsWith("s"))
+            {
+                return Math.multiplyExact(Integer.parseInt(value.substring(0, value.length() - 1)), 1000);
+            }
+            return Math.multiplyExact(Integer.parseInt(value), 1000);
+        }
+        catch (final NumberFormatException | ArithmeticException ex)
+        {
+            throw new IllegalArgumentException("cannot read duration '" + text + "' (e.g. 10s or 500ms)");
+        }
+    }
+
+    static <E extends Enum<E>> E parseEnum(final Class<E> type, final String text, final String option)
+    {
+        try
+        {
+            return Enum.valueOf(type, text.strip().toUpperCase(Locale.ROOT).replace('-', '_'));
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            final StringBuilder names = new StringBuilder();
+            for (final E constant : type.getEnumConstants())
+            {
+                names.append(names.length() > 0 ? ", " : "").append(constant.name().toLowerCase(Locale.ROOT)
+                    .replace('_', '-'));
+            }
+            throw new IllegalArgumentException(option + " must be one of " + names + ": '" + text + "'");
+        }
+    }
+
+    /**
+     * Turns a config file into arguments placed before the command line's, so the command line wins.
+     */
+    static String[] withConfigFile(final String[] args) throws IOException
+    {
+        Path file = null;
+        for (int i = 0; i < args.length; i++)
+        {
+            if ((args[i].equals("-c") || args[i].equals("--config")) && i + 1 < args.length)
+            {
+                file = Path.of(args[i + 1]);
+            }
+            else if (args[i].startsWith("--config="))
+            {
+                file = Path.of(args[i].substring("--config=".length()));
+            }
+        }
+        if (null == file)
+        {
+            return args;
+        }
+        if (!Files.isReadable(file))
+        {
+            throw new IOException("cannot read config file " + file);
+        }
+        final List<String> merged = new ArrayList<>();
+        for (final String raw : Files.readAllLines(file, StandardCharsets.UTF_8))
+        {
+            final String line = raw.strip();
+            if (line.isEmpty() || line.startsWith("#"))
+            {
+                continue;
+            }
+            final String option = line.startsWith("-") ? line : "--" + line;
+            final int split = indexOfSeparator(option);
+            if (split < 0)
+            {
+                merged.add(option);
+            }
+            else
+            {
+                merged.add(option.substring(0, split));
+                merged.add(option.substring(split + 1).strip());
+            }
+        }
+        merged.addAll(List.of(args));
+        return merged.toArray(new String[0]);
+    }
+
+    private static int indexOfSeparator(final String option)
+    {
+        for (int i = 0; i < option.length(); i++)
+        {
+            final char c = option.charAt(i);
+            if (c == '=' || c == ' ' || c == '\t')
+            {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    public static void main(final String[] args)
+    {
+        System.exit(run(args));
+    }
+
+    /**
+     * Runs the command line; returns the exit code (0 ok, 1 failed to start, 2 bad options).
+     */
+    public static int run(final String... args)
+    {
+        final CommandLine commandLine = new CommandLine(new Main());
+        commandLine.setOverwrittenOptionsAllowed(true);
+        commandLine.setExecutionExceptionHandler((ex, cmd, parseResult) ->
+        {
+            cmd.getErr().println("ringmq: " + ex.getMessage());
+            return ex instanceof IllegalArgumentException ? 2 : 1;
+        });
+        try
+        {
+            return commandLine.execute(withConfigFile(args));
+        }
+        catch (final IOException ex)
+        {
+            System.err.println("ringmq: " + ex.getMessage());
+            return 2;
+        }
+    }
+
+    /**
+     * {@code ringmq passwd FILE USER}: adds or replaces a user in a password file.
+     */
+    @Command(name = "passwd", mixinStandardHelpOptions = true,
+        description = "Add or replace a user in a password file (salted PBKDF2-SHA512, mosquitto_passwd format).")
+    static final class Passwd implements Callable<Integer>
+    {
+        @Parameters(index = "0", paramLabel = "FILE", description = "The password file (created if missing).")
+        Path file;
+
+        @Parameters(index = "1", paramLabel = "USER", description = "The user name.")
+        String user;
+
+        @Option(names = "--password", description = "The password; without it, it is asked for (or read from "
+            + "standard input when there is no console).")
+        String password;
+
+        @Option(names = "--iterations", description = "PBKDF2 iterations (default: ${DEFAULT-VALUE}).")
+        int iterations = PasswordHash.DEFAULT_ITERATIONS;
+
+        public Integer call() throws IOException
+        {
+            String secret = password;
+            if (null == secret)
+            {
+                final Console console = System.console();
+                if (null != console)
+                {
+                    final char[] typed = console.readPassword("Password for %s: ", user);
+                    secret = null == typed ? null : new String(typed);
+                }
+                else
+                {
+                    secret = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+                }
+            }
+            if (null == secret || secret.isEmpty())
+            {
+                System.err.println("ringmq passwd: no password given");
+                return 2;
+            }
+            PasswordFile.write(file, user, secret, iterations);
+            System.out.println("ringmq passwd: wrote " + user + " to " + file);
+            return 0;
+        }
+    }
+
+    /**
+     * The version, from the jar manifest when there is one.
+     */
+    static final class Version implements CommandLine.IVersionProvider
+    {
+        static final String VERSION = null != Main.class.getPackage().getImplementationVersion() ?
+            Main.class.getPackage().getImplementationVersion() : "0.1.0-SNAPSHOT";
+
+        public String[] getVersion()
+        {
+            return new String[]{"ringmq " + VERSION, "Java " + System.getProperty("java.version")};
+        }
+    }
+}
