@@ -1,0 +1,207 @@
+package io.ringmq.transport;
+
+import io.ringmq.protocol.ConnectEncoder;
+import io.ringmq.protocol.DecodeError;
+import io.ringmq.protocol.MqttVersion;
+import io.ringmq.protocol.PacketDecoder;
+import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.PublishEncoder;
+import io.ringmq.protocol.SubscribeEncoder;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.util.Arrays;
+
+/**
+ * A bare MQTT 3.1.1 client on a blocking socket, built on ringmq's codec, for what real clients will not do:
+ * send malformed bytes, stop reading, vanish without DISCONNECT, or skip an acknowledgement.
+ */
+final class RawClient implements AutoCloseable
+{
+    private final Socket socket;
+    private final InputStream in;
+    private final OutputStream out;
+    private final PacketDecoder decoder = new PacketDecoder();
+    private byte[] buffer = new byte[64 * 1024];
+    private int filled;
+    private byte[] lastPacket;
+
+    RawClient(final int port) throws IOException
+    {
+        this(port, 0);
+    }
+
+    /**
+     * @param receiveBuffer SO_RCVBUF, or 0 for the default (small makes a slow reader).
+     */
+    RawClient(final int port, final int receiveBuffer) throws IOException
+    {
+        socket = new Socket();
+        if (receiveBuffer > 0)
+        {
+            socket.setReceiveBufferSize(receiveBuffer);
+        }
+        socket.connect(new java.net.InetSocketAddress("127.0.0.1", port), 5_000);
+        socket.setTcpNoDelay(true);
+        in = socket.getInputStream();
+        out = socket.getOutputStream();
+    }
+
+    static byte[] connect(final String clientId, final boolean clean, final int keepAlive)
+    {
+        final ConnectEncoder encoder = new ConnectEncoder().reset().cleanStart(clean).keepAlive(keepAlive);
+        encoder.clientId().wrap(clientId);
+        return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
+    }
+
+    static byte[] connectWithWill(final String clientId, final String willTopic, final String willPayload,
+        final int willQos)
+    {
+        final ConnectEncoder encoder = new ConnectEncoder().reset().keepAlive(60).will(willQos, false, null);
+        encoder.clientId().wrap(clientId);
+        encoder.willTopic().wrap(willTopic);
+        encoder.willPayload().wrap(willPayload);
+        return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
+    }
+
+    static byte[] subscribe(final int packetId, final String filter, final int qos)
+    {
+        final SubscribeEncoder encoder = new SubscribeEncoder().reset(PacketType.SUBSCRIBE).packetId(packetId);
+        encoder.filters().add(filter, qos);
+        return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
+    }
+
+    static byte[] publish(final String topic, final byte[] payload, final int qos, final int packetId)
+    {
+        final PublishEncoder encoder = new PublishEncoder().reset().qos(qos).packetId(packetId).topic(topic)
+            .payload(payload);
+        return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
+    }
+
+    private interface Writer
+    {
+        int write(UnsafeBuffer buffer);
+    }
+
+    private static byte[] encode(final int length, final Writer writer)
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[length]);
+        writer.write(buffer);
+        return buffer.byteArray();
+    }
+
+    void send(final byte[] bytes) throws IOException
+    {
+        out.write(bytes);
+        out.flush();
+    }
+
+    /**
+     * Connects and waits for the CONNACK.
+     *
+     * @return the CONNACK return code.
+     */
+    int handshake(final byte[] connect) throws IOException
+    {
+        send(connect);
+        final int type = readPacket(5_000);
+        if (type != PacketType.CONNACK)
+        {
+            throw new IOException("expected CONNACK, got " + PacketType.name(type));
+        }
+        return decoder.connack().reasonCode();
+    }
+
+    /**
+     * Reads the next packet.
+     *
+     * @return its type, or -1 at end of stream.
+     * @throws SocketTimeoutException when nothing complete arrives in time.
+     */
+    int readPacket(final int timeoutMs) throws IOException
+    {
+        socket.setSoTimeout(timeoutMs);
+        while (true)
+        {
+            final UnsafeBuffer view = new UnsafeBuffer(buffer, 0, Math.max(1, filled));
+            final int length = filled == 0 ? DecodeError.NEED_MORE :
+                decoder.decode(view, 0, filled, MqttVersion.V3_1_1, 1 << 24);
+            if (length > 0)
+            {
+                lastPacket = Arrays.copyOf(buffer, length);
+                System.arraycopy(buffer, length, buffer, 0, filled - length);
+                filled -= length;
+                final int type = decoder.packetType();
+                // re-decode the kept copy so the flyweights point at bytes that stay put
+                decoder.decode(new UnsafeBuffer(lastPacket), 0, lastPacket.length, MqttVersion.V3_1_1, 1 << 24);
+                return type;
+            }
+            if (length < 0)
+            {
+                throw new IOException("bad packet from broker: " + DecodeError.describe(length));
+            }
+            if (filled == buffer.length)
+            {
+                buffer = Arrays.copyOf(buffer, buffer.length * 2);
+            }
+            final int read = in.read(buffer, filled, buffer.length - filled);
+            if (read < 0)
+            {
+                return -1;
+            }
+            filled += read;
+        }
+    }
+
+    PacketDecoder decoder()
+    {
+        return decoder;
+    }
+
+    /**
+     * @return true when the broker closes the connection within the time (reading and discarding until then).
+     */
+    boolean closedWithin(final int timeoutMs) throws IOException
+    {
+        final long deadline = System.currentTimeMillis() + timeoutMs;
+        final byte[] sink = new byte[4096];
+        while (System.currentTimeMillis() < deadline)
+        {
+            socket.setSoTimeout((int)Math.max(1, deadline - System.currentTimeMillis()));
+            try
+            {
+                if (in.read(sink) < 0)
+                {
+                    return true;
+                }
+            }
+            catch (final SocketTimeoutException ex)
+            {
+                return false;
+            }
+            catch (final IOException ex)
+            {
+                return true; // reset by the broker
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Drops the connection without DISCONNECT (a reset, as a crashed client would).
+     */
+    void kill() throws IOException
+    {
+        socket.setSoLinger(true, 0);
+        socket.close();
+    }
+
+    public void close() throws IOException
+    {
+        socket.close();
+    }
+}
