@@ -29,7 +29,11 @@ public final class AuthStage implements Stage
         {
             return;
         }
-        connect.wrap(event.packet, 0, event.packetLength);
+        if (connect.wrap(event.packet, 0, event.packetLength) < 0)
+        {
+            event.connectCode = ReasonCode.V3_SERVER_UNAVAILABLE; // the I/O agent validated it: a corrupt slot
+            return;
+        }
         if (connect.protocolLevel() != MqttVersion.V3_1_1)
         {
             event.connectCode = ReasonCode.UNSUPPORTED_PROTOCOL_VERSION; // MQTT 5.0 sessions come later

@@ -81,7 +81,7 @@ public final class DeliveryStage implements Stage
             case PacketType.PUBLISH: onPublish(event); break;
             case PacketType.SUBSCRIBE: onSubscribe(event); break;
             case PacketType.UNSUBSCRIBE:
-                if (null != event.session)
+                if (null != event.session && event.packetId != 0)
                 {
                     final int length = SubackEncoder.encode(
                         scratch, 0, PacketType.UNSUBACK, event.version, event.packetId, null, codes, 0);
@@ -138,12 +138,12 @@ public final class DeliveryStage implements Stage
         {
             return;
         }
-        if (event.qos == 1)
+        if (event.qos == 1 && event.packetId != 0)
         {
             final int length = AckEncoder.encode(scratch, 0, PacketType.PUBACK, event.packetId);
             sendTo(event.agentIndex, event.connectionId, scratch, length, false);
         }
-        else if (event.qos == 2)
+        else if (event.qos == 2 && event.packetId != 0)
         {
             final int length = AckEncoder.encode(scratch, 0, PacketType.PUBREC, event.packetId);
             sendTo(event.agentIndex, event.connectionId, scratch, length, false);
@@ -157,7 +157,7 @@ public final class DeliveryStage implements Stage
     private void onSubscribe(final IngressEvent event)
     {
         final Session session = event.session;
-        if (null == session)
+        if (null == session || event.packetId == 0)
         {
             return;
         }
@@ -191,7 +191,10 @@ public final class DeliveryStage implements Stage
         {
             return;
         }
-        ack.wrap(event.packet, 0, event.packetLength, event.version);
+        if (ack.wrap(event.packet, 0, event.packetLength, event.version) < 0)
+        {
+            return;
+        }
         final int packetId = ack.packetId();
         switch (event.packetType)
         {

@@ -93,6 +93,8 @@ public final class IngressEvent
         takeoverConnectionId = -1;
         routed = false;
         connectCode = 0;
+        qos = 0;
+        packetId = 0;
         for (int i = 0; i < targetCount; i++)
         {
             targets[i] = null;

@@ -70,8 +70,10 @@ public final class RoutingStage implements Stage
                     case PacketType.SUBSCRIBE: onSubscribe(event); break;
                     case PacketType.UNSUBSCRIBE: onUnsubscribe(event); break;
                     case PacketType.PUBREL:
-                        ack.wrap(event.packet, 0, event.packetLength, event.version);
-                        event.session.awaitingPubrel().remove(ack.packetId()); // the inbound QoS 2 exchange ends
+                        if (ack.wrap(event.packet, 0, event.packetLength, event.version) > 0)
+                        {
+                            event.session.awaitingPubrel().remove(ack.packetId());
+                        } // the inbound QoS 2 exchange ends
                         break;
                     default:
                         break;
@@ -91,7 +93,10 @@ public final class RoutingStage implements Stage
         {
             return;
         }
-        connect.wrap(event.packet, 0, event.packetLength);
+        if (connect.wrap(event.packet, 0, event.packetLength) < 0)
+        {
+            return; // the I/O agent validated it; a corrupt slot is ignored, never thrown on
+        }
         final boolean clean = connect.isCleanStart();
         String clientId = connect.clientId().asString();
         if (clientId.isEmpty())
@@ -130,7 +135,10 @@ public final class RoutingStage implements Stage
 
     private void onPublish(final IngressEvent event)
     {
-        publish.wrap(event.packet, 0, event.packetLength, event.version);
+        if (publish.wrap(event.packet, 0, event.packetLength, event.version) < 0)
+        {
+            return;
+        }
         final Session session = event.session;
         event.qos = publish.qos();
         event.packetId = publish.packetId();
@@ -160,7 +168,10 @@ public final class RoutingStage implements Stage
 
     private void onSubscribe(final IngressEvent event)
     {
-        subscribe.wrap(event.packet, 0, event.packetLength, event.version);
+        if (subscribe.wrap(event.packet, 0, event.packetLength, event.version) < 0)
+        {
+            return;
+        }
         event.packetId = subscribe.packetId();
         final Session session = event.session;
         final TopicFilterList filters = subscribe.filters();
@@ -182,7 +193,10 @@ public final class RoutingStage implements Stage
 
     private void onUnsubscribe(final IngressEvent event)
     {
-        subscribe.wrap(event.packet, 0, event.packetLength, event.version);
+        if (subscribe.wrap(event.packet, 0, event.packetLength, event.version) < 0)
+        {
+            return;
+        }
         event.packetId = subscribe.packetId();
         final TopicFilterList filters = subscribe.filters();
         for (int i = 0; i < filters.count(); i++)

@@ -97,7 +97,17 @@ public final class Main implements Callable<Integer>
 
     public Integer call() throws Exception
     {
-        final BrokerContext context = context();
+        final BrokerContext context;
+        try
+        {
+            context = context().conclude();
+            new CorePinning(context.pin());
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            System.err.println("ringmq: " + ex.getMessage());
+            return 2;
+        }
         final Broker broker;
         try
         {

@@ -1,0 +1,101 @@
+package io.ringmq.transport;
+
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The command line: help, version, clear one-line errors for bad options, the config file, and passwd.
+ */
+class MainTest
+{
+    private String run(final int expectedExit, final String... args)
+    {
+        final PrintStream out = System.out;
+        final PrintStream err = System.err;
+        final ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        final PrintStream capture = new PrintStream(captured, true, StandardCharsets.UTF_8);
+        System.setOut(capture);
+        System.setErr(capture);
+        try
+        {
+            final int exit = Main.run(args);
+            assertThat(exit).as(captured.toString(StandardCharsets.UTF_8)).isEqualTo(expectedExit);
+        }
+        finally
+        {
+            System.setOut(out);
+            System.setErr(err);
+        }
+        return captured.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void helpAndVersion()
+    {
+        assertThat(run(0, "--help")).contains("--max-inflight", "--threading", "--pin", "passwd");
+        assertThat(run(0, "--version")).contains("ringmq");
+    }
+
+    @Test
+    @DisplayName("a bad option value is one clear line, exit 2")
+    void badValues()
+    {
+        assertThat(run(2, "--threading", "turbo")).contains("--threading must be one of dedicated, shared-network, shared: 'turbo'")
+            .doesNotContain("Exception");
+        assertThat(run(2, "--ring-size", "1000")).contains("--ring-size must be a power of two");
+        assertThat(run(2, "--connect-timeout", "soon")).contains("cannot read duration 'soon'");
+        assertThat(run(2, "--user", "u")).contains("--user and --pass go together");
+        assertThat(run(2, "--no-such-option")).contains("Unknown option");
+        assertThat(run(2, "--pin", "gpu=1")).contains("--pin: unknown role 'gpu'");
+    }
+
+    @Test
+    @DisplayName("a port in use and an unreadable password file are one clear line, exit 1")
+    void startupFailures(@TempDir final Path directory) throws Exception
+    {
+        try (ServerSocket taken = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress()))
+        {
+            assertThat(run(1, "--bind", "127.0.0.1", "--port", Integer.toString(taken.getLocalPort())))
+                .contains("cannot listen on 127.0.0.1:" + taken.getLocalPort()).doesNotContain("\tat ");
+        }
+        assertThat(run(1, "--port", "0", "--password-file", directory.resolve("missing").toString()))
+            .contains("cannot read password file");
+        final Path bad = directory.resolve("bad");
+        Files.writeString(bad, "no-colon-here\n");
+        assertThat(run(1, "--port", "0", "--password-file", bad.toString())).contains("line 1: expected user:hash");
+    }
+
+    @Test
+    @DisplayName("-c FILE reads the same options; the command line wins")
+    void configFile(@TempDir final Path directory) throws Exception
+    {
+        final Path config = directory.resolve("ringmq.conf");
+        Files.writeString(config, "# a comment\nport 1884\nmax-inflight=7\n--threading shared\n");
+        final String[] args = Main.withConfigFile(new String[]{"-c", config.toString(), "--port", "0"});
+        assertThat(args).containsSubsequence("--port", "1884", "--max-inflight", "7", "--threading", "shared",
+            "-c", config.toString(), "--port", "0");
+        assertThat(run(2, "-c", directory.resolve("absent").toString())).contains("cannot read config file");
+    }
+
+    @Test
+    void passwdWritesAVerifiableEntry(@TempDir final Path directory) throws Exception
+    {
+        final Path file = directory.resolve("passwd");
+        assertThat(run(0, "passwd", "--password", "pw", "--iterations", "1000", file.toString(), "alice"))
+            .contains("wrote alice");
+        final String line = Files.readString(file).strip();
+        assertThat(line).startsWith("alice:$7$1000$");
+        assertThat(io.ringmq.pipeline.auth.PasswordFile.load(file).hashOf("alice")
+            .matches("pw".getBytes(StandardCharsets.UTF_8))).isTrue();
+    }
+}
