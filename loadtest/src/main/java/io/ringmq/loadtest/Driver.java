@@ -1,0 +1,422 @@
+package io.ringmq.loadtest;
+
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * One generator thread: a selector and the clients it owns. It dials with bounded concurrency, keeps each
+ * publisher's schedule (open loop: a message is stamped with the time it was due, so time spent queueing counts),
+ * floods with pacing on the broker's answers when no rate is set, and records every delivery's latency.
+ */
+final class Driver implements Runnable, Client.Handler
+{
+    static final int DIALING = 0;
+    static final int RUNNING = 1;
+    static final int DRAINING = 2;
+    static final int STOPPED = 3;
+    private static final int FLOOD_BATCH = 64;
+    private static final int BACKLOG_LIMIT = 16 * 1024 * 1024;
+
+    final List<Client> clients = new ArrayList<>();
+    final Histogram latency = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+    final Histogram connectTime = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+    final Recorder intervals;
+    private final Settings settings;
+    private final Selector selector;
+    private final ArrayDeque<Client> toDial = new ArrayDeque<>();
+    private final List<Client> publishers = new ArrayList<>();
+    private final int dialConcurrency;
+    private volatile int phase = DIALING;
+    private volatile long runStartNs;
+    private int dialing;
+    volatile int ready;
+    volatile int failed;
+    volatile long refused;
+    volatile long backlogStalls;
+
+    Driver(final Settings settings, final Recorder intervals) throws IOException
+    {
+        this.settings = settings;
+        this.intervals = intervals;
+        this.selector = Selector.open();
+        this.dialConcurrency = Math.max(1, settings.dialConcurrency / settings.threads);
+    }
+
+    void add(final Client client)
+    {
+        clients.add(client);
+        toDial.add(client);
+        if (client.publisher)
+        {
+            publishers.add(client);
+        }
+    }
+
+    boolean hasPublishers()
+    {
+        return !publishers.isEmpty();
+    }
+
+    void phase(final int phase, final long startNs)
+    {
+        this.runStartNs = startNs;
+        this.phase = phase;
+        selector.wakeup();
+    }
+
+    public void run()
+    {
+        try
+        {
+            loop();
+        }
+        catch (final IOException ex)
+        {
+            throw new java.io.UncheckedIOException(ex);
+        }
+        finally
+        {
+            for (final Client client : clients)
+            {
+                try
+                {
+                    client.channel.close();
+                }
+                catch (final IOException ignore)
+                {
+                    // closing anyway
+                }
+            }
+            try
+            {
+                selector.close();
+            }
+            catch (final IOException ignore)
+            {
+                // closing anyway
+            }
+        }
+    }
+
+    private void loop() throws IOException
+    {
+        int lastPhase = DIALING;
+        while (phase != STOPPED)
+        {
+            final long now = System.nanoTime();
+            final int current = phase;
+            if (current != lastPhase)
+            {
+                onPhaseChange(current, now);
+                lastPhase = current;
+            }
+            int work = dial(now);
+            if (current == RUNNING)
+            {
+                work += publish(now);
+            }
+            selector.selectNow();
+            if (!selector.selectedKeys().isEmpty()) // keys an idle select() found stay in the set
+            {
+                work += handleKeys();
+            }
+            for (final Client client : clients)
+            {
+                if (client.pendingOut() > 0 && client.state != Client.State.CLOSED)
+                {
+                    flush(client);
+                }
+            }
+            if (work == 0)
+            {
+                idle(now);
+            }
+        }
+    }
+
+    private void onPhaseChange(final int current, final long now)
+    {
+        if (current == RUNNING)
+        {
+            final long interval = settings.rate > 0 ? 1_000_000_000L / settings.rate : 0;
+            for (int i = 0; i < publishers.size(); i++)
+            {
+                final Client publisher = publishers.get(i);
+                publisher.intervalNs = interval;
+                // spread the publishers' phases across one interval so they do not all fire at once
+                publisher.nextSendNs = runStartNs + (interval > 0 ? interval * i / Math.max(1, publishers.size()) : 0);
+            }
+        }
+        else if (current == DRAINING)
+        {
+            for (final Client client : "conn".equals(settings.mode) ? clients : publishers)
+            {
+                if (client.state == Client.State.READY)
+                {
+                    client.queuePing(); // a PINGRESP proves the broker read everything sent before it
+                }
+            }
+        }
+    }
+
+    /**
+     * A driver of subscribers sleeps in {@code select} so a delivery is timed the moment it arrives; a driver of
+     * paced publishers sleeps until the next message is due (its own acknowledgements can wait that long).
+     */
+    private void idle(final long now)
+    {
+        if (publishers.isEmpty() || phase != RUNNING || settings.rate == 0)
+        {
+            try
+            {
+                selector.select(phase == RUNNING && !publishers.isEmpty() ? 1 : 100);
+            }
+            catch (final IOException ignore)
+            {
+                // the next selectNow reports it
+            }
+            return;
+        }
+        long waitNs = 1_000_000;
+        for (final Client publisher : publishers)
+        {
+            waitNs = Math.min(waitNs, publisher.nextSendNs - now);
+        }
+        if (waitNs > 0)
+        {
+            LockSupport.parkNanos(waitNs);
+        }
+    }
+
+    private int dial(final long now) throws IOException
+    {
+        int work = 0;
+        while (dialing < dialConcurrency && !toDial.isEmpty())
+        {
+            final Client client = toDial.poll();
+            client.dialStartNs = System.nanoTime();
+            client.channel.configureBlocking(false);
+            client.channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            if (settings.sourceAddresses > 1)
+            {
+                client.channel.bind(new InetSocketAddress("127.0.0." + (1 + client.id % settings.sourceAddresses), 0));
+            }
+            try
+            {
+                final boolean connected = client.channel.connect(new InetSocketAddress(settings.host, settings.port));
+                client.key = client.channel.register(selector, connected ? SelectionKey.OP_READ :
+                    SelectionKey.OP_CONNECT, client);
+                dialing++;
+                if (connected)
+                {
+                    onTcpConnected(client);
+                }
+            }
+            catch (final IOException ex)
+            {
+                fail(client);
+            }
+            work++;
+        }
+        return work;
+    }
+
+    private void onTcpConnected(final Client client)
+    {
+        client.queueConnect("lt-" + (client.publisher ? "p" : "s") + "-" + client.id + "-" + ProcessHandle.current().pid(),
+            settings);
+    }
+
+    private int handleKeys()
+    {
+        int work = 0;
+        final Iterator<SelectionKey> keys = selector.selectedKeys().iterator();
+        while (keys.hasNext())
+        {
+            final SelectionKey key = keys.next();
+            keys.remove();
+            final Client client = (Client)key.attachment();
+            work++;
+            try
+            {
+                if (!key.isValid())
+                {
+                    continue;
+                }
+                if (key.isConnectable())
+                {
+                    if (client.channel.finishConnect())
+                    {
+                        key.interestOps(SelectionKey.OP_READ);
+                        onTcpConnected(client);
+                    }
+                    continue;
+                }
+                if (key.isReadable() && !client.read(this))
+                {
+                    close(client);
+                }
+            }
+            catch (final IOException ex)
+            {
+                if (client.state == Client.State.CONNECTING || client.state == Client.State.DIALING)
+                {
+                    refused++;
+                }
+                close(client);
+            }
+        }
+        return work;
+    }
+
+    private void flush(final Client client)
+    {
+        try
+        {
+            client.flush();
+        }
+        catch (final IOException ex)
+        {
+            close(client);
+        }
+    }
+
+    private int publish(final long now)
+    {
+        int work = 0;
+        for (final Client publisher : publishers)
+        {
+            if (publisher.state != Client.State.READY)
+            {
+                continue;
+            }
+            if (settings.rate > 0)
+            {
+                while (publisher.nextSendNs <= now)
+                {
+                    if (publisher.pendingOut() > BACKLOG_LIMIT || (settings.qos > 0 &&
+                        publisher.inflight >= settings.inflight))
+                    {
+                        backlogStalls++;
+                        break; // stays due: its stamp keeps the intended time, so the delay is measured
+                    }
+                    publisher.queuePublish(settings.qos, publisher.nextSendNs);
+                    publisher.nextSendNs += publisher.intervalNs;
+                    work++;
+                }
+            }
+            else if (settings.qos == 0)
+            {
+                if (publisher.pingsOutstanding < 2)
+                {
+                    for (int i = 0; i < FLOOD_BATCH; i++)
+                    {
+                        publisher.queuePublish(0, System.nanoTime());
+                    }
+                    publisher.queuePing();
+                    work++;
+                }
+            }
+            else
+            {
+                while (publisher.inflight < settings.inflight)
+                {
+                    publisher.queuePublish(settings.qos, System.nanoTime());
+                    work++;
+                }
+            }
+        }
+        return work;
+    }
+
+    public void onConnack(final Client client, final int code)
+    {
+        dialing--;
+        client.connectedNs = System.nanoTime();
+        if (code != 0)
+        {
+            refused++;
+            fail(client);
+            return;
+        }
+        connectTime.recordValue(Math.min(connectTime.getHighestTrackableValue(), client.connectedNs -
+            client.dialStartNs));
+        client.state = Client.State.CONNECTED;
+        if (!client.publisher && settings.subscribers > 0 && !"conn".equals(settings.mode))
+        {
+            client.queueSubscribe(settings.topicPrefix + "/#", settings.qos);
+        }
+        else
+        {
+            client.state = Client.State.READY;
+            ready++;
+        }
+    }
+
+    public void onSuback(final Client client)
+    {
+        client.state = Client.State.READY;
+        ready++;
+    }
+
+    public void onMessage(final Client client, final int publisherId, final int sequence, final long stampNs)
+    {
+        final long latencyNs = Math.max(0, System.nanoTime() - stampNs);
+        final long value = Math.min(latency.getHighestTrackableValue(), latencyNs);
+        latency.recordValue(value);
+        intervals.recordValue(value);
+        if (null == client.trackers)
+        {
+            client.trackers = new SequenceTracker[settings.publishers];
+        }
+        if (publisherId >= 0 && publisherId < client.trackers.length)
+        {
+            if (null == client.trackers[publisherId])
+            {
+                client.trackers[publisherId] = new SequenceTracker();
+            }
+            client.trackers[publisherId].record(sequence);
+        }
+    }
+
+    private void fail(final Client client)
+    {
+        failed++;
+        close(client);
+    }
+
+    private void close(final Client client)
+    {
+        if (client.state == Client.State.CLOSED)
+        {
+            return;
+        }
+        if (client.connectedNs < 0 && null != client.key)
+        {
+            dialing--; // ended before its CONNACK
+        }
+        client.state = Client.State.CLOSED;
+        try
+        {
+            client.channel.close();
+        }
+        catch (final IOException ignore)
+        {
+            // closing anyway
+        }
+    }
+
+}

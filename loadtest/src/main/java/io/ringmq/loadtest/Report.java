@@ -1,0 +1,247 @@
+package io.ringmq.loadtest;
+
+import org.HdrHistogram.Histogram;
+
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * A run's results: counts, rates, per-message latency percentiles, broker and generator CPU and memory; as a
+ * human summary and as one JSON line.
+ */
+final class Report
+{
+    /** One connection level of conn mode. */
+    record Level(int target, int established, int failed, int alive, Histogram connectTime, double brokerPeakRssMb)
+    {
+    }
+
+    final Settings settings;
+    final String label;
+    final List<Level> levels = new ArrayList<>();
+    final List<double[]> series = new ArrayList<>();
+    Histogram latency;
+    int connected;
+    double publishSeconds;
+    long published;
+    long acknowledged;
+    long received;
+    long unique;
+    long expected;
+    long duplicates;
+    long reordered;
+    long backlogStalls;
+    long brokerPid = -1;
+    double brokerCpuSeconds = -1;
+    double brokerAvgCpu;
+    double brokerPeakCpu;
+    double brokerPeakRssMb;
+    double generatorCpuSeconds;
+    double generatorAvgCpu;
+
+    Report(final Settings settings, final String label)
+    {
+        this.settings = settings;
+        this.label = label;
+    }
+
+    void collect(final Driver[] drivers)
+    {
+        latency = new Histogram(3);
+        for (final Driver driver : drivers)
+        {
+            latency.add(driver.latency);
+            backlogStalls += driver.backlogStalls;
+            for (final Client client : driver.clients)
+            {
+                if (client.publisher)
+                {
+                    published += client.sequence;
+                    acknowledged += settings.qos > 0 ? client.acknowledged : client.sequence;
+                    continue;
+                }
+                received += client.received;
+                if (null != client.trackers)
+                {
+                    for (final SequenceTracker tracker : client.trackers)
+                    {
+                        if (null != tracker)
+                        {
+                            unique += tracker.unique();
+                            duplicates += tracker.duplicates();
+                            reordered += tracker.reordered();
+                        }
+                    }
+                }
+            }
+        }
+        expected = published * (long)settings.subscribers;
+    }
+
+    void broker(final double cpuSeconds, final double avgCpu, final double peakCpu, final double peakRssMb,
+        final long pid)
+    {
+        brokerCpuSeconds = cpuSeconds;
+        brokerAvgCpu = avgCpu;
+        brokerPeakCpu = peakCpu;
+        brokerPeakRssMb = peakRssMb;
+        brokerPid = pid;
+    }
+
+    void generator(final double cpuSeconds, final double avgCpu)
+    {
+        generatorCpuSeconds = cpuSeconds;
+        generatorAvgCpu = avgCpu;
+    }
+
+    void interval(final double atSeconds, final double deliveriesPerSecond, final double p99Micros)
+    {
+        series.add(new double[]{atSeconds, deliveriesPerSecond, p99Micros});
+    }
+
+    double messageRate()
+    {
+        return ("pub".equals(settings.mode) ? acknowledged : unique) / Math.max(1e-9, publishSeconds);
+    }
+
+    long lost()
+    {
+        return Math.max(0, expected - unique);
+    }
+
+    private double percentileMicros(final double percentile)
+    {
+        return null == latency || latency.getTotalCount() == 0 ? 0 : latency.getValueAtPercentile(percentile) / 1000.0;
+    }
+
+    void print(final PrintStream out)
+    {
+        out.printf(Locale.ROOT, "loadtest %s%s against %s:%d%n", settings.mode,
+            label.isEmpty() ? "" : " [" + label + "]", settings.host, settings.port);
+        if ("conn".equals(settings.mode))
+        {
+            for (final Level level : levels)
+            {
+                out.printf(Locale.ROOT,
+                    "  %,d connections: %,d established, %,d failed, %,d alive after hold; connect p50 %.1f ms, " +
+                    "p99 %.1f ms, max %.1f ms%s%n",
+                    level.target(), level.established(), level.failed(), level.alive(),
+                    level.connectTime().getValueAtPercentile(50) / 1e6, level.connectTime().getValueAtPercentile(99) / 1e6,
+                    level.connectTime().getMaxValue() / 1e6,
+                    level.brokerPeakRssMb() >= 0 ? String.format(Locale.ROOT, "; broker peak RSS %.0f MB",
+                        level.brokerPeakRssMb()) : "");
+            }
+            return;
+        }
+        out.printf(Locale.ROOT, "  %d publishers, %d subscribers, QoS %d, %d-byte payload, %s, %.1f s%n",
+            settings.publishers, settings.subscribers, settings.qos, settings.payload,
+            settings.rate > 0 ? settings.rate + " msg/s each" : "unlimited", publishSeconds);
+        if ("pub".equals(settings.mode))
+        {
+            out.printf(Locale.ROOT, "  published %,d (read by the broker: %,d) = %,.0f msg/s%n", published,
+                acknowledged, messageRate());
+        }
+        else
+        {
+            out.printf(Locale.ROOT, "  published %,d; delivered %,d of %,d expected = %,.0f deliveries/s; " +
+                "lost %,d, duplicates %,d, reordered %,d%n", published, unique, expected, messageRate(), lost(),
+                duplicates, reordered);
+            out.printf(Locale.ROOT, "  latency µs: p50 %.0f, p90 %.0f, p99 %.0f, p99.9 %.0f, max %.0f, mean %.0f%n",
+                percentileMicros(50), percentileMicros(90), percentileMicros(99), percentileMicros(99.9),
+                null == latency ? 0 : latency.getMaxValue() / 1000.0, null == latency ? 0 : latency.getMean() / 1000.0);
+        }
+        if (brokerCpuSeconds >= 0)
+        {
+            out.printf(Locale.ROOT, "  broker pid %d: CPU %.2f s (avg %.0f%%, peak %.0f%%), peak RSS %.0f MB%n",
+                brokerPid, brokerCpuSeconds, brokerAvgCpu, brokerPeakCpu, brokerPeakRssMb);
+        }
+        out.printf(Locale.ROOT, "  generator: CPU %.2f s (avg %.0f%%)%s%n", generatorCpuSeconds, generatorAvgCpu,
+            backlogStalls > 0 ? String.format(Locale.ROOT, "; %,d sends held back (backlog or window)", backlogStalls) : "");
+    }
+
+    String json()
+    {
+        final StringBuilder sb = new StringBuilder("{");
+        field(sb, "mode", settings.mode);
+        field(sb, "label", label);
+        field(sb, "addr", settings.host + ":" + settings.port);
+        if ("conn".equals(settings.mode))
+        {
+            sb.append("\"levels\":[");
+            for (int i = 0; i < levels.size(); i++)
+            {
+                final Level level = levels.get(i);
+                sb.append(i > 0 ? "," : "").append('{');
+                number(sb, "target", level.target());
+                number(sb, "established", level.established());
+                number(sb, "failed", level.failed());
+                number(sb, "alive", level.alive());
+                number(sb, "connect_p50_ms", level.connectTime().getValueAtPercentile(50) / 1e6);
+                number(sb, "connect_p99_ms", level.connectTime().getValueAtPercentile(99) / 1e6);
+                number(sb, "connect_max_ms", level.connectTime().getMaxValue() / 1e6);
+                number(sb, "broker_peak_rss_mb", level.brokerPeakRssMb());
+                trim(sb).append('}');
+            }
+            sb.append("],");
+            return trim(sb).append('}').toString();
+        }
+        number(sb, "publishers", settings.publishers);
+        number(sb, "subscribers", settings.subscribers);
+        number(sb, "qos", settings.qos);
+        number(sb, "payload", settings.payload);
+        number(sb, "rate", settings.rate);
+        number(sb, "seconds", publishSeconds);
+        number(sb, "published", published);
+        number(sb, "acknowledged", acknowledged);
+        number(sb, "delivered", unique);
+        number(sb, "expected", expected);
+        number(sb, "lost", lost());
+        number(sb, "duplicates", duplicates);
+        number(sb, "reordered", reordered);
+        number(sb, "rate_per_s", messageRate());
+        number(sb, "latency_p50_us", percentileMicros(50));
+        number(sb, "latency_p90_us", percentileMicros(90));
+        number(sb, "latency_p99_us", percentileMicros(99));
+        number(sb, "latency_p999_us", percentileMicros(99.9));
+        number(sb, "latency_max_us", null == latency ? 0 : latency.getMaxValue() / 1000.0);
+        number(sb, "latency_mean_us", null == latency ? 0 : latency.getMean() / 1000.0);
+        number(sb, "broker_cpu_s", brokerCpuSeconds);
+        number(sb, "broker_avg_cpu_pct", brokerAvgCpu);
+        number(sb, "broker_peak_cpu_pct", brokerPeakCpu);
+        number(sb, "broker_peak_rss_mb", brokerPeakRssMb);
+        number(sb, "generator_cpu_s", generatorCpuSeconds);
+        number(sb, "generator_avg_cpu_pct", generatorAvgCpu);
+        return trim(sb).append('}').toString();
+    }
+
+    private static void field(final StringBuilder sb, final String name, final String value)
+    {
+        sb.append('"').append(name).append("\":\"").append(value.replace("\\", "\\\\").replace("\"", "\\\""))
+            .append("\",");
+    }
+
+    private static void number(final StringBuilder sb, final String name, final double value)
+    {
+        sb.append('"').append(name).append("\":");
+        if (value == Math.rint(value) && Math.abs(value) < 1e15)
+        {
+            sb.append((long)value);
+        }
+        else
+        {
+            sb.append(String.format(Locale.ROOT, "%.3f", value));
+        }
+        sb.append(',');
+    }
+
+    private static StringBuilder trim(final StringBuilder sb)
+    {
+        if (sb.charAt(sb.length() - 1) == ',')
+        {
+            sb.setLength(sb.length() - 1);
+        }
+        return sb;
+    }
+}
