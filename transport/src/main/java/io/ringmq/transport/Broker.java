@@ -49,6 +49,7 @@ public final class Broker implements AutoCloseable
     private final ServerSocketChannel server;
     private final List<AgentRunner> runners = new ArrayList<>();
     private final Pipeline pipeline;
+    private final ErrorLog errors;
     private final int port;
     private volatile boolean closed;
 
@@ -56,7 +57,7 @@ public final class Broker implements AutoCloseable
     {
         this.context = context.conclude();
         final Authenticator authenticator = authenticator(context);
-        final ErrorLog errors = new ErrorLog(counters);
+        errors = new ErrorLog(counters);
         server = bind(context);
         port = ((InetSocketAddress)server.getLocalAddress()).getPort();
 
@@ -213,8 +214,8 @@ public final class Broker implements AutoCloseable
 
     private void run(final Agent agent, final IdleStrategy idle)
     {
-        final AgentRunner runner = new AgentRunner(idle, error ->
-            LOG.log(System.Logger.Level.ERROR, "agent error", error), null, agent);
+        final AgentRunner runner = new AgentRunner(idle, error -> errors.record(agent.roleName() + " agent", error),
+            null, agent);
         runners.add(runner);
         AgentRunner.startOnThread(runner);
     }

@@ -302,9 +302,16 @@ final class IoAgent implements Agent
                 counters.increment(BrokerCounters.INGRESS_RING_FULL);
                 return;
             }
+            if (connection.closed)
+            {
+                return; // DISCONNECT or a protocol violation: its buffers are already released
+            }
             in.skipBytes(length);
         }
-        Buffers.compact(in);
+        if (!connection.closed)
+        {
+            Buffers.compact(in);
+        }
     }
 
     /**

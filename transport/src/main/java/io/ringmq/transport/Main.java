@@ -122,6 +122,10 @@ public final class Main implements Callable<Integer>
         Runtime.getRuntime().addShutdownHook(new Thread(() ->
         {
             broker.close();
+            // java.util.logging may already be shut down by its own hook: print to the console directly
+            System.out.println("ringmq stopped; counters:");
+            System.out.print(broker.counters().describe(false));
+            System.out.flush();
             stopped.countDown();
         }, "ringmq-shutdown"));
         System.out.println("ringmq " + Version.VERSION + " listening on " + bind + ":" + broker.port());

@@ -87,6 +87,8 @@ abstract class BrokerBehaviourTest
         if (null != broker)
         {
             broker.close();
+            assertThat(broker.counters().get(BrokerCounters.STAGE_ERRORS)).as("unexpected errors in the broker")
+                .isZero();
         }
     }
 

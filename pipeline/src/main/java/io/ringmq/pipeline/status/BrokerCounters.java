@@ -22,6 +22,7 @@ public final class BrokerCounters
     public static final int INGRESS_RING_FULL = 11;
     public static final int OUTBOUND_RING_FULL = 12;
     public static final int SOCKET_WRITE_BLOCKED = 13;
+    /** Errors no client input should cause: a stage or agent threw; each distinct cause is logged once. */
     public static final int STAGE_ERRORS = 14;
     public static final int AUTH_FAILURES = 15;
     public static final int PACKET_TOO_LARGE = 16;
@@ -33,7 +34,7 @@ public final class BrokerCounters
         "connections accepted", "connections closed", "connections refused (max-connections)", "protocol errors",
         "connect timeouts", "keep-alive timeouts", "packets in", "PUBLISH in", "PUBLISH out",
         "QoS 0 dropped (slow subscriber)", "messages dropped (max-queued)", "ingress ring full (reads paused)",
-        "outbound ring full", "socket writes blocked", "stage errors", "authentication failures",
+        "outbound ring full", "socket writes blocked", "unexpected errors (stages and agents)", "authentication failures",
         "packets too large", "sessions taken over", "messages queued (max-inflight)"
     };
 
