@@ -1,0 +1,148 @@
+package io.ringmq.loadtest;
+
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.transport.Broker;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The generator's modes and accounting against a real broker (an in-process ringmq on an ephemeral port): exact
+ * counts at low fixed rates, the JSON summary's fields, output files, and clear errors for bad flags.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class LoadTestTest
+{
+    private static Broker broker;
+
+    @BeforeAll
+    static void start() throws Exception
+    {
+        broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
+            .threading(BrokerContext.Threading.SHARED));
+    }
+
+    @AfterAll
+    static void stop()
+    {
+        broker.close();
+    }
+
+    private static String run(final int expectedExit, final String... args)
+    {
+        final PrintStream out = System.out;
+        final PrintStream err = System.err;
+        final ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        final PrintStream capture = new PrintStream(captured, true, StandardCharsets.UTF_8);
+        System.setOut(capture);
+        System.setErr(capture);
+        try
+        {
+            assertThat(LoadTest.run(args)).as(() -> captured.toString(StandardCharsets.UTF_8)).isEqualTo(expectedExit);
+        }
+        finally
+        {
+            System.setOut(out);
+            System.setErr(err);
+        }
+        return captured.toString(StandardCharsets.UTF_8);
+    }
+
+    private static String addr()
+    {
+        return "127.0.0.1:" + broker.port();
+    }
+
+    private static long jsonNumber(final String output, final String field)
+    {
+        final Matcher matcher = Pattern.compile("\"" + field + "\":([0-9.]+)").matcher(output);
+        assertThat(matcher.find()).as(field + " in " + output).isTrue();
+        return (long)Double.parseDouble(matcher.group(1));
+    }
+
+    @Test
+    @DisplayName("pubsub at a low fixed rate delivers exactly what was published, to every subscriber")
+    void pubsubCountsExactly(@TempDir final Path out)
+    {
+        final String output = run(0, "-addr", addr(), "-mode", "pubsub", "-subs", "3", "-pubs", "2", "-qos", "1",
+            "-rate", "50", "-payload", "32", "-duration", "2s", "-out", out.toString());
+        final long published = jsonNumber(output, "published");
+        assertThat(published).isBetween(190L, 210L);
+        assertThat(jsonNumber(output, "expected")).isEqualTo(published * 3);
+        assertThat(jsonNumber(output, "delivered")).isEqualTo(published * 3);
+        assertThat(jsonNumber(output, "lost")).isZero();
+        assertThat(jsonNumber(output, "duplicates")).isZero();
+        assertThat(jsonNumber(output, "reordered")).isZero();
+        assertThat(jsonNumber(output, "broker_cpu_s")).isGreaterThanOrEqualTo(0);
+        assertThat(output).contains("\"latency_p99_us\":", "\"generator_cpu_s\":", "\"broker_peak_rss_mb\":");
+        assertThat(out.resolve("latency.hgrm")).exists();
+        assertThat(out.resolve("latency.hlog")).exists();
+        assertThat(out.resolve("summary.json")).exists();
+    }
+
+    @Test
+    @DisplayName("pub mode counts only what the broker acknowledged, QoS 1 with a synchronous client")
+    void pubQos1Synchronous() throws Exception
+    {
+        final String output = run(0, "-addr", addr(), "-mode", "pub", "-pubs", "2", "-qos", "1", "-inflight", "1",
+            "-payload", "64", "-duration", "1s");
+        assertThat(jsonNumber(output, "acknowledged")).isEqualTo(jsonNumber(output, "published"))
+            .isGreaterThan(0);
+    }
+
+    @Test
+    @DisplayName("conn mode: every level is established and alive after the hold")
+    void connectionLevels()
+    {
+        final String output = run(0, "-addr", addr(), "-mode", "conn", "-levels", "50,200", "-hold", "200ms",
+            "-dial-concurrency", "50");
+        assertThat(output).contains("\"target\":50,\"established\":50,\"failed\":0,\"alive\":50")
+            .contains("\"target\":200,\"established\":200,\"failed\":0,\"alive\":200");
+    }
+
+    @Test
+    @DisplayName("bad flags are one clear line and exit code 2")
+    void badFlags()
+    {
+        assertThat(run(2, "-mode", "chaos")).contains("-mode must be conn, pub or pubsub");
+        assertThat(run(2, "-payload", "8")).contains("-payload must be at least 16");
+        assertThat(run(2, "-duration", "forever")).contains("-duration: cannot read duration 'forever'");
+        assertThat(run(2, "-addr", "nohost")).contains("-addr must be HOST:PORT");
+        assertThat(run(2, "-qos", "3")).contains("-qos must be 0, 1 or 2");
+        assertThat(run(2, "--bogus")).contains("Unknown option");
+    }
+
+    @Test
+    void sequenceTrackerSeesLossDuplicatesAndReordering()
+    {
+        final SequenceTracker tracker = new SequenceTracker();
+        for (final int sequence : new int[]{0, 1, 3, 2, 2, 5})
+        {
+            tracker.record(sequence);
+        }
+        assertThat(tracker.unique()).isEqualTo(5); // 4 never came: one lost of six sent
+        assertThat(tracker.duplicates()).isEqualTo(1);
+        assertThat(tracker.reordered()).isEqualTo(1);
+    }
+
+    @Test
+    void brokerPidIsFoundByItsPort() throws Exception
+    {
+        assertThat(ProcSampler.findListener(broker.port())).isEqualTo(ProcessHandle.current().pid());
+        assertThat(Files.exists(Path.of("/proc/self/stat"))).isTrue();
+    }
+}
