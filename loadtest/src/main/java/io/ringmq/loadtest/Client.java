@@ -73,10 +73,19 @@ final class Client
         this.topic = (settings.topicPrefix + "/" + id).getBytes(java.nio.charset.StandardCharsets.UTF_8);
     }
 
+    /** A persistent subscriber coming back: its session, with the subscription, should still be there. */
+    boolean resuming;
+    boolean sessionPresent;
+
     void queueConnect(final String clientId, final Settings settings)
     {
-        final ConnectEncoder encoder = new ConnectEncoder().reset().version(settings.version).cleanStart(true)
-            .keepAlive(settings.keepAlive);
+        final ConnectEncoder encoder = new ConnectEncoder().reset().version(settings.version)
+            .cleanStart(!settings.persistent()).keepAlive(settings.keepAlive);
+        if (settings.persistent() && settings.version == 5)
+        {
+            encoder.properties(new io.ringmq.protocol.MqttProperties()
+                .setInt(io.ringmq.protocol.PropertyId.SESSION_EXPIRY_INTERVAL, 3600));
+        }
         encoder.clientId().wrap(clientId);
         if (null != settings.user)
         {
@@ -96,6 +105,24 @@ final class Client
         ensure(encoder.encodedLength());
         out.position(out.position() + encoder.encode(outView(), 0));
         state = State.SUBSCRIBING;
+    }
+
+    void queueDisconnect()
+    {
+        ensure(2);
+        out.put((byte)0xE0).put((byte)0x00);
+    }
+
+    /**
+     * @return a new connection for the same subscriber, keeping what it has received so far.
+     */
+    Client reconnect(final Settings settings) throws IOException
+    {
+        final Client next = new Client(id, publisher, SocketChannel.open(), settings);
+        next.trackers = trackers;
+        next.received = received;
+        next.resuming = true;
+        return next;
     }
 
     void queuePing()
@@ -229,6 +256,7 @@ final class Client
         switch (decoder.packetType())
         {
             case PacketType.CONNACK:
+                sessionPresent = decoder.connack().isSessionPresent();
                 handler.onConnack(this, decoder.connack().reasonCode());
                 break;
             case PacketType.SUBACK:

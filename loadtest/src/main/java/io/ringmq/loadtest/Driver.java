@@ -40,8 +40,14 @@ final class Driver implements Runnable, Client.Handler
     private final List<Client> publishers = new ArrayList<>();
     private final int dialConcurrency;
     private volatile int phase = DIALING;
+    private volatile boolean subscribersWanted = true;
+    private boolean subscribersOnline = true;
+    volatile long resumedSessions;
+    private long firstDialNs;
+    volatile long lastConnackNs;
     private volatile long runStartNs;
     private int dialing;
+    private long dialed;
     volatile int ready;
     volatile int failed;
     volatile long refused;
@@ -65,9 +71,43 @@ final class Driver implements Runnable, Client.Handler
         }
     }
 
-    boolean hasPublishers()
+    /**
+     * persistent mode: takes every subscriber away (DISCONNECT) or brings it back on a new connection.
+     */
+    void subscribersOnline(final boolean online)
     {
-        return !publishers.isEmpty();
+        subscribersWanted = online;
+        selector.wakeup();
+    }
+
+    private void moveSubscribers(final boolean online) throws IOException
+    {
+        for (int i = 0; i < clients.size(); i++)
+        {
+            final Client client = clients.get(i);
+            if (client.publisher)
+            {
+                continue;
+            }
+            if (!online && client.state == Client.State.READY)
+            {
+                client.queueDisconnect();
+                flush(client);
+                ready--;
+                close(client);
+            }
+            else if (online && client.state == Client.State.CLOSED)
+            {
+                final Client next = client.reconnect(settings);
+                clients.set(i, next);
+                toDial.add(next);
+            }
+        }
+    }
+
+    double dialSeconds()
+    {
+        return firstDialNs == 0 ? 0 : Math.max(0, lastConnackNs - firstDialNs) / 1e9;
     }
 
     void phase(final int phase, final long startNs)
@@ -123,6 +163,11 @@ final class Driver implements Runnable, Client.Handler
                 onPhaseChange(current, now);
                 lastPhase = current;
             }
+            if (subscribersWanted != subscribersOnline)
+            {
+                subscribersOnline = subscribersWanted;
+                moveSubscribers(subscribersOnline);
+            }
             int work = dial(now);
             if (current == RUNNING)
             {
@@ -162,7 +207,7 @@ final class Driver implements Runnable, Client.Handler
         }
         else if (current == DRAINING)
         {
-            for (final Client client : "conn".equals(settings.mode) ? clients : publishers)
+            for (final Client client : settings.connectionsOnly() ? clients : publishers)
             {
                 if (client.state == Client.State.READY)
                 {
@@ -204,8 +249,17 @@ final class Driver implements Runnable, Client.Handler
     private int dial(final long now) throws IOException
     {
         int work = 0;
+        if (firstDialNs == 0 && !toDial.isEmpty())
+        {
+            firstDialNs = now;
+        }
         while (dialing < dialConcurrency && !toDial.isEmpty())
         {
+            if (settings.connRate > 0 && dialed >= (now - firstDialNs) * settings.connRate / settings.threads / 1e9 + 1)
+            {
+                break; // conn-rate: keep to the target rate
+            }
+            dialed++;
             final Client client = toDial.poll();
             client.dialStartNs = System.nanoTime();
             client.channel.configureBlocking(false);
@@ -355,9 +409,14 @@ final class Driver implements Runnable, Client.Handler
         connectTime.recordValue(Math.min(connectTime.getHighestTrackableValue(), client.connectedNs -
             client.dialStartNs));
         client.state = Client.State.CONNECTED;
-        if (!client.publisher && settings.subscribers > 0 && !"conn".equals(settings.mode))
+        lastConnackNs = client.connectedNs;
+        if (client.resuming && client.sessionPresent)
         {
-            client.queueSubscribe(settings.topicPrefix + "/#", settings.qos);
+            resumedSessions++;
+        }
+        if (!client.publisher && settings.subscribers > 0 && !settings.connectionsOnly() && !client.resuming)
+        {
+            client.queueSubscribe(settings.filterFor(client.id), settings.qos);
         }
         else
         {

@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
  * accepts the reference report's flags as written (single dash) and their double-dash forms.
  */
 @Command(name = "loadtest", mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true,
-    version = "loadtest 0.1.0-SNAPSHOT",
+    version = "loadtest 0.1.0-SNAPSHOT", subcommands = Matrix.class,
     description = "MQTT load generator with per-message latency (HdrHistogram), on ringmq's own codec.")
 public final class LoadTest implements Callable<Integer>
 {
@@ -39,11 +39,25 @@ public final class LoadTest implements Callable<Integer>
     @Option(names = {"-protocol", "--protocol"}, description = "3.1.1 or 5 (default: ${DEFAULT-VALUE}).")
     String protocol = "3.1.1";
 
-    @Option(names = {"-mode", "--mode"}, description = "conn, pub or pubsub (default: ${DEFAULT-VALUE}).")
+    @Option(names = {"-mode", "--mode"}, description = "conn, conn-rate, pub, pubsub, fanin, p2p or persistent "
+        + "(default: ${DEFAULT-VALUE}).")
     String mode = "pubsub";
 
     @Option(names = {"-levels", "--levels"}, split = ",", description = "conn: connection counts to try in turn.")
     int[] levels = {1000};
+
+    @Option(names = {"-conn-rate", "--conn-rate"}, description = "conn-rate: connections opened per second.")
+    int connRate = 1000;
+
+    @Option(names = {"-total", "--total"}, description = "conn-rate: connections to open in all.")
+    int total = 10_000;
+
+    @Option(names = {"-offline", "--offline"}, description = "persistent: how long subscribers stay away "
+        + "(default: half the duration).")
+    String offline;
+
+    @Option(names = {"-share-group", "--share-group"}, description = "fanin: the shared subscription group (default: ${DEFAULT-VALUE}).")
+    String shareGroup = "g";
 
     @Option(names = {"-hold", "--hold"}, description = "conn: how long to hold each level (default: ${DEFAULT-VALUE}).")
     String hold = "3s";
@@ -89,6 +103,17 @@ public final class LoadTest implements Callable<Integer>
 
     public Integer call() throws Exception
     {
+        final Report report = execute();
+        report.print(System.out);
+        System.out.println(report.json());
+        return 0;
+    }
+
+    /**
+     * Runs the scenario the options describe and writes its files when {@code -out} is set.
+     */
+    Report execute() throws Exception
+    {
         final Settings settings = settings();
         if (null != out)
         {
@@ -96,10 +121,10 @@ public final class LoadTest implements Callable<Integer>
         }
         final long pid = brokerPid > 0 ? brokerPid : ProcSampler.findListener(settings.port);
         final Report report;
-        if ("conn".equals(settings.mode))
+        if (settings.connectionsOnly())
         {
             report = new Report(settings, label);
-            for (final int level : settings.levels)
+            for (final int level : "conn-rate".equals(settings.mode) ? new int[]{total} : settings.levels)
             {
                 report.levels.add(runConnections(settings, level, pid));
             }
@@ -108,8 +133,6 @@ public final class LoadTest implements Callable<Integer>
         {
             report = runMessages(settings, pid);
         }
-        report.print(System.out);
-        System.out.println(report.json());
         if (null != out)
         {
             Files.writeString(out.resolve("summary.json"), report.json() + "\n");
@@ -121,7 +144,7 @@ public final class LoadTest implements Callable<Integer>
                 }
             }
         }
-        return 0;
+        return report;
     }
 
     Settings settings()
@@ -143,15 +166,28 @@ public final class LoadTest implements Callable<Integer>
             default -> throw new IllegalArgumentException("-protocol must be 3.1.1 or 5");
         };
         settings.mode = mode.toLowerCase(Locale.ROOT);
-        if (!List.of("conn", "pub", "pubsub").contains(settings.mode))
+        if (!List.of("conn", "conn-rate", "pub", "pubsub", "fanin", "p2p", "persistent").contains(settings.mode))
         {
-            throw new IllegalArgumentException("-mode must be conn, pub or pubsub");
+            throw new IllegalArgumentException("-mode must be conn, conn-rate, pub, pubsub, fanin, p2p or persistent");
+        }
+        settings.shareGroup = shareGroup;
+        if ("conn-rate".equals(settings.mode))
+        {
+            settings.connRate = positive(connRate, "-conn-rate");
+            positive(total, "-total");
         }
         settings.levels = levels;
         settings.holdNs = parseDurationNs(hold, "-hold");
         settings.dialConcurrency = positive(dialConcurrency, "-dial-concurrency");
-        settings.publishers = "conn".equals(settings.mode) ? 0 : positive(pubs, "-pubs");
-        settings.subscribers = "pubsub".equals(settings.mode) ? positive(subs, "-subs") : 0;
+        settings.publishers = settings.connectionsOnly() ? 0 : positive(pubs, "-pubs");
+        switch (settings.mode)
+        {
+            case "pubsub":
+            case "fanin": settings.subscribers = positive(subs, "-subs"); break;
+            case "p2p":
+            case "persistent": settings.subscribers = settings.publishers; break; // pairs
+            default: settings.subscribers = 0;
+        }
         if (qos < 0 || qos > 2)
         {
             throw new IllegalArgumentException("-qos must be 0, 1 or 2");
@@ -169,6 +205,11 @@ public final class LoadTest implements Callable<Integer>
         }
         settings.rate = rate;
         settings.durationNs = parseDurationNs(duration, "-duration");
+        settings.offlineNs = null != offline ? parseDurationNs(offline, "-offline") : settings.durationNs / 2;
+        if (settings.persistent() && qos == 0)
+        {
+            settings.qos = 1; // only QoS 1 and 2 are kept for an offline session
+        }
         settings.inflight = positive(inflight, "-inflight");
         settings.threads = positive(threads, "-threads");
         settings.sourceAddresses = positive(sourceIps, "-source-ips");
@@ -209,16 +250,31 @@ public final class LoadTest implements Callable<Integer>
                 log.outputStartTime(System.currentTimeMillis());
                 log.outputLegend();
             }
+            if (settings.persistent())
+            {
+                takeSubscribersOffline(drivers);
+            }
             final long startNs = System.nanoTime();
             for (final Driver driver : drivers)
             {
                 driver.phase(Driver.RUNNING, startNs);
             }
             final long endNs = startNs + settings.durationNs;
+            final long backNs = startNs + settings.offlineNs;
+            boolean back = !settings.persistent();
             long lastIntervalNs = startNs;
             while (System.nanoTime() < endNs)
             {
-                Thread.sleep(Math.min(1000, Math.max(1, TimeUnit.NANOSECONDS.toMillis(endNs - System.nanoTime()))));
+                final long wakeNs = back ? endNs : Math.min(endNs, backNs);
+                Thread.sleep(Math.min(1000, Math.max(1, TimeUnit.NANOSECONDS.toMillis(wakeNs - System.nanoTime()))));
+                if (!back && System.nanoTime() >= backNs)
+                {
+                    back = true;
+                    for (final Driver driver : drivers)
+                    {
+                        driver.subscribersOnline(true); // persistent: they come back and must get what was queued
+                    }
+                }
                 lastIntervalNs = writeInterval(intervals, log, lastIntervalNs, startNs, report);
             }
             for (final Driver driver : drivers)
@@ -252,6 +308,32 @@ public final class LoadTest implements Callable<Integer>
             }
         }
         return report;
+    }
+
+    private static void takeSubscribersOffline(final Driver[] drivers) throws InterruptedException
+    {
+        for (final Driver driver : drivers)
+        {
+            driver.subscribersOnline(false);
+        }
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline)
+        {
+            boolean offline = true;
+            for (final Driver driver : drivers)
+            {
+                for (final Client client : driver.clients)
+                {
+                    offline &= client.publisher || client.state == Client.State.CLOSED;
+                }
+            }
+            if (offline)
+            {
+                Thread.sleep(200); // let the broker see the DISCONNECTs before anything is published
+                return;
+            }
+            Thread.sleep(5);
+        }
     }
 
     private long writeInterval(final Recorder intervals, final HistogramLogWriter log, final long lastNs,
@@ -372,8 +454,13 @@ public final class LoadTest implements Callable<Integer>
                 connect.add(driver.connectTime);
                 failed += driver.failed;
             }
+            double dialSeconds = 0;
+            for (final Driver driver : drivers)
+            {
+                dialSeconds = Math.max(dialSeconds, driver.dialSeconds());
+            }
             return new Report.Level(level, established, level - established, alive, connect,
-                null != broker && broker.isAvailable() ? broker.peakRssMb() : -1);
+                null != broker && broker.isAvailable() ? broker.peakRssMb() : -1, dialSeconds);
         }
     }
 

@@ -14,8 +14,13 @@ import java.util.Locale;
 final class Report
 {
     /** One connection level of conn mode. */
-    record Level(int target, int established, int failed, int alive, Histogram connectTime, double brokerPeakRssMb)
+    record Level(int target, int established, int failed, int alive, Histogram connectTime, double brokerPeakRssMb,
+        double dialSeconds)
     {
+        double connectsPerSecond()
+        {
+            return established / Math.max(1e-9, dialSeconds);
+        }
     }
 
     final Settings settings;
@@ -33,6 +38,7 @@ final class Report
     long duplicates;
     long reordered;
     long backlogStalls;
+    long resumedSessions;
     long brokerPid = -1;
     double brokerCpuSeconds = -1;
     double brokerAvgCpu;
@@ -77,7 +83,11 @@ final class Report
                 }
             }
         }
-        expected = published * (long)settings.subscribers;
+        expected = published * (long)settings.deliveriesPerMessage();
+        for (final Driver driver : drivers)
+        {
+            resumedSessions += driver.resumedSessions;
+        }
     }
 
     void broker(final double cpuSeconds, final double avgCpu, final double peakCpu, final double peakRssMb,
@@ -120,14 +130,14 @@ final class Report
     {
         out.printf(Locale.ROOT, "loadtest %s%s against %s:%d%n", settings.mode,
             label.isEmpty() ? "" : " [" + label + "]", settings.host, settings.port);
-        if ("conn".equals(settings.mode))
+        if (settings.connectionsOnly())
         {
             for (final Level level : levels)
             {
                 out.printf(Locale.ROOT,
-                    "  %,d connections: %,d established, %,d failed, %,d alive after hold; connect p50 %.1f ms, " +
-                    "p99 %.1f ms, max %.1f ms%s%n",
-                    level.target(), level.established(), level.failed(), level.alive(),
+                    "  %,d connections: %,d established (%,.0f/s), %,d failed, %,d alive after hold; connect p50 " +
+                    "%.1f ms, p99 %.1f ms, max %.1f ms%s%n",
+                    level.target(), level.established(), level.connectsPerSecond(), level.failed(), level.alive(),
                     level.connectTime().getValueAtPercentile(50) / 1e6, level.connectTime().getValueAtPercentile(99) / 1e6,
                     level.connectTime().getMaxValue() / 1e6,
                     level.brokerPeakRssMb() >= 0 ? String.format(Locale.ROOT, "; broker peak RSS %.0f MB",
@@ -148,6 +158,11 @@ final class Report
             out.printf(Locale.ROOT, "  published %,d; delivered %,d of %,d expected = %,.0f deliveries/s; " +
                 "lost %,d, duplicates %,d, reordered %,d%n", published, unique, expected, messageRate(), lost(),
                 duplicates, reordered);
+            if (settings.persistent())
+            {
+                out.printf(Locale.ROOT, "  %,d of %,d subscribers came back to their session (session present)%n",
+                    resumedSessions, settings.subscribers);
+            }
             out.printf(Locale.ROOT, "  latency µs: p50 %.0f, p90 %.0f, p99 %.0f, p99.9 %.0f, max %.0f, mean %.0f%n",
                 percentileMicros(50), percentileMicros(90), percentileMicros(99), percentileMicros(99.9),
                 null == latency ? 0 : latency.getMaxValue() / 1000.0, null == latency ? 0 : latency.getMean() / 1000.0);
@@ -167,7 +182,7 @@ final class Report
         field(sb, "mode", settings.mode);
         field(sb, "label", label);
         field(sb, "addr", settings.host + ":" + settings.port);
-        if ("conn".equals(settings.mode))
+        if (settings.connectionsOnly())
         {
             sb.append("\"levels\":[");
             for (int i = 0; i < levels.size(); i++)
@@ -178,6 +193,7 @@ final class Report
                 number(sb, "established", level.established());
                 number(sb, "failed", level.failed());
                 number(sb, "alive", level.alive());
+                number(sb, "connects_per_s", level.connectsPerSecond());
                 number(sb, "connect_p50_ms", level.connectTime().getValueAtPercentile(50) / 1e6);
                 number(sb, "connect_p99_ms", level.connectTime().getValueAtPercentile(99) / 1e6);
                 number(sb, "connect_max_ms", level.connectTime().getMaxValue() / 1e6);
@@ -200,6 +216,7 @@ final class Report
         number(sb, "lost", lost());
         number(sb, "duplicates", duplicates);
         number(sb, "reordered", reordered);
+        number(sb, "resumed_sessions", resumedSessions);
         number(sb, "rate_per_s", messageRate());
         number(sb, "latency_p50_us", percentileMicros(50));
         number(sb, "latency_p90_us", percentileMicros(90));

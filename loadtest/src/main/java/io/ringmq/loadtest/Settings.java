@@ -26,4 +26,41 @@ final class Settings
     String topicPrefix = "loadtest";
     long drainNs = 3_000_000_000L;
     int keepAlive = 60;
+    /** conn-rate: connections opened per second (0: as fast as the dial concurrency allows). */
+    int connRate;
+    /** persistent: how long subscribers stay away while publishers go on. */
+    long offlineNs;
+    String shareGroup = "g";
+
+    boolean persistent()
+    {
+        return "persistent".equals(mode);
+    }
+
+    boolean connectionsOnly()
+    {
+        return "conn".equals(mode) || "conn-rate".equals(mode);
+    }
+
+    /**
+     * @return the filter subscriber {@code id} subscribes to in this mode.
+     */
+    String filterFor(final int id)
+    {
+        switch (mode)
+        {
+            case "p2p":
+            case "persistent": return topicPrefix + "/" + id;
+            case "fanin": return "$share/" + shareGroup + "/" + topicPrefix + "/#";
+            default: return topicPrefix + "/#";
+        }
+    }
+
+    /**
+     * @return how many subscribers each published message should reach.
+     */
+    int deliveriesPerMessage()
+    {
+        return "pubsub".equals(mode) ? subscribers : 1;
+    }
 }

@@ -115,10 +115,86 @@ class LoadTestTest
     }
 
     @Test
+    @DisplayName("p2p: each publisher reaches exactly its own subscriber")
+    void pointToPoint()
+    {
+        final String output = run(0, "-addr", addr(), "-mode", "p2p", "-pubs", "5", "-qos", "1", "-rate", "20",
+            "-duration", "1s");
+        final long published = jsonNumber(output, "published");
+        assertThat(published).isGreaterThan(0);
+        assertThat(jsonNumber(output, "expected")).isEqualTo(published);
+        assertThat(jsonNumber(output, "delivered")).isEqualTo(published);
+        assertThat(jsonNumber(output, "lost")).isZero();
+    }
+
+    @Test
+    @DisplayName("persistent: subscribers away for half the run get everything queued when they come back")
+    void persistentSessions()
+    {
+        final String output = run(0, "-addr", addr(), "-mode", "persistent", "-pubs", "4", "-rate", "40",
+            "-duration", "2s", "-offline", "1s");
+        final long published = jsonNumber(output, "published");
+        assertThat(published).isGreaterThan(100);
+        assertThat(jsonNumber(output, "delivered")).isEqualTo(published);
+        assertThat(jsonNumber(output, "resumed_sessions")).isEqualTo(4);
+        assertThat(jsonNumber(output, "duplicates")).isZero();
+    }
+
+    @Test
+    @DisplayName("conn-rate: connections are opened at the target rate")
+    void connectionRate()
+    {
+        final String output = run(0, "-addr", addr(), "-mode", "conn-rate", "-conn-rate", "200", "-total", "300",
+            "-hold", "100ms");
+        assertThat(output).contains("\"target\":300,\"established\":300,\"failed\":0,\"alive\":300");
+        assertThat(jsonNumber(output, "connects_per_s")).isBetween(150L, 260L);
+    }
+
+    @Test
+    @DisplayName("fanin: a shared subscription group splits the messages (against Mosquitto, when installed)")
+    void fanInWithSharedSubscriptions() throws Exception
+    {
+        final java.io.File mosquitto = new java.io.File("/usr/sbin/mosquitto");
+        org.junit.jupiter.api.Assumptions.assumeTrue(mosquitto.canExecute(), "mosquitto is not installed");
+        final int port;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0))
+        {
+            port = socket.getLocalPort();
+        }
+        final Process process = new ProcessBuilder(mosquitto.getPath(), "-p", Integer.toString(port))
+            .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        try
+        {
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (System.nanoTime() < deadline)
+            {
+                try (java.net.Socket probe = new java.net.Socket("127.0.0.1", port))
+                {
+                    break;
+                }
+                catch (final java.io.IOException notYet)
+                {
+                    Thread.sleep(50);
+                }
+            }
+            final String output = run(0, "-addr", "127.0.0.1:" + port, "-mode", "fanin", "-protocol", "5",
+                "-pubs", "20", "-subs", "4", "-qos", "1", "-rate", "10", "-payload", "16", "-duration", "2s");
+            final long published = jsonNumber(output, "published");
+            assertThat(jsonNumber(output, "expected")).isEqualTo(published);
+            assertThat(jsonNumber(output, "delivered")).isEqualTo(published);
+        }
+        finally
+        {
+            process.destroy();
+            process.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
     @DisplayName("bad flags are one clear line and exit code 2")
     void badFlags()
     {
-        assertThat(run(2, "-mode", "chaos")).contains("-mode must be conn, pub or pubsub");
+        assertThat(run(2, "-mode", "chaos")).contains("-mode must be conn, conn-rate, pub, pubsub, fanin, p2p or persistent");
         assertThat(run(2, "-payload", "8")).contains("-payload must be at least 16");
         assertThat(run(2, "-duration", "forever")).contains("-duration: cannot read duration 'forever'");
         assertThat(run(2, "-addr", "nohost")).contains("-addr must be HOST:PORT");

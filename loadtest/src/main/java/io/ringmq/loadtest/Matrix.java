@@ -1,0 +1,229 @@
+package io.ringmq.loadtest;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code loadtest matrix FILE}: for every scenario of a bench matrix and every broker named, starts the broker
+ * fresh, runs the scenario, stops the broker, and writes a dated report folder: {@code report.md} with the brokers
+ * side by side per scenario, each run's histograms and summary, and SVG plots.
+ */
+@Command(name = "matrix", mixinStandardHelpOptions = true,
+    description = "Run a bench matrix (JSON) against several brokers and write a side-by-side report.")
+final class Matrix implements Callable<Integer>
+{
+    @Parameters(paramLabel = "FILE", description = "A matrix file from bench-configs/.")
+    Path file;
+
+    @Option(names = "--brokers", split = ",", description = "Brokers to run, overriding the file's list.")
+    List<String> brokers;
+
+    @Option(names = "--only", split = ",", description = "Run only these scenarios (by name).")
+    List<String> only;
+
+    @Option(names = "--out", description = "Where dated report folders go (default: ${DEFAULT-VALUE}).")
+    Path out = Path.of("bench-results");
+
+    @Option(names = "--ringmq-jar", description = "The ringmq jar (default: ${DEFAULT-VALUE}).")
+    Path ringmqJar = Path.of("transport/target/ringmq.jar");
+
+    @SuppressWarnings("unchecked")
+    public Integer call() throws Exception
+    {
+        final Map<String, Object> matrix = (Map<String, Object>)Json.parse(Files.readString(file));
+        final String name = (String)matrix.getOrDefault("name", file.getFileName().toString());
+        final List<String> brokerNames = null != brokers ? brokers : (List<String>)(List<?>)matrix.get("brokers");
+        final Map<String, String> commands = (Map<String, String>)(Map<?, ?>)matrix.getOrDefault("commands",
+            Map.of());
+        final List<String> ringmqArgs = split((String)matrix.getOrDefault("ringmqArgs", ""));
+        final String warmup = (String)matrix.getOrDefault("warmup", "");
+        final Path folder = out.resolve(LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd_HHmm")) +
+            "-" + name);
+        Files.createDirectories(folder);
+        final StringBuilder md = new StringBuilder();
+        md.append("# ").append(name).append("\n\n");
+        md.append(String.format(Locale.ROOT, "%s; %d cores; Java %s; generator and brokers on the same machine " +
+            "(loopback). Command: `java -jar loadtest/target/loadtest.jar matrix %s`%n%n",
+            LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME), Runtime.getRuntime().availableProcessors(),
+            System.getProperty("java.version"), file));
+        for (final Object entry : (List<Object>)matrix.get("scenarios"))
+        {
+            final Map<String, Object> scenario = (Map<String, Object>)entry;
+            final String scenarioName = (String)scenario.get("name");
+            if (null != only && !only.contains(scenarioName))
+            {
+                continue;
+            }
+            final List<String> args = split((String)scenario.get("args"));
+            md.append("## ").append(scenarioName).append("\n\n");
+            if (scenario.containsKey("title"))
+            {
+                md.append(scenario.get("title")).append("\n\n");
+            }
+            md.append("`").append(String.join(" ", args)).append("`").append(warmup.isBlank() ? "" :
+                " (after a " + warmup + " warm-up run of the same scenario on the same broker process)").append("\n\n");
+            final Map<String, Report> reports = new LinkedHashMap<>();
+            final List<String> failures = new ArrayList<>();
+            for (final String broker : brokerNames)
+            {
+                final Path runFolder = folder.resolve(scenarioName).resolve(broker);
+                System.out.println("== " + scenarioName + " on " + broker);
+                try (BrokerProcess process = BrokerProcess.start(broker, runFolder, ringmqJar, commands, ringmqArgs))
+                {
+                    if (!warmup.isBlank() && !args.contains("conn") && !args.contains("conn-rate"))
+                    {
+                        // a JVM broker compiles its hot paths in its first seconds: measure the steady state
+                        final List<String> warm = new ArrayList<>(args);
+                        warm.addAll(List.of("-addr", "127.0.0.1:" + process.port, "-duration", warmup));
+                        final LoadTest warmRun = new LoadTest();
+                        new CommandLine(warmRun).setOverwrittenOptionsAllowed(true).parseArgs(warm.toArray(new String[0]));
+                        warmRun.execute();
+                    }
+                    final List<String> runArgs = new ArrayList<>(args);
+                    runArgs.addAll(List.of("-addr", "127.0.0.1:" + process.port, "-broker-pid",
+                        Long.toString(process.pid()), "-out", runFolder.toString(), "-label", broker));
+                    final LoadTest loadTest = new LoadTest();
+                    new CommandLine(loadTest).parseArgs(runArgs.toArray(new String[0]));
+                    final Report report = loadTest.execute();
+                    report.print(System.out);
+                    reports.put(broker, report);
+                }
+                catch (final Exception ex)
+                {
+                    failures.add(broker + ": " + ex.getMessage());
+                    System.out.println("   failed: " + ex.getMessage());
+                }
+            }
+            md.append(table(reports));
+            for (final String failure : failures)
+            {
+                md.append("\n- failed: ").append(failure).append('\n');
+            }
+            plots(folder, scenarioName, reports, md);
+            md.append('\n');
+            Files.writeString(folder.resolve("report.md"), md.toString(), StandardCharsets.UTF_8);
+        }
+        System.out.println("report: " + folder.resolve("report.md"));
+        return 0;
+    }
+
+    static String table(final Map<String, Report> reports)
+    {
+        final StringBuilder md = new StringBuilder();
+        if (reports.isEmpty())
+        {
+            return md.toString();
+        }
+        if (reports.values().iterator().next().settings.connectionsOnly())
+        {
+            md.append("| broker | connections | established | connects/s | failed | alive | connect p50 ms | " +
+                "connect p99 ms | broker peak RSS MB |\n");
+            md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+            for (final Map.Entry<String, Report> entry : reports.entrySet())
+            {
+                for (final Report.Level level : entry.getValue().levels)
+                {
+                    md.append(String.format(Locale.ROOT, "| %s | %,d | %,d | %,.0f | %,d | %,d | %.1f | %.1f | %.0f |%n",
+                        entry.getKey(), level.target(), level.established(), level.connectsPerSecond(), level.failed(),
+                        level.alive(),
+                        level.connectTime().getValueAtPercentile(50) / 1e6,
+                        level.connectTime().getValueAtPercentile(99) / 1e6, level.brokerPeakRssMb()));
+                }
+            }
+            return md.toString();
+        }
+        md.append("| broker | msg/s | ratio | lost | dup | reord | p50 µs | p99 µs | p99.9 µs | max µs | " +
+            "broker CPU s | broker peak RSS MB | generator CPU s |\n");
+        md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        final double baseline = reports.containsKey("mosquitto") ? reports.get("mosquitto").messageRate() : 0;
+        for (final Map.Entry<String, Report> entry : reports.entrySet())
+        {
+            final Report r = entry.getValue();
+            final boolean pub = "pub".equals(r.settings.mode);
+            md.append(String.format(Locale.ROOT,
+                "| %s | %,.0f | %s | %,d | %,d | %,d | %s | %s | %s | %s | %.2f | %.0f | %.2f |%n",
+                entry.getKey(), r.messageRate(), baseline > 0 ? String.format(Locale.ROOT, "%.2f×",
+                    r.messageRate() / baseline) : "–", pub ? 0 : r.lost(), r.duplicates, r.reordered,
+                latency(r, 50, pub), latency(r, 99, pub), latency(r, 99.9, pub),
+                pub || null == r.latency ? "–" : String.format(Locale.ROOT, "%,.0f", r.latency.getMaxValue() / 1000.0),
+                r.brokerCpuSeconds, r.brokerPeakRssMb, r.generatorCpuSeconds));
+        }
+        return md.toString();
+    }
+
+    private static String latency(final Report report, final double percentile, final boolean pub)
+    {
+        if (pub || null == report.latency || report.latency.getTotalCount() == 0)
+        {
+            return "–";
+        }
+        return String.format(Locale.ROOT, "%,.0f", report.latency.getValueAtPercentile(percentile) / 1000.0);
+    }
+
+    private static void plots(final Path folder, final String scenario, final Map<String, Report> reports,
+        final StringBuilder md) throws java.io.IOException
+    {
+        final List<Svg.Series> percentiles = new ArrayList<>();
+        final List<Svg.Series> throughput = new ArrayList<>();
+        for (final Map.Entry<String, Report> entry : reports.entrySet())
+        {
+            final Report report = entry.getValue();
+            if (null != report.latency && report.latency.getTotalCount() > 0)
+            {
+                final double[] ps = {0, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.999};
+                final double[] x = new double[ps.length];
+                final double[] y = new double[ps.length];
+                for (int i = 0; i < ps.length; i++)
+                {
+                    x[i] = Math.log10(100.0 / (100.0 - ps[i]));
+                    y[i] = report.latency.getValueAtPercentile(ps[i]) / 1000.0;
+                }
+                percentiles.add(new Svg.Series(entry.getKey(), x, y));
+            }
+            if (!report.series.isEmpty() && report.unique > 0)
+            {
+                final double[] x = new double[report.series.size()];
+                final double[] y = new double[report.series.size()];
+                for (int i = 0; i < x.length; i++)
+                {
+                    x[i] = report.series.get(i)[0];
+                    y[i] = report.series.get(i)[1];
+                }
+                throughput.add(new Svg.Series(entry.getKey(), x, y));
+            }
+        }
+        if (!percentiles.isEmpty())
+        {
+            Files.writeString(folder.resolve(scenario + "-latency.svg"), Svg.chart(scenario + ": latency by percentile",
+                "percentile", "latency µs (log)", percentiles, true, new double[]{0, 1, 2, 3, 4, 5},
+                new String[]{"0", "90", "99", "99.9", "99.99", "99.999"}));
+            md.append("\n![latency](").append(scenario).append("-latency.svg) ");
+        }
+        if (!throughput.isEmpty())
+        {
+            Files.writeString(folder.resolve(scenario + "-throughput.svg"), Svg.chart(scenario +
+                ": deliveries per second over time", "seconds", "deliveries/s", throughput, false, null, null));
+            md.append("![throughput](").append(scenario).append("-throughput.svg)\n");
+        }
+    }
+
+    private static List<String> split(final String args)
+    {
+        return args.isBlank() ? new ArrayList<>() : new ArrayList<>(Arrays.asList(args.trim().split("\\s+")));
+    }
+}
