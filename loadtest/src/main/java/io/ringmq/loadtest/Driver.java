@@ -238,9 +238,23 @@ final class Driver implements Runnable, Client.Handler
         long waitNs = 1_000_000;
         for (final Client publisher : publishers)
         {
-            waitNs = Math.min(waitNs, publisher.nextSendNs - now);
+            if (publisher.state == Client.State.READY)
+            {
+                waitNs = Math.min(waitNs, publisher.nextSendNs - now);
+            }
         }
-        if (waitNs > 0)
+        if (waitNs >= 1_000_000)
+        {
+            try
+            {
+                selector.select(1); // nothing due soon (or no publisher left): sleep on the sockets
+            }
+            catch (final IOException ignore)
+            {
+                // the next selectNow reports it
+            }
+        }
+        else if (waitNs > 0)
         {
             LockSupport.parkNanos(waitNs);
         }
@@ -290,8 +304,7 @@ final class Driver implements Runnable, Client.Handler
 
     private void onTcpConnected(final Client client)
     {
-        client.queueConnect("lt-" + (client.publisher ? "p" : "s") + "-" + client.id + "-" + ProcessHandle.current().pid(),
-            settings);
+        client.queueConnect("lt-" + (client.publisher ? "p" : "s") + "-" + client.id + "-" + settings.runId, settings);
     }
 
     private int handleKeys()

@@ -143,6 +143,7 @@ public final class LoadTest implements Callable<Integer>
                     report.latency.outputPercentileDistribution(hgrm, 1000.0); // microseconds
                 }
             }
+            Plots.write(out, "", java.util.Map.of(label.isEmpty() ? "broker" : label, report));
         }
         return report;
     }

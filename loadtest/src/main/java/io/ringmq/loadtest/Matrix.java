@@ -114,7 +114,11 @@ final class Matrix implements Callable<Integer>
             {
                 md.append("\n- failed: ").append(failure).append('\n');
             }
-            plots(folder, scenarioName, reports, md);
+            for (final String plot : Plots.write(folder, scenarioName + "-", reports))
+            {
+                md.append("\n![").append(plot).append("](").append(plot).append(")");
+            }
+            md.append('\n');
             md.append('\n');
             Files.writeString(folder.resolve("report.md"), md.toString(), StandardCharsets.UTF_8);
         }
@@ -173,53 +177,6 @@ final class Matrix implements Callable<Integer>
             return "–";
         }
         return String.format(Locale.ROOT, "%,.0f", report.latency.getValueAtPercentile(percentile) / 1000.0);
-    }
-
-    private static void plots(final Path folder, final String scenario, final Map<String, Report> reports,
-        final StringBuilder md) throws java.io.IOException
-    {
-        final List<Svg.Series> percentiles = new ArrayList<>();
-        final List<Svg.Series> throughput = new ArrayList<>();
-        for (final Map.Entry<String, Report> entry : reports.entrySet())
-        {
-            final Report report = entry.getValue();
-            if (null != report.latency && report.latency.getTotalCount() > 0)
-            {
-                final double[] ps = {0, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.999};
-                final double[] x = new double[ps.length];
-                final double[] y = new double[ps.length];
-                for (int i = 0; i < ps.length; i++)
-                {
-                    x[i] = Math.log10(100.0 / (100.0 - ps[i]));
-                    y[i] = report.latency.getValueAtPercentile(ps[i]) / 1000.0;
-                }
-                percentiles.add(new Svg.Series(entry.getKey(), x, y));
-            }
-            if (!report.series.isEmpty() && report.unique > 0)
-            {
-                final double[] x = new double[report.series.size()];
-                final double[] y = new double[report.series.size()];
-                for (int i = 0; i < x.length; i++)
-                {
-                    x[i] = report.series.get(i)[0];
-                    y[i] = report.series.get(i)[1];
-                }
-                throughput.add(new Svg.Series(entry.getKey(), x, y));
-            }
-        }
-        if (!percentiles.isEmpty())
-        {
-            Files.writeString(folder.resolve(scenario + "-latency.svg"), Svg.chart(scenario + ": latency by percentile",
-                "percentile", "latency µs (log)", percentiles, true, new double[]{0, 1, 2, 3, 4, 5},
-                new String[]{"0", "90", "99", "99.9", "99.99", "99.999"}));
-            md.append("\n![latency](").append(scenario).append("-latency.svg) ");
-        }
-        if (!throughput.isEmpty())
-        {
-            Files.writeString(folder.resolve(scenario + "-throughput.svg"), Svg.chart(scenario +
-                ": deliveries per second over time", "seconds", "deliveries/s", throughput, false, null, null));
-            md.append("![throughput](").append(scenario).append("-throughput.svg)\n");
-        }
     }
 
     private static List<String> split(final String args)

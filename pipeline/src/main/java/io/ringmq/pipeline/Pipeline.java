@@ -5,6 +5,7 @@ import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.Sequence;
 import com.lmax.disruptor.YieldingWaitStrategy;
 import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.session.InMemorySessionStore;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.status.ErrorLog;
 
@@ -39,7 +40,7 @@ public final class Pipeline
     {
         this.errors = errors;
         this.ring = RingBuffer.createMultiProducer(IngressEvent::new, context.ringSize(), new YieldingWaitStrategy());
-        this.routing = new RoutingStage(counters, context.maxInflight());
+        this.routing = new RoutingStage(counters, context.maxInflight(), new InMemorySessionStore());
         this.stages = new Stage[]
         {
             new AuthStage(authenticator, counters),

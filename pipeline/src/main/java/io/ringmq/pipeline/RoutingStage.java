@@ -2,6 +2,7 @@ package io.ringmq.pipeline;
 
 import io.ringmq.pipeline.retained.RetainedStore;
 import io.ringmq.pipeline.session.Session;
+import io.ringmq.pipeline.session.SessionStore;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.subscription.SubscriptionIndex;
 import io.ringmq.protocol.AckFlyweight;
@@ -16,8 +17,6 @@ import org.agrona.DirectBuffer;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 
-import java.util.HashMap;
-import java.util.Map;
 
 /**
  * The routing stage: owns the session registry, the subscription index and the retained store. It binds CONNECTs
@@ -26,7 +25,7 @@ import java.util.Map;
  */
 public final class RoutingStage implements Stage
 {
-    private final Map<String, Session> sessions = new HashMap<>();
+    private final SessionStore sessions;
     private final Long2ObjectHashMap<Session> connections = new Long2ObjectHashMap<>();
     private final SubscriptionIndex<Session> index = new SubscriptionIndex<>();
     private final RetainedStore retained = new RetainedStore();
@@ -43,8 +42,9 @@ public final class RoutingStage implements Stage
     private int publishQos;
     private long assignedIds;
 
-    public RoutingStage(final BrokerCounters counters, final int maxInflight)
+    public RoutingStage(final BrokerCounters counters, final int maxInflight, final SessionStore sessions)
     {
+        this.sessions = sessions;
         this.counters = counters;
         this.maxInflight = maxInflight;
     }
@@ -103,7 +103,7 @@ public final class RoutingStage implements Stage
         {
             clientId = "ringmq-" + Long.toHexString(System.nanoTime()) + "-" + (++assignedIds); // [MQTT-3.1.3-6]
         }
-        final Session existing = sessions.get(clientId);
+        final Session existing = sessions.find(clientId);
         if (null != existing && existing.routingConnectionId() >= 0)
         {
             event.takeoverAgent = existing.routingAgentIndex();
@@ -124,7 +124,7 @@ public final class RoutingStage implements Stage
                 discard(existing);
             }
             session = new Session(clientId, !clean, maxInflight);
-            sessions.put(clientId, session);
+            sessions.save(session);
         }
         session.routingConnection(event.agentIndex, event.connectionId);
         session.will(connect.hasWill() ? new Message(connect.willTopic().toByteArray(),
@@ -283,7 +283,7 @@ public final class RoutingStage implements Stage
             index.unsubscribe(filter, session);
         }
         session.subscriptions().clear();
-        sessions.remove(session.clientId(), session);
+        sessions.remove(session);
     }
 
     /**

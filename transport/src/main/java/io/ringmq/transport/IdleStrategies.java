@@ -21,7 +21,12 @@ import java.util.concurrent.locks.LockSupport;
 final class IdleStrategies
 {
     static final String WAKE = "wake";
-    private static final int SPINS = 200;
+    /**
+     * Idle polls before sleeping. Each poll is a {@code selectNow} system call, so spinning pays only where a core
+     * is to spare: on a 2-core machine it would take CPU from the clients (and the load generator) instead.
+     */
+    private static final int SPINS = Integer.getInteger("ringmq.idle.spins",
+        Runtime.getRuntime().availableProcessors() > 2 ? 100 : 20);
     private static final long SLEEP_MS = 100;
 
     private IdleStrategies()
