@@ -134,7 +134,8 @@ final class Client
     }
 
     /**
-     * Queues the next message, stamped with {@code stampNs}.
+     * Queues the next message, stamped with {@code stampNs} (see {@link StampClock}). The stamp is the payload's
+     * first 16 bytes, little-endian: publisher id (int), sequence (int), stamp (long).
      */
     void queuePublish(final int qos, final long stampNs)
     {

@@ -380,7 +380,7 @@ final class Driver implements Runnable, Client.Handler
                         backlogStalls++;
                         break; // stays due: its stamp keeps the intended time, so the delay is measured
                     }
-                    publisher.queuePublish(settings.qos, publisher.nextSendNs);
+                    publisher.queuePublish(settings.qos, StampClock.stampOf(publisher.nextSendNs));
                     publisher.nextSendNs += publisher.intervalNs;
                     work++;
                 }
@@ -391,7 +391,7 @@ final class Driver implements Runnable, Client.Handler
                 {
                     for (int i = 0; i < FLOOD_BATCH; i++)
                     {
-                        publisher.queuePublish(0, System.nanoTime());
+                        publisher.queuePublish(0, StampClock.nowNs());
                     }
                     publisher.queuePing();
                     work++;
@@ -401,7 +401,7 @@ final class Driver implements Runnable, Client.Handler
             {
                 while (publisher.inflight < settings.inflight)
                 {
-                    publisher.queuePublish(settings.qos, System.nanoTime());
+                    publisher.queuePublish(settings.qos, StampClock.nowNs());
                     work++;
                 }
             }
@@ -446,7 +446,7 @@ final class Driver implements Runnable, Client.Handler
 
     public void onMessage(final Client client, final int publisherId, final int sequence, final long stampNs)
     {
-        final long latencyNs = Math.max(0, System.nanoTime() - stampNs);
+        final long latencyNs = Math.max(0, StampClock.nowNs() - stampNs);
         final long value = Math.min(latency.getHighestTrackableValue(), latencyNs);
         latency.recordValue(value);
         intervals.recordValue(value);

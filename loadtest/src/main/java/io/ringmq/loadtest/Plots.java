@@ -59,17 +59,18 @@ final class Plots
             }
         }
         final List<String> files = new ArrayList<>();
+        final String title = prefix.isEmpty() ? "" : prefix.substring(0, prefix.length() - 1) + ": ";
         if (!percentiles.isEmpty())
         {
-            files.add(save(folder, prefix + "latency-percentiles.svg", Svg.chart(prefix + "latency by percentile",
+            files.add(save(folder, prefix + "latency-percentiles.svg", Svg.chart(title + "latency by percentile",
                 "percentile", "latency µs (log)", percentiles, true, new double[]{0, 1, 2, 3, 4, 5},
                 new String[]{"0", "90", "99", "99.9", "99.99", "99.999"})));
         }
         if (!throughput.isEmpty())
         {
-            files.add(save(folder, prefix + "throughput.svg", Svg.chart(prefix + "deliveries per second",
+            files.add(save(folder, prefix + "throughput.svg", Svg.chart(title + "deliveries per second",
                 "seconds", "deliveries/s", throughput, false, null, null)));
-            files.add(save(folder, prefix + "latency-over-time.svg", Svg.chart(prefix + "p99 latency per second",
+            files.add(save(folder, prefix + "latency-over-time.svg", Svg.chart(title + "p99 latency per second",
                 "seconds", "p99 latency µs (log)", p99, true, null, null)));
         }
         return files;
