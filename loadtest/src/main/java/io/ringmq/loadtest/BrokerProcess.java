@@ -14,10 +14,13 @@ import java.util.concurrent.TimeUnit;
 /**
  * A broker started fresh for one run of a matrix, on a free loopback port, and stopped with SIGTERM after it:
  * ringmq from its jar, Mosquitto from the Debian package (with {@code set_tcp_nodelay true}, its fastest
- * setting), or any broker given as a command line with {@code {port}} in it.
+ * setting), Moquette from Maven Central (resolved with Maven, telemetry off), or any broker given as a command
+ * line with {@code {port}} in it.
  */
 final class BrokerProcess implements AutoCloseable
 {
+    static final String MOQUETTE_VERSION = "0.17";
+
     final String name;
     final int port;
     final Process process;
@@ -59,6 +62,18 @@ final class BrokerProcess implements AutoCloseable
                 "set_tcp_nodelay true\nmax_queued_messages 1000\n");
             command.addAll(List.of("mosquitto", "-c", config.toString()));
         }
+        else if ("moquette".equals(name))
+        {
+            final Path config = folder.resolve("config");
+            Files.createDirectories(config);
+            // telemetry off: it would call out to the internet; persistence off, as for the other brokers
+            Files.writeString(config.resolve("moquette.conf"), "port " + port + "\nhost 127.0.0.1\n" +
+                "allow_anonymous true\npersistence_enabled false\ntelemetry_enabled false\n" +
+                "allow_zero_byte_client_id true\n");
+            command.addAll(List.of(ProcessHandle.current().info().command().orElse("java"),
+                "-Dmoquette.path=" + folder.toAbsolutePath(), "-cp", moquetteClasspath(folder.getParent()),
+                "io.moquette.broker.Server"));
+        }
         else
         {
             throw new IOException("unknown broker '" + name + "': give its command in the matrix's \"commands\"");
@@ -91,6 +106,33 @@ final class BrokerProcess implements AutoCloseable
         }
         close();
         throw new IOException(name + " did not listen on " + port + " within 30 s");
+    }
+
+    /**
+     * Resolves Moquette and its dependencies from Maven Central with the machine's Maven, once per folder.
+     */
+    private static String moquetteClasspath(final Path work) throws IOException, InterruptedException
+    {
+        final Path pom = work.resolve("moquette-pom.xml");
+        final Path classpath = work.resolve("moquette.classpath");
+        if (!Files.exists(classpath))
+        {
+            Files.writeString(pom, "<project xmlns=\"http://maven.apache.org/POM/4.0.0\"><modelVersion>4.0.0" +
+                "</modelVersion><groupId>bench</groupId><artifactId>moquette-runner</artifactId><version>1" +
+                "</version><dependencies><dependency><groupId>io.moquette</groupId><artifactId>moquette-broker" +
+                "</artifactId><version>" + MOQUETTE_VERSION + "</version></dependency><dependency>" +
+                "<groupId>org.slf4j</groupId><artifactId>slf4j-nop</artifactId><version>1.7.36</version>" +
+                "</dependency></dependencies></project>");
+            final Process mvn = new ProcessBuilder("mvn", "-q", "-B", "-f", pom.toString(),
+                "dependency:build-classpath", "-Dmdep.outputFile=" + classpath.toAbsolutePath())
+                .redirectErrorStream(true).redirectOutput(work.resolve("moquette-mvn.log").toFile()).start();
+            if (!mvn.waitFor(10, TimeUnit.MINUTES) || mvn.exitValue() != 0 || !Files.exists(classpath))
+            {
+                throw new IOException("could not resolve io.moquette:moquette-broker:" + MOQUETTE_VERSION +
+                    " with Maven (see " + work.resolve("moquette-mvn.log") + ")");
+            }
+        }
+        return Files.readString(classpath).strip();
     }
 
     long pid()
