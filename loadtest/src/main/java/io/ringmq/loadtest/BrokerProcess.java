@@ -120,9 +120,7 @@ final class BrokerProcess implements AutoCloseable
             Files.writeString(pom, "<project xmlns=\"http://maven.apache.org/POM/4.0.0\"><modelVersion>4.0.0" +
                 "</modelVersion><groupId>bench</groupId><artifactId>moquette-runner</artifactId><version>1" +
                 "</version><dependencies><dependency><groupId>io.moquette</groupId><artifactId>moquette-broker" +
-                "</artifactId><version>" + MOQUETTE_VERSION + "</version></dependency><dependency>" +
-                "<groupId>org.slf4j</groupId><artifactId>slf4j-nop</artifactId><version>1.7.36</version>" +
-                "</dependency></dependencies></project>");
+                "</artifactId><version>" + MOQUETTE_VERSION + "</version></dependency></dependencies></project>");
             final Process mvn = new ProcessBuilder("mvn", "-q", "-B", "-f", pom.toString(),
                 "dependency:build-classpath", "-Dmdep.outputFile=" + classpath.toAbsolutePath())
                 .redirectErrorStream(true).redirectOutput(work.resolve("moquette-mvn.log").toFile()).start();

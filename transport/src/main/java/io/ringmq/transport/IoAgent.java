@@ -297,7 +297,9 @@ final class IoAgent implements Agent
             }
             if (!onPacket(connection, length))
             {
-                connection.paused = true; // ingress ring full: keep the bytes, stop reading this socket
+                // ingress ring full: keep the bytes and stop reading this socket (and being woken for it)
+                connection.paused = true;
+                connection.key.interestOps(connection.key.interestOps() & ~SelectionKey.OP_READ);
                 paused.add(connection);
                 counters.increment(BrokerCounters.INGRESS_RING_FULL);
                 return;
@@ -433,6 +435,7 @@ final class IoAgent implements Agent
             paused.remove(i);
             if (!connection.closed)
             {
+                connection.key.interestOps(connection.key.interestOps() | SelectionKey.OP_READ);
                 processInbound(connection);
                 work++;
             }
@@ -608,13 +611,13 @@ final class IoAgent implements Agent
             if ((connection.key.interestOps() & SelectionKey.OP_WRITE) == 0)
             {
                 counters.increment(BrokerCounters.SOCKET_WRITE_BLOCKED);
-                connection.key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+                connection.key.interestOps((connection.paused ? 0 : SelectionKey.OP_READ) | SelectionKey.OP_WRITE);
             }
             return;
         }
         if ((connection.key.interestOps() & SelectionKey.OP_WRITE) != 0)
         {
-            connection.key.interestOps(SelectionKey.OP_READ);
+            connection.key.interestOps(connection.paused ? 0 : SelectionKey.OP_READ);
         }
         Buffers.compact(out);
         if (connection.closeAfterFlush)
