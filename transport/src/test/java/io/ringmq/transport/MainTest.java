@@ -88,6 +88,40 @@ class MainTest
     }
 
     @Test
+    @org.junit.jupiter.api.Timeout(60)
+    @DisplayName("SIGTERM stops the broker cleanly and prints its counters")
+    void sigtermStopsCleanly() throws Exception
+    {
+        final String javaBinary = ProcessHandle.current().info().command().orElse("java");
+        final Process process = new ProcessBuilder(javaBinary, "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+            "-cp", System.getProperty("java.class.path"), Main.class.getName(), "--bind", "127.0.0.1", "--port", "0")
+            .redirectErrorStream(true).start();
+        try
+        {
+            final java.io.BufferedReader output = new java.io.BufferedReader(
+                new java.io.InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+            String line = output.readLine();
+            while (null != line && !(line.startsWith("ringmq ") && line.contains("listening on")))
+            {
+                line = output.readLine();
+            }
+            assertThat(line).as("the broker announced it was listening").isNotNull();
+            process.toHandle().destroy(); // SIGTERM, leaving our end of its output open
+            final StringBuilder rest = new StringBuilder();
+            while (null != (line = output.readLine())) // until the process ends and closes its output
+            {
+                rest.append(line).append('\n');
+            }
+            assertThat(process.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            assertThat(rest.toString()).contains("ringmq stopped; counters:");
+        }
+        finally
+        {
+            process.destroyForcibly();
+        }
+    }
+
+    @Test
     void passwdWritesAVerifiableEntry(@TempDir final Path directory) throws Exception
     {
         final Path file = directory.resolve("passwd");
