@@ -1,6 +1,5 @@
 package io.ringmq.transport;
 
-import com.lmax.disruptor.InsufficientCapacityException;
 import com.lmax.disruptor.RingBuffer;
 import io.netty.buffer.ByteBuf;
 import io.ringmq.pipeline.BrokerContext;
@@ -55,12 +54,11 @@ final class IoAgent implements Agent
     private final Selector selector;
     private final ServerSocketChannel server;
     private final ManyToOneRingBuffer outbound;
-    private final RingBuffer<IngressEvent> ingress;
+    private final IngressProxy ingress;
     private final ManyToOneConcurrentArrayQueue<SocketChannel> handoff = new ManyToOneConcurrentArrayQueue<>(4096);
     private final Long2ObjectHashMap<Connection> connections = new Long2ObjectHashMap<>();
     private final List<Connection> touched = new ArrayList<>();
     private final List<Connection> paused = new ArrayList<>();
-    private final List<long[]> pendingEnds = new ArrayList<>();
     private final PacketDecoder decoder = new PacketDecoder();
     private final UnsafeBuffer inView = new UnsafeBuffer(0, 0);
     private final UnsafeBuffer outView = new UnsafeBuffer(0, 0);
@@ -76,7 +74,6 @@ final class IoAgent implements Agent
     private long nextTimerMs;
     private long nextConnectionSeq;
     private int nextAgent;
-    private boolean published;
 
     IoAgent(final int index, final BrokerContext context, final BrokerCounters counters,
         final ServerSocketChannel server, final ManyToOneRingBuffer outbound, final RingBuffer<IngressEvent> ingress,
@@ -87,7 +84,7 @@ final class IoAgent implements Agent
         this.counters = counters;
         this.server = server;
         this.outbound = outbound;
-        this.ingress = ingress;
+        this.ingress = new IngressProxy(ingress, index);
         this.connectionCount = connectionCount;
         this.selector = Selector.open();
         PingCodec.encode(new UnsafeBuffer(pingResponse), 0, PacketType.PINGRESP);
@@ -120,7 +117,6 @@ final class IoAgent implements Agent
     public int doWork() throws Exception
     {
         nowMs = clock.time();
-        published = false;
         int work = drainHandoff();
         work += outbound.read(outboundHandler, 4096);
         if (selector.selectNow() > 0 || !selector.selectedKeys().isEmpty())
@@ -128,14 +124,14 @@ final class IoAgent implements Agent
             work += processSelected();
         }
         work += retryPaused();
-        work += publishPendingEnds();
+        work += ingress.retryEnds();
         work += flushTouched();
         if (nowMs >= nextTimerMs)
         {
             nextTimerMs = nowMs + TIMER_PERIOD_MS;
             work += checkTimers();
         }
-        if (published)
+        if (ingress.takePublished())
         {
             pipelineWake.wake(); // once per duty cycle, however many packets were handed on
         }
@@ -330,7 +326,8 @@ final class IoAgent implements Agent
                 protocolViolation(connection, "first packet is not CONNECT [MQTT-3.1.0-1]");
                 return true;
             }
-            if (!publish(connection, IngressEvent.PACKET, type, length))
+            if (!ingress.packet(connection.id, decoder.connect().protocolLevel(), connection.loopback, type,
+                inView, length))
             {
                 return false;
             }
@@ -358,7 +355,7 @@ final class IoAgent implements Agent
                 {
                     counters.increment(BrokerCounters.PUBLISH_IN);
                 }
-                return publish(connection, IngressEvent.PACKET, type, length);
+                return ingress.packet(connection.id, connection.version, connection.loopback, type, inView, length);
             case PacketType.CONNECT:
                 protocolViolation(connection, "second CONNECT [MQTT-3.1.0-2]");
                 return true;
@@ -391,34 +388,6 @@ final class IoAgent implements Agent
         counters.increment(BrokerCounters.PROTOCOL_ERRORS);
         LOG.log(System.Logger.Level.DEBUG, () -> connection + " closed: " + why);
         close(connection, IngressEvent.CONNECTION_LOST);
-    }
-
-    private boolean publish(final Connection connection, final int kind, final int packetType, final int length)
-    {
-        final long sequence;
-        try
-        {
-            sequence = ingress.tryNext();
-        }
-        catch (final InsufficientCapacityException ex)
-        {
-            return false;
-        }
-        final IngressEvent event = ingress.get(sequence);
-        event.kind = kind;
-        event.agentIndex = index;
-        event.connectionId = connection.id;
-        event.version = packetType == PacketType.CONNECT ? decoder.connect().protocolLevel() : connection.version;
-        event.loopback = connection.loopback;
-        event.packetType = packetType;
-        event.packetLength = length;
-        if (length > 0)
-        {
-            event.packet.putBytes(0, inView, 0, length);
-        }
-        ingress.publish(sequence);
-        published = true;
-        return true;
     }
 
     private int retryPaused()
@@ -462,51 +431,8 @@ final class IoAgent implements Agent
         counters.increment(BrokerCounters.CONNECTIONS_CLOSED);
         if (connection.connectSeen)
         {
-            inView.wrap(0, 0);
-            if (!publishEnd(connection.id, kind, connection.version))
-            {
-                pendingEnds.add(new long[]{connection.id, kind, connection.version});
-            }
+            ingress.end(connection.id, kind, connection.version);
         }
-    }
-
-    private boolean publishEnd(final long connectionId, final int kind, final int version)
-    {
-        final long sequence;
-        try
-        {
-            sequence = ingress.tryNext();
-        }
-        catch (final InsufficientCapacityException ex)
-        {
-            return false;
-        }
-        final IngressEvent event = ingress.get(sequence);
-        event.kind = kind;
-        event.agentIndex = index;
-        event.connectionId = connectionId;
-        event.version = version;
-        event.packetType = 0;
-        event.packetLength = 0;
-        ingress.publish(sequence);
-        published = true;
-        return true;
-    }
-
-    private int publishPendingEnds()
-    {
-        int work = 0;
-        while (!pendingEnds.isEmpty())
-        {
-            final long[] end = pendingEnds.get(0);
-            if (!publishEnd(end[0], (int)end[1], (int)end[2]))
-            {
-                break;
-            }
-            pendingEnds.remove(0);
-            work++;
-        }
-        return work;
     }
 
     private void onOutbound(final int msgTypeId, final org.agrona.MutableDirectBuffer buffer, final int index,
