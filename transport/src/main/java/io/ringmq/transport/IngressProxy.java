@@ -34,20 +34,12 @@ final class IngressProxy
     boolean packet(final long connectionId, final int version, final boolean loopback, final int packetType,
         final DirectBuffer bytes, final int length)
     {
-        final long sequence;
-        try
-        {
-            sequence = ring.tryNext();
-        }
-        catch (final InsufficientCapacityException ex)
+        final long sequence = claim();
+        if (sequence < 0)
         {
             return false;
         }
-        final IngressEvent event = ring.get(sequence);
-        event.kind = IngressEvent.PACKET;
-        event.agentIndex = agentIndex;
-        event.connectionId = connectionId;
-        event.version = version;
+        final IngressEvent event = slot(sequence, IngressEvent.PACKET, connectionId, version);
         event.loopback = loopback;
         event.packetType = packetType;
         event.packetLength = length;
@@ -100,24 +92,41 @@ final class IngressProxy
 
     private boolean tryEnd(final long connectionId, final int kind, final int version)
     {
-        final long sequence;
-        try
-        {
-            sequence = ring.tryNext();
-        }
-        catch (final InsufficientCapacityException ex)
+        final long sequence = claim();
+        if (sequence < 0)
         {
             return false;
         }
-        final IngressEvent event = ring.get(sequence);
-        event.kind = kind;
-        event.agentIndex = agentIndex;
-        event.connectionId = connectionId;
-        event.version = version;
+        final IngressEvent event = slot(sequence, kind, connectionId, version);
         event.packetType = 0;
         event.packetLength = 0;
         ring.publish(sequence);
         published = true;
         return true;
+    }
+
+    /**
+     * @return the claimed sequence, or -1 when the ring is full (never blocks).
+     */
+    private long claim()
+    {
+        try
+        {
+            return ring.tryNext();
+        }
+        catch (final InsufficientCapacityException ex)
+        {
+            return -1;
+        }
+    }
+
+    private IngressEvent slot(final long sequence, final int kind, final long connectionId, final int version)
+    {
+        final IngressEvent event = ring.get(sequence);
+        event.kind = kind;
+        event.agentIndex = agentIndex;
+        event.connectionId = connectionId;
+        event.version = version;
+        return event;
     }
 }
