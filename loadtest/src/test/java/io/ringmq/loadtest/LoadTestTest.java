@@ -170,7 +170,10 @@ class LoadTestTest
             {
                 try (java.net.Socket probe = new java.net.Socket("127.0.0.1", port))
                 {
-                    break;
+                    if (probe.isConnected())
+                    {
+                        break;
+                    }
                 }
                 catch (final java.io.IOException notYet)
                 {

@@ -1,0 +1,324 @@
+package io.ringmq.loadtest;
+
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.HistogramLogWriter;
+import org.HdrHistogram.Recorder;
+
+import java.io.IOException;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs one scenario on a set of {@link Driver} threads: connects every client, moves the drivers through their
+ * phases (publish for the duration, then drain until every publisher's last message is confirmed and deliveries
+ * stop), samples the broker, and gathers the {@link Report}.
+ */
+final class ScenarioRunner
+{
+    private final Settings settings;
+    private final Path out;
+    private final String label;
+
+    ScenarioRunner(final Settings settings, final Path out, final String label)
+    {
+        this.settings = settings;
+        this.out = out;
+        this.label = label;
+    }
+
+    Report runMessages(final long pid) throws Exception
+    {
+        final Recorder intervals = new Recorder(3);
+        // subscribers on -threads drivers that wake on every delivery; publishers on one more that keeps time
+        final Driver[] drivers = drivers(settings, intervals, settings.subscribers > 0 ? settings.threads + 1 : 1);
+        final int subscriberDrivers = drivers.length - 1;
+        for (int i = 0; i < settings.subscribers; i++)
+        {
+            drivers[i % subscriberDrivers].add(new Client(i, false, SocketChannel.open(), settings));
+        }
+        for (int i = 0; i < settings.publishers; i++)
+        {
+            drivers[drivers.length - 1].add(new Client(i, true, SocketChannel.open(), settings));
+        }
+        final Thread[] threads = start(drivers);
+        final int total = settings.subscribers + settings.publishers;
+        awaitReady(drivers, total);
+        final Report report = new Report(settings, label);
+        report.connected = countReady(drivers);
+        final HistogramLogWriter log = null != out ?
+            new HistogramLogWriter(out.resolve("latency.hlog").toFile()) : null;
+        try (ProcSampler broker = pid > 0 ? new ProcSampler(pid) : null;
+             ProcSampler self = new ProcSampler(ProcessHandle.current().pid()))
+        {
+            if (null != log)
+            {
+                log.outputLogFormatVersion();
+                log.outputStartTime(System.currentTimeMillis());
+                log.outputLegend();
+            }
+            if (settings.persistent())
+            {
+                takeSubscribersOffline(drivers);
+            }
+            final long startNs = System.nanoTime();
+            for (final Driver driver : drivers)
+            {
+                driver.phase(Driver.RUNNING, startNs);
+            }
+            final long endNs = startNs + settings.durationNs;
+            final long backNs = startNs + settings.offlineNs;
+            boolean back = !settings.persistent();
+            long lastIntervalNs = startNs;
+            while (System.nanoTime() < endNs)
+            {
+                final long wakeNs = back ? endNs : Math.min(endNs, backNs);
+                Thread.sleep(Math.min(1000, Math.max(1, TimeUnit.NANOSECONDS.toMillis(wakeNs - System.nanoTime()))));
+                if (!back && System.nanoTime() >= backNs)
+                {
+                    back = true;
+                    for (final Driver driver : drivers)
+                    {
+                        driver.subscribersOnline(true); // persistent: they come back and must get what was queued
+                    }
+                }
+                lastIntervalNs = writeInterval(intervals, log, lastIntervalNs, startNs, report);
+            }
+            for (final Driver driver : drivers)
+            {
+                driver.phase(Driver.DRAINING, startNs);
+            }
+            report.publishSeconds = (System.nanoTime() - startNs) / 1e9;
+            drain(drivers, settings);
+            writeInterval(intervals, log, lastIntervalNs, startNs, report);
+            for (final Driver driver : drivers)
+            {
+                driver.phase(Driver.STOPPED, startNs);
+            }
+            for (final Thread thread : threads)
+            {
+                thread.join(10_000);
+            }
+            report.collect(drivers);
+            if (null != broker && broker.isAvailable())
+            {
+                report.broker(broker.cpuSeconds(), broker.averageCpuPercent(), broker.peakCpuPercent(),
+                    broker.peakRssMb(), pid);
+            }
+            report.generator(self.cpuSeconds(), self.averageCpuPercent());
+        }
+        finally
+        {
+            if (null != log)
+            {
+                log.close();
+            }
+        }
+        return report;
+    }
+
+    private static void takeSubscribersOffline(final Driver[] drivers) throws InterruptedException
+    {
+        for (final Driver driver : drivers)
+        {
+            driver.subscribersOnline(false);
+        }
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline)
+        {
+            boolean offline = true;
+            for (final Driver driver : drivers)
+            {
+                for (final Client client : driver.clients)
+                {
+                    offline &= client.publisher || client.state == Client.State.CLOSED;
+                }
+            }
+            if (offline)
+            {
+                Thread.sleep(200); // let the broker see the DISCONNECTs before anything is published
+                return;
+            }
+            Thread.sleep(5);
+        }
+    }
+
+    private long writeInterval(final Recorder intervals, final HistogramLogWriter log, final long lastNs,
+        final long startNs, final Report report)
+    {
+        final long now = System.nanoTime();
+        final Histogram interval = intervals.getIntervalHistogram();
+        interval.setStartTimeStamp(TimeUnit.NANOSECONDS.toMillis(lastNs - startNs));
+        interval.setEndTimeStamp(TimeUnit.NANOSECONDS.toMillis(now - startNs));
+        report.interval((now - startNs) / 1e9, interval.getTotalCount() / Math.max(1e-9, (now - lastNs) / 1e9),
+            interval.getTotalCount() > 0 ? interval.getValueAtPercentile(99) / 1000.0 : 0);
+        if (null != log)
+        {
+            log.outputIntervalHistogram((lastNs - startNs) / 1e9, (now - lastNs) / 1e9, interval, 1000.0);
+        }
+        return now;
+    }
+
+    /**
+     * Waits until every publisher's final PINGREQ (or QoS 1/2 window) is answered, then until deliveries stop.
+     */
+    private static void drain(final Driver[] drivers, final Settings settings) throws InterruptedException
+    {
+        final long deadline = System.nanoTime() + settings.drainNs + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline && !publishersSettled(drivers))
+        {
+            Thread.sleep(5);
+        }
+        long last = -1;
+        long stableSince = System.nanoTime();
+        final long settleDeadline = System.nanoTime() + settings.drainNs;
+        while (System.nanoTime() < settleDeadline)
+        {
+            long received = 0;
+            for (final Driver driver : drivers)
+            {
+                for (final Client client : driver.clients)
+                {
+                    received += client.received;
+                }
+            }
+            if (received != last)
+            {
+                last = received;
+                stableSince = System.nanoTime();
+            }
+            else if (System.nanoTime() - stableSince > TimeUnit.MILLISECONDS.toNanos(300))
+            {
+                return;
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    private static boolean publishersSettled(final Driver[] drivers)
+    {
+        for (final Driver driver : drivers)
+        {
+            for (final Client client : driver.clients)
+            {
+                if (client.publisher && client.state == Client.State.READY &&
+                    (client.pingsOutstanding > 0 || client.inflight > 0))
+                {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    Report.Level runConnections(final int level, final long pid) throws Exception
+    {
+        final Driver[] drivers = drivers(settings, new Recorder(3), settings.threads);
+        for (int i = 0; i < level; i++)
+        {
+            drivers[i % drivers.length].add(new Client(i, false, SocketChannel.open(), settings));
+        }
+        try (ProcSampler broker = pid > 0 ? new ProcSampler(pid) : null)
+        {
+            final Thread[] threads = start(drivers);
+            awaitReady(drivers, level);
+            final int established = countReady(drivers);
+            Thread.sleep(TimeUnit.NANOSECONDS.toMillis(settings.holdNs));
+            for (final Driver driver : drivers)
+            {
+                driver.phase(Driver.DRAINING, System.nanoTime());
+            }
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            int alive = 0;
+            while (System.nanoTime() < deadline)
+            {
+                alive = 0;
+                for (final Driver driver : drivers)
+                {
+                    for (final Client client : driver.clients)
+                    {
+                        alive += client.pingsAnswered > 0 ? 1 : 0;
+                    }
+                }
+                if (alive >= established)
+                {
+                    break;
+                }
+                Thread.sleep(20);
+            }
+            for (final Driver driver : drivers)
+            {
+                driver.phase(Driver.STOPPED, 0);
+            }
+            for (final Thread thread : threads)
+            {
+                thread.join(10_000);
+            }
+            final Histogram connect = new Histogram(3);
+            int failed = 0;
+            for (final Driver driver : drivers)
+            {
+                connect.add(driver.connectTime);
+                failed += driver.failed;
+            }
+            double dialSeconds = 0;
+            for (final Driver driver : drivers)
+            {
+                dialSeconds = Math.max(dialSeconds, driver.dialSeconds());
+            }
+            return new Report.Level(level, established, level - established, alive, connect,
+                null != broker && broker.isAvailable() ? broker.peakRssMb() : -1, dialSeconds);
+        }
+    }
+
+    private static Driver[] drivers(final Settings settings, final Recorder intervals, final int count)
+        throws IOException
+    {
+        final Driver[] drivers = new Driver[count];
+        for (int i = 0; i < drivers.length; i++)
+        {
+            drivers[i] = new Driver(settings, intervals);
+        }
+        return drivers;
+    }
+
+    private static Thread[] start(final Driver[] drivers)
+    {
+        final Thread[] threads = new Thread[drivers.length];
+        for (int i = 0; i < drivers.length; i++)
+        {
+            threads[i] = new Thread(drivers[i], "loadtest-io-" + i);
+            threads[i].setDaemon(true);
+            threads[i].start();
+        }
+        return threads;
+    }
+
+    private static void awaitReady(final Driver[] drivers, final int total) throws InterruptedException
+    {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (System.nanoTime() < deadline)
+        {
+            int done = 0;
+            for (final Driver driver : drivers)
+            {
+                done += driver.ready + driver.failed;
+            }
+            if (done >= total)
+            {
+                return;
+            }
+            Thread.sleep(5);
+        }
+    }
+
+    private static int countReady(final Driver[] drivers)
+    {
+        int ready = 0;
+        for (final Driver driver : drivers)
+        {
+            ready += driver.ready;
+        }
+        return ready;
+    }
+}
