@@ -31,6 +31,8 @@ final class Connection
     /** Close once the outbound bytes are written (asked by the pipeline, or after a refusal). */
     boolean closeAfterFlush;
     boolean closed;
+    /** The connection's timer in its agent's {@link ConnectionTimers}, or -1. */
+    long timerId = -1;
 
     Connection(final long id, final SocketChannel channel, final boolean loopback, final long nowMs)
     {

@@ -45,7 +45,6 @@ final class IoAgent implements Agent
     static final int SEND = 1;
     static final int CLOSE = 2;
     private static final System.Logger LOG = System.getLogger("io.ringmq.transport");
-    private static final int TIMER_PERIOD_MS = 100;
     private static final byte[] CONNACK_UNACCEPTABLE_VERSION = {0x20, 0x02, 0x00, 0x01};
 
     private final int index;
@@ -66,12 +65,12 @@ final class IoAgent implements Agent
     private final byte[] pingResponse = new byte[PingCodec.LENGTH];
     private final EpochClock clock = SystemEpochClock.INSTANCE;
     private final AtomicInteger connectionCount;
+    private final ConnectionTimers timers;
     private final MessageHandler outboundHandler = this::onOutbound;
     private IoAgent[] agents;
     private Wakeable pipelineWake = Wakeable.NONE;
     private Wakeable[] agentWakes;
     private long nowMs;
-    private long nextTimerMs;
     private long nextConnectionSeq;
     private int nextAgent;
 
@@ -87,6 +86,7 @@ final class IoAgent implements Agent
         this.ingress = new IngressProxy(ingress, index);
         this.connectionCount = connectionCount;
         this.selector = Selector.open();
+        this.timers = new ConnectionTimers(clock.time(), context.connectTimeoutMs(), this::expire);
         PingCodec.encode(new UnsafeBuffer(pingResponse), 0, PacketType.PINGRESP);
         if (null != server)
         {
@@ -126,11 +126,7 @@ final class IoAgent implements Agent
         work += retryPaused();
         work += ingress.retryEnds();
         work += flushTouched();
-        if (nowMs >= nextTimerMs)
-        {
-            nextTimerMs = nowMs + TIMER_PERIOD_MS;
-            work += checkTimers();
-        }
+        work += timers.poll(nowMs);
         if (ingress.takePublished())
         {
             pipelineWake.wake(); // once per duty cycle, however many packets were handed on
@@ -226,6 +222,7 @@ final class IoAgent implements Agent
             connection.out = Buffers.allocate();
             connection.key = channel.register(selector, SelectionKey.OP_READ, connection);
             connections.put(id, connection);
+            timers.onAccepted(connection);
         }
         catch (final IOException ex)
         {
@@ -334,6 +331,7 @@ final class IoAgent implements Agent
             connection.connectSeen = true;
             connection.version = decoder.connect().protocolLevel();
             connection.keepAliveSeconds = decoder.connect().keepAlive();
+            timers.onConnected(connection);
             return true;
         }
         switch (type)
@@ -422,6 +420,7 @@ final class IoAgent implements Agent
             return;
         }
         connection.closed = true;
+        timers.onClosed(connection);
         connection.key.cancel();
         CloseHelper.quietClose(connection.channel);
         connection.in.release();
@@ -552,33 +551,10 @@ final class IoAgent implements Agent
         }
     }
 
-    private int checkTimers()
+    private void expire(final Connection connection, final boolean connectTimeout)
     {
-        int closedCount = 0;
-        final List<Connection> expired = new ArrayList<>();
-        for (final Connection connection : connections.values())
-        {
-            if (!connection.connectSeen)
-            {
-                if (nowMs - connection.acceptedMs > context.connectTimeoutMs())
-                {
-                    counters.increment(BrokerCounters.CONNECT_TIMEOUTS);
-                    expired.add(connection);
-                }
-            }
-            else if (connection.keepAliveSeconds > 0 &&
-                nowMs - connection.lastReadMs > connection.keepAliveSeconds * 1500L) // [MQTT-3.1.2-24]
-            {
-                counters.increment(BrokerCounters.KEEP_ALIVE_TIMEOUTS);
-                expired.add(connection);
-            }
-        }
-        for (final Connection connection : expired)
-        {
-            close(connection, IngressEvent.CONNECTION_LOST);
-            closedCount++;
-        }
-        return closedCount;
+        counters.increment(connectTimeout ? BrokerCounters.CONNECT_TIMEOUTS : BrokerCounters.KEEP_ALIVE_TIMEOUTS);
+        close(connection, IngressEvent.CONNECTION_LOST);
     }
 
     private UnsafeBuffer constant(final byte[] bytes)

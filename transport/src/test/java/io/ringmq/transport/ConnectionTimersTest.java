@@ -1,0 +1,68 @@
+package io.ringmq.transport;
+
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The timer wheel of connect timeouts and keep-alives, stepped on a made-up clock.
+ */
+class ConnectionTimersTest
+{
+    private final List<String> expired = new ArrayList<>();
+    private final ConnectionTimers timers = new ConnectionTimers(0, 1_000,
+        (connection, connectTimeout) -> expired.add(connection.id + (connectTimeout ? ":connect" : ":keep-alive")));
+
+    private static Connection connection(final long id, final long nowMs)
+    {
+        return new Connection(id, null, true, nowMs);
+    }
+
+    @Test
+    void aConnectionWithoutConnectExpiresAfterTheConnectTimeout()
+    {
+        timers.onAccepted(connection(1, 0));
+        timers.poll(990);
+        assertThat(expired).isEmpty();
+        timers.poll(1_100);
+        assertThat(expired).containsExactly("1:connect");
+    }
+
+    @Test
+    @DisplayName("MQTT-3.1.2-24: keep-alive expires at 1.5 times the client's value, counted from its last read")
+    void keepAliveFollowsReads()
+    {
+        final Connection connection = connection(2, 0);
+        timers.onAccepted(connection);
+        connection.connectSeen = true;
+        connection.keepAliveSeconds = 2;
+        connection.lastReadMs = 100;
+        timers.onConnected(connection);
+        connection.lastReadMs = 2_500; // heard from before its deadline (3,100)
+        timers.poll(3_200);
+        assertThat(expired).isEmpty();
+        timers.poll(5_500);
+        assertThat(expired).isEmpty();
+        timers.poll(5_700); // 2,500 + 3,000
+        assertThat(expired).containsExactly("2:keep-alive");
+    }
+
+    @Test
+    void keepAliveZeroAndClosedConnectionsNeverExpire()
+    {
+        final Connection silent = connection(3, 0);
+        timers.onAccepted(silent);
+        silent.connectSeen = true;
+        timers.onConnected(silent);
+        final Connection closed = connection(4, 0);
+        timers.onAccepted(closed);
+        closed.closed = true;
+        timers.onClosed(closed);
+        timers.poll(60_000);
+        assertThat(expired).isEmpty();
+    }
+}
