@@ -1,4 +1,6 @@
 /**
- * The load generator and scenario runner, on ringmq's own codec. Built by the load generator issue.
+ * The load generator ({@link io.ringmq.loadtest.LoadTest}) and the bench matrix runner, on ringmq's own codec with
+ * non-blocking I/O threads; per-message latency in HdrHistogram, loss, duplicate and reorder accounting, and
+ * broker observation from /proc.
  */
 package io.ringmq.loadtest;

@@ -1,5 +1,7 @@
 /**
- * The broker's brain: Disruptor rings and stages, sessions, the subscription index, the retained store,
- * wills, QoS state, limits, timers and counters. It never touches a socket. Built by the broker issue.
+ * The broker's brain: the Disruptor ingress ring and its stages ({@link io.ringmq.pipeline.AuthStage},
+ * {@link io.ringmq.pipeline.RoutingStage}, {@link io.ringmq.pipeline.DeliveryStage}), sessions, the subscription
+ * index, retained messages, QoS state, authentication and counters. It never touches a socket: bytes leave through
+ * the {@link io.ringmq.pipeline.Outbound} port.
  */
 package io.ringmq.pipeline;

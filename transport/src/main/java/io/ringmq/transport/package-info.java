@@ -1,5 +1,6 @@
 /**
- * The network edge: non-blocking socket I/O agents, accept, framing, per-connection buffers, and the
- * {@code ringmq} command line that wires the broker. Built by the broker issue.
+ * The network edge: non-blocking socket I/O agents, accept, per-connection buffers, connection timers, the
+ * outbound rings, the broker assembly ({@link io.ringmq.transport.Broker}) and the {@code ringmq} command line
+ * ({@link io.ringmq.transport.Main}).
  */
 package io.ringmq.transport;
