@@ -136,8 +136,7 @@ final class ScenarioRunner
             }
             if (offline)
             {
-                Thread.sleep(200); // let the broker see the DISCONNECTs before anything is published
-                return;
+                return; // a message the broker still sends to a closing connection stays in flight and is resent
             }
             Thread.sleep(5);
         }

@@ -222,6 +222,5 @@ class LoadTestTest
     void brokerPidIsFoundByItsPort() throws Exception
     {
         assertThat(ProcSampler.findListener(broker.port())).isEqualTo(ProcessHandle.current().pid());
-        assertThat(Files.exists(Path.of("/proc/self/stat"))).isTrue();
     }
 }

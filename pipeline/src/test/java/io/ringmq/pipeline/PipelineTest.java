@@ -235,7 +235,7 @@ class PipelineTest
             ring.publish(ring.next());
         }
         assertThat(step.poll()).isEqualTo(3);
-        assertThat(counters.get(BrokerCounters.STAGE_ERRORS)).isEqualTo(3);
+        assertThat(counters.get(BrokerCounters.UNEXPECTED_ERRORS)).isEqualTo(3);
     }
 
     @Test

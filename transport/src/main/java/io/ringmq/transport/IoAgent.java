@@ -66,6 +66,11 @@ final class IoAgent implements Agent
     private final EpochClock clock = SystemEpochClock.INSTANCE;
     private final AtomicInteger connectionCount;
     private final ConnectionTimers timers;
+    // per-message counts, added to the shared counters once per duty cycle rather than per message
+    private long packetsIn;
+    private long publishIn;
+    private long publishOut;
+    private long qos0Dropped;
     private final MessageHandler outboundHandler = this::onOutbound;
     private IoAgent[] agents;
     private Wakeable pipelineWake = Wakeable.NONE;
@@ -131,7 +136,23 @@ final class IoAgent implements Agent
         {
             pipelineWake.wake(); // once per duty cycle, however many packets were handed on
         }
+        publishCounts();
         return work;
+    }
+
+    private void publishCounts()
+    {
+        if ((packetsIn | publishIn | publishOut | qos0Dropped) != 0)
+        {
+            counters.add(BrokerCounters.PACKETS_IN, packetsIn);
+            counters.add(BrokerCounters.PUBLISH_IN, publishIn);
+            counters.add(BrokerCounters.PUBLISH_OUT, publishOut);
+            counters.add(BrokerCounters.QOS0_DROPPED_SLOW_SUBSCRIBER, qos0Dropped);
+            packetsIn = 0;
+            publishIn = 0;
+            publishOut = 0;
+            qos0Dropped = 0;
+        }
     }
 
     private int processSelected() throws IOException
@@ -315,7 +336,7 @@ final class IoAgent implements Agent
     private boolean onPacket(final Connection connection, final int length)
     {
         final int type = decoder.packetType();
-        counters.increment(BrokerCounters.PACKETS_IN);
+        packetsIn++;
         if (!connection.connectSeen)
         {
             if (type != PacketType.CONNECT)
@@ -351,7 +372,7 @@ final class IoAgent implements Agent
             case PacketType.UNSUBSCRIBE:
                 if (type == PacketType.PUBLISH)
                 {
-                    counters.increment(BrokerCounters.PUBLISH_IN);
+                    publishIn++;
                 }
                 return ingress.packet(connection.id, connection.version, connection.loopback, type, inView, length);
             case PacketType.CONNECT:
@@ -462,12 +483,12 @@ final class IoAgent implements Agent
         final boolean publish = (first >>> 4) == PacketType.PUBLISH;
         if (publish && (first & 0x06) == 0 && connection.out.readableBytes() > context.outboundHighWaterBytes())
         {
-            counters.increment(BrokerCounters.QOS0_DROPPED_SLOW_SUBSCRIBER);
+            qos0Dropped++;
             return;
         }
         if (publish)
         {
-            counters.increment(BrokerCounters.PUBLISH_OUT);
+            publishOut++;
         }
         append(connection, buffer, offset, length);
     }
@@ -513,6 +534,7 @@ final class IoAgent implements Agent
             }
         }
         touched.clear();
+        publishCounts(); // also reached straight from the delivery stage in the shared mode
         return count;
     }
 
@@ -570,6 +592,7 @@ final class IoAgent implements Agent
             flush(connection);
             close(connection, IngressEvent.CONNECTION_LOST);
         }
+        publishCounts();
         CloseHelper.quietClose(selector);
     }
 

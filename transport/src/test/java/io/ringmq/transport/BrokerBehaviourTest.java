@@ -87,7 +87,7 @@ abstract class BrokerBehaviourTest
         if (null != broker)
         {
             broker.close();
-            assertThat(broker.counters().get(BrokerCounters.STAGE_ERRORS)).as("unexpected errors in the broker")
+            assertThat(broker.counters().get(BrokerCounters.UNEXPECTED_ERRORS)).as("unexpected errors in the broker")
                 .isZero();
         }
     }

@@ -49,7 +49,7 @@ class HiveMqClientTest
             }
         }
         broker.close();
-        assertThat(broker.counters().get(io.ringmq.pipeline.status.BrokerCounters.STAGE_ERRORS)).isZero();
+        assertThat(broker.counters().get(io.ringmq.pipeline.status.BrokerCounters.UNEXPECTED_ERRORS)).isZero();
     }
 
     private Mqtt3BlockingClient client(final String id)

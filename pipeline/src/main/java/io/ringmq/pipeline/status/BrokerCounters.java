@@ -23,7 +23,7 @@ public final class BrokerCounters
     public static final int OUTBOUND_RING_FULL = 12;
     public static final int SOCKET_WRITE_BLOCKED = 13;
     /** Errors no client input should cause: a stage or agent threw; each distinct cause is logged once. */
-    public static final int STAGE_ERRORS = 14;
+    public static final int UNEXPECTED_ERRORS = 14;
     public static final int AUTH_FAILURES = 15;
     public static final int PACKET_TOO_LARGE = 16;
     public static final int CONNECTIONS_TAKEN_OVER = 17;

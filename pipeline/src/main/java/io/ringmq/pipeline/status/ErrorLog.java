@@ -25,7 +25,7 @@ public final class ErrorLog
      */
     public synchronized void record(final String where, final Throwable error)
     {
-        counters.increment(BrokerCounters.STAGE_ERRORS);
+        counters.increment(BrokerCounters.UNEXPECTED_ERRORS);
         final StackTraceElement[] trace = error.getStackTrace();
         final String key = where + '|' + error.getClass().getName() + '|' + error.getMessage() + '|' +
             (trace.length > 0 ? trace[0] : "");
