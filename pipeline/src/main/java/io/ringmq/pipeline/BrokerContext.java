@@ -2,6 +2,8 @@ package io.ringmq.pipeline;
 
 import io.ringmq.pipeline.auth.Authenticator;
 
+import org.agrona.BitUtil;
+
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
@@ -20,7 +22,9 @@ public final class BrokerContext
         /** I/O agents on their own threads, all stages in one (4 to 8 cores). */
         SHARED_NETWORK,
         /** Everything on one thread (2 cores, and tests). */
-        SHARED
+        SHARED,
+        /** No threads at all: whoever holds the broker steps every agent (deterministic tests). */
+        INVOKER
     }
 
     private String bindAddress = "0.0.0.0";
@@ -39,6 +43,19 @@ public final class BrokerContext
     private int connectTimeoutMs = 10_000;
     private int outboundHighWaterBytes = 1024 * 1024;
     private int acceptBacklog = 4_096;
+    // ---- pipeline sizes and per-client limits
+    /** Bytes of a packet kept inside its ingress slot; larger packets go to the I/O agent's message log. */
+    private int slotInlineBytes = 256;
+    /** 0: sized from the maximum packet size (at least 16 MiB, room for two of the largest packets). */
+    private int messageLogBytes = 0;
+    private int stageBatchLimit = 1_024;
+    private int maxClientIdLength = 1_024;
+    private int maxSubscriptionsPerClient = 10_000;
+    private long maxQueuedBytes = 16L * 1024 * 1024;
+    private int maxRetainedMessages = 100_000;
+    private long maxRetainedBytes = 256L * 1024 * 1024;
+    private long persistentClientExpirationMs = 7L * 24 * 3600 * 1000;
+
     private Authenticator.AnonymousPolicy anonymous = Authenticator.AnonymousPolicy.LOOPBACK;
     private String user;
     private String password;
@@ -61,7 +78,26 @@ public final class BrokerContext
         check(maxPacketSize >= 64 && maxPacketSize <= 268_435_460, "--max-packet-size must be 64..268435460");
         check(connectTimeoutMs >= 100, "--connect-timeout must be at least 100 ms");
         check((null == user) == (null == password), "--user and --pass go together");
+        check(maxPacketSize <= MAX_PACKET_SIZE_LIMIT, "--max-packet-size must be at most " + MAX_PACKET_SIZE_LIMIT +
+            " (64 MiB): every packet must fit the outbound ring and the message log");
+        check(slotInlineBytes >= 64 && slotInlineBytes <= 64 * 1024, "--slot-inline-bytes must be 64..65536");
+        check(stageBatchLimit >= 1, "--stage-batch-limit must be positive");
+        check(maxClientIdLength >= 23 && maxClientIdLength <= 65_535,
+            "--max-client-id-length must be 23..65535 (a server accepts at least 23 [MQTT-3.1.3-5])");
+        check(maxSubscriptionsPerClient >= 1, "--max-subscriptions-per-client must be positive");
+        check(maxQueuedBytes >= 1024, "--max-queued-bytes must be at least 1024");
+        check(maxRetainedMessages >= 0 && maxRetainedBytes >= 0, "retained limits must be >= 0");
+        check(persistentClientExpirationMs >= 0, "--persistent-client-expiration must be >= 0");
+        // the outbound ring carries whole packets, at most an eighth of its capacity each (Agrona's limit)
+        outboundRingBytes = Math.max(outboundRingBytes,
+            BitUtil.findNextPositivePowerOfTwo((maxPacketSize + 64) * 8));
         check(Integer.bitCount(outboundRingBytes) == 1, "outbound ring size must be a power of two");
+        if (0 == messageLogBytes)
+        {
+            messageLogBytes = Math.max(16 * 1024 * 1024, BitUtil.findNextPositivePowerOfTwo(maxPacketSize) * 2);
+        }
+        check(Integer.bitCount(messageLogBytes) == 1 && messageLogBytes / 2 >= maxPacketSize,
+            "--message-log-bytes must be a power of two holding two packets of --max-packet-size");
         try
         {
             InetAddress.getByName(bindAddress);
@@ -70,12 +106,15 @@ public final class BrokerContext
         {
             throw new IllegalArgumentException("--bind: unknown address " + bindAddress);
         }
-        if (threading == Threading.SHARED)
+        if (threading == Threading.SHARED || threading == Threading.INVOKER)
         {
             ioThreads = 1;
         }
         return this;
     }
+
+    /** The largest --max-packet-size: the outbound ring for it is 512 MiB per I/O agent. */
+    public static final int MAX_PACKET_SIZE_LIMIT = 64 * 1024 * 1024;
 
     private static void check(final boolean condition, final String message)
     {
@@ -91,7 +130,11 @@ public final class BrokerContext
             " io-threads=" + ioThreads + " idle-strategy=" + idleStrategy + (pin.isEmpty() ? "" : " pin=" + pin) +
             " ring-size=" + ringSize + " max-connections=" + maxConnections + " max-inflight=" + maxInflight +
             " max-queued=" + maxQueued + " max-packet-size=" + maxPacketSize + " connect-timeout=" +
-            connectTimeoutMs + "ms anonymous=" + anonymous.name().toLowerCase() +
+            connectTimeoutMs + "ms max-client-id-length=" + maxClientIdLength + " max-subscriptions-per-client=" +
+            maxSubscriptionsPerClient + " max-queued-bytes=" + maxQueuedBytes + " max-retained=" +
+            maxRetainedMessages + "/" + maxRetainedBytes + "B persistent-client-expiration=" +
+            persistentClientExpirationMs / 1000 + "s slot-inline-bytes=" + slotInlineBytes + " message-log-bytes=" +
+            messageLogBytes + " anonymous=" + anonymous.name().toLowerCase() +
             (null != user ? " user=" + user : "") + (null != passwordFile ? " password-file=" + passwordFile : "");
     }
 
@@ -296,6 +339,103 @@ public final class BrokerContext
     public BrokerContext passwordFile(final Path passwordFile)
     {
         this.passwordFile = passwordFile;
+        return this;
+    }
+
+    public int slotInlineBytes()
+    {
+        return slotInlineBytes;
+    }
+
+    public BrokerContext slotInlineBytes(final int slotInlineBytes)
+    {
+        this.slotInlineBytes = slotInlineBytes;
+        return this;
+    }
+
+    public int messageLogBytes()
+    {
+        return messageLogBytes;
+    }
+
+    public BrokerContext messageLogBytes(final int messageLogBytes)
+    {
+        this.messageLogBytes = messageLogBytes;
+        return this;
+    }
+
+    public int stageBatchLimit()
+    {
+        return stageBatchLimit;
+    }
+
+    public BrokerContext stageBatchLimit(final int stageBatchLimit)
+    {
+        this.stageBatchLimit = stageBatchLimit;
+        return this;
+    }
+
+    public int maxClientIdLength()
+    {
+        return maxClientIdLength;
+    }
+
+    public BrokerContext maxClientIdLength(final int maxClientIdLength)
+    {
+        this.maxClientIdLength = maxClientIdLength;
+        return this;
+    }
+
+    public int maxSubscriptionsPerClient()
+    {
+        return maxSubscriptionsPerClient;
+    }
+
+    public BrokerContext maxSubscriptionsPerClient(final int maxSubscriptionsPerClient)
+    {
+        this.maxSubscriptionsPerClient = maxSubscriptionsPerClient;
+        return this;
+    }
+
+    public long maxQueuedBytes()
+    {
+        return maxQueuedBytes;
+    }
+
+    public BrokerContext maxQueuedBytes(final long maxQueuedBytes)
+    {
+        this.maxQueuedBytes = maxQueuedBytes;
+        return this;
+    }
+
+    public int maxRetainedMessages()
+    {
+        return maxRetainedMessages;
+    }
+
+    public long maxRetainedBytes()
+    {
+        return maxRetainedBytes;
+    }
+
+    public BrokerContext maxRetained(final int messages, final long bytes)
+    {
+        this.maxRetainedMessages = messages;
+        this.maxRetainedBytes = bytes;
+        return this;
+    }
+
+    public long persistentClientExpirationMs()
+    {
+        return persistentClientExpirationMs;
+    }
+
+    /**
+     * @param ms how long a persistent session whose client never comes back is kept; 0 keeps it forever.
+     */
+    public BrokerContext persistentClientExpirationMs(final long ms)
+    {
+        this.persistentClientExpirationMs = ms;
         return this;
     }
 }

@@ -14,23 +14,25 @@ import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
-
 /**
  * The delivery stage, and the last stage: owns each session's outbound QoS state (packet identifiers, the
  * in-flight window, the bounded queue) and writes every packet the broker sends. A PUBLISH is encoded once per
  * QoS variant and copied to each subscriber with only its packet identifier patched. QoS 0 to an offline
- * subscriber is dropped; QoS 1 and 2 wait in the session's queue up to {@code maxQueued}, then the newest is
- * dropped and counted.
+ * subscriber is dropped; QoS 1 and 2 wait in the session's queue up to {@code maxQueued} messages and
+ * {@code maxQueuedBytes} payload bytes, then the newest is dropped and counted.
+ * <p>
+ * It never parks its thread: what an I/O agent's full outbound ring cannot take now waits in an
+ * {@link OutboundBacklog} for that agent (in order, retried every duty cycle), and QoS 0 for that agent is dropped
+ * meanwhile. As the last stage it releases each slot's message log entry.
  */
 public final class DeliveryStage implements Stage
 {
-    private static final long SEND_RETRY_NS = TimeUnit.SECONDS.toNanos(1);
-
     private final Outbound outbound;
     private final BrokerCounters counters;
     private final int maxQueued;
+    private final long maxQueuedBytes;
+    private final MessageLog[] logs;
+    private final OutboundBacklog backlog;
     private final ExpandableArrayBuffer scratch = new ExpandableArrayBuffer(4096);
     private final ExpandableArrayBuffer[] variants =
         {new ExpandableArrayBuffer(256), new ExpandableArrayBuffer(256), new ExpandableArrayBuffer(256)};
@@ -43,11 +45,18 @@ public final class DeliveryStage implements Stage
     private final int[] codes = new int[1];
     private long sequence;
 
-    public DeliveryStage(final Outbound outbound, final BrokerCounters counters, final int maxQueued)
+    /**
+     * @param logs the I/O agents' message logs, whose entries this last stage releases.
+     */
+    public DeliveryStage(final BrokerContext context, final Outbound outbound, final BrokerCounters counters,
+        final MessageLog[] logs)
     {
         this.outbound = outbound;
         this.counters = counters;
-        this.maxQueued = maxQueued;
+        this.maxQueued = context.maxQueued();
+        this.maxQueuedBytes = context.maxQueuedBytes();
+        this.logs = logs;
+        this.backlog = new OutboundBacklog(logs.length);
     }
 
     public void onEvent(final IngressEvent event, final boolean endOfBatch)
@@ -65,11 +74,66 @@ public final class DeliveryStage implements Stage
         }
         finally
         {
-            event.clear(); // last stage: let go of sessions and messages
-            if (endOfBatch)
+            finish(event, endOfBatch);
+        }
+    }
+
+    /**
+     * A stage failed on this slot: its connection is closed (a CONNECT refused first, never admitted).
+     */
+    public void onFailed(final IngressEvent event, final boolean endOfBatch)
+    {
+        try
+        {
+            if (event.kind == IngressEvent.PACKET)
             {
-                outbound.endOfBatch();
+                if (event.packetType == PacketType.CONNECT)
+                {
+                    final int length = ConnackEncoder.encode(
+                        scratch, 0, event.version, false, ReasonCode.V3_SERVER_UNAVAILABLE, null);
+                    sendTo(event.agentIndex, event.connectionId, scratch, length, false);
+                }
+                closeConnection(event.agentIndex, event.connectionId);
             }
+            else if (null != event.session && event.session.connectionId() == event.connectionId)
+            {
+                event.session.unbind(); // the end still unbinds, or delivery would write to a dead connection
+            }
+        }
+        finally
+        {
+            finish(event, endOfBatch);
+        }
+    }
+
+    public int doDutyCycle()
+    {
+        if (backlog.isEmpty())
+        {
+            return 0;
+        }
+        final int work = backlog.drain(outbound);
+        if (work > 0)
+        {
+            outbound.endOfBatch();
+        }
+        return work;
+    }
+
+    /**
+     * Last stage: gives back the slot's log entry, lets go of sessions and messages, flushes at a batch's end.
+     */
+    private void finish(final IngressEvent event, final boolean endOfBatch)
+    {
+        if (event.logEnd >= 0)
+        {
+            logs[event.agentIndex].release(event.logEnd);
+            event.logEnd = -1;
+        }
+        event.clear();
+        if (endOfBatch)
+        {
+            outbound.endOfBatch();
         }
     }
 
@@ -98,9 +162,9 @@ public final class DeliveryStage implements Stage
 
     private void onConnect(final IngressEvent event)
     {
-        if (event.connectCode != 0 || null == event.session)
+        if (event.authCode != IngressEvent.AUTH_ACCEPTED || null == event.session)
         {
-            final int code = event.connectCode != 0 ? event.connectCode : ReasonCode.V3_SERVER_UNAVAILABLE;
+            final int code = event.authCode > 0 ? event.authCode : ReasonCode.V3_SERVER_UNAVAILABLE; // fail closed
             final int length = ConnackEncoder.encode(scratch, 0, event.version, false, code, null);
             sendTo(event.agentIndex, event.connectionId, scratch, length, false);
             closeConnection(event.agentIndex, event.connectionId); // [MQTT-3.2.2-5]
@@ -130,6 +194,10 @@ public final class DeliveryStage implements Stage
             }
         }
         drainQueue(session);
+        if (event.routed)
+        {
+            fanOut(event); // the will of the connection this one took over
+        }
     }
 
     private void onPublish(final IngressEvent event)
@@ -203,19 +271,21 @@ public final class DeliveryStage implements Stage
                 return;
             case PacketType.PUBREC:
             {
+                // only a QoS 2 message awaits PUBREC; a repeated PUBREC gets its PUBREL again [MQTT-4.3.3-3]
                 final Outgoing outgoing = session.findInflight(packetId);
                 if (null != outgoing && outgoing.qos() == 2)
                 {
                     outgoing.state(Session.AWAIT_PUBCOMP);
+                    sendAck(event.agentIndex, event.connectionId, PacketType.PUBREL, packetId);
                 }
-                sendAck(event.agentIndex, event.connectionId, PacketType.PUBREL, packetId);
                 return;
             }
             default:
             {
+                // PUBACK ends a QoS 1 message; PUBCOMP ends a QoS 2 message only after its PUBREC [MQTT-4.3.3-1]
                 final Outgoing outgoing = session.findInflight(packetId);
-                final boolean matches = null != outgoing &&
-                    (event.packetType == PacketType.PUBACK ? outgoing.qos() == 1 : outgoing.qos() == 2);
+                final boolean matches = null != outgoing && (event.packetType == PacketType.PUBACK ?
+                    outgoing.qos() == 1 : outgoing.state() == Session.AWAIT_PUBCOMP);
                 if (matches)
                 {
                     session.removeInflight(outgoing);
@@ -345,18 +415,24 @@ public final class DeliveryStage implements Stage
             counters.increment(BrokerCounters.QUEUE_FULL_DROPPED);
             return;
         }
+        final int bytes = outgoing.message().payload().length + outgoing.message().topic().length;
+        if (session.queuedBytes() + bytes > maxQueuedBytes)
+        {
+            counters.increment(BrokerCounters.QUEUED_BYTES_DROPPED);
+            return;
+        }
         if (session.isOnline())
         {
             counters.increment(BrokerCounters.INFLIGHT_FULL_QUEUED);
         }
-        session.queue().addLast(outgoing);
+        session.enqueue(outgoing, bytes);
     }
 
     private void drainQueue(final Session session)
     {
         while (session.isOnline() && session.hasInflightRoom() && !session.queue().isEmpty())
         {
-            final Outgoing outgoing = session.queue().pollFirst();
+            final Outgoing outgoing = session.dequeue();
             session.addInflight(outgoing);
             outgoing.state(outgoing.qos() == 1 ? Session.AWAIT_PUBACK : Session.AWAIT_PUBREC);
             sendPublish(session, outgoing, false);
@@ -388,13 +464,13 @@ public final class DeliveryStage implements Stage
     }
 
     /**
-     * Hands bytes to the connection's I/O agent. QoS 0 is dropped when the agent's ring is full; anything else
-     * waits for room, up to a second, since dropping it would break the protocol.
+     * Hands bytes to the connection's I/O agent. What its full ring cannot take now waits in the backlog, in
+     * order; QoS 0 is dropped instead (counted), since nothing in the protocol needs it.
      */
     private void sendTo(final int agentIndex, final long connectionId, final DirectBuffer buffer, final int length,
         final boolean droppable)
     {
-        if (outbound.send(agentIndex, connectionId, buffer, 0, length))
+        if (backlog.isEmpty(agentIndex) && outbound.send(agentIndex, connectionId, buffer, 0, length))
         {
             return;
         }
@@ -404,26 +480,17 @@ public final class DeliveryStage implements Stage
             counters.increment(BrokerCounters.QOS0_DROPPED_SLOW_SUBSCRIBER);
             return;
         }
-        outbound.endOfBatch();
-        final long deadline = System.nanoTime() + SEND_RETRY_NS;
-        while (!outbound.send(agentIndex, connectionId, buffer, 0, length))
-        {
-            if (System.nanoTime() - deadline > 0)
-            {
-                closeConnection(agentIndex, connectionId);
-                return;
-            }
-            LockSupport.parkNanos(10_000);
-        }
+        counters.increment(BrokerCounters.OUTBOUND_BACKLOGGED);
+        backlog.add(agentIndex, OutboundBacklog.SEND, connectionId, buffer, 0, length);
     }
 
     private void closeConnection(final int agentIndex, final long connectionId)
     {
-        final long deadline = System.nanoTime() + SEND_RETRY_NS;
-        while (!outbound.close(agentIndex, connectionId) && System.nanoTime() - deadline < 0)
+        if (backlog.isEmpty(agentIndex) && outbound.close(agentIndex, connectionId))
         {
-            LockSupport.parkNanos(10_000);
+            return;
         }
+        backlog.add(agentIndex, OutboundBacklog.CLOSE, connectionId, scratch, 0, 0);
     }
 
     public String name()

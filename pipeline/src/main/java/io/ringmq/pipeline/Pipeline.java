@@ -33,19 +33,29 @@ public final class Pipeline
     private final EventPoller<IngressEvent>[] pollers;
     private final ErrorLog errors;
     private final RoutingStage routing;
+    private final MessageLog[] logs;
+    private final int batchLimit;
 
     @SuppressWarnings("unchecked")
     public Pipeline(final BrokerContext context, final Authenticator authenticator, final Outbound outbound,
         final BrokerCounters counters, final ErrorLog errors)
     {
         this.errors = errors;
-        this.ring = RingBuffer.createMultiProducer(IngressEvent::new, context.ringSize(), new YieldingWaitStrategy());
-        this.routing = new RoutingStage(counters, context.maxInflight(), new InMemorySessionStore());
+        this.batchLimit = context.stageBatchLimit();
+        final int inline = context.slotInlineBytes();
+        this.ring = RingBuffer.createMultiProducer(() -> new IngressEvent(inline), context.ringSize(),
+            new YieldingWaitStrategy());
+        this.logs = new MessageLog[context.ioThreads()];
+        for (int i = 0; i < logs.length; i++)
+        {
+            logs[i] = new MessageLog(context.messageLogBytes());
+        }
+        this.routing = new RoutingStage(context, counters, new InMemorySessionStore());
         this.stages = new Stage[]
         {
-            new AuthStage(authenticator, counters),
+            new AuthStage(authenticator, counters, context.maxClientIdLength()),
             routing,
-            new DeliveryStage(outbound, counters, context.maxQueued())
+            new DeliveryStage(context, outbound, counters, logs)
         };
         this.pollers = new EventPoller[stages.length];
         Sequence[] gating = new Sequence[0];
@@ -55,6 +65,14 @@ public final class Pipeline
             gating = new Sequence[]{pollers[i].getSequence()};
         }
         ring.addGatingSequences(pollers[stages.length - 1].getSequence()); // producers wait for the last stage
+    }
+
+    /**
+     * @return the message log of one I/O agent, where it puts packets too large for a slot.
+     */
+    public MessageLog messageLog(final int agentIndex)
+    {
+        return logs[agentIndex];
     }
 
     public RingBuffer<IngressEvent> ring()
@@ -87,7 +105,7 @@ public final class Pipeline
         final StageAgent.Step[] steps = new StageAgent.Step[to - from];
         for (int i = from; i < to; i++)
         {
-            steps[i - from] = new StageAgent.Step(stages[i], pollers[i], errors);
+            steps[i - from] = new StageAgent.Step(stages[i], pollers[i], errors, batchLimit);
         }
         final Sequence upstream = from == 0 ? null : pollers[from - 1].getSequence();
         return new StageAgent(roleName, steps, upstream, pollers[to - 1].getSequence()).ring(ring);

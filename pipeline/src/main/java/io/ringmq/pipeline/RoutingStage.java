@@ -9,6 +9,7 @@ import io.ringmq.protocol.AckFlyweight;
 import io.ringmq.protocol.ConnectFlyweight;
 import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.PublishFlyweight;
+import io.ringmq.protocol.ReasonCode;
 import io.ringmq.protocol.Slice;
 import io.ringmq.protocol.SubscribeFlyweight;
 import io.ringmq.protocol.SubscriptionOptions;
@@ -37,20 +38,55 @@ public final class RoutingStage implements Stage
     private final SubscriptionIndex.Matcher<Session> matcher = this::onMatch;
     private final BrokerCounters counters;
     private final int maxInflight;
+    private final int maxSubscriptions;
+    private final SessionExpiry expiry;
     private IngressEvent current;
     private int generation;
     private int publishQos;
     private long assignedIds;
 
-    public RoutingStage(final BrokerCounters counters, final int maxInflight, final SessionStore sessions)
+    public RoutingStage(final BrokerContext context, final BrokerCounters counters, final SessionStore sessions)
     {
         this.sessions = sessions;
         this.counters = counters;
-        this.maxInflight = maxInflight;
+        this.maxInflight = context.maxInflight();
+        this.maxSubscriptions = context.maxSubscriptionsPerClient();
+        this.expiry = new SessionExpiry(context.persistentClientExpirationMs(), this::expire);
+    }
+
+    public int doDutyCycle()
+    {
+        return expiry.poll(System.currentTimeMillis());
+    }
+
+    /**
+     * A slot an earlier stage failed on: a CONNECT is not admitted, but the end of a connection still ends its
+     * session, so nothing stays bound to a dead connection.
+     */
+    public void onFailed(final IngressEvent event, final boolean endOfBatch)
+    {
+        if (event.kind != IngressEvent.PACKET)
+        {
+            final Session session = connections.remove(event.connectionId);
+            if (null != session)
+            {
+                endSession(session, event.connectionId);
+            }
+        }
+        event.session = null;
+        event.routed = false;
+        event.targetCount = 0;
     }
 
     public void onEvent(final IngressEvent event, final boolean endOfBatch)
     {
+        event.session = null; // routing's fields of the slot start empty: nothing of an earlier use survives
+        event.routed = false;
+        event.message = null;
+        event.takeoverConnectionId = -1;
+        event.sessionPresent = false;
+        event.targetCount = 0;
+        event.grantedCount = 0;
         switch (event.kind)
         {
             case IngressEvent.PACKET:
@@ -89,9 +125,9 @@ public final class RoutingStage implements Stage
 
     private void onConnect(final IngressEvent event)
     {
-        if (event.connectCode != 0)
+        if (event.authCode != IngressEvent.AUTH_ACCEPTED)
         {
-            return;
+            return; // refused, or no verdict: fail closed
         }
         if (connect.wrap(event.packet, 0, event.packetLength) < 0)
         {
@@ -104,12 +140,20 @@ public final class RoutingStage implements Stage
             clientId = "ringmq-" + Long.toHexString(System.nanoTime()) + "-" + (++assignedIds); // [MQTT-3.1.3-6]
         }
         final Session existing = sessions.find(clientId);
+        Message takenOverWill = null;
         if (null != existing && existing.routingConnectionId() >= 0)
         {
             event.takeoverAgent = existing.routingAgentIndex();
             event.takeoverConnectionId = existing.routingConnectionId();
             connections.remove(existing.routingConnectionId());
             counters.increment(BrokerCounters.CONNECTIONS_TAKEN_OVER);
+            takenOverWill = existing.will(); // its connection ends without DISCONNECT: the will goes out, as Mosquitto does
+            existing.will(null);
+            existing.routingConnection(-1, -1);
+        }
+        if (null != existing)
+        {
+            expiry.cancel(existing);
         }
         final Session session;
         if (null != existing && existing.isPersistent() && !clean)
@@ -131,6 +175,10 @@ public final class RoutingStage implements Stage
             connect.willPayload().toByteArray(), connect.willQos(), connect.isWillRetain()) : null);
         connections.put(event.connectionId, session);
         event.session = session;
+        if (null != takenOverWill)
+        {
+            publishWill(event, takenOverWill); // delivery sends it after the new client's CONNACK
+        }
     }
 
     private void onPublish(final IngressEvent event)
@@ -179,6 +227,12 @@ public final class RoutingStage implements Stage
         {
             final String filter = filters.filter(i).asString();
             final int granted = SubscriptionOptions.qos(filters.options(i));
+            if (session.subscriptions().size() >= maxSubscriptions && !session.subscriptions().containsKey(filter))
+            {
+                counters.increment(BrokerCounters.SUBSCRIPTIONS_REFUSED_LIMIT);
+                event.addGranted(ReasonCode.V3_SUBACK_FAILURE); // this filter only [MQTT-3.9.3-1]
+                continue;
+            }
             index.subscribe(filter, session, granted);
             session.subscriptions().put(filter, granted);
             event.addGranted(granted);
@@ -215,30 +269,56 @@ public final class RoutingStage implements Stage
             return;
         }
         event.session = session;
-        if (session.routingConnectionId() == event.connectionId)
-        {
-            session.routingConnection(-1, -1);
-        }
         final Message will = session.will();
         session.will(null); // a will is published once, and never after DISCONNECT [MQTT-3.1.2-10]
         if (lost && null != will)
         {
-            if (will.retain())
-            {
-                final UnsafeBuffer payload = new UnsafeBuffer(will.payload());
-                willTopic.wrap(will.topic());
-                retained.put(willTopic, 0, will.topic().length, payload, 0, will.payload().length, will.qos());
-            }
-            willTopic.wrap(will.topic());
-            event.routed = true;
-            event.qos = will.qos();
-            event.message = will;
-            fanOut(event, willTopic, 0, will.topic().length, will.qos());
+            publishWill(event, will);
+        }
+        endSession(session, event.connectionId);
+    }
+
+    /**
+     * The connection of a session ended: a clean session goes, a persistent one waits for its client until it
+     * expires.
+     */
+    private void endSession(final Session session, final long connectionId)
+    {
+        if (session.routingConnectionId() == connectionId)
+        {
+            session.routingConnection(-1, -1);
         }
         if (!session.isPersistent())
         {
             discard(session);
         }
+        else if (session.routingConnectionId() < 0)
+        {
+            expiry.schedule(session, System.currentTimeMillis());
+        }
+    }
+
+    private void expire(final Session session)
+    {
+        if (session.routingConnectionId() < 0 && sessions.find(session.clientId()) == session)
+        {
+            counters.increment(BrokerCounters.SESSIONS_EXPIRED);
+            discard(session);
+        }
+    }
+
+    private void publishWill(final IngressEvent event, final Message will)
+    {
+        willTopic.wrap(will.topic());
+        if (will.retain())
+        {
+            final UnsafeBuffer payload = new UnsafeBuffer(will.payload());
+            retained.put(willTopic, 0, will.topic().length, payload, 0, will.payload().length, will.qos());
+        }
+        event.routed = true;
+        event.qos = will.qos();
+        event.message = will;
+        fanOut(event, willTopic, 0, will.topic().length, will.qos());
     }
 
     private void fanOut(final IngressEvent event, final DirectBuffer topic, final int offset, final int length,

@@ -12,6 +12,32 @@ public interface Stage
     void onEvent(IngressEvent event, boolean endOfBatch);
 
     /**
+     * A slot an earlier stage (or this one) failed on: skip its work, keep only what must happen whatever went
+     * wrong (the last stage closes the connection and lets go of the slot).
+     */
+    default void onFailed(final IngressEvent event, final boolean endOfBatch)
+    {
+    }
+
+    /**
+     * Work that does not come from a slot (retries, timers), once per duty cycle of the stage's agent.
+     *
+     * @return the work done, 0 when there was none.
+     */
+    default int doDutyCycle()
+    {
+        return 0;
+    }
+
+    /**
+     * @return true when {@link #doDutyCycle()} has work waiting (for an idle strategy's last look).
+     */
+    default boolean hasPendingWork()
+    {
+        return false;
+    }
+
+    /**
      * @return a short name for logs and thread names.
      */
     String name();

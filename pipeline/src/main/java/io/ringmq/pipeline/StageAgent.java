@@ -8,8 +8,13 @@ import org.agrona.concurrent.Agent;
 
 /**
  * Runs one or more consecutive stages inside an Agrona agent, each polled through its Disruptor
- * {@link EventPoller}. A stage that throws has the error counted and logged once per cause; the event is
- * skipped and the stage goes on. When it has done work it wakes the next thread downstream.
+ * {@link EventPoller}, at most {@code batchLimit} events per stage per duty cycle (as the Disruptor's batch
+ * limit and Aeron's drain limits), so stages sharing a thread with I/O take turns.
+ * <p>
+ * Fail closed: a stage that throws has the error counted and logged once per cause, and the slot is marked
+ * {@link IngressEvent#failed}; that stage and every later one then see only {@link Stage#onFailed}, so nothing
+ * acts on a half-filled slot, and the last stage closes the connection. When it has done work it wakes the next
+ * thread downstream.
  */
 public final class StageAgent implements Agent
 {
@@ -55,6 +60,13 @@ public final class StageAgent implements Agent
      */
     public boolean hasPendingWork()
     {
+        for (final Step step : steps)
+        {
+            if (step.stage.hasPendingWork())
+            {
+                return true;
+            }
+        }
         final long available = null != upstream ? upstream.get() : null != ring ? ring.getCursor() : -1;
         return available > last.get();
     }
@@ -64,6 +76,7 @@ public final class StageAgent implements Agent
         int work = 0;
         for (final Step step : steps)
         {
+            work += step.stage.doDutyCycle();
             work += step.poll();
         }
         if (work > 0)
@@ -86,13 +99,17 @@ public final class StageAgent implements Agent
         private final Stage stage;
         private final EventPoller<IngressEvent> poller;
         private final ErrorLog errors;
+        private final int batchLimit;
+        private final OwnerThread owner;
         private int handled;
 
-        Step(final Stage stage, final EventPoller<IngressEvent> poller, final ErrorLog errors)
+        Step(final Stage stage, final EventPoller<IngressEvent> poller, final ErrorLog errors, final int batchLimit)
         {
             this.stage = stage;
             this.poller = poller;
             this.errors = errors;
+            this.batchLimit = batchLimit;
+            this.owner = new OwnerThread(stage.name() + " stage");
         }
 
         int poll() throws Exception
@@ -104,16 +121,31 @@ public final class StageAgent implements Agent
 
         public boolean onEvent(final IngressEvent event, final long sequence, final boolean endOfBatch)
         {
-            handled++;
+            assert owner.isCurrent();
+            final boolean more = ++handled < batchLimit;
+            final boolean last = endOfBatch || !more; // the batch ends here either way: flush
+            if (!event.failed)
+            {
+                try
+                {
+                    stage.onEvent(event, last);
+                    return more;
+                }
+                catch (final Throwable error)
+                {
+                    event.failed = true; // written before the stage's sequence moves on: later stages see it
+                    errors.record(stage.name() + " stage", error);
+                }
+            }
             try
             {
-                stage.onEvent(event, endOfBatch);
+                stage.onFailed(event, last);
             }
             catch (final Throwable error)
             {
-                errors.record(stage.name() + " stage", error);
+                errors.record(stage.name() + " stage (failed slot)", error);
             }
-            return true;
+            return more;
         }
     }
 }

@@ -31,10 +31,16 @@ class PipelineTest
     {
         final List<long[]> closed = new ArrayList<>();
         final List<Object[]> sent = new ArrayList<>();
+        /** Acts as an I/O agent whose outbound ring is full: refuses everything. */
+        boolean full;
 
         public boolean send(final int agentIndex, final long connectionId, final DirectBuffer buffer,
             final int offset, final int length)
         {
+            if (full)
+            {
+                return false;
+            }
             final byte[] bytes = new byte[length];
             buffer.getBytes(offset, bytes);
             sent.add(new Object[]{connectionId, bytes});
@@ -43,6 +49,10 @@ class PipelineTest
 
         public boolean close(final int agentIndex, final long connectionId)
         {
+            if (full)
+            {
+                return false;
+            }
             closed.add(new long[]{agentIndex, connectionId});
             return true;
         }
@@ -85,39 +95,22 @@ class PipelineTest
         }
     }
 
-    private final RecordingOutbound outbound = new RecordingOutbound();
-    private final BrokerCounters counters = new BrokerCounters();
-    private final Pipeline pipeline = new Pipeline(new BrokerContext().maxInflight(2).maxQueued(3),
-        new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null), outbound, counters,
-        new ErrorLog(counters));
-    private final StageAgent agent = pipeline.agent("test", 0, pipeline.stageCount());
+    private final PipelineHarness harness = new PipelineHarness(new BrokerContext().maxInflight(2).maxQueued(3),
+        new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null));
+    private final RecordingOutbound outbound = harness.outbound;
+    private final BrokerCounters counters = harness.counters;
 
     private void offer(final long connectionId, final boolean loopback, final byte[] packet, final int kind)
-        throws Exception
     {
-        final long sequence = pipeline.ring().next();
-        final IngressEvent event = pipeline.ring().get(sequence);
-        event.kind = kind;
-        event.agentIndex = 0;
-        event.connectionId = connectionId;
-        event.version = MqttVersion.V3_1_1;
-        event.loopback = loopback;
-        event.packetType = packet.length > 0 ? (packet[0] & 0xFF) >>> 4 : 0;
-        event.packetLength = packet.length;
-        event.packet.putBytes(0, packet);
-        pipeline.ring().publish(sequence);
-        while (agent.doWork() > 0)
-        {
-            // step until every stage has seen it
-        }
+        harness.offer(connectionId, loopback, packet, kind);
     }
 
-    private void packet(final long connectionId, final byte[] packet) throws Exception
+    private void packet(final long connectionId, final byte[] packet)
     {
-        offer(connectionId, true, packet, IngressEvent.PACKET);
+        harness.packet(connectionId, packet);
     }
 
-    private static byte[] connect(final String clientId, final boolean clean)
+    static byte[] connect(final String clientId, final boolean clean)
     {
         final ConnectEncoder encoder = new ConnectEncoder().reset().cleanStart(clean);
         encoder.clientId().wrap(clientId);
@@ -126,7 +119,18 @@ class PipelineTest
         return buffer.byteArray();
     }
 
-    private static byte[] subscribe(final String filter, final int qos)
+    static byte[] connectWithWill(final String clientId, final String willTopic, final String willPayload)
+    {
+        final ConnectEncoder encoder = new ConnectEncoder().reset().will(0, false, null);
+        encoder.clientId().wrap(clientId);
+        encoder.willTopic().wrap(willTopic);
+        encoder.willPayload().wrap(willPayload);
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
+        encoder.encode(buffer, 0);
+        return buffer.byteArray();
+    }
+
+    static byte[] subscribe(final String filter, final int qos)
     {
         final SubscribeEncoder encoder = new SubscribeEncoder().reset(PacketType.SUBSCRIBE).packetId(1);
         encoder.filters().add(filter, qos);
@@ -135,7 +139,7 @@ class PipelineTest
         return buffer.byteArray();
     }
 
-    private static byte[] publish(final String topic, final int qos, final int packetId, final boolean retain)
+    static byte[] publish(final String topic, final int qos, final int packetId, final boolean retain)
     {
         final PublishEncoder encoder = new PublishEncoder().reset().qos(qos).packetId(packetId).retain(retain)
             .topic(topic).payload(new byte[]{42});
@@ -144,7 +148,7 @@ class PipelineTest
         return buffer.byteArray();
     }
 
-    private static byte[] ack(final int type, final int packetId)
+    static byte[] ack(final int type, final int packetId)
     {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[4]);
         AckEncoder.encode(buffer, 0, type, packetId);
@@ -226,10 +230,10 @@ class PipelineTest
             }
         };
         final com.lmax.disruptor.RingBuffer<IngressEvent> ring =
-            com.lmax.disruptor.RingBuffer.createSingleProducer(IngressEvent::new, 8);
+            com.lmax.disruptor.RingBuffer.createSingleProducer(() -> new IngressEvent(64), 8);
         final com.lmax.disruptor.EventPoller<IngressEvent> poller = ring.newPoller();
         ring.addGatingSequences(poller.getSequence());
-        final StageAgent.Step step = new StageAgent.Step(failing, poller, errors);
+        final StageAgent.Step step = new StageAgent.Step(failing, poller, errors, 1024);
         for (int i = 0; i < 3; i++)
         {
             ring.publish(ring.next());
@@ -245,12 +249,7 @@ class PipelineTest
         packet(1, connect("watcher", true));
         packet(1, subscribe("will/#", 0));
         assertThat(outbound.takeTypes(1)).containsExactly(PacketType.CONNACK, PacketType.SUBACK);
-        final ConnectEncoder encoder = new ConnectEncoder().reset().will(0, false, null);
-        encoder.clientId().wrap("mortal");
-        encoder.willTopic().wrap("will/mortal");
-        encoder.willPayload().wrap("bye");
-        final UnsafeBuffer connect = new UnsafeBuffer(new byte[encoder.encodedLength()]);
-        encoder.encode(connect, 0);
+        final UnsafeBuffer connect = new UnsafeBuffer(connectWithWill("mortal", "will/mortal", "bye"));
         packet(2, connect.byteArray());
         offer(2, true, new byte[0], IngressEvent.DISCONNECTED);
         assertThat(outbound.takeTypes(1)).as("no will after DISCONNECT [MQTT-3.1.2-10]").isEmpty();

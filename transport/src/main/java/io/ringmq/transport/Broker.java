@@ -9,6 +9,7 @@ import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.status.ErrorLog;
 import org.agrona.CloseHelper;
 import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentInvoker;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.CompositeAgent;
 import org.agrona.concurrent.IdleStrategy;
@@ -36,6 +37,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   --threading shared          one thread:  [io-0 + auth + route + deliver], delivery calls io-0 directly
  *   --threading shared-network  io-0 … io-N each on a thread, one thread for [auth + route + deliver]
  *   --threading dedicated       io-0 … io-N, auth, route, deliver each on its own (pinnable) thread
+ *   --threading invoker         no thread: the caller steps [io-0 + auth + route + deliver] with invoke()
  * </pre>
  * With the default {@code wake} idle strategy every thread sleeps when idle (I/O agents in {@code select},
  * stage threads parked) and is woken once per batch by whoever gave it work.
@@ -51,6 +53,7 @@ public final class Broker implements AutoCloseable
     private final Pipeline pipeline;
     private final ErrorLog errors;
     private final int port;
+    private AgentInvoker invoker;
     private volatile boolean closed;
 
     private Broker(final BrokerContext context) throws IOException
@@ -66,7 +69,7 @@ public final class Broker implements AutoCloseable
         final ManyToOneRingBuffer[] rings = new ManyToOneRingBuffer[ioCount];
         final IoAgent[] agents = new IoAgent[ioCount];
         final boolean[] direct = new boolean[ioCount];
-        direct[0] = threading == BrokerContext.Threading.SHARED;
+        direct[0] = threading == BrokerContext.Threading.SHARED || threading == BrokerContext.Threading.INVOKER;
         final OutboundRouter outbound = new OutboundRouter(rings, agents, direct);
         pipeline = new Pipeline(context, authenticator, outbound, counters, errors);
         final AtomicInteger connectionCount = new AtomicInteger();
@@ -75,7 +78,7 @@ public final class Broker implements AutoCloseable
             rings[i] = new ManyToOneRingBuffer(new UnsafeBuffer(ByteBuffer.allocateDirect(
                 context.outboundRingBytes() + RingBufferDescriptor.TRAILER_LENGTH)));
             agents[i] = new IoAgent(i, context, counters, i == 0 ? server : null, rings[i], pipeline.ring(),
-                connectionCount);
+                pipeline.messageLog(i), connectionCount);
         }
         start(agents, outbound);
         LOG.log(System.Logger.Level.INFO, "ringmq listening on " + context.bindAddress() + ":" + port + " (" +
@@ -152,6 +155,15 @@ public final class Broker implements AutoCloseable
         outbound.wakes(agentWakes);
         switch (context.threading())
         {
+            case INVOKER:
+            {
+                final StageAgent stages = pipeline.agent("pipeline", 0, pipeline.stageCount());
+                agents[0].wire(agents, agentWakes, Wakeable.NONE);
+                invoker = new AgentInvoker(error -> errors.record("invoker", error), null,
+                    new CompositeAgent(agents[0], stages));
+                invoker.start();
+                break;
+            }
             case SHARED:
             {
                 final StageAgent stages = pipeline.agent("pipeline", 0, pipeline.stageCount());
@@ -221,6 +233,22 @@ public final class Broker implements AutoCloseable
     }
 
     /**
+     * Runs one duty cycle of every agent on the calling thread: the {@code invoker} threading mode, where no
+     * thread of the broker's own runs and a test steps it deterministically.
+     *
+     * @return the work done (0 when every agent was idle).
+     * @throws IllegalStateException in any other threading mode.
+     */
+    public int invoke()
+    {
+        if (null == invoker)
+        {
+            throw new IllegalStateException("invoke() is for --threading invoker");
+        }
+        return invoker.invoke();
+    }
+
+    /**
      * @return the port the broker listens on (the real one when 0 was asked for).
      */
     public int port()
@@ -252,6 +280,7 @@ public final class Broker implements AutoCloseable
         }
         closed = true;
         CloseHelper.quietCloseAll(runners);
+        CloseHelper.quietClose(invoker);
         CloseHelper.quietClose(server);
         LOG.log(System.Logger.Level.INFO, "ringmq stopped; counters:\n" + counters.describe(false));
     }

@@ -3,6 +3,7 @@ package io.ringmq.transport;
 import com.lmax.disruptor.InsufficientCapacityException;
 import com.lmax.disruptor.RingBuffer;
 import io.ringmq.pipeline.IngressEvent;
+import io.ringmq.pipeline.MessageLog;
 import org.agrona.DirectBuffer;
 
 import java.util.ArrayDeque;
@@ -16,37 +17,70 @@ import java.util.ArrayDeque;
 final class IngressProxy
 {
     private final RingBuffer<IngressEvent> ring;
+    private final MessageLog log;
     private final int agentIndex;
+    private final int inlineCapacity;
     private final ArrayDeque<long[]> pendingEnds = new ArrayDeque<>();
     private boolean published;
+    private boolean logFull;
 
-    IngressProxy(final RingBuffer<IngressEvent> ring, final int agentIndex)
+    IngressProxy(final RingBuffer<IngressEvent> ring, final MessageLog log, final int agentIndex)
     {
         this.ring = ring;
+        this.log = log;
         this.agentIndex = agentIndex;
+        this.inlineCapacity = ring.get(0).inlineCapacity();
     }
 
     /**
-     * Copies one validated packet into a slot.
+     * Copies one validated packet into a slot, or into the message log when it is larger than a slot holds.
+     * It never overtakes the end of a connection still waiting for room, so a client's new CONNECT cannot reach
+     * the pipeline before the loss of its previous connection.
      *
-     * @return false when the ring is full.
+     * @return false when the ring or the log is full (the caller pauses the connection and tries again later).
      */
     boolean packet(final long connectionId, final int version, final boolean loopback, final int packetType,
         final DirectBuffer bytes, final int length)
     {
+        if (!pendingEnds.isEmpty())
+        {
+            retryEnds();
+            if (!pendingEnds.isEmpty())
+            {
+                return false; // behind an end that is still waiting
+            }
+        }
+        final long tail = log.tail();
+        long logEnd = -1;
+        if (length > inlineCapacity)
+        {
+            logEnd = log.append(bytes, 0, length);
+            if (logEnd < 0)
+            {
+                logFull = true;
+                return false;
+            }
+        }
         final long sequence = claim();
         if (sequence < 0)
         {
+            log.rollback(tail); // nobody saw it: the log entry is given back at once
             return false;
         }
-        final IngressEvent event = slot(sequence, IngressEvent.PACKET, connectionId, version);
-        event.loopback = loopback;
-        event.packetType = packetType;
-        event.packetLength = length;
-        event.packet.putBytes(0, bytes, 0, length);
+        ring.get(sequence).packet(agentIndex, connectionId, version, loopback, packetType, bytes, length, log, logEnd);
         ring.publish(sequence); // the slot is visible to the stages only once every field is written
         published = true;
         return true;
+    }
+
+    /**
+     * @return whether the message log refused a packet since the last call (for its counter).
+     */
+    boolean takeLogFull()
+    {
+        final boolean result = logFull;
+        logFull = false;
+        return result;
     }
 
     /**
@@ -97,9 +131,7 @@ final class IngressProxy
         {
             return false;
         }
-        final IngressEvent event = slot(sequence, kind, connectionId, version);
-        event.packetType = 0;
-        event.packetLength = 0;
+        ring.get(sequence).end(kind, agentIndex, connectionId, version);
         ring.publish(sequence);
         published = true;
         return true;
@@ -118,15 +150,5 @@ final class IngressProxy
         {
             return -1;
         }
-    }
-
-    private IngressEvent slot(final long sequence, final int kind, final long connectionId, final int version)
-    {
-        final IngressEvent event = ring.get(sequence);
-        event.kind = kind;
-        event.agentIndex = agentIndex;
-        event.connectionId = connectionId;
-        event.version = version;
-        return event;
     }
 }

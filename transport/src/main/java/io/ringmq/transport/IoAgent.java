@@ -4,6 +4,7 @@ import com.lmax.disruptor.RingBuffer;
 import io.netty.buffer.ByteBuf;
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.IngressEvent;
+import io.ringmq.pipeline.MessageLog;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.DecodeError;
 import io.ringmq.protocol.MqttVersion;
@@ -81,14 +82,14 @@ final class IoAgent implements Agent
 
     IoAgent(final int index, final BrokerContext context, final BrokerCounters counters,
         final ServerSocketChannel server, final ManyToOneRingBuffer outbound, final RingBuffer<IngressEvent> ingress,
-        final AtomicInteger connectionCount) throws IOException
+        final MessageLog log, final AtomicInteger connectionCount) throws IOException
     {
         this.index = index;
         this.context = context;
         this.counters = counters;
         this.server = server;
         this.outbound = outbound;
-        this.ingress = new IngressProxy(ingress, index);
+        this.ingress = new IngressProxy(ingress, log, index);
         this.connectionCount = connectionCount;
         this.selector = Selector.open();
         this.timers = new ConnectionTimers(clock.time(), context.connectTimeoutMs(), this::expire);
@@ -315,7 +316,8 @@ final class IoAgent implements Agent
                 connection.paused = true;
                 connection.key.interestOps(connection.key.interestOps() & ~SelectionKey.OP_READ);
                 paused.add(connection);
-                counters.increment(BrokerCounters.INGRESS_RING_FULL);
+                counters.increment(ingress.takeLogFull() ?
+                    BrokerCounters.MESSAGE_LOG_FULL : BrokerCounters.INGRESS_RING_FULL);
                 return;
             }
             if (connection.closed)

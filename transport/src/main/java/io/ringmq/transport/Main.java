@@ -95,6 +95,49 @@ public final class Main implements Callable<Integer>
         description = "Close a connection that sends no CONNECT within this, e.g. 10s or 500ms (default: ${DEFAULT-VALUE}).")
     String connectTimeout = "10s";
 
+    // ---- pipeline sizes and per-client limits (defaults in BrokerContext)
+    private static final BrokerContext DEFAULTS = new BrokerContext();
+
+    @Option(names = "--max-client-id-length", paramLabel = "N",
+        description = "Longer client identifiers are refused (default: ${DEFAULT-VALUE}).")
+    int maxClientIdLength = DEFAULTS.maxClientIdLength();
+
+    @Option(names = "--max-subscriptions-per-client", paramLabel = "N",
+        description = "Further filters get a failure return code in SUBACK (default: ${DEFAULT-VALUE}).")
+    int maxSubscriptionsPerClient = DEFAULTS.maxSubscriptionsPerClient();
+
+    @Option(names = "--max-queued-bytes", paramLabel = "BYTES",
+        description = "QoS 1/2 topic+payload bytes queued per client; then the newest is dropped "
+            + "(default: ${DEFAULT-VALUE}).")
+    long maxQueuedBytes = DEFAULTS.maxQueuedBytes();
+
+    @Option(names = "--max-retained-messages", paramLabel = "N",
+        description = "Retained messages held; further ones are not stored (default: ${DEFAULT-VALUE}).")
+    int maxRetainedMessages = DEFAULTS.maxRetainedMessages();
+
+    @Option(names = "--max-retained-bytes", paramLabel = "BYTES",
+        description = "Topic+payload bytes of retained messages held (default: ${DEFAULT-VALUE}).")
+    long maxRetainedBytes = DEFAULTS.maxRetainedBytes();
+
+    @Option(names = "--persistent-client-expiration", paramLabel = "DURATION",
+        description = "Drop a persistent session whose client has not come back for this long, e.g. 2h, 7d, 1w; "
+            + "0 keeps it forever (default: ${DEFAULT-VALUE}).")
+    String persistentClientExpiration = "7d";
+
+    @Option(names = "--slot-inline-bytes", paramLabel = "BYTES",
+        description = "Packet bytes kept inside an ingress ring slot; larger packets go to the I/O agent's "
+            + "message log (default: ${DEFAULT-VALUE}).")
+    int slotInlineBytes = DEFAULTS.slotInlineBytes();
+
+    @Option(names = "--message-log-bytes", paramLabel = "BYTES",
+        description = "Off-heap message log per I/O agent, a power of two (default: 16 MiB, or room for two "
+            + "packets of --max-packet-size).")
+    int messageLogBytes = DEFAULTS.messageLogBytes();
+
+    @Option(names = "--stage-batch-limit", paramLabel = "N",
+        description = "Events a stage handles per duty cycle before others get the thread (default: ${DEFAULT-VALUE}).")
+    int stageBatchLimit = DEFAULTS.stageBatchLimit();
+
     public Integer call() throws Exception
     {
         final BrokerContext context;
@@ -146,12 +189,24 @@ public final class Main implements Callable<Integer>
             .maxQueued(maxQueued)
             .maxPacketSize(maxPacketSize)
             .connectTimeoutMs(parseDurationMs(connectTimeout))
+            .maxClientIdLength(maxClientIdLength)
+            .maxSubscriptionsPerClient(maxSubscriptionsPerClient)
+            .maxQueuedBytes(maxQueuedBytes)
+            .maxRetained(maxRetainedMessages, maxRetainedBytes)
+            .persistentClientExpirationMs(parseLongDurationMs(persistentClientExpiration))
+            .slotInlineBytes(slotInlineBytes)
+            .messageLogBytes(messageLogBytes)
+            .stageBatchLimit(stageBatchLimit)
             .anonymous(parseEnum(Authenticator.AnonymousPolicy.class, anonymous, "--anonymous"))
             .credentials(user, pass)
             .passwordFile(passwordFile);
         if (null != threading)
         {
             context.threading(parseEnum(BrokerContext.Threading.class, threading, "--threading"));
+            if (context.threading() == BrokerContext.Threading.INVOKER)
+            {
+                throw new IllegalArgumentException("--threading invoker runs no thread: it is for embedding tests");
+            }
         }
         if (null != ioThreads)
         {
@@ -182,6 +237,32 @@ public final class Main implements Callable<Integer>
         catch (final NumberFormatException | ArithmeticException ex)
         {
             throw new IllegalArgumentException("cannot read duration '" + text + "' (e.g. 10s or 500ms)");
+        }
+    }
+
+    /**
+     * Reads a duration that may be long: a number with ms, s, m (minutes), h, d or w; a bare number is seconds.
+     */
+    static long parseLongDurationMs(final String text)
+    {
+        final String value = text.strip().toLowerCase(Locale.ROOT);
+        final String[] units = {"ms", "s", "m", "h", "d", "w"};
+        final long[] scale = {1, 1_000, 60_000, 3_600_000, 86_400_000, 604_800_000};
+        try
+        {
+            for (int i = 0; i < units.length; i++)
+            {
+                if (value.endsWith(units[i]))
+                {
+                    final long number = Long.parseLong(value.substring(0, value.length() - units[i].length()));
+                    return Math.multiplyExact(number, scale[i]);
+                }
+            }
+            return Math.multiplyExact(Long.parseLong(value), 1_000L);
+        }
+        catch (final NumberFormatException | ArithmeticException ex)
+        {
+            throw new IllegalArgumentException("cannot read duration '" + text + "' (e.g. 30s, 2h, 7d or 1w)");
         }
     }
 

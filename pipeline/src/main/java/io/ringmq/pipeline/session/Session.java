@@ -19,6 +19,8 @@ public final class Session
     public static final int AWAIT_PUBACK = 1;
     public static final int AWAIT_PUBREC = 2;
     public static final int AWAIT_PUBCOMP = 3;
+    /** No expiry timer is set. */
+    public static final long NO_TIMER = -1;
 
     private final String clientId;
     private final boolean persistent;
@@ -31,11 +33,13 @@ public final class Session
     private Message will;
     private int matchGeneration;
     private int matchQos;
+    private long expiryTimerId = NO_TIMER;
 
     // ---- delivery stage
     private final Outgoing[] inflight;
     private final ArrayDeque<Outgoing> queue = new ArrayDeque<>();
     private int inflightCount;
+    private long queuedBytes;
     private int nextPacketId = 1;
     private int agentIndex = -1;
     private long connectionId = -1;
@@ -126,6 +130,19 @@ public final class Session
     public int matchQos()
     {
         return matchQos;
+    }
+
+    /**
+     * @return the routing stage's expiry timer for this offline persistent session, or {@link #NO_TIMER}.
+     */
+    public long expiryTimerId()
+    {
+        return expiryTimerId;
+    }
+
+    public void expiryTimerId(final long timerId)
+    {
+        this.expiryTimerId = timerId;
     }
 
     // ---- delivery stage ------------------------------------------------------------------------------------
@@ -242,9 +259,39 @@ public final class Session
         return ordered;
     }
 
+    /**
+     * @return the queue, to look at; change it with {@link #enqueue} and {@link #dequeue}, which keep the byte count.
+     */
     public ArrayDeque<Outgoing> queue()
     {
         return queue;
+    }
+
+    /**
+     * @return topic and payload bytes of the queued messages.
+     */
+    public long queuedBytes()
+    {
+        return queuedBytes;
+    }
+
+    public void enqueue(final Outgoing outgoing, final int bytes)
+    {
+        queue.addLast(outgoing);
+        queuedBytes += bytes;
+    }
+
+    /**
+     * @return the oldest queued message, or null.
+     */
+    public Outgoing dequeue()
+    {
+        final Outgoing outgoing = queue.pollFirst();
+        if (null != outgoing)
+        {
+            queuedBytes -= outgoing.message.payload().length + outgoing.message.topic().length;
+        }
+        return outgoing;
     }
 
     /**
@@ -255,6 +302,7 @@ public final class Session
         java.util.Arrays.fill(inflight, null);
         inflightCount = 0;
         queue.clear();
+        queuedBytes = 0;
     }
 
     public String toString()

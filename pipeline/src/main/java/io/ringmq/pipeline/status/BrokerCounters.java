@@ -28,6 +28,14 @@ public final class BrokerCounters
     public static final int PACKET_TOO_LARGE = 16;
     public static final int CONNECTIONS_TAKEN_OVER = 17;
     public static final int INFLIGHT_FULL_QUEUED = 18;
+    public static final int CLIENT_ID_TOO_LONG = 19;
+    public static final int SUBSCRIPTIONS_REFUSED_LIMIT = 20;
+    public static final int TOPIC_FILTERS_REFUSED = 21;
+    public static final int RETAINED_REFUSED_LIMIT = 22;
+    public static final int QUEUED_BYTES_DROPPED = 23;
+    public static final int SESSIONS_EXPIRED = 24;
+    public static final int OUTBOUND_BACKLOGGED = 25;
+    public static final int MESSAGE_LOG_FULL = 26;
 
     private static final String[] NAMES =
     {
@@ -35,7 +43,11 @@ public final class BrokerCounters
         "connect timeouts", "keep-alive timeouts", "packets in", "PUBLISH in", "PUBLISH out",
         "QoS 0 dropped (slow subscriber)", "messages dropped (max-queued)", "ingress ring full (reads paused)",
         "outbound ring full", "socket writes blocked", "unexpected errors (stages and agents)", "authentication failures",
-        "packets too large", "sessions taken over", "messages queued (max-inflight)"
+        "packets too large", "sessions taken over", "messages queued (max-inflight)",
+        "CONNECTs refused (max-client-id-length)", "subscriptions refused (max-subscriptions-per-client)",
+        "topic filters refused (invalid or too deep)", "retained messages refused (max-retained)",
+        "messages dropped (max-queued-bytes)", "persistent sessions expired",
+        "packets backlogged (outbound ring full)", "message log full (reads paused)"
     };
 
     private final AtomicLongArray values = new AtomicLongArray(NAMES.length);

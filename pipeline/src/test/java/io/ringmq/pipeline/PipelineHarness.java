@@ -1,0 +1,77 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.pipeline.status.ErrorLog;
+import io.ringmq.protocol.MqttVersion;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * The three stages in-process, without sockets: events go onto the real ingress ring as an I/O agent would put
+ * them (through the slot's own writer, big packets through agent 0's message log), one {@link StageAgent} is
+ * stepped by hand until every stage has seen them, and what the broker would send is recorded.
+ */
+final class PipelineHarness
+{
+    final PipelineTest.RecordingOutbound outbound;
+    final BrokerCounters counters = new BrokerCounters();
+    final Pipeline pipeline;
+    final StageAgent agent;
+
+    PipelineHarness(final BrokerContext context, final Authenticator authenticator)
+    {
+        this(context, authenticator, new PipelineTest.RecordingOutbound());
+    }
+
+    PipelineHarness(final BrokerContext context, final Authenticator authenticator,
+        final PipelineTest.RecordingOutbound outbound)
+    {
+        context.conclude();
+        this.outbound = outbound;
+        pipeline = new Pipeline(context, authenticator, outbound, counters, new ErrorLog(counters));
+        agent = pipeline.agent("test", 0, pipeline.stageCount());
+    }
+
+    void offer(final long connectionId, final boolean loopback, final byte[] packet, final int kind)
+    {
+        final long sequence = pipeline.ring().next();
+        final IngressEvent event = pipeline.ring().get(sequence);
+        if (kind == IngressEvent.PACKET)
+        {
+            final MessageLog log = pipeline.messageLog(0);
+            final long logEnd = packet.length > event.inlineCapacity() ?
+                log.append(new UnsafeBuffer(packet), 0, packet.length) : -1;
+            event.packet(0, connectionId, MqttVersion.V3_1_1, loopback, (packet[0] & 0xFF) >>> 4,
+                new UnsafeBuffer(packet), packet.length, log, logEnd);
+        }
+        else
+        {
+            event.end(kind, 0, connectionId, MqttVersion.V3_1_1);
+        }
+        pipeline.ring().publish(sequence);
+        step();
+    }
+
+    void packet(final long connectionId, final byte[] packet)
+    {
+        offer(connectionId, true, packet, IngressEvent.PACKET);
+    }
+
+    /**
+     * Steps the stages until none has work left.
+     */
+    void step()
+    {
+        try
+        {
+            while (agent.doWork() > 0)
+            {
+                // until every stage has seen everything
+            }
+        }
+        catch (final Exception ex)
+        {
+            throw new IllegalStateException(ex);
+        }
+    }
+}
