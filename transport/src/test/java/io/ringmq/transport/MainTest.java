@@ -50,8 +50,11 @@ class MainTest
     @DisplayName("a bad option value is one clear line, exit 2")
     void badValues()
     {
-        assertThat(run(2, "--threading", "turbo")).contains("--threading must be one of dedicated, shared-network, shared: 'turbo'")
+        assertThat(run(2, "--threading", "turbo"))
+            .contains("--threading must be one of dedicated, shared-network, shared, invoker: 'turbo'")
             .doesNotContain("Exception");
+        assertThat(run(2, "--threading", "invoker")).contains("--threading invoker runs no thread");
+        assertThat(run(2, "--max-packet-size", "100000000")).contains("--max-packet-size must be at most");
         assertThat(run(2, "--ring-size", "1000")).contains("--ring-size must be a power of two");
         assertThat(run(2, "--connect-timeout", "soon")).contains("cannot read duration 'soon'");
         assertThat(run(2, "--user", "u")).contains("--user and --pass go together");
