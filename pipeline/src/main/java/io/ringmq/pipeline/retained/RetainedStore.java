@@ -5,93 +5,333 @@ import io.ringmq.pipeline.subscription.LevelTable;
 import io.ringmq.pipeline.subscription.TopicLevels;
 import org.agrona.DirectBuffer;
 
+import java.util.Arrays;
 import java.util.function.Consumer;
 
 /**
  * Retained messages in a trie over topic levels, so that a new subscription finds its retained messages by
  * walking its filter through the trie instead of scanning every retained message. A message with an empty
- * payload clears the topic [MQTT-3.3.1-10]. Single writer: the routing stage.
+ * payload clears the topic [MQTT-3.3.1-10].
+ * <p>
+ * Bounded: at most {@code maxCount} messages and {@code maxBytes} of topic plus payload bytes; a message that
+ * would pass either limit is refused and the one already retained on its topic, if any, is kept. Storing,
+ * clearing and matching are loops over the levels and an explicit, reused work stack, never recursion, so a
+ * topic of 32,768 levels costs no call stack.
+ * <p>
+ * Single writer: the routing stage. A consumer given to {@link #match(String, Consumer)} must not put into the
+ * store while the match is under way.
  */
 public final class RetainedStore
 {
-    private final Node root = new Node(null, null);
-    private int size;
-    private long payloadBytes;
+    /** {@link #put} result: the topic had no retained message and now has this one [MQTT-3.3.1-5]. */
+    public static final int STORED = 0;
+
+    /** {@link #put} result: the message replaced the one retained on its topic [MQTT-3.3.1-5]. */
+    public static final int REPLACED = 1;
 
     /**
-     * Stores, replaces, or (empty payload) clears the retained message of a topic.
+     * {@link #put} result: the payload was empty, so the topic holds no retained message any more, whether it held
+     * one before or not [MQTT-3.3.1-10].
      */
-    public void put(final DirectBuffer topic, final int topicOffset, final int topicLength,
-        final DirectBuffer payload, final int payloadOffset, final int payloadLength, final int qos)
+    public static final int CLEARED = 2;
+
+    /** {@link #put} result: refused, a new topic would pass the maximum count of retained messages. */
+    public static final int REFUSED_COUNT = -1;
+
+    /** {@link #put} result: refused, the message would pass the maximum of retained topic and payload bytes. */
+    public static final int REFUSED_BYTES = -2;
+
+    /** The default maximum count of retained messages. */
+    public static final int DEFAULT_MAX_COUNT = 100_000;
+
+    /** The default maximum of retained bytes, topics and payloads together: 256 MiB. */
+    public static final long DEFAULT_MAX_BYTES = 256L * 1024 * 1024;
+
+    private static final int INITIAL_STACK_CAPACITY = 32;
+    private static final int MAX_KEPT_STACK_CAPACITY = 1024;
+    // a frame's filter index for a frame under a '#': it collects the node and everything below it
+    private static final int ALL = -1;
+    // a frame's cursor before the frame's node has been looked at
+    private static final int UNVISITED = -1;
+
+    private final int maxCount;
+    private final long maxBytes;
+    private final Node root = new Node(null, null);
+    private int size;
+    private long bytes;
+    private long payloadBytes;
+
+    // the match work stack, one frame per trie level under way: (node, index of the filter level it is compared
+    // with or ALL, cursor over its child slots); reused by every match, as the store has one owner thread
+    private Node[] stackNodes = new Node[INITIAL_STACK_CAPACITY];
+    private int[] stackLevels = new int[INITIAL_STACK_CAPACITY];
+    private int[] stackCursors = new int[INITIAL_STACK_CAPACITY];
+    private int stackSize;
+
+    /**
+     * A store with the default limits: {@value #DEFAULT_MAX_COUNT} messages and 256 MiB.
+     */
+    public RetainedStore()
     {
-        final byte[] topicBytes = new byte[topicLength];
-        topic.getBytes(topicOffset, topicBytes);
-        if (payloadLength == 0)
-        {
-            clear(topicBytes);
-            return;
-        }
-        Node node = root;
-        for (final byte[] level : TopicLevels.split(topicBytes))
-        {
-            Node child = node.children.get(level);
-            if (null == child)
-            {
-                child = new Node(node, level);
-                node.children.put(level, child);
-            }
-            node = child;
-        }
-        final byte[] payloadBytesCopy = new byte[payloadLength];
-        payload.getBytes(payloadOffset, payloadBytesCopy);
-        if (null == node.message)
-        {
-            size++;
-        }
-        else
-        {
-            payloadBytes -= node.message.payload().length;
-        }
-        payloadBytes += payloadLength;
-        node.message = new Message(topicBytes, payloadBytesCopy, qos, true);
+        this(DEFAULT_MAX_COUNT, DEFAULT_MAX_BYTES);
     }
 
     /**
-     * Visits every retained message whose topic matches the filter; '+' and '#' in the first level do not match
-     * topics that start with '$'.
+     * @param maxCount the most retained messages held, at least 1.
+     * @param maxBytes the most topic plus payload bytes held, all messages together, at least 1.
+     */
+    public RetainedStore(final int maxCount, final long maxBytes)
+    {
+        if (maxCount < 1)
+        {
+            throw new IllegalArgumentException("maxCount must be at least 1: " + maxCount);
+        }
+        if (maxBytes < 1)
+        {
+            throw new IllegalArgumentException("maxBytes must be at least 1: " + maxBytes);
+        }
+        this.maxCount = maxCount;
+        this.maxBytes = maxBytes;
+    }
+
+    /**
+     * Stores, replaces, or (empty payload) clears the retained message of a topic [MQTT-3.3.1-5]
+     * [MQTT-3.3.1-10]. A message that would pass the count or the byte limit is refused, and the message retained
+     * before on that topic, if any, stays; a replacement counts only the difference in bytes.
+     *
+     * @return {@link #STORED}, {@link #REPLACED}, {@link #CLEARED}, {@link #REFUSED_COUNT} or
+     * {@link #REFUSED_BYTES}.
+     */
+    public int put(final DirectBuffer topic, final int topicOffset, final int topicLength,
+        final DirectBuffer payload, final int payloadOffset, final int payloadLength, final int qos)
+    {
+        if (payloadLength == 0)
+        {
+            clear(topic, topicOffset, topicLength);
+            return CLEARED;
+        }
+
+        // walk the levels that exist already, so that a refused message leaves no empty nodes behind
+        final int end = topicOffset + topicLength;
+        Node node = root;
+        int pos = topicOffset;
+        while (pos <= end)
+        {
+            final int levelEnd = levelEnd(topic, pos, end);
+            final Node child = node.children.get(topic, pos, levelEnd - pos);
+            if (null == child)
+            {
+                break;
+            }
+            node = child;
+            pos = levelEnd + 1;
+        }
+
+        final long messageBytes = (long)topicLength + payloadLength;
+        final Message old = pos > end ? node.message : null;
+        final long oldBytes = null == old ? 0 : (long)old.topic().length + old.payload().length;
+        if (null == old && size >= maxCount)
+        {
+            return REFUSED_COUNT;
+        }
+        if (bytes - oldBytes + messageBytes > maxBytes)
+        {
+            return REFUSED_BYTES;
+        }
+
+        while (pos <= end)
+        {
+            final int levelEnd = levelEnd(topic, pos, end);
+            final byte[] level = new byte[levelEnd - pos];
+            topic.getBytes(pos, level);
+            final Node child = new Node(node, level);
+            node.children.put(level, child);
+            node = child;
+            pos = levelEnd + 1;
+        }
+
+        final byte[] topicBytes = new byte[topicLength];
+        topic.getBytes(topicOffset, topicBytes);
+        final byte[] payloadBytesCopy = new byte[payloadLength];
+        payload.getBytes(payloadOffset, payloadBytesCopy);
+        node.message = new Message(topicBytes, payloadBytesCopy, qos, true);
+        bytes += messageBytes - oldBytes;
+        if (null == old)
+        {
+            size++;
+            payloadBytes += payloadLength;
+            return STORED;
+        }
+        payloadBytes += payloadLength - old.payload().length;
+        return REPLACED;
+    }
+
+    /**
+     * Visits every retained message whose topic matches the filter: '+' matches one level, '#' the level above
+     * it and everything below [MQTT-4.7.1-2]; '+' and '#' in the first level do not match topics that start with
+     * '$' [MQTT-4.7.2-1]. Iterative over a reused work stack as deep as the filter or the trie.
      */
     public void match(final String filter, final Consumer<Message> consumer)
     {
         final byte[][] levels = TopicLevels.split(filter);
-        collect(root, levels, 0, consumer);
+        final int base = stackSize;
+        try
+        {
+            push(root, 0);
+            while (stackSize > base)
+            {
+                step(levels, consumer);
+            }
+        }
+        finally
+        {
+            if (stackSize > base)
+            {
+                // the consumer threw: drop what this call left on the stack
+                Arrays.fill(stackNodes, base, stackSize, null);
+                stackSize = base;
+            }
+            if (0 == base && stackNodes.length > MAX_KEPT_STACK_CAPACITY)
+            {
+                // shrink back after a deep filter or trie
+                stackNodes = new Node[INITIAL_STACK_CAPACITY];
+                stackLevels = new int[INITIAL_STACK_CAPACITY];
+                stackCursors = new int[INITIAL_STACK_CAPACITY];
+            }
+        }
     }
 
+    /**
+     * @return the number of retained messages.
+     */
     public int size()
     {
         return size;
     }
 
+    /**
+     * @return the topic plus payload bytes of every retained message, the quantity bounded by the byte limit.
+     */
+    public long bytes()
+    {
+        return bytes;
+    }
+
+    /**
+     * @return the payload bytes of every retained message.
+     */
     public long payloadBytes()
     {
         return payloadBytes;
     }
 
-    private void clear(final byte[] topic)
+    /**
+     * @return the most retained messages held.
+     */
+    public int maxCount()
     {
-        Node node = root;
-        for (final byte[] level : TopicLevels.split(topic))
+        return maxCount;
+    }
+
+    /**
+     * @return the most topic plus payload bytes held.
+     */
+    public long maxBytes()
+    {
+        return maxBytes;
+    }
+
+    /**
+     * @return the current capacity of the match work stack (for tests: it shrinks back after a deep match).
+     */
+    int stackCapacity()
+    {
+        return stackNodes.length;
+    }
+
+    /**
+     * One step of a match on the frame on top of the stack: look at its node on the first visit, then hand out
+     * one child per step, so the stack stays as deep as the trie and never as wide as a node.
+     */
+    private void step(final byte[][] levels, final Consumer<Message> consumer)
+    {
+        final int top = stackSize - 1;
+        final Node node = stackNodes[top];
+        final int index = stackLevels[top];
+        int cursor = stackCursors[top];
+
+        if (UNVISITED == cursor)
         {
-            node = node.children.get(level);
+            if (ALL == index)
+            {
+                emit(node, consumer); // under a '#': every message below it matches
+            }
+            else if (index == levels.length)
+            {
+                emit(node, consumer); // every filter level matched
+                pop();
+                return;
+            }
+            else if (isHash(levels[index]))
+            {
+                emit(node, consumer); // "a/#" matches "a" too [MQTT-4.7.1-2]
+            }
+            else if (!isPlus(levels[index]))
+            {
+                // an exact level: one child at most, so this frame is replaced rather than kept
+                final Node child = node.children.get(levels[index]);
+                pop();
+                if (null != child)
+                {
+                    push(child, index + 1);
+                }
+                return;
+            }
+            cursor = 0;
+        }
+
+        // a '#' or '+' frame, or a frame under a '#': hand out the next child, if any is left
+        final LevelTable<Node> children = node.children;
+        final int capacity = children.capacity();
+        // '+' and '#' in the first level skip topics that start with '$' [MQTT-4.7.2-1]
+        final boolean skipDollar = 0 == index;
+        while (cursor < capacity)
+        {
+            final Node child = children.at(cursor++);
+            if (null != child && !(skipDollar && isDollar(child.level)))
+            {
+                stackCursors[top] = cursor;
+                final boolean hash = ALL == index || isHash(levels[index]);
+                push(child, hash ? ALL : index + 1);
+                return;
+            }
+        }
+        pop();
+    }
+
+    private void clear(final DirectBuffer topic, final int topicOffset, final int topicLength)
+    {
+        final int end = topicOffset + topicLength;
+        Node node = root;
+        int pos = topicOffset;
+        while (pos <= end)
+        {
+            final int levelEnd = levelEnd(topic, pos, end);
+            node = node.children.get(topic, pos, levelEnd - pos);
             if (null == node)
             {
                 return;
             }
+            pos = levelEnd + 1;
         }
-        if (null != node.message)
+        final Message old = node.message;
+        if (null != old)
         {
-            payloadBytes -= node.message.payload().length;
+            bytes -= (long)old.topic().length + old.payload().length;
+            payloadBytes -= old.payload().length;
             node.message = null;
             size--;
+            // prune the branch that holds nothing any more, bottom up in a loop
             while (null != node.parent && null == node.message && node.children.isEmpty())
             {
                 node.parent.children.remove(node.level);
@@ -100,58 +340,51 @@ public final class RetainedStore
         }
     }
 
-    private static void collect(final Node node, final byte[][] levels, final int index,
-        final Consumer<Message> consumer)
+    private void push(final Node node, final int index)
     {
-        if (index == levels.length)
+        if (stackSize == stackNodes.length)
         {
-            if (null != node.message)
-            {
-                consumer.accept(node.message);
-            }
-            return;
+            final int capacity = stackNodes.length * 2;
+            stackNodes = Arrays.copyOf(stackNodes, capacity);
+            stackLevels = Arrays.copyOf(stackLevels, capacity);
+            stackCursors = Arrays.copyOf(stackCursors, capacity);
         }
-        final byte[] level = levels[index];
-        final boolean first = index == 0;
-        if (level.length == 1 && level[0] == '#')
-        {
-            if (null != node.message)
-            {
-                consumer.accept(node.message); // "a/#" matches "a"
-            }
-            node.children.forEach(child -> collectAll(child, first, consumer));
-        }
-        else if (level.length == 1 && level[0] == '+')
-        {
-            node.children.forEach(child ->
-            {
-                if (!(first && isDollar(child.level)))
-                {
-                    collect(child, levels, index + 1, consumer);
-                }
-            });
-        }
-        else
-        {
-            final Node child = node.children.get(level);
-            if (null != child)
-            {
-                collect(child, levels, index + 1, consumer);
-            }
-        }
+        stackNodes[stackSize] = node;
+        stackLevels[stackSize] = index;
+        stackCursors[stackSize++] = UNVISITED;
     }
 
-    private static void collectAll(final Node node, final boolean skipDollar, final Consumer<Message> consumer)
+    private void pop()
     {
-        if (skipDollar && isDollar(node.level))
-        {
-            return;
-        }
+        stackNodes[--stackSize] = null; // a pruned node must not stay reachable from the stack
+    }
+
+    private static void emit(final Node node, final Consumer<Message> consumer)
+    {
         if (null != node.message)
         {
             consumer.accept(node.message);
         }
-        node.children.forEach(child -> collectAll(child, false, consumer));
+    }
+
+    private static int levelEnd(final DirectBuffer topic, final int pos, final int end)
+    {
+        int levelEnd = pos;
+        while (levelEnd < end && topic.getByte(levelEnd) != '/')
+        {
+            levelEnd++;
+        }
+        return levelEnd;
+    }
+
+    private static boolean isHash(final byte[] level)
+    {
+        return level.length == 1 && level[0] == '#';
+    }
+
+    private static boolean isPlus(final byte[] level)
+    {
+        return level.length == 1 && level[0] == '+';
     }
 
     private static boolean isDollar(final byte[] level)

@@ -39,9 +39,20 @@ public final class LevelTable<N>
     /**
      * @return the node under this level, or null.
      */
+    @SuppressWarnings("unchecked")
     public N get(final byte[] level)
     {
-        return get(new org.agrona.concurrent.UnsafeBuffer(level), 0, level.length);
+        final int mask = keys.length - 1;
+        int i = hash(level) & mask;
+        while (null != keys[i])
+        {
+            if (Arrays.equals(keys[i], level))
+            {
+                return (N)values[i];
+            }
+            i = (i + 1) & mask;
+        }
+        return null;
     }
 
     /**

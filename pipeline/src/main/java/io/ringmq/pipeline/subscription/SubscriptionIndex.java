@@ -11,7 +11,8 @@ import java.util.Arrays;
  * matching a topic costs one hash lookup per level plus the wildcard branches, whatever the number of filters.
  * Topics starting with '$' are not matched by a '+' or '#' in the first level [MQTT-4.7.2-1].
  * <p>
- * Single writer: the routing stage owns it. Matching allocates nothing; a subscriber that matches through
+ * Single writer: the routing stage owns it. Matching is iterative over a reused work stack, so a topic of any depth
+ * costs no call stack, and allocates nothing in steady state; a subscriber that matches through
  * several filters is reported once per filter, and the caller folds those into one delivery.
  *
  * @param <S> the subscriber (a session).
@@ -34,8 +35,17 @@ public final class SubscriptionIndex<S>
     private static final Object[] NO_SUBSCRIBERS = new Object[0];
     private static final int[] NO_OPTIONS = new int[0];
 
+    private static final int INITIAL_STACK_CAPACITY = 32;
+    private static final int MAX_KEPT_STACK_CAPACITY = 1024;
+
     private final Node<S> root = new Node<>(null, null);
     private int filterCount;
+
+    // the match work stack: pairs of (trie node, offset in the topic of the level it is compared with), reused by
+    // every match; an instance field because the index has one owner thread (the routing stage)
+    private Object[] stackNodes = new Object[INITIAL_STACK_CAPACITY];
+    private int[] stackPositions = new int[INITIAL_STACK_CAPACITY];
+    private int stackSize;
 
     /**
      * Adds or replaces the subscription of {@code subscriber} to {@code filter}.
@@ -83,12 +93,79 @@ public final class SubscriptionIndex<S>
     }
 
     /**
-     * Reports every subscription whose filter matches the topic name.
+     * Reports every subscription whose filter matches the topic name. Iterative over an explicit work stack, so a
+     * topic of any depth (up to 32,768 levels in a 65,535-byte topic, or 65,536 empty ones) costs no call stack;
+     * allocates nothing unless the work stack has to grow. Each trie node is visited at most once per match,
+     * because a node's depth fixes the topic level it is compared with.
+     * <p>
+     * Re-entrant: a matcher may call {@code match} again (it works above the caller's part of the stack), but
+     * must not subscribe or unsubscribe while a match is under way.
      */
     public void match(final DirectBuffer topic, final int offset, final int length, final Matcher<S> matcher)
     {
+        final int end = offset + length;
         final boolean dollar = length > 0 && topic.getByte(offset) == '$';
-        walk(root, topic, offset, offset + length, offset, dollar, matcher);
+        final int base = stackSize;
+        try
+        {
+            push(root, offset);
+            while (stackSize > base)
+            {
+                final int top = --stackSize;
+                @SuppressWarnings("unchecked")
+                final Node<S> node = (Node<S>)stackNodes[top];
+                final int pos = stackPositions[top];
+                stackNodes[top] = null; // a pruned node must not stay reachable from the stack
+
+                if (pos > end)
+                {
+                    // every level consumed: this node's filter ends here
+                    node.emit(matcher);
+                    if (null != node.hash)
+                    {
+                        node.hash.emit(matcher); // "a/#" also matches "a" [MQTT-4.7.1-2]
+                    }
+                    continue;
+                }
+
+                // '+' and '#' in the first level do not match a topic starting with '$' [MQTT-4.7.2-1]
+                final boolean wildcards = !(dollar && pos == offset);
+                if (wildcards && null != node.hash)
+                {
+                    node.hash.emit(matcher); // '#' matches this level and everything below [MQTT-4.7.1-2]
+                }
+                int levelEnd = pos;
+                while (levelEnd < end && topic.getByte(levelEnd) != '/')
+                {
+                    levelEnd++;
+                }
+                final int next = levelEnd + 1;
+                if (wildcards && null != node.plus)
+                {
+                    push(node.plus, next); // '+' matches exactly this one level [MQTT-4.7.1-3]
+                }
+                final Node<S> child = node.children.get(topic, pos, levelEnd - pos);
+                if (null != child)
+                {
+                    push(child, next); // pushed last, so walked first: the same order as a recursive walk
+                }
+            }
+        }
+        finally
+        {
+            if (stackSize > base)
+            {
+                // a matcher threw: drop what this call left on the stack
+                Arrays.fill(stackNodes, base, stackSize, null);
+                stackSize = base;
+            }
+            if (0 == base && stackNodes.length > MAX_KEPT_STACK_CAPACITY)
+            {
+                // shrink back after a deep topic, so one odd client does not keep a large stack alive
+                stackNodes = new Object[INITIAL_STACK_CAPACITY];
+                stackPositions = new int[INITIAL_STACK_CAPACITY];
+            }
+        }
     }
 
     /**
@@ -99,43 +176,25 @@ public final class SubscriptionIndex<S>
         return filterCount;
     }
 
-    private void walk(
-        final Node<S> node,
-        final DirectBuffer topic,
-        final int pos,
-        final int end,
-        final int start,
-        final boolean dollar,
-        final Matcher<S> matcher)
+    /**
+     * @return the current capacity of the match work stack (for tests: it grows for a deep topic and shrinks
+     * back after).
+     */
+    int stackCapacity()
     {
-        final boolean firstLevel = pos == start;
-        if (pos > end)
+        return stackNodes.length;
+    }
+
+    private void push(final Node<S> node, final int pos)
+    {
+        if (stackSize == stackNodes.length)
         {
-            node.emit(matcher);
-            if (null != node.hash)
-            {
-                node.hash.emit(matcher); // "a/#" also matches "a" [MQTT-4.7.1-2]
-            }
-            return;
+            final int capacity = stackNodes.length * 2;
+            stackNodes = Arrays.copyOf(stackNodes, capacity);
+            stackPositions = Arrays.copyOf(stackPositions, capacity);
         }
-        if (null != node.hash && !(firstLevel && dollar))
-        {
-            node.hash.emit(matcher);
-        }
-        int levelEnd = pos;
-        while (levelEnd < end && topic.getByte(levelEnd) != '/')
-        {
-            levelEnd++;
-        }
-        final Node<S> child = node.children.get(topic, pos, levelEnd - pos);
-        if (null != child)
-        {
-            walk(child, topic, levelEnd + 1, end, start, dollar, matcher);
-        }
-        if (null != node.plus && !(firstLevel && dollar))
-        {
-            walk(node.plus, topic, levelEnd + 1, end, start, dollar, matcher);
-        }
+        stackNodes[stackSize] = node;
+        stackPositions[stackSize++] = pos;
     }
 
     /**
