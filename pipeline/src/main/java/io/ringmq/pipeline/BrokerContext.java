@@ -4,6 +4,7 @@ import io.ringmq.pipeline.auth.Authenticator;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -43,6 +44,9 @@ public final class BrokerContext
     private String user;
     private String password;
     private Path passwordFile;
+
+    // counters file (ringmq stat)
+    private Path countersDir = defaultCountersDir();
 
     /**
      * Checks every setting; call once before starting.
@@ -92,7 +96,8 @@ public final class BrokerContext
             " ring-size=" + ringSize + " max-connections=" + maxConnections + " max-inflight=" + maxInflight +
             " max-queued=" + maxQueued + " max-packet-size=" + maxPacketSize + " connect-timeout=" +
             connectTimeoutMs + "ms anonymous=" + anonymous.name().toLowerCase() +
-            (null != user ? " user=" + user : "") + (null != passwordFile ? " password-file=" + passwordFile : "");
+            (null != user ? " user=" + user : "") + (null != passwordFile ? " password-file=" + passwordFile : "") +
+            " counters-dir=" + countersDir;
     }
 
     public String bindAddress()
@@ -296,6 +301,31 @@ public final class BrokerContext
     public BrokerContext passwordFile(final Path passwordFile)
     {
         this.passwordFile = passwordFile;
+        return this;
+    }
+
+    /**
+     * @return /dev/shm/ringmq where /dev/shm is a writable directory (counters then never touch a disk), else
+     * ringmq under java.io.tmpdir.
+     */
+    public static Path defaultCountersDir()
+    {
+        final Path shm = Path.of("/dev/shm");
+        if (Files.isDirectory(shm) && Files.isWritable(shm))
+        {
+            return shm.resolve("ringmq");
+        }
+        return Path.of(System.getProperty("java.io.tmpdir"), "ringmq");
+    }
+
+    public Path countersDir()
+    {
+        return countersDir;
+    }
+
+    public BrokerContext countersDir(final Path countersDir)
+    {
+        this.countersDir = null == countersDir ? defaultCountersDir() : countersDir;
         return this;
     }
 }

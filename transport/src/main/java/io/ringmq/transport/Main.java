@@ -95,6 +95,11 @@ public final class Main implements Callable<Integer>
         description = "Close a connection that sends no CONNECT within this, e.g. 10s or 500ms (default: ${DEFAULT-VALUE}).")
     String connectTimeout = "10s";
 
+    @Option(names = "--counters-dir", paramLabel = "DIR",
+        description = "Where the counters file that 'ringmq stat' reads is kept (default: /dev/shm/ringmq, or "
+            + "ringmq under java.io.tmpdir where there is no /dev/shm).")
+    Path countersDir;
+
     public Integer call() throws Exception
     {
         final BrokerContext context;
@@ -148,7 +153,8 @@ public final class Main implements Callable<Integer>
             .connectTimeoutMs(parseDurationMs(connectTimeout))
             .anonymous(parseEnum(Authenticator.AnonymousPolicy.class, anonymous, "--anonymous"))
             .credentials(user, pass)
-            .passwordFile(passwordFile);
+            .passwordFile(passwordFile)
+            .countersDir(countersDir);
         if (null != threading)
         {
             context.threading(parseEnum(BrokerContext.Threading.class, threading, "--threading"));
