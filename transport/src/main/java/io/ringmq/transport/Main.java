@@ -29,7 +29,7 @@ import java.util.concurrent.CountDownLatch;
     sortOptions = false, usageHelpAutoWidth = true,
     description = "An MQTT 3.1.1 broker on LMAX Disruptor rings. With no options: port 1883, anonymous clients "
         + "from loopback only.",
-    subcommands = {Main.Passwd.class})
+    subcommands = {Main.Passwd.class, StatCommand.class})
 public final class Main implements Callable<Integer>
 {
     @Option(names = {"-c", "--config"}, paramLabel = "FILE",
