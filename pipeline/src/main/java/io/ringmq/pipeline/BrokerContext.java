@@ -6,6 +6,7 @@ import org.agrona.BitUtil;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -61,6 +62,9 @@ public final class BrokerContext
     private String password;
     private Path passwordFile;
 
+    // counters file (ringmq stat)
+    private Path countersDir = defaultCountersDir();
+
     /**
      * Checks every setting; call once before starting.
      *
@@ -86,7 +90,7 @@ public final class BrokerContext
             "--max-client-id-length must be 23..65535 (a server accepts at least 23 [MQTT-3.1.3-5])");
         check(maxSubscriptionsPerClient >= 1, "--max-subscriptions-per-client must be positive");
         check(maxQueuedBytes >= 1024, "--max-queued-bytes must be at least 1024");
-        check(maxRetainedMessages >= 0 && maxRetainedBytes >= 0, "retained limits must be >= 0");
+        check(maxRetainedMessages >= 1 && maxRetainedBytes >= 1, "--max-retained-messages and -bytes must be >= 1");
         check(persistentClientExpirationMs >= 0, "--persistent-client-expiration must be >= 0");
         // the outbound ring carries whole packets, at most an eighth of its capacity each (Agrona's limit)
         outboundRingBytes = Math.max(outboundRingBytes,
@@ -135,7 +139,8 @@ public final class BrokerContext
             maxRetainedMessages + "/" + maxRetainedBytes + "B persistent-client-expiration=" +
             persistentClientExpirationMs / 1000 + "s slot-inline-bytes=" + slotInlineBytes + " message-log-bytes=" +
             messageLogBytes + " anonymous=" + anonymous.name().toLowerCase() +
-            (null != user ? " user=" + user : "") + (null != passwordFile ? " password-file=" + passwordFile : "");
+            (null != user ? " user=" + user : "") + (null != passwordFile ? " password-file=" + passwordFile : "") +
+            " counters-dir=" + countersDir;
     }
 
     public String bindAddress()
@@ -436,6 +441,31 @@ public final class BrokerContext
     public BrokerContext persistentClientExpirationMs(final long ms)
     {
         this.persistentClientExpirationMs = ms;
+        return this;
+    }
+
+    /**
+     * @return /dev/shm/ringmq where /dev/shm is a writable directory (counters then never touch a disk), else
+     * ringmq under java.io.tmpdir.
+     */
+    public static Path defaultCountersDir()
+    {
+        final Path shm = Path.of("/dev/shm");
+        if (Files.isDirectory(shm) && Files.isWritable(shm))
+        {
+            return shm.resolve("ringmq");
+        }
+        return Path.of(System.getProperty("java.io.tmpdir"), "ringmq");
+    }
+
+    public Path countersDir()
+    {
+        return countersDir;
+    }
+
+    public BrokerContext countersDir(final Path countersDir)
+    {
+        this.countersDir = null == countersDir ? defaultCountersDir() : countersDir;
         return this;
     }
 }

@@ -40,6 +40,7 @@ public final class Pipeline
     public Pipeline(final BrokerContext context, final Authenticator authenticator, final Outbound outbound,
         final BrokerCounters counters, final ErrorLog errors)
     {
+        context.conclude(); // derived sizes (the message log's) are settled there; a second call changes nothing
         this.errors = errors;
         this.batchLimit = context.stageBatchLimit();
         final int inline = context.slotInlineBytes();

@@ -29,7 +29,7 @@ public final class RoutingStage implements Stage
     private final SessionStore sessions;
     private final Long2ObjectHashMap<Session> connections = new Long2ObjectHashMap<>();
     private final SubscriptionIndex<Session> index = new SubscriptionIndex<>();
-    private final RetainedStore retained = new RetainedStore();
+    private final RetainedStore retained;
     private final ConnectFlyweight connect = new ConnectFlyweight();
     private final PublishFlyweight publish = new PublishFlyweight();
     private final SubscribeFlyweight subscribe = new SubscribeFlyweight();
@@ -51,6 +51,7 @@ public final class RoutingStage implements Stage
         this.counters = counters;
         this.maxInflight = context.maxInflight();
         this.maxSubscriptions = context.maxSubscriptionsPerClient();
+        this.retained = new RetainedStore(context.maxRetainedMessages(), context.maxRetainedBytes());
         this.expiry = new SessionExpiry(context.persistentClientExpirationMs(), this::expire);
     }
 
@@ -204,8 +205,8 @@ public final class RoutingStage implements Stage
         if (publish.isRetain())
         {
             // [MQTT-3.3.1-5] store, replace, or with an empty payload clear [MQTT-3.3.1-10]
-            retained.put(topic.buffer(), topic.offset(), topic.length(),
-                payload.buffer(), payload.offset(), payload.length(), event.qos);
+            retain(retained.put(topic.buffer(), topic.offset(), topic.length(),
+                payload.buffer(), payload.offset(), payload.length(), event.qos));
         }
         fanOut(event, topic.buffer(), topic.offset(), topic.length(), event.qos);
         if (needsCopy(event))
@@ -307,13 +308,21 @@ public final class RoutingStage implements Stage
         }
     }
 
+    private void retain(final int result)
+    {
+        if (result == RetainedStore.REFUSED_COUNT || result == RetainedStore.REFUSED_BYTES)
+        {
+            counters.increment(BrokerCounters.RETAINED_REFUSED_LIMIT); // still delivered live, just not kept
+        }
+    }
+
     private void publishWill(final IngressEvent event, final Message will)
     {
         willTopic.wrap(will.topic());
         if (will.retain())
         {
             final UnsafeBuffer payload = new UnsafeBuffer(will.payload());
-            retained.put(willTopic, 0, will.topic().length, payload, 0, will.payload().length, will.qos());
+            retain(retained.put(willTopic, 0, will.topic().length, payload, 0, will.payload().length, will.qos()));
         }
         event.routed = true;
         event.qos = will.qos();

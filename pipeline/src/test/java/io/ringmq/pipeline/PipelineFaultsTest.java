@@ -254,6 +254,27 @@ class PipelineFaultsTest
     }
 
     @Test
+    @DisplayName("limits: retained messages past the count are not kept (counted) but still delivered live")
+    void retainedLimit()
+    {
+        final PipelineHarness harness = new PipelineHarness(new BrokerContext().maxRetained(2, 1 << 20), ANONYMOUS);
+        harness.packet(1, connect("live", true));
+        harness.packet(1, subscribe("r/#", 0));
+        harness.packet(2, connect("pub", true));
+        for (int i = 0; i < 3; i++)
+        {
+            harness.packet(2, publish("r/" + i, 0, 0, true));
+        }
+        assertThat(harness.outbound.takeTypes(1)).containsExactly(PacketType.CONNACK, PacketType.SUBACK,
+            PacketType.PUBLISH, PacketType.PUBLISH, PacketType.PUBLISH);
+        assertThat(harness.counters.get(BrokerCounters.RETAINED_REFUSED_LIMIT)).isEqualTo(1);
+        harness.packet(3, connect("late", true));
+        harness.packet(3, subscribe("r/#", 0));
+        assertThat(harness.outbound.takeTypes(3)).containsExactly(PacketType.CONNACK, PacketType.SUBACK,
+            PacketType.PUBLISH, PacketType.PUBLISH);
+    }
+
+    @Test
     @DisplayName("a packet larger than a slot goes through the message log, which is released by the last stage")
     void largePacketsUseTheMessageLog()
     {

@@ -6,6 +6,7 @@ import io.ringmq.pipeline.StageAgent;
 import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.auth.PasswordFile;
 import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.pipeline.status.CountersFile;
 import io.ringmq.pipeline.status.ErrorLog;
 import org.agrona.CloseHelper;
 import org.agrona.concurrent.Agent;
@@ -22,6 +23,7 @@ import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -47,7 +49,8 @@ public final class Broker implements AutoCloseable
     private static final System.Logger LOG = System.getLogger("io.ringmq");
 
     private final BrokerContext context;
-    private final BrokerCounters counters = new BrokerCounters();
+    private final CountersFile countersFile;
+    private final BrokerCounters counters;
     private final ServerSocketChannel server;
     private final List<AgentRunner> runners = new ArrayList<>();
     private final Pipeline pipeline;
@@ -60,10 +63,19 @@ public final class Broker implements AutoCloseable
     {
         this.context = context.conclude();
         final Authenticator authenticator = authenticator(context);
-        errors = new ErrorLog(counters);
         server = bind(context);
         port = ((InetSocketAddress)server.getLocalAddress()).getPort();
-
+        try
+        {
+            countersFile = CountersFile.create(context.countersDir());
+        }
+        catch (final IOException ex)
+        {
+            CloseHelper.quietClose(server);
+            throw new IOException("cannot create a counters file in " + context.countersDir() + ": " + ex, ex);
+        }
+        counters = new BrokerCounters(countersFile);
+        errors = new ErrorLog(counters);
         final int ioCount = context.ioThreads();
         final BrokerContext.Threading threading = context.threading();
         final ManyToOneRingBuffer[] rings = new ManyToOneRingBuffer[ioCount];
@@ -71,18 +83,27 @@ public final class Broker implements AutoCloseable
         final boolean[] direct = new boolean[ioCount];
         direct[0] = threading == BrokerContext.Threading.SHARED || threading == BrokerContext.Threading.INVOKER;
         final OutboundRouter outbound = new OutboundRouter(rings, agents, direct);
-        pipeline = new Pipeline(context, authenticator, outbound, counters, errors);
-        final AtomicInteger connectionCount = new AtomicInteger();
-        for (int i = 0; i < ioCount; i++)
+        try
         {
-            rings[i] = new ManyToOneRingBuffer(new UnsafeBuffer(ByteBuffer.allocateDirect(
-                context.outboundRingBytes() + RingBufferDescriptor.TRAILER_LENGTH)));
-            agents[i] = new IoAgent(i, context, counters, i == 0 ? server : null, rings[i], pipeline.ring(),
-                pipeline.messageLog(i), connectionCount);
+            pipeline = new Pipeline(context, authenticator, outbound, counters, errors);
+            final AtomicInteger connectionCount = new AtomicInteger();
+            for (int i = 0; i < ioCount; i++)
+            {
+                rings[i] = new ManyToOneRingBuffer(new UnsafeBuffer(ByteBuffer.allocateDirect(
+                    context.outboundRingBytes() + RingBufferDescriptor.TRAILER_LENGTH)));
+                agents[i] = new IoAgent(i, context, counters, i == 0 ? server : null, rings[i], pipeline.ring(),
+                    pipeline.messageLog(i), connectionCount);
+            }
+            start(agents, outbound);
         }
-        start(agents, outbound);
+        catch (final RuntimeException | IOException ex)
+        {
+            CloseHelper.quietCloseAll(runners);
+            CloseHelper.quietCloseAll(server, countersFile);
+            throw ex;
+        }
         LOG.log(System.Logger.Level.INFO, "ringmq listening on " + context.bindAddress() + ":" + port + " (" +
-            context + ")");
+            context + "); counters in " + countersFile.path());
     }
 
     /**
@@ -256,6 +277,14 @@ public final class Broker implements AutoCloseable
         return port;
     }
 
+    /**
+     * @return the counters file {@code ringmq stat} reads; it is deleted on {@link #close()}.
+     */
+    public Path countersFile()
+    {
+        return countersFile.path();
+    }
+
     public BrokerCounters counters()
     {
         return counters;
@@ -282,6 +311,7 @@ public final class Broker implements AutoCloseable
         CloseHelper.quietCloseAll(runners);
         CloseHelper.quietClose(invoker);
         CloseHelper.quietClose(server);
+        CloseHelper.quietClose(countersFile);
         LOG.log(System.Logger.Level.INFO, "ringmq stopped; counters:\n" + counters.describe(false));
     }
 }

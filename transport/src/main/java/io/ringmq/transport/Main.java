@@ -29,7 +29,7 @@ import java.util.concurrent.CountDownLatch;
     sortOptions = false, usageHelpAutoWidth = true,
     description = "An MQTT 3.1.1 broker on LMAX Disruptor rings. With no options: port 1883, anonymous clients "
         + "from loopback only.",
-    subcommands = {Main.Passwd.class})
+    subcommands = {Main.Passwd.class, StatCommand.class})
 public final class Main implements Callable<Integer>
 {
     @Option(names = {"-c", "--config"}, paramLabel = "FILE",
@@ -137,6 +137,10 @@ public final class Main implements Callable<Integer>
     @Option(names = "--stage-batch-limit", paramLabel = "N",
         description = "Events a stage handles per duty cycle before others get the thread (default: ${DEFAULT-VALUE}).")
     int stageBatchLimit = DEFAULTS.stageBatchLimit();
+    @Option(names = "--counters-dir", paramLabel = "DIR",
+        description = "Where the counters file that 'ringmq stat' reads is kept (default: /dev/shm/ringmq, or "
+            + "ringmq under java.io.tmpdir where there is no /dev/shm).")
+    Path countersDir;
 
     public Integer call() throws Exception
     {
@@ -199,7 +203,8 @@ public final class Main implements Callable<Integer>
             .stageBatchLimit(stageBatchLimit)
             .anonymous(parseEnum(Authenticator.AnonymousPolicy.class, anonymous, "--anonymous"))
             .credentials(user, pass)
-            .passwordFile(passwordFile);
+            .passwordFile(passwordFile)
+            .countersDir(countersDir);
         if (null != threading)
         {
             context.threading(parseEnum(BrokerContext.Threading.class, threading, "--threading"));

@@ -1,13 +1,23 @@
 package io.ringmq.pipeline.status;
 
-import java.util.concurrent.atomic.AtomicLongArray;
+import org.agrona.concurrent.AtomicBuffer;
+import org.agrona.concurrent.status.CountersManager;
+import org.agrona.concurrent.status.CountersReader;
 
 /**
  * The broker's counters: the metrics, and the way to see that a limit was hit. Any thread may add; anyone may
- * read. Printed at shutdown.
+ * read, in this process or (through the {@link CountersFile}, with {@code ringmq stat}) in another. Printed at
+ * shutdown.
+ * <p>
+ * The counters are allocated in an Agrona {@link CountersManager}, one per constant below and in that order, so a
+ * constant is its counter's id; each value sits on a cache line of its own. To add a counter, append a constant
+ * and its name to {@code NAMES}.
  */
 public final class BrokerCounters
 {
+    /** The type id of every counter here, as {@code ringmq stat} and other readers see it. */
+    public static final int BROKER_COUNTER_TYPE_ID = 1;
+
     public static final int CONNECTIONS_ACCEPTED = 0;
     public static final int CONNECTIONS_CLOSED = 1;
     public static final int CONNECTIONS_REFUSED_LIMIT = 2;
@@ -50,21 +60,66 @@ public final class BrokerCounters
         "packets backlogged (outbound ring full)", "message log full (reads paused)"
     };
 
-    private final AtomicLongArray values = new AtomicLongArray(NAMES.length);
+    private final CountersFile file;
+    private final CountersManager manager;
+    private final AtomicBuffer values;
+
+    /**
+     * Counters in process memory only, for tests that do not read them from outside.
+     */
+    public BrokerCounters()
+    {
+        this(CountersFile.inMemory());
+    }
+
+    /**
+     * Allocates every counter in {@code file}, which must be new.
+     */
+    public BrokerCounters(final CountersFile file)
+    {
+        this.file = file;
+        values = file.valuesBuffer();
+        manager = new CountersManager(file.metaDataBuffer(), values);
+        for (int i = 0; i < NAMES.length; i++)
+        {
+            final int id = manager.allocate(NAMES[i], BROKER_COUNTER_TYPE_ID);
+            if (id != i)
+            {
+                throw new IllegalStateException("counter '" + NAMES[i] + "' got id " + id + ", expected " + i);
+            }
+        }
+    }
+
+    /**
+     * @return the file (or memory) the counters and the error log live in.
+     */
+    public CountersFile file()
+    {
+        return file;
+    }
+
+    /**
+     * @return a reader over the same counters, with their labels.
+     */
+    public CountersReader reader()
+    {
+        return manager;
+    }
 
     public void increment(final int counter)
     {
-        values.getAndIncrement(counter);
+        // atomic: several threads add to the same counter
+        values.getAndAddLong(CountersReader.counterOffset(counter), 1);
     }
 
     public void add(final int counter, final long delta)
     {
-        values.getAndAdd(counter, delta);
+        values.getAndAddLong(CountersReader.counterOffset(counter), delta);
     }
 
     public long get(final int counter)
     {
-        return values.get(counter);
+        return values.getLongVolatile(CountersReader.counterOffset(counter));
     }
 
     /**
@@ -75,7 +130,7 @@ public final class BrokerCounters
         final StringBuilder sb = new StringBuilder();
         for (int i = 0; i < NAMES.length; i++)
         {
-            final long value = values.get(i);
+            final long value = get(i);
             if (all || value != 0)
             {
                 sb.append(NAMES[i]).append(": ").append(value).append('\n');
