@@ -32,8 +32,8 @@ final class SeededCases
             }
             catch (final AssertionError ex)
             {
-                throw new AssertionError("case " + i + " of " + count + " (replay with new SplittableRandom(" + seed +
-                    "L)): " + ex.getMessage(), ex);
+                throw new AssertionError("case " + i + " of " + count + ", seed 0x" + Long.toHexString(seed) +
+                    "L (replay: new SplittableRandom(0x" + Long.toHexString(seed) + "L)): " + ex.getMessage(), ex);
             }
         }
     }
