@@ -1,11 +1,5 @@
 package io.ringmq.protocol;
 
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 
@@ -24,10 +18,15 @@ class RoundTripProperties
     private static final int MAX_PACKET = 1 << 20;
     private final PacketDecoder decoder = new PacketDecoder();
 
-    @Property(tries = 4000)
-    void encodeDecodeEncode(@ForAll("samples") final Samples.Sample sample)
+    @Test
+    void encodeDecodeEncode()
     {
-        assertRoundTrip(sample);
+        final List<int[]> combinations = combinations();
+        SeededCases.run(0x5EED_0001L, 4000, random ->
+        {
+            final int[] combination = combinations.get(random.nextInt(combinations.size()));
+            assertRoundTrip(Samples.of(new Random(random.nextLong()), combination[0], combination[1]));
+        });
     }
 
     @Test
@@ -41,13 +40,6 @@ class RoundTripProperties
                 assertRoundTrip(Samples.of(random, combination[0], combination[1]));
             }
         }
-    }
-
-    @Provide
-    Arbitrary<Samples.Sample> samples()
-    {
-        return Combinators.combine(Arbitraries.of(combinations()), Arbitraries.longs())
-            .as((combination, seed) -> Samples.of(new Random(seed), combination[0], combination[1]));
     }
 
     private void assertRoundTrip(final Samples.Sample sample)

@@ -363,6 +363,7 @@ public final class Main implements Callable<Integer>
     {
         final CommandLine commandLine = new CommandLine(new Main());
         commandLine.setOverwrittenOptionsAllowed(true);
+        commandLine.setAllowSubcommandsAsOptionParameters(true); // --password-file passwd: a file, not the subcommand
         commandLine.setExecutionExceptionHandler((ex, cmd, parseResult) ->
         {
             cmd.getErr().println("ringmq: " + ex.getMessage());

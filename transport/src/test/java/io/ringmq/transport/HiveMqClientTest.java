@@ -130,29 +130,47 @@ class HiveMqClientTest
     }
 
     @Test
-    @DisplayName("MQTT-3.1.2-8: a will with retain is published and kept when the client dies")
+    @DisplayName("MQTT-3.1.2-8, MQTT-3.3.1-8, MQTT-3.3.1-9: a will with retain reaches a live subscriber with RETAIN 0 "
+        + "and is kept, arriving with RETAIN 1 at a later subscriber")
     void retainedWill() throws Exception
     {
-        final RawClient victim = new RawClient(broker.port());
-        final io.ringmq.protocol.ConnectEncoder encoder = new io.ringmq.protocol.ConnectEncoder().reset()
-            .will(1, true, null);
-        encoder.clientId().wrap("victim");
-        encoder.willTopic().wrap("status/victim");
-        encoder.willPayload().wrap("offline");
-        final org.agrona.concurrent.UnsafeBuffer connect =
-            new org.agrona.concurrent.UnsafeBuffer(new byte[encoder.encodedLength()]);
-        encoder.encode(connect, 0);
-        assertThat(victim.handshake(connect.byteArray())).isZero();
-        victim.kill();
-
-        final Mqtt3BlockingClient subscriber = client("watcher");
-        subscriber.connect();
-        try (Mqtt3BlockingClient.Mqtt3Publishes publishes = subscriber.publishes(MqttGlobalPublishFilter.ALL))
+        final Mqtt3BlockingClient live = client("live-watcher");
+        live.connect();
+        try (Mqtt3BlockingClient.Mqtt3Publishes livePublishes = live.publishes(MqttGlobalPublishFilter.ALL))
         {
-            // the will may still be on its way: the retained copy, or the live one, must arrive
-            subscriber.subscribeWith().topicFilter("status/#").qos(MqttQos.AT_LEAST_ONCE).send();
+            live.subscribeWith().topicFilter("status/#").qos(MqttQos.AT_LEAST_ONCE).send(); // SUBACK: in the index
+
+            final RawClient victim = new RawClient(broker.port());
+            final io.ringmq.protocol.ConnectEncoder encoder = new io.ringmq.protocol.ConnectEncoder().reset()
+                .will(1, true, null);
+            encoder.clientId().wrap("victim");
+            encoder.willTopic().wrap("status/victim");
+            encoder.willPayload().wrap("offline");
+            final org.agrona.concurrent.UnsafeBuffer connect =
+                new org.agrona.concurrent.UnsafeBuffer(new byte[encoder.encodedLength()]);
+            encoder.encode(connect, 0);
+            assertThat(victim.handshake(connect.byteArray())).isZero();
+            victim.kill();
+
+            // sent to an existing subscription, the will goes out with RETAIN 0 [MQTT-3.3.1-9]
+            final Mqtt3Publish livePublish = livePublishes.receive(10, TimeUnit.SECONDS).orElseThrow();
+            assertThat(livePublish.getTopic().toString()).isEqualTo("status/victim");
+            assertThat(new String(livePublish.getPayloadAsBytes(), StandardCharsets.UTF_8)).isEqualTo("offline");
+            assertThat(livePublish.isRetain()).as("RETAIN on a will sent to an existing subscription").isFalse();
+        }
+
+        // the routing stage stores the retained will before it fans it out, so a subscriber that comes after the
+        // live delivery finds it kept, and gets it with RETAIN 1 [MQTT-3.3.1-8]
+        final Mqtt3BlockingClient later = client("later-watcher");
+        later.connect();
+        try (Mqtt3BlockingClient.Mqtt3Publishes publishes = later.publishes(MqttGlobalPublishFilter.ALL))
+        {
+            later.subscribeWith().topicFilter("status/#").qos(MqttQos.AT_LEAST_ONCE).send();
             final Mqtt3Publish publish = publishes.receive(10, TimeUnit.SECONDS).orElseThrow();
+            assertThat(publish.getTopic().toString()).isEqualTo("status/victim");
             assertThat(new String(publish.getPayloadAsBytes(), StandardCharsets.UTF_8)).isEqualTo("offline");
+            assertThat(publish.isRetain()).as("RETAIN on a kept will sent on subscribe").isTrue();
+            assertThat(publishes.receive(300, TimeUnit.MILLISECONDS)).as("the will is delivered once").isEmpty();
         }
     }
 }

@@ -135,4 +135,74 @@ class MainTest
         assertThat(io.ringmq.pipeline.auth.PasswordFile.load(file).hashOf("alice")
             .matches("pw".getBytes(StandardCharsets.UTF_8))).isTrue();
     }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(60)
+    @DisplayName("--password-file passwd names a file called passwd, not the passwd subcommand")
+    void passwordFileNamedPasswd(@TempDir final Path directory) throws Exception
+    {
+        final Path file = directory.resolve("passwd");
+        assertThat(run(0, "passwd", file.toString(), "alice", "--password", "pw", "--iterations", "1000"))
+            .contains("wrote alice");
+
+        // run where the file is, so that the option's value is the bare word "passwd", as a user would type it
+        final String javaBinary = ProcessHandle.current().info().command().orElse("java");
+        final Process process = new ProcessBuilder(javaBinary, "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+            "-cp", System.getProperty("java.class.path"), Main.class.getName(), "--bind", "127.0.0.1", "--port", "0",
+            "--password-file", "passwd")
+            .directory(directory.toFile()).redirectErrorStream(true).start();
+        final java.util.concurrent.BlockingQueue<String> lines = new java.util.concurrent.LinkedBlockingQueue<>();
+        final Thread reader = new Thread(() ->
+        {
+            try (java.io.BufferedReader output = new java.io.BufferedReader(
+                new java.io.InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)))
+            {
+                String line;
+                while (null != (line = output.readLine()))
+                {
+                    lines.add(line);
+                }
+            }
+            catch (final java.io.IOException closed)
+            {
+                // the process was destroyed: nothing more to read
+            }
+        }, "ringmq-output");
+        reader.setDaemon(true);
+        reader.start();
+        try
+        {
+            final StringBuilder seen = new StringBuilder();
+            final long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+            String listening = null;
+            while (null == listening && process.isAlive() && System.nanoTime() < deadline)
+            {
+                final String line = lines.poll(100, java.util.concurrent.TimeUnit.MILLISECONDS);
+                if (null != line)
+                {
+                    seen.append(line).append('\n');
+                    listening = line.startsWith("ringmq ") && line.contains("listening on") ? line : null;
+                }
+            }
+            assertThat(listening).as("the broker announced it was listening; its output:%n%s", seen).isNotNull();
+            final int port = Integer.parseInt(listening.substring(listening.lastIndexOf(':') + 1).strip());
+
+            // the entry in the file is what the broker checks: the right password connects, a wrong one does not
+            final com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient alice = com.hivemq.client.mqtt.mqtt3.Mqtt3Client
+                .builder().identifier("alice").serverHost("127.0.0.1").serverPort(port).buildBlocking();
+            alice.connectWith().simpleAuth().username("alice").password("pw".getBytes(StandardCharsets.UTF_8))
+                .applySimpleAuth().send();
+            alice.disconnect();
+            final com.hivemq.client.mqtt.mqtt3.Mqtt3BlockingClient mallory = com.hivemq.client.mqtt.mqtt3.Mqtt3Client
+                .builder().identifier("mallory").serverHost("127.0.0.1").serverPort(port).buildBlocking();
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> mallory.connectWith().simpleAuth()
+                    .username("alice").password("wrong".getBytes(StandardCharsets.UTF_8)).applySimpleAuth().send())
+                .isInstanceOf(com.hivemq.client.mqtt.mqtt3.exceptions.Mqtt3ConnAckException.class);
+        }
+        finally
+        {
+            process.destroyForcibly();
+            assertThat(process.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        }
+    }
 }

@@ -10,9 +10,9 @@ import java.util.Map;
 
 /**
  * Decides CONNECT credentials. Anonymous clients (no user name) are let in according to the
- * {@link AnonymousPolicy}; by default only from loopback, as Mosquitto 2 does. A user name must match the
- * {@code --user}/{@code --pass} pair or a line of the password file. PBKDF2 is deliberately slow, so a user's
- * last verified password is remembered as a SHA-256 digest and a reconnect with the same password costs one
+ * {@link AnonymousPolicy}; by default only from loopback, whatever address the broker listens on. A user name must
+ * match the {@code --user}/{@code --pass} pair or a line of the password file. PBKDF2 is deliberately slow, so a
+ * user's last verified password is remembered as a SHA-256 digest and a reconnect with the same password costs one
  * hash. Runs on the auth stage, never on an I/O thread; single-threaded.
  */
 public final class Authenticator
