@@ -26,12 +26,17 @@ public final class AuthStage implements Stage
         this.maxClientIdLength = maxClientIdLength;
     }
 
-    public void onEvent(final IngressEvent event, final boolean endOfBatch)
+    public boolean onEvent(final IngressEvent event)
     {
-        if (event.kind != IngressEvent.PACKET || event.packetType != PacketType.CONNECT)
+        if (event.kind == IngressEvent.PACKET && event.packetType == PacketType.CONNECT)
         {
-            return;
+            decide(event);
         }
+        return true;
+    }
+
+    private void decide(final IngressEvent event)
+    {
         // fail closed: the slot arrives AUTH_UNDECIDED, and anything that returns or throws before the last line
         // leaves a refusal
         if (connect.wrap(event.packet, 0, event.packetLength) < 0)

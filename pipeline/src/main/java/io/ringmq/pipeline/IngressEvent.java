@@ -1,26 +1,27 @@
 package io.ringmq.pipeline;
 
-import io.ringmq.pipeline.session.Session;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-
 /**
  * One slot of the ingress ring: what an I/O agent saw (a packet, or a connection that ended) and what each stage
- * decided about it. Preallocated and reused. The I/O agent writes the first block through
- * {@link #packet(int, long, int, boolean, int, DirectBuffer, int, MessageLog, long)} or
- * {@link #end(int, int, long, int)} (the one place that lays a slot out); the auth stage writes
- * {@link #authCode}, the routing stage the rest; the delivery stage reads everything and, as the last stage,
- * releases the packet's log entry and clears the slot.
- * <p>
- * The packet's bytes are inline when they fit {@link #inlineCapacity()}, else in the I/O agent's
+ * decided about it. Preallocated and reused; it holds only primitives and views of memory the pipeline owns,
+ * never a reference to a session or a message, so only ids and coordinates cross stages.
+ * <pre>
+ *   I/O agent   kind, agent, connection id, version, loopback, packet type, packet bytes (inline or log entry)
+ *   any stage   failed
+ *   auth        authCode
+ *   routing     session id (new? present? which shard, moved from which), takeover, the PUBLISH's coordinates,
+ *               and the position and shape of its output in the routing log (targets, return codes, discarded
+ *               sessions, a will, retained messages: see {@link RouteOutput})
+ * </pre>
+ * The I/O agent lays a slot out through {@link #packet} or {@link #end}, the one place that writes its first
+ * block, which also resets every verdict; the last stage releases the packet's and the routing output's log
+ * entries. A packet's bytes are inline when they fit {@link #inlineCapacity()}, else in the I/O agent's
  * {@link MessageLog}; either way {@link #packet} views them, so a slot's memory is fixed whatever clients send.
  * <p>
- * Fail closed: a slot whose stage threw is marked {@link #failed}; later stages skip it and the last one closes
- * its connection. A CONNECT is admitted only on an explicit {@link #AUTH_ACCEPTED} verdict.
+ * Fail closed: a slot whose stage threw is marked {@link #failed}; later stages skip it and the delivery shard
+ * of its connection closes that connection. A CONNECT is admitted only on an explicit {@link #AUTH_ACCEPTED}.
  */
 public final class IngressEvent
 {
@@ -30,6 +31,13 @@ public final class IngressEvent
     public static final int CONNECTION_LOST = 2;
     /** The connection ended with DISCONNECT. */
     public static final int DISCONNECTED = 3;
+
+    /** No verdict yet: refused, as is any value but {@link #AUTH_ACCEPTED}. */
+    public static final int AUTH_UNDECIDED = -1;
+    /** The CONNECT is admitted (the 3.1.1 return code 0). */
+    public static final int AUTH_ACCEPTED = 0;
+    /** No session, shard or log entry. */
+    public static final int NONE = -1;
 
     // ---- I/O agent
     public int kind;
@@ -42,45 +50,48 @@ public final class IngressEvent
     public final UnsafeBuffer packet = new UnsafeBuffer(0, 0);
     public int packetLength;
     /** The end position of the packet's {@link MessageLog} entry, or -1 when it is inline. */
-    public long logEnd = -1;
+    public long logEnd = NONE;
     private final UnsafeBuffer inline;
 
     // ---- any stage
-    /** A stage threw on this slot: later stages skip it and the last one closes the connection. */
+    /** A stage threw on this slot: later stages skip it and the connection is closed. */
     public boolean failed;
 
     // ---- auth stage
-    /** No verdict yet: refused, as is any value but {@link #AUTH_ACCEPTED}. */
-    public static final int AUTH_UNDECIDED = -1;
-    /** The CONNECT is admitted (the 3.1.1 return code 0). */
-    public static final int AUTH_ACCEPTED = 0;
     /** The CONNECT verdict: {@link #AUTH_UNDECIDED}, {@link #AUTH_ACCEPTED} or a refusing CONNACK code. */
     public int authCode = AUTH_UNDECIDED;
 
     // ---- routing stage
-    public Session session;
+    /** The session of the connection, or {@link #NONE} (refused, unknown, already ended). */
+    public int sessionId = NONE;
+    /** CONNECT: the session is new, so its shard starts its delivery half afresh. */
+    public boolean sessionNew;
+    /** CONNECT: the session was resumed [MQTT-3.2.2-2]. */
     public boolean sessionPresent;
-    public int takeoverAgent;
-    public long takeoverConnectionId = -1;
-    /** PUBLISH: the message goes to {@link #targets}; false for a duplicate QoS 2 PUBLISH. */
+    /** CONNECT: the shard that held the session's delivery half until now, when it is another; or NONE. */
+    public int movedFromShard = NONE;
+    /** CONNECT: the agent and connection of a taken-over connection, or NONE. */
+    public int takeoverAgent = NONE;
+    public long takeoverConnectionId = NONE;
+    /** PUBLISH, or the will of a lost or taken-over connection: the message goes to the targets. */
     public boolean routed;
+    /** PUBLISH: its QoS and packet id, and its topic and payload within {@link #packet}. */
+    public int qos;
+    public int packetId;
     public int topicOffset;
     public int topicLength;
     public int payloadOffset;
     public int payloadLength;
-    public int qos;
-    public int packetId;
-    /** A kept copy, when some target needs one (QoS &gt; 0) or for a will; otherwise null. */
-    public Message message;
-    public Session[] targets = new Session[16];
-    public int[] targetQos = new int[16];
+    /** The routing output's log entry ({@link RouteOutput}), or NONE when there is none. */
+    public long routeLogEnd = NONE;
+    public int routeLogLength;
     public int targetCount;
-    /** SUBSCRIBE: the return code per filter, and retained messages to send. */
-    public int[] grantedCodes = new int[8];
-    private static final int SHRINK_ABOVE = 1024;
     public int grantedCount;
-    public final List<Message> retained = new ArrayList<>();
-    public final List<Integer> retainedQos = new ArrayList<>();
+    public int discardedCount;
+    /** Offset of the message (a will) in the routing output, or NONE: the PUBLISH in {@link #packet} is it. */
+    public int messageOffset = NONE;
+    public int retainedCount;
+    public int retainedOffset;
 
     /**
      * @param inlineCapacity bytes a packet may take inside the slot; larger ones go to a {@link MessageLog}.
@@ -98,8 +109,8 @@ public final class IngressEvent
     /**
      * Lays out a slot for a validated packet; the I/O agent's thread, before it publishes the slot.
      *
-     * @param log      the agent's message log, for a packet larger than the inline space.
-     * @param logEnd   where {@link MessageLog#append} put it, when it did (-1 otherwise).
+     * @param log    the agent's message log, for a packet larger than the inline space.
+     * @param logEnd where {@link MessageLog#append} put it, when it did (-1 otherwise).
      */
     public void packet(final int agentIndex, final long connectionId, final int version, final boolean loopback,
         final int packetType, final DirectBuffer bytes, final int length, final MessageLog log, final long logEnd)
@@ -129,7 +140,7 @@ public final class IngressEvent
         loopback = false;
         packetType = 0;
         packetLength = 0;
-        logEnd = -1;
+        logEnd = NONE;
         packet.wrap(inline, 0, 0);
     }
 
@@ -139,64 +150,32 @@ public final class IngressEvent
         this.agentIndex = agentIndex;
         this.connectionId = connectionId;
         this.version = version;
-        this.failed = false;
-        this.authCode = AUTH_UNDECIDED;
+        failed = false;
+        authCode = AUTH_UNDECIDED;
+        resetRouting();
     }
 
     /**
-     * Adds one fan-out target.
+     * Clears the routing stage's verdict: nothing of an earlier use of the slot survives.
      */
-    public void addTarget(final Session session, final int qos)
+    void resetRouting()
     {
-        if (targetCount == targets.length)
-        {
-            targets = Arrays.copyOf(targets, targetCount * 2);
-            targetQos = Arrays.copyOf(targetQos, targetCount * 2);
-        }
-        targets[targetCount] = session;
-        targetQos[targetCount++] = qos;
-    }
-
-    public void addGranted(final int code)
-    {
-        if (grantedCount == grantedCodes.length)
-        {
-            grantedCodes = Arrays.copyOf(grantedCodes, grantedCount * 2);
-        }
-        grantedCodes[grantedCount++] = code;
-    }
-
-    /**
-     * Drops every reference so sessions and messages are not kept alive by the ring; the last stage calls it.
-     */
-    public void clear()
-    {
-        session = null;
-        message = null;
+        sessionId = NONE;
+        sessionNew = false;
         sessionPresent = false;
-        takeoverConnectionId = -1;
+        movedFromShard = NONE;
+        takeoverAgent = NONE;
+        takeoverConnectionId = NONE;
         routed = false;
         qos = 0;
         packetId = 0;
-        for (int i = 0; i < targetCount; i++)
-        {
-            targets[i] = null;
-        }
+        routeLogEnd = NONE;
+        routeLogLength = 0;
         targetCount = 0;
-        if (targets.length > SHRINK_ABOVE) // a burst's fan-out is not kept pinned in the ring
-        {
-            targets = new Session[16];
-            targetQos = new int[16];
-        }
         grantedCount = 0;
-        if (grantedCodes.length > SHRINK_ABOVE)
-        {
-            grantedCodes = new int[8];
-        }
-        if (!retained.isEmpty())
-        {
-            retained.clear();
-            retainedQos.clear();
-        }
+        discardedCount = 0;
+        messageOffset = NONE;
+        retainedCount = 0;
+        retainedOffset = 0;
     }
 }

@@ -63,6 +63,22 @@ public final class MessageLog
      */
     public long append(final DirectBuffer src, final int offset, final int length)
     {
+        final long end = claim(length);
+        if (end >= 0)
+        {
+            buffer.putBytes(indexOf(end, length), src, offset, length);
+        }
+        return end;
+    }
+
+    /**
+     * Takes room for an entry the producer writes itself, at {@link #indexOf} in {@link #buffer()}; producer
+     * thread only.
+     *
+     * @return the position just past the entry, or -1 when there is no room now.
+     */
+    public long claim(final int length)
+    {
         if (length > maxEntryLength())
         {
             throw new IllegalArgumentException("entry of " + length + " bytes exceeds the message log's limit of " +
@@ -75,9 +91,21 @@ public final class MessageLog
         {
             return -1;
         }
-        buffer.putBytes((int)(start & (capacity - 1)), src, offset, length);
         tail = end;
         return end;
+    }
+
+    /**
+     * @return where in {@link #buffer()} the entry ending at {@code end} starts.
+     */
+    public int indexOf(final long end, final int length)
+    {
+        return (int)((end - length) & (capacity - 1));
+    }
+
+    public UnsafeBuffer buffer()
+    {
+        return buffer;
     }
 
     /**

@@ -1,71 +1,91 @@
 package io.ringmq.pipeline;
 
-import com.lmax.disruptor.EventPoller;
 import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.Sequence;
 import com.lmax.disruptor.YieldingWaitStrategy;
 import io.ringmq.pipeline.auth.Authenticator;
-import io.ringmq.pipeline.session.InMemorySessionStore;
+import io.ringmq.pipeline.delivery.DeliveryShard;
+import io.ringmq.pipeline.delivery.ShardHandover;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.status.ErrorLog;
 
 /**
  * The staged pipeline on one Disruptor ring:
  * <pre>
- *   I/O agents ──claim/publish──▶ [ ingress ring: IngressEvent slots ]
- *                                        │ poller 0
+ *   I/O agents ──claim/publish──▶ [ ingress ring: IngressEvent slots, fixed size, ids only ]
+ *        │ packets too large for a slot: the agent's MessageLog        │
+ *                                                                        ▼
+ *                                   AuthStage       CONNECT credentials (CPU-heavy, off the I/O threads)
+ *                                        │
  *                                        ▼
- *                                   AuthStage      CONNECT credentials (CPU-heavy, off the I/O threads)
- *                                        │ poller 1, gated on poller 0
+ *                                   RoutingStage    sessions, subscription index, retained store, fan-out
+ *                                        │          ──▶ its output (targets, codes, wills, retained) in the route log
+ *                    ┌───────────────────┼───────────────────┐
+ *                    ▼                   ▼                   ▼
+ *             DeliveryShard 0     DeliveryShard 1  …  DeliveryShard N-1   one per I/O agent, in parallel:
+ *                    │                   │                   │             QoS state, encode once, outbound ring
+ *                    └───────────────────┼───────────────────┘             of its own agent only
  *                                        ▼
- *                                   RoutingStage   sessions, subscription index, retained store, fan-out
- *                                        │ poller 2, gated on poller 1 (gates the ring's producers)
- *                                        ▼
- *                                   DeliveryStage  QoS state, encode once, Outbound ──▶ I/O agents' rings
+ *                                   ReleaseStage    gives back log entries; gates the ring's producers
  * </pre>
- * Each stage is polled through an {@link EventPoller}, so the transport decides which stages share a thread:
- * all three in one {@link StageAgent} (shared modes) or one agent each (dedicated).
+ * Each stage is polled through a {@link StagePoller}, so the transport decides which stages share a thread:
+ * all in one {@link StageAgent} (shared modes) or one agent per stage (dedicated).
  */
 public final class Pipeline
 {
     private final RingBuffer<IngressEvent> ring;
-    private final Stage[] stages;
-    private final EventPoller<IngressEvent>[] pollers;
     private final ErrorLog errors;
     private final RoutingStage routing;
     private final MessageLog[] logs;
+    private final MessageLog routeLog;
     private final int batchLimit;
+    private final StageAgent.Step auth;
+    private final StageAgent.Step route;
+    private final StageAgent.Step[] shards;
+    private final StageAgent.Step release;
 
-    @SuppressWarnings("unchecked")
+    /**
+     * @param outbound the transport's port to every I/O agent's outbound ring (shard i writes to agent i only).
+     */
     public Pipeline(final BrokerContext context, final Authenticator authenticator, final Outbound outbound,
         final BrokerCounters counters, final ErrorLog errors)
     {
-        context.conclude(); // derived sizes (the message log's) are settled there; a second call changes nothing
+        context.conclude(); // derived sizes (the message logs') are settled there; a second call changes nothing
         this.errors = errors;
         this.batchLimit = context.stageBatchLimit();
         final int inline = context.slotInlineBytes();
         this.ring = RingBuffer.createMultiProducer(() -> new IngressEvent(inline), context.ringSize(),
             new YieldingWaitStrategy());
-        this.logs = new MessageLog[context.ioThreads()];
+        final int shardCount = context.ioThreads();
+        this.logs = new MessageLog[shardCount];
         for (int i = 0; i < logs.length; i++)
         {
             logs[i] = new MessageLog(context.messageLogBytes());
         }
-        this.routing = new RoutingStage(context, counters, new InMemorySessionStore());
-        this.stages = new Stage[]
+        this.routeLog = new MessageLog(context.messageLogBytes());
+        this.routing = new RoutingStage(context, counters, routeLog);
+
+        final StagePoller authPoller = new StagePoller(ring);
+        final StagePoller routePoller = new StagePoller(ring, authPoller.sequence());
+        auth = step(new AuthStage(authenticator, counters, context.maxClientIdLength()), authPoller);
+        route = step(routing, routePoller);
+        final ShardHandover handover = new ShardHandover(shardCount);
+        shards = new StageAgent.Step[shardCount];
+        final Sequence[] shardSequences = new Sequence[shardCount];
+        for (int i = 0; i < shardCount; i++)
         {
-            new AuthStage(authenticator, counters, context.maxClientIdLength()),
-            routing,
-            new DeliveryStage(context, outbound, counters, logs)
-        };
-        this.pollers = new EventPoller[stages.length];
-        Sequence[] gating = new Sequence[0];
-        for (int i = 0; i < stages.length; i++)
-        {
-            pollers[i] = ring.newPoller(gating);
-            gating = new Sequence[]{pollers[i].getSequence()};
+            final StagePoller poller = new StagePoller(ring, routePoller.sequence());
+            shards[i] = step(new DeliveryShard(i, context, outbound, counters, routeLog, handover), poller);
+            shardSequences[i] = poller.sequence();
         }
-        ring.addGatingSequences(pollers[stages.length - 1].getSequence()); // producers wait for the last stage
+        final StagePoller releasePoller = new StagePoller(ring, shardSequences);
+        release = step(new ReleaseStage(logs, routeLog), releasePoller);
+        ring.addGatingSequences(releasePoller.sequence()); // producers wait for the last stage
+    }
+
+    private StageAgent.Step step(final Stage stage, final StagePoller poller)
+    {
+        return new StageAgent.Step(stage, poller, errors, batchLimit);
     }
 
     /**
@@ -81,34 +101,47 @@ public final class Pipeline
         return ring;
     }
 
-    public int stageCount()
-    {
-        return stages.length;
-    }
-
-    public String stageName(final int index)
-    {
-        return stages[index].name();
-    }
-
     public RoutingStage routing()
     {
         return routing;
     }
 
     /**
-     * @param from first stage index, inclusive.
-     * @param to   last stage index, exclusive.
-     * @return an agent that runs those stages in order, each over every event available.
+     * @return the number of delivery shards, one per I/O agent.
      */
-    public StageAgent agent(final String roleName, final int from, final int to)
+    public int shardCount()
     {
-        final StageAgent.Step[] steps = new StageAgent.Step[to - from];
-        for (int i = from; i < to; i++)
-        {
-            steps[i - from] = new StageAgent.Step(stages[i], pollers[i], errors, batchLimit);
-        }
-        final Sequence upstream = from == 0 ? null : pollers[from - 1].getSequence();
-        return new StageAgent(roleName, steps, upstream, pollers[to - 1].getSequence()).ring(ring);
+        return shards.length;
+    }
+
+    /**
+     * @return one agent that runs every stage in order (the shared threading modes and tests).
+     */
+    public StageAgent allStages(final String roleName)
+    {
+        final StageAgent.Step[] steps = new StageAgent.Step[shards.length + 3];
+        steps[0] = auth;
+        steps[1] = route;
+        System.arraycopy(shards, 0, steps, 2, shards.length);
+        steps[steps.length - 1] = release;
+        return new StageAgent(roleName, steps);
+    }
+
+    /**
+     * @return the auth stage with the release stage (both light; the dedicated mode's first stage thread).
+     */
+    public StageAgent authAgent()
+    {
+        return new StageAgent("auth", new StageAgent.Step[]{auth, release});
+    }
+
+    public StageAgent routingAgent()
+    {
+        return new StageAgent("route", new StageAgent.Step[]{route});
+    }
+
+    public StageAgent shardAgent(final int shard)
+    {
+        return new StageAgent("deliver-" + shard, new StageAgent.Step[]{shards[shard]});
     }
 }

@@ -1,8 +1,8 @@
 package io.ringmq.pipeline;
 
 import io.ringmq.pipeline.retained.RetainedStore;
-import io.ringmq.pipeline.session.Session;
-import io.ringmq.pipeline.session.SessionStore;
+import io.ringmq.pipeline.session.RoutingSession;
+import io.ringmq.pipeline.session.SessionRegistry;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.subscription.SubscriptionIndex;
 import io.ringmq.protocol.AckFlyweight;
@@ -15,42 +15,54 @@ import io.ringmq.protocol.SubscribeFlyweight;
 import io.ringmq.protocol.SubscriptionOptions;
 import io.ringmq.protocol.TopicFilterList;
 import org.agrona.DirectBuffer;
+import org.agrona.collections.IntArrayList;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 
-
 /**
- * The routing stage: owns the session registry, the subscription index and the retained store. It binds CONNECTs
- * to sessions (taking over a live one [MQTT-3.1.4-2]), applies SUBSCRIBE and UNSUBSCRIBE, stores retained
- * messages, turns a PUBLISH or a will into fan-out targets, and ends sessions with their connections.
+ * The routing stage: owns the {@link SessionRegistry} (client id to session id, subscriptions, wills, expiry),
+ * the subscription index and the retained store. It binds CONNECTs to sessions (taking over a live one
+ * [MQTT-3.1.4-2]), applies SUBSCRIBE and UNSUBSCRIBE, stores retained messages, turns a PUBLISH or a will into
+ * fan-out targets, and ends sessions with their connections.
+ * <p>
+ * Its verdict leaves as ids in the slot and, for anything of variable size (targets, return codes, discarded
+ * sessions, a will, retained messages), one entry in its own {@link MessageLog}, written once per event through
+ * {@link RouteOutput.Writer}. When the log has no room the event stays unconsumed and only its output is written
+ * again on the next duty cycle; the stage never blocks.
  */
 public final class RoutingStage implements Stage
 {
-    private final SessionStore sessions;
-    private final Long2ObjectHashMap<Session> connections = new Long2ObjectHashMap<>();
-    private final SubscriptionIndex<Session> index = new SubscriptionIndex<>();
+    private final SessionRegistry sessions = new SessionRegistry();
+    private final Long2ObjectHashMap<RoutingSession> connections = new Long2ObjectHashMap<>();
+    private final SubscriptionIndex<RoutingSession> index = new SubscriptionIndex<>();
     private final RetainedStore retained;
     private final ConnectFlyweight connect = new ConnectFlyweight();
     private final PublishFlyweight publish = new PublishFlyweight();
     private final SubscribeFlyweight subscribe = new SubscribeFlyweight();
     private final AckFlyweight ack = new AckFlyweight();
-    private final UnsafeBuffer willTopic = new UnsafeBuffer(new byte[0]);
-    private final SubscriptionIndex.Matcher<Session> matcher = this::onMatch;
+    private final UnsafeBuffer willTopic = new UnsafeBuffer(0, 0);
+    private final UnsafeBuffer willPayload = new UnsafeBuffer(0, 0);
+    private final SubscriptionIndex.Matcher<RoutingSession> matcher = this::onMatch;
+    private final RouteOutput.Writer output = new RouteOutput.Writer();
+    private final MessageLog log;
     private final BrokerCounters counters;
-    private final int maxInflight;
     private final int maxSubscriptions;
+    private final int retainedBytesPerSubscribe;
     private final SessionExpiry expiry;
-    private IngressEvent current;
+    private IngressEvent pending;
     private int generation;
     private int publishQos;
     private long assignedIds;
 
-    public RoutingStage(final BrokerContext context, final BrokerCounters counters, final SessionStore sessions)
+    /**
+     * @param log the routing stage's output log (this stage appends, the last stage releases).
+     */
+    public RoutingStage(final BrokerContext context, final BrokerCounters counters, final MessageLog log)
     {
-        this.sessions = sessions;
         this.counters = counters;
-        this.maxInflight = context.maxInflight();
+        this.log = log;
         this.maxSubscriptions = context.maxSubscriptionsPerClient();
+        this.retainedBytesPerSubscribe = log.maxEntryLength() / 2;
         this.retained = new RetainedStore(context.maxRetainedMessages(), context.maxRetainedBytes());
         this.expiry = new SessionExpiry(context.persistentClientExpirationMs(), this::expire);
     }
@@ -60,67 +72,99 @@ public final class RoutingStage implements Stage
         return expiry.poll(System.currentTimeMillis());
     }
 
+    public boolean onEvent(final IngressEvent event)
+    {
+        if (pending == event)
+        {
+            return commit(event); // processed already: only its output waits for room in the log
+        }
+        event.resetRouting();
+        output.reset();
+        switch (event.kind)
+        {
+            case IngressEvent.PACKET:
+                onPacket(event);
+                break;
+            case IngressEvent.CONNECTION_LOST:
+                onConnectionEnd(event, true);
+                break;
+            default:
+                onConnectionEnd(event, false);
+        }
+        return commit(event);
+    }
+
     /**
      * A slot an earlier stage failed on: a CONNECT is not admitted, but the end of a connection still ends its
      * session, so nothing stays bound to a dead connection.
      */
-    public void onFailed(final IngressEvent event, final boolean endOfBatch)
+    public void onFailed(final IngressEvent event)
     {
+        if (pending == event)
+        {
+            pending = null;
+        }
+        event.resetRouting();
         if (event.kind != IngressEvent.PACKET)
         {
-            final Session session = connections.remove(event.connectionId);
+            final RoutingSession session = connections.remove(event.connectionId);
             if (null != session)
             {
+                event.sessionId = session.id();
                 endSession(session, event.connectionId);
             }
         }
-        event.session = null;
-        event.routed = false;
-        event.targetCount = 0;
     }
 
-    public void onEvent(final IngressEvent event, final boolean endOfBatch)
+    private boolean commit(final IngressEvent event)
     {
-        event.session = null; // routing's fields of the slot start empty: nothing of an earlier use survives
-        event.routed = false;
-        event.message = null;
-        event.takeoverConnectionId = -1;
-        event.sessionPresent = false;
-        event.targetCount = 0;
-        event.grantedCount = 0;
-        switch (event.kind)
+        final IntArrayList discarded = sessions.takeDiscarded();
+        final int length = output.length(discarded);
+        if (length == 0)
         {
-            case IngressEvent.PACKET:
-                if (event.packetType == PacketType.CONNECT)
+            pending = null;
+            return true;
+        }
+        final long end = log.claim(length); // throws for an output larger than the log can ever hold: failed slot
+        if (end < 0)
+        {
+            pending = event;
+            return false; // no room until the last stage releases older entries: try again next duty cycle
+        }
+        output.write(log.buffer(), log.indexOf(end, length), discarded, event);
+        event.routeLogLength = length;
+        event.routeLogEnd = end;
+        sessions.releaseDiscarded(); // the shards learn of them in this entry: their ids may be reused
+        pending = null;
+        return true;
+    }
+
+    private void onPacket(final IngressEvent event)
+    {
+        if (event.packetType == PacketType.CONNECT)
+        {
+            onConnect(event);
+            return;
+        }
+        final RoutingSession session = connections.get(event.connectionId);
+        if (null == session)
+        {
+            return; // refused or already ended: the I/O agent is closing it
+        }
+        event.sessionId = session.id();
+        switch (event.packetType)
+        {
+            case PacketType.PUBLISH: onPublish(event, session); break;
+            case PacketType.SUBSCRIBE: onSubscribe(event, session); break;
+            case PacketType.UNSUBSCRIBE: onUnsubscribe(event, session); break;
+            case PacketType.PUBREL:
+                if (ack.wrap(event.packet, 0, event.packetLength, event.version) > 0)
                 {
-                    onConnect(event);
-                    return;
+                    session.awaitingPubrel().remove(ack.packetId()); // the inbound QoS 2 exchange ends
                 }
-                event.session = connections.get(event.connectionId);
-                if (null == event.session)
-                {
-                    return; // refused or already ended: the I/O agent is closing it
-                }
-                switch (event.packetType)
-                {
-                    case PacketType.PUBLISH: onPublish(event); break;
-                    case PacketType.SUBSCRIBE: onSubscribe(event); break;
-                    case PacketType.UNSUBSCRIBE: onUnsubscribe(event); break;
-                    case PacketType.PUBREL:
-                        if (ack.wrap(event.packet, 0, event.packetLength, event.version) > 0)
-                        {
-                            event.session.awaitingPubrel().remove(ack.packetId());
-                        } // the inbound QoS 2 exchange ends
-                        break;
-                    default:
-                        break;
-                }
-                return;
-            case IngressEvent.CONNECTION_LOST:
-                onConnectionEnd(event, true);
-                return;
+                break;
             default:
-                onConnectionEnd(event, false);
+                break;
         }
     }
 
@@ -132,7 +176,7 @@ public final class RoutingStage implements Stage
         }
         if (connect.wrap(event.packet, 0, event.packetLength) < 0)
         {
-            return; // the I/O agent validated it; a corrupt slot is ignored, never thrown on
+            return; // the I/O agent validated it: a corrupt slot is refused by its shard, never thrown on
         }
         final boolean clean = connect.isCleanStart();
         String clientId = connect.clientId().asString();
@@ -140,27 +184,29 @@ public final class RoutingStage implements Stage
         {
             clientId = "ringmq-" + Long.toHexString(System.nanoTime()) + "-" + (++assignedIds); // [MQTT-3.1.3-6]
         }
-        final Session existing = sessions.find(clientId);
+        final RoutingSession existing = sessions.find(clientId);
         Message takenOverWill = null;
-        if (null != existing && existing.routingConnectionId() >= 0)
+        if (null != existing && existing.isOnline())
         {
-            event.takeoverAgent = existing.routingAgentIndex();
-            event.takeoverConnectionId = existing.routingConnectionId();
-            connections.remove(existing.routingConnectionId());
+            event.takeoverAgent = existing.agentIndex();
+            event.takeoverConnectionId = existing.connectionId();
+            connections.remove(existing.connectionId());
             counters.increment(BrokerCounters.CONNECTIONS_TAKEN_OVER);
-            takenOverWill = existing.will(); // its connection ends without DISCONNECT: the will goes out, as Mosquitto does
+            takenOverWill = existing.will(); // it ends without DISCONNECT: its will goes out, as Mosquitto does
             existing.will(null);
-            existing.routingConnection(-1, -1);
+            existing.connection(IngressEvent.NONE, IngressEvent.NONE);
         }
-        if (null != existing)
-        {
-            expiry.cancel(existing);
-        }
-        final Session session;
+        final RoutingSession session;
         if (null != existing && existing.isPersistent() && !clean)
         {
             session = existing;
+            expiry.cancel(session);
             event.sessionPresent = true; // [MQTT-3.2.2-2]
+            if (session.shard() != event.agentIndex)
+            {
+                event.movedFromShard = session.shard(); // its delivery half moves to this connection's shard
+                session.shard(event.agentIndex);
+            }
         }
         else
         {
@@ -168,27 +214,26 @@ public final class RoutingStage implements Stage
             {
                 discard(existing);
             }
-            session = new Session(clientId, !clean, maxInflight);
-            sessions.save(session);
+            session = sessions.create(clientId, !clean, event.agentIndex);
+            event.sessionNew = true;
         }
-        session.routingConnection(event.agentIndex, event.connectionId);
+        session.connection(event.agentIndex, event.connectionId);
         session.will(connect.hasWill() ? new Message(connect.willTopic().toByteArray(),
             connect.willPayload().toByteArray(), connect.willQos(), connect.isWillRetain()) : null);
         connections.put(event.connectionId, session);
-        event.session = session;
+        event.sessionId = session.id();
         if (null != takenOverWill)
         {
-            publishWill(event, takenOverWill); // delivery sends it after the new client's CONNACK
+            publishWill(event, takenOverWill); // its shard sends it after the new client's CONNACK
         }
     }
 
-    private void onPublish(final IngressEvent event)
+    private void onPublish(final IngressEvent event, final RoutingSession session)
     {
         if (publish.wrap(event.packet, 0, event.packetLength, event.version) < 0)
         {
             return;
         }
-        final Session session = event.session;
         event.qos = publish.qos();
         event.packetId = publish.packetId();
         final Slice topic = publish.topic();
@@ -208,21 +253,16 @@ public final class RoutingStage implements Stage
             retain(retained.put(topic.buffer(), topic.offset(), topic.length(),
                 payload.buffer(), payload.offset(), payload.length(), event.qos));
         }
-        fanOut(event, topic.buffer(), topic.offset(), topic.length(), event.qos);
-        if (needsCopy(event))
-        {
-            event.message = new Message(topic.toByteArray(), payload.toByteArray(), event.qos, publish.isRetain());
-        }
+        fanOut(topic.buffer(), topic.offset(), topic.length(), event.qos);
     }
 
-    private void onSubscribe(final IngressEvent event)
+    private void onSubscribe(final IngressEvent event, final RoutingSession session)
     {
         if (subscribe.wrap(event.packet, 0, event.packetLength, event.version) < 0)
         {
             return;
         }
         event.packetId = subscribe.packetId();
-        final Session session = event.session;
         final TopicFilterList filters = subscribe.filters();
         for (int i = 0; i < filters.count(); i++)
         {
@@ -231,22 +271,27 @@ public final class RoutingStage implements Stage
             if (session.subscriptions().size() >= maxSubscriptions && !session.subscriptions().containsKey(filter))
             {
                 counters.increment(BrokerCounters.SUBSCRIPTIONS_REFUSED_LIMIT);
-                event.addGranted(ReasonCode.V3_SUBACK_FAILURE); // this filter only [MQTT-3.9.3-1]
+                output.addGranted(ReasonCode.V3_SUBACK_FAILURE); // this filter only [MQTT-3.9.3-1]
                 continue;
             }
             index.subscribe(filter, session, granted);
             session.subscriptions().put(filter, granted);
-            event.addGranted(granted);
+            output.addGranted(granted);
             // retained messages are sent for every new or replaced subscription [MQTT-3.3.1-6] [MQTT-3.8.4-3]
             retained.match(filter, message ->
             {
-                event.retained.add(message);
-                event.retainedQos.add(Math.min(message.qos(), granted));
+                willTopic.wrap(message.topic());
+                willPayload.wrap(message.payload());
+                if (!output.addRetained(Math.min(message.qos(), granted), willTopic, 0, message.topic().length,
+                    willPayload, 0, message.payload().length, retainedBytesPerSubscribe))
+                {
+                    counters.increment(BrokerCounters.RETAINED_NOT_SENT);
+                }
             });
         }
     }
 
-    private void onUnsubscribe(final IngressEvent event)
+    private void onUnsubscribe(final IngressEvent event, final RoutingSession session)
     {
         if (subscribe.wrap(event.packet, 0, event.packetLength, event.version) < 0)
         {
@@ -257,19 +302,19 @@ public final class RoutingStage implements Stage
         for (int i = 0; i < filters.count(); i++)
         {
             final String filter = filters.filter(i).asString();
-            index.unsubscribe(filter, event.session);
-            event.session.subscriptions().remove(filter);
+            index.unsubscribe(filter, session);
+            session.subscriptions().remove(filter);
         }
     }
 
     private void onConnectionEnd(final IngressEvent event, final boolean lost)
     {
-        final Session session = connections.remove(event.connectionId);
+        final RoutingSession session = connections.remove(event.connectionId);
         if (null == session)
         {
             return;
         }
-        event.session = session;
+        event.sessionId = session.id();
         final Message will = session.will();
         session.will(null); // a will is published once, and never after DISCONNECT [MQTT-3.1.2-10]
         if (lost && null != will)
@@ -283,29 +328,44 @@ public final class RoutingStage implements Stage
      * The connection of a session ended: a clean session goes, a persistent one waits for its client until it
      * expires.
      */
-    private void endSession(final Session session, final long connectionId)
+    private void endSession(final RoutingSession session, final long connectionId)
     {
-        if (session.routingConnectionId() == connectionId)
+        if (session.connectionId() == connectionId)
         {
-            session.routingConnection(-1, -1);
+            session.connection(IngressEvent.NONE, IngressEvent.NONE);
         }
         if (!session.isPersistent())
         {
             discard(session);
         }
-        else if (session.routingConnectionId() < 0)
+        else if (!session.isOnline())
         {
             expiry.schedule(session, System.currentTimeMillis());
         }
     }
 
-    private void expire(final Session session)
+    private void expire(final RoutingSession session)
     {
-        if (session.routingConnectionId() < 0 && sessions.find(session.clientId()) == session)
+        if (!session.isOnline() && sessions.find(session.clientId()) == session)
         {
             counters.increment(BrokerCounters.SESSIONS_EXPIRED);
-            discard(session);
+            discard(session); // its shard forgets it with the next event's output
         }
+    }
+
+    private void publishWill(final IngressEvent event, final Message will)
+    {
+        willTopic.wrap(will.topic());
+        willPayload.wrap(will.payload());
+        if (will.retain())
+        {
+            retain(retained.put(willTopic, 0, will.topic().length, willPayload, 0, will.payload().length,
+                will.qos()));
+        }
+        event.routed = true;
+        event.qos = will.qos();
+        output.message(will.qos(), willTopic, 0, will.topic().length, willPayload, 0, will.payload().length);
+        fanOut(willTopic, 0, will.topic().length, will.qos());
     }
 
     private void retain(final int result)
@@ -316,63 +376,35 @@ public final class RoutingStage implements Stage
         }
     }
 
-    private void publishWill(final IngressEvent event, final Message will)
+    private void fanOut(final DirectBuffer topic, final int offset, final int length, final int qos)
     {
-        willTopic.wrap(will.topic());
-        if (will.retain())
-        {
-            final UnsafeBuffer payload = new UnsafeBuffer(will.payload());
-            retain(retained.put(willTopic, 0, will.topic().length, payload, 0, will.payload().length, will.qos()));
-        }
-        event.routed = true;
-        event.qos = will.qos();
-        event.message = will;
-        fanOut(event, willTopic, 0, will.topic().length, will.qos());
-    }
-
-    private void fanOut(final IngressEvent event, final DirectBuffer topic, final int offset, final int length,
-        final int qos)
-    {
-        current = event;
         publishQos = qos;
         generation++;
         index.match(topic, offset, length, matcher);
-        for (int i = 0; i < event.targetCount; i++)
-        {
-            event.targetQos[i] = event.targets[i].matchQos();
-        }
-        current = null;
     }
 
-    private void onMatch(final Session session, final int options)
+    private void onMatch(final RoutingSession session, final int options)
     {
         final int qos = Math.min(publishQos, SubscriptionOptions.qos(options));
-        if (session.markMatched(generation, qos))
+        if (session.markMatched(generation, qos, output.targetCount()))
         {
-            current.addTarget(session, qos);
+            output.addTarget(session.id(), qos, session.shard());
+        }
+        else
+        {
+            output.targetQos(session.matchIndex(), session.matchQos()); // the highest QoS of its filters
         }
     }
 
-    private static boolean needsCopy(final IngressEvent event)
+    private void discard(final RoutingSession session)
     {
-        for (int i = 0; i < event.targetCount; i++)
-        {
-            if (event.targetQos[i] > 0)
-            {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private void discard(final Session session)
-    {
+        expiry.cancel(session);
         for (final String filter : session.subscriptions().keySet())
         {
             index.unsubscribe(filter, session);
         }
         session.subscriptions().clear();
-        sessions.remove(session);
+        sessions.discard(session);
     }
 
     /**
@@ -383,7 +415,7 @@ public final class RoutingStage implements Stage
         return sessions.size();
     }
 
-    public SubscriptionIndex<Session> index()
+    public SubscriptionIndex<RoutingSession> index()
     {
         return index;
     }

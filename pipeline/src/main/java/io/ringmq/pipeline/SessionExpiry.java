@@ -1,6 +1,6 @@
 package io.ringmq.pipeline;
 
-import io.ringmq.pipeline.session.Session;
+import io.ringmq.pipeline.session.RoutingSession;
 import org.agrona.DeadlineTimerWheel;
 import org.agrona.collections.Long2ObjectHashMap;
 
@@ -20,15 +20,15 @@ final class SessionExpiry implements DeadlineTimerWheel.TimerHandler
     private static final int EXPIRY_LIMIT = 1_024;
 
     private final long afterMs;
-    private final Consumer<Session> onExpired;
+    private final Consumer<RoutingSession> onExpired;
     private final DeadlineTimerWheel wheel;
-    private final Long2ObjectHashMap<Session> byTimer = new Long2ObjectHashMap<>();
+    private final Long2ObjectHashMap<RoutingSession> byTimer = new Long2ObjectHashMap<>();
 
     /**
      * @param afterMs   how long an offline persistent session is kept; 0 keeps it forever.
      * @param onExpired called with a session whose time is up (the caller checks it is still offline).
      */
-    SessionExpiry(final long afterMs, final Consumer<Session> onExpired)
+    SessionExpiry(final long afterMs, final Consumer<RoutingSession> onExpired)
     {
         this.afterMs = afterMs;
         this.onExpired = onExpired;
@@ -39,7 +39,7 @@ final class SessionExpiry implements DeadlineTimerWheel.TimerHandler
     /**
      * The session's client went away at {@code nowMs}.
      */
-    void schedule(final Session session, final long nowMs)
+    void schedule(final RoutingSession session, final long nowMs)
     {
         if (afterMs <= 0)
         {
@@ -54,14 +54,14 @@ final class SessionExpiry implements DeadlineTimerWheel.TimerHandler
     /**
      * The session's client is back, or the session went another way.
      */
-    void cancel(final Session session)
+    void cancel(final RoutingSession session)
     {
         final long timerId = session.expiryTimerId();
-        if (timerId != Session.NO_TIMER)
+        if (timerId != RoutingSession.NO_TIMER)
         {
             wheel.cancelTimer(timerId);
             byTimer.remove(timerId);
-            session.expiryTimerId(Session.NO_TIMER);
+            session.expiryTimerId(RoutingSession.NO_TIMER);
         }
     }
 
@@ -79,10 +79,10 @@ final class SessionExpiry implements DeadlineTimerWheel.TimerHandler
 
     public boolean onTimerExpiry(final TimeUnit timeUnit, final long now, final long timerId)
     {
-        final Session session = byTimer.remove(timerId);
+        final RoutingSession session = byTimer.remove(timerId);
         if (null != session)
         {
-            session.expiryTimerId(Session.NO_TIMER);
+            session.expiryTimerId(RoutingSession.NO_TIMER);
             onExpired.accept(session);
         }
         return true;

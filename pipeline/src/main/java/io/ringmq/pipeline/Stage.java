@@ -6,16 +6,25 @@ package io.ringmq.pipeline;
 public interface Stage
 {
     /**
-     * @param event      the slot, filled by the I/O agent and earlier stages.
-     * @param endOfBatch true for the last event available in this poll: the moment to flush.
+     * @param event the slot, filled by the I/O agent and earlier stages.
+     * @return true when done with it; false when it cannot be finished yet (waiting for room or for another
+     * stage), to be offered again on a later duty cycle. A stage that returns false must be able to take the
+     * same event again.
      */
-    void onEvent(IngressEvent event, boolean endOfBatch);
+    boolean onEvent(IngressEvent event);
 
     /**
      * A slot an earlier stage (or this one) failed on: skip its work, keep only what must happen whatever went
-     * wrong (the last stage closes the connection and lets go of the slot).
+     * wrong (end a session, close a connection).
      */
-    default void onFailed(final IngressEvent event, final boolean endOfBatch)
+    default void onFailed(final IngressEvent event)
+    {
+    }
+
+    /**
+     * After each poll that handled events: the moment to flush.
+     */
+    default void onBatchEnd()
     {
     }
 

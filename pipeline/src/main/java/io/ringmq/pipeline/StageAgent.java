@@ -1,38 +1,30 @@
 package io.ringmq.pipeline;
 
-import com.lmax.disruptor.EventPoller;
-import com.lmax.disruptor.RingBuffer;
-import com.lmax.disruptor.Sequence;
 import io.ringmq.pipeline.status.ErrorLog;
 import org.agrona.concurrent.Agent;
 
 /**
- * Runs one or more consecutive stages inside an Agrona agent, each polled through its Disruptor
- * {@link EventPoller}, at most {@code batchLimit} events per stage per duty cycle (as the Disruptor's batch
- * limit and Aeron's drain limits), so stages sharing a thread with I/O take turns.
+ * Runs one or more stages inside an Agrona agent, each polled through its {@link StagePoller}, at most
+ * {@code batchLimit} events per stage per duty cycle (as the Disruptor's batch limit and Aeron's drain limits),
+ * so stages sharing a thread with I/O take turns.
  * <p>
  * Fail closed: a stage that throws has the error counted and logged once per cause, and the slot is marked
  * {@link IngressEvent#failed}; that stage and every later one then see only {@link Stage#onFailed}, so nothing
- * acts on a half-filled slot, and the last stage closes the connection. When it has done work it wakes the next
- * thread downstream.
+ * acts on a half-filled slot, and the delivery shard of the connection closes it. When it has done work it wakes
+ * the threads downstream.
  */
 public final class StageAgent implements Agent
 {
     private final String roleName;
     private final Step[] steps;
-    private final Sequence upstream;
-    private final Sequence last;
-    private RingBuffer<IngressEvent> ring;
     private Runnable afterWork = () ->
     {
     };
 
-    StageAgent(final String roleName, final Step[] steps, final Sequence upstream, final Sequence last)
+    StageAgent(final String roleName, final Step[] steps)
     {
         this.roleName = roleName;
         this.steps = steps;
-        this.upstream = upstream;
-        this.last = last;
     }
 
     /**
@@ -46,32 +38,21 @@ public final class StageAgent implements Agent
     }
 
     /**
-     * @param ring the ring, to tell when events wait for the first of these stages.
-     * @return this.
-     */
-    public StageAgent ring(final RingBuffer<IngressEvent> ring)
-    {
-        this.ring = ring;
-        return this;
-    }
-
-    /**
      * @return true when events are waiting for these stages (for an idle strategy's last look before sleeping).
      */
     public boolean hasPendingWork()
     {
         for (final Step step : steps)
         {
-            if (step.stage.hasPendingWork())
+            if (step.stage.hasPendingWork() || step.poller.hasAvailable())
             {
                 return true;
             }
         }
-        final long available = null != upstream ? upstream.get() : null != ring ? ring.getCursor() : -1;
-        return available > last.get();
+        return false;
     }
 
-    public int doWork() throws Exception
+    public int doWork()
     {
         int work = 0;
         for (final Step step : steps)
@@ -94,16 +75,15 @@ public final class StageAgent implements Agent
     /**
      * One stage and its poller.
      */
-    static final class Step implements EventPoller.Handler<IngressEvent>
+    static final class Step implements StagePoller.Handler
     {
         private final Stage stage;
-        private final EventPoller<IngressEvent> poller;
+        private final StagePoller poller;
         private final ErrorLog errors;
         private final int batchLimit;
         private final OwnerThread owner;
-        private int handled;
 
-        Step(final Stage stage, final EventPoller<IngressEvent> poller, final ErrorLog errors, final int batchLimit)
+        Step(final Stage stage, final StagePoller poller, final ErrorLog errors, final int batchLimit)
         {
             this.stage = stage;
             this.poller = poller;
@@ -112,40 +92,47 @@ public final class StageAgent implements Agent
             this.owner = new OwnerThread(stage.name() + " stage");
         }
 
-        int poll() throws Exception
+        int poll()
         {
-            handled = 0;
-            poller.poll(this);
+            assert owner.isCurrent();
+            final int handled = poller.poll(this, batchLimit);
+            if (handled > 0)
+            {
+                try
+                {
+                    stage.onBatchEnd();
+                }
+                catch (final Throwable error)
+                {
+                    errors.record(stage.name() + " stage (end of batch)", error);
+                }
+            }
             return handled;
         }
 
-        public boolean onEvent(final IngressEvent event, final long sequence, final boolean endOfBatch)
+        public boolean onEvent(final IngressEvent event, final long sequence)
         {
-            assert owner.isCurrent();
-            final boolean more = ++handled < batchLimit;
-            final boolean last = endOfBatch || !more; // the batch ends here either way: flush
             if (!event.failed)
             {
                 try
                 {
-                    stage.onEvent(event, last);
-                    return more;
+                    return stage.onEvent(event);
                 }
                 catch (final Throwable error)
                 {
-                    event.failed = true; // written before the stage's sequence moves on: later stages see it
+                    event.failed = true; // written before this stage's sequence moves on: later stages see it
                     errors.record(stage.name() + " stage", error);
                 }
             }
             try
             {
-                stage.onFailed(event, last);
+                stage.onFailed(event);
             }
             catch (final Throwable error)
             {
                 errors.record(stage.name() + " stage (failed slot)", error);
             }
-            return more;
+            return true;
         }
     }
 }

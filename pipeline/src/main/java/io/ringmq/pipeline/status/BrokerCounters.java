@@ -46,6 +46,8 @@ public final class BrokerCounters
     public static final int SESSIONS_EXPIRED = 24;
     public static final int OUTBOUND_BACKLOGGED = 25;
     public static final int MESSAGE_LOG_FULL = 26;
+    public static final int RETAINED_NOT_SENT = 27;
+    public static final int SESSIONS_MOVED = 28;
 
     private static final String[] NAMES =
     {
@@ -57,7 +59,8 @@ public final class BrokerCounters
         "CONNECTs refused (max-client-id-length)", "subscriptions refused (max-subscriptions-per-client)",
         "topic filters refused (invalid or too deep)", "retained messages refused (max-retained)",
         "messages dropped (max-queued-bytes)", "persistent sessions expired",
-        "packets backlogged (outbound ring full)", "message log full (reads paused)"
+        "packets backlogged (outbound ring full)", "message log full (reads paused)",
+        "retained messages not sent (too many for one SUBSCRIBE)", "sessions moved between delivery shards"
     };
 
     private final CountersFile file;

@@ -1,4 +1,6 @@
-package io.ringmq.pipeline;
+package io.ringmq.pipeline.delivery;
+
+import io.ringmq.pipeline.Outbound;
 
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;

@@ -1,0 +1,46 @@
+package io.ringmq.pipeline;
+
+/**
+ * The last stage: once every delivery shard is done with a slot, gives back its log entries (the packet's, in its
+ * I/O agent's message log, and the routing output's), in ring order, which is each log's append order. It
+ * gates the ring's producers, so a slot is reused only after this.
+ */
+final class ReleaseStage implements Stage
+{
+    private final MessageLog[] packetLogs;
+    private final MessageLog routeLog;
+
+    ReleaseStage(final MessageLog[] packetLogs, final MessageLog routeLog)
+    {
+        this.packetLogs = packetLogs;
+        this.routeLog = routeLog;
+    }
+
+    public boolean onEvent(final IngressEvent event)
+    {
+        release(event);
+        return true;
+    }
+
+    public void onFailed(final IngressEvent event)
+    {
+        release(event);
+    }
+
+    private void release(final IngressEvent event)
+    {
+        if (event.logEnd >= 0)
+        {
+            packetLogs[event.agentIndex].release(event.logEnd);
+        }
+        if (event.routeLogEnd >= 0)
+        {
+            routeLog.release(event.routeLogEnd);
+        }
+    }
+
+    public String name()
+    {
+        return "release";
+    }
+}

@@ -1,0 +1,625 @@
+package io.ringmq.pipeline.delivery;
+
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.IngressEvent;
+import io.ringmq.pipeline.MessageLog;
+import io.ringmq.pipeline.Outbound;
+import io.ringmq.pipeline.RouteOutput;
+import io.ringmq.pipeline.Stage;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.protocol.AckEncoder;
+import io.ringmq.protocol.AckFlyweight;
+import io.ringmq.protocol.ConnackEncoder;
+import io.ringmq.protocol.ConnectFlyweight;
+import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.PublishEncoder;
+import io.ringmq.protocol.ReasonCode;
+import io.ringmq.protocol.SubackEncoder;
+import org.agrona.DirectBuffer;
+import org.agrona.ExpandableArrayBuffer;
+import org.agrona.collections.Int2ObjectHashMap;
+
+import java.util.Arrays;
+
+/**
+ * A delivery shard, one per I/O agent (its {@link #index}): owns the delivery half of the sessions whose
+ * clients that agent serves ({@link DeliverySession}: binding, packet ids, in-flight window, queue) and writes
+ * only to that agent's outbound ring. Every shard sees every event, after routing, and acts only on its part:
+ * replies to packets its agent read, fan-out targets routing placed in this shard, sessions moving in or out.
+ * <p>
+ * A PUBLISH is encoded once per (protocol version, QoS) variant per event and shared by every subscriber of the
+ * shard; only the packet identifier is patched per subscriber. QoS 1 and 2 messages are copied once per event
+ * into a pooled {@link SharedMessage} held by reference. It never parks its thread: what the full outbound ring
+ * cannot take now waits in order in an {@link OutboundBacklog}, QoS 0 for that agent is dropped meanwhile.
+ */
+public final class DeliveryShard implements Stage
+{
+    private static final int VERSIONS = 2; // 3.1.1 and 5.0
+
+    private final int index;
+    private final Outbound outbound;
+    private final BrokerCounters counters;
+    private final MessageLog routeLog;
+    private final ShardHandover handover;
+    private final int maxInflight;
+    private final int maxQueued;
+    private final long maxQueuedBytes;
+    private final OutboundBacklog backlog;
+    private final SharedMessage.Pool pool = new SharedMessage.Pool(4_096);
+    private final RouteOutput route = new RouteOutput();
+    private final Int2ObjectHashMap<DeliverySession> arrived = new Int2ObjectHashMap<>();
+    private final ExpandableArrayBuffer scratch = new ExpandableArrayBuffer(4096);
+    private final ExpandableArrayBuffer[] variants = new ExpandableArrayBuffer[VERSIONS * 3];
+    private final int[] variantLength = new int[VERSIONS * 3];
+    private final int[] variantIdOffset = new int[VERSIONS * 3];
+    private final PublishEncoder encoder = new PublishEncoder();
+    private final AckFlyweight ack = new AckFlyweight();
+    private final ConnectFlyweight connect = new ConnectFlyweight();
+    private final int[] noCodes = new int[0];
+    private int[] codes = new int[16];
+    private DeliverySession[] sessions = new DeliverySession[1024];
+    private SharedMessage eventMessage;
+    private DirectBuffer topic;
+    private int topicOffset;
+    private int topicLength;
+    private DirectBuffer payload;
+    private int payloadOffset;
+    private int payloadLength;
+
+    /**
+     * @param index    the shard's number, that of the I/O agent it serves.
+     * @param routeLog the routing stage's output log, read here.
+     */
+    public DeliveryShard(final int index, final BrokerContext context, final Outbound outbound,
+        final BrokerCounters counters, final MessageLog routeLog, final ShardHandover handover)
+    {
+        this.index = index;
+        this.outbound = outbound;
+        this.counters = counters;
+        this.routeLog = routeLog;
+        this.handover = handover;
+        this.maxInflight = context.maxInflight();
+        this.maxQueued = context.maxQueued();
+        this.maxQueuedBytes = context.maxQueuedBytes();
+        this.backlog = new OutboundBacklog(index + 1);
+        for (int i = 0; i < variants.length; i++)
+        {
+            variants[i] = new ExpandableArrayBuffer(256);
+        }
+    }
+
+    public boolean onEvent(final IngressEvent event)
+    {
+        final boolean mine = event.agentIndex == index;
+        if (mine && event.packetType == PacketType.CONNECT && event.kind == IngressEvent.PACKET &&
+            event.movedFromShard != IngressEvent.NONE && event.movedFromShard != index &&
+            event.sessionId != IngressEvent.NONE && !arrivedFromAnotherShard(event.sessionId))
+        {
+            return false; // the session's delivery half is still on its way from the shard that held it
+        }
+        route.wrap(routeLog, event);
+        for (int i = 0; i < event.discardedCount; i++)
+        {
+            forget(route.discarded(i));
+        }
+        if (event.kind == IngressEvent.PACKET)
+        {
+            if (event.packetType == PacketType.CONNECT)
+            {
+                onConnect(event, mine);
+            }
+            else if (mine && event.sessionId != IngressEvent.NONE)
+            {
+                onPacket(event);
+            }
+        }
+        else if (mine)
+        {
+            onConnectionEnd(event);
+        }
+        if (event.routed && event.targetCount > 0)
+        {
+            fanOut(event);
+        }
+        return true;
+    }
+
+    /**
+     * A stage failed on this slot: its connection is closed (a CONNECT refused first, never admitted), and an
+     * end still unbinds the session.
+     */
+    public void onFailed(final IngressEvent event)
+    {
+        if (event.agentIndex != index)
+        {
+            return;
+        }
+        if (event.kind == IngressEvent.PACKET)
+        {
+            if (event.packetType == PacketType.CONNECT)
+            {
+                final int length = ConnackEncoder.encode(
+                    scratch, 0, event.version, false, ReasonCode.V3_SERVER_UNAVAILABLE, null);
+                send(event.connectionId, scratch, length, false);
+            }
+            close(event.connectionId);
+        }
+        else
+        {
+            onConnectionEnd(event);
+        }
+    }
+
+    public void onBatchEnd()
+    {
+        outbound.endOfBatch();
+    }
+
+    public int doDutyCycle()
+    {
+        if (backlog.isEmpty())
+        {
+            return 0;
+        }
+        final int work = backlog.drain(outbound);
+        if (work > 0)
+        {
+            outbound.endOfBatch();
+        }
+        return work;
+    }
+
+    private boolean arrivedFromAnotherShard(final int sessionId)
+    {
+        if (arrived.containsKey(sessionId))
+        {
+            return true;
+        }
+        DeliverySession session;
+        while (null != (session = handover.poll(index)))
+        {
+            arrived.put(session.id, session);
+        }
+        return arrived.containsKey(sessionId);
+    }
+
+    private void onConnect(final IngressEvent event, final boolean mine)
+    {
+        final DeliverySession current = event.sessionId != IngressEvent.NONE ? session(event.sessionId) : null;
+        if (event.takeoverAgent == index)
+        {
+            if (null != current && current.connectionId == event.takeoverConnectionId)
+            {
+                current.connectionId = -1;
+            }
+            close(event.takeoverConnectionId); // [MQTT-3.1.4-2]
+        }
+        if (event.movedFromShard == index && null != current)
+        {
+            sessions[event.sessionId] = null;
+            current.connectionId = -1;
+            counters.increment(BrokerCounters.SESSIONS_MOVED);
+            handover.send(event.agentIndex, current); // the new shard sees this CONNECT too and takes it there
+        }
+        if (!mine)
+        {
+            return;
+        }
+        if (event.authCode != IngressEvent.AUTH_ACCEPTED || event.sessionId == IngressEvent.NONE)
+        {
+            final int code = event.authCode > 0 ? event.authCode : ReasonCode.V3_SERVER_UNAVAILABLE; // fail closed
+            final int length = ConnackEncoder.encode(scratch, 0, event.version, false, code, null);
+            send(event.connectionId, scratch, length, false);
+            close(event.connectionId); // [MQTT-3.2.2-5]
+            return;
+        }
+        DeliverySession session = event.movedFromShard != IngressEvent.NONE && event.movedFromShard != index ?
+            arrived.remove(event.sessionId) : session(event.sessionId);
+        if (event.sessionNew || null == session)
+        {
+            forget(event.sessionId);
+            session = new DeliverySession(event.sessionId, isPersistent(event), maxInflight);
+        }
+        ensureCapacity(event.sessionId);
+        sessions[event.sessionId] = session;
+        session.connectionId = event.connectionId;
+        session.version = event.version;
+        final int length = ConnackEncoder.encode(scratch, 0, event.version, event.sessionPresent, 0, null);
+        send(event.connectionId, scratch, length, false);
+        if (event.sessionPresent)
+        {
+            // resend what was in flight, in order, with DUP [MQTT-4.4.0-1]
+            for (final int slot : session.inflightInOrder())
+            {
+                if (session.inflightState(slot) == DeliverySession.AWAIT_PUBCOMP)
+                {
+                    sendAck(event.connectionId, PacketType.PUBREL, session.inflightPacketId(slot));
+                }
+                else
+                {
+                    sendPublish(session, slot, true);
+                }
+            }
+        }
+        drainQueue(session);
+    }
+
+    private boolean isPersistent(final IngressEvent event)
+    {
+        return connect.wrap(event.packet, 0, event.packetLength) > 0 && !connect.isCleanStart();
+    }
+
+    private void onPacket(final IngressEvent event)
+    {
+        switch (event.packetType)
+        {
+            case PacketType.PUBLISH:
+                if (event.qos > 0 && event.packetId != 0)
+                {
+                    sendAck(event.connectionId, event.qos == 1 ? PacketType.PUBACK : PacketType.PUBREC,
+                        event.packetId);
+                }
+                break;
+            case PacketType.SUBSCRIBE:
+                onSubscribe(event);
+                break;
+            case PacketType.UNSUBSCRIBE:
+                if (event.packetId != 0)
+                {
+                    final int length = SubackEncoder.encode(
+                        scratch, 0, PacketType.UNSUBACK, event.version, event.packetId, null, noCodes, 0);
+                    send(event.connectionId, scratch, length, false);
+                }
+                break;
+            case PacketType.PUBACK:
+            case PacketType.PUBREC:
+            case PacketType.PUBREL:
+            case PacketType.PUBCOMP:
+                onAck(event);
+                break;
+            default:
+                break;
+        }
+    }
+
+    private void onSubscribe(final IngressEvent event)
+    {
+        final DeliverySession session = session(event.sessionId);
+        if (null == session || event.packetId == 0)
+        {
+            return;
+        }
+        if (codes.length < event.grantedCount)
+        {
+            codes = new int[event.grantedCount];
+        }
+        for (int i = 0; i < event.grantedCount; i++)
+        {
+            codes[i] = route.granted(i);
+        }
+        final int length = SubackEncoder.encode(scratch, 0, PacketType.SUBACK, event.version, event.packetId, null,
+            codes, event.grantedCount);
+        send(event.connectionId, scratch, length, false);
+        if (codes.length > 1024)
+        {
+            codes = new int[16]; // a SUBSCRIBE with very many filters does not keep its array
+        }
+        int at = event.retainedOffset;
+        for (int i = 0; i < event.retainedCount; i++, at = route.next(at))
+        {
+            final int qos = route.qosAt(at);
+            message(route.buffer(), route.topicOffsetAt(at), route.topicLengthAt(at), route.buffer(),
+                route.payloadOffsetAt(at), route.payloadLengthAt(at));
+            if (qos == 0)
+            {
+                final int written = encoder.reset().version(session.version).qos(0).retain(true)
+                    .topic(topic, topicOffset, topicLength).payload(payload, payloadOffset, payloadLength)
+                    .encode(scratch(encoder.encodedLength()), 0);
+                send(session.connectionId, scratch, written, true);
+            }
+            else
+            {
+                deliverReliably(session, qos, true); // [MQTT-3.3.1-8]
+            }
+        }
+        pool.releaseIfUnused(eventMessage);
+        eventMessage = null;
+    }
+
+    private void onAck(final IngressEvent event)
+    {
+        if (ack.wrap(event.packet, 0, event.packetLength, event.version) < 0)
+        {
+            return;
+        }
+        final int packetId = ack.packetId();
+        if (event.packetType == PacketType.PUBREL)
+        {
+            sendAck(event.connectionId, PacketType.PUBCOMP, packetId);
+            return;
+        }
+        final DeliverySession session = session(event.sessionId);
+        if (null == session)
+        {
+            return;
+        }
+        final int slot = session.findInflight(packetId);
+        if (slot < 0)
+        {
+            return;
+        }
+        switch (event.packetType)
+        {
+            case PacketType.PUBREC:
+                // only a QoS 2 message awaits PUBREC; a repeated PUBREC gets its PUBREL again [MQTT-4.3.3-3]
+                if (session.inflightQos(slot) == 2)
+                {
+                    session.inflightState(slot, DeliverySession.AWAIT_PUBCOMP);
+                    sendAck(event.connectionId, PacketType.PUBREL, packetId);
+                }
+                return;
+            case PacketType.PUBACK:
+                if (session.inflightQos(slot) == 1)
+                {
+                    pool.release(session.removeInflight(slot));
+                    drainQueue(session);
+                }
+                return;
+            default:
+                // PUBCOMP ends a QoS 2 message only after its PUBREC [MQTT-4.3.3-1]
+                if (session.inflightState(slot) == DeliverySession.AWAIT_PUBCOMP)
+                {
+                    pool.release(session.removeInflight(slot));
+                    drainQueue(session);
+                }
+        }
+    }
+
+    private void onConnectionEnd(final IngressEvent event)
+    {
+        final DeliverySession session = event.sessionId != IngressEvent.NONE ? session(event.sessionId) : null;
+        if (null != session && session.connectionId == event.connectionId)
+        {
+            session.connectionId = -1;
+            if (!session.persistent)
+            {
+                forget(session.id); // a clean session ends with its connection
+            }
+        }
+    }
+
+    private void fanOut(final IngressEvent event)
+    {
+        if (event.messageOffset != IngressEvent.NONE)
+        {
+            final int at = event.messageOffset; // a will, from the routing output
+            message(route.buffer(), route.topicOffsetAt(at), route.topicLengthAt(at), route.buffer(),
+                route.payloadOffsetAt(at), route.payloadLengthAt(at));
+        }
+        else
+        {
+            message(event.packet, event.topicOffset, event.topicLength, event.packet, event.payloadOffset,
+                event.payloadLength);
+        }
+        Arrays.fill(variantLength, 0);
+        for (int i = 0; i < event.targetCount; i++)
+        {
+            if (route.targetShard(i) != index)
+            {
+                continue;
+            }
+            final DeliverySession session = session(route.targetSession(i));
+            if (null == session)
+            {
+                continue;
+            }
+            final int qos = route.targetQos(i);
+            if (qos == 0)
+            {
+                if (session.isOnline())
+                {
+                    final int variant = variant(session.version, 0);
+                    send(session.connectionId, variants[variant], variantLength[variant], true);
+                }
+            }
+            else if (session.canSendNow())
+            {
+                final int slot = session.addInflight(retainedCopy(), qos, false);
+                final int variant = variant(session.version, qos);
+                PublishEncoder.putPacketId(variants[variant], variantIdOffset[variant],
+                    session.inflightPacketId(slot));
+                send(session.connectionId, variants[variant], variantLength[variant], false);
+            }
+            else
+            {
+                deliverReliably(session, qos, false);
+            }
+        }
+        pool.releaseIfUnused(eventMessage);
+        eventMessage = null;
+    }
+
+    /**
+     * The message of the event being delivered: a view, copied only when a QoS 1 or 2 target needs it kept.
+     */
+    private void message(final DirectBuffer topic, final int topicOffset, final int topicLength,
+        final DirectBuffer payload, final int payloadOffset, final int payloadLength)
+    {
+        this.topic = topic;
+        this.topicOffset = topicOffset;
+        this.topicLength = topicLength;
+        this.payload = payload;
+        this.payloadOffset = payloadOffset;
+        this.payloadLength = payloadLength;
+        if (null != eventMessage)
+        {
+            pool.releaseIfUnused(eventMessage);
+            eventMessage = null;
+        }
+    }
+
+    /**
+     * @return the event's message as a kept copy with one more reference (copied once per event).
+     */
+    private SharedMessage retainedCopy()
+    {
+        if (null == eventMessage)
+        {
+            eventMessage = pool.copy(topic, topicOffset, topicLength, payload, payloadOffset, payloadLength);
+        }
+        eventMessage.retain();
+        return eventMessage;
+    }
+
+    /**
+     * Encodes the PUBLISH for one version and QoS once per event.
+     *
+     * @return the variant's index.
+     */
+    private int variant(final int version, final int qos)
+    {
+        final int variant = (version == io.ringmq.protocol.MqttVersion.V5 ? 3 : 0) + qos;
+        if (variantLength[variant] == 0)
+        {
+            encoder.reset().version(version).qos(qos).packetId(1)
+                .topic(topic, topicOffset, topicLength).payload(payload, payloadOffset, payloadLength);
+            final ExpandableArrayBuffer bytes = variants[variant];
+            bytes.checkLimit(encoder.encodedLength());
+            variantLength[variant] = encoder.encode(bytes, 0);
+            variantIdOffset[variant] = encoder.packetIdOffset();
+        }
+        return variant;
+    }
+
+    private void deliverReliably(final DeliverySession session, final int qos, final boolean retain)
+    {
+        if (session.canSendNow()) // sent now, or behind the backlog in order: either way it is in flight
+        {
+            final int slot = session.addInflight(retainedCopy(), qos, retain);
+            sendPublish(session, slot, false);
+            return;
+        }
+        if (!session.isOnline() && !session.persistent)
+        {
+            return; // a clean session ends with its connection
+        }
+        if (session.queueSize() >= maxQueued)
+        {
+            counters.increment(BrokerCounters.QUEUE_FULL_DROPPED);
+            return;
+        }
+        if (session.queuedBytes() + topicLength + payloadLength > maxQueuedBytes)
+        {
+            counters.increment(BrokerCounters.QUEUED_BYTES_DROPPED);
+            return;
+        }
+        if (session.isOnline())
+        {
+            counters.increment(BrokerCounters.INFLIGHT_FULL_QUEUED);
+        }
+        session.enqueue(retainedCopy(), qos, retain);
+    }
+
+    private void drainQueue(final DeliverySession session)
+    {
+        while (session.isOnline() && session.hasInflightRoom() && session.queueSize() > 0)
+        {
+            final SharedMessage message = session.peekMessage();
+            final int qos = session.peekQos();
+            final boolean retain = session.peekRetain();
+            session.dequeue(); // its reference passes to the window
+            sendPublish(session, session.addInflight(message, qos, retain), false);
+        }
+    }
+
+    private void sendPublish(final DeliverySession session, final int slot, final boolean dup)
+    {
+        final SharedMessage message = session.inflightMessage(slot);
+        encoder.reset().version(session.version).qos(session.inflightQos(slot)).dup(dup)
+            .retain(session.inflightRetain(slot)).packetId(session.inflightPacketId(slot))
+            .topic(message.buffer(), 0, message.topicLength())
+            .payload(message.buffer(), message.payloadOffset(), message.payloadLength());
+        final int length = encoder.encode(scratch(encoder.encodedLength()), 0);
+        send(session.connectionId, scratch, length, false);
+    }
+
+    private ExpandableArrayBuffer scratch(final int length)
+    {
+        scratch.checkLimit(length);
+        return scratch;
+    }
+
+    private void sendAck(final long connectionId, final int packetType, final int packetId)
+    {
+        final int length = AckEncoder.encode(scratch, 0, packetType, packetId);
+        send(connectionId, scratch, length, false);
+    }
+
+    /**
+     * Hands bytes to this shard's I/O agent. What its full ring cannot take now waits in the backlog, in order;
+     * QoS 0 is dropped instead (counted), since nothing in the protocol needs it.
+     */
+    private void send(final long connectionId, final DirectBuffer buffer, final int length, final boolean droppable)
+    {
+        if (backlog.isEmpty(index) && outbound.send(index, connectionId, buffer, 0, length))
+        {
+            return;
+        }
+        counters.increment(BrokerCounters.OUTBOUND_RING_FULL);
+        if (droppable)
+        {
+            counters.increment(BrokerCounters.QOS0_DROPPED_SLOW_SUBSCRIBER);
+            return;
+        }
+        counters.increment(BrokerCounters.OUTBOUND_BACKLOGGED);
+        backlog.add(index, OutboundBacklog.SEND, connectionId, buffer, 0, length);
+    }
+
+    private void close(final long connectionId)
+    {
+        if (backlog.isEmpty(index) && outbound.close(index, connectionId))
+        {
+            return;
+        }
+        backlog.add(index, OutboundBacklog.CLOSE, connectionId, scratch, 0, 0);
+    }
+
+    private DeliverySession session(final int sessionId)
+    {
+        return sessionId >= 0 && sessionId < sessions.length ? sessions[sessionId] : null;
+    }
+
+    /**
+     * Drops a session's delivery half, if this shard holds it: it ended, expired, or its id is reused.
+     */
+    private void forget(final int sessionId)
+    {
+        final DeliverySession session = session(sessionId);
+        if (null != session)
+        {
+            session.clear(pool);
+            sessions[sessionId] = null;
+        }
+    }
+
+    private void ensureCapacity(final int sessionId)
+    {
+        if (sessionId >= sessions.length)
+        {
+            sessions = Arrays.copyOf(sessions, Math.max(sessions.length * 2, sessionId + 1));
+        }
+    }
+
+    /**
+     * @return this shard's number, that of the I/O agent it serves.
+     */
+    public int index()
+    {
+        return index;
+    }
+
+    public String name()
+    {
+        return "deliver-" + index;
+    }
+}

@@ -1,0 +1,117 @@
+package io.ringmq.pipeline.delivery;
+
+import org.agrona.DirectBuffer;
+import org.agrona.ExpandableArrayBuffer;
+
+import java.util.ArrayDeque;
+
+/**
+ * A copy of an application message that must outlive its slot (QoS 1 and 2 in flight or queued, for one or
+ * more sessions of a shard): topic and payload in one reused buffer, counted references, and a pool, so the
+ * QoS 1 and 2 paths allocate nothing per message in steady state. Owned by one delivery shard.
+ */
+final class SharedMessage
+{
+    private static final int SHRINK_ABOVE = 64 * 1024;
+
+    private ExpandableArrayBuffer bytes = new ExpandableArrayBuffer(256);
+    private int topicLength;
+    private int payloadLength;
+    private int references;
+
+    DirectBuffer buffer()
+    {
+        return bytes;
+    }
+
+    int topicLength()
+    {
+        return topicLength;
+    }
+
+    int payloadOffset()
+    {
+        return topicLength;
+    }
+
+    int payloadLength()
+    {
+        return payloadLength;
+    }
+
+    /**
+     * @return topic and payload bytes, what the per-client byte limits count.
+     */
+    int length()
+    {
+        return topicLength + payloadLength;
+    }
+
+    void retain()
+    {
+        references++;
+    }
+
+    /**
+     * The pool of one shard.
+     */
+    static final class Pool
+    {
+        private final ArrayDeque<SharedMessage> free = new ArrayDeque<>();
+        private final int maxFree;
+
+        Pool(final int maxFree)
+        {
+            this.maxFree = maxFree;
+        }
+
+        /**
+         * @return a copy with no reference yet (the caller {@link SharedMessage#retain()}s it per holder).
+         */
+        SharedMessage copy(final DirectBuffer topic, final int topicOffset, final int topicLength,
+            final DirectBuffer payload, final int payloadOffset, final int payloadLength)
+        {
+            final SharedMessage message = free.isEmpty() ? new SharedMessage() : free.pollFirst();
+            message.bytes.putBytes(0, topic, topicOffset, topicLength);
+            message.bytes.putBytes(topicLength, payload, payloadOffset, payloadLength);
+            message.topicLength = topicLength;
+            message.payloadLength = payloadLength;
+            message.references = 0;
+            return message;
+        }
+
+        /**
+         * Drops one reference; the last one gives the message back.
+         */
+        void release(final SharedMessage message)
+        {
+            if (--message.references == 0)
+            {
+                recycle(message);
+            }
+        }
+
+        /**
+         * Gives back a copy nobody took a reference to.
+         */
+        void releaseIfUnused(final SharedMessage message)
+        {
+            if (null != message && message.references == 0)
+            {
+                recycle(message);
+            }
+        }
+
+        private void recycle(final SharedMessage message)
+        {
+            if (free.size() < maxFree)
+            {
+                if (message.bytes.capacity() > SHRINK_ABOVE)
+                {
+                    message.bytes = new ExpandableArrayBuffer(256); // a large message's buffer is not kept
+                }
+                free.addLast(message);
+            }
+        }
+    }
+}

@@ -1,0 +1,172 @@
+package io.ringmq.pipeline.session;
+
+import io.ringmq.pipeline.Message;
+import org.agrona.collections.IntHashSet;
+
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The routing stage's half of one client's session: identity, subscriptions, will, inbound QoS 2 state, the
+ * connection it is bound to, which delivery shard holds its other half, and its expiry timer. Owned by the
+ * routing stage alone; other stages know it only by {@link #id()}.
+ */
+public final class RoutingSession
+{
+    /** No expiry timer is set. */
+    public static final long NO_TIMER = -1;
+
+    private final int id;
+    private final String clientId;
+    private final boolean persistent;
+    private final Map<String, Integer> subscriptions = new HashMap<>();
+    private final IntHashSet awaitingPubrel = new IntHashSet();
+    private long connectionId = -1;
+    private int agentIndex = -1;
+    private int shard;
+    private Message will;
+    private int matchGeneration;
+    private int matchQos;
+    private int matchIndex;
+    private long expiryTimerId = NO_TIMER;
+
+    /**
+     * @param id         the session id other stages know it by.
+     * @param persistent clean session 0: the session outlives its connection.
+     * @param shard      the delivery shard that holds its delivery half.
+     */
+    RoutingSession(final int id, final String clientId, final boolean persistent, final int shard)
+    {
+        this.id = id;
+        this.clientId = clientId;
+        this.persistent = persistent;
+        this.shard = shard;
+    }
+
+    public int id()
+    {
+        return id;
+    }
+
+    public String clientId()
+    {
+        return clientId;
+    }
+
+    public boolean isPersistent()
+    {
+        return persistent;
+    }
+
+    /**
+     * @return filter to granted QoS.
+     */
+    public Map<String, Integer> subscriptions()
+    {
+        return subscriptions;
+    }
+
+    /**
+     * @return packet ids of inbound QoS 2 messages received but not yet released by PUBREL.
+     */
+    public IntHashSet awaitingPubrel()
+    {
+        return awaitingPubrel;
+    }
+
+    public long connectionId()
+    {
+        return connectionId;
+    }
+
+    public int agentIndex()
+    {
+        return agentIndex;
+    }
+
+    public boolean isOnline()
+    {
+        return connectionId >= 0;
+    }
+
+    /**
+     * Binds (or with -1, unbinds) the session to a connection.
+     */
+    public void connection(final int agentIndex, final long connectionId)
+    {
+        this.agentIndex = agentIndex;
+        this.connectionId = connectionId;
+    }
+
+    /**
+     * @return the delivery shard that holds this session's delivery half.
+     */
+    public int shard()
+    {
+        return shard;
+    }
+
+    public void shard(final int shard)
+    {
+        this.shard = shard;
+    }
+
+    public Message will()
+    {
+        return will;
+    }
+
+    public void will(final Message will)
+    {
+        this.will = will;
+    }
+
+    /**
+     * Folds overlapping subscriptions into one delivery at the highest QoS [MQTT-3.3.5-1].
+     *
+     * @return true the first time this session matches in a given match generation.
+     */
+    public boolean markMatched(final int generation, final int qos, final int index)
+    {
+        if (matchGeneration == generation)
+        {
+            matchQos = Math.max(matchQos, qos);
+            return false;
+        }
+        matchGeneration = generation;
+        matchQos = qos;
+        matchIndex = index;
+        return true;
+    }
+
+    public int matchQos()
+    {
+        return matchQos;
+    }
+
+    /**
+     * @return where this session stands among the targets of the current match generation.
+     */
+    public int matchIndex()
+    {
+        return matchIndex;
+    }
+
+    /**
+     * @return the expiry timer of this offline persistent session, or {@link #NO_TIMER}.
+     */
+    public long expiryTimerId()
+    {
+        return expiryTimerId;
+    }
+
+    public void expiryTimerId(final long timerId)
+    {
+        this.expiryTimerId = timerId;
+    }
+
+    public String toString()
+    {
+        return "RoutingSession[" + id + ", " + clientId + (persistent ? ", persistent" : "") + "]";
+    }
+}

@@ -1,0 +1,99 @@
+package io.ringmq.pipeline.session;
+
+import org.agrona.collections.IntArrayList;
+import org.agrona.collections.IntArrayQueue;
+
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The routing stage's registry of sessions: client id to session, session id to session. Session ids are small
+ * ints, reused, so delivery shards index their halves of sessions by id in plain arrays.
+ * <p>
+ * An id freed by {@link #discard} is not reused at once: it waits in {@link #takeDiscarded} until the routing
+ * stage has told the delivery shards (in the output of the event it is processing), so a shard never confuses an
+ * old session's state with a new one's. This is also where a durable store will plug in. Routing stage only.
+ */
+public final class SessionRegistry
+{
+    private final Map<String, RoutingSession> byClientId = new HashMap<>();
+    private final IntArrayQueue free = new IntArrayQueue();
+    private final IntArrayList discarded = new IntArrayList();
+    private RoutingSession[] byId = new RoutingSession[1024];
+    private int nextId;
+
+    /**
+     * @return the session of that client, or null.
+     */
+    public RoutingSession find(final String clientId)
+    {
+        return byClientId.get(clientId);
+    }
+
+    /**
+     * @return the session with that id, or null.
+     */
+    public RoutingSession get(final int id)
+    {
+        return id >= 0 && id < byId.length ? byId[id] : null;
+    }
+
+    /**
+     * Creates the session of a client, replacing none: the caller discards an existing one first.
+     */
+    public RoutingSession create(final String clientId, final boolean persistent, final int shard)
+    {
+        final int id = free.isEmpty() ? nextId++ : free.pollInt();
+        if (id >= byId.length)
+        {
+            byId = Arrays.copyOf(byId, byId.length * 2);
+        }
+        final RoutingSession session = new RoutingSession(id, clientId, persistent, shard);
+        byId[id] = session;
+        byClientId.put(clientId, session);
+        return session;
+    }
+
+    /**
+     * Forgets a session; its id is reused only after {@link #takeDiscarded} has handed it on.
+     */
+    public void discard(final RoutingSession session)
+    {
+        if (byId[session.id()] == session)
+        {
+            byId[session.id()] = null;
+            byClientId.remove(session.clientId(), session);
+            discarded.addInt(session.id());
+        }
+    }
+
+    /**
+     * @return the ids discarded since the last call, which the caller must now tell the delivery shards about;
+     * they become free for reuse once {@link #releaseDiscarded} is called.
+     */
+    public IntArrayList takeDiscarded()
+    {
+        return discarded;
+    }
+
+    /**
+     * The delivery shards were told of every discarded id: they may be reused.
+     */
+    public void releaseDiscarded()
+    {
+        for (int i = 0; i < discarded.size(); i++)
+        {
+            free.addInt(discarded.getInt(i));
+        }
+        discarded.clear();
+    }
+
+    /**
+     * @return the number of sessions, online or not.
+     */
+    public int size()
+    {
+        return byClientId.size();
+    }
+}
