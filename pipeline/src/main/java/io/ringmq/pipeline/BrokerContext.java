@@ -43,6 +43,16 @@ public final class BrokerContext
     private String user;
     private String password;
     private Path passwordFile;
+    // the network edge's limits (transport)
+    private int maxConnectSize = 64 * 1024;
+    private int maxConnectionsPerAddress = 1_000;
+    private boolean limitLoopback;
+    private long memoryBudgetBytes = AUTO;
+    private int maxTopicLevels = 128;
+    private int maxTopicLength = 65_535;
+
+    /** {@link #memoryBudgetBytes(long)}: let the transport size the budget from the JVM's limits. */
+    public static final long AUTO = 0;
 
     /**
      * Checks every setting; call once before starting.
@@ -62,6 +72,12 @@ public final class BrokerContext
         check(connectTimeoutMs >= 100, "--connect-timeout must be at least 100 ms");
         check((null == user) == (null == password), "--user and --pass go together");
         check(Integer.bitCount(outboundRingBytes) == 1, "outbound ring size must be a power of two");
+        check(maxConnectSize >= 64, "--max-connect-size must be at least 64");
+        check(maxConnectionsPerAddress >= 1, "--max-connections-per-address must be positive");
+        check(memoryBudgetBytes == AUTO || memoryBudgetBytes >= 1024 * 1024,
+            "--memory-budget must be at least 1 MiB (or 0 for auto)");
+        check(maxTopicLevels >= 1, "--max-topic-levels must be positive");
+        check(maxTopicLength >= 1 && maxTopicLength <= 65_535, "--max-topic-length must be 1..65535");
         try
         {
             InetAddress.getByName(bindAddress);
@@ -92,7 +108,11 @@ public final class BrokerContext
             " ring-size=" + ringSize + " max-connections=" + maxConnections + " max-inflight=" + maxInflight +
             " max-queued=" + maxQueued + " max-packet-size=" + maxPacketSize + " connect-timeout=" +
             connectTimeoutMs + "ms anonymous=" + anonymous.name().toLowerCase() +
-            (null != user ? " user=" + user : "") + (null != passwordFile ? " password-file=" + passwordFile : "");
+            (null != user ? " user=" + user : "") + (null != passwordFile ? " password-file=" + passwordFile : "") +
+            " max-connect-size=" + maxConnectSize + " max-connections-per-address=" + maxConnectionsPerAddress +
+            (limitLoopback ? " limit-loopback" : "") + " memory-budget=" +
+            (memoryBudgetBytes == AUTO ? "auto" : String.valueOf(memoryBudgetBytes)) + " max-topic-levels=" +
+            maxTopicLevels + " max-topic-length=" + maxTopicLength;
     }
 
     public String bindAddress()
@@ -296,6 +316,82 @@ public final class BrokerContext
     public BrokerContext passwordFile(final Path passwordFile)
     {
         this.passwordFile = passwordFile;
+        return this;
+    }
+
+    /**
+     * @return the largest first packet (a CONNECT) accepted before a client has connected, judged from its fixed
+     * header; {@link #maxPacketSize()} applies too when it is smaller.
+     */
+    public int maxConnectSize()
+    {
+        return maxConnectSize;
+    }
+
+    public BrokerContext maxConnectSize(final int maxConnectSize)
+    {
+        this.maxConnectSize = maxConnectSize;
+        return this;
+    }
+
+    /**
+     * @return connections held at once from one remote address (loopback exempt unless {@link #limitLoopback()}).
+     */
+    public int maxConnectionsPerAddress()
+    {
+        return maxConnectionsPerAddress;
+    }
+
+    public BrokerContext maxConnectionsPerAddress(final int maxConnectionsPerAddress)
+    {
+        this.maxConnectionsPerAddress = maxConnectionsPerAddress;
+        return this;
+    }
+
+    public boolean limitLoopback()
+    {
+        return limitLoopback;
+    }
+
+    public BrokerContext limitLoopback(final boolean limitLoopback)
+    {
+        this.limitLoopback = limitLoopback;
+        return this;
+    }
+
+    /**
+     * @return the memory in use past which new connections are refused and QoS 0 is shed, or {@link #AUTO}.
+     */
+    public long memoryBudgetBytes()
+    {
+        return memoryBudgetBytes;
+    }
+
+    public BrokerContext memoryBudgetBytes(final long memoryBudgetBytes)
+    {
+        this.memoryBudgetBytes = memoryBudgetBytes;
+        return this;
+    }
+
+    public int maxTopicLevels()
+    {
+        return maxTopicLevels;
+    }
+
+    public BrokerContext maxTopicLevels(final int maxTopicLevels)
+    {
+        this.maxTopicLevels = maxTopicLevels;
+        return this;
+    }
+
+    public int maxTopicLength()
+    {
+        return maxTopicLength;
+    }
+
+    public BrokerContext maxTopicLength(final int maxTopicLength)
+    {
+        this.maxTopicLength = maxTopicLength;
         return this;
     }
 }

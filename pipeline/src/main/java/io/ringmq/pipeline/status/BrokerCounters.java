@@ -28,6 +28,13 @@ public final class BrokerCounters
     public static final int PACKET_TOO_LARGE = 16;
     public static final int CONNECTIONS_TAKEN_OVER = 17;
     public static final int INFLIGHT_FULL_QUEUED = 18;
+    /** A first packet that was not CONNECT, or a CONNECT over {@code --max-connect-size}: the socket closed. */
+    public static final int PRE_CONNECT_REFUSED = 19;
+    public static final int CONNECTIONS_REFUSED_PER_ADDRESS = 20;
+    public static final int CONNECTIONS_REFUSED_MEMORY = 21;
+    public static final int QOS0_SHED_MEMORY = 22;
+    public static final int TOPIC_TOO_MANY_LEVELS = 23;
+    public static final int TOPIC_TOO_LONG = 24;
 
     private static final String[] NAMES =
     {
@@ -35,7 +42,10 @@ public final class BrokerCounters
         "connect timeouts", "keep-alive timeouts", "packets in", "PUBLISH in", "PUBLISH out",
         "QoS 0 dropped (slow subscriber)", "messages dropped (max-queued)", "ingress ring full (reads paused)",
         "outbound ring full", "socket writes blocked", "unexpected errors (stages and agents)", "authentication failures",
-        "packets too large", "sessions taken over", "messages queued (max-inflight)"
+        "packets too large", "sessions taken over", "messages queued (max-inflight)",
+        "first packets refused (not CONNECT, or over max-connect-size)",
+        "connections refused (max-connections-per-address)", "connections refused (memory-budget)",
+        "QoS 0 shed (memory-budget)", "PUBLISH refused (max-topic-levels)", "PUBLISH refused (max-topic-length)"
     };
 
     private final AtomicLongArray values = new AtomicLongArray(NAMES.length);
