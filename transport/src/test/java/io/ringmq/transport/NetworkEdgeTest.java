@@ -13,8 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
+import java.net.SocketTimeoutException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -326,8 +326,7 @@ class NetworkEdgeTest
         publisher.send(message);
         assertThat(subscriber.readPacket(5_000)).isEqualTo(PacketType.PUBLISH);
 
-        byte[] ballast = new byte[400 * 1024 * 1024];
-        Arrays.fill(ballast, 0, 4096, (byte)1);
+        byte[] ballast = new byte[400 * 1024 * 1024]; // heap in use now over the budget
         await("QoS 0 shed", () ->
         {
             try
@@ -343,11 +342,10 @@ class NetworkEdgeTest
         final RawClient refused = raw();
         assertThat(refused.closedWithin(5_000)).isTrue();
         assertThat(counter(BrokerCounters.CONNECTIONS_REFUSED_MEMORY)).isEqualTo(1);
-        assertThat(ballast[0]).isEqualTo((byte)1);
+        assertThat(ballast).hasSize(400 * 1024 * 1024); // held until here
 
-        ballast = null;
+        ballast = null; // garbage now: back under the budget after a collection
         System.gc();
-        final long shed = counter(BrokerCounters.QOS0_SHED_MEMORY);
         final byte[] back = RawClient.publish("m", "back".getBytes(), 0, 0);
         await("QoS 0 delivered again", () ->
         {
@@ -364,7 +362,7 @@ class NetworkEdgeTest
                 }
                 return type == -1;
             }
-            catch (final java.net.SocketTimeoutException ex)
+            catch (final SocketTimeoutException ex)
             {
                 return false;
             }
@@ -373,8 +371,7 @@ class NetworkEdgeTest
                 throw new IllegalStateException(ex);
             }
         });
-        assertThat(counter(BrokerCounters.QOS0_SHED_MEMORY)).isGreaterThanOrEqualTo(shed);
-        assertThat(connected("welcome-again")).isNotNull();
+        connected("welcome-again"); // a new connection is admitted again (connected() asserts its CONNACK)
     }
 
     @Test
