@@ -61,6 +61,16 @@ public final class BrokerContext
     private String user;
     private String password;
     private Path passwordFile;
+    // the network edge's limits (transport)
+    private int maxConnectSize = 64 * 1024;
+    private int maxConnectionsPerAddress = 1_000;
+    private boolean limitLoopback;
+    private long memoryBudgetBytes = AUTO;
+    private int maxTopicLevels = 128;
+    private int maxTopicLength = 65_535;
+
+    /** {@link #memoryBudgetBytes(long)}: let the transport size the budget from the JVM's limits. */
+    public static final long AUTO = 0;
 
     // counters file (ringmq stat)
     private Path countersDir = defaultCountersDir();
@@ -102,6 +112,12 @@ public final class BrokerContext
         }
         check(Integer.bitCount(messageLogBytes) == 1 && messageLogBytes / 2 >= maxPacketSize,
             "--message-log-bytes must be a power of two holding two packets of --max-packet-size");
+        check(maxConnectSize >= 64, "--max-connect-size must be at least 64");
+        check(maxConnectionsPerAddress >= 1, "--max-connections-per-address must be positive");
+        check(memoryBudgetBytes == AUTO || memoryBudgetBytes >= 1024 * 1024,
+            "--memory-budget must be at least 1 MiB (or 0 for auto)");
+        check(maxTopicLevels >= 1, "--max-topic-levels must be positive");
+        check(maxTopicLength >= 1 && maxTopicLength <= 65_535, "--max-topic-length must be 1..65535");
         try
         {
             InetAddress.getByName(bindAddress);
@@ -140,7 +156,11 @@ public final class BrokerContext
             persistentClientExpirationMs / 1000 + "s slot-inline-bytes=" + slotInlineBytes + " message-log-bytes=" +
             messageLogBytes + " anonymous=" + anonymous.name().toLowerCase() +
             (null != user ? " user=" + user : "") + (null != passwordFile ? " password-file=" + passwordFile : "") +
-            " counters-dir=" + countersDir;
+            " counters-dir=" + countersDir +
+            " max-connect-size=" + maxConnectSize + " max-connections-per-address=" + maxConnectionsPerAddress +
+            (limitLoopback ? " limit-loopback" : "") + " memory-budget=" +
+            (memoryBudgetBytes == AUTO ? "auto" : String.valueOf(memoryBudgetBytes)) + " max-topic-levels=" +
+            maxTopicLevels + " max-topic-length=" + maxTopicLength;
     }
 
     public String bindAddress()
@@ -445,6 +465,21 @@ public final class BrokerContext
     }
 
     /**
+     * @return the largest first packet (a CONNECT) accepted before a client has connected, judged from its fixed
+     * header; {@link #maxPacketSize()} applies too when it is smaller.
+     */
+    public int maxConnectSize()
+    {
+        return maxConnectSize;
+    }
+
+    public BrokerContext maxConnectSize(final int maxConnectSize)
+    {
+        this.maxConnectSize = maxConnectSize;
+        return this;
+    }
+
+    /**
      * @return /dev/shm/ringmq where /dev/shm is a writable directory (counters then never touch a disk), else
      * ringmq under java.io.tmpdir.
      */
@@ -466,6 +501,67 @@ public final class BrokerContext
     public BrokerContext countersDir(final Path countersDir)
     {
         this.countersDir = null == countersDir ? defaultCountersDir() : countersDir;
+        return this;
+    }
+
+    /**
+     * @return connections held at once from one remote address (loopback exempt unless {@link #limitLoopback()}).
+     */
+    public int maxConnectionsPerAddress()
+    {
+        return maxConnectionsPerAddress;
+    }
+
+    public BrokerContext maxConnectionsPerAddress(final int maxConnectionsPerAddress)
+    {
+        this.maxConnectionsPerAddress = maxConnectionsPerAddress;
+        return this;
+    }
+
+    public boolean limitLoopback()
+    {
+        return limitLoopback;
+    }
+
+    public BrokerContext limitLoopback(final boolean limitLoopback)
+    {
+        this.limitLoopback = limitLoopback;
+        return this;
+    }
+
+    /**
+     * @return the memory in use past which new connections are refused and QoS 0 is shed, or {@link #AUTO}.
+     */
+    public long memoryBudgetBytes()
+    {
+        return memoryBudgetBytes;
+    }
+
+    public BrokerContext memoryBudgetBytes(final long memoryBudgetBytes)
+    {
+        this.memoryBudgetBytes = memoryBudgetBytes;
+        return this;
+    }
+
+    public int maxTopicLevels()
+    {
+        return maxTopicLevels;
+    }
+
+    public BrokerContext maxTopicLevels(final int maxTopicLevels)
+    {
+        this.maxTopicLevels = maxTopicLevels;
+        return this;
+    }
+
+    public int maxTopicLength()
+    {
+        return maxTopicLength;
+    }
+
+    public BrokerContext maxTopicLength(final int maxTopicLength)
+    {
+        this.maxTopicLength = maxTopicLength;
         return this;
     }
 }

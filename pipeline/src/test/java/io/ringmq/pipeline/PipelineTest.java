@@ -219,7 +219,7 @@ class PipelineTest
         final ErrorLog errors = new ErrorLog(counters);
         final Stage failing = new Stage()
         {
-            public void onEvent(final IngressEvent event, final boolean endOfBatch)
+            public boolean onEvent(final IngressEvent event)
             {
                 throw new IllegalStateException("boom");
             }
@@ -231,8 +231,8 @@ class PipelineTest
         };
         final com.lmax.disruptor.RingBuffer<IngressEvent> ring =
             com.lmax.disruptor.RingBuffer.createSingleProducer(() -> new IngressEvent(64), 8);
-        final com.lmax.disruptor.EventPoller<IngressEvent> poller = ring.newPoller();
-        ring.addGatingSequences(poller.getSequence());
+        final StagePoller poller = new StagePoller(ring);
+        ring.addGatingSequences(poller.sequence());
         final StageAgent.Step step = new StageAgent.Step(failing, poller, errors, 1024);
         for (int i = 0; i < 3; i++)
         {

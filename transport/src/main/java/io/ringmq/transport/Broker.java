@@ -32,13 +32,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Assembles and runs a broker:
  * <pre>
  *            accept (io-0)                 ingress ring (Disruptor, multi-producer)
- *   sockets ──▶ io-0 … io-N ──decode──▶ [ slot | slot | slot | … ] ──▶ auth ─▶ route ─▶ deliver
- *                 ▲                                                                      │
- *                 └────────── outbound ring per I/O agent (Agrona, [conn id][bytes]) ◀───┘
+ *   sockets ──▶ io-0 … io-N ──decode──▶ [ slot | slot | slot | … ] ──▶ auth ─▶ route ─▶ deliver-0 … deliver-N
+ *                 ▲                                                                      │ (one shard per agent)
+ *                 └──── outbound ring per I/O agent (Agrona, [conn id][bytes]), shard i ─▶ io-i
+ *                                                                             then release (gives back log entries)
  *
  *   --threading shared          one thread:  [io-0 + auth + route + deliver], delivery calls io-0 directly
  *   --threading shared-network  io-0 … io-N each on a thread, one thread for [auth + route + deliver]
- *   --threading dedicated       io-0 … io-N, auth, route, deliver each on its own (pinnable) thread
+ *   --threading dedicated       io-0 … io-N, auth (+ release), route, deliver-0 … deliver-N each on its own
+ *                               (pinnable) thread
  *   --threading invoker         no thread: the caller steps [io-0 + auth + route + deliver] with invoke()
  * </pre>
  * With the default {@code wake} idle strategy every thread sleeps when idle (I/O agents in {@code select},
@@ -178,7 +180,7 @@ public final class Broker implements AutoCloseable
         {
             case INVOKER:
             {
-                final StageAgent stages = pipeline.agent("pipeline", 0, pipeline.stageCount());
+                final StageAgent stages = pipeline.allStages("pipeline");
                 agents[0].wire(agents, agentWakes, Wakeable.NONE);
                 invoker = new AgentInvoker(error -> errors.record("invoker", error), null,
                     new CompositeAgent(agents[0], stages));
@@ -187,7 +189,7 @@ public final class Broker implements AutoCloseable
             }
             case SHARED:
             {
-                final StageAgent stages = pipeline.agent("pipeline", 0, pipeline.stageCount());
+                final StageAgent stages = pipeline.allStages("pipeline");
                 agents[0].wire(agents, agentWakes, Wakeable.NONE);
                 final IdleStrategy idle = wake ?
                     IdleStrategies.wake(agents[0].selector(), () -> agents[0].hasPendingWork() ||
@@ -198,7 +200,7 @@ public final class Broker implements AutoCloseable
             }
             case SHARED_NETWORK:
             {
-                final StageAgent stages = pipeline.agent("pipeline", 0, pipeline.stageCount());
+                final StageAgent stages = pipeline.allStages("pipeline");
                 final IdleStrategy idle = stageIdle(wake, stages);
                 final Wakeable pipelineWake = idle instanceof Wakeable ? (Wakeable)idle : Wakeable.NONE;
                 startIoAgents(agents, agentWakes, agentIdle, pipelineWake, pinning);
@@ -207,27 +209,48 @@ public final class Broker implements AutoCloseable
             }
             default:
             {
-                final int count = pipeline.stageCount();
-                final StageAgent[] stages = new StageAgent[count];
-                final IdleStrategy[] idles = new IdleStrategy[count];
-                for (int i = 0; i < count; i++)
+                // auth (with the light release stage), route, and one thread per delivery shard
+                final StageAgent auth = pipeline.authAgent();
+                final StageAgent route = pipeline.routingAgent();
+                final StageAgent[] shards = new StageAgent[pipeline.shardCount()];
+                final IdleStrategy authIdle = stageIdle(wake, auth);
+                final IdleStrategy routeIdle = stageIdle(wake, route);
+                final IdleStrategy[] shardIdle = new IdleStrategy[shards.length];
+                final Wakeable[] shardWakes = new Wakeable[shards.length];
+                for (int i = 0; i < shards.length; i++)
                 {
-                    stages[i] = pipeline.agent(pipeline.stageName(i), i, i + 1);
-                    idles[i] = stageIdle(wake, stages[i]);
+                    shards[i] = pipeline.shardAgent(i);
+                    shardIdle[i] = stageIdle(wake, shards[i]);
+                    shardWakes[i] = wakeable(shardIdle[i]);
                 }
-                for (int i = 0; i < count - 1; i++)
+                final Wakeable authWake = wakeable(authIdle);
+                final Wakeable routeWake = wakeable(routeIdle);
+                auth.afterWork(routeWake::wake);
+                route.afterWork(() ->
                 {
-                    final Wakeable next = idles[i + 1] instanceof Wakeable ? (Wakeable)idles[i + 1] : Wakeable.NONE;
-                    stages[i].afterWork(next::wake);
+                    for (final Wakeable shardWake : shardWakes)
+                    {
+                        shardWake.wake();
+                    }
+                });
+                for (final StageAgent shard : shards)
+                {
+                    shard.afterWork(authWake::wake); // the release stage runs on the auth thread
                 }
-                final Wakeable first = idles[0] instanceof Wakeable ? (Wakeable)idles[0] : Wakeable.NONE;
-                startIoAgents(agents, agentWakes, agentIdle, first, pinning);
-                for (int i = 0; i < count; i++)
+                startIoAgents(agents, agentWakes, agentIdle, authWake, pinning);
+                run(pinning.pin("auth", 0, auth), authIdle);
+                run(pinning.pin("route", 0, route), routeIdle);
+                for (int i = 0; i < shards.length; i++)
                 {
-                    run(pinning.pin(pipeline.stageName(i), 0, stages[i]), idles[i]);
+                    run(pinning.pin("deliver", i, shards[i]), shardIdle[i]);
                 }
             }
         }
+    }
+
+    private static Wakeable wakeable(final IdleStrategy idle)
+    {
+        return idle instanceof Wakeable ? (Wakeable)idle : Wakeable.NONE;
     }
 
     private IdleStrategy stageIdle(final boolean wake, final StageAgent stages)

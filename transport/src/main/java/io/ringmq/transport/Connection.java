@@ -4,17 +4,25 @@ import io.netty.buffer.ByteBuf;
 import io.ringmq.protocol.MqttVersion;
 
 import java.nio.channels.SelectionKey;
-import java.nio.channels.SocketChannel;
 
 /**
- * One client connection, owned by exactly one {@link IoAgent} for its whole life: its socket, its inbound and
- * outbound buffers (pooled by netty-buffer, shrunk back after bursts) and the little protocol state the edge
- * needs (version, keep-alive, whether CONNECT was seen).
+ * One client connection, owned by exactly one {@link IoAgent} for its whole life: its socket (behind a
+ * {@link SocketLayer}), its inbound and outbound buffers (pooled by netty-buffer, grown only as bytes arrive and
+ * shrunk back after bursts) and the little protocol state the edge needs (version, keep-alive, whether CONNECT
+ * was seen and how it was answered).
  */
 final class Connection
 {
+    /** No CONNACK written yet. */
+    static final int CONNACK_PENDING = 0;
+    /** An accepting CONNACK was written: packets after CONNECT are processed. */
+    static final int CONNACK_ACCEPTED = 1;
+    /** A refusing CONNACK was written: nothing more from the client is processed [MQTT-3.1.4-5]. */
+    static final int CONNACK_REFUSED = 2;
+
     final long id;
-    final SocketChannel channel;
+    final Acceptor.Accepted accepted;
+    final SocketLayer layer;
     final boolean loopback;
     final long acceptedMs;
     SelectionKey key;
@@ -22,10 +30,18 @@ final class Connection
     ByteBuf out;
     int version = MqttVersion.V5;
     boolean connectSeen;
+    int connack = CONNACK_PENDING;
     int keepAliveSeconds;
-    long lastReadMs;
+    /** When the last complete packet was read: keep-alive counts packets, not bytes [MQTT-3.1.2-24]. */
+    long lastPacketMs;
     /** Ingress ring was full: stop reading until the buffered packets are handed on. */
     boolean paused;
+    /** A packet after CONNECT waits for the CONNACK: stop reading until it is written [MQTT-3.2.0-1]. */
+    boolean awaitingConnack;
+    /** In its agent's {@link PausedConnections}. */
+    boolean retrying;
+    /** The socket would not take all the outbound bytes: waiting for it to be writable. */
+    boolean writeBlocked;
     /** Has outbound bytes not yet offered to the socket this duty cycle. */
     boolean touched;
     /** Close once the outbound bytes are written (asked by the pipeline, or after a refusal). */
@@ -34,13 +50,38 @@ final class Connection
     /** The connection's timer in its agent's {@link ConnectionTimers}, or -1. */
     long timerId = -1;
 
-    Connection(final long id, final SocketChannel channel, final boolean loopback, final long nowMs)
+    Connection(final long id, final Acceptor.Accepted accepted, final SocketLayer layer, final long nowMs)
     {
         this.id = id;
-        this.channel = channel;
-        this.loopback = loopback;
+        this.accepted = accepted;
+        this.layer = layer;
+        this.loopback = accepted.loopback;
         this.acceptedMs = nowMs;
-        this.lastReadMs = nowMs;
+        this.lastPacketMs = nowMs;
+    }
+
+    /**
+     * @return whether bytes from the socket are wanted now.
+     */
+    boolean readable()
+    {
+        return !paused && !awaitingConnack && connack != CONNACK_REFUSED && !closed;
+    }
+
+    /**
+     * Sets the selector interest from the state: read while {@link #readable()}, write while blocked.
+     */
+    void updateInterest()
+    {
+        if (closed || null == key || !key.isValid())
+        {
+            return;
+        }
+        final int ops = (readable() ? SelectionKey.OP_READ : 0) | (writeBlocked ? SelectionKey.OP_WRITE : 0);
+        if (key.interestOps() != ops)
+        {
+            key.interestOps(ops);
+        }
     }
 
     public String toString()

@@ -7,7 +7,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The connect timeout and the keep-alive check [MQTT-3.1.2-24] of an I/O agent's connections, on Agrona's
- * {@link DeadlineTimerWheel}: at most one timer per connection, set lazily. A read only records its time; when a
+ * {@link DeadlineTimerWheel}: at most one timer per connection, set lazily. A complete packet only records its time; when a
  * timer fires it looks at the real deadline and either expires the connection or sets itself again for what is
  * left. The cost per duty cycle follows the timers due, not the number of connections.
  */
@@ -112,7 +112,7 @@ final class ConnectionTimers implements DeadlineTimerWheel.TimerHandler
             return connection.acceptedMs + connectTimeoutMs;
         }
         return connection.keepAliveSeconds > 0 ?
-            connection.lastReadMs + connection.keepAliveSeconds * 1500L : NO_TIMER; // 1.5 times the keep-alive
+            connection.lastPacketMs + connection.keepAliveSeconds * 1500L : NO_TIMER; // 1.5 times the keep-alive
     }
 
     private void schedule(final Connection connection, final long deadlineMs)

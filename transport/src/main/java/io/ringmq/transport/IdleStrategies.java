@@ -7,9 +7,11 @@ import org.agrona.concurrent.YieldingIdleStrategy;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.invoke.VarHandle;
 import java.nio.channels.Selector;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -55,7 +57,16 @@ final class IdleStrategies
     }
 
     /**
-     * Spin, then sleep until {@link #wake()} or a timeout that bounds how late timers can run.
+     * Spin, then sleep until {@link #wake()} or a timeout that bounds how late timers can run (shorter when the
+     * agent says so: an I/O agent with paused connections sleeps only briefly, as nobody wakes it for ring room).
+     * <p>
+     * Sleeping and waking are a Dekker pair. The sleeper writes {@code sleeping = true}, then reads the pending
+     * work; the producer publishes its work (e.g. {@code Sequence.set}, a release store), then reads
+     * {@code sleeping}. Each side stores then loads, and a store followed by a load of another location may be
+     * reordered (release/acquire does not forbid it; x86's store buffer does it), so without a full fence between
+     * them both may read the old value: the sleeper misses the work, the producer misses the sleeper, and the
+     * message waits for the timeout. Each side therefore issues {@link VarHandle#fullFence()} between its store
+     * and its load.
      */
     static final class SleepingIdleStrategy implements IdleStrategy, Wakeable
     {
@@ -63,12 +74,21 @@ final class IdleStrategies
         private final BooleanSupplier pendingWork;
         private volatile boolean sleeping;
         private volatile Thread thread;
+        private LongSupplier sleepLimitMs;
         private int spins;
 
         SleepingIdleStrategy(final Selector selector, final BooleanSupplier pendingWork)
         {
             this.selector = selector;
             this.pendingWork = pendingWork;
+        }
+
+        /**
+         * @param sleepLimitMs how long the owner may sleep now (at most the usual timeout is used).
+         */
+        void sleepLimit(final LongSupplier sleepLimitMs)
+        {
+            this.sleepLimitMs = sleepLimitMs;
         }
 
         public void idle(final int workCount)
@@ -95,19 +115,22 @@ final class IdleStrategies
             // announce the sleep, then look for work once more: a producer either sees `sleeping` and wakes us,
             // or published before this check and we see its work
             sleeping = true;
+            VarHandle.fullFence(); // Dekker: the store to `sleeping` before the load of the pending work
             try
             {
+                final long sleepMs = null == sleepLimitMs ? SLEEP_MS :
+                    Math.max(1, Math.min(SLEEP_MS, sleepLimitMs.getAsLong()));
                 if (pendingWork.getAsBoolean())
                 {
                     spins = 0;
                 }
                 else if (null != selector)
                 {
-                    selector.select(SLEEP_MS);
+                    selector.select(sleepMs);
                 }
                 else
                 {
-                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(SLEEP_MS));
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(sleepMs));
                 }
             }
             catch (final IOException ex)
@@ -127,6 +150,7 @@ final class IdleStrategies
 
         public void wake()
         {
+            VarHandle.fullFence(); // Dekker: the caller's store of its work before the load of `sleeping`
             if (sleeping)
             {
                 if (null != selector)

@@ -142,6 +142,33 @@ public final class Main implements Callable<Integer>
             + "ringmq under java.io.tmpdir where there is no /dev/shm).")
     Path countersDir;
 
+    // the network edge's limits
+    @Option(names = "--max-connect-size", paramLabel = "BYTES",
+        description = "Largest first packet (a CONNECT) before a client has connected, judged from its fixed header "
+            + "(default: ${DEFAULT-VALUE}).")
+    int maxConnectSize = 64 * 1024;
+
+    @Option(names = "--max-connections-per-address", paramLabel = "N",
+        description = "Connections held at once from one remote address; loopback is exempt unless "
+            + "--limit-loopback (default: ${DEFAULT-VALUE}).")
+    int maxConnectionsPerAddress = 1_000;
+
+    @Option(names = "--limit-loopback", description = "Apply --max-connections-per-address to loopback too.")
+    boolean limitLoopback;
+
+    @Option(names = "--memory-budget", paramLabel = "BYTES",
+        description = "Memory in use (pooled buffers + JVM heap) past which new connections are refused and QoS 0 "
+            + "to subscribers is shed; 0 = 3/4 of max heap + max direct memory (default: ${DEFAULT-VALUE}).")
+    long memoryBudget = BrokerContext.AUTO;
+
+    @Option(names = "--max-topic-levels", paramLabel = "N",
+        description = "Most levels in a PUBLISH topic; more closes the connection (default: ${DEFAULT-VALUE}).")
+    int maxTopicLevels = 128;
+
+    @Option(names = "--max-topic-length", paramLabel = "BYTES",
+        description = "Longest PUBLISH topic; longer closes the connection (default: ${DEFAULT-VALUE}).")
+    int maxTopicLength = 65_535;
+
     public Integer call() throws Exception
     {
         final BrokerContext context;
@@ -204,7 +231,13 @@ public final class Main implements Callable<Integer>
             .anonymous(parseEnum(Authenticator.AnonymousPolicy.class, anonymous, "--anonymous"))
             .credentials(user, pass)
             .passwordFile(passwordFile)
-            .countersDir(countersDir);
+            .countersDir(countersDir)
+            .maxConnectSize(maxConnectSize)
+            .maxConnectionsPerAddress(maxConnectionsPerAddress)
+            .limitLoopback(limitLoopback)
+            .memoryBudgetBytes(memoryBudget)
+            .maxTopicLevels(maxTopicLevels)
+            .maxTopicLength(maxTopicLength);
         if (null != threading)
         {
             context.threading(parseEnum(BrokerContext.Threading.class, threading, "--threading"));

@@ -299,6 +299,55 @@ abstract class BrokerBehaviourTest
     }
 
     @Test
+    @DisplayName("MQTT-4.4.0-1: a session resumed through another I/O agent brings its in-flight and queued "
+        + "messages, in order (its delivery half moves between shards)")
+    void sessionMovesBetweenShards() throws Exception
+    {
+        broker(context -> context.maxInflight(2));
+        final RawClient first = raw(); // connections go to the I/O agents in turn: first and dummy share one
+        assertThat(first.handshake(RawClient.connect("mover", false, 60))).isZero();
+        first.send(RawClient.subscribe(1, "mv/#", 1));
+        assertThat(first.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
+        final Paho publisher = paho("pub");
+        for (int i = 0; i < 5; i++)
+        {
+            publisher.publish("mv/" + i, "m" + i, 1, false);
+        }
+        final int[] inflight = new int[2];
+        for (int i = 0; i < 2; i++)
+        {
+            assertThat(first.readPacket(5_000)).isEqualTo(PacketType.PUBLISH);
+            inflight[i] = first.decoder().publish().packetId();
+        }
+        first.kill(); // no PUBACK: two in flight, three queued
+        closeLater(new java.net.Socket("127.0.0.1", broker.port())); // takes the first agent's turn
+
+        final RawClient second = raw(); // on the publisher's agent, so not on the first one's
+        second.send(RawClient.connect("mover", false, 60));
+        assertThat(second.readPacket(5_000)).isEqualTo(PacketType.CONNACK);
+        assertThat(second.decoder().connack().isSessionPresent()).isTrue();
+        final List<String> payloads = new ArrayList<>();
+        for (int i = 0; i < 2; i++)
+        {
+            assertThat(second.readPacket(5_000)).isEqualTo(PacketType.PUBLISH);
+            assertThat(second.decoder().publish().isDup()).isTrue();
+            assertThat(second.decoder().publish().packetId()).isEqualTo(inflight[i]);
+            payloads.add(second.decoder().publish().payload().asString());
+        }
+        for (int i = 0; i < 3; i++)
+        {
+            second.send(RawClient.ack(PacketType.PUBACK, i < 2 ? inflight[i] : second.decoder().publish().packetId()));
+            assertThat(second.readPacket(5_000)).isEqualTo(PacketType.PUBLISH);
+            payloads.add(second.decoder().publish().payload().asString());
+        }
+        assertThat(payloads).containsExactly("m0", "m1", "m2", "m3", "m4");
+        if (threading() != BrokerContext.Threading.SHARED)
+        {
+            assertThat(broker.counters().get(BrokerCounters.SESSIONS_MOVED)).isEqualTo(1);
+        }
+    }
+
+    @Test
     @DisplayName("MQTT-3.1.3-8: an empty client id needs a clean session; with one, an id is assigned")
     void emptyClientId() throws Exception
     {

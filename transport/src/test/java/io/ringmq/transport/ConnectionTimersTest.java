@@ -19,7 +19,7 @@ class ConnectionTimersTest
 
     private static Connection connection(final long id, final long nowMs)
     {
-        return new Connection(id, null, true, nowMs);
+        return new Connection(id, new Acceptor.Accepted(null, true, null, null), null, nowMs);
     }
 
     @Test
@@ -40,9 +40,9 @@ class ConnectionTimersTest
         timers.onAccepted(connection);
         connection.connectSeen = true;
         connection.keepAliveSeconds = 2;
-        connection.lastReadMs = 100;
+        connection.lastPacketMs = 100;
         timers.onConnected(connection);
-        connection.lastReadMs = 2_500; // heard from before its deadline (3,100)
+        connection.lastPacketMs = 2_500; // heard from before its deadline (3,100)
         timers.poll(3_200);
         assertThat(expired).isEmpty();
         timers.poll(5_500);

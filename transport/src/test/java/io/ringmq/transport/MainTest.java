@@ -205,4 +205,25 @@ class MainTest
             assertThat(process.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
         }
     }
+
+    @Test
+    @DisplayName("the edge's limits reach the broker's settings, and a bad one is one clear line")
+    void edgeLimitFlags()
+    {
+        final Main main = new Main();
+        new picocli.CommandLine(main).parseArgs("--max-connect-size", "1024", "--max-connections-per-address", "5",
+            "--limit-loopback", "--memory-budget", "1073741824", "--max-topic-levels", "8", "--max-topic-length", "100");
+        final io.ringmq.pipeline.BrokerContext context = main.context().conclude();
+        assertThat(context.maxConnectSize()).isEqualTo(1024);
+        assertThat(context.maxConnectionsPerAddress()).isEqualTo(5);
+        assertThat(context.limitLoopback()).isTrue();
+        assertThat(context.memoryBudgetBytes()).isEqualTo(1L << 30);
+        assertThat(context.maxTopicLevels()).isEqualTo(8);
+        assertThat(context.maxTopicLength()).isEqualTo(100);
+        assertThat(context.toString()).contains("max-connect-size=1024", "memory-budget=1073741824");
+        assertThat(new io.ringmq.pipeline.BrokerContext().conclude().toString()).contains("memory-budget=auto",
+            "max-connections-per-address=1000", "max-topic-levels=128", "max-topic-length=65535");
+        assertThat(run(2, "--max-topic-levels", "0")).contains("--max-topic-levels must be positive");
+        assertThat(run(2, "--memory-budget", "1000")).contains("--memory-budget must be at least 1 MiB");
+    }
 }

@@ -82,6 +82,11 @@ final class RawClient implements AutoCloseable
         return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
+    static byte[] ack(final int packetType, final int packetId)
+    {
+        return encode(4, buffer -> io.ringmq.protocol.AckEncoder.encode(buffer, 0, packetType, packetId));
+    }
+
     private interface Writer
     {
         int write(UnsafeBuffer buffer);

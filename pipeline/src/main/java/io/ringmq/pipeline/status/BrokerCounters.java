@@ -48,6 +48,13 @@ public final class BrokerCounters
     public static final int MESSAGE_LOG_FULL = 26;
     public static final int RETAINED_NOT_SENT = 27;
     public static final int SESSIONS_MOVED = 28;
+    /** A first packet that was not CONNECT, or a CONNECT over {@code --max-connect-size}: the socket closed. */
+    public static final int PRE_CONNECT_REFUSED = 29;
+    public static final int CONNECTIONS_REFUSED_PER_ADDRESS = 30;
+    public static final int CONNECTIONS_REFUSED_MEMORY = 31;
+    public static final int QOS0_SHED_MEMORY = 32;
+    public static final int TOPIC_TOO_MANY_LEVELS = 33;
+    public static final int TOPIC_TOO_LONG = 34;
 
     private static final String[] NAMES =
     {
@@ -60,7 +67,10 @@ public final class BrokerCounters
         "topic filters refused (invalid or too deep)", "retained messages refused (max-retained)",
         "messages dropped (max-queued-bytes)", "persistent sessions expired",
         "packets backlogged (outbound ring full)", "message log full (reads paused)",
-        "retained messages not sent (too many for one SUBSCRIBE)", "sessions moved between delivery shards"
+        "retained messages not sent (too many for one SUBSCRIBE)", "sessions moved between delivery shards",
+        "first packets refused (not CONNECT, or over max-connect-size)",
+        "connections refused (max-connections-per-address)", "connections refused (memory-budget)",
+        "QoS 0 shed (memory-budget)", "PUBLISH refused (max-topic-levels)", "PUBLISH refused (max-topic-length)"
     };
 
     private final CountersFile file;

@@ -1,0 +1,177 @@
+package io.ringmq.transport;
+
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.status.BrokerCounters;
+import org.agrona.CloseHelper;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The accepting role: owns the listening socket (registered on one I/O agent's selector, run on that agent's
+ * thread), admits or refuses each new socket, and hands admitted ones round-robin to the I/O agents. A socket is
+ * closed at once, and counted, when the broker holds {@code --max-connections}, when the memory in use is over
+ * {@code --memory-budget}, or when its address holds {@code --max-connections-per-address}.
+ */
+final class Acceptor
+{
+    /**
+     * An admitted socket on its way to its agent, and what its close must give back.
+     */
+    static final class Accepted
+    {
+        final SocketChannel channel;
+        final boolean loopback;
+        /** The address counted against the per-address limit, or null when exempt. */
+        final InetAddress limitedAddress;
+        final AddressLimit addressLimit;
+
+        Accepted(final SocketChannel channel, final boolean loopback, final InetAddress limitedAddress,
+            final AddressLimit addressLimit)
+        {
+            this.channel = channel;
+            this.loopback = loopback;
+            this.limitedAddress = limitedAddress;
+            this.addressLimit = addressLimit;
+        }
+
+        /**
+         * Gives back what this socket holds against the limits; once, when its connection ends.
+         */
+        void release(final AtomicInteger connectionCount)
+        {
+            connectionCount.decrementAndGet();
+            if (null != limitedAddress)
+            {
+                addressLimit.release(limitedAddress);
+            }
+        }
+    }
+
+    private final BrokerContext context;
+    private final BrokerCounters counters;
+    private final ServerSocketChannel server;
+    private final AtomicInteger connectionCount;
+    private final MemoryBudget memoryBudget;
+    private final AddressLimit addressLimit;
+    private IoAgent[] agents;
+    private Wakeable[] agentWakes;
+    private int nextAgent;
+
+    Acceptor(final BrokerContext context, final BrokerCounters counters, final ServerSocketChannel server,
+        final AtomicInteger connectionCount, final MemoryBudget memoryBudget)
+    {
+        this.context = context;
+        this.counters = counters;
+        this.server = server;
+        this.connectionCount = connectionCount;
+        this.memoryBudget = memoryBudget;
+        this.addressLimit = new AddressLimit(context.maxConnectionsPerAddress(), context.limitLoopback());
+    }
+
+    void register(final Selector selector) throws IOException
+    {
+        server.register(selector, SelectionKey.OP_ACCEPT, this);
+    }
+
+    void wire(final IoAgent[] agents, final Wakeable[] agentWakes)
+    {
+        this.agents = agents;
+        this.agentWakes = agentWakes;
+    }
+
+    AddressLimit addressLimit()
+    {
+        return addressLimit;
+    }
+
+    /**
+     * Takes every pending socket.
+     *
+     * @return how many were taken (admitted or refused).
+     */
+    int accept() throws IOException
+    {
+        int accepted = 0;
+        SocketChannel channel;
+        while (null != (channel = server.accept()))
+        {
+            accepted++;
+            final Accepted admitted = admit(channel);
+            if (null == admitted)
+            {
+                CloseHelper.quietClose(channel);
+                continue;
+            }
+            handOff(admitted);
+        }
+        return accepted;
+    }
+
+    /**
+     * @return the admitted socket, counted against every limit, or null (counted as refused).
+     */
+    private Accepted admit(final SocketChannel channel)
+    {
+        if (connectionCount.incrementAndGet() > context.maxConnections())
+        {
+            connectionCount.decrementAndGet();
+            counters.increment(BrokerCounters.CONNECTIONS_REFUSED_LIMIT);
+            return null;
+        }
+        if (memoryBudget.isOver())
+        {
+            connectionCount.decrementAndGet();
+            counters.increment(BrokerCounters.CONNECTIONS_REFUSED_MEMORY);
+            return null;
+        }
+        final InetAddress address = remoteAddress(channel);
+        final boolean limited = addressLimit.applies(address);
+        if (limited && !addressLimit.tryAcquire(address))
+        {
+            connectionCount.decrementAndGet();
+            counters.increment(BrokerCounters.CONNECTIONS_REFUSED_PER_ADDRESS);
+            return null;
+        }
+        final boolean loopback = null != address && address.isLoopbackAddress();
+        return new Accepted(channel, loopback, limited ? address : null, addressLimit);
+    }
+
+    private void handOff(final Accepted admitted)
+    {
+        final int target = nextAgent++ % agents.length;
+        for (int i = 0; i < agents.length; i++) // the next agent, or the first after it with room in its queue
+        {
+            final int agent = (target + i) % agents.length;
+            if (agents[agent].offer(admitted))
+            {
+                counters.increment(BrokerCounters.CONNECTIONS_ACCEPTED);
+                agentWakes[agent].wake();
+                return;
+            }
+        }
+        admitted.release(connectionCount);
+        counters.increment(BrokerCounters.CONNECTIONS_REFUSED_LIMIT);
+        CloseHelper.quietClose(admitted.channel);
+    }
+
+    private static InetAddress remoteAddress(final SocketChannel channel)
+    {
+        try
+        {
+            final SocketAddress remote = channel.getRemoteAddress();
+            return remote instanceof InetSocketAddress ? ((InetSocketAddress)remote).getAddress() : null;
+        }
+        catch (final IOException ex)
+        {
+            return null;
+        }
+    }
+}

@@ -1,0 +1,231 @@
+package io.ringmq.transport;
+
+import io.netty.buffer.ByteBuf;
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.IngressEvent;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.PingCodec;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The writing role of an I/O agent: appends the pipeline's bytes to connection buffers, sheds QoS 0 where a
+ * subscriber lags or memory is over budget, notes each connection's CONNACK, and flushes every touched
+ * connection once per duty cycle through its {@link SocketLayer}, stopping at a socket that will not take more.
+ */
+final class ConnectionWriter
+{
+    /** Ends a connection; the agent's. */
+    interface Closer
+    {
+        void close(Connection connection, int kind);
+    }
+
+    private static final int CONNACK_FIRST_BYTE = PacketType.CONNACK << 4;
+
+    private final BrokerContext context;
+    private final BrokerCounters counters;
+    private final MemoryBudget memoryBudget;
+    private final PausedConnections paused;
+    private final Closer closer;
+    private final List<Connection> touched = new ArrayList<>();
+    private final UnsafeBuffer outView = new UnsafeBuffer(0, 0);
+    private final UnsafeBuffer constant = new UnsafeBuffer(new byte[0]);
+    private final byte[] pingResponse = new byte[PingCodec.LENGTH];
+    // per-message counts, added to the shared counters by the agent once per duty cycle
+    long publishOut;
+    long qos0Dropped;
+    long qos0Shed;
+
+    ConnectionWriter(final BrokerContext context, final BrokerCounters counters, final MemoryBudget memoryBudget,
+        final PausedConnections paused, final Closer closer)
+    {
+        this.context = context;
+        this.counters = counters;
+        this.memoryBudget = memoryBudget;
+        this.paused = paused;
+        this.closer = closer;
+        PingCodec.encode(new UnsafeBuffer(pingResponse), 0, PacketType.PINGRESP);
+    }
+
+    /**
+     * Queues the pipeline's bytes for a connection: whole packets, the first byte of one at {@code offset}.
+     */
+    void send(final Connection connection, final DirectBuffer buffer, final int offset, final int length)
+    {
+        final int first = buffer.getByte(offset) & 0xFF;
+        if (first == CONNACK_FIRST_BYTE && connection.connack == Connection.CONNACK_PENDING)
+        {
+            append(connection, buffer, offset, length);
+            onConnack(connection, connackAccepted(buffer, offset, length));
+            return;
+        }
+        if ((first >>> 4) == PacketType.PUBLISH)
+        {
+            if ((first & 0x06) == 0)
+            {
+                if (connection.out.readableBytes() > context.outboundHighWaterBytes())
+                {
+                    qos0Dropped++;
+                    return;
+                }
+                if (memoryBudget.isOver())
+                {
+                    qos0Shed++;
+                    return;
+                }
+            }
+            publishOut++;
+        }
+        append(connection, buffer, offset, length);
+    }
+
+    /**
+     * The CONNACK is the first packet the server sends [MQTT-3.2.0-1]: packets the client sent after CONNECT were
+     * held until now. Accepted, they are processed (a held PINGREQ answered after the CONNACK); refused, nothing
+     * more from the client is processed [MQTT-3.1.4-5] and the connection closes once the CONNACK is written
+     * [MQTT-3.2.2-5].
+     */
+    private void onConnack(final Connection connection, final boolean accepted)
+    {
+        final boolean held = connection.awaitingConnack;
+        connection.awaitingConnack = false;
+        if (accepted)
+        {
+            connection.connack = Connection.CONNACK_ACCEPTED;
+            if (held || connection.in.isReadable())
+            {
+                paused.add(connection); // its buffered packets go on in the next retry, after this CONNACK
+            }
+        }
+        else
+        {
+            connection.connack = Connection.CONNACK_REFUSED;
+            connection.in.skipBytes(connection.in.readableBytes());
+            connection.closeAfterFlush = true;
+        }
+        connection.updateInterest();
+    }
+
+    /**
+     * @return whether a CONNACK accepts: its return code (3.1.1) or reason code (5) is 0. A CONNACK too short to
+     * say counts as a refusal.
+     */
+    static boolean connackAccepted(final DirectBuffer buffer, final int offset, final int length)
+    {
+        int index = offset + 1;
+        final int end = offset + length;
+        while (index < end && (buffer.getByte(index) & 0x80) != 0) // the remaining length's bytes
+        {
+            index++;
+        }
+        final int code = index + 2; // past the last remaining-length byte and the acknowledge flags
+        return code < end && buffer.getByte(code) == 0;
+    }
+
+    void sendPingResponse(final Connection connection)
+    {
+        append(connection, constant(pingResponse), 0, pingResponse.length); // [MQTT-3.12.4-1]
+    }
+
+    /**
+     * Queues fixed bytes the agent answers itself, e.g. a CONNACK refusing an unknown protocol version.
+     */
+    void sendConstant(final Connection connection, final byte[] bytes)
+    {
+        append(connection, constant(bytes), 0, bytes.length);
+    }
+
+    void closeAfterFlush(final Connection connection)
+    {
+        connection.closeAfterFlush = true;
+        touch(connection);
+    }
+
+    private void append(final Connection connection, final DirectBuffer buffer, final int offset, final int length)
+    {
+        Buffers.append(connection.out, outView, buffer, offset, length);
+        touch(connection);
+    }
+
+    private void touch(final Connection connection)
+    {
+        if (!connection.touched)
+        {
+            connection.touched = true;
+            touched.add(connection);
+        }
+    }
+
+    /**
+     * Writes every connection that was given bytes this cycle, once.
+     *
+     * @return connections written.
+     */
+    int flushTouched()
+    {
+        final int count = touched.size();
+        for (int i = 0; i < count; i++)
+        {
+            final Connection connection = touched.get(i);
+            connection.touched = false;
+            if (!connection.closed)
+            {
+                flush(connection);
+            }
+        }
+        touched.clear();
+        return count;
+    }
+
+    /**
+     * Offers a connection's outbound bytes to its socket; waits for writability when it takes only part.
+     */
+    void flush(final Connection connection)
+    {
+        final ByteBuf out = connection.out;
+        try
+        {
+            if (out.isReadable())
+            {
+                connection.layer.write(out);
+            }
+        }
+        catch (final IOException ex)
+        {
+            closer.close(connection, IngressEvent.CONNECTION_LOST);
+            return;
+        }
+        if (out.isReadable())
+        {
+            if (!connection.writeBlocked)
+            {
+                counters.increment(BrokerCounters.SOCKET_WRITE_BLOCKED);
+                connection.writeBlocked = true;
+                connection.updateInterest();
+            }
+            return;
+        }
+        if (connection.writeBlocked)
+        {
+            connection.writeBlocked = false;
+            connection.updateInterest();
+        }
+        Buffers.compact(out);
+        if (connection.closeAfterFlush)
+        {
+            closer.close(connection, IngressEvent.CONNECTION_LOST);
+        }
+    }
+
+    private UnsafeBuffer constant(final byte[] bytes)
+    {
+        constant.wrap(bytes);
+        return constant;
+    }
+}

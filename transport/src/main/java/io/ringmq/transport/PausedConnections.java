@@ -1,0 +1,88 @@
+package io.ringmq.transport;
+
+import java.util.ArrayList;
+
+/**
+ * An I/O agent's connections with complete packets buffered that could not be handed on yet: paused because the
+ * ingress ring was full, or resumed after their CONNACK. Each duty cycle retries them; a retry reports work only
+ * when a packet moved, so a ring that stays full lets the agent sleep (briefly, see {@link #isStalled()}) instead
+ * of spinning on it.
+ */
+final class PausedConnections
+{
+    /**
+     * Offers a connection's buffered packets again.
+     */
+    interface Retry
+    {
+        /**
+         * @return packets handed on.
+         */
+        int retry(Connection connection);
+    }
+
+    private final ArrayList<Connection> connections = new ArrayList<>();
+    private boolean stalled;
+
+    void add(final Connection connection)
+    {
+        if (!connection.retrying)
+        {
+            connection.retrying = true;
+            connections.add(connection);
+        }
+    }
+
+    /**
+     * Retries every connection once, oldest first; drops those closed, or no longer paused.
+     *
+     * @return packets handed on (the progress made), 0 when the ring is still full.
+     */
+    int retry(final Retry retry)
+    {
+        if (connections.isEmpty())
+        {
+            stalled = false;
+            return 0;
+        }
+        int progress = 0;
+        int kept = 0;
+        final int count = connections.size();
+        for (int i = 0; i < count; i++)
+        {
+            final Connection connection = connections.get(i);
+            if (!connection.closed)
+            {
+                progress += retry.retry(connection);
+            }
+            if (connection.closed || !connection.paused)
+            {
+                connection.retrying = false;
+            }
+            else
+            {
+                connections.set(kept++, connection);
+            }
+        }
+        for (int i = connections.size() - 1; i >= kept; i--)
+        {
+            connections.remove(i);
+        }
+        stalled = kept > 0 && progress == 0;
+        return progress;
+    }
+
+    /**
+     * @return true when connections wait and the last retry moved nothing: the ring is still full, so the agent
+     * should sleep briefly rather than spin (nobody wakes it when room appears).
+     */
+    boolean isStalled()
+    {
+        return stalled;
+    }
+
+    int size()
+    {
+        return connections.size();
+    }
+}
