@@ -67,25 +67,29 @@ public final class Pipeline
 
         final StagePoller authPoller = new StagePoller(ring);
         final StagePoller routePoller = new StagePoller(ring, authPoller.sequence());
-        auth = step(new AuthStage(authenticator, counters, context.maxClientIdLength()), authPoller);
-        route = step(routing, routePoller);
+        auth = step(new AuthStage(authenticator, counters, context.maxClientIdLength()), authPoller,
+            counters, BrokerCounters.EVENTS_AUTH);
+        route = step(routing, routePoller, counters, BrokerCounters.EVENTS_ROUTE);
         final ShardHandover handover = new ShardHandover(shardCount);
         shards = new StageAgent.Step[shardCount];
         final Sequence[] shardSequences = new Sequence[shardCount];
         for (int i = 0; i < shardCount; i++)
         {
             final StagePoller poller = new StagePoller(ring, routePoller.sequence());
-            shards[i] = step(new DeliveryShard(i, context, outbound, counters, routeLog, handover), poller);
+            shards[i] = step(new DeliveryShard(i, context, outbound, counters, routeLog, handover), poller,
+                counters, BrokerCounters.EVENTS_DELIVER);
             shardSequences[i] = poller.sequence();
         }
         final StagePoller releasePoller = new StagePoller(ring, shardSequences);
-        release = step(new ReleaseStage(logs, routeLog), releasePoller);
+        release = step(new ReleaseStage(logs, routeLog, ring, releasePoller.sequence(), counters), releasePoller,
+            counters, BrokerCounters.EVENTS_RELEASE);
         ring.addGatingSequences(releasePoller.sequence()); // producers wait for the last stage
     }
 
-    private StageAgent.Step step(final Stage stage, final StagePoller poller)
+    private StageAgent.Step step(final Stage stage, final StagePoller poller, final BrokerCounters counters,
+        final int workCounter)
     {
-        return new StageAgent.Step(stage, poller, errors, batchLimit);
+        return new StageAgent.Step(stage, poller, errors, batchLimit, counters, workCounter);
     }
 
     /**

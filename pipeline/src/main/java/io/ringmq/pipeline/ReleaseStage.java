@@ -1,5 +1,9 @@
 package io.ringmq.pipeline;
 
+import com.lmax.disruptor.RingBuffer;
+import com.lmax.disruptor.Sequence;
+import io.ringmq.pipeline.status.BrokerCounters;
+
 /**
  * The last stage: once every delivery shard is done with a slot, gives back its log entries (the packet's, in its
  * I/O agent's message log, and the routing output's), in ring order, which is each log's append order. It
@@ -9,11 +13,26 @@ final class ReleaseStage implements Stage
 {
     private final MessageLog[] packetLogs;
     private final MessageLog routeLog;
+    private final RingBuffer<IngressEvent> ring;
+    private final Sequence released;
+    private final BrokerCounters counters;
 
-    ReleaseStage(final MessageLog[] packetLogs, final MessageLog routeLog)
+    /**
+     * @param released this stage's own sequence, for the ring's occupancy gauge.
+     */
+    ReleaseStage(final MessageLog[] packetLogs, final MessageLog routeLog, final RingBuffer<IngressEvent> ring,
+        final Sequence released, final BrokerCounters counters)
     {
         this.packetLogs = packetLogs;
         this.routeLog = routeLog;
+        this.ring = ring;
+        this.released = released;
+        this.counters = counters;
+    }
+
+    public void onBatchEnd()
+    {
+        counters.set(BrokerCounters.INGRESS_RING_OCCUPANCY, ring.getCursor() - released.get()); // once per batch
     }
 
     public boolean onEvent(final IngressEvent event)

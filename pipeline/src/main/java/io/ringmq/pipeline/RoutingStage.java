@@ -47,6 +47,8 @@ public final class RoutingStage implements Stage
     private final MessageLog log;
     private final BrokerCounters counters;
     private final int maxSubscriptions;
+    private final int maxTopicLevels;
+    private final int maxTopicLength;
     private final int retainedBytesPerSubscribe;
     private final SessionExpiry expiry;
     private IngressEvent pending;
@@ -62,6 +64,8 @@ public final class RoutingStage implements Stage
         this.counters = counters;
         this.log = log;
         this.maxSubscriptions = context.maxSubscriptionsPerClient();
+        this.maxTopicLevels = context.maxTopicLevels();
+        this.maxTopicLength = context.maxTopicLength();
         this.retainedBytesPerSubscribe = log.maxEntryLength() / 2;
         this.retained = new RetainedStore(context.maxRetainedMessages(), context.maxRetainedBytes());
         this.expiry = new SessionExpiry(context.persistentClientExpirationMs(), this::expire);
@@ -128,6 +132,10 @@ public final class RoutingStage implements Stage
         final long end = log.claim(length); // throws for an output larger than the log can ever hold: failed slot
         if (end < 0)
         {
+            if (pending != event)
+            {
+                counters.increment(BrokerCounters.ROUTE_LOG_FULL);
+            }
             pending = event;
             return false; // no room until the last stage releases older entries: try again next duty cycle
         }
@@ -266,7 +274,14 @@ public final class RoutingStage implements Stage
         final TopicFilterList filters = subscribe.filters();
         for (int i = 0; i < filters.count(); i++)
         {
-            final String filter = filters.filter(i).asString();
+            final Slice filterBytes = filters.filter(i);
+            if (filterBytes.length() > maxTopicLength || levels(filterBytes) > maxTopicLevels)
+            {
+                counters.increment(BrokerCounters.TOPIC_FILTERS_REFUSED);
+                output.addGranted(ReasonCode.V3_SUBACK_FAILURE); // as deep as a topic may be, and no deeper
+                continue;
+            }
+            final String filter = filterBytes.asString();
             final int granted = SubscriptionOptions.qos(filters.options(i));
             if (session.subscriptions().size() >= maxSubscriptions && !session.subscriptions().containsKey(filter))
             {
@@ -289,6 +304,20 @@ public final class RoutingStage implements Stage
                 }
             });
         }
+    }
+
+    private static int levels(final Slice topic)
+    {
+        int levels = 1;
+        final DirectBuffer buffer = topic.buffer();
+        for (int i = topic.offset(), end = topic.offset() + topic.length(); i < end; i++)
+        {
+            if (buffer.getByte(i) == '/')
+            {
+                levels++;
+            }
+        }
+        return levels;
     }
 
     private void onUnsubscribe(final IngressEvent event, final RoutingSession session)

@@ -1,5 +1,6 @@
 package io.ringmq.pipeline;
 
+import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.status.ErrorLog;
 import org.agrona.concurrent.Agent;
 
@@ -82,14 +83,27 @@ public final class StageAgent implements Agent
         private final ErrorLog errors;
         private final int batchLimit;
         private final OwnerThread owner;
+        private final BrokerCounters counters;
+        private final int workCounter;
 
         Step(final Stage stage, final StagePoller poller, final ErrorLog errors, final int batchLimit)
+        {
+            this(stage, poller, errors, batchLimit, null, 0);
+        }
+
+        /**
+         * @param workCounter the counter of events this stage handled, added once per poll.
+         */
+        Step(final Stage stage, final StagePoller poller, final ErrorLog errors, final int batchLimit,
+            final BrokerCounters counters, final int workCounter)
         {
             this.stage = stage;
             this.poller = poller;
             this.errors = errors;
             this.batchLimit = batchLimit;
             this.owner = new OwnerThread(stage.name() + " stage");
+            this.counters = counters;
+            this.workCounter = workCounter;
         }
 
         int poll()
@@ -98,6 +112,10 @@ public final class StageAgent implements Agent
             final int handled = poller.poll(this, batchLimit);
             if (handled > 0)
             {
+                if (null != counters)
+                {
+                    counters.add(workCounter, handled);
+                }
                 try
                 {
                     stage.onBatchEnd();

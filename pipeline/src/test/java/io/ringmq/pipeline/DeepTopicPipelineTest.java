@@ -39,7 +39,7 @@ class DeepTopicPipelineTest
         assertThat(topic).hasSize(65_535);
         SmallStack.run(() ->
         {
-            final PipelineHarness harness = new PipelineHarness(new BrokerContext(),
+            final PipelineHarness harness = new PipelineHarness(new BrokerContext().maxTopicLevels(LEVELS),
                 new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null));
             final PipelineTest.RecordingOutbound outbound = harness.outbound;
             final BrokerCounters counters = harness.counters;

@@ -208,6 +208,27 @@ class PipelineFaultsTest
     }
 
     @Test
+    @DisplayName("limits: a topic filter deeper or longer than a topic may be gets 0x80 [MQTT-3.9.3-1], counted")
+    void topicFilterLimits()
+    {
+        final PipelineHarness harness =
+            new PipelineHarness(new BrokerContext().maxTopicLevels(3).maxTopicLength(64), ANONYMOUS);
+        harness.packet(1, connect("sub", true));
+        final SubscribeEncoder encoder = new SubscribeEncoder().reset(PacketType.SUBSCRIBE).packetId(7);
+        encoder.filters().add("a/b/c", 1);
+        encoder.filters().add("a/b/c/d", 1);
+        encoder.filters().add("x".repeat(65), 0);
+        encoder.filters().add("+/#", 0);
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
+        encoder.encode(buffer, 0);
+        harness.packet(1, buffer.byteArray());
+        final List<byte[]> sent = harness.outbound.takePackets(1);
+        assertThat(sent.get(sent.size() - 1)).containsExactly(0x90, 0x06, 0x00, 0x07, 0x01, 0x80, 0x80, 0x00);
+        assertThat(harness.counters.get(BrokerCounters.TOPIC_FILTERS_REFUSED)).isEqualTo(2);
+        assertThat(harness.pipeline.routing().index().size()).isEqualTo(2);
+    }
+
+    @Test
     @DisplayName("limits: a client id longer than the limit is refused with 0x02 [MQTT-3.1.3-9], counted")
     void clientIdLength()
     {

@@ -55,6 +55,12 @@ public final class BrokerCounters
     public static final int QOS0_SHED_MEMORY = 32;
     public static final int TOPIC_TOO_MANY_LEVELS = 33;
     public static final int TOPIC_TOO_LONG = 34;
+    public static final int INGRESS_RING_OCCUPANCY = 35;
+    public static final int EVENTS_AUTH = 36;
+    public static final int EVENTS_ROUTE = 37;
+    public static final int EVENTS_DELIVER = 38;
+    public static final int EVENTS_RELEASE = 39;
+    public static final int ROUTE_LOG_FULL = 40;
 
     private static final String[] NAMES =
     {
@@ -70,7 +76,13 @@ public final class BrokerCounters
         "retained messages not sent (too many for one SUBSCRIBE)", "sessions moved between delivery shards",
         "first packets refused (not CONNECT, or over max-connect-size)",
         "connections refused (max-connections-per-address)", "connections refused (memory-budget)",
-        "QoS 0 shed (memory-budget)", "PUBLISH refused (max-topic-levels)", "PUBLISH refused (max-topic-length)"
+        "QoS 0 shed (memory-budget)", "PUBLISH refused (max-topic-levels)", "PUBLISH refused (max-topic-length)",
+        "ingress ring occupancy (slots in use)",
+        "events handled: auth stage",
+        "events handled: routing stage",
+        "events handled: delivery shards",
+        "events handled: release stage",
+        "route log full (routing waits)"
     };
 
     private final CountersFile file;
@@ -128,6 +140,14 @@ public final class BrokerCounters
     public void add(final int counter, final long delta)
     {
         values.getAndAddLong(CountersReader.counterOffset(counter), delta);
+    }
+
+    /**
+     * Sets a gauge (a counter one thread owns, such as a ring's occupancy).
+     */
+    public void set(final int counter, final long value)
+    {
+        values.putLongRelease(CountersReader.counterOffset(counter), value);
     }
 
     public long get(final int counter)
