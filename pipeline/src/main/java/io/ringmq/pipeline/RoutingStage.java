@@ -52,6 +52,8 @@ public final class RoutingStage implements Stage
     private final int retainedBytesPerSubscribe;
     private final SessionExpiry expiry;
     private IngressEvent pending;
+    private RoutingSession moved;
+    private int movedFrom;
     private int generation;
     private int publishQos;
     private long assignedIds;
@@ -84,6 +86,7 @@ public final class RoutingStage implements Stage
         }
         event.resetRouting();
         output.reset();
+        moved = null;
         switch (event.kind)
         {
             case IngressEvent.PACKET:
@@ -108,6 +111,11 @@ public final class RoutingStage implements Stage
         {
             pending = null;
         }
+        if (null != moved) // set only while this event was being processed
+        {
+            moved.shard(movedFrom); // the move did not happen: its delivery half is still where it was
+        }
+        moved = null;
         event.resetRouting();
         if (event.kind != IngressEvent.PACKET)
         {
@@ -213,6 +221,8 @@ public final class RoutingStage implements Stage
             if (session.shard() != event.agentIndex)
             {
                 event.movedFromShard = session.shard(); // its delivery half moves to this connection's shard
+                moved = session;
+                movedFrom = session.shard();
                 session.shard(event.agentIndex);
             }
         }

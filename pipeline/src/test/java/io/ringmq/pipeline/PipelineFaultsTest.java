@@ -140,6 +140,39 @@ class PipelineFaultsTest
     }
 
     @Test
+    @DisplayName("MQTT-4.4.0-1: a session resumed through another agent moves to that agent's shard with its "
+        + "in-flight and queued messages, even when that shard is polled first and must wait for it")
+    void sessionMovesToAShardPolledFirst()
+    {
+        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
+            .threading(BrokerContext.Threading.DEDICATED).ioThreads(2).maxInflight(1), ANONYMOUS);
+        harness.offer(1, 10, true, connect("mover", false), IngressEvent.PACKET); // on agent 1: shard 1
+        harness.offer(1, 10, true, subscribe("m", 1), IngressEvent.PACKET);
+        harness.offer(0, 20, true, connect("pub", true), IngressEvent.PACKET);
+        for (int i = 1; i <= 3; i++)
+        {
+            harness.offer(0, 20, true, publish("m", 1, i, false), IngressEvent.PACKET);
+        }
+        final List<byte[]> first = harness.outbound.takePackets(10);
+        assertThat(first).hasSize(3); // CONNACK, SUBACK, one PUBLISH in flight; two queued
+        final int inflight = packetId(first.get(2));
+        harness.offer(1, 10, true, new byte[0], IngressEvent.CONNECTION_LOST);
+        harness.offer(0, 30, true, connect("mover", false), IngressEvent.PACKET); // back on agent 0: shard 0
+        final List<byte[]> resumed = harness.outbound.takePackets(30);
+        assertThat(resumed).hasSize(2);
+        assertThat(resumed.get(0)).startsWith(0x20, 0x02, 0x01, 0x00); // session present
+        assertThat(resumed.get(1)[0] & 0x08).as("DUP").isEqualTo(0x08);
+        assertThat(packetId(resumed.get(1))).isEqualTo(inflight);
+        harness.offer(0, 30, true, ack(PacketType.PUBACK, inflight), IngressEvent.PACKET);
+        final List<byte[]> next = harness.outbound.takePackets(30);
+        assertThat(next).hasSize(1);
+        harness.offer(0, 30, true, ack(PacketType.PUBACK, packetId(next.get(0))), IngressEvent.PACKET);
+        assertThat(harness.outbound.takePackets(30)).hasSize(1);
+        assertThat(harness.counters.get(BrokerCounters.SESSIONS_MOVED)).isEqualTo(1);
+        assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).isZero();
+    }
+
+    @Test
     @DisplayName("MQTT-4.3.3-1: PUBCOMP is not accepted while PUBREC is awaited; a QoS 1 id gets no PUBREL")
     void qos2StateMachine()
     {

@@ -34,19 +34,28 @@ final class PipelineHarness
 
     void offer(final long connectionId, final boolean loopback, final byte[] packet, final int kind)
     {
+        offer(0, connectionId, loopback, packet, kind);
+    }
+
+    /**
+     * Puts a packet (or an end) from I/O agent {@code agent} on the ring and steps the stages.
+     */
+    void offer(final int agent, final long connectionId, final boolean loopback, final byte[] packet,
+        final int kind)
+    {
         final long sequence = pipeline.ring().next();
         final IngressEvent event = pipeline.ring().get(sequence);
         if (kind == IngressEvent.PACKET)
         {
-            final MessageLog log = pipeline.messageLog(0);
+            final MessageLog log = pipeline.messageLog(agent);
             final long logEnd = packet.length > event.inlineCapacity() ?
                 log.append(new UnsafeBuffer(packet), 0, packet.length) : -1;
-            event.packet(0, connectionId, MqttVersion.V3_1_1, loopback, (packet[0] & 0xFF) >>> 4,
+            event.packet(agent, connectionId, MqttVersion.V3_1_1, loopback, (packet[0] & 0xFF) >>> 4,
                 new UnsafeBuffer(packet), packet.length, log, logEnd);
         }
         else
         {
-            event.end(kind, 0, connectionId, MqttVersion.V3_1_1);
+            event.end(kind, agent, connectionId, MqttVersion.V3_1_1);
         }
         pipeline.ring().publish(sequence);
         step();

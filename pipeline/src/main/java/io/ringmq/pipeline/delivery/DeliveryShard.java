@@ -130,6 +130,18 @@ public final class DeliveryShard implements Stage
      */
     public void onFailed(final IngressEvent event)
     {
+        if (event.movedFromShard == index && event.kind == IngressEvent.PACKET)
+        {
+            handOver(event, session(event.sessionId)); // whatever failed, the new shard must not wait forever
+        }
+        if (event.routeLogEnd >= 0)
+        {
+            route.wrap(routeLog, event);
+            for (int i = 0; i < event.discardedCount; i++)
+            {
+                forget(route.discarded(i)); // routing reused nothing yet: these ids must still be forgotten here
+            }
+        }
         if (event.agentIndex != index)
         {
             return;
@@ -169,6 +181,23 @@ public final class DeliveryShard implements Stage
         return work;
     }
 
+    /**
+     * Gives a session's delivery half to the shard of its client's new connection, which waits for it on the same
+     * CONNECT; an empty one when this shard has none, so that shard never waits forever.
+     */
+    private void handOver(final IngressEvent event, final DeliverySession current)
+    {
+        final DeliverySession moving = null != current ? current :
+            new DeliverySession(event.sessionId, true, maxInflight);
+        if (null != current)
+        {
+            sessions[event.sessionId] = null;
+        }
+        moving.connectionId = -1;
+        counters.increment(BrokerCounters.SESSIONS_MOVED);
+        handover.send(event.agentIndex, moving); // the new shard sees this CONNECT too and takes it there
+    }
+
     private boolean arrivedFromAnotherShard(final int sessionId)
     {
         if (arrived.containsKey(sessionId))
@@ -194,12 +223,9 @@ public final class DeliveryShard implements Stage
             }
             close(event.takeoverConnectionId); // [MQTT-3.1.4-2]
         }
-        if (event.movedFromShard == index && null != current)
+        if (event.movedFromShard == index)
         {
-            sessions[event.sessionId] = null;
-            current.connectionId = -1;
-            counters.increment(BrokerCounters.SESSIONS_MOVED);
-            handover.send(event.agentIndex, current); // the new shard sees this CONNECT too and takes it there
+            handOver(event, current);
         }
         if (!mine)
         {
