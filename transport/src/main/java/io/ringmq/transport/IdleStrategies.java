@@ -23,6 +23,10 @@ import java.util.concurrent.locks.LockSupport;
 final class IdleStrategies
 {
     static final String WAKE = "wake";
+    /** A sleep in {@code select} only waits: the agent's own {@code selectNow} then handles the ready keys. */
+    private static final java.util.function.Consumer<java.nio.channels.SelectionKey> WAKE_ONLY = key ->
+    {
+    };
     /**
      * Idle polls before sleeping. Each poll is a {@code selectNow} system call, so spinning pays only where a core
      * is to spare: on a 2-core machine it would take CPU from the clients (and the load generator) instead.
@@ -126,7 +130,7 @@ final class IdleStrategies
                 }
                 else if (null != selector)
                 {
-                    selector.select(sleepMs);
+                    selector.select(WAKE_ONLY, sleepMs); // readiness stays (level-triggered): the agent handles it
                 }
                 else
                 {

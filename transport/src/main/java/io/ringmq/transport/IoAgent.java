@@ -23,7 +23,6 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -59,6 +58,8 @@ final class IoAgent implements Agent
     private final Acceptor acceptor;
     private final MessageHandler outboundHandler = this::onOutbound;
     private final PausedConnections.Retry retry;
+    private final java.util.function.Consumer<SelectionKey> onReady = this::onReady;
+    private int selectedWork;
     private Wakeable pipelineWake = Wakeable.NONE;
     private long nowMs;
     private long nextConnectionSeq;
@@ -137,10 +138,9 @@ final class IoAgent implements Agent
         memoryBudget.sample(nowMs);
         int work = drainHandoff();
         work += outbound.read(outboundHandler, 4096);
-        if (selector.selectNow() > 0 || !selector.selectedKeys().isEmpty())
-        {
-            work += processSelected();
-        }
+        selectedWork = 0;
+        selector.selectNow(onReady); // ready keys straight to the handler: no selected-key set, no iterator
+        work += selectedWork;
         work += paused.retry(retry); // counts only packets that moved: a still-full ring is no work
         work += ingress.retryEnds();
         work += writer.flushTouched();
@@ -172,34 +172,37 @@ final class IoAgent implements Agent
         }
     }
 
-    private int processSelected() throws IOException
+    /**
+     * Handles one ready key; the selector calls it for each, allocating nothing.
+     */
+    private void onReady(final SelectionKey key)
     {
-        int work = 0;
-        final Iterator<SelectionKey> keys = selector.selectedKeys().iterator();
-        while (keys.hasNext())
+        try
         {
-            final SelectionKey key = keys.next();
-            keys.remove();
-            if (!key.isValid())
-            {
-                continue;
-            }
-            if (key.isAcceptable())
-            {
-                work += acceptor.accept();
-                continue;
-            }
-            final Connection connection = (Connection)key.attachment();
-            if (key.isWritable())
-            {
-                writer.flush(connection);
-            }
-            if (key.isValid() && key.isReadable())
-            {
-                work += reader.read(connection);
-            }
+            selectedWork += handle(key);
         }
-        return work;
+        catch (final IOException ex)
+        {
+            throw new java.io.UncheckedIOException(ex);
+        }
+    }
+
+    private int handle(final SelectionKey key) throws IOException
+    {
+        if (!key.isValid())
+        {
+            return 0;
+        }
+        if (key.isAcceptable())
+        {
+            return acceptor.accept();
+        }
+        final Connection connection = (Connection)key.attachment();
+        if (key.isWritable())
+        {
+            writer.flush(connection);
+        }
+        return key.isValid() && key.isReadable() ? reader.read(connection) : 0;
     }
 
     private int drainHandoff()
