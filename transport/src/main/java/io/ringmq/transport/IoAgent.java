@@ -35,8 +35,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class IoAgent implements Agent
 {
-    static final int SEND = 1;
-    static final int CLOSE = 2;
     /** How long an agent with paused connections may sleep: nobody wakes it when the ingress ring frees up. */
     static final long PAUSED_SLEEP_MS = 1;
 
@@ -265,10 +263,10 @@ final class IoAgent implements Agent
 
     private void onOutbound(final int msgTypeId, final MutableDirectBuffer buffer, final int index, final int length)
     {
-        final long connectionId = buffer.getLong(index);
-        if (msgTypeId == SEND)
+        final long connectionId = OutboundFrame.connectionId(buffer, index);
+        if (msgTypeId == OutboundFrame.SEND)
         {
-            send(connectionId, buffer, index + Long.BYTES, length - Long.BYTES);
+            send(connectionId, buffer, index + OutboundFrame.BYTES_OFFSET, length - OutboundFrame.BYTES_OFFSET);
         }
         else
         {

@@ -2,7 +2,6 @@ package io.ringmq.transport;
 
 import io.ringmq.pipeline.Outbound;
 import org.agrona.DirectBuffer;
-import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 
 /**
@@ -40,17 +39,7 @@ final class OutboundRouter implements Outbound
             agents[agentIndex].send(connectionId, buffer, offset, length);
             return true;
         }
-        final ManyToOneRingBuffer ring = rings[agentIndex];
-        final int index = ring.tryClaim(IoAgent.SEND, Long.BYTES + length);
-        if (index <= 0)
-        {
-            return false;
-        }
-        final AtomicBuffer ringBuffer = ring.buffer();
-        ringBuffer.putLong(index, connectionId);
-        ringBuffer.putBytes(index + Long.BYTES, buffer, offset, length);
-        ring.commit(index);
-        return true;
+        return OutboundFrame.send(rings[agentIndex], connectionId, buffer, offset, length);
     }
 
     public boolean close(final int agentIndex, final long connectionId)
@@ -61,15 +50,7 @@ final class OutboundRouter implements Outbound
             agents[agentIndex].closeAfterFlush(connectionId);
             return true;
         }
-        final ManyToOneRingBuffer ring = rings[agentIndex];
-        final int index = ring.tryClaim(IoAgent.CLOSE, Long.BYTES);
-        if (index <= 0)
-        {
-            return false;
-        }
-        ring.buffer().putLong(index, connectionId);
-        ring.commit(index);
-        return true;
+        return OutboundFrame.close(rings[agentIndex], connectionId);
     }
 
     public void endOfBatch()

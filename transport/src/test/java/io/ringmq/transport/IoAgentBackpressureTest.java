@@ -72,7 +72,7 @@ class IoAgentBackpressureTest
             {
                 client.send(RawClient.connect("c", true, 60));
                 await("CONNECT on the ring", () -> ring.getCursor() == 0);
-                final int index = outbound.tryClaim(IoAgent.SEND, Long.BYTES + 4); // the pipeline's CONNACK
+                final int index = outbound.tryClaim(OutboundFrame.SEND, OutboundFrame.BYTES_OFFSET + 4); // the pipeline's CONNACK
                 outbound.buffer().putLong(index, ring.get(0).connectionId);
                 outbound.buffer().putBytes(index + Long.BYTES, new byte[]{0x20, 0x02, 0x00, 0x00});
                 outbound.commit(index);

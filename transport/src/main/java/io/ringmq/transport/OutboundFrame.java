@@ -1,0 +1,61 @@
+package io.ringmq.transport;
+
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+
+/**
+ * The layout of a message on an I/O agent's outbound ring, in one place for the writer (a delivery shard, through
+ * {@link OutboundRouter}) and the reader ({@link IoAgent}):
+ * <pre>
+ *   type SEND:  [ connection id long | whole MQTT packets … ]
+ *   type CLOSE: [ connection id long ]                         close once what was sent before is written
+ * </pre>
+ */
+final class OutboundFrame
+{
+    static final int SEND = 1;
+    static final int CLOSE = 2;
+    static final int CONNECTION_ID_OFFSET = 0;
+    static final int BYTES_OFFSET = Long.BYTES;
+
+    private OutboundFrame()
+    {
+    }
+
+    /**
+     * @return false when the ring has no room now.
+     */
+    static boolean send(final ManyToOneRingBuffer ring, final long connectionId, final DirectBuffer buffer,
+        final int offset, final int length)
+    {
+        final int index = ring.tryClaim(SEND, BYTES_OFFSET + length);
+        if (index <= 0)
+        {
+            return false;
+        }
+        ring.buffer().putLong(index + CONNECTION_ID_OFFSET, connectionId);
+        ring.buffer().putBytes(index + BYTES_OFFSET, buffer, offset, length);
+        ring.commit(index);
+        return true;
+    }
+
+    /**
+     * @return false when the ring has no room now.
+     */
+    static boolean close(final ManyToOneRingBuffer ring, final long connectionId)
+    {
+        final int index = ring.tryClaim(CLOSE, BYTES_OFFSET);
+        if (index <= 0)
+        {
+            return false;
+        }
+        ring.buffer().putLong(index + CONNECTION_ID_OFFSET, connectionId);
+        ring.commit(index);
+        return true;
+    }
+
+    static long connectionId(final DirectBuffer buffer, final int index)
+    {
+        return buffer.getLong(index + CONNECTION_ID_OFFSET);
+    }
+}
