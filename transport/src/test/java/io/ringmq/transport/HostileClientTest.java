@@ -2,11 +2,8 @@ package io.ringmq.transport;
 
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.status.BrokerCounters;
-import io.ringmq.protocol.ConnectEncoder;
 import io.ringmq.protocol.PacketType;
-import io.ringmq.protocol.PublishEncoder;
 import io.ringmq.protocol.SubackFlyweight;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.eclipse.paho.client.mqttv3.MqttConnectOptions;
 import org.eclipse.paho.client.mqttv3.MqttException;
 import org.junit.jupiter.api.AfterEach;
@@ -112,23 +109,28 @@ class HostileClientTest
         for (final String topic : List.of(deep, wide))
         {
             round++;
-            final String what = (round == 1 ? "32,768 levels" : "one 65,535-byte level") + "\n" + diagnostics();
+            final String what = round == 1 ? "32,768 levels" : "one 65,535-byte level";
             final RawClient all = handshaken("all-" + round);
             all.send(RawClient.subscribe(1, "#", 1));
             assertThat(all.readPacket(10_000)).isEqualTo(PacketType.SUBACK);
 
             final RawClient subscriber = handshaken("deep-sub-" + round);
             subscriber.send(RawClient.subscribe(1, topic, 1));
-            final int subscribed = readOrClosed(subscriber, 30_000);
+            final int subscribed = subscriber.readPacketOrClosed(30_000);
             final int granted = subscribed == PacketType.SUBACK ? subscriber.decoder().suback().reasonCode(0) : -1;
-            assertThat(subscribed).as("SUBACK or a clean close: %s", what).isIn(PacketType.SUBACK, -1);
+            assertThat(subscribed).as("SUBACK or a clean close: %s%n%s", what, diagnostics())
+                .isIn(PacketType.SUBACK, -1);
             assertThat(granted).as("granted QoS 1, a failure, or closed: %s", what).isIn(1, 0x80, -1);
 
             final RawClient publisher = handshaken("deep-pub-" + round);
-            final byte[] payload = ("deep-" + round).getBytes(StandardCharsets.UTF_8);
-            publisher.send(publish(topic, payload, 1, 7, true));
-            final int published = readOrClosed(publisher, 30_000);
-            assertThat(published).as("PUBACK or a clean close: %s", what).isIn(PacketType.PUBACK, -1);
+            final byte[] payload = utf8("deep-" + round);
+            publisher.send(RawClient.publish(topic, payload, 1, 7, true));
+            final int published = publisher.readPacketOrClosed(30_000);
+            assertThat(published).as("PUBACK or a clean close: %s%n%s", what, diagnostics())
+                .isIn(PacketType.PUBACK, -1);
+            System.out.printf("%s: SUBSCRIBE %s, PUBLISH %s%n", round == 1 ? "32,768 levels" : "65,535-byte level",
+                granted < 0 ? "closed" : "granted 0x" + Integer.toHexString(granted),
+                published < 0 ? "closed" : "acknowledged");
             if (published == PacketType.PUBACK)
             {
                 assertThat(publisher.decoder().ack().packetId()).isEqualTo(7);
@@ -140,8 +142,9 @@ class HostileClientTest
                 final RawClient late = handshaken("deep-late-" + round);
                 late.send(RawClient.subscribe(2, "#", 1));
                 expectPublish(late, topic, payload, true, what); // [MQTT-3.3.1-6] the retained one, RETAIN 1
-                publisher.send(publish(topic, new byte[0], 1, 8, true)); // [MQTT-3.3.1-10] cleared again
-                assertThat(readOrClosed(publisher, 30_000)).as(what).isEqualTo(PacketType.PUBACK);
+                publisher.send(RawClient.publish(topic, new byte[0], 1, 8, true)); // [MQTT-3.3.1-10] cleared again
+                assertThat(publisher.readPacketOrClosed(30_000)).as("%s%n%s", what, diagnostics())
+                    .isEqualTo(PacketType.PUBACK);
             }
         }
         assertBrokerHealthy(rssBudget(DEFAULTS.maxPacketSize()));
@@ -165,7 +168,7 @@ class HostileClientTest
         {
             filters.add("f/" + i);
         }
-        final byte[] subscribe = subscribeAll(42, filters, 1);
+        final byte[] subscribe = RawClient.subscribe(42, filters, 1);
         assertThat(subscribe.length).isLessThanOrEqualTo(maxPacketSize);
 
         final RawClient subscriber = handshaken("many");
@@ -180,20 +183,21 @@ class HostileClientTest
             firstWrong = suback.reasonCode(i) == (i < limit ? 1 : 0x80) ? -1 : i;
         }
         assertThat(firstWrong).as("index of the first return code that is not 1 below %d and 0x80 from it " +
-            "(code %s)", limit, firstWrong < 0 ? "-" : Integer.toHexString(suback.reasonCode(firstWrong))).isEqualTo(-1);
+            "(code %s)", limit, firstWrong < 0 ? "-" : Integer.toHexString(suback.reasonCode(firstWrong)))
+            .isEqualTo(-1);
         assertThat(broker.counter(BrokerCounters.SUBSCRIPTIONS_REFUSED_LIMIT)).isEqualTo(count - limit);
 
         // what was granted routes, what was refused does not: one publisher's order shows the refused one never came
         final RawClient publisher = handshaken("many-pub");
-        publisher.send(publish("f/" + (limit + 1), "refused".getBytes(StandardCharsets.UTF_8), 1, 1, false));
-        publisher.send(publish("f/" + limit, "last-granted".getBytes(StandardCharsets.UTF_8), 1, 2, false));
-        publisher.send(publish("f/1", "first-granted".getBytes(StandardCharsets.UTF_8), 1, 3, false));
+        publisher.send(RawClient.publish("f/" + (limit + 1), utf8("refused"), 1, 1, false));
+        publisher.send(RawClient.publish("f/" + limit, utf8("last-granted"), 1, 2, false));
+        publisher.send(RawClient.publish("f/1", utf8("first-granted"), 1, 3, false));
         for (int id = 1; id <= 3; id++)
         {
             assertThat(publisher.readPacket(10_000)).isEqualTo(PacketType.PUBACK);
         }
-        expectPublish(subscriber, "f/" + limit, "last-granted".getBytes(StandardCharsets.UTF_8), false, "");
-        expectPublish(subscriber, "f/1", "first-granted".getBytes(StandardCharsets.UTF_8), false, "");
+        expectPublish(subscriber, "f/" + limit, utf8("last-granted"), false, "f/" + limit);
+        expectPublish(subscriber, "f/1", utf8("first-granted"), false, "f/1");
         assertBrokerHealthy(rssBudget(maxPacketSize));
     }
 
@@ -216,14 +220,14 @@ class HostileClientTest
         final ByteArrayOutputStream chunk = new ByteArrayOutputStream(512 * 1024);
         for (int i = 0; i < flood; i++)
         {
-            chunk.writeBytes(publish("r/" + i, ("v" + i).getBytes(StandardCharsets.UTF_8), 0, 0, true));
+            chunk.writeBytes(RawClient.publish("r/" + i, utf8("v" + i), 0, 0, true));
             if (chunk.size() > 256 * 1024)
             {
                 flooder.send(chunk.toByteArray());
                 chunk.reset();
             }
         }
-        chunk.writeBytes(publish("sync", new byte[]{1}, 1, 1, false));
+        chunk.writeBytes(RawClient.publish("sync", new byte[]{1}, 1, 1, false));
         flooder.send(chunk.toByteArray());
         // the routing stage takes one connection's packets in order: when this PUBACK comes, the flood is stored
         assertThat(flooder.readPacket(60_000)).as(diagnostics()).isEqualTo(PacketType.PUBACK);
@@ -261,7 +265,10 @@ class HostileClientTest
         final int limit = DEFAULTS.maxClientIdLength();
 
         final RawClient huge = raw();
-        assertThat(huge.handshake(RawClient.connect("h".repeat(65_535), true, 60))).as(diagnostics()).isEqualTo(2);
+        huge.send(RawClient.connect("h".repeat(65_535), true, 60));
+        assertThat(huge.readPacketOrClosed(5_000)).as("a CONNACK (-1: closed without one)%n%s", diagnostics())
+            .isEqualTo(PacketType.CONNACK);
+        assertThat(huge.decoder().connack().reasonCode()).as("identifier rejected").isEqualTo(2);
         assertThat(huge.closedWithin(5_000)).isTrue();
 
         final RawClient atLimit = raw();
@@ -359,8 +366,8 @@ class HostileClientTest
                     {
                         try (RawClient client = new RawClient(broker.port()))
                         {
-                            final int code = client.handshake(connectWithPassword("mallory-" + thread + "-" + k, "alice",
-                                "wrong-" + k));
+                            final int code = client.handshake(
+                                RawClient.connect("mallory-" + thread + "-" + k, "alice", "wrong-" + k));
                             seen[code >= 0 && code <= 5 ? code : 6]++;
                             seen[7] += client.closedWithin(10_000) ? 0 : 1;
                         }
@@ -431,14 +438,16 @@ class HostileClientTest
             final byte[] payload = new byte[size];
             random.nextBytes(payload);
             final String topic = "big/" + size;
-            publisher.send(publish(topic, payload, 1, ++packetId, false));
+            publisher.send(RawClient.publish(topic, payload, 1, ++packetId, false));
             assertThat(publisher.readPacket(60_000)).as(diagnostics()).isEqualTo(PacketType.PUBACK);
             assertThat(publisher.decoder().ack().packetId()).isEqualTo(packetId);
-            expectPublish(subscriber, topic, payload, false, diagnostics());
+            expectPublish(subscriber, topic, payload, false, topic);
         }
 
         final RawClient tooLarge = handshaken("too-large");
-        final byte[] over = publish("big/over", new byte[maxPacketSize + 1 - (1 + 4 + 2 + 8 + 2)], 1, 1, false);
+        // fixed header 1 + 4 (remaining length), topic 2 + 8, packet id 2, then the payload: one byte over the max
+        final byte[] over = RawClient.publish("big/over", new byte[maxPacketSize + 1 - (1 + 4 + 2 + 8 + 2)], 1, 1,
+            false);
         assertThat(over).hasSize(maxPacketSize + 1);
         try
         {
@@ -489,7 +498,7 @@ class HostileClientTest
                 final byte[] payload = Arrays.copyOf(String.format("%08d", sequence)
                     .getBytes(StandardCharsets.US_ASCII), 1024);
                 System.arraycopy(padding, 0, payload, 8, padding.length);
-                batch.writeBytes(publish("slow/t", payload, 1, sequence + 1, false));
+                batch.writeBytes(RawClient.publish("slow/t", payload, 1, sequence + 1, false));
             }
             publisher.send(batch.toByteArray());
             for (int i = 0; i < perRound; i++)
@@ -615,24 +624,9 @@ class HostileClientTest
     }
 
     /**
-     * @return the next packet's type, or -1 when the broker closed the connection (end of stream or reset).
-     */
-    private static int readOrClosed(final RawClient client, final int timeoutMs) throws IOException
-    {
-        try
-        {
-            return client.readPacket(timeoutMs);
-        }
-        catch (final SocketException reset)
-        {
-            return -1;
-        }
-    }
-
-    /**
      * Reads up to the next PUBLISH (a SUBACK before it is skipped), checks it byte for byte and acknowledges it.
      */
-    private static void expectPublish(final RawClient client, final String topic, final byte[] payload,
+    private void expectPublish(final RawClient client, final String topic, final byte[] payload,
         final boolean retain, final String what) throws IOException
     {
         int type = client.readPacket(30_000);
@@ -640,7 +634,8 @@ class HostileClientTest
         {
             type = client.readPacket(30_000);
         }
-        assertThat(type).as("a PUBLISH of %d bytes: %s", payload.length, what).isEqualTo(PacketType.PUBLISH);
+        assertThat(type).as("a PUBLISH of %d bytes: %s%n%s", payload.length, what, diagnostics())
+            .isEqualTo(PacketType.PUBLISH);
         final var publish = client.decoder().publish();
         assertThat(publish.topic().asString().equals(topic)).as("the topic, %d bytes, intact", topic.length())
             .isTrue();
@@ -654,56 +649,8 @@ class HostileClientTest
         }
     }
 
-    private static byte[] publish(final String topic, final byte[] payload, final int qos, final int packetId,
-        final boolean retain)
+    private static byte[] utf8(final String text)
     {
-        final PublishEncoder encoder = new PublishEncoder().reset().qos(qos).packetId(packetId).retain(retain)
-            .topic(topic).payload(payload);
-        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
-        encoder.encode(buffer, 0);
-        return buffer.byteArray();
-    }
-
-    private static byte[] connectWithPassword(final String clientId, final String userName,
-        final String password)
-    {
-        final ConnectEncoder encoder = new ConnectEncoder().reset().cleanStart(true).keepAlive(60);
-        encoder.clientId().wrap(clientId);
-        encoder.userName().wrap(userName);
-        encoder.password().wrap(password);
-        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
-        encoder.encode(buffer, 0);
-        return buffer.byteArray();
-    }
-
-    /**
-     * A SUBSCRIBE written out by hand as in the spec (3.8): fixed header 0x82, remaining length, packet id, then
-     * per filter a two-byte length, the UTF-8 bytes and the requested QoS.
-     */
-    private static byte[] subscribeAll(final int packetId, final List<String> filters, final int qos)
-    {
-        final ByteArrayOutputStream body = new ByteArrayOutputStream(filters.size() * 12);
-        body.write(packetId >>> 8);
-        body.write(packetId & 0xFF);
-        for (final String filter : filters)
-        {
-            final byte[] bytes = filter.getBytes(StandardCharsets.UTF_8);
-            body.write(bytes.length >>> 8);
-            body.write(bytes.length & 0xFF);
-            body.write(bytes, 0, bytes.length);
-            body.write(qos);
-        }
-        final ByteArrayOutputStream packet = new ByteArrayOutputStream(body.size() + 5);
-        packet.write(0x82);
-        int remaining = body.size();
-        do
-        {
-            final int digit = remaining % 128;
-            remaining /= 128;
-            packet.write(remaining > 0 ? digit | 0x80 : digit);
-        }
-        while (remaining > 0);
-        packet.writeBytes(body.toByteArray());
-        return packet.toByteArray();
+        return text.getBytes(StandardCharsets.UTF_8);
     }
 }
