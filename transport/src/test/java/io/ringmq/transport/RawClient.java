@@ -75,6 +75,54 @@ final class RawClient implements AutoCloseable
         return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
+    /**
+     * A SUBSCRIBE of many filters written out as in the spec (3.8), however many they are: fixed header 0x82, the
+     * remaining length, the packet id, then per filter a two-byte length, its UTF-8 bytes and the requested QoS.
+     */
+    static byte[] subscribe(final int packetId, final java.util.List<String> filters, final int qos)
+    {
+        final java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream(filters.size() * 12);
+        body.write(packetId >>> 8);
+        body.write(packetId & 0xFF);
+        for (final String filter : filters)
+        {
+            final byte[] bytes = filter.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            body.write(bytes.length >>> 8);
+            body.write(bytes.length & 0xFF);
+            body.write(bytes, 0, bytes.length);
+            body.write(qos);
+        }
+        final java.io.ByteArrayOutputStream packet = new java.io.ByteArrayOutputStream(body.size() + 5);
+        packet.write(0x82);
+        int remaining = body.size();
+        do
+        {
+            final int digit = remaining % 128;
+            remaining /= 128;
+            packet.write(remaining > 0 ? digit | 0x80 : digit);
+        }
+        while (remaining > 0);
+        packet.writeBytes(body.toByteArray());
+        return packet.toByteArray();
+    }
+
+    static byte[] connect(final String clientId, final String userName, final String password)
+    {
+        final ConnectEncoder encoder = new ConnectEncoder().reset().cleanStart(true).keepAlive(60);
+        encoder.clientId().wrap(clientId);
+        encoder.userName().wrap(userName);
+        encoder.password().wrap(password);
+        return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
+    }
+
+    static byte[] publish(final String topic, final byte[] payload, final int qos, final int packetId,
+        final boolean retain)
+    {
+        final PublishEncoder encoder = new PublishEncoder().reset().qos(qos).packetId(packetId).retain(retain)
+            .topic(topic).payload(payload);
+        return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
+    }
+
     static byte[] publish(final String topic, final byte[] payload, final int qos, final int packetId)
     {
         final PublishEncoder encoder = new PublishEncoder().reset().qos(qos).packetId(packetId).topic(topic)
@@ -165,6 +213,24 @@ final class RawClient implements AutoCloseable
     PacketDecoder decoder()
     {
         return decoder;
+    }
+
+    /**
+     * Reads the next packet, or sees that the broker closed the connection.
+     *
+     * @return its type, or -1 when the broker closed the connection (end of stream or reset).
+     * @throws SocketTimeoutException when neither happens in time.
+     */
+    int readPacketOrClosed(final int timeoutMs) throws IOException
+    {
+        try
+        {
+            return readPacket(timeoutMs);
+        }
+        catch (final java.net.SocketException reset)
+        {
+            return -1;
+        }
     }
 
     /**

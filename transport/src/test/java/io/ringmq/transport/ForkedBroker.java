@@ -1,0 +1,216 @@
+package io.ringmq.transport;
+
+import io.ringmq.pipeline.status.CountersFileReader;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A ringmq broker in a process of its own, started as {@code java -Xmx256m ... io.ringmq.transport.Main} on the
+ * test classpath with the JVM options the runnable jar's manifest gives, so that its memory is its own to measure:
+ * resident set ({@code VmRSS}) and its peak ({@code VmHWM}) from {@code /proc/<pid>/status}, and its counters and
+ * distinct error log read from its counters file, as {@code ringmq stat --pid} reads them.
+ */
+final class ForkedBroker implements AutoCloseable
+{
+    /** The heap the broker is given; every memory budget in the tests is stated against it. */
+    static final String MAX_HEAP = "-Xmx256m";
+
+    private final Process process;
+    private final Path countersDir;
+    private final StringBuffer output;
+    private final int port;
+    private CountersFileReader counters;
+
+    private ForkedBroker(final Process process, final Path countersDir, final StringBuffer output, final int port)
+    {
+        this.process = process;
+        this.countersDir = countersDir;
+        this.output = output;
+        this.port = port;
+    }
+
+    /**
+     * Starts a broker on a free loopback port and waits until it says it is listening.
+     *
+     * @param directory where its counters file goes (a test's temporary directory).
+     * @param options   ringmq options besides --bind, --port and --counters-dir.
+     */
+    static ForkedBroker start(final Path directory, final String... options) throws IOException, InterruptedException
+    {
+        final Path countersDir = Files.createDirectories(directory.resolve("counters"));
+        final List<String> command = new ArrayList<>(List.of(
+            ProcessHandle.current().info().command().orElse("java"), MAX_HEAP, "-ea",
+            // what transport/target/ringmq.jar's manifest gives the same code (Add-Exports, Add-Opens)
+            "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+            "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+            "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
+            "-cp", System.getProperty("java.class.path"), Main.class.getName(),
+            "--bind", "127.0.0.1", "--port", "0", "--counters-dir", countersDir.toString()));
+        command.addAll(List.of(options));
+        final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+        final StringBuffer output = new StringBuffer();
+        final Thread reader = new Thread(() ->
+        {
+            try (BufferedReader in = new BufferedReader(
+                new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)))
+            {
+                String line;
+                while (null != (line = in.readLine()))
+                {
+                    output.append(line).append('\n');
+                    lines.add(line);
+                }
+            }
+            catch (final IOException closed)
+            {
+                // the process is gone: nothing more to read
+            }
+        }, "forked-broker-output");
+        reader.setDaemon(true);
+        reader.start();
+
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        String listening = null;
+        while (null == listening && process.isAlive() && System.nanoTime() < deadline)
+        {
+            final String line = lines.poll(100, TimeUnit.MILLISECONDS);
+            if (null != line && line.startsWith("ringmq ") && line.contains("listening on"))
+            {
+                listening = line;
+            }
+        }
+        if (null == listening)
+        {
+            process.destroyForcibly();
+            throw new IllegalStateException("the forked broker did not start; its output:\n" + output);
+        }
+        return new ForkedBroker(process, countersDir, output,
+            Integer.parseInt(listening.substring(listening.lastIndexOf(':') + 1).strip()));
+    }
+
+    int port()
+    {
+        return port;
+    }
+
+    long pid()
+    {
+        return process.pid();
+    }
+
+    boolean isAlive()
+    {
+        return process.isAlive();
+    }
+
+    /**
+     * @return the resident set now, in bytes.
+     */
+    long rssBytes() throws IOException
+    {
+        return status("VmRSS:");
+    }
+
+    /**
+     * @return the largest resident set the process has had so far (the kernel's high-water mark), in bytes: a peak
+     * between two samples is not missed.
+     */
+    long peakRssBytes() throws IOException
+    {
+        return status("VmHWM:");
+    }
+
+    private long status(final String field) throws IOException
+    {
+        for (final String line : Files.readAllLines(Path.of("/proc", Long.toString(pid()), "status")))
+        {
+            if (line.startsWith(field))
+            {
+                final String kilobytes = line.substring(field.length()).strip();
+                return Long.parseLong(kilobytes.substring(0, kilobytes.indexOf(' '))) * 1024;
+            }
+        }
+        throw new IOException(field + " not in /proc/" + pid() + "/status");
+    }
+
+    /**
+     * @return a counter's value, read from the broker's counters file as {@code ringmq stat} reads it.
+     */
+    long counter(final int id) throws IOException
+    {
+        return reader().counters().getCounterValue(id);
+    }
+
+    private CountersFileReader reader() throws IOException
+    {
+        if (null == counters)
+        {
+            final List<Path> files = CountersFileReader.find(countersDir, pid());
+            if (files.size() != 1)
+            {
+                throw new IOException("expected one counters file for pid " + pid() + " in " + countersDir + ": " +
+                    files);
+            }
+            counters = CountersFileReader.open(files.get(0));
+        }
+        return counters;
+    }
+
+    /**
+     * @return what to look at when an assertion fails: the broker's output, every non-zero counter and its
+     * distinct error log.
+     */
+    String diagnostics()
+    {
+        final StringBuilder sb = new StringBuilder("forked broker pid ").append(pid())
+            .append(process.isAlive() ? " (running)" : " (exited " + process.exitValue() + ")").append('\n');
+        try
+        {
+            final CountersFileReader reader = reader();
+            reader.counters().forEach((value, id, label) ->
+            {
+                if (0 != value)
+                {
+                    sb.append("  ").append(label).append(": ").append(value).append('\n');
+                }
+            });
+            reader.readErrors((count, firstMs, lastMs, encodedException) -> sb.append("error x").append(count)
+                .append(" first ").append(Instant.ofEpochMilli(firstMs)).append('\n').append(encodedException));
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            sb.append("  (no counters: ").append(ex).append(")\n");
+        }
+        return sb.append("output:\n").append(output).toString();
+    }
+
+    /**
+     * Stops the broker with SIGTERM (as an operator would), forcibly if it does not go within 20 seconds.
+     */
+    public void close() throws InterruptedException
+    {
+        if (null != counters)
+        {
+            counters.close();
+            counters = null;
+        }
+        process.destroy();
+        if (!process.waitFor(20, TimeUnit.SECONDS))
+        {
+            process.destroyForcibly();
+            process.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+}

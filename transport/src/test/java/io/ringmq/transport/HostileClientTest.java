@@ -1,0 +1,656 @@
+package io.ringmq.transport;
+
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.SubackFlyweight;
+import org.eclipse.paho.client.mqttv3.MqttConnectOptions;
+import org.eclipse.paho.client.mqttv3.MqttException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.SocketException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Hostile clients against a real broker, each in a process of its own ({@link ForkedBroker}, {@code -Xmx256m}) on
+ * a loopback port: deep and long topics, a SUBSCRIBE of 260,000 filters, a retained flood, 64 KiB client ids,
+ * sockets that claim a 1 MB CONNECT and send nothing more, a wrong-password CONNECT storm, packets over 2 MiB in
+ * every threading mode, and a QoS 1 subscriber that never reads. After each attack the broker must be alive, have
+ * counted no unexpected error, serve a normal Eclipse Paho client (connect, subscribe, QoS 1 publish, receive) and
+ * have stayed within its memory budget; where a limit stops the attack, the limit's counter must show it.
+ * <p>
+ * The memory budget is on the broker's peak resident set ({@code VmHWM}, so a peak between two looks is not
+ * missed): {@value #RSS_BUDGET_MIB} MiB for a {@code -Xmx256m} broker with default sizes. The heap may take all of
+ * its 256 MiB; the rest is what a JVM and this broker hold outside the heap: about 60 to 80 MiB of metaspace, code
+ * cache, GC structures and thread stacks, the 16 MiB outbound ring and 16 MiB message log each I/O agent allocates
+ * at start, and the pooled connection buffers. An idle broker measured about 130 MiB. A broker whose outbound ring
+ * and message log are larger (a larger --max-packet-size) gets exactly that difference added, see
+ * {@link #rssBudget(int)}. Anything past the budget is memory the attack made the broker take beyond its heap.
+ */
+class HostileClientTest
+{
+    static final int RSS_BUDGET_MIB = 400;
+    private static final int PAHO_WAIT_MS = 15_000;
+    private static final long MIB = 1024 * 1024;
+    /** The defaults the tests state their expectations against (the forked broker runs on the same code). */
+    private static final BrokerContext DEFAULTS = new BrokerContext();
+
+    @TempDir
+    Path directory;
+
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+    private ForkedBroker broker;
+    private int normalClients;
+    private String testName;
+
+    @BeforeEach
+    void name(final TestInfo info)
+    {
+        testName = info.getTestMethod().map(java.lang.reflect.Method::getName).orElse("?") + " " +
+            info.getDisplayName();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception
+    {
+        for (final AutoCloseable closeable : closeables)
+        {
+            try
+            {
+                closeable.close();
+            }
+            catch (final IOException ignore)
+            {
+                // the broker may have closed it already
+            }
+        }
+        if (null != broker)
+        {
+            broker.close();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 1
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    @DisplayName("deep and long topics: PUBLISH QoS 1 and SUBSCRIBE on 32,768 levels and on one 65,535-byte level "
+        + "[MQTT-4.7.3-3] are refused cleanly or delivered intact")
+    void deepAndLongTopics() throws Exception
+    {
+        broker = ForkedBroker.start(directory);
+        final String deep = "a" + "/a".repeat(32_767); // 32,768 levels
+        final String wide = "a".repeat(65_535); // one level
+        assertThat(deep).hasSize(65_535);
+        int round = 0;
+        for (final String topic : List.of(deep, wide))
+        {
+            round++;
+            final String what = round == 1 ? "32,768 levels" : "one 65,535-byte level";
+            final RawClient all = handshaken("all-" + round);
+            all.send(RawClient.subscribe(1, "#", 1));
+            assertThat(all.readPacket(10_000)).isEqualTo(PacketType.SUBACK);
+
+            final RawClient subscriber = handshaken("deep-sub-" + round);
+            subscriber.send(RawClient.subscribe(1, topic, 1));
+            final int subscribed = subscriber.readPacketOrClosed(30_000);
+            final int granted = subscribed == PacketType.SUBACK ? subscriber.decoder().suback().reasonCode(0) : -1;
+            assertThat(subscribed).as("SUBACK or a clean close: %s%n%s", what, diagnostics())
+                .isIn(PacketType.SUBACK, -1);
+            assertThat(granted).as("granted QoS 1, a failure, or closed: %s", what).isIn(1, 0x80, -1);
+
+            final RawClient publisher = handshaken("deep-pub-" + round);
+            final byte[] payload = utf8("deep-" + round);
+            publisher.send(RawClient.publish(topic, payload, 1, 7, true));
+            final int published = publisher.readPacketOrClosed(30_000);
+            assertThat(published).as("PUBACK or a clean close: %s%n%s", what, diagnostics())
+                .isIn(PacketType.PUBACK, -1);
+            System.out.printf("%s: SUBSCRIBE %s, PUBLISH %s%n", round == 1 ? "32,768 levels" : "65,535-byte level",
+                granted < 0 ? "closed" : "granted 0x" + Integer.toHexString(granted),
+                published < 0 ? "closed" : "acknowledged");
+            if (published == PacketType.PUBACK)
+            {
+                assertThat(publisher.decoder().ack().packetId()).isEqualTo(7);
+                expectPublish(all, topic, payload, false, what); // [MQTT-3.3.1-9] RETAIN 0 to a live subscription
+                if (granted == 1)
+                {
+                    expectPublish(subscriber, topic, payload, false, what);
+                }
+                final RawClient late = handshaken("deep-late-" + round);
+                late.send(RawClient.subscribe(2, "#", 1));
+                expectPublish(late, topic, payload, true, what); // [MQTT-3.3.1-6] the retained one, RETAIN 1
+                publisher.send(RawClient.publish(topic, new byte[0], 1, 8, true)); // [MQTT-3.3.1-10] cleared again
+                assertThat(publisher.readPacketOrClosed(30_000)).as("%s%n%s", what, diagnostics())
+                    .isEqualTo(PacketType.PUBACK);
+            }
+        }
+        assertBrokerHealthy(rssBudget(DEFAULTS.maxPacketSize()));
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 2
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    @DisplayName("260,000 filters in one SUBSCRIBE: one SUBACK return code each [MQTT-3.8.4-5], 0x80 past the "
+        + "per-client subscription limit [MQTT-3.9.3-1]")
+    void twoHundredSixtyThousandFilters() throws Exception
+    {
+        final int maxPacketSize = 4 * 1024 * 1024;
+        broker = ForkedBroker.start(directory, "--max-packet-size", Integer.toString(maxPacketSize));
+        final int count = 260_000;
+        final int limit = DEFAULTS.maxSubscriptionsPerClient();
+        final List<String> filters = new ArrayList<>(count);
+        for (int i = 1; i <= count; i++)
+        {
+            filters.add("f/" + i);
+        }
+        final byte[] subscribe = RawClient.subscribe(42, filters, 1);
+        assertThat(subscribe.length).isLessThanOrEqualTo(maxPacketSize);
+
+        final RawClient subscriber = handshaken("many");
+        subscriber.send(subscribe);
+        assertThat(subscriber.readPacket(60_000)).as(diagnostics()).isEqualTo(PacketType.SUBACK);
+        final SubackFlyweight suback = subscriber.decoder().suback();
+        assertThat(suback.packetId()).isEqualTo(42);
+        assertThat(suback.reasonCodeCount()).isEqualTo(count);
+        int firstWrong = -1;
+        for (int i = 0; i < count && firstWrong < 0; i++)
+        {
+            firstWrong = suback.reasonCode(i) == (i < limit ? 1 : 0x80) ? -1 : i;
+        }
+        assertThat(firstWrong).as("index of the first return code that is not 1 below %d and 0x80 from it " +
+            "(code %s)", limit, firstWrong < 0 ? "-" : Integer.toHexString(suback.reasonCode(firstWrong)))
+            .isEqualTo(-1);
+        assertThat(broker.counter(BrokerCounters.SUBSCRIPTIONS_REFUSED_LIMIT)).isEqualTo(count - limit);
+
+        // what was granted routes, what was refused does not: one publisher's order shows the refused one never came
+        final RawClient publisher = handshaken("many-pub");
+        publisher.send(RawClient.publish("f/" + (limit + 1), utf8("refused"), 1, 1, false));
+        publisher.send(RawClient.publish("f/" + limit, utf8("last-granted"), 1, 2, false));
+        publisher.send(RawClient.publish("f/1", utf8("first-granted"), 1, 3, false));
+        for (int id = 1; id <= 3; id++)
+        {
+            assertThat(publisher.readPacket(10_000)).isEqualTo(PacketType.PUBACK);
+        }
+        expectPublish(subscriber, "f/" + limit, utf8("last-granted"), false, "f/" + limit);
+        expectPublish(subscriber, "f/1", utf8("first-granted"), false, "f/1");
+        assertBrokerHealthy(rssBudget(maxPacketSize));
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 3
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    @DisplayName("retained flood: 200,000 retained messages on distinct topics stop at --max-retained-messages; "
+        + "a new '#' subscriber gets exactly that many [MQTT-3.3.1-6]; one past the limit is still delivered live")
+    void retainedFlood() throws Exception
+    {
+        final int limit = 1_000;
+        final int flood = 200_000;
+        broker = ForkedBroker.start(directory, "--max-retained-messages", Integer.toString(limit));
+        final Paho live = paho("live");
+        live.client.subscribe("live/x", 1);
+
+        final RawClient flooder = handshaken("flooder");
+        final ByteArrayOutputStream chunk = new ByteArrayOutputStream(512 * 1024);
+        for (int i = 0; i < flood; i++)
+        {
+            chunk.writeBytes(RawClient.publish("r/" + i, utf8("v" + i), 0, 0, true));
+            if (chunk.size() > 256 * 1024)
+            {
+                flooder.send(chunk.toByteArray());
+                chunk.reset();
+            }
+        }
+        chunk.writeBytes(RawClient.publish("sync", new byte[]{1}, 1, 1, false));
+        flooder.send(chunk.toByteArray());
+        // the routing stage takes one connection's packets in order: when this PUBACK comes, the flood is stored
+        assertThat(flooder.readPacket(60_000)).as(diagnostics()).isEqualTo(PacketType.PUBACK);
+        assertThat(broker.counter(BrokerCounters.RETAINED_REFUSED_LIMIT)).isEqualTo(flood - limit);
+
+        final Paho publisher = paho("pub");
+        publisher.publish("live/x", "past-the-limit", 1, true);
+        final Paho.Received delivered = live.next();
+        assertThat(delivered).as("the retained message past the limit is delivered live").isNotNull();
+        assertThat(delivered.payload()).isEqualTo("past-the-limit");
+        assertThat(delivered.retained()).as("[MQTT-3.3.1-9]").isFalse();
+        assertThat(broker.counter(BrokerCounters.RETAINED_REFUSED_LIMIT)).isEqualTo(flood - limit + 1);
+
+        final Paho late = paho("late");
+        late.client.subscribe("#", 1);
+        final List<Paho.Received> retained = late.drainUntilMarker(publisher, "marker/x");
+        assertThat(retained).hasSize(limit).allMatch(Paho.Received::retained)
+            .allMatch(message -> message.payload().equals("v" + message.topic().substring(2)));
+        final String[] firstStored = new String[limit];
+        Arrays.setAll(firstStored, i -> "r/" + i);
+        assertThat(retained).extracting(Paho.Received::topic).containsExactlyInAnyOrder(firstStored);
+        assertBrokerHealthy(rssBudget(DEFAULTS.maxPacketSize()));
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 4
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    @DisplayName("64 KiB client ids are refused with CONNACK 0x02 and closed [MQTT-3.1.3-9] [MQTT-3.2.2-5]; an id "
+        + "of exactly --max-client-id-length is accepted")
+    void longClientIds() throws Exception
+    {
+        broker = ForkedBroker.start(directory);
+        final int limit = DEFAULTS.maxClientIdLength();
+
+        final RawClient huge = raw();
+        huge.send(RawClient.connect("h".repeat(65_535), true, 60));
+        assertThat(huge.readPacketOrClosed(5_000)).as("a CONNACK (-1: closed without one)%n%s", diagnostics())
+            .isEqualTo(PacketType.CONNACK);
+        assertThat(huge.decoder().connack().reasonCode()).as("identifier rejected").isEqualTo(2);
+        assertThat(huge.closedWithin(5_000)).isTrue();
+
+        final RawClient atLimit = raw();
+        assertThat(atLimit.handshake(RawClient.connect("e".repeat(limit), true, 60))).isZero();
+        atLimit.send(RawClient.subscribe(1, "id/x", 1));
+        assertThat(atLimit.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
+
+        final RawClient overLimit = raw();
+        assertThat(overLimit.handshake(RawClient.connect("o".repeat(limit + 1), true, 60))).isEqualTo(2);
+        assertThat(overLimit.closedWithin(5_000)).isTrue();
+        assertThat(broker.counter(BrokerCounters.CLIENT_ID_TOO_LONG)).isEqualTo(2);
+        assertBrokerHealthy(rssBudget(DEFAULTS.maxPacketSize()));
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 5
+
+    @Test
+    @Timeout(value = 90, unit = TimeUnit.SECONDS)
+    @DisplayName("200 sockets each claiming a 1 MB CONNECT and sending nothing more: no memory reserved for them, "
+        + "closed by the connect timeout")
+    void claimedLengthSockets() throws Exception
+    {
+        // --max-packet-size 2 MiB so that the packet size limit does not refuse the claim: what must protect the
+        // broker here is how it treats a CONNECT it has not got yet (a CONNECT size limit), not the packet limit
+        final int maxPacketSize = 2 * 1024 * 1024;
+        final int connectTimeoutMs = 2_000;
+        final int sockets = 200;
+        final long growthBudget = 50 * MIB;
+        broker = ForkedBroker.start(directory, "--max-packet-size", Integer.toString(maxPacketSize),
+            "--connect-timeout", connectTimeoutMs + "ms");
+        assertServesNormalClient(Paho.options(true)); // the normal path's code and buffers are in the baseline
+        final long baseline = broker.rssBytes();
+        final long timeoutsBefore = broker.counter(BrokerCounters.CONNECT_TIMEOUTS);
+        final long closedBefore = broker.counter(BrokerCounters.CONNECTIONS_CLOSED);
+
+        // CONNECT, remaining length 1,048,576 = 0x80 0x80 0x40 as a variable byte integer, then silence
+        final byte[] claim = {0x10, (byte)0x80, (byte)0x80, 0x40};
+        final List<RawClient> claims = new ArrayList<>();
+        for (int i = 0; i < sockets; i++)
+        {
+            final RawClient client = raw();
+            client.send(claim);
+            claims.add(client);
+        }
+        assertServesNormalClient(Paho.options(true)); // while they hang
+
+        final long deadline = System.currentTimeMillis() + connectTimeoutMs + 15_000;
+        int open = 0;
+        for (final RawClient client : claims)
+        {
+            open += client.closedWithin((int)Math.max(1, deadline - System.currentTimeMillis())) ? 0 : 1;
+        }
+        assertThat(open).as("claiming sockets still open %d ms after the connect timeout%n%s", 15_000,
+            diagnostics()).isZero();
+        final long growth = broker.peakRssBytes() - baseline;
+        assertThat(growth).as("peak RSS growth over the %d MiB baseline, in bytes%n%s", baseline / MIB,
+            diagnostics()).isLessThan(growthBudget);
+        // closed by the connect timeout, or sooner by a limit on the size of a CONNECT: either way the broker's
+        // side is closed and counted, not only the socket seen from here
+        assertThat(broker.counter(BrokerCounters.CONNECTIONS_CLOSED) - closedBefore).as(diagnostics())
+            .isGreaterThanOrEqualTo(sockets);
+        System.out.printf("claimed-length sockets: %d closed by the connect timeout, peak RSS %d MiB over the " +
+            "baseline%n", broker.counter(BrokerCounters.CONNECT_TIMEOUTS) - timeoutsBefore, growth / MIB);
+        assertBrokerHealthy(rssBudget(maxPacketSize));
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 6
+
+    @Test
+    @Timeout(value = 150, unit = TimeUnit.SECONDS)
+    @DisplayName("a storm of 2,000 CONNECTs with a wrong password over 50 sockets: each refused with 0x04 or 0x05 "
+        + "and closed [MQTT-3.2.2-5]; the right password then gets in")
+    void wrongPasswordStorm() throws Exception
+    {
+        final Path passwords = directory.resolve("passwd");
+        assertThat(Main.run("passwd", passwords.toString(), "alice", "--password", "right")).isZero();
+        broker = ForkedBroker.start(directory, "--password-file", passwords.toString());
+        final int attempts = 2_000;
+        final int parallel = 50;
+        final ExecutorService pool = Executors.newFixedThreadPool(parallel);
+        final long start = System.nanoTime();
+        final List<Future<int[]>> results = new ArrayList<>();
+        try
+        {
+            for (int t = 0; t < parallel; t++)
+            {
+                final int thread = t;
+                results.add(pool.submit((Callable<int[]>)() ->
+                {
+                    // [0..5]: CONNACK codes seen, [6]: any other code, [7]: connections left open after a refusal
+                    final int[] seen = new int[8];
+                    for (int k = 0; k < attempts / parallel; k++)
+                    {
+                        try (RawClient client = new RawClient(broker.port()))
+                        {
+                            final int code = client.handshake(
+                                RawClient.connect("mallory-" + thread + "-" + k, "alice", "wrong-" + k));
+                            seen[code >= 0 && code <= 5 ? code : 6]++;
+                            seen[7] += client.closedWithin(10_000) ? 0 : 1;
+                        }
+                    }
+                    return seen;
+                }));
+            }
+            // while the storm runs, a client that needs no hash (anonymous, from loopback) is still served
+            final long during = System.nanoTime();
+            assertServesNormalClient(Paho.options(true));
+            System.out.printf("wrong-password storm: a normal client served in %d ms during it%n",
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - during));
+            final int[] total = new int[8];
+            for (final Future<int[]> result : results)
+            {
+                final int[] seen = result.get(120, TimeUnit.SECONDS);
+                for (int i = 0; i < total.length; i++)
+                {
+                    total[i] += seen[i];
+                }
+            }
+            System.out.printf("wrong-password storm: %d CONNECTs refused in %d ms%n", attempts,
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+            assertThat(total[0]).as("admitted with a wrong password").isZero();
+            assertThat(total[4] + total[5]).as("refused with 0x04 or 0x05, of %s", Arrays.toString(total))
+                .isEqualTo(attempts);
+            assertThat(total[7]).as("left open after a refusal").isZero();
+        }
+        finally
+        {
+            pool.shutdownNow();
+        }
+        assertThat(broker.counter(BrokerCounters.AUTH_FAILURES)).isEqualTo(attempts);
+
+        final MqttConnectOptions right = Paho.options(true);
+        right.setUserName("alice");
+        right.setPassword("right".toCharArray());
+        final long before = System.nanoTime();
+        assertServesNormalClient(right);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - before))
+            .as("ms for the right password to connect, subscribe and get its QoS 1 message").isLessThan(5_000);
+        assertBrokerHealthy(rssBudget(DEFAULTS.maxPacketSize()));
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 7
+
+    @ParameterizedTest(name = "--threading {0}")
+    @ValueSource(strings = {"shared", "shared-network", "dedicated"})
+    @Timeout(value = 90, unit = TimeUnit.SECONDS)
+    @DisplayName("packets over 2 MiB: QoS 1 PUBLISH of 3 and 6 MiB delivered intact and acknowledged; over "
+        + "--max-packet-size refused and closed")
+    void packetsOverTwoMebibytes(final String threading) throws Exception
+    {
+        final int maxPacketSize = 8 * 1024 * 1024;
+        // one I/O agent in every mode: with -Xmx256m the direct memory limit is 256 MiB, and each agent takes a
+        // 128 MiB outbound ring and a 16 MiB message log for 8 MiB packets
+        broker = ForkedBroker.start(directory, "--max-packet-size", Integer.toString(maxPacketSize),
+            "--threading", threading, "--io-threads", "1");
+        final RawClient subscriber = handshaken("big-sub");
+        subscriber.send(RawClient.subscribe(1, "big/#", 1));
+        assertThat(subscriber.readPacket(10_000)).isEqualTo(PacketType.SUBACK);
+        final RawClient publisher = handshaken("big-pub");
+        final Random random = new Random(0x5EED_B16L);
+        int packetId = 0;
+        for (final int size : new int[]{3 * 1024 * 1024, 6 * 1024 * 1024})
+        {
+            final byte[] payload = new byte[size];
+            random.nextBytes(payload);
+            final String topic = "big/" + size;
+            publisher.send(RawClient.publish(topic, payload, 1, ++packetId, false));
+            assertThat(publisher.readPacket(60_000)).as(diagnostics()).isEqualTo(PacketType.PUBACK);
+            assertThat(publisher.decoder().ack().packetId()).isEqualTo(packetId);
+            expectPublish(subscriber, topic, payload, false, topic);
+        }
+
+        final RawClient tooLarge = handshaken("too-large");
+        // fixed header 1 + 4 (remaining length), topic 2 + 8, packet id 2, then the payload: one byte over the max
+        final byte[] over = RawClient.publish("big/over", new byte[maxPacketSize + 1 - (1 + 4 + 2 + 8 + 2)], 1, 1,
+            false);
+        assertThat(over).hasSize(maxPacketSize + 1);
+        try
+        {
+            tooLarge.send(over);
+        }
+        catch (final SocketException closedWhileSending)
+        {
+            // the broker judged the length from the fixed header and closed before the body was sent
+        }
+        assertThat(tooLarge.closedWithin(10_000)).isTrue();
+        assertThat(broker.counter(BrokerCounters.PACKET_TOO_LARGE)).isEqualTo(1);
+        assertBrokerHealthy(rssBudget(maxPacketSize));
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 8
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    @DisplayName("a QoS 1 subscriber that never reads: 20,000 messages of 1 KiB all reach a normal subscriber in "
+        + "order [MQTT-4.6.0-6]; the stuck one's queue is bounded and its drops counted")
+    void neverReadingSubscriber() throws Exception
+    {
+        final int inflight = 32;
+        final int queued = 1_000;
+        broker = ForkedBroker.start(directory, "--max-inflight", Integer.toString(inflight),
+            "--max-queued", Integer.toString(queued));
+        final RawClient stuck = closeLater(new RawClient(broker.port(), 4096));
+        assertThat(stuck.handshake(RawClient.connect("stuck", true, 0))).isZero();
+        stuck.send(RawClient.subscribe(1, "slow/t", 1));
+        assertThat(stuck.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
+        // from here on it never reads and never acknowledges
+
+        final Paho normal = paho("normal-sub");
+        normal.client.subscribe("slow/t", 1);
+        final RawClient publisher = handshaken("slow-pub");
+        final int total = 20_000;
+        final int perRound = 500; // paced, so the normal subscriber's own window and queue never fill
+        final byte[] padding = new byte[1024 - 8];
+        Arrays.fill(padding, (byte)'x');
+        int next = 0;
+        for (int round = 0; round < total / perRound; round++)
+        {
+            final ByteArrayOutputStream batch = new ByteArrayOutputStream(perRound * 1100);
+            for (int i = 0; i < perRound; i++)
+            {
+                final int sequence = round * perRound + i;
+                final byte[] payload = Arrays.copyOf(String.format("%08d", sequence)
+                    .getBytes(StandardCharsets.US_ASCII), 1024);
+                System.arraycopy(padding, 0, payload, 8, padding.length);
+                batch.writeBytes(RawClient.publish("slow/t", payload, 1, sequence + 1, false));
+            }
+            publisher.send(batch.toByteArray());
+            for (int i = 0; i < perRound; i++)
+            {
+                assertThat(publisher.readPacket(10_000)).as(diagnostics()).isEqualTo(PacketType.PUBACK);
+            }
+            for (int i = 0; i < perRound; i++)
+            {
+                final Paho.Received received = normal.next();
+                assertThat(received).as("message %d at the normal subscriber%n%s", next, diagnostics()).isNotNull();
+                assertThat(received.payload()).hasSize(1024);
+                assertThat(Integer.parseInt(received.payload().substring(0, 8))).isEqualTo(next++);
+            }
+        }
+        assertThat(next).isEqualTo(total);
+        // the stuck session holds its in-flight window and a full queue; every further message is dropped
+        assertThat(broker.counter(BrokerCounters.QUEUE_FULL_DROPPED) +
+            broker.counter(BrokerCounters.QUEUED_BYTES_DROPPED)).as(diagnostics())
+            .isEqualTo(total - inflight - queued);
+        assertBrokerHealthy(rssBudget(DEFAULTS.maxPacketSize()));
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+
+    /**
+     * The broker is alive, counted no unexpected error, serves a normal client, and its peak resident set stayed
+     * within {@code budget}.
+     */
+    private void assertBrokerHealthy(final long budget) throws Exception
+    {
+        assertThat(broker.isAlive()).as(diagnostics()).isTrue();
+        assertThat(broker.counter(BrokerCounters.UNEXPECTED_ERRORS)).as("unexpected errors%n%s", diagnostics())
+            .isZero();
+        assertServesNormalClient(Paho.options(true));
+        final long peak = broker.peakRssBytes();
+        System.out.printf("%s: broker peak RSS %d MiB (budget %d MiB)%n", testName, peak / MIB,
+            budget / MIB);
+        assertThat(peak).as("peak RSS of the -Xmx256m broker, budget %d MiB%n%s", budget / MIB, diagnostics())
+            .isLessThan(budget);
+    }
+
+    /**
+     * A Paho client connects, subscribes at QoS 1, publishes at QoS 1 (acknowledged) and receives its message.
+     */
+    private void assertServesNormalClient(final MqttConnectOptions options) throws Exception
+    {
+        final String id = "normal-" + normalClients++;
+        final String topic = "normal/" + id;
+        try (Paho normal = pahoConnect(id, options))
+        {
+            normal.client.subscribe(topic, 1);
+            normal.publish(topic, "hello " + id, 1, false); // returns once PUBACKed
+            final Paho.Received received = normal.next();
+            assertThat(received).as("the normal client's message%n%s", diagnostics()).isNotNull();
+            assertThat(received.topic()).isEqualTo(topic);
+            assertThat(received.payload()).isEqualTo("hello " + id);
+            assertThat(received.qos()).isEqualTo(1);
+        }
+        catch (final MqttException ex)
+        {
+            throw new AssertionError("the normal client " + id + " was not served: " + ex + "\n" + diagnostics(), ex);
+        }
+    }
+
+    /**
+     * A Paho client that waits at most {@value #PAHO_WAIT_MS} ms for any acknowledgement, so that a broker that
+     * stopped answering fails the test with its diagnostics instead of hanging it.
+     */
+    private Paho pahoConnect(final String clientId, final MqttConnectOptions options) throws MqttException
+    {
+        final Paho paho = new Paho(broker.port(), clientId);
+        paho.client.setTimeToWait(PAHO_WAIT_MS);
+        try
+        {
+            paho.client.connect(options);
+        }
+        catch (final MqttException ex)
+        {
+            paho.close();
+            throw ex;
+        }
+        return paho;
+    }
+
+    /**
+     * {@value #RSS_BUDGET_MIB} MiB, plus what the broker allocates at start beyond the defaults for a larger
+     * maximum packet size: its outbound ring and message log grow with it (one I/O agent, as the tests run).
+     */
+    private static long rssBudget(final int maxPacketSize)
+    {
+        final BrokerContext defaults = new BrokerContext().conclude();
+        final BrokerContext sized = new BrokerContext().maxPacketSize(maxPacketSize).conclude();
+        return RSS_BUDGET_MIB * MIB + (sized.outboundRingBytes() - defaults.outboundRingBytes()) +
+            (sized.messageLogBytes() - defaults.messageLogBytes());
+    }
+
+    private String diagnostics()
+    {
+        return null == broker ? "" : broker.diagnostics();
+    }
+
+    private <T extends AutoCloseable> T closeLater(final T closeable)
+    {
+        closeables.add(closeable);
+        return closeable;
+    }
+
+    private Paho paho(final String clientId) throws Exception
+    {
+        return closeLater(pahoConnect(clientId, Paho.options(true)));
+    }
+
+    private RawClient raw() throws IOException
+    {
+        return closeLater(new RawClient(broker.port()));
+    }
+
+    private RawClient handshaken(final String clientId) throws IOException
+    {
+        final RawClient client = raw();
+        assertThat(client.handshake(RawClient.connect(clientId, true, 0))).as(diagnostics()).isZero();
+        return client;
+    }
+
+    /**
+     * Reads up to the next PUBLISH (a SUBACK before it is skipped), checks it byte for byte and acknowledges it.
+     */
+    private void expectPublish(final RawClient client, final String topic, final byte[] payload,
+        final boolean retain, final String what) throws IOException
+    {
+        int type = client.readPacket(30_000);
+        if (type == PacketType.SUBACK)
+        {
+            type = client.readPacket(30_000);
+        }
+        assertThat(type).as("a PUBLISH of %d bytes: %s%n%s", payload.length, what, diagnostics())
+            .isEqualTo(PacketType.PUBLISH);
+        final var publish = client.decoder().publish();
+        assertThat(publish.topic().asString().equals(topic)).as("the topic, %d bytes, intact", topic.length())
+            .isTrue();
+        assertThat(Arrays.mismatch(publish.payload().toByteArray(), payload)).as("first differing payload byte")
+            .isEqualTo(-1);
+        assertThat(publish.isRetain()).as("RETAIN").isEqualTo(retain);
+        if (publish.qos() > 0)
+        {
+            final int packetId = publish.packetId();
+            client.send(new byte[]{0x40, 0x02, (byte)(packetId >>> 8), (byte)packetId}); // PUBACK
+        }
+    }
+
+    private static byte[] utf8(final String text)
+    {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+}
