@@ -59,6 +59,8 @@ public final class Broker implements AutoCloseable
     private final ErrorLog errors;
     private final int port;
     private AgentInvoker invoker;
+    private volatile boolean fatal;
+    private volatile java.util.function.Consumer<Throwable> onFatalError = error -> close();
     private volatile boolean closed;
 
     private Broker(final BrokerContext context) throws IOException
@@ -270,10 +272,35 @@ public final class Broker implements AutoCloseable
 
     private void run(final Agent agent, final IdleStrategy idle)
     {
-        final AgentRunner runner = new AgentRunner(idle, error -> errors.record(agent.roleName() + " agent", error),
-            null, agent);
+        final AgentRunner runner = new AgentRunner(idle, error -> onAgentError(agent, error), null, agent);
         runners.add(runner);
         AgentRunner.startOnThread(runner);
+    }
+
+    private void onAgentError(final Agent agent, final Throwable error)
+    {
+        errors.record(agent.roleName() + " agent", error);
+        if (error instanceof VirtualMachineError && !fatal)
+        {
+            // out of memory or the like: an agent may be gone, so a broker that looks alive would serve nothing
+            fatal = true;
+            LOG.log(System.Logger.Level.ERROR, "fatal error in " + agent.roleName() + ": " + error + "; stopping");
+            final Thread stopper = new Thread(() -> onFatalError.accept(error), "ringmq-fatal");
+            stopper.setDaemon(true);
+            stopper.start();
+        }
+    }
+
+    /**
+     * @param handler what to do when an agent hits a fatal JVM error (out of memory, stack overflow); by default
+     *                the broker closes itself. The command line exits the process instead, for a supervisor to
+     *                restart it.
+     * @return this.
+     */
+    public Broker onFatalError(final java.util.function.Consumer<Throwable> handler)
+    {
+        this.onFatalError = handler;
+        return this;
     }
 
     /**

@@ -192,6 +192,17 @@ public final class Main implements Callable<Integer>
             System.err.println("ringmq: " + ex.getMessage());
             return 1;
         }
+        catch (final OutOfMemoryError ex)
+        {
+            System.err.println("ringmq: not enough memory for the rings and message logs (" + ex.getMessage() +
+                "): lower --max-packet-size, --io-threads or --message-log-bytes, or raise -XX:MaxDirectMemorySize");
+            return 1;
+        }
+        broker.onFatalError(error ->
+        {
+            System.err.println("ringmq: fatal error, exiting: " + error);
+            System.exit(70); // EX_SOFTWARE: the shutdown hook closes the broker; a supervisor restarts it
+        });
         final CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() ->
         {

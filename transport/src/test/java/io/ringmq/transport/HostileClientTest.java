@@ -261,7 +261,8 @@ class HostileClientTest
         + "of exactly --max-client-id-length is accepted")
     void longClientIds() throws Exception
     {
-        broker = ForkedBroker.start(directory);
+        // room for the 65,549-byte CONNECT, so that the client id limit is what answers it
+        broker = ForkedBroker.start(directory, "--max-connect-size", "131072");
         final int limit = DEFAULTS.maxClientIdLength();
 
         final RawClient huge = raw();
@@ -280,6 +281,20 @@ class HostileClientTest
         assertThat(overLimit.handshake(RawClient.connect("o".repeat(limit + 1), true, 60))).isEqualTo(2);
         assertThat(overLimit.closedWithin(5_000)).isTrue();
         assertThat(broker.counter(BrokerCounters.CLIENT_ID_TOO_LONG)).isEqualTo(2);
+        assertBrokerHealthy(rssBudget(DEFAULTS.maxPacketSize()));
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    @DisplayName("with the default --max-connect-size, a CONNECT carrying a 64 KiB client id is closed at once, "
+        + "before any of it is buffered, and counted")
+    void longClientIdsPastTheConnectSizeLimit() throws Exception
+    {
+        broker = ForkedBroker.start(directory);
+        final RawClient huge = raw();
+        huge.send(RawClient.connect("h".repeat(65_535), true, 60));
+        assertThat(huge.readPacketOrClosed(5_000)).as("closed without a CONNACK%n%s", diagnostics()).isEqualTo(-1);
+        assertThat(broker.counter(BrokerCounters.PRE_CONNECT_REFUSED)).isEqualTo(1);
         assertBrokerHealthy(rssBudget(DEFAULTS.maxPacketSize()));
     }
 
