@@ -80,16 +80,7 @@ abstract class BrokerBehaviourTest
     @AfterEach
     void tearDown() throws Exception
     {
-        for (final AutoCloseable closeable : closeables)
-        {
-            closeable.close();
-        }
-        if (null != broker)
-        {
-            broker.close();
-            assertThat(broker.counters().get(BrokerCounters.UNEXPECTED_ERRORS)).as("unexpected errors in the broker")
-                .isZero();
-        }
+        TestBrokers.closeAll(closeables, broker, true);
     }
 
     @Test

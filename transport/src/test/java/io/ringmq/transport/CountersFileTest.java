@@ -42,14 +42,7 @@ class CountersFileTest
     @AfterEach
     void tearDown() throws Exception
     {
-        for (final AutoCloseable closeable : closeables)
-        {
-            closeable.close();
-        }
-        if (null != broker)
-        {
-            broker.close();
-        }
+        TestBrokers.closeAll(closeables, broker, false);
     }
 
     private Broker broker() throws IOException

@@ -123,15 +123,7 @@ class NetworkEdgeTest
     @AfterEach
     void tearDown() throws Exception
     {
-        for (final AutoCloseable closeable : closeables)
-        {
-            closeable.close();
-        }
-        if (null != broker)
-        {
-            broker.close();
-            assertThat(counter(BrokerCounters.UNEXPECTED_ERRORS)).as("unexpected errors in the broker").isZero();
-        }
+        TestBrokers.closeAll(closeables, broker, true);
     }
 
     @Test

@@ -1,0 +1,40 @@
+package io.ringmq.transport;
+
+import io.ringmq.pipeline.status.BrokerCounters;
+
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * What in-process broker tests do after each test: close their clients, then the broker.
+ */
+final class TestBrokers
+{
+    private TestBrokers()
+    {
+    }
+
+    /**
+     * Closes the clients, then the broker (when there is one).
+     *
+     * @param expectNoErrors whether to assert that the broker counted no unexpected error.
+     */
+    static void closeAll(final List<AutoCloseable> closeables, final Broker broker, final boolean expectNoErrors)
+        throws Exception
+    {
+        for (final AutoCloseable closeable : closeables)
+        {
+            closeable.close();
+        }
+        if (null != broker)
+        {
+            broker.close();
+            if (expectNoErrors)
+            {
+                assertThat(broker.counters().get(BrokerCounters.UNEXPECTED_ERRORS))
+                    .as("unexpected errors in the broker").isZero();
+            }
+        }
+    }
+}
