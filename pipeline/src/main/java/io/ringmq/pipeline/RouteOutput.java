@@ -13,7 +13,8 @@ import org.agrona.concurrent.UnsafeBuffer;
  * however large a fan-out, a SUBSCRIBE or a will is. The slot records where the entry is and how many of each
  * part it holds; this class is the one place that writes ({@link Writer}) and reads the layout.
  * <pre>
- *   targets    targetCount × [ session id int | qos (bits 0-7), delivery shard (bits 8-31) int ]
+ *   targets    targetCount × [ session id int | qos (bits 0-7), delivery shard (bits 8-31) int |
+ *                              subscription identifier int (0: none; for MQTT 5) ]
  *   granted    grantedCount × [ return code byte ]                       padded to 4
  *   discarded  discardedCount × [ session id int ]    sessions the shards must forget
  *   message    [ qos int | topic length int | payload length int | topic | payload ]  padded to 4 (a will)
@@ -22,7 +23,8 @@ import org.agrona.concurrent.UnsafeBuffer;
  */
 public final class RouteOutput
 {
-    static final int TARGET_LENGTH = 8;
+    static final int TARGET_LENGTH = 12;
+    private static final int TARGET_INTS = TARGET_LENGTH / 4;
     static final int MESSAGE_HEADER_LENGTH = 12;
 
     private final UnsafeBuffer entry = new UnsafeBuffer(0, 0);
@@ -60,6 +62,14 @@ public final class RouteOutput
     public int targetShard(final int i)
     {
         return entry.getInt(i * TARGET_LENGTH + 4) >>> 8;
+    }
+
+    /**
+     * @return the subscription identifier to send with the message, 0 for none.
+     */
+    public int targetSubscriptionId(final int i)
+    {
+        return entry.getInt(i * TARGET_LENGTH + 8);
     }
 
     public int granted(final int i)
@@ -139,7 +149,7 @@ public final class RouteOutput
     {
         private static final int SHRINK_ABOVE = 1024 * 1024;
 
-        private int[] targets = new int[64];
+        private int[] targets = new int[32 * TARGET_INTS];
         private int targetCount;
         private byte[] granted = new byte[16];
         private int grantedCount;
@@ -158,7 +168,7 @@ public final class RouteOutput
             retainedCount = 0;
             if (targets.length * 4 > SHRINK_ABOVE)
             {
-                targets = new int[64];
+                targets = new int[32 * TARGET_INTS];
             }
             if (granted.length > SHRINK_ABOVE)
             {
@@ -179,14 +189,16 @@ public final class RouteOutput
             return targetCount;
         }
 
-        void addTarget(final int sessionId, final int qos, final int shard)
+        void addTarget(final int sessionId, final int qos, final int shard, final int subscriptionId)
         {
-            if (targetCount * 2 == targets.length)
+            if ((targetCount + 1) * TARGET_INTS > targets.length)
             {
                 targets = java.util.Arrays.copyOf(targets, targets.length * 2);
             }
-            targets[targetCount * 2] = sessionId;
-            targets[targetCount * 2 + 1] = qos | (shard << 8);
+            final int at = targetCount * TARGET_INTS;
+            targets[at] = sessionId;
+            targets[at + 1] = qos | (shard << 8);
+            targets[at + 2] = subscriptionId;
             targetCount++;
         }
 
@@ -195,7 +207,8 @@ public final class RouteOutput
          */
         void targetQos(final int index, final int qos)
         {
-            targets[index * 2 + 1] = (targets[index * 2 + 1] & ~0xFF) | qos;
+            final int at = index * TARGET_INTS + 1;
+            targets[at] = (targets[at] & ~0xFF) | qos;
         }
 
         void addGranted(final int code)
@@ -248,10 +261,9 @@ public final class RouteOutput
         void write(final MutableDirectBuffer buffer, final int index, final IntArrayList discarded,
             final IngressEvent event)
         {
-            for (int i = 0; i < targetCount; i++)
+            for (int i = 0, n = targetCount * TARGET_INTS; i < n; i++)
             {
-                buffer.putInt(index + i * TARGET_LENGTH, targets[i * 2]);
-                buffer.putInt(index + i * TARGET_LENGTH + 4, targets[i * 2 + 1]);
+                buffer.putInt(index + i * 4, targets[i]);
             }
             buffer.putBytes(index + grantedOffset(targetCount), granted, 0, grantedCount);
             int at = discardedOffset(targetCount, grantedCount);

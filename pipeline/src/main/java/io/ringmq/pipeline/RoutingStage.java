@@ -427,7 +427,7 @@ public final class RoutingStage implements Stage
         final int qos = Math.min(publishQos, SubscriptionOptions.qos(options));
         if (session.markMatched(generation, qos, output.targetCount()))
         {
-            output.addTarget(session.id(), qos, session.shard());
+            output.addTarget(session.id(), qos, session.shard(), 0); // subscription identifiers come with MQTT 5
         }
         else
         {

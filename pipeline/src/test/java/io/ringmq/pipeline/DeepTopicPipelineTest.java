@@ -4,6 +4,7 @@ import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.PublishEncoder;
+import io.ringmq.protocol.SubscribeEncoder;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -59,6 +60,18 @@ class DeepTopicPipelineTest
             assertThat(outbound.takeTypes(2)).as("the retained message for '#'")
                 .containsExactly(PacketType.CONNACK, PacketType.SUBACK, PacketType.PUBLISH);
 
+            // [MQTT-3.8.4-5] with that retained message stored, a SUBSCRIBE of two filters answers two codes
+            final SubscribeEncoder two = new SubscribeEncoder().reset(PacketType.SUBSCRIBE).packetId(3);
+            two.filters().add(topic, 1);
+            two.filters().add("other/#", 0);
+            final UnsafeBuffer bytes = new UnsafeBuffer(new byte[two.encodedLength()]);
+            two.encode(bytes, 0);
+            harness.packet(3, PipelineTest.connect("two", true));
+            harness.packet(3, bytes.byteArray());
+            final java.util.List<byte[]> sent = outbound.takePackets(3);
+            assertThat(sent.get(1)).as("SUBACK with one code per filter").containsExactly(0x90, 0x04, 0x00, 0x03,
+                0x01, 0x00);
+            assertThat(sent).hasSize(3); // CONNACK, SUBACK, the retained message
             assertThat(counters.get(BrokerCounters.UNEXPECTED_ERRORS)).isZero();
             assertThat(outbound.closed).isEmpty();
         });

@@ -1,5 +1,6 @@
 package io.ringmq.pipeline.session;
 
+import io.ringmq.pipeline.OwnerThread;
 import org.agrona.collections.IntArrayList;
 import org.agrona.collections.IntArrayQueue;
 
@@ -20,6 +21,7 @@ public final class SessionRegistry
     private final Map<String, RoutingSession> byClientId = new HashMap<>();
     private final IntArrayQueue free = new IntArrayQueue();
     private final IntArrayList discarded = new IntArrayList();
+    private final OwnerThread owner = new OwnerThread("session registry");
     private RoutingSession[] byId = new RoutingSession[1024];
     private int nextId;
 
@@ -28,6 +30,7 @@ public final class SessionRegistry
      */
     public RoutingSession find(final String clientId)
     {
+        assert owner.isCurrent();
         return byClientId.get(clientId);
     }
 
@@ -44,6 +47,7 @@ public final class SessionRegistry
      */
     public RoutingSession create(final String clientId, final boolean persistent, final int shard)
     {
+        assert owner.isCurrent();
         final int id = free.isEmpty() ? nextId++ : free.pollInt();
         if (id >= byId.length)
         {
@@ -60,6 +64,7 @@ public final class SessionRegistry
      */
     public void discard(final RoutingSession session)
     {
+        assert owner.isCurrent();
         if (byId[session.id()] == session)
         {
             byId[session.id()] = null;
