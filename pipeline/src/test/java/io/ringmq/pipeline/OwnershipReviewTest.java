@@ -273,4 +273,59 @@ class OwnershipReviewTest
         assertThat(harness.outbound.takeTypes(2)).as("a refused message is not retained")
             .containsExactly(PacketType.CONNACK, PacketType.SUBACK);
     }
+
+    @Test
+    @DisplayName("a hand-over whose CONNECT is then failed stays in the new shard's arrived map; once the id is "
+        + "reused, another client's session moving in is given the stale one: its messages go to the wrong client")
+    void staleArrivedSessionGoesToTheWrongClient()
+    {
+        final PipelineTest.RecordingOutbound recording = new PipelineTest.RecordingOutbound();
+        final boolean[] armed = new boolean[1];
+        final Outbound throwing = new Outbound()
+        {
+            public boolean send(final int agentIndex, final long connectionId, final DirectBuffer buffer,
+                final int offset, final int length)
+            {
+                if (connectionId == 50 && armed[0])
+                {
+                    armed[0] = false;
+                    throw new IllegalStateException("injected: delivering the will fails in the old shard");
+                }
+                return recording.send(agentIndex, connectionId, buffer, offset, length);
+            }
+
+            public boolean close(final int agentIndex, final long connectionId)
+            {
+                return recording.close(agentIndex, connectionId);
+            }
+
+            public void endOfBatch()
+            {
+            }
+        };
+        final MultiAgentHarness harness = new MultiAgentHarness(
+            new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2), throwing, recording);
+        harness.packet(0, 50, connect("watcher", true));
+        harness.packet(0, 50, subscribe("will/#", 0));
+        harness.packet(0, 60, connect("pub", true));
+        harness.packet(0, 1, connectWill("p", false, "will/p"));
+        harness.packet(0, 1, subscribe("secret", 1));
+        harness.packet(0, 60, publish("secret", 1, 1, false, false)); // in flight to p, never acknowledged
+        assertThat(harness.outbound.takeTypes(1)).contains(PacketType.PUBLISH);
+        armed[0] = true;
+        harness.packet(1, 2, connectWill("p", false, null)); // takeover + move 0 -> 1: shard 0 hands over, then throws
+        assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).isPositive();
+        harness.end(1, 2, IngressEvent.CONNECTION_LOST);
+        harness.end(0, 1, IngressEvent.CONNECTION_LOST);
+        harness.packet(0, 7, connectWill("z", false, null)); // any other session moving into shard 1 meanwhile
+        harness.end(0, 7, IngressEvent.CONNECTION_LOST);
+        harness.packet(1, 8, connectWill("z", false, null)); // shard 1 drains its inbox into arrived: p's stays
+        harness.packet(0, 3, connectWill("p", true, null)); // p's old session is discarded: its id is free again
+        harness.packet(0, 4, connectWill("q", false, null)); // a different client gets that id (shard 0)
+        harness.end(0, 4, IngressEvent.CONNECTION_LOST);
+        harness.outbound.sent.clear();
+        harness.packet(1, 5, connectWill("q", false, null)); // q moves 0 -> 1
+        assertThat(harness.outbound.takeTypes(5)).as("q has nothing in flight: only its CONNACK")
+            .containsExactly(PacketType.CONNACK);
+    }
 }
