@@ -12,6 +12,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
+import java.lang.reflect.Field;
 import java.util.List;
 
 import static io.ringmq.pipeline.PipelineTest.ack;
@@ -327,5 +328,53 @@ class OwnershipReviewTest
         harness.packet(1, 5, connectWill("q", false, null)); // q moves 0 -> 1
         assertThat(harness.outbound.takeTypes(5)).as("q has nothing in flight: only its CONNACK")
             .containsExactly(PacketType.CONNACK);
+    }
+
+    @Test
+    @DisplayName("a slot failed in one shard after routing committed it: the other shards still owe its takeover "
+        + "close and its discarded ids (onFailed skips both: a zombie connection and a leaked delivery session)")
+    void otherShardsSkipTakeoverAndDiscardsOfAFailedSlot() throws Exception
+    {
+        final PipelineTest.RecordingOutbound recording = new PipelineTest.RecordingOutbound();
+        final Outbound throwing = new Outbound()
+        {
+            public boolean send(final int agentIndex, final long connectionId, final DirectBuffer buffer,
+                final int offset, final int length)
+            {
+                if (connectionId == 11)
+                {
+                    throw new IllegalStateException("injected: shard 0 fails on the new connection's CONNACK");
+                }
+                return recording.send(agentIndex, connectionId, buffer, offset, length);
+            }
+
+            public boolean close(final int agentIndex, final long connectionId)
+            {
+                return recording.close(agentIndex, connectionId);
+            }
+
+            public void endOfBatch()
+            {
+            }
+        };
+        final MultiAgentHarness harness = new MultiAgentHarness(
+            new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2), throwing, recording);
+        harness.packet(1, 10, connect("x", true)); // session 0, in shard 1
+        harness.packet(1, 10, subscribe("q", 1));
+        harness.packet(1, 20, connect("pub", true));
+        harness.packet(1, 20, publish("q", 1, 1, false, false)); // in flight to x: a pooled copy held
+        harness.packet(0, 11, connect("x", true)); // takes over connection 10, discards session 0; shard 0 throws
+        assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).isPositive();
+        final org.assertj.core.api.SoftAssertions soft = new org.assertj.core.api.SoftAssertions();
+        soft.assertThat(harness.closed(10)).as("the taken-over connection is closed [MQTT-3.1.4-2]").isTrue();
+        final Field shards = Pipeline.class.getDeclaredField("shards");
+        shards.setAccessible(true);
+        final Field stage = StageAgent.Step.class.getDeclaredField("stage");
+        stage.setAccessible(true);
+        final Object shard1 = stage.get(((StageAgent.Step[])shards.get(harness.pipeline))[1]);
+        final Field sessions = shard1.getClass().getDeclaredField("sessions");
+        sessions.setAccessible(true);
+        soft.assertThat(((Object[])sessions.get(shard1))[0]).as("shard 1 forgot discarded session 0").isNull();
+        soft.assertAll();
     }
 }
