@@ -377,4 +377,32 @@ class OwnershipReviewTest
         soft.assertThat(((Object[])sessions.get(shard1))[0]).as("shard 1 forgot discarded session 0").isNull();
         soft.assertAll();
     }
+
+    @Test
+    @DisplayName("many persistent sessions expiring together: their discarded ids do not fit one routing entry, so "
+        + "every later event fails and no client is ever admitted again")
+    void massExpiryBreaksEveryLaterEvent() throws Exception
+    {
+        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog().persistentClientExpirationMs(2_000));
+        for (int i = 0; i < 300; i++) // 300 ids × 4 bytes > 1024 (by default: 2 million ids > 8 MiB)
+        {
+            harness.packet(0, 100 + i, connectWill("gone-" + i, false, null));
+            harness.end(0, 100 + i, IngressEvent.DISCONNECTED);
+        }
+        final long deadline = System.nanoTime() + 10_000_000_000L;
+        while (harness.pipeline.routing().sessionCount() > 0 && System.nanoTime() < deadline)
+        {
+            harness.agent.doWork(); // no event meanwhile: the expiry wheel runs on its own
+            Thread.sleep(1);
+        }
+        assertThat(harness.pipeline.routing().sessionCount()).isZero();
+        harness.outbound.sent.clear();
+        final List<Integer> codes = new java.util.ArrayList<>();
+        for (int attempt = 0; attempt < 3; attempt++)
+        {
+            harness.packet(1, 1 + attempt, connect("newcomer", true));
+            harness.outbound.takePackets(1 + attempt).forEach(connack -> codes.add((int)connack[3]));
+        }
+        assertThat(codes).as("CONNACK return codes of three attempts").containsExactly(0, 0, 0);
+    }
 }
