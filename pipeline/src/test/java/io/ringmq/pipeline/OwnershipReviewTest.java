@@ -71,6 +71,15 @@ class OwnershipReviewTest
             step();
         }
 
+        void offerOnly(final int agentIndex, final long connectionId, final byte[] packet)
+        {
+            final long sequence = pipeline.ring().next();
+            final IngressEvent event = pipeline.ring().get(sequence);
+            event.packet(agentIndex, connectionId, MqttVersion.V3_1_1, true, (packet[0] & 0xFF) >>> 4,
+                new UnsafeBuffer(packet), packet.length, pipeline.messageLog(agentIndex), -1);
+            pipeline.ring().publish(sequence);
+        }
+
         void end(final int agentIndex, final long connectionId, final int kind)
         {
             final long sequence = pipeline.ring().next();
@@ -404,5 +413,40 @@ class OwnershipReviewTest
             harness.outbound.takePackets(1 + attempt).forEach(connack -> codes.add((int)connack[3]));
         }
         assertThat(codes).as("CONNACK return codes of three attempts").containsExactly(0, 0, 0);
+    }
+
+    @Test
+    @DisplayName("one SUBSCRIBE cannot hold the routing stage (and so every client) for long: each '#' filter in it "
+        + "walks every retained message, with no bound on the work")
+    void subscribeWithManyWildcardsStarvesRouting()
+    {
+        // the whole test on the timeout's thread: the stages assert that one thread owns them
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(10), () ->
+        {
+            final MultiAgentHarness harness = new MultiAgentHarness(
+                new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2));
+            harness.packet(0, 1, connect("pub", true));
+            for (int batch = 0; batch < 20; batch++)
+            {
+                for (int i = 0; i < 1_000; i++)
+                {
+                    harness.offerOnly(0, 1, publish("r/" + batch + "/" + i, 0, 0, true, false)); // 20,000 retained
+                }
+                harness.step();
+            }
+            final io.ringmq.protocol.SubscribeEncoder encoder =
+                new io.ringmq.protocol.SubscribeEncoder().reset(PacketType.SUBSCRIBE).packetId(3);
+            for (int i = 0; i < 10_000; i++)
+            {
+                encoder.filters().add("#", 0); // 4 bytes each: a 1 MiB SUBSCRIBE holds 262,000 of them
+            }
+            final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
+            encoder.encode(buffer, 0);
+            harness.packet(0, 2, connect("greedy", true));
+            final long start = System.nanoTime();
+            harness.packet(0, 2, buffer.byteArray()); // 10,000 filters x 20,000 retained messages visited
+            final long ms = (System.nanoTime() - start) / 1_000_000;
+            assertThat(ms).as("ms the routing stage spent on one 40 KB SUBSCRIBE").isLessThan(100);
+        });
     }
 }
