@@ -1,0 +1,452 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.pipeline.status.ErrorLog;
+import io.ringmq.protocol.ConnectEncoder;
+import io.ringmq.protocol.MqttVersion;
+import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.PublishEncoder;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.lang.reflect.Field;
+import java.util.List;
+
+import static io.ringmq.pipeline.PipelineTest.ack;
+import static io.ringmq.pipeline.PipelineTest.connect;
+import static io.ringmq.pipeline.PipelineTest.subscribe;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Review of "Ownership made structural" (attacker's view): each test fails on the code as landed. The stages are
+ * stepped in-process, with two I/O agents (so two delivery shards), as {@link PipelineHarness} does for one.
+ */
+class OwnershipReviewTest
+{
+    private static final Authenticator ANONYMOUS =
+        new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null);
+
+    /**
+     * A stepped pipeline with several I/O agents: a packet is offered as a given agent would.
+     */
+    static final class MultiAgentHarness
+    {
+        final PipelineTest.RecordingOutbound outbound;
+        final BrokerCounters counters = new BrokerCounters();
+        final Pipeline pipeline;
+        final StageAgent agent;
+
+        MultiAgentHarness(final BrokerContext context, final PipelineTest.RecordingOutbound outbound)
+        {
+            this(context, outbound, outbound);
+        }
+
+        MultiAgentHarness(final BrokerContext context, final Outbound front,
+            final PipelineTest.RecordingOutbound outbound)
+        {
+            context.conclude();
+            this.outbound = outbound;
+            pipeline = new Pipeline(context, ANONYMOUS, front, counters, new ErrorLog(counters));
+            agent = pipeline.allStages("test");
+        }
+
+        MultiAgentHarness(final BrokerContext context)
+        {
+            this(context, new PipelineTest.RecordingOutbound());
+        }
+
+        void packet(final int agentIndex, final long connectionId, final byte[] packet)
+        {
+            final long sequence = pipeline.ring().next();
+            final IngressEvent event = pipeline.ring().get(sequence);
+            final MessageLog log = pipeline.messageLog(agentIndex);
+            final long logEnd = packet.length > event.inlineCapacity() ?
+                log.append(new UnsafeBuffer(packet), 0, packet.length) : -1;
+            event.packet(agentIndex, connectionId, MqttVersion.V3_1_1, true, (packet[0] & 0xFF) >>> 4,
+                new UnsafeBuffer(packet), packet.length, log, logEnd);
+            pipeline.ring().publish(sequence);
+            step();
+        }
+
+        void offerOnly(final int agentIndex, final long connectionId, final byte[] packet)
+        {
+            final long sequence = pipeline.ring().next();
+            final IngressEvent event = pipeline.ring().get(sequence);
+            event.packet(agentIndex, connectionId, MqttVersion.V3_1_1, true, (packet[0] & 0xFF) >>> 4,
+                new UnsafeBuffer(packet), packet.length, pipeline.messageLog(agentIndex), -1);
+            pipeline.ring().publish(sequence);
+        }
+
+        void end(final int agentIndex, final long connectionId, final int kind)
+        {
+            final long sequence = pipeline.ring().next();
+            pipeline.ring().get(sequence).end(kind, agentIndex, connectionId, MqttVersion.V3_1_1);
+            pipeline.ring().publish(sequence);
+            step();
+        }
+
+        void step()
+        {
+            for (int i = 0; i < 100; i++) // a few idle cycles too: a shard waiting for a hand-over polls again
+            {
+                agent.doWork();
+            }
+        }
+
+        boolean closed(final long connectionId)
+        {
+            return outbound.closed.stream().anyMatch(c -> c[1] == connectionId);
+        }
+    }
+
+    static byte[] connectWill(final String clientId, final boolean clean, final String willTopic)
+    {
+        final ConnectEncoder encoder = new ConnectEncoder().reset().cleanStart(clean);
+        if (null != willTopic)
+        {
+            encoder.will(0, false, null);
+        }
+        encoder.clientId().wrap(clientId);
+        if (null != willTopic)
+        {
+            encoder.willTopic().wrap(willTopic);
+            encoder.willPayload().wrap("bye");
+        }
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
+        encoder.encode(buffer, 0);
+        return buffer.byteArray();
+    }
+
+    static byte[] publish(final String topic, final int qos, final int packetId, final boolean retain,
+        final boolean dup)
+    {
+        final PublishEncoder encoder = new PublishEncoder().reset().qos(qos).packetId(packetId).retain(retain)
+            .dup(dup).topic(topic).payload(new byte[]{42});
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
+        encoder.encode(buffer, 0);
+        return buffer.byteArray();
+    }
+
+    /**
+     * A routing log whose entries hold at most 1024 bytes: 128 targets. The default (16 MiB log) holds about a
+     * million, and persistent sessions, which are targets while offline, are not bounded in number.
+     */
+    private static BrokerContext smallRouteLog()
+    {
+        return new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2).maxPacketSize(1024).messageLogBytes(2048);
+    }
+
+    private static void watchers(final MultiAgentHarness harness, final int count, final String filter)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            harness.packet(0, 1_000 + i, connect("watcher-" + i, true));
+            harness.packet(0, 1_000 + i, subscribe(filter, 0));
+        }
+        harness.outbound.sent.clear();
+    }
+
+    @Test
+    @DisplayName("a failed takeover CONNECT (routing output too large) still closes the taken-over connection")
+    void failedTakeoverLeavesZombieConnection()
+    {
+        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog());
+        watchers(harness, 130, "will/#"); // the will's fan-out needs 130 × 8 bytes: more than an entry holds
+        harness.packet(0, 1, connectWill("mortal", false, "will/mortal"));
+        assertThat(harness.outbound.takeTypes(1)).containsExactly(PacketType.CONNACK);
+        harness.packet(1, 2, connectWill("mortal", false, null)); // takes over connection 1, moves to shard 1
+        assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).as("routing's commit threw").isPositive();
+        assertThat(harness.closed(2)).as("the new connection is refused").isTrue();
+        // routing already removed connection 1 from its map: everything it sends now is ignored (no PUBACK),
+        // yet nobody closes it, so the client sits on a dead session until it gives up by itself
+        harness.packet(0, 1, publish("x", 1, 5, false, false));
+        assertThat(harness.outbound.takeTypes(1)).as("the old connection is not served").isEmpty();
+        assertThat(harness.closed(1)).as("so it must have been closed [MQTT-3.1.4-2]").isTrue();
+    }
+
+    @Test
+    @DisplayName("a failed moving CONNECT leaves routing and the shards disagreeing on where a session lives: the "
+        + "next reconnect waits forever for a hand-over and stalls the whole pipeline")
+    void failedMoveStallsNextMove()
+    {
+        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog());
+        watchers(harness, 130, "will/#");
+        harness.packet(0, 1, connectWill("mortal", false, "will/mortal"));
+        harness.packet(1, 2, connectWill("mortal", false, null)); // fails in routing's commit, after routing moved it
+        harness.end(1, 2, IngressEvent.CONNECTION_LOST);
+        harness.end(0, 1, IngressEvent.CONNECTION_LOST);
+        harness.outbound.sent.clear();
+        // routing believes the session is in shard 1; shard 0 still holds it and nobody hands it over
+        harness.packet(0, 3, connectWill("mortal", false, null));
+        assertThat(harness.outbound.takeTypes(3)).as("the reconnecting client gets a CONNACK")
+            .containsExactly(PacketType.CONNACK);
+        harness.packet(0, 4, connect("bystander", true));
+        assertThat(harness.outbound.takeTypes(4)).as("and shard 0 is not stuck for everybody else")
+            .containsExactly(PacketType.CONNACK);
+    }
+
+    @Test
+    @DisplayName("an exception in the old shard while it handles a moving CONNECT (fail closed) must not leave the "
+        + "session's next reconnect waiting forever for a hand-over that never comes")
+    void shardErrorOnMoveStallsLaterMove()
+    {
+        final PipelineTest.RecordingOutbound recording = new PipelineTest.RecordingOutbound();
+        final Outbound throwing = new Outbound()
+        {
+            public boolean send(final int agentIndex, final long connectionId, final DirectBuffer buffer,
+                final int offset, final int length)
+            {
+                return recording.send(agentIndex, connectionId, buffer, offset, length);
+            }
+
+            public boolean close(final int agentIndex, final long connectionId)
+            {
+                if (connectionId == 1)
+                {
+                    throw new IllegalStateException("injected: closing the taken-over connection fails");
+                }
+                return recording.close(agentIndex, connectionId);
+            }
+
+            public void endOfBatch()
+            {
+            }
+        };
+        final MultiAgentHarness harness = new MultiAgentHarness(
+            new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2), throwing, recording);
+        harness.packet(0, 1, connectWill("p", false, null));
+        harness.packet(1, 2, connectWill("p", false, null)); // takeover + move 0 -> 1; shard 0 throws before hand-over
+        assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).isPositive();
+        harness.end(1, 2, IngressEvent.CONNECTION_LOST);
+        harness.outbound.sent.clear();
+        harness.packet(0, 3, connectWill("p", false, null)); // routing: held by shard 1 (it never got it): move 1 -> 0
+        assertThat(harness.outbound.takeTypes(3)).as("the client gets an answer").containsExactly(PacketType.CONNACK);
+        harness.packet(0, 4, connect("bystander", true));
+        assertThat(harness.outbound.takeTypes(4)).as("shard 0 is not stuck").containsExactly(PacketType.CONNACK);
+    }
+
+    @Test
+    @DisplayName("a PUBLISH whose fan-out does not fit one routing log entry is not delivered to anyone, and its "
+        + "publisher is disconnected")
+    void fanOutLargerThanALogEntry()
+    {
+        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog());
+        watchers(harness, 130, "t");
+        harness.packet(0, 1, connect("pub", true));
+        harness.outbound.sent.clear();
+        harness.packet(0, 1, publish("t", 0, 0, false, false));
+        assertThat(harness.outbound.sent).as("130 subscribers get the message").hasSize(130);
+        assertThat(harness.closed(1)).as("a valid PUBLISH does not close its publisher").isFalse();
+    }
+
+    @Test
+    @DisplayName("a failed PUBLISH is not half-applied: its retained message is not stored, and its QoS 2 packet "
+        + "id is not kept, so the client's resend after reconnect is delivered, not swallowed as a duplicate")
+    void failedPublishIsHalfApplied()
+    {
+        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog());
+        watchers(harness, 130, "t");
+        harness.packet(0, 1, connectWill("pub", false, null));
+        harness.packet(0, 1, publish("t", 2, 7, true, false)); // routing stores it, then its commit throws
+        assertThat(harness.closed(1)).isTrue();
+        assertThat(harness.outbound.takeTypes(1)).as("no PUBREC: the publisher was told nothing")
+            .doesNotContain(PacketType.PUBREC);
+        harness.end(0, 1, IngressEvent.CONNECTION_LOST);
+        for (int i = 0; i < 10; i++)
+        {
+            harness.end(0, 1_000 + i, IngressEvent.DISCONNECTED); // fewer subscribers now: the fan-out fits
+        }
+        harness.outbound.sent.clear();
+        harness.packet(0, 2, connectWill("pub", false, null));
+        harness.packet(0, 2, publish("t", 2, 7, true, true)); // [MQTT-4.4.0-1] resent with DUP
+        assertThat(harness.outbound.takeTypes(2)).containsExactly(PacketType.CONNACK, PacketType.PUBREC);
+        harness.packet(0, 2, ack(PacketType.PUBREL, 7));
+        final List<Integer> atWatcher = harness.outbound.takeTypes(1_050);
+        assertThat(atWatcher).as("the QoS 2 message the client was acknowledged for reached its subscribers")
+            .containsExactly(PacketType.PUBLISH);
+    }
+
+    @Test
+    @DisplayName("a PUBLISH refused by the routing stage (failed slot) leaves no retained message behind")
+    void failedRetainedPublishIsStored()
+    {
+        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog());
+        watchers(harness, 130, "t");
+        harness.packet(0, 1, connect("pub", true));
+        harness.packet(0, 1, publish("t", 0, 0, true, false)); // fails: the publisher is closed
+        assertThat(harness.closed(1)).isTrue();
+        harness.packet(1, 2, connect("late", true));
+        harness.packet(1, 2, subscribe("t", 0));
+        assertThat(harness.outbound.takeTypes(2)).as("a refused message is not retained")
+            .containsExactly(PacketType.CONNACK, PacketType.SUBACK);
+    }
+
+    @Test
+    @DisplayName("a hand-over whose CONNECT is then failed stays in the new shard's arrived map; once the id is "
+        + "reused, another client's session moving in is given the stale one: its messages go to the wrong client")
+    void staleArrivedSessionGoesToTheWrongClient()
+    {
+        final PipelineTest.RecordingOutbound recording = new PipelineTest.RecordingOutbound();
+        final boolean[] armed = new boolean[1];
+        final Outbound throwing = new Outbound()
+        {
+            public boolean send(final int agentIndex, final long connectionId, final DirectBuffer buffer,
+                final int offset, final int length)
+            {
+                if (connectionId == 50 && armed[0])
+                {
+                    armed[0] = false;
+                    throw new IllegalStateException("injected: delivering the will fails in the old shard");
+                }
+                return recording.send(agentIndex, connectionId, buffer, offset, length);
+            }
+
+            public boolean close(final int agentIndex, final long connectionId)
+            {
+                return recording.close(agentIndex, connectionId);
+            }
+
+            public void endOfBatch()
+            {
+            }
+        };
+        final MultiAgentHarness harness = new MultiAgentHarness(
+            new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2), throwing, recording);
+        harness.packet(0, 50, connect("watcher", true));
+        harness.packet(0, 50, subscribe("will/#", 0));
+        harness.packet(0, 60, connect("pub", true));
+        harness.packet(0, 1, connectWill("p", false, "will/p"));
+        harness.packet(0, 1, subscribe("secret", 1));
+        harness.packet(0, 60, publish("secret", 1, 1, false, false)); // in flight to p, never acknowledged
+        assertThat(harness.outbound.takeTypes(1)).contains(PacketType.PUBLISH);
+        armed[0] = true;
+        harness.packet(1, 2, connectWill("p", false, null)); // takeover + move 0 -> 1: shard 0 hands over, then throws
+        assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).isPositive();
+        harness.end(1, 2, IngressEvent.CONNECTION_LOST);
+        harness.end(0, 1, IngressEvent.CONNECTION_LOST);
+        harness.packet(0, 7, connectWill("z", false, null)); // any other session moving into shard 1 meanwhile
+        harness.end(0, 7, IngressEvent.CONNECTION_LOST);
+        harness.packet(1, 8, connectWill("z", false, null)); // shard 1 drains its inbox into arrived: p's stays
+        harness.packet(0, 3, connectWill("p", true, null)); // p's old session is discarded: its id is free again
+        harness.packet(0, 4, connectWill("q", false, null)); // a different client gets that id (shard 0)
+        harness.end(0, 4, IngressEvent.CONNECTION_LOST);
+        harness.outbound.sent.clear();
+        harness.packet(1, 5, connectWill("q", false, null)); // q moves 0 -> 1
+        assertThat(harness.outbound.takeTypes(5)).as("q has nothing in flight: only its CONNACK")
+            .containsExactly(PacketType.CONNACK);
+    }
+
+    @Test
+    @DisplayName("a slot failed in one shard after routing committed it: the other shards still owe its takeover "
+        + "close and its discarded ids (onFailed skips both: a zombie connection and a leaked delivery session)")
+    void otherShardsSkipTakeoverAndDiscardsOfAFailedSlot() throws Exception
+    {
+        final PipelineTest.RecordingOutbound recording = new PipelineTest.RecordingOutbound();
+        final Outbound throwing = new Outbound()
+        {
+            public boolean send(final int agentIndex, final long connectionId, final DirectBuffer buffer,
+                final int offset, final int length)
+            {
+                if (connectionId == 11)
+                {
+                    throw new IllegalStateException("injected: shard 0 fails on the new connection's CONNACK");
+                }
+                return recording.send(agentIndex, connectionId, buffer, offset, length);
+            }
+
+            public boolean close(final int agentIndex, final long connectionId)
+            {
+                return recording.close(agentIndex, connectionId);
+            }
+
+            public void endOfBatch()
+            {
+            }
+        };
+        final MultiAgentHarness harness = new MultiAgentHarness(
+            new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2), throwing, recording);
+        harness.packet(1, 10, connect("x", true)); // session 0, in shard 1
+        harness.packet(1, 10, subscribe("q", 1));
+        harness.packet(1, 20, connect("pub", true));
+        harness.packet(1, 20, publish("q", 1, 1, false, false)); // in flight to x: a pooled copy held
+        harness.packet(0, 11, connect("x", true)); // takes over connection 10, discards session 0; shard 0 throws
+        assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).isPositive();
+        final org.assertj.core.api.SoftAssertions soft = new org.assertj.core.api.SoftAssertions();
+        soft.assertThat(harness.closed(10)).as("the taken-over connection is closed [MQTT-3.1.4-2]").isTrue();
+        final Field shards = Pipeline.class.getDeclaredField("shards");
+        shards.setAccessible(true);
+        final Field stage = StageAgent.Step.class.getDeclaredField("stage");
+        stage.setAccessible(true);
+        final Object shard1 = stage.get(((StageAgent.Step[])shards.get(harness.pipeline))[1]);
+        final Field sessions = shard1.getClass().getDeclaredField("sessions");
+        sessions.setAccessible(true);
+        soft.assertThat(((Object[])sessions.get(shard1))[0]).as("shard 1 forgot discarded session 0").isNull();
+        soft.assertAll();
+    }
+
+    @Test
+    @DisplayName("many persistent sessions expiring together: their discarded ids do not fit one routing entry, so "
+        + "every later event fails and no client is ever admitted again")
+    void massExpiryBreaksEveryLaterEvent() throws Exception
+    {
+        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog().persistentClientExpirationMs(2_000));
+        for (int i = 0; i < 300; i++) // 300 ids × 4 bytes > 1024 (by default: 2 million ids > 8 MiB)
+        {
+            harness.packet(0, 100 + i, connectWill("gone-" + i, false, null));
+            harness.end(0, 100 + i, IngressEvent.DISCONNECTED);
+        }
+        final long deadline = System.nanoTime() + 10_000_000_000L;
+        while (harness.pipeline.routing().sessionCount() > 0 && System.nanoTime() < deadline)
+        {
+            harness.agent.doWork(); // no event meanwhile: the expiry wheel runs on its own
+            Thread.sleep(1);
+        }
+        assertThat(harness.pipeline.routing().sessionCount()).isZero();
+        harness.outbound.sent.clear();
+        final List<Integer> codes = new java.util.ArrayList<>();
+        for (int attempt = 0; attempt < 3; attempt++)
+        {
+            harness.packet(1, 1 + attempt, connect("newcomer", true));
+            harness.outbound.takePackets(1 + attempt).forEach(connack -> codes.add((int)connack[3]));
+        }
+        assertThat(codes).as("CONNACK return codes of three attempts").containsExactly(0, 0, 0);
+    }
+
+    @Test
+    @DisplayName("one SUBSCRIBE cannot hold the routing stage (and so every client) for long: each '#' filter in it "
+        + "walks every retained message, with no bound on the work")
+    void subscribeWithManyWildcardsStarvesRouting()
+    {
+        // the whole test on the timeout's thread: the stages assert that one thread owns them
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(10), () ->
+        {
+            final MultiAgentHarness harness = new MultiAgentHarness(
+                new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2));
+            harness.packet(0, 1, connect("pub", true));
+            for (int batch = 0; batch < 20; batch++)
+            {
+                for (int i = 0; i < 1_000; i++)
+                {
+                    harness.offerOnly(0, 1, publish("r/" + batch + "/" + i, 0, 0, true, false)); // 20,000 retained
+                }
+                harness.step();
+            }
+            final io.ringmq.protocol.SubscribeEncoder encoder =
+                new io.ringmq.protocol.SubscribeEncoder().reset(PacketType.SUBSCRIBE).packetId(3);
+            for (int i = 0; i < 10_000; i++)
+            {
+                encoder.filters().add("#", 0); // 4 bytes each: a 1 MiB SUBSCRIBE holds 262,000 of them
+            }
+            final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
+            encoder.encode(buffer, 0);
+            harness.packet(0, 2, connect("greedy", true));
+            final long start = System.nanoTime();
+            harness.packet(0, 2, buffer.byteArray()); // 10,000 filters x 20,000 retained messages visited
+            final long ms = (System.nanoTime() - start) / 1_000_000;
+            assertThat(ms).as("ms the routing stage spent on one 40 KB SUBSCRIBE").isLessThan(100);
+        });
+    }
+}
