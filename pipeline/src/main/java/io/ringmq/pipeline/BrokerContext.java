@@ -56,6 +56,14 @@ public final class BrokerContext
     private int maxRetainedMessages = 100_000;
     private long maxRetainedBytes = 256L * 1024 * 1024;
     private long persistentClientExpirationMs = 7L * 24 * 3600 * 1000;
+    private int maxSessions = 200_000;
+    /** Derived: the routing stage's output log, sized so one entry always holds a fan-out to every session. */
+    private int routeLogBytes;
+
+    /** Retained message bytes one SUBSCRIBE may carry; past it they are counted, not sent. */
+    public static final int RETAINED_BYTES_PER_SUBSCRIBE = 1024 * 1024;
+    /** Discarded session ids announced in one routing output entry; the rest wait for the next. */
+    public static final int DISCARDED_PER_ENTRY = 65_536;
 
     private Authenticator.AnonymousPolicy anonymous = Authenticator.AnonymousPolicy.LOOPBACK;
     private String user;
@@ -112,6 +120,14 @@ public final class BrokerContext
         }
         check(Integer.bitCount(messageLogBytes) == 1 && messageLogBytes / 2 >= maxPacketSize,
             "--message-log-bytes must be a power of two holding two packets of --max-packet-size");
+        check(maxSessions >= 1 && maxSessions <= 10_000_000, "--max-sessions must be 1..10000000");
+        check((long)ringSize * slotInlineBytes <= 256L * 1024 * 1024,
+            "--ring-size x --slot-inline-bytes must stay within 256 MiB of heap");
+        // one routing entry holds: a target per session (12 bytes each), a will and the return codes of one
+        // packet, the retained messages of one SUBSCRIBE, and a batch of discarded ids; the log holds two entries
+        final long entry = maxSessions * 12L + 2L * maxPacketSize + RETAINED_BYTES_PER_SUBSCRIBE +
+            DISCARDED_PER_ENTRY * 4L + 4096;
+        routeLogBytes = (int)Math.max(messageLogBytes, BitUtil.findNextPositivePowerOfTwo(entry * 2));
         check(maxConnectSize >= 64, "--max-connect-size must be at least 64");
         check(maxConnectionsPerAddress >= 1, "--max-connections-per-address must be positive");
         check(memoryBudgetBytes == AUTO || memoryBudgetBytes >= 1024 * 1024,
@@ -153,7 +169,7 @@ public final class BrokerContext
             connectTimeoutMs + "ms max-client-id-length=" + maxClientIdLength + " max-subscriptions-per-client=" +
             maxSubscriptionsPerClient + " max-queued-bytes=" + maxQueuedBytes + " max-retained=" +
             maxRetainedMessages + "/" + maxRetainedBytes + "B persistent-client-expiration=" +
-            persistentClientExpirationMs / 1000 + "s slot-inline-bytes=" + slotInlineBytes + " message-log-bytes=" +
+            persistentClientExpirationMs / 1000 + "s max-sessions=" + maxSessions + " slot-inline-bytes=" + slotInlineBytes + " message-log-bytes=" +
             messageLogBytes + " anonymous=" + anonymous.name().toLowerCase() +
             (null != user ? " user=" + user : "") + (null != passwordFile ? " password-file=" + passwordFile : "") +
             " counters-dir=" + countersDir +
@@ -365,6 +381,28 @@ public final class BrokerContext
     {
         this.passwordFile = passwordFile;
         return this;
+    }
+
+    /**
+     * @return sessions held at once, online or not; a CONNECT that would create one more is refused.
+     */
+    public int maxSessions()
+    {
+        return maxSessions;
+    }
+
+    public BrokerContext maxSessions(final int maxSessions)
+    {
+        this.maxSessions = maxSessions;
+        return this;
+    }
+
+    /**
+     * @return the routing stage's output log, derived by {@link #conclude()} from the session limit.
+     */
+    public int routeLogBytes()
+    {
+        return routeLogBytes;
     }
 
     public int slotInlineBytes()

@@ -62,7 +62,7 @@ public final class Pipeline
         {
             logs[i] = new MessageLog(context.messageLogBytes());
         }
-        this.routeLog = new MessageLog(context.messageLogBytes());
+        this.routeLog = new MessageLog(context.routeLogBytes());
         this.routing = new RoutingStage(context, counters, routeLog);
 
         final StagePoller authPoller = new StagePoller(ring);

@@ -249,17 +249,16 @@ public final class RouteOutput
         /**
          * @return the entry's length for this output and {@code discarded} ids; 0 when there is nothing to write.
          */
-        int length(final IntArrayList discarded)
+        int length(final int discardedCount)
         {
-            return discardedOffset(targetCount, grantedCount) + discarded.size() * 4 + messageLength +
-                retainedLength;
+            return discardedOffset(targetCount, grantedCount) + discardedCount * 4 + messageLength + retainedLength;
         }
 
         /**
          * Writes the entry at {@code index} and records its shape in the slot.
          */
         void write(final MutableDirectBuffer buffer, final int index, final IntArrayList discarded,
-            final IngressEvent event)
+            final int discardedCount, final IngressEvent event)
         {
             for (int i = 0, n = targetCount * TARGET_INTS; i < n; i++)
             {
@@ -267,7 +266,7 @@ public final class RouteOutput
             }
             buffer.putBytes(index + grantedOffset(targetCount), granted, 0, grantedCount);
             int at = discardedOffset(targetCount, grantedCount);
-            for (int i = 0; i < discarded.size(); i++)
+            for (int i = 0; i < discardedCount; i++)
             {
                 buffer.putInt(index + at, discarded.getInt(i));
                 at += 4;
@@ -279,7 +278,7 @@ public final class RouteOutput
             buffer.putBytes(index + at, retained, 0, retainedLength);
             event.targetCount = targetCount;
             event.grantedCount = grantedCount;
-            event.discardedCount = discarded.size();
+            event.discardedCount = discardedCount;
             event.retainedCount = retainedCount;
         }
 

@@ -50,9 +50,20 @@ public final class RoutingStage implements Stage
     private final int maxTopicLevels;
     private final int maxTopicLength;
     private final int retainedBytesPerSubscribe;
+    private final int maxSessions;
     private final SessionExpiry expiry;
+    private final java.util.function.Predicate<Message> retainedVisitor = this::onRetained;
+    /** Steps of the retained store's walks one SUBSCRIBE may take (a few milliseconds), whatever its filters. */
+    private static final long RETAINED_STEPS_PER_SUBSCRIBE = 1_000_000;
+
+    private java.util.Set<String> subscribeFilters = new java.util.HashSet<>();
+    private long retainedSteps;
+    private boolean retainedBudgetSpent;
+    private int retainedGranted;
     private IngressEvent pending;
     private RoutingSession moved;
+    private RoutingSession publishSession;
+    private boolean publishRetain;
     private int movedFrom;
     private int generation;
     private int publishQos;
@@ -68,7 +79,8 @@ public final class RoutingStage implements Stage
         this.maxSubscriptions = context.maxSubscriptionsPerClient();
         this.maxTopicLevels = context.maxTopicLevels();
         this.maxTopicLength = context.maxTopicLength();
-        this.retainedBytesPerSubscribe = log.maxEntryLength() / 2;
+        this.retainedBytesPerSubscribe = BrokerContext.RETAINED_BYTES_PER_SUBSCRIBE;
+        this.maxSessions = context.maxSessions();
         this.retained = new RetainedStore(context.maxRetainedMessages(), context.maxRetainedBytes());
         this.expiry = new SessionExpiry(context.persistentClientExpirationMs(), this::expire);
     }
@@ -87,6 +99,8 @@ public final class RoutingStage implements Stage
         event.resetRouting();
         output.reset();
         moved = null;
+        publishSession = null;
+        publishRetain = false;
         switch (event.kind)
         {
             case IngressEvent.PACKET:
@@ -116,6 +130,8 @@ public final class RoutingStage implements Stage
             moved.shard(movedFrom); // the move did not happen: its delivery half is still where it was
         }
         moved = null;
+        publishSession = null; // its changes were never applied
+        publishRetain = false;
         event.resetRouting();
         if (event.kind != IngressEvent.PACKET)
         {
@@ -130,8 +146,22 @@ public final class RoutingStage implements Stage
 
     private boolean commit(final IngressEvent event)
     {
+        if (!writeOutput(event))
+        {
+            return false;
+        }
+        if (null != publishSession)
+        {
+            applyPublish(event);
+        }
+        return true;
+    }
+
+    private boolean writeOutput(final IngressEvent event)
+    {
         final IntArrayList discarded = sessions.takeDiscarded();
-        final int length = output.length(discarded);
+        final int discardedCount = Math.min(discarded.size(), BrokerContext.DISCARDED_PER_ENTRY); // the rest: next
+        final int length = output.length(discardedCount);
         if (length == 0)
         {
             pending = null;
@@ -147,10 +177,10 @@ public final class RoutingStage implements Stage
             pending = event;
             return false; // no room until the last stage releases older entries: try again next duty cycle
         }
-        output.write(log.buffer(), log.indexOf(end, length), discarded, event);
+        output.write(log.buffer(), log.indexOf(end, length), discarded, discardedCount, event);
         event.routeLogLength = length;
         event.routeLogEnd = end;
-        sessions.releaseDiscarded(); // the shards learn of them in this entry: their ids may be reused
+        sessions.releaseDiscarded(discardedCount); // the shards learn of them in this entry: their ids may be reused
         pending = null;
         return true;
     }
@@ -232,6 +262,11 @@ public final class RoutingStage implements Stage
             {
                 discard(existing);
             }
+            else if (sessions.size() >= maxSessions)
+            {
+                counters.increment(BrokerCounters.SESSIONS_REFUSED_LIMIT); // its shard refuses it: no session
+                return;
+            }
             session = sessions.create(clientId, !clean, event.agentIndex);
             event.sessionNew = true;
         }
@@ -260,18 +295,34 @@ public final class RoutingStage implements Stage
         event.topicLength = topic.length();
         event.payloadOffset = payload.offset();
         event.payloadLength = payload.length();
-        if (event.qos == 2 && !session.awaitingPubrel().add(event.packetId))
+        if (event.qos == 2 && session.awaitingPubrel().contains(event.packetId))
         {
             return; // a resent QoS 2 PUBLISH before PUBREL: answered with PUBREC again, not delivered twice
         }
         event.routed = true;
-        if (publish.isRetain())
+        fanOut(topic.buffer(), topic.offset(), topic.length(), event.qos);
+        // what the PUBLISH changes is applied only once its output is committed: a failed slot changes nothing
+        publishSession = session;
+        publishRetain = publish.isRetain();
+    }
+
+    /**
+     * Applies a routed PUBLISH's changes to routing state, after its output is committed.
+     */
+    private void applyPublish(final IngressEvent event)
+    {
+        if (event.qos == 2)
+        {
+            publishSession.awaitingPubrel().add(event.packetId);
+        }
+        if (publishRetain)
         {
             // [MQTT-3.3.1-5] store, replace, or with an empty payload clear [MQTT-3.3.1-10]
-            retain(retained.put(topic.buffer(), topic.offset(), topic.length(),
-                payload.buffer(), payload.offset(), payload.length(), event.qos));
+            retain(retained.put(event.packet, event.topicOffset, event.topicLength, event.packet,
+                event.payloadOffset, event.payloadLength, event.qos));
         }
-        fanOut(topic.buffer(), topic.offset(), topic.length(), event.qos);
+        publishSession = null;
+        publishRetain = false;
     }
 
     private void onSubscribe(final IngressEvent event, final RoutingSession session)
@@ -282,6 +333,13 @@ public final class RoutingStage implements Stage
         }
         event.packetId = subscribe.packetId();
         final TopicFilterList filters = subscribe.filters();
+        retainedBudgetSpent = false;
+        retainedSteps = RETAINED_STEPS_PER_SUBSCRIBE;
+        if (subscribeFilters.size() > 1024)
+        {
+            subscribeFilters = new java.util.HashSet<>(); // a huge SUBSCRIBE's set is not kept
+        }
+        subscribeFilters.clear();
         for (int i = 0; i < filters.count(); i++)
         {
             final Slice filterBytes = filters.filter(i);
@@ -302,17 +360,18 @@ public final class RoutingStage implements Stage
             index.subscribe(filter, session, granted);
             session.subscriptions().put(filter, granted);
             output.addGranted(granted);
-            // retained messages are sent for every new or replaced subscription [MQTT-3.3.1-6] [MQTT-3.8.4-3]
-            retained.match(filter, message ->
+            // retained messages are sent for every new or replaced subscription [MQTT-3.3.1-6] [MQTT-3.8.4-3],
+            // once per distinct filter of this SUBSCRIBE, and only as far as its budget goes: past it the walk stops
+            if (!retainedBudgetSpent && subscribeFilters.add(filter))
             {
-                willTopic.wrap(message.topic());
-                willPayload.wrap(message.payload());
-                if (!output.addRetained(Math.min(message.qos(), granted), willTopic, 0, message.topic().length,
-                    willPayload, 0, message.payload().length, retainedBytesPerSubscribe))
+                retainedGranted = granted;
+                retainedSteps -= retained.matchWhile(filter, retainedVisitor, retainedSteps);
+                if (retainedSteps < 0 && !retainedBudgetSpent)
                 {
-                    counters.increment(BrokerCounters.RETAINED_NOT_SENT);
+                    counters.increment(BrokerCounters.RETAINED_NOT_SENT); // the walk's budget is spent
+                    retainedBudgetSpent = true;
                 }
-            });
+            }
         }
     }
 
@@ -328,6 +387,25 @@ public final class RoutingStage implements Stage
             }
         }
         return levels;
+    }
+
+    /**
+     * Adds one retained message to the SUBSCRIBE's output.
+     *
+     * @return false, to stop the walk, once the SUBSCRIBE's retained budget is spent.
+     */
+    private boolean onRetained(final Message message)
+    {
+        willTopic.wrap(message.topic());
+        willPayload.wrap(message.payload());
+        if (output.addRetained(Math.min(message.qos(), retainedGranted), willTopic, 0, message.topic().length,
+            willPayload, 0, message.payload().length, retainedBytesPerSubscribe))
+        {
+            return true;
+        }
+        counters.increment(BrokerCounters.RETAINED_NOT_SENT);
+        retainedBudgetSpent = true;
+        return false;
     }
 
     private void onUnsubscribe(final IngressEvent event, final RoutingSession session)

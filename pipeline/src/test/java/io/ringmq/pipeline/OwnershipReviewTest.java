@@ -150,21 +150,35 @@ class OwnershipReviewTest
     }
 
     @Test
-    @DisplayName("a failed takeover CONNECT (routing output too large) still closes the taken-over connection")
-    void failedTakeoverLeavesZombieConnection()
+    @DisplayName("a takeover whose will fans out to more sessions than a small message log holds: the routing log "
+        + "is sized from --max-sessions, so the old connection is closed, the new one admitted, the will delivered")
+    void takeoverWithALargeWillFanOut()
     {
-        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog());
-        watchers(harness, 130, "will/#"); // the will's fan-out needs 130 × 8 bytes: more than an entry holds
+        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog().maxSessions(200));
+        watchers(harness, 130, "will/#"); // 130 targets: more than a 2 KiB entry would hold
         harness.packet(0, 1, connectWill("mortal", false, "will/mortal"));
         assertThat(harness.outbound.takeTypes(1)).containsExactly(PacketType.CONNACK);
         harness.packet(1, 2, connectWill("mortal", false, null)); // takes over connection 1, moves to shard 1
-        assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).as("routing's commit threw").isPositive();
-        assertThat(harness.closed(2)).as("the new connection is refused").isTrue();
-        // routing already removed connection 1 from its map: everything it sends now is ignored (no PUBACK),
-        // yet nobody closes it, so the client sits on a dead session until it gives up by itself
-        harness.packet(0, 1, publish("x", 1, 5, false, false));
-        assertThat(harness.outbound.takeTypes(1)).as("the old connection is not served").isEmpty();
-        assertThat(harness.closed(1)).as("so it must have been closed [MQTT-3.1.4-2]").isTrue();
+        assertThat(harness.closed(1)).as("the taken-over connection is closed [MQTT-3.1.4-2]").isTrue();
+        assertThat(harness.outbound.takeTypes(2)).containsExactly(PacketType.CONNACK);
+        assertThat(harness.outbound.takeTypes(1_129)).as("the will reached every watcher")
+            .containsExactly(PacketType.PUBLISH);
+        assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).isZero();
+    }
+
+    @Test
+    @DisplayName("limits: a CONNECT that would create a session past --max-sessions is refused and counted")
+    void sessionsPastTheLimitAreRefused()
+    {
+        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog().maxSessions(2));
+        harness.packet(0, 1, connect("one", true));
+        harness.packet(1, 2, connect("two", false));
+        harness.packet(0, 3, connect("three", true));
+        assertThat(harness.outbound.takePackets(3).get(0)).containsExactly(0x20, 0x02, 0x00, 0x03);
+        assertThat(harness.closed(3)).isTrue();
+        assertThat(harness.counters.get(BrokerCounters.SESSIONS_REFUSED_LIMIT)).isEqualTo(1);
+        harness.packet(1, 4, connect("two", false)); // an existing session is not a new one: taken over
+        assertThat(harness.outbound.takePackets(4).get(0)).containsExactly(0x20, 0x02, 0x01, 0x00);
     }
 
     @Test
@@ -243,45 +257,36 @@ class OwnershipReviewTest
     }
 
     @Test
-    @DisplayName("a failed PUBLISH is not half-applied: its retained message is not stored, and its QoS 2 packet "
-        + "id is not kept, so the client's resend after reconnect is delivered, not swallowed as a duplicate")
-    void failedPublishIsHalfApplied()
+    @DisplayName("MQTT-4.3.3-2: a QoS 2 PUBLISH with a large fan-out is acknowledged and delivered once; its resend "
+        + "with DUP before PUBREL is acknowledged again, not delivered twice")
+    void largeFanOutQos2PublishIsAppliedOnce()
     {
-        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog());
+        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog().maxSessions(200));
         watchers(harness, 130, "t");
         harness.packet(0, 1, connectWill("pub", false, null));
-        harness.packet(0, 1, publish("t", 2, 7, true, false)); // routing stores it, then its commit throws
-        assertThat(harness.closed(1)).isTrue();
-        assertThat(harness.outbound.takeTypes(1)).as("no PUBREC: the publisher was told nothing")
-            .doesNotContain(PacketType.PUBREC);
-        harness.end(0, 1, IngressEvent.CONNECTION_LOST);
-        for (int i = 0; i < 10; i++)
-        {
-            harness.end(0, 1_000 + i, IngressEvent.DISCONNECTED); // fewer subscribers now: the fan-out fits
-        }
-        harness.outbound.sent.clear();
-        harness.packet(0, 2, connectWill("pub", false, null));
-        harness.packet(0, 2, publish("t", 2, 7, true, true)); // [MQTT-4.4.0-1] resent with DUP
-        assertThat(harness.outbound.takeTypes(2)).containsExactly(PacketType.CONNACK, PacketType.PUBREC);
-        harness.packet(0, 2, ack(PacketType.PUBREL, 7));
-        final List<Integer> atWatcher = harness.outbound.takeTypes(1_050);
-        assertThat(atWatcher).as("the QoS 2 message the client was acknowledged for reached its subscribers")
-            .containsExactly(PacketType.PUBLISH);
+        harness.packet(0, 1, publish("t", 2, 7, true, false));
+        harness.packet(0, 1, publish("t", 2, 7, true, true)); // [MQTT-4.4.0-1] resent with DUP
+        assertThat(harness.outbound.takeTypes(1)).containsExactly(PacketType.CONNACK, PacketType.PUBREC,
+            PacketType.PUBREC);
+        assertThat(harness.outbound.takeTypes(1_050)).as("delivered once").containsExactly(PacketType.PUBLISH);
+        harness.packet(0, 1, ack(PacketType.PUBREL, 7));
+        assertThat(harness.outbound.takeTypes(1)).containsExactly(PacketType.PUBCOMP);
+        assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).isZero();
     }
 
     @Test
-    @DisplayName("a PUBLISH refused by the routing stage (failed slot) leaves no retained message behind")
-    void failedRetainedPublishIsStored()
+    @DisplayName("MQTT-3.3.1-5: a retained PUBLISH with a large fan-out is stored once its output is committed")
+    void retainedPublishWithALargeFanOut()
     {
-        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog());
+        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog().maxSessions(200));
         watchers(harness, 130, "t");
         harness.packet(0, 1, connect("pub", true));
-        harness.packet(0, 1, publish("t", 0, 0, true, false)); // fails: the publisher is closed
-        assertThat(harness.closed(1)).isTrue();
+        harness.packet(0, 1, publish("t", 0, 0, true, false));
+        assertThat(harness.closed(1)).isFalse();
         harness.packet(1, 2, connect("late", true));
         harness.packet(1, 2, subscribe("t", 0));
-        assertThat(harness.outbound.takeTypes(2)).as("a refused message is not retained")
-            .containsExactly(PacketType.CONNACK, PacketType.SUBACK);
+        assertThat(harness.outbound.takeTypes(2)).containsExactly(PacketType.CONNACK, PacketType.SUBACK,
+            PacketType.PUBLISH);
     }
 
     @Test

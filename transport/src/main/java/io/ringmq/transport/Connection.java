@@ -42,6 +42,8 @@ final class Connection
     boolean retrying;
     /** The socket would not take all the outbound bytes: waiting for it to be writable. */
     boolean writeBlocked;
+    /** Writes are blocked and what it is owed passed the high-water mark: stop reading it until it drains. */
+    boolean outFull;
     /** Has outbound bytes not yet offered to the socket this duty cycle. */
     boolean touched;
     /** Close once the outbound bytes are written (asked by the pipeline, or after a refusal). */
@@ -65,7 +67,7 @@ final class Connection
      */
     boolean readable()
     {
-        return !paused && !awaitingConnack && connack != CONNACK_REFUSED && !closed;
+        return !paused && !outFull && !awaitingConnack && connack != CONNACK_REFUSED && !closed;
     }
 
     /**

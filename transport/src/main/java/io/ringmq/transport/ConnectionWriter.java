@@ -203,10 +203,17 @@ final class ConnectionWriter
         }
         if (out.isReadable())
         {
-            if (!connection.writeBlocked)
+            // a client that will not read what it is owed (acknowledgements included) is not read from either,
+            // past the high-water mark: what it is owed stays bounded
+            final boolean outFull = out.readableBytes() > context.outboundHighWaterBytes();
+            if (!connection.writeBlocked || outFull != connection.outFull)
             {
-                counters.increment(BrokerCounters.SOCKET_WRITE_BLOCKED);
+                if (!connection.writeBlocked)
+                {
+                    counters.increment(BrokerCounters.SOCKET_WRITE_BLOCKED);
+                }
                 connection.writeBlocked = true;
+                connection.outFull = outFull;
                 connection.updateInterest();
             }
             return;
@@ -214,7 +221,13 @@ final class ConnectionWriter
         if (connection.writeBlocked)
         {
             connection.writeBlocked = false;
+            final boolean wasFull = connection.outFull;
+            connection.outFull = false;
             connection.updateInterest();
+            if (wasFull && connection.in.isReadable())
+            {
+                paused.add(connection); // packets it sent while it was not read from go on now
+            }
         }
         Buffers.compact(out);
         if (connection.closeAfterFlush)

@@ -124,6 +124,11 @@ public final class Main implements Callable<Integer>
             + "0 keeps it forever (default: ${DEFAULT-VALUE}).")
     String persistentClientExpiration = "7d";
 
+    @Option(names = "--max-sessions", paramLabel = "N",
+        description = "Sessions held at once, online or offline; a CONNECT that would create one more is refused "
+            + "(default: ${DEFAULT-VALUE}).")
+    int maxSessions = DEFAULTS.maxSessions();
+
     @Option(names = "--slot-inline-bytes", paramLabel = "BYTES",
         description = "Packet bytes kept inside an ingress ring slot; larger packets go to the I/O agent's "
             + "message log (default: ${DEFAULT-VALUE}).")
@@ -236,6 +241,7 @@ public final class Main implements Callable<Integer>
             .maxQueuedBytes(maxQueuedBytes)
             .maxRetained(maxRetainedMessages, maxRetainedBytes)
             .persistentClientExpirationMs(parseLongDurationMs(persistentClientExpiration))
+            .maxSessions(maxSessions)
             .slotInlineBytes(slotInlineBytes)
             .messageLogBytes(messageLogBytes)
             .stageBatchLimit(stageBatchLimit)

@@ -18,6 +18,8 @@ final class DeliverySession
     final boolean persistent;
     long connectionId = -1;
     int version;
+    /** While moving between shards: the connection id of the CONNECT that moves it. */
+    long handoverTag = -1;
 
     // the in-flight window, slot by slot; a free slot has no message
     private final SharedMessage[] inflightMessage;

@@ -17,7 +17,9 @@ import io.ringmq.protocol.ReasonCode;
 import io.ringmq.protocol.SubackEncoder;
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
-import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.collections.Long2LongHashMap;
+import org.agrona.collections.Long2ObjectHashMap;
+import org.agrona.collections.LongHashSet;
 
 import java.util.Arrays;
 
@@ -45,9 +47,14 @@ public final class DeliveryShard implements Stage
     private final int maxQueued;
     private final long maxQueuedBytes;
     private final OutboundBacklog backlog;
-    private final SharedMessage.Pool pool = new SharedMessage.Pool(4_096);
+    private final SharedMessage.Pool pool = new SharedMessage.Pool(1_024);
     private final RouteOutput route = new RouteOutput();
-    private final Int2ObjectHashMap<DeliverySession> arrived = new Int2ObjectHashMap<>();
+    /** Sessions handed over by other shards, by the connection id of the CONNECT that moved them. */
+    private final Long2ObjectHashMap<DeliverySession> arrived = new Long2ObjectHashMap<>();
+    /** Moves into this shard whose CONNECT failed here before the session arrived: connection id to session id. */
+    private final Long2LongHashMap orphans = new Long2LongHashMap(-1);
+    /** Hand-overs to drop on arrival: their session ended while they were on their way. */
+    private final LongHashSet stale = new LongHashSet();
     private final ExpandableArrayBuffer scratch = new ExpandableArrayBuffer(4096);
     private final ExpandableArrayBuffer[] variants = new ExpandableArrayBuffer[VERSIONS * 3];
     private final int[] variantLength = new int[VERSIONS * 3];
@@ -93,7 +100,7 @@ public final class DeliveryShard implements Stage
         final boolean mine = event.agentIndex == index;
         if (mine && event.packetType == PacketType.CONNECT && event.kind == IngressEvent.PACKET &&
             event.movedFromShard != IngressEvent.NONE && event.movedFromShard != index &&
-            event.sessionId != IngressEvent.NONE && !arrivedFromAnotherShard(event.sessionId))
+            event.sessionId != IngressEvent.NONE && !arrived(event.connectionId))
         {
             return false; // the session's delivery half is still on its way from the shard that held it
         }
@@ -130,9 +137,20 @@ public final class DeliveryShard implements Stage
      */
     public void onFailed(final IngressEvent event)
     {
-        if (event.movedFromShard == index && event.kind == IngressEvent.PACKET)
+        if (event.kind == IngressEvent.PACKET && event.packetType == PacketType.CONNECT)
         {
-            handOver(event, session(event.sessionId)); // whatever failed, the new shard must not wait forever
+            if (event.takeoverAgent == index)
+            {
+                close(event.takeoverConnectionId); // routing let go of it: it must not live on unanswered
+            }
+            if (event.movedFromShard == index)
+            {
+                handOver(event, session(event.sessionId)); // whatever failed, the new shard must not wait forever
+            }
+            else if (event.movedFromShard != IngressEvent.NONE && event.agentIndex == index)
+            {
+                adoptWhenArrived(event.connectionId, event.sessionId); // the move happened; its CONNECT did not
+            }
         }
         if (event.routeLogEnd >= 0)
         {
@@ -169,6 +187,10 @@ public final class DeliveryShard implements Stage
 
     public int doDutyCycle()
     {
+        if (!orphans.isEmpty())
+        {
+            drainHandovers();
+        }
         if (backlog.isEmpty())
         {
             return 0;
@@ -194,22 +216,62 @@ public final class DeliveryShard implements Stage
             sessions[event.sessionId] = null;
         }
         moving.connectionId = -1;
+        moving.handoverTag = event.connectionId;
         counters.increment(BrokerCounters.SESSIONS_MOVED);
         handover.send(event.agentIndex, moving); // the new shard sees this CONNECT too and takes it there
     }
 
-    private boolean arrivedFromAnotherShard(final int sessionId)
+    /**
+     * @return whether the session moved by the CONNECT of this connection has arrived from its old shard.
+     */
+    private boolean arrived(final long connectionId)
     {
-        if (arrived.containsKey(sessionId))
-        {
-            return true;
-        }
+        drainHandovers();
+        return arrived.containsKey(connectionId);
+    }
+
+    private void drainHandovers()
+    {
         DeliverySession session;
         while (null != (session = handover.poll(index)))
         {
-            arrived.put(session.id, session);
+            final long tag = session.handoverTag;
+            final long orphanOf = orphans.remove(tag);
+            if (orphanOf != orphans.missingValue())
+            {
+                adopt(session);
+            }
+            else if (!stale.remove(tag))
+            {
+                arrived.put(tag, session); // its CONNECT is still to come here: it waits in arrived
+            }
         }
-        return arrived.containsKey(sessionId);
+    }
+
+    /**
+     * A move into this shard whose CONNECT failed here: keep the session (offline) when it arrives.
+     */
+    private void adoptWhenArrived(final long connectionId, final int sessionId)
+    {
+        drainHandovers();
+        final DeliverySession session = arrived.remove(connectionId);
+        if (null != session)
+        {
+            adopt(session);
+        }
+        else
+        {
+            orphans.put(connectionId, sessionId);
+        }
+    }
+
+    private void adopt(final DeliverySession session)
+    {
+        if (null == session(session.id))
+        {
+            ensureCapacity(session.id);
+            sessions[session.id] = session;
+        }
     }
 
     private void onConnect(final IngressEvent event, final boolean mine)
@@ -240,7 +302,7 @@ public final class DeliveryShard implements Stage
             return;
         }
         DeliverySession session = event.movedFromShard != IngressEvent.NONE && event.movedFromShard != index ?
-            arrived.remove(event.sessionId) : session(event.sessionId);
+            arrived.remove(event.connectionId) : session(event.sessionId);
         if (event.sessionNew || null == session)
         {
             forget(event.sessionId);
@@ -625,6 +687,19 @@ public final class DeliveryShard implements Stage
         {
             session.clear(pool);
             sessions[sessionId] = null;
+        }
+        if (!orphans.isEmpty())
+        {
+            final Long2LongHashMap.KeyIterator tags = orphans.keySet().iterator();
+            while (tags.hasNext())
+            {
+                final long tag = tags.nextValue();
+                if (orphans.get(tag) == sessionId)
+                {
+                    tags.remove();
+                    stale.add(tag); // that session ended: drop its hand-over when it arrives
+                }
+            }
         }
     }
 

@@ -98,6 +98,24 @@ final class OutboundBacklog
                 work++;
             }
             readIndex[agent] = at;
+            if (at < end && at > INITIAL_CAPACITY && at >= buffer.capacity() / 2)
+            {
+                // never fully drained under steady overload: move what is left to the front, so the buffer holds
+                // what is owed, not everything that ever passed through
+                final int left = end - at;
+                if (buffer.capacity() > SHRINK_ABOVE && left < buffer.capacity() / 4)
+                {
+                    final ExpandableArrayBuffer smaller = new ExpandableArrayBuffer(Math.max(INITIAL_CAPACITY, left * 2));
+                    smaller.putBytes(0, buffer, at, left);
+                    buffers[agent] = smaller;
+                }
+                else
+                {
+                    buffer.putBytes(0, buffer, at, left);
+                }
+                writeIndex[agent] = left;
+                readIndex[agent] = 0;
+            }
             if (at == end && end > 0)
             {
                 readIndex[agent] = 0;

@@ -12,7 +12,7 @@ import java.util.ArrayDeque;
  */
 final class SharedMessage
 {
-    private static final int SHRINK_ABOVE = 64 * 1024;
+    private static final int SHRINK_ABOVE = 4 * 1024; // a pool of 1,024 holds at most 4 MiB after a burst
 
     private ExpandableArrayBuffer bytes = new ExpandableArrayBuffer(256);
     private int topicLength;

@@ -7,6 +7,7 @@ import org.agrona.DirectBuffer;
 
 import java.util.Arrays;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * Retained messages in a trie over topic levels, so that a new subscription finds its retained messages by
@@ -67,6 +68,7 @@ public final class RetainedStore
     private int[] stackLevels = new int[INITIAL_STACK_CAPACITY];
     private int[] stackCursors = new int[INITIAL_STACK_CAPACITY];
     private int stackSize;
+    private boolean stopped;
 
     /**
      * A store with the default limits: {@value #DEFAULT_MAX_COUNT} messages and 256 MiB.
@@ -173,15 +175,46 @@ public final class RetainedStore
      */
     public void match(final String filter, final Consumer<Message> consumer)
     {
+        matchWhile(filter, message ->
+        {
+            consumer.accept(message);
+            return true;
+        });
+    }
+
+    /**
+     * As {@link #match(String, Consumer)}, stopping as soon as the visitor returns false, so a caller with a
+     * budget (the bytes one SUBSCRIBE may carry) never walks more of the store than it can use.
+     */
+    public void matchWhile(final String filter, final Predicate<Message> visitor)
+    {
+        matchWhile(filter, visitor, Long.MAX_VALUE);
+    }
+
+    /**
+     * As {@link #matchWhile(String, Predicate)}, also stopping after {@code maxSteps} steps of the walk, so a
+     * filter that matches little but explores much ('+/+/+/x' over a large store) has a bounded cost too.
+     *
+     * @return the steps taken; more than {@code maxSteps} means the walk was cut short.
+     */
+    public long matchWhile(final String filter, final Predicate<Message> visitor, final long maxSteps)
+    {
         final byte[][] levels = TopicLevels.split(filter);
         final int base = stackSize;
+        stopped = false;
+        long steps = 0;
         try
         {
             push(root, 0);
-            while (stackSize > base)
+            while (stackSize > base && !stopped)
             {
-                step(levels, consumer);
+                if (++steps > maxSteps)
+                {
+                    break;
+                }
+                step(levels, visitor);
             }
+            return steps;
         }
         finally
         {
@@ -253,7 +286,7 @@ public final class RetainedStore
      * One step of a match on the frame on top of the stack: look at its node on the first visit, then hand out
      * one child per step, so the stack stays as deep as the trie and never as wide as a node.
      */
-    private void step(final byte[][] levels, final Consumer<Message> consumer)
+    private void step(final byte[][] levels, final Predicate<Message> consumer)
     {
         final int top = stackSize - 1;
         final Node node = stackNodes[top];
@@ -359,11 +392,11 @@ public final class RetainedStore
         stackNodes[--stackSize] = null; // a pruned node must not stay reachable from the stack
     }
 
-    private static void emit(final Node node, final Consumer<Message> consumer)
+    private void emit(final Node node, final Predicate<Message> visitor)
     {
-        if (null != node.message)
+        if (null != node.message && !stopped && !visitor.test(node.message))
         {
-            consumer.accept(node.message);
+            stopped = true;
         }
     }
 

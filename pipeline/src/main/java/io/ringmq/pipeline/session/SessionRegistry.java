@@ -83,15 +83,28 @@ public final class SessionRegistry
     }
 
     /**
-     * The delivery shards were told of every discarded id: they may be reused.
+     * The delivery shards were told of the first {@code count} discarded ids: they may be reused.
      */
-    public void releaseDiscarded()
+    public void releaseDiscarded(final int count)
     {
-        for (int i = 0; i < discarded.size(); i++)
+        for (int i = 0; i < count; i++)
         {
             free.addInt(discarded.getInt(i));
         }
-        discarded.clear();
+        if (count == discarded.size())
+        {
+            discarded.clear();
+        }
+        else
+        {
+            final IntArrayList rest = new IntArrayList(discarded.size() - count, IntArrayList.DEFAULT_NULL_VALUE);
+            for (int i = count; i < discarded.size(); i++)
+            {
+                rest.addInt(discarded.getInt(i));
+            }
+            discarded.clear();
+            discarded.addAll(rest);
+        }
     }
 
     /**

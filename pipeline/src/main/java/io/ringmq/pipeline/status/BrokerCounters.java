@@ -61,6 +61,7 @@ public final class BrokerCounters
     public static final int EVENTS_DELIVER = 38;
     public static final int EVENTS_RELEASE = 39;
     public static final int ROUTE_LOG_FULL = 40;
+    public static final int SESSIONS_REFUSED_LIMIT = 41;
 
     private static final String[] NAMES =
     {
@@ -73,7 +74,7 @@ public final class BrokerCounters
         "topic filters refused (invalid or too deep)", "retained messages refused (max-retained)",
         "messages dropped (max-queued-bytes)", "persistent sessions expired",
         "packets backlogged (outbound ring full)", "message log full (reads paused)",
-        "retained messages not sent (too many for one SUBSCRIBE)", "sessions moved between delivery shards",
+        "SUBSCRIBEs past their retained budget (the rest not sent)", "sessions moved between delivery shards",
         "first packets refused (not CONNECT, or over max-connect-size)",
         "connections refused (max-connections-per-address)", "connections refused (memory-budget)",
         "QoS 0 shed (memory-budget)", "PUBLISH refused (max-topic-levels)", "PUBLISH refused (max-topic-length)",
@@ -82,7 +83,8 @@ public final class BrokerCounters
         "events handled: routing stage",
         "events handled: delivery shards",
         "events handled: release stage",
-        "route log full (routing waits)"
+        "route log full (routing waits)",
+        "CONNECTs refused (max-sessions)"
     };
 
     private final CountersFile file;
