@@ -30,12 +30,13 @@ class OwnershipReviewTest
         new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null);
 
     /**
-     * A stepped pipeline with several I/O agents: a packet is offered as a given agent would.
+     * The stepped pipeline, with packets offered as a given I/O agent would.
      */
     static final class MultiAgentHarness
     {
+        private final PipelineHarness harness;
         final PipelineTest.RecordingOutbound outbound;
-        final BrokerCounters counters = new BrokerCounters();
+        final BrokerCounters counters;
         final Pipeline pipeline;
         final StageAgent agent;
 
@@ -47,10 +48,11 @@ class OwnershipReviewTest
         MultiAgentHarness(final BrokerContext context, final Outbound front,
             final PipelineTest.RecordingOutbound outbound)
         {
-            context.conclude();
+            harness = new PipelineHarness(context, ANONYMOUS, front, outbound);
             this.outbound = outbound;
-            pipeline = new Pipeline(context, ANONYMOUS, front, counters, new ErrorLog(counters));
-            agent = pipeline.allStages("test");
+            this.counters = harness.counters;
+            this.pipeline = harness.pipeline;
+            this.agent = harness.agent;
         }
 
         MultiAgentHarness(final BrokerContext context)
@@ -60,45 +62,27 @@ class OwnershipReviewTest
 
         void packet(final int agentIndex, final long connectionId, final byte[] packet)
         {
-            final long sequence = pipeline.ring().next();
-            final IngressEvent event = pipeline.ring().get(sequence);
-            final MessageLog log = pipeline.messageLog(agentIndex);
-            final long logEnd = packet.length > event.inlineCapacity() ?
-                log.append(new UnsafeBuffer(packet), 0, packet.length) : -1;
-            event.packet(agentIndex, connectionId, MqttVersion.V3_1_1, true, (packet[0] & 0xFF) >>> 4,
-                new UnsafeBuffer(packet), packet.length, log, logEnd);
-            pipeline.ring().publish(sequence);
-            step();
+            harness.offer(agentIndex, connectionId, true, packet, IngressEvent.PACKET);
         }
 
         void offerOnly(final int agentIndex, final long connectionId, final byte[] packet)
         {
-            final long sequence = pipeline.ring().next();
-            final IngressEvent event = pipeline.ring().get(sequence);
-            event.packet(agentIndex, connectionId, MqttVersion.V3_1_1, true, (packet[0] & 0xFF) >>> 4,
-                new UnsafeBuffer(packet), packet.length, pipeline.messageLog(agentIndex), -1);
-            pipeline.ring().publish(sequence);
+            harness.offerOnly(agentIndex, connectionId, packet);
         }
 
         void end(final int agentIndex, final long connectionId, final int kind)
         {
-            final long sequence = pipeline.ring().next();
-            pipeline.ring().get(sequence).end(kind, agentIndex, connectionId, MqttVersion.V3_1_1);
-            pipeline.ring().publish(sequence);
-            step();
+            harness.offer(agentIndex, connectionId, true, new byte[0], kind);
         }
 
         void step()
         {
-            for (int i = 0; i < 100; i++) // a few idle cycles too: a shard waiting for a hand-over polls again
-            {
-                agent.doWork();
-            }
+            harness.step();
         }
 
         boolean closed(final long connectionId)
         {
-            return outbound.closed.stream().anyMatch(c -> c[1] == connectionId);
+            return harness.closed(connectionId);
         }
     }
 

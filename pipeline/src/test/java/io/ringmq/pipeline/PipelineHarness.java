@@ -26,9 +26,19 @@ final class PipelineHarness
     PipelineHarness(final BrokerContext context, final Authenticator authenticator,
         final PipelineTest.RecordingOutbound outbound)
     {
+        this(context, authenticator, outbound, outbound);
+    }
+
+    /**
+     * @param front    what the shards write to (a wrapper of {@code outbound} that may fail, say).
+     * @param outbound what records the packets sent.
+     */
+    PipelineHarness(final BrokerContext context, final Authenticator authenticator, final Outbound front,
+        final PipelineTest.RecordingOutbound outbound)
+    {
         context.conclude();
         this.outbound = outbound;
-        pipeline = new Pipeline(context, authenticator, outbound, counters, new ErrorLog(counters));
+        pipeline = new Pipeline(context, authenticator, front, counters, new ErrorLog(counters));
         agent = pipeline.allStages("test");
     }
 
@@ -61,6 +71,25 @@ final class PipelineHarness
         step();
     }
 
+    /**
+     * Puts a packet from I/O agent {@code agent} on the ring without stepping the stages.
+     */
+    void offerOnly(final int agent, final long connectionId, final byte[] packet)
+    {
+        final long sequence = pipeline.ring().next();
+        pipeline.ring().get(sequence).packet(agent, connectionId, MqttVersion.V3_1_1, true,
+            (packet[0] & 0xFF) >>> 4, new UnsafeBuffer(packet), packet.length, pipeline.messageLog(agent), -1);
+        pipeline.ring().publish(sequence);
+    }
+
+    /**
+     * @return whether a shard asked for the connection to be closed.
+     */
+    boolean closed(final long connectionId)
+    {
+        return outbound.closed.stream().anyMatch(c -> c[1] == connectionId);
+    }
+
     void packet(final long connectionId, final byte[] packet)
     {
         offer(connectionId, true, packet, IngressEvent.PACKET);
@@ -74,6 +103,10 @@ final class PipelineHarness
         while (agent.doWork() > 0)
         {
             // until every stage has seen everything
+        }
+        for (int i = 0; i < 3; i++)
+        {
+            agent.doWork(); // a few idle cycles too: a shard waiting for a hand-over polls again
         }
     }
 }
