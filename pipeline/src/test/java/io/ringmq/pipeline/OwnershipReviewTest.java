@@ -2,12 +2,9 @@ package io.ringmq.pipeline;
 
 import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.status.BrokerCounters;
-import io.ringmq.pipeline.status.ErrorLog;
 import io.ringmq.protocol.ConnectEncoder;
-import io.ringmq.protocol.MqttVersion;
 import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.PublishEncoder;
-import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -192,27 +189,7 @@ class OwnershipReviewTest
     void shardErrorOnMoveStallsLaterMove()
     {
         final PipelineTest.RecordingOutbound recording = new PipelineTest.RecordingOutbound();
-        final Outbound throwing = new Outbound()
-        {
-            public boolean send(final int agentIndex, final long connectionId, final DirectBuffer buffer,
-                final int offset, final int length)
-            {
-                return recording.send(agentIndex, connectionId, buffer, offset, length);
-            }
-
-            public boolean close(final int agentIndex, final long connectionId)
-            {
-                if (connectionId == 1)
-                {
-                    throw new IllegalStateException("injected: closing the taken-over connection fails");
-                }
-                return recording.close(agentIndex, connectionId);
-            }
-
-            public void endOfBatch()
-            {
-            }
-        };
+        final Outbound throwing = new FailingOutbound(recording, 1, true, "closing the taken-over connection fails");
         final MultiAgentHarness harness = new MultiAgentHarness(
             new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2), throwing, recording);
         harness.packet(0, 1, connectWill("p", false, null));
@@ -279,29 +256,8 @@ class OwnershipReviewTest
     void staleArrivedSessionGoesToTheWrongClient()
     {
         final PipelineTest.RecordingOutbound recording = new PipelineTest.RecordingOutbound();
-        final boolean[] armed = new boolean[1];
-        final Outbound throwing = new Outbound()
-        {
-            public boolean send(final int agentIndex, final long connectionId, final DirectBuffer buffer,
-                final int offset, final int length)
-            {
-                if (connectionId == 50 && armed[0])
-                {
-                    armed[0] = false;
-                    throw new IllegalStateException("injected: delivering the will fails in the old shard");
-                }
-                return recording.send(agentIndex, connectionId, buffer, offset, length);
-            }
-
-            public boolean close(final int agentIndex, final long connectionId)
-            {
-                return recording.close(agentIndex, connectionId);
-            }
-
-            public void endOfBatch()
-            {
-            }
-        };
+        final FailingOutbound throwing = new FailingOutbound(recording, 50, false,
+            "delivering the will fails in the old shard").once().armed(false);
         final MultiAgentHarness harness = new MultiAgentHarness(
             new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2), throwing, recording);
         harness.packet(0, 50, connect("watcher", true));
@@ -311,7 +267,7 @@ class OwnershipReviewTest
         harness.packet(0, 1, subscribe("secret", 1));
         harness.packet(0, 60, publish("secret", 1, 1, false, false)); // in flight to p, never acknowledged
         assertThat(harness.outbound.takeTypes(1)).contains(PacketType.PUBLISH);
-        armed[0] = true;
+        throwing.armed(true);
         harness.packet(1, 2, connectWill("p", false, null)); // takeover + move 0 -> 1: shard 0 hands over, then throws
         assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).isPositive();
         harness.end(1, 2, IngressEvent.CONNECTION_LOST);
@@ -334,27 +290,8 @@ class OwnershipReviewTest
     void otherShardsSkipTakeoverAndDiscardsOfAFailedSlot() throws Exception
     {
         final PipelineTest.RecordingOutbound recording = new PipelineTest.RecordingOutbound();
-        final Outbound throwing = new Outbound()
-        {
-            public boolean send(final int agentIndex, final long connectionId, final DirectBuffer buffer,
-                final int offset, final int length)
-            {
-                if (connectionId == 11)
-                {
-                    throw new IllegalStateException("injected: shard 0 fails on the new connection's CONNACK");
-                }
-                return recording.send(agentIndex, connectionId, buffer, offset, length);
-            }
-
-            public boolean close(final int agentIndex, final long connectionId)
-            {
-                return recording.close(agentIndex, connectionId);
-            }
-
-            public void endOfBatch()
-            {
-            }
-        };
+        final Outbound throwing = new FailingOutbound(recording, 11, false,
+            "shard 0 fails on the new connection's CONNACK");
         final MultiAgentHarness harness = new MultiAgentHarness(
             new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2), throwing, recording);
         harness.packet(1, 10, connect("x", true)); // session 0, in shard 1
