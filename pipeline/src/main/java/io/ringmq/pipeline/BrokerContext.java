@@ -57,6 +57,7 @@ public final class BrokerContext
     private long maxRetainedBytes = 256L * 1024 * 1024;
     private long persistentClientExpirationMs = 7L * 24 * 3600 * 1000;
     private int maxSessions = 200_000;
+    private long sysIntervalMs = 10_000;
     /** Derived: the routing stage's output log, sized so one entry always holds a fan-out to every session. */
     private int routeLogBytes;
 
@@ -121,6 +122,7 @@ public final class BrokerContext
         check(Integer.bitCount(messageLogBytes) == 1 && messageLogBytes / 2 >= maxPacketSize,
             "--message-log-bytes must be a power of two holding two packets of --max-packet-size");
         check(maxSessions >= 1 && maxSessions <= 10_000_000, "--max-sessions must be 1..10000000");
+        check(sysIntervalMs == 0 || sysIntervalMs >= 100, "--sys-interval must be 0 (off) or at least 100 ms");
         check((long)ringSize * slotInlineBytes <= 256L * 1024 * 1024,
             "--ring-size x --slot-inline-bytes must stay within 256 MiB of heap");
         // one routing entry holds: a target per session (12 bytes each), a will and the return codes of one
@@ -169,7 +171,7 @@ public final class BrokerContext
             connectTimeoutMs + "ms max-client-id-length=" + maxClientIdLength + " max-subscriptions-per-client=" +
             maxSubscriptionsPerClient + " max-queued-bytes=" + maxQueuedBytes + " max-retained=" +
             maxRetainedMessages + "/" + maxRetainedBytes + "B persistent-client-expiration=" +
-            persistentClientExpirationMs / 1000 + "s max-sessions=" + maxSessions + " slot-inline-bytes=" + slotInlineBytes + " message-log-bytes=" +
+            persistentClientExpirationMs / 1000 + "s max-sessions=" + maxSessions + " sys-interval=" + sysIntervalMs + "ms" + " slot-inline-bytes=" + slotInlineBytes + " message-log-bytes=" +
             messageLogBytes + " anonymous=" + anonymous.name().toLowerCase() +
             (null != user ? " user=" + user : "") + (null != passwordFile ? " password-file=" + passwordFile : "") +
             " counters-dir=" + countersDir +
@@ -380,6 +382,20 @@ public final class BrokerContext
     public BrokerContext passwordFile(final Path passwordFile)
     {
         this.passwordFile = passwordFile;
+        return this;
+    }
+
+    /**
+     * @return how often the $SYS tree is published; 0 turns it off.
+     */
+    public long sysIntervalMs()
+    {
+        return sysIntervalMs;
+    }
+
+    public BrokerContext sysIntervalMs(final long sysIntervalMs)
+    {
+        this.sysIntervalMs = sysIntervalMs;
         return this;
     }
 

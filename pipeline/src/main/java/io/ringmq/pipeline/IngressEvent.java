@@ -38,6 +38,11 @@ public final class IngressEvent
     public static final int AUTH_ACCEPTED = 0;
     /** No session, shard or log entry. */
     public static final int NONE = -1;
+    /**
+     * The connection id of the broker's own messages ({@code $SYS}): a PUBLISH from it is routed without a session
+     * and acknowledged to nobody.
+     */
+    public static final long SYSTEM_CONNECTION = -2;
 
     // ---- I/O agent
     public int kind;

@@ -64,6 +64,7 @@ public final class RoutingStage implements Stage
     private RoutingSession moved;
     private RoutingSession publishSession;
     private boolean publishRetain;
+    private boolean publishPending;
     private int movedFrom;
     private int generation;
     private int publishQos;
@@ -85,9 +86,26 @@ public final class RoutingStage implements Stage
         this.expiry = new SessionExpiry(context.persistentClientExpirationMs(), this::expire);
     }
 
+    /**
+     * Publishes the routing stage's levels as gauges, once per batch, so that $SYS, Prometheus and
+     * {@code ringmq stat} read them without touching this stage's structures.
+     */
+    public void onBatchEnd()
+    {
+        counters.set(BrokerCounters.CLIENTS_CONNECTED, connections.size());
+        counters.set(BrokerCounters.SESSIONS_CURRENT, sessions.size());
+        counters.set(BrokerCounters.SUBSCRIPTIONS_CURRENT, index.size());
+        counters.set(BrokerCounters.RETAINED_CURRENT, retained.size());
+    }
+
     public int doDutyCycle()
     {
-        return expiry.poll(System.currentTimeMillis());
+        final int expired = expiry.poll(System.currentTimeMillis());
+        if (expired > 0)
+        {
+            onBatchEnd(); // the gauges move with expiry too, events or not
+        }
+        return expired;
     }
 
     public boolean onEvent(final IngressEvent event)
@@ -101,6 +119,7 @@ public final class RoutingStage implements Stage
         moved = null;
         publishSession = null;
         publishRetain = false;
+        publishPending = false;
         switch (event.kind)
         {
             case IngressEvent.PACKET:
@@ -132,6 +151,7 @@ public final class RoutingStage implements Stage
         moved = null;
         publishSession = null; // its changes were never applied
         publishRetain = false;
+        publishPending = false;
         event.resetRouting();
         if (event.kind != IngressEvent.PACKET)
         {
@@ -150,7 +170,7 @@ public final class RoutingStage implements Stage
         {
             return false;
         }
-        if (null != publishSession)
+        if (publishPending)
         {
             applyPublish(event);
         }
@@ -190,6 +210,14 @@ public final class RoutingStage implements Stage
         if (event.packetType == PacketType.CONNECT)
         {
             onConnect(event);
+            return;
+        }
+        if (event.connectionId == IngressEvent.SYSTEM_CONNECTION)
+        {
+            if (event.packetType == PacketType.PUBLISH)
+            {
+                onPublish(event, null); // the broker's own ($SYS): no session, nobody to acknowledge
+            }
             return;
         }
         final RoutingSession session = connections.get(event.connectionId);
@@ -295,7 +323,7 @@ public final class RoutingStage implements Stage
         event.topicLength = topic.length();
         event.payloadOffset = payload.offset();
         event.payloadLength = payload.length();
-        if (event.qos == 2 && session.awaitingPubrel().contains(event.packetId))
+        if (event.qos == 2 && null != session && session.awaitingPubrel().contains(event.packetId))
         {
             return; // a resent QoS 2 PUBLISH before PUBREL: answered with PUBREC again, not delivered twice
         }
@@ -304,6 +332,7 @@ public final class RoutingStage implements Stage
         // what the PUBLISH changes is applied only once its output is committed: a failed slot changes nothing
         publishSession = session;
         publishRetain = publish.isRetain();
+        publishPending = true;
     }
 
     /**
@@ -311,7 +340,7 @@ public final class RoutingStage implements Stage
      */
     private void applyPublish(final IngressEvent event)
     {
-        if (event.qos == 2)
+        if (event.qos == 2 && null != publishSession)
         {
             publishSession.awaitingPubrel().add(event.packetId);
         }
@@ -319,10 +348,11 @@ public final class RoutingStage implements Stage
         {
             // [MQTT-3.3.1-5] store, replace, or with an empty payload clear [MQTT-3.3.1-10]
             retain(retained.put(event.packet, event.topicOffset, event.topicLength, event.packet,
-                event.payloadOffset, event.payloadLength, event.qos));
+                event.payloadOffset, event.payloadLength, event.qos, null == publishSession)); // $SYS: exempt
         }
         publishSession = null;
         publishRetain = false;
+        publishPending = false;
     }
 
     private void onSubscribe(final IngressEvent event, final RoutingSession session)

@@ -45,6 +45,7 @@ final class ConnectionReader
     // per-message counts, added to the shared counters by the agent once per duty cycle
     long packetsIn;
     long publishIn;
+    long bytesIn;
 
     ConnectionReader(final BrokerContext context, final BrokerCounters counters, final IngressProxy ingress,
         final ConnectionTimers timers, final ConnectionWriter writer, final PausedConnections paused,
@@ -86,6 +87,7 @@ final class ConnectionReader
             // room for what is likely there, never for what a header claims: memory follows arrived bytes
             in.ensureWritable(Math.min(MAX_READ, Math.max(MIN_READ, in.writableBytes())));
             read = connection.layer.read(in);
+            bytesIn += Math.max(0, read);
         }
         catch (final IOException ex)
         {

@@ -39,6 +39,8 @@ final class ConnectionWriter
     private final byte[] pingResponse = new byte[PingCodec.LENGTH];
     // per-message counts, added to the shared counters by the agent once per duty cycle
     long publishOut;
+    long packetsOut;
+    long bytesOut;
     long qos0Dropped;
     long qos0Shed;
 
@@ -150,6 +152,7 @@ final class ConnectionWriter
     private void append(final Connection connection, final DirectBuffer buffer, final int offset, final int length)
     {
         Buffers.append(connection.out, outView, buffer, offset, length);
+        packetsOut++; // one packet per append
         touch(connection);
     }
 
@@ -193,7 +196,7 @@ final class ConnectionWriter
         {
             if (out.isReadable())
             {
-                connection.layer.write(out);
+                bytesOut += Math.max(0, connection.layer.write(out));
             }
         }
         catch (final IOException ex)

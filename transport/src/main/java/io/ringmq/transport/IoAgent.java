@@ -4,6 +4,8 @@ import com.lmax.disruptor.RingBuffer;
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.IngressEvent;
 import io.ringmq.pipeline.MessageLog;
+import io.ringmq.protocol.MqttVersion;
+import io.ringmq.protocol.PacketType;
 import io.ringmq.pipeline.status.BrokerCounters;
 import org.agrona.CloseHelper;
 import org.agrona.DirectBuffer;
@@ -58,6 +60,8 @@ final class IoAgent implements Agent
     private final PausedConnections.Retry retry;
     private final java.util.function.Consumer<SelectionKey> onReady = this::onReady;
     private int selectedWork;
+    /** Agent 0 publishes the $SYS tree; the others have none. */
+    private final SysTopics sys;
     private Wakeable pipelineWake = Wakeable.NONE;
     private long nowMs;
     private long nextConnectionSeq;
@@ -76,6 +80,9 @@ final class IoAgent implements Agent
         this.timers = new ConnectionTimers(nowMs, context.connectTimeoutMs(), this::expire);
         this.memoryBudget = new MemoryBudget(context.memoryBudgetBytes());
         this.writer = new ConnectionWriter(context, counters, memoryBudget, paused, this::close);
+        this.sys = index == 0 ? new SysTopics(counters, context.sysIntervalMs(), nowMs, (packet, length) ->
+            this.ingress.packet(IngressEvent.SYSTEM_CONNECTION, MqttVersion.V3_1_1, true, PacketType.PUBLISH, packet,
+                length)) : null;
         this.reader = new ConnectionReader(context, counters, this.ingress, timers, writer, paused, this::close);
         this.retry = reader::processInbound;
         this.acceptor = null == server ? null : new Acceptor(context, counters, server, connectionCount, memoryBudget);
@@ -143,6 +150,10 @@ final class IoAgent implements Agent
         work += ingress.retryEnds();
         work += writer.flushTouched();
         work += timers.poll(nowMs);
+        if (null != sys)
+        {
+            work += sys.poll(nowMs);
+        }
         if (ingress.takePublished())
         {
             pipelineWake.wake(); // once per duty cycle, however many packets were handed on
@@ -155,8 +166,15 @@ final class IoAgent implements Agent
     {
         final ConnectionReader r = reader;
         final ConnectionWriter w = writer;
-        if ((r.packetsIn | r.publishIn | w.publishOut | w.qos0Dropped | w.qos0Shed) != 0)
+        if ((r.packetsIn | r.publishIn | r.bytesIn | w.publishOut | w.packetsOut | w.bytesOut | w.qos0Dropped |
+            w.qos0Shed) != 0)
         {
+            counters.add(BrokerCounters.BYTES_IN, r.bytesIn);
+            counters.add(BrokerCounters.PACKETS_OUT, w.packetsOut);
+            counters.add(BrokerCounters.BYTES_OUT, w.bytesOut);
+            r.bytesIn = 0;
+            w.packetsOut = 0;
+            w.bytesOut = 0;
             counters.add(BrokerCounters.PACKETS_IN, r.packetsIn);
             counters.add(BrokerCounters.PUBLISH_IN, r.publishIn);
             counters.add(BrokerCounters.PUBLISH_OUT, w.publishOut);

@@ -124,6 +124,11 @@ public final class Main implements Callable<Integer>
             + "0 keeps it forever (default: ${DEFAULT-VALUE}).")
     String persistentClientExpiration = "7d";
 
+    @Option(names = "--sys-interval", paramLabel = "DURATION",
+        description = "How often the $SYS tree is published, retained (Mosquitto's topics); 0 turns it off "
+            + "(default: ${DEFAULT-VALUE}).")
+    String sysInterval = "10s";
+
     @Option(names = "--max-sessions", paramLabel = "N",
         description = "Sessions held at once, online or offline; a CONNECT that would create one more is refused "
             + "(default: ${DEFAULT-VALUE}).")
@@ -242,6 +247,7 @@ public final class Main implements Callable<Integer>
             .maxRetained(maxRetainedMessages, maxRetainedBytes)
             .persistentClientExpirationMs(parseLongDurationMs(persistentClientExpiration))
             .maxSessions(maxSessions)
+            .sysIntervalMs(parseLongDurationMs(sysInterval))
             .slotInlineBytes(slotInlineBytes)
             .messageLogBytes(messageLogBytes)
             .stageBatchLimit(stageBatchLimit)

@@ -68,6 +68,8 @@ public final class RetainedStore
     private int[] stackLevels = new int[INITIAL_STACK_CAPACITY];
     private int[] stackCursors = new int[INITIAL_STACK_CAPACITY];
     private int stackSize;
+    private int exemptCount;
+    private long exemptBytes;
     private boolean stopped;
 
     /**
@@ -107,6 +109,17 @@ public final class RetainedStore
     public int put(final DirectBuffer topic, final int topicOffset, final int topicLength,
         final DirectBuffer payload, final int payloadOffset, final int payloadLength, final int qos)
     {
+        return put(topic, topicOffset, topicLength, payload, payloadOffset, payloadLength, qos, false);
+    }
+
+    /**
+     * As {@link #put(DirectBuffer, int, int, DirectBuffer, int, int, int)}; an {@code exempt} message (the
+     * broker's own, $SYS) is neither refused by the limits nor counted against what clients may retain.
+     */
+    public int put(final DirectBuffer topic, final int topicOffset, final int topicLength,
+        final DirectBuffer payload, final int payloadOffset, final int payloadLength, final int qos,
+        final boolean exempt)
+    {
         if (payloadLength == 0)
         {
             clear(topic, topicOffset, topicLength);
@@ -132,13 +145,18 @@ public final class RetainedStore
         final long messageBytes = (long)topicLength + payloadLength;
         final Message old = pos > end ? node.message : null;
         final long oldBytes = null == old ? 0 : (long)old.topic().length + old.payload().length;
-        if (null == old && size >= maxCount)
+        final boolean oldExempt = null != old && node.exempt;
+        if (!exempt)
         {
-            return REFUSED_COUNT;
-        }
-        if (bytes - oldBytes + messageBytes > maxBytes)
-        {
-            return REFUSED_BYTES;
+            final long limitedOld = oldExempt ? 0 : oldBytes;
+            if ((null == old || oldExempt) && size - exemptCount >= maxCount)
+            {
+                return REFUSED_COUNT;
+            }
+            if (bytes - exemptBytes - limitedOld + messageBytes > maxBytes)
+            {
+                return REFUSED_BYTES;
+            }
         }
 
         while (pos <= end)
@@ -158,6 +176,17 @@ public final class RetainedStore
         payload.getBytes(payloadOffset, payloadBytesCopy);
         node.message = new Message(topicBytes, payloadBytesCopy, qos, true);
         bytes += messageBytes - oldBytes;
+        if (oldExempt)
+        {
+            exemptCount--;
+            exemptBytes -= oldBytes;
+        }
+        if (exempt)
+        {
+            exemptCount++;
+            exemptBytes += messageBytes;
+        }
+        node.exempt = exempt;
         if (null == old)
         {
             size++;
@@ -362,6 +391,12 @@ public final class RetainedStore
         {
             bytes -= (long)old.topic().length + old.payload().length;
             payloadBytes -= old.payload().length;
+            if (node.exempt)
+            {
+                exemptCount--;
+                exemptBytes -= (long)old.topic().length + old.payload().length;
+                node.exempt = false;
+            }
             node.message = null;
             size--;
             // prune the branch that holds nothing any more, bottom up in a loop
@@ -431,6 +466,8 @@ public final class RetainedStore
         private final byte[] level;
         private final LevelTable<Node> children = new LevelTable<>();
         private Message message;
+        /** The message is the broker's own: not counted against the limits. */
+        private boolean exempt;
 
         Node(final Node parent, final byte[] level)
         {

@@ -62,6 +62,13 @@ public final class BrokerCounters
     public static final int EVENTS_RELEASE = 39;
     public static final int ROUTE_LOG_FULL = 40;
     public static final int SESSIONS_REFUSED_LIMIT = 41;
+    public static final int PACKETS_OUT = 42;
+    public static final int BYTES_IN = 43;
+    public static final int BYTES_OUT = 44;
+    public static final int CLIENTS_CONNECTED = 45;
+    public static final int SESSIONS_CURRENT = 46;
+    public static final int SUBSCRIPTIONS_CURRENT = 47;
+    public static final int RETAINED_CURRENT = 48;
 
     private static final String[] NAMES =
     {
@@ -84,7 +91,14 @@ public final class BrokerCounters
         "events handled: delivery shards",
         "events handled: release stage",
         "route log full (routing waits)",
-        "CONNECTs refused (max-sessions)"
+        "CONNECTs refused (max-sessions)",
+        "packets out",
+        "bytes in",
+        "bytes out",
+        "clients connected (gauge)",
+        "sessions (gauge)",
+        "subscriptions (gauge)",
+        "retained messages (gauge)"
     };
 
     private final CountersFile file;
@@ -150,6 +164,59 @@ public final class BrokerCounters
     public void set(final int counter, final long value)
     {
         values.putLongRelease(CountersReader.counterOffset(counter), value);
+    }
+
+    /**
+     * @return the number of counters.
+     */
+    public static int count()
+    {
+        return NAMES.length;
+    }
+
+    /**
+     * @return a counter's label, as {@code ringmq stat} prints it.
+     */
+    public static String label(final int counter)
+    {
+        return NAMES[counter];
+    }
+
+    /**
+     * @return a counter's label as a key for topic names and metric names: lower case, words joined by '_',
+     * no "(gauge)" marker ("connections refused (max-connections)" is "connections_refused_max_connections").
+     */
+    public static String key(final int counter)
+    {
+        final String label = NAMES[counter].replace("(gauge)", "").toLowerCase(java.util.Locale.ROOT);
+        final StringBuilder key = new StringBuilder(label.length());
+        boolean gap = false;
+        for (int i = 0; i < label.length(); i++)
+        {
+            final char c = label.charAt(i);
+            if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
+            {
+                if (gap && key.length() > 0)
+                {
+                    key.append('_');
+                }
+                key.append(c);
+                gap = false;
+            }
+            else
+            {
+                gap = true;
+            }
+        }
+        return key.toString();
+    }
+
+    /**
+     * @return whether a counter is a gauge (a level that goes up and down) rather than a running total.
+     */
+    public static boolean isGauge(final int counter)
+    {
+        return counter == INGRESS_RING_OCCUPANCY || NAMES[counter].endsWith("(gauge)");
     }
 
     public long get(final int counter)

@@ -62,6 +62,28 @@ class RetainedStoreTest
         assertThat(match("$SYS/#")).containsExactly("$SYS/uptime=sys");
     }
 
+    @Test
+    @DisplayName("the broker's own retained messages ($SYS) are not refused by the limits "
+        + "and do not use up what clients may retain")
+    void exemptMessagesDoNotCountAgainstTheLimits()
+    {
+        final RetainedStore limited = new RetainedStore(2, 1 << 20);
+        final byte[] sys = "$SYS/broker/uptime".getBytes(StandardCharsets.UTF_8);
+        final byte[] value = "5 seconds".getBytes(StandardCharsets.UTF_8);
+        for (int i = 0; i < 5; i++)
+        {
+            final byte[] topic = ("$SYS/broker/x" + i).getBytes(StandardCharsets.UTF_8);
+            assertThat(limited.put(new UnsafeBuffer(topic), 0, topic.length, new UnsafeBuffer(value), 0, value.length,
+                0, true)).isEqualTo(RetainedStore.STORED);
+        }
+        assertThat(limited.put(new UnsafeBuffer(sys), 0, sys.length, new UnsafeBuffer(value), 0, value.length, 0,
+            true)).isEqualTo(RetainedStore.STORED);
+        assertThat(put(limited, "a", "1")).isEqualTo(RetainedStore.STORED);
+        assertThat(put(limited, "b", "2")).isEqualTo(RetainedStore.STORED);
+        assertThat(put(limited, "c", "3")).isEqualTo(RetainedStore.REFUSED_COUNT);
+        assertThat(limited.size()).isEqualTo(8);
+    }
+
     private static int put(final RetainedStore target, final String topic, final String payload)
     {
         final byte[] t = topic.getBytes(StandardCharsets.UTF_8);
