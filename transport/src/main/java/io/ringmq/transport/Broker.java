@@ -349,7 +349,9 @@ public final class Broker implements AutoCloseable
     }
 
     /**
-     * Stops accepting, closes every connection and stops every thread.
+     * Stops accepting, flushes and closes every connection, and stops every thread, within the time the agents
+     * take to finish a duty cycle. A clean shutdown publishes no will: the ends of the connections it closes are
+     * not routed.
      */
     public void close()
     {
@@ -358,9 +360,9 @@ public final class Broker implements AutoCloseable
             return;
         }
         closed = true;
-        CloseHelper.quietCloseAll(runners);
+        CloseHelper.quietClose(server); // stop accepting first
+        CloseHelper.quietCloseAll(runners); // then every agent: connections flushed and closed, no wills
         CloseHelper.quietClose(invoker);
-        CloseHelper.quietClose(server);
         CloseHelper.quietClose(countersFile);
         LOG.log(System.Logger.Level.INFO, "ringmq stopped; counters:\n" + counters.describe(false));
     }

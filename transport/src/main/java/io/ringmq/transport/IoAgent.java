@@ -60,8 +60,12 @@ final class IoAgent implements Agent
     private final PausedConnections.Retry retry;
     private final java.util.function.Consumer<SelectionKey> onReady = this::onReady;
     private int selectedWork;
+    /** How often agent 0 logs the limits hit since its last line. */
+    private static final long LIMIT_REPORT_MS = 60_000;
     /** Agent 0 publishes the $SYS tree; the others have none. */
     private final SysTopics sys;
+    private final LimitReport limits;
+    private boolean shuttingDown;
     private Wakeable pipelineWake = Wakeable.NONE;
     private long nowMs;
     private long nextConnectionSeq;
@@ -83,6 +87,7 @@ final class IoAgent implements Agent
         this.sys = index == 0 ? new SysTopics(counters, context.sysIntervalMs(), nowMs, (packet, length) ->
             this.ingress.packet(IngressEvent.SYSTEM_CONNECTION, MqttVersion.V3_1_1, true, PacketType.PUBLISH, packet,
                 length)) : null;
+        this.limits = new LimitReport(counters, LIMIT_REPORT_MS, nowMs);
         this.reader = new ConnectionReader(context, counters, this.ingress, timers, writer, paused, this::close);
         this.retry = reader::processInbound;
         this.acceptor = null == server ? null : new Acceptor(context, counters, server, connectionCount, memoryBudget);
@@ -153,6 +158,7 @@ final class IoAgent implements Agent
         if (null != sys)
         {
             work += sys.poll(nowMs);
+            limits.poll(nowMs);
         }
         if (ingress.takePublished())
         {
@@ -273,7 +279,7 @@ final class IoAgent implements Agent
         connections.remove(connection.id);
         connection.accepted.release(connectionCount);
         counters.increment(BrokerCounters.CONNECTIONS_CLOSED);
-        if (connection.connectSeen)
+        if (connection.connectSeen && !shuttingDown)
         {
             ingress.end(connection.id, kind, connection.version);
         }
@@ -337,8 +343,13 @@ final class IoAgent implements Agent
         return acceptor;
     }
 
+    /**
+     * The broker is shutting down: every connection is flushed and closed, and their ends are not handed to the
+     * pipeline, so a clean shutdown publishes no will and changes no session.
+     */
     public void onClose()
     {
+        shuttingDown = true;
         for (final Connection connection : new ArrayList<>(connections.values()))
         {
             writer.flush(connection);

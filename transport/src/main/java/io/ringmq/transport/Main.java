@@ -124,6 +124,14 @@ public final class Main implements Callable<Integer>
             + "0 keeps it forever (default: ${DEFAULT-VALUE}).")
     String persistentClientExpiration = "7d";
 
+    @Option(names = "--log-level", paramLabel = "LEVEL",
+        description = "error, warn, info or debug (default: ${DEFAULT-VALUE}).")
+    String logLevel = "info";
+
+    @Option(names = "--log-format", paramLabel = "FORMAT",
+        description = "text, or json for one JSON object per line (default: ${DEFAULT-VALUE}).")
+    String logFormat = "text";
+
     @Option(names = "--sys-interval", paramLabel = "DURATION",
         description = "How often the $SYS tree is published, retained (Mosquitto's topics); 0 turns it off "
             + "(default: ${DEFAULT-VALUE}).")
@@ -184,6 +192,7 @@ public final class Main implements Callable<Integer>
         final BrokerContext context;
         try
         {
+            Logging.configure(logLevel, logFormat);
             context = context().conclude();
             new CorePinning(context.pin());
         }
