@@ -1,6 +1,11 @@
 package io.ringmq.pipeline;
 
 import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.auth.PasswordFile;
+import io.ringmq.pipeline.auth.PasswordHash;
+import org.agrona.collections.Long2ObjectHashMap;
+
+import java.util.concurrent.atomic.AtomicReference;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.ConnectFlyweight;
 import io.ringmq.protocol.MqttVersion;
@@ -18,12 +23,21 @@ public final class AuthStage implements Stage
     private final Authenticator authenticator;
     private final BrokerCounters counters;
     private final int maxClientIdLength;
+    private final ConnectionControl control;
+    private final AtomicReference<PasswordFile> reloaded = new AtomicReference<>();
+    /** Connections admitted with a password-file user: the entry they were admitted under. */
+    private final Long2ObjectHashMap<Admitted> admitted = new Long2ObjectHashMap<>();
 
-    public AuthStage(final Authenticator authenticator, final BrokerCounters counters, final int maxClientIdLength)
+    /**
+     * @param control where a connection whose credentials no longer hold after a reload is revoked.
+     */
+    public AuthStage(final Authenticator authenticator, final BrokerCounters counters, final int maxClientIdLength,
+        final ConnectionControl control)
     {
         this.authenticator = authenticator;
         this.counters = counters;
         this.maxClientIdLength = maxClientIdLength;
+        this.control = control;
     }
 
     public boolean onEvent(final IngressEvent event)
@@ -32,7 +46,62 @@ public final class AuthStage implements Stage
         {
             decide(event);
         }
+        else if (event.kind != IngressEvent.PACKET && !admitted.isEmpty())
+        {
+            admitted.remove(event.connectionId);
+        }
         return true;
+    }
+
+    public void onFailed(final IngressEvent event)
+    {
+        if (event.kind != IngressEvent.PACKET)
+        {
+            admitted.remove(event.connectionId);
+        }
+    }
+
+    /**
+     * Hands a new password file to this stage (any thread); it takes it on its own thread at its next duty cycle.
+     */
+    public void reload(final PasswordFile passwordFile)
+    {
+        reloaded.set(passwordFile);
+    }
+
+    /**
+     * Takes a reloaded password file: new CONNECTs are checked against it, and a connected client whose user was
+     * removed or whose entry changed is revoked (it reconnects with what now holds).
+     */
+    public int doDutyCycle()
+    {
+        final PasswordFile file = reloaded.getAndSet(null);
+        if (null == file)
+        {
+            return 0;
+        }
+        authenticator.passwordFile(file);
+        int revoked = 0;
+        final Long2ObjectHashMap<Admitted>.EntryIterator entries = admitted.entrySet().iterator();
+        while (entries.hasNext())
+        {
+            entries.next();
+            final Admitted client = entries.getValue();
+            final PasswordHash now = file.hashOf(client.user);
+            if (null == now || !now.encode().equals(client.hash))
+            {
+                control.revoke(client.agentIndex, entries.getLongKey());
+                entries.remove();
+                revoked++;
+            }
+        }
+        counters.add(BrokerCounters.CONNECTIONS_REVOKED, revoked);
+        return 1 + revoked;
+    }
+
+    public boolean hasPendingWork()
+    {
+        return null != reloaded.get();
     }
 
     private void decide(final IngressEvent event)
@@ -67,7 +136,22 @@ public final class AuthStage implements Stage
         {
             counters.increment(BrokerCounters.AUTH_FAILURES);
         }
+        if (code == ReasonCode.V3_CONNECTION_ACCEPTED && null != userName && null != authenticator.passwordFile())
+        {
+            final PasswordHash hash = authenticator.passwordFile().hashOf(userName);
+            if (null != hash)
+            {
+                admitted.put(event.connectionId, new Admitted(event.agentIndex, userName, hash.encode()));
+            }
+        }
         event.authCode = code == ReasonCode.V3_CONNECTION_ACCEPTED ? IngressEvent.AUTH_ACCEPTED : code;
+    }
+
+    /**
+     * A connection admitted under a password-file entry.
+     */
+    private record Admitted(int agentIndex, String user, String hash)
+    {
     }
 
     public String name()

@@ -40,6 +40,7 @@ public final class Pipeline
     private final MessageLog routeLog;
     private final int batchLimit;
     private final StageAgent.Step auth;
+    private final AuthStage authStage;
     private final StageAgent.Step route;
     private final StageAgent.Step[] shards;
     private final StageAgent.Step release;
@@ -49,6 +50,15 @@ public final class Pipeline
      */
     public Pipeline(final BrokerContext context, final Authenticator authenticator, final Outbound outbound,
         final BrokerCounters counters, final ErrorLog errors)
+    {
+        this(context, authenticator, outbound, ConnectionControl.NONE, counters, errors);
+    }
+
+    /**
+     * @param control where the auth stage revokes connections after a reload.
+     */
+    public Pipeline(final BrokerContext context, final Authenticator authenticator, final Outbound outbound,
+        final ConnectionControl control, final BrokerCounters counters, final ErrorLog errors)
     {
         context.conclude(); // derived sizes (the message logs') are settled there; a second call changes nothing
         this.errors = errors;
@@ -67,7 +77,8 @@ public final class Pipeline
 
         final StagePoller authPoller = new StagePoller(ring);
         final StagePoller routePoller = new StagePoller(ring, authPoller.sequence());
-        auth = step(new AuthStage(authenticator, counters, context.maxClientIdLength()), authPoller,
+        authStage = new AuthStage(authenticator, counters, context.maxClientIdLength(), control);
+        auth = step(authStage, authPoller,
             counters, BrokerCounters.EVENTS_AUTH);
         route = step(routing, routePoller, counters, BrokerCounters.EVENTS_ROUTE);
         final ShardHandover handover = new ShardHandover(shardCount);
@@ -103,6 +114,14 @@ public final class Pipeline
     public RingBuffer<IngressEvent> ring()
     {
         return ring;
+    }
+
+    /**
+     * Hands a reloaded password file to the auth stage (any thread).
+     */
+    public void reloadPasswordFile(final io.ringmq.pipeline.auth.PasswordFile passwordFile)
+    {
+        authStage.reload(passwordFile);
     }
 
     public RoutingStage routing()

@@ -59,6 +59,7 @@ public final class Broker implements AutoCloseable
     private final ErrorLog errors;
     private final int port;
     private AgentInvoker invoker;
+    private volatile Wakeable[] agentWakes;
     private volatile boolean fatal;
     private volatile java.util.function.Consumer<Throwable> onFatalError = error -> close();
     private volatile boolean closed;
@@ -89,7 +90,11 @@ public final class Broker implements AutoCloseable
         final OutboundRouter outbound = new OutboundRouter(rings, agents, direct);
         try
         {
-            pipeline = new Pipeline(context, authenticator, outbound, counters, errors);
+            pipeline = new Pipeline(context, authenticator, outbound, (agentIndex, connectionId) ->
+            {
+                agents[agentIndex].revoke(connectionId);
+                agentWake(agentIndex);
+            }, counters, errors);
             final AtomicInteger connectionCount = new AtomicInteger();
             for (int i = 0; i < ioCount; i++)
             {
@@ -178,6 +183,7 @@ public final class Broker implements AutoCloseable
             }
         }
         outbound.wakes(agentWakes);
+        this.agentWakes = agentWakes;
         switch (context.threading())
         {
             case INVOKER:
@@ -301,6 +307,46 @@ public final class Broker implements AutoCloseable
     {
         this.onFatalError = handler;
         return this;
+    }
+
+    /**
+     * Reloads what can change without dropping clients: the password file. New CONNECTs are checked against the
+     * new file; a connected client whose user was removed or whose entry changed is disconnected (it reconnects
+     * with what now holds). A file that cannot be read or parsed changes nothing.
+     *
+     * @return what was reloaded, one line.
+     * @throws IOException              when the file cannot be read (the old configuration stays).
+     * @throws IllegalArgumentException naming the bad line (the old configuration stays).
+     */
+    public String reload() throws IOException
+    {
+        if (null == context.passwordFile())
+        {
+            LOG.log(System.Logger.Level.INFO, "reload: nothing to reload (no --password-file)");
+            return "nothing to reload";
+        }
+        try
+        {
+            final PasswordFile file = PasswordFile.load(context.passwordFile());
+            pipeline.reloadPasswordFile(file);
+            final String done = "reloaded " + context.passwordFile();
+            LOG.log(System.Logger.Level.INFO, "reload: " + done);
+            return done;
+        }
+        catch (final IOException | IllegalArgumentException ex)
+        {
+            LOG.log(System.Logger.Level.WARNING, "reload failed, keeping the old configuration: " + ex.getMessage());
+            throw ex;
+        }
+    }
+
+    private void agentWake(final int agentIndex)
+    {
+        final Wakeable[] wakes = this.agentWakes;
+        if (null != wakes && null != wakes[agentIndex])
+        {
+            wakes[agentIndex].wake();
+        }
     }
 
     /**

@@ -45,6 +45,9 @@ final class IoAgent implements Agent
     private final Selector selector;
     private final ManyToOneRingBuffer outbound;
     private final IngressProxy ingress;
+    /** Connections to close whose credentials no longer hold (a reload), from the auth stage's thread. */
+    private final org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<Long> revocations =
+        new org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<>();
     private final ManyToOneConcurrentArrayQueue<Acceptor.Accepted> handoff =
         new ManyToOneConcurrentArrayQueue<>(4096);
     private final Long2ObjectHashMap<Connection> connections = new Long2ObjectHashMap<>();
@@ -120,7 +123,7 @@ final class IoAgent implements Agent
      */
     boolean hasPendingWork()
     {
-        return outbound.size() > 0 || !handoff.isEmpty();
+        return outbound.size() > 0 || !handoff.isEmpty() || !revocations.isEmpty();
     }
 
     /**
@@ -147,6 +150,7 @@ final class IoAgent implements Agent
         reader.nowMs(nowMs);
         memoryBudget.sample(nowMs);
         int work = drainHandoff();
+        work += drainRevocations();
         work += outbound.read(outboundHandler, 4096);
         selectedWork = 0;
         selector.selectNow(onReady); // ready keys straight to the handler: no selected-key set, no iterator
@@ -225,6 +229,31 @@ final class IoAgent implements Agent
             writer.flush(connection);
         }
         return key.isValid() && key.isReadable() ? reader.read(connection) : 0;
+    }
+
+    /**
+     * Asks this agent to close a connection (any thread; rare: a reload revoked it).
+     */
+    void revoke(final long connectionId)
+    {
+        revocations.offer(connectionId);
+    }
+
+    private int drainRevocations()
+    {
+        int work = 0;
+        Long connectionId;
+        while (null != (connectionId = revocations.poll()))
+        {
+            final Connection connection = connections.get(connectionId.longValue());
+            if (null != connection)
+            {
+                writer.flush(connection);
+                close(connection, IngressEvent.CONNECTION_LOST);
+            }
+            work++;
+        }
+        return work;
     }
 
     private int drainHandoff()

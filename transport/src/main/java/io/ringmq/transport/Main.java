@@ -29,7 +29,7 @@ import java.util.concurrent.CountDownLatch;
     sortOptions = false, usageHelpAutoWidth = true,
     description = "An MQTT 3.1.1 broker on LMAX Disruptor rings. With no options: port 1883, anonymous clients "
         + "from loopback only.",
-    subcommands = {Main.Passwd.class, StatCommand.class})
+    subcommands = {Main.Passwd.class, StatCommand.class, ReloadCommand.class})
 public final class Main implements Callable<Integer>
 {
     @Option(names = {"-c", "--config"}, paramLabel = "FILE",
@@ -217,6 +217,7 @@ public final class Main implements Callable<Integer>
                 "): lower --max-packet-size, --io-threads or --message-log-bytes, or raise -XX:MaxDirectMemorySize");
             return 1;
         }
+        onSighup(broker);
         broker.onFatalError(error ->
         {
             System.err.println("ringmq: fatal error, exiting: " + error);
@@ -235,6 +236,31 @@ public final class Main implements Callable<Integer>
         System.out.println("ringmq " + Version.VERSION + " listening on " + bind + ":" + broker.port());
         stopped.await();
         return 0;
+    }
+
+    /**
+     * SIGHUP reloads the password file, as it does Mosquitto's; a failed reload is logged and changes nothing.
+     */
+    private static void onSighup(final Broker broker)
+    {
+        try
+        {
+            sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal ->
+            {
+                try
+                {
+                    broker.reload();
+                }
+                catch (final IOException | IllegalArgumentException ex)
+                {
+                    // logged by the broker; the old configuration stays
+                }
+            });
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            System.err.println("ringmq: no SIGHUP on this platform: reload is not available");
+        }
     }
 
     BrokerContext context()

@@ -31,7 +31,7 @@ public final class Authenticator
     private final AnonymousPolicy anonymous;
     private final String user;
     private final byte[] password;
-    private final PasswordFile passwordFile;
+    private PasswordFile passwordFile;
     private final Map<String, byte[]> verified = new HashMap<>();
     private final MessageDigest sha256;
 
@@ -55,6 +55,23 @@ public final class Authenticator
         {
             throw new IllegalStateException(ex);
         }
+    }
+
+    /**
+     * Replaces the password file (a reload); the remembered verifications go with the old one.
+     */
+    public void passwordFile(final PasswordFile passwordFile)
+    {
+        this.passwordFile = passwordFile;
+        verified.clear();
+    }
+
+    /**
+     * @return the current password file, or null.
+     */
+    public PasswordFile passwordFile()
+    {
+        return passwordFile;
     }
 
     /**

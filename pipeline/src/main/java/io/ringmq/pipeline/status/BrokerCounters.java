@@ -69,6 +69,7 @@ public final class BrokerCounters
     public static final int SESSIONS_CURRENT = 46;
     public static final int SUBSCRIPTIONS_CURRENT = 47;
     public static final int RETAINED_CURRENT = 48;
+    public static final int CONNECTIONS_REVOKED = 49;
 
     private static final String[] NAMES =
     {
@@ -98,7 +99,8 @@ public final class BrokerCounters
         "clients connected (gauge)",
         "sessions (gauge)",
         "subscriptions (gauge)",
-        "retained messages (gauge)"
+        "retained messages (gauge)",
+        "connections revoked (credentials no longer hold after a reload)"
     };
 
     private final CountersFile file;

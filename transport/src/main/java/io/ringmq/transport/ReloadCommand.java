@@ -1,0 +1,72 @@
+package io.ringmq.transport;
+
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.status.CountersFileReader;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code ringmq reload}: asks a running broker to reload its password file without dropping clients, by sending it
+ * SIGHUP (as {@code kill -HUP} would). The broker is found by its counters file, as {@code ringmq stat} finds it.
+ */
+@Command(name = "reload", mixinStandardHelpOptions = true,
+    description = "Reload a running broker's password file (SIGHUP): new CONNECTs use the new file, clients whose "
+        + "entry was removed or changed are disconnected.")
+final class ReloadCommand implements Callable<Integer>
+{
+    @Option(names = "--pid", description = "The broker's process id (default: the only broker running).")
+    Long pid;
+
+    @Option(names = "--counters-dir", paramLabel = "DIR", description = "Where its counters file is "
+        + "(default: as the broker's --counters-dir).")
+    Path countersDir;
+
+    public Integer call() throws Exception
+    {
+        long target;
+        if (null != pid)
+        {
+            target = pid;
+        }
+        else
+        {
+            final Path dir = null != countersDir ? countersDir : BrokerContext.defaultCountersDir();
+            final List<Long> alive = new ArrayList<>();
+            for (final Path file : CountersFileReader.find(dir, null))
+            {
+                try (CountersFileReader reader = CountersFileReader.open(file))
+                {
+                    if (reader.isBrokerAlive() && !alive.contains(reader.pid()))
+                    {
+                        alive.add(reader.pid());
+                    }
+                }
+                catch (final RuntimeException | java.io.IOException ex)
+                {
+                    // a file being written or removed: not a broker to reload
+                }
+            }
+            if (alive.size() != 1)
+            {
+                System.err.println("ringmq reload: " + (alive.isEmpty() ? "no running broker found in " + dir :
+                    alive.size() + " brokers running (" + alive + "): say which with --pid"));
+                return 1;
+            }
+            target = alive.get(0);
+        }
+        final Process kill = new ProcessBuilder("kill", "-HUP", Long.toString(target)).inheritIO().start();
+        if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0)
+        {
+            System.err.println("ringmq reload: could not signal process " + target);
+            return 1;
+        }
+        System.out.println("ringmq reload: sent SIGHUP to pid " + target + "; its log says what was reloaded");
+        return 0;
+    }
+}
