@@ -65,6 +65,7 @@ public final class DeliveryShard implements Stage
     private final int[] noCodes = new int[0];
     private int[] codes = new int[16];
     private DeliverySession[] sessions = new DeliverySession[1024];
+    private long lastHandedOver = IngressEvent.NONE;
     private SharedMessage eventMessage;
     private DirectBuffer topic;
     private int topicOffset;
@@ -209,6 +210,11 @@ public final class DeliveryShard implements Stage
      */
     private void handOver(final IngressEvent event, final DeliverySession current)
     {
+        if (event.connectionId == lastHandedOver)
+        {
+            return; // done already, before this shard failed on the same CONNECT
+        }
+        lastHandedOver = event.connectionId;
         final DeliverySession moving = null != current ? current :
             new DeliverySession(event.sessionId, true, maxInflight);
         if (null != current)
