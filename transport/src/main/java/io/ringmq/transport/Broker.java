@@ -58,6 +58,7 @@ public final class Broker implements AutoCloseable
     private final Pipeline pipeline;
     private final ErrorLog errors;
     private final int port;
+    private final MetricsEndpoint metrics;
     private AgentInvoker invoker;
     private volatile boolean fatal;
     private volatile java.util.function.Consumer<Throwable> onFatalError = error -> close();
@@ -99,6 +100,7 @@ public final class Broker implements AutoCloseable
                     pipeline.messageLog(i), connectionCount);
             }
             start(agents, outbound);
+            metrics = MetricsEndpoint.start(context, counters, () -> !closed && !fatal);
         }
         catch (final RuntimeException | IOException ex)
         {
@@ -328,6 +330,15 @@ public final class Broker implements AutoCloseable
     }
 
     /**
+     * @return the port {@code /metrics} and {@code /health} are served on (the real one for
+     * {@link BrokerContext#METRICS_PORT_EPHEMERAL}), or 0 when the endpoint is off.
+     */
+    public int metricsPort()
+    {
+        return null == metrics ? 0 : metrics.port();
+    }
+
+    /**
      * @return the counters file {@code ringmq stat} reads; it is deleted on {@link #close()}.
      */
     public Path countersFile()
@@ -358,6 +369,7 @@ public final class Broker implements AutoCloseable
             return;
         }
         closed = true;
+        CloseHelper.quietClose(metrics); // first: a scrape in progress ends before anything it reads is closed
         CloseHelper.quietCloseAll(runners);
         CloseHelper.quietClose(invoker);
         CloseHelper.quietClose(server);
