@@ -99,8 +99,10 @@ public final class Broker implements AutoCloseable
                 agents[i] = new IoAgent(i, context, counters, i == 0 ? server : null, rings[i], pipeline.ring(),
                     pipeline.messageLog(i), connectionCount);
             }
+            final StageLatencyCollector latencies = 0 == context.metricsPort() ? null :
+                StageLatencyCollector.attach(pipeline);
             start(agents, outbound);
-            metrics = MetricsEndpoint.start(context, counters, () -> !closed && !fatal);
+            metrics = MetricsEndpoint.start(context, counters, latencies, () -> !closed && !fatal);
         }
         catch (final RuntimeException | IOException ex)
         {

@@ -133,6 +133,7 @@ final class IoAgent implements Agent
     {
         nowMs = clock.time();
         reader.nowMs(nowMs);
+        ingress.nowNs(System.nanoTime());
         memoryBudget.sample(nowMs);
         int work = drainHandoff();
         work += outbound.read(outboundHandler, 4096);

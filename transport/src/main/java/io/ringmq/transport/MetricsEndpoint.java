@@ -21,12 +21,13 @@ import java.util.function.BooleanSupplier;
 /**
  * The operations endpoint ({@code --metrics-port}): an HTTP server on its own single daemon thread that serves
  * <ul>
- *     <li>{@code /metrics}: the broker's counters ({@link CountersCollector}) and the JVM's metrics in the
- *     Prometheus text exposition format (or OpenMetrics or protobuf, as the scraper asks), written by the official
- *     Prometheus Java client;</li>
+ *     <li>{@code /metrics}: the broker's counters ({@link CountersCollector}), the pipeline's latencies per stage
+ *     ({@link StageLatencyCollector}) and the JVM's metrics in the Prometheus text exposition format (or
+ *     OpenMetrics or protobuf, as the scraper asks), written by the official Prometheus Java client;</li>
  *     <li>{@code /health}: 200 {@code ok} while the broker runs, 503 once it is stopping.</li>
  * </ul>
- * A scrape reads the counters from their memory; it never touches a stage or I/O thread. Each endpoint has a
+ * A scrape reads the counters from their memory and swaps the latency recorders; it never waits for a stage or
+ * I/O thread. Each endpoint has a
  * registry of its own, so brokers in one JVM (tests) do not see each other's counters.
  */
 final class MetricsEndpoint implements AutoCloseable
@@ -49,12 +50,13 @@ final class MetricsEndpoint implements AutoCloseable
     /**
      * Starts serving when {@link BrokerContext#metricsPort()} asks for it.
      *
-     * @param running whether the broker runs, for {@code /health}.
+     * @param latencies the stage latencies, attached to the pipeline before it ran.
+     * @param running   whether the broker runs, for {@code /health}.
      * @return the endpoint, or null when the port is 0 (off).
      * @throws IOException when the address cannot be bound.
      */
     static MetricsEndpoint start(final BrokerContext context, final BrokerCounters counters,
-        final BooleanSupplier running) throws IOException
+        final StageLatencyCollector latencies, final BooleanSupplier running) throws IOException
     {
         if (0 == context.metricsPort())
         {
@@ -74,6 +76,7 @@ final class MetricsEndpoint implements AutoCloseable
         }
         final PrometheusRegistry registry = new PrometheusRegistry();
         registry.register(new CountersCollector(counters));
+        registry.register(latencies);
         JvmMetrics.builder().register(registry);
         final ExecutorService executor = Executors.newSingleThreadExecutor(task ->
         {

@@ -124,6 +124,12 @@ class MetricsEndpointTest
         return samples;
     }
 
+    private static String latency(final String suffix, final String stage, final String le)
+    {
+        return StageLatencyCollector.NAME + suffix + "{stage=\"" + stage + "\"" +
+            (null == le ? "" : ",le=\"" + le + "\"") + "}";
+    }
+
     private static double value(final Map<String, Double> samples, final String name)
     {
         return samples.getOrDefault(name, -1.0);
@@ -149,7 +155,8 @@ class MetricsEndpointTest
         }
 
         final Map<String, Double> samples = scrapeUntil(s ->
-            value(s, "ringmq_publish_in_total") == 10 && value(s, "ringmq_publish_out_total") == 10);
+            value(s, "ringmq_publish_in_total") == 10 && value(s, "ringmq_publish_out_total") == 10 &&
+            value(s, latency("_count", "release", null)) == 10);
         assertThat(value(samples, "ringmq_connections_accepted_total")).isGreaterThanOrEqualTo(3);
         assertThat(value(samples, "ringmq_packets_in_total")).isGreaterThanOrEqualTo(3 + 1 + 10);
         assertThat(value(samples, "ringmq_unexpected_errors_stages_and_agents_total")).isZero();
@@ -158,8 +165,20 @@ class MetricsEndpointTest
 
         final int[] counterCount = {0};
         broker.counters().reader().forEach((id, typeId, key, label) -> counterCount[0]++);
-        assertThat(samples.keySet().stream().filter(name -> name.startsWith("ringmq_")))
+        assertThat(samples.keySet().stream().filter(name -> name.startsWith("ringmq_") &&
+            !name.startsWith(StageLatencyCollector.NAME)))
             .as("one sample per broker counter").hasSize(counterCount[0]);
+
+        for (final String stage : List.of("auth", "route", "deliver-0", "release"))
+        {
+            assertThat(value(samples, latency("_count", stage, null))).as("PUBLISHes past %s", stage).isEqualTo(10);
+            assertThat(value(samples, latency("_bucket", stage, "+Inf"))).isEqualTo(10);
+            assertThat(value(samples, latency("_bucket", stage, "1.0E-6")))
+                .isLessThanOrEqualTo(value(samples, latency("_bucket", stage, "0.001")))
+                .isLessThanOrEqualTo(value(samples, latency("_bucket", stage, "10.0")));
+            assertThat(value(samples, latency("_bucket", stage, "10.0"))).as("buckets are cumulative").isEqualTo(10);
+            assertThat(value(samples, latency("_sum", stage, null))).isPositive().isLessThan(10 * 10.0);
+        }
 
         final String body = get("/metrics").body();
         assertThat(body).contains("# TYPE ringmq_connections_accepted_total counter\n")
