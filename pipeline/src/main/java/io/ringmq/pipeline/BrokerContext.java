@@ -83,6 +83,12 @@ public final class BrokerContext
 
     // counters file (ringmq stat)
     private Path countersDir = defaultCountersDir();
+    // the Prometheus endpoint (/metrics, /health); port 0 is off
+    private String metricsBindAddress = "127.0.0.1";
+    private int metricsPort = 0;
+
+    /** {@link #metricsEndpoint(String, int)}: serve the metrics on a free port the system picks (tests). */
+    public static final int METRICS_PORT_EPHEMERAL = -1;
 
     /**
      * Checks every setting; call once before starting.
@@ -136,6 +142,9 @@ public final class BrokerContext
             "--memory-budget must be at least 1 MiB (or 0 for auto)");
         check(maxTopicLevels >= 1, "--max-topic-levels must be positive");
         check(maxTopicLength >= 1 && maxTopicLength <= 65_535, "--max-topic-length must be 1..65535");
+        check(metricsPort >= METRICS_PORT_EPHEMERAL && metricsPort <= 65_535, "--metrics-port must be 0..65535");
+        check(0 == metricsPort || isAddress(metricsBindAddress), "--metrics-bind: unknown address " +
+            metricsBindAddress);
         try
         {
             InetAddress.getByName(bindAddress);
@@ -175,6 +184,7 @@ public final class BrokerContext
             messageLogBytes + " anonymous=" + anonymous.name().toLowerCase() +
             (null != user ? " user=" + user : "") + (null != passwordFile ? " password-file=" + passwordFile : "") +
             " counters-dir=" + countersDir +
+            (0 == metricsPort ? "" : " metrics=" + metricsBindAddress + ":" + metricsPort) +
             " max-connect-size=" + maxConnectSize + " max-connections-per-address=" + maxConnectionsPerAddress +
             (limitLoopback ? " limit-loopback" : "") + " memory-budget=" +
             (memoryBudgetBytes == AUTO ? "auto" : String.valueOf(memoryBudgetBytes)) + " max-topic-levels=" +
@@ -556,6 +566,48 @@ public final class BrokerContext
     {
         this.countersDir = null == countersDir ? defaultCountersDir() : countersDir;
         return this;
+    }
+
+    /**
+     * @return the address the Prometheus endpoint listens on.
+     */
+    public String metricsBindAddress()
+    {
+        return metricsBindAddress;
+    }
+
+    /**
+     * @return the port of the Prometheus endpoint ({@code /metrics}, {@code /health}): 0 when it is off,
+     * {@link #METRICS_PORT_EPHEMERAL} for a free port the system picks.
+     */
+    public int metricsPort()
+    {
+        return metricsPort;
+    }
+
+    /**
+     * @param bindAddress the address to serve {@code /metrics} and {@code /health} on (null: 127.0.0.1).
+     * @param port        0 for off, {@link #METRICS_PORT_EPHEMERAL} for a free port.
+     * @return this.
+     */
+    public BrokerContext metricsEndpoint(final String bindAddress, final int port)
+    {
+        this.metricsBindAddress = null == bindAddress ? "127.0.0.1" : bindAddress;
+        this.metricsPort = port;
+        return this;
+    }
+
+    private static boolean isAddress(final String address)
+    {
+        try
+        {
+            InetAddress.getByName(address);
+            return true;
+        }
+        catch (final UnknownHostException ex)
+        {
+            return false;
+        }
     }
 
     /**

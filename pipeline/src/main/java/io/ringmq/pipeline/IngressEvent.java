@@ -56,6 +56,8 @@ public final class IngressEvent
     public int packetLength;
     /** The end position of the packet's {@link MessageLog} entry, or -1 when it is inline. */
     public long logEnd = NONE;
+    /** {@link System#nanoTime()} of the I/O agent's duty cycle that read the packet, for the stage latencies. */
+    public long ingressNs;
     private final UnsafeBuffer inline;
 
     // ---- any stage

@@ -8,6 +8,9 @@ import io.ringmq.pipeline.delivery.DeliveryShard;
 import io.ringmq.pipeline.delivery.ShardHandover;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.status.ErrorLog;
+import io.ringmq.pipeline.status.LatencySink;
+
+import java.util.function.Function;
 
 /**
  * The staged pipeline on one Disruptor ring:
@@ -101,6 +104,24 @@ public final class Pipeline
         final int workCounter)
     {
         return new StageAgent.Step(stage, poller, errors, batchLimit, counters, workCounter);
+    }
+
+    /**
+     * Reports each PUBLISH's time from ingress to the end of every stage: {@code auth}, {@code route},
+     * {@code deliver-0} … (queued on the outbound ring), {@code release} (the whole pipeline). Call before any
+     * stage runs.
+     *
+     * @param sinkForStage the sink for a stage's name.
+     */
+    public void latencySinks(final Function<String, LatencySink> sinkForStage)
+    {
+        auth.latency(sinkForStage.apply("auth"));
+        route.latency(sinkForStage.apply("route"));
+        for (int i = 0; i < shards.length; i++)
+        {
+            shards[i].latency(sinkForStage.apply("deliver-" + i));
+        }
+        release.latency(sinkForStage.apply("release"));
     }
 
     /**

@@ -2,6 +2,8 @@ package io.ringmq.pipeline;
 
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.status.ErrorLog;
+import io.ringmq.pipeline.status.LatencySink;
+import io.ringmq.protocol.PacketType;
 import org.agrona.concurrent.Agent;
 
 /**
@@ -85,6 +87,7 @@ public final class StageAgent implements Agent
         private final OwnerThread owner;
         private final BrokerCounters counters;
         private final int workCounter;
+        private LatencySink latency;
 
         Step(final Stage stage, final StagePoller poller, final ErrorLog errors, final int batchLimit)
         {
@@ -128,13 +131,28 @@ public final class StageAgent implements Agent
             return handled;
         }
 
+        /**
+         * @param latency where to report each PUBLISH's time from ingress to the end of this stage; set before the
+         *                step's thread starts, null for none.
+         */
+        void latency(final LatencySink latency)
+        {
+            this.latency = latency;
+        }
+
         public boolean onEvent(final IngressEvent event, final long sequence)
         {
             if (!event.failed)
             {
                 try
                 {
-                    return stage.onEvent(event);
+                    final boolean done = stage.onEvent(event);
+                    if (done && null != latency && IngressEvent.PACKET == event.kind &&
+                        PacketType.PUBLISH == event.packetType)
+                    {
+                        latency.record(System.nanoTime() - event.ingressNs);
+                    }
+                    return done;
                 }
                 catch (final Throwable error)
                 {

@@ -58,6 +58,7 @@ public final class Broker implements AutoCloseable
     private final Pipeline pipeline;
     private final ErrorLog errors;
     private final int port;
+    private final MetricsEndpoint metrics;
     private AgentInvoker invoker;
     private volatile Wakeable[] agentWakes;
     private volatile boolean fatal;
@@ -103,7 +104,10 @@ public final class Broker implements AutoCloseable
                 agents[i] = new IoAgent(i, context, counters, i == 0 ? server : null, rings[i], pipeline.ring(),
                     pipeline.messageLog(i), connectionCount);
             }
+            final StageLatencyCollector latencies = 0 == context.metricsPort() ? null :
+                StageLatencyCollector.attach(pipeline);
             start(agents, outbound);
+            metrics = MetricsEndpoint.start(context, counters, latencies, () -> !closed && !fatal);
         }
         catch (final RuntimeException | IOException ex)
         {
@@ -374,6 +378,15 @@ public final class Broker implements AutoCloseable
     }
 
     /**
+     * @return the port {@code /metrics} and {@code /health} are served on (the real one for
+     * {@link BrokerContext#METRICS_PORT_EPHEMERAL}), or 0 when the endpoint is off.
+     */
+    public int metricsPort()
+    {
+        return null == metrics ? 0 : metrics.port();
+    }
+
+    /**
      * @return the counters file {@code ringmq stat} reads; it is deleted on {@link #close()}.
      */
     public Path countersFile()
@@ -406,7 +419,8 @@ public final class Broker implements AutoCloseable
             return;
         }
         closed = true;
-        CloseHelper.quietClose(server); // stop accepting first
+        CloseHelper.quietClose(metrics); // first: a scrape in progress ends before anything it reads is closed
+        CloseHelper.quietClose(server); // stop accepting
         CloseHelper.quietCloseAll(runners); // then every agent: connections flushed and closed, no wills
         CloseHelper.quietClose(invoker);
         CloseHelper.quietClose(countersFile);

@@ -23,6 +23,7 @@ final class IngressProxy
     private final ArrayDeque<long[]> pendingEnds = new ArrayDeque<>();
     private boolean published;
     private boolean logFull;
+    private long nowNs;
 
     IngressProxy(final RingBuffer<IngressEvent> ring, final MessageLog log, final int agentIndex)
     {
@@ -30,6 +31,14 @@ final class IngressProxy
         this.log = log;
         this.agentIndex = agentIndex;
         this.inlineCapacity = ring.get(0).inlineCapacity();
+    }
+
+    /**
+     * @param nowNs the clock of the agent's duty cycle, read once per cycle: the ingress time of what it reads.
+     */
+    void nowNs(final long nowNs)
+    {
+        this.nowNs = nowNs;
     }
 
     /**
@@ -67,7 +76,9 @@ final class IngressProxy
             log.rollback(tail); // nobody saw it: the log entry is given back at once
             return false;
         }
-        ring.get(sequence).packet(agentIndex, connectionId, version, loopback, packetType, bytes, length, log, logEnd);
+        final IngressEvent event = ring.get(sequence);
+        event.packet(agentIndex, connectionId, version, loopback, packetType, bytes, length, log, logEnd);
+        event.ingressNs = nowNs;
         ring.publish(sequence); // the slot is visible to the stages only once every field is written
         published = true;
         return true;

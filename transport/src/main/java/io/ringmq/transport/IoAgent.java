@@ -148,6 +148,7 @@ final class IoAgent implements Agent
     {
         nowMs = clock.time();
         reader.nowMs(nowMs);
+        ingress.nowNs(System.nanoTime());
         memoryBudget.sample(nowMs);
         int work = drainHandoff();
         work += drainRevocations();

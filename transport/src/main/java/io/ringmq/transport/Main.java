@@ -160,6 +160,16 @@ public final class Main implements Callable<Integer>
             + "ringmq under java.io.tmpdir where there is no /dev/shm).")
     Path countersDir;
 
+    // the Prometheus endpoint
+    @Option(names = "--metrics-port", paramLabel = "PORT",
+        description = "Serve /metrics (Prometheus text format: the broker's counters and JVM metrics) and /health "
+            + "over HTTP on this port; 0 = off (default: ${DEFAULT-VALUE}).")
+    int metricsPort = 0;
+
+    @Option(names = "--metrics-bind", paramLabel = "ADDRESS",
+        description = "Address the metrics endpoint listens on (default: ${DEFAULT-VALUE}).")
+    String metricsBind = "127.0.0.1";
+
     // the network edge's limits
     @Option(names = "--max-connect-size", paramLabel = "BYTES",
         description = "Largest first packet (a CONNECT) before a client has connected, judged from its fixed header "
@@ -290,6 +300,7 @@ public final class Main implements Callable<Integer>
             .credentials(user, pass)
             .passwordFile(passwordFile)
             .countersDir(countersDir)
+            .metricsEndpoint(metricsBind, metricsPort)
             .maxConnectSize(maxConnectSize)
             .maxConnectionsPerAddress(maxConnectionsPerAddress)
             .limitLoopback(limitLoopback)

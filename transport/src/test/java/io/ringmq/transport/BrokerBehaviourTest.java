@@ -47,7 +47,7 @@ abstract class BrokerBehaviourTest
 
     Broker broker(final Consumer<BrokerContext> settings)
     {
-        final BrokerContext context = new BrokerContext().bindAddress("127.0.0.1").port(0).threading(threading())
+        final BrokerContext context = new BrokerContext().bindAddress("127.0.0.1").port(0).threading(threading()).sysIntervalMs(0)
             .ioThreads(2);
         settings.accept(context);
         try

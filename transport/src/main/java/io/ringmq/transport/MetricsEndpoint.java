@@ -1,0 +1,144 @@
+package io.ringmq.transport;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.prometheus.metrics.exporter.httpserver.MetricsHandler;
+import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.status.BrokerCounters;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.BindException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The operations endpoint ({@code --metrics-port}): an HTTP server on its own single daemon thread that serves
+ * <ul>
+ *     <li>{@code /metrics}: the broker's counters ({@link CountersCollector}), the pipeline's latencies per stage
+ *     ({@link StageLatencyCollector}) and the JVM's metrics in the Prometheus text exposition format (or
+ *     OpenMetrics or protobuf, as the scraper asks), written by the official Prometheus Java client;</li>
+ *     <li>{@code /health}: 200 {@code ok} while the broker runs, 503 once it is stopping.</li>
+ * </ul>
+ * A scrape reads the counters from their memory and swaps the latency recorders; it never waits for a stage or
+ * I/O thread. Each endpoint has a
+ * registry of its own, so brokers in one JVM (tests) do not see each other's counters.
+ */
+final class MetricsEndpoint implements AutoCloseable
+{
+    private static final System.Logger LOG = System.getLogger("io.ringmq");
+    private static final byte[] OK = "ok\n".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] STOPPING = "stopping\n".getBytes(StandardCharsets.US_ASCII);
+
+    private final HttpServer server;
+    private final ExecutorService executor;
+    private final BooleanSupplier running;
+
+    private MetricsEndpoint(final HttpServer server, final ExecutorService executor, final BooleanSupplier running)
+    {
+        this.server = server;
+        this.executor = executor;
+        this.running = running;
+    }
+
+    /**
+     * Starts serving when {@link BrokerContext#metricsPort()} asks for it.
+     *
+     * @param latencies the stage latencies, attached to the pipeline before it ran.
+     * @param running   whether the broker runs, for {@code /health}.
+     * @return the endpoint, or null when the port is 0 (off).
+     * @throws IOException when the address cannot be bound.
+     */
+    static MetricsEndpoint start(final BrokerContext context, final BrokerCounters counters,
+        final StageLatencyCollector latencies, final BooleanSupplier running) throws IOException
+    {
+        if (0 == context.metricsPort())
+        {
+            return null;
+        }
+        final int port = BrokerContext.METRICS_PORT_EPHEMERAL == context.metricsPort() ? 0 : context.metricsPort();
+        final InetSocketAddress address = new InetSocketAddress(context.metricsBindAddress(), port);
+        final HttpServer server;
+        try
+        {
+            server = HttpServer.create(address, 16);
+        }
+        catch (final BindException ex)
+        {
+            throw new IOException("cannot serve metrics on " + context.metricsBindAddress() + ":" + port + ": " +
+                ex.getMessage(), ex);
+        }
+        final PrometheusRegistry registry = new PrometheusRegistry();
+        registry.register(new CountersCollector(counters));
+        registry.register(latencies);
+        JvmMetrics.builder().register(registry);
+        final ExecutorService executor = Executors.newSingleThreadExecutor(task ->
+        {
+            final Thread thread = new Thread(task, "ringmq-metrics");
+            thread.setDaemon(true);
+            return thread;
+        });
+        final MetricsEndpoint endpoint = new MetricsEndpoint(server, executor, running);
+        server.createContext("/metrics", new MetricsHandler(registry));
+        server.createContext("/health", endpoint::health);
+        server.setExecutor(executor);
+        server.start();
+        LOG.log(System.Logger.Level.INFO, "ringmq metrics on http://" + context.metricsBindAddress() + ":" +
+            endpoint.port() + "/metrics");
+        return endpoint;
+    }
+
+    private void health(final HttpExchange exchange) throws IOException
+    {
+        try (exchange)
+        {
+            final boolean up = running.getAsBoolean();
+            final byte[] body = up ? OK : STOPPING;
+            exchange.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
+            if ("HEAD".equals(exchange.getRequestMethod()))
+            {
+                exchange.sendResponseHeaders(up ? 200 : 503, -1);
+                return;
+            }
+            exchange.sendResponseHeaders(up ? 200 : 503, body.length);
+            try (OutputStream out = exchange.getResponseBody())
+            {
+                out.write(body);
+            }
+        }
+    }
+
+    /**
+     * @return the port served (the real one when an ephemeral port was asked for).
+     */
+    int port()
+    {
+        return server.getAddress().getPort();
+    }
+
+    /**
+     * Stops listening and waits (a few seconds at most) for a scrape in progress to finish.
+     */
+    public void close()
+    {
+        server.stop(0);
+        executor.shutdownNow();
+        try
+        {
+            if (!executor.awaitTermination(5, TimeUnit.SECONDS))
+            {
+                LOG.log(System.Logger.Level.WARNING, "ringmq metrics: a scrape did not finish within 5 s of close");
+            }
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
