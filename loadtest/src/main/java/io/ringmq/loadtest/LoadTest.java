@@ -93,6 +93,10 @@ public final class LoadTest implements Callable<Integer>
     @Option(names = {"-out", "--out"}, description = "Folder for latency.hgrm, latency.hlog and summary.json.")
     Path out;
 
+    @Option(names = {"-quiet", "--quiet"}, description = "No progress line on standard error (runs over 3 s print one "
+        + "each second).")
+    boolean quiet;
+
     @Option(names = {"-label", "--label"}, description = "A name for this run in the report (e.g. the broker).")
     String label = "";
 
@@ -168,6 +172,7 @@ public final class LoadTest implements Callable<Integer>
             throw new IllegalArgumentException("-mode must be conn, conn-rate, pub, pubsub, fanin, p2p or persistent");
         }
         settings.shareGroup = shareGroup;
+        settings.progress = !quiet;
         if ("conn-rate".equals(settings.mode))
         {
             settings.connRate = positive(connRate, "-conn-rate");

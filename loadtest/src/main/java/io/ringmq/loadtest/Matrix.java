@@ -39,6 +39,9 @@ final class Matrix implements Callable<Integer>
     @Option(names = "--out", description = "Where dated report folders go (default: ${DEFAULT-VALUE}).")
     Path out = Path.of("bench-results");
 
+    @Option(names = {"--quiet", "-quiet"}, description = "No progress lines on standard error.")
+    boolean quiet;
+
     @Option(names = "--ringmq-jar", description = "The ringmq jar (default: ${DEFAULT-VALUE}).")
     Path ringmqJar = Path.of("transport/target/ringmq.jar");
 
@@ -89,7 +92,12 @@ final class Matrix implements Callable<Integer>
                     {
                         // a JVM broker compiles its hot paths in its first seconds: measure the steady state
                         final List<String> warm = new ArrayList<>(args);
-                        warm.addAll(List.of("-addr", "127.0.0.1:" + process.port, "-duration", warmup));
+                        warm.addAll(List.of("-addr", "127.0.0.1:" + process.port, "-duration", warmup,
+                            "-label", broker + " warm-up"));
+                        if (quiet)
+                        {
+                            warm.add("-quiet");
+                        }
                         final LoadTest warmRun = new LoadTest();
                         new CommandLine(warmRun).setOverwrittenOptionsAllowed(true).parseArgs(warm.toArray(new String[0]));
                         warmRun.execute();
@@ -97,6 +105,10 @@ final class Matrix implements Callable<Integer>
                     final List<String> runArgs = new ArrayList<>(args);
                     runArgs.addAll(List.of("-addr", "127.0.0.1:" + process.port, "-broker-pid",
                         Long.toString(process.pid()), "-out", runFolder.toString(), "-label", broker));
+                    if (quiet)
+                    {
+                        runArgs.add("-quiet");
+                    }
                     final LoadTest loadTest = new LoadTest();
                     new CommandLine(loadTest).parseArgs(runArgs.toArray(new String[0]));
                     final Report report = loadTest.execute();
