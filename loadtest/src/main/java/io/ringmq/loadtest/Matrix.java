@@ -21,7 +21,8 @@ import java.util.concurrent.Callable;
 /**
  * {@code loadtest matrix FILE}: for every scenario of a bench matrix and every broker named, starts the broker
  * fresh, runs the scenario, stops the broker, and writes a dated report folder: {@code report.md} with the brokers
- * side by side per scenario, each run's histograms and summary, and SVG plots.
+ * side by side per scenario (and {@code report.html}, the same with the plots embedded), each run's histograms and
+ * summary, and SVG plots.
  */
 @Command(name = "matrix", mixinStandardHelpOptions = true,
     description = "Run a bench matrix (JSON) against several brokers and write a side-by-side report.")
@@ -133,8 +134,9 @@ final class Matrix implements Callable<Integer>
             md.append('\n');
             md.append('\n');
             Files.writeString(folder.resolve("report.md"), md.toString(), StandardCharsets.UTF_8);
+            HtmlReport.write(folder, "report.html", name, md.toString());
         }
-        System.out.println("report: " + folder.resolve("report.md"));
+        System.out.println("report: " + folder.resolve("report.md") + " and report.html");
         return 0;
     }
 
