@@ -52,6 +52,12 @@ final class Driver implements Runnable, Client.Handler
     volatile int failed;
     volatile long refused;
     volatile long backlogStalls;
+    /** Messages queued by this driver's publishers so far, for the progress line; written once per duty cycle. */
+    volatile long publishedCount;
+    /** Unique deliveries to this driver's subscribers so far, for the progress line; written once per duty cycle. */
+    volatile long uniqueCount;
+    private long published;
+    private long unique;
 
     Driver(final Settings settings, final Recorder intervals) throws IOException
     {
@@ -184,6 +190,14 @@ final class Driver implements Runnable, Client.Handler
                 {
                     flush(client);
                 }
+            }
+            if (published != publishedCount)
+            {
+                publishedCount = published; // counters leave the thread once per duty cycle, not per message
+            }
+            if (unique != uniqueCount)
+            {
+                uniqueCount = unique;
             }
             if (work == 0)
             {
@@ -382,6 +396,7 @@ final class Driver implements Runnable, Client.Handler
                     }
                     publisher.queuePublish(settings.qos, StampClock.stampOf(publisher.nextSendNs));
                     publisher.nextSendNs += publisher.intervalNs;
+                    published++;
                     work++;
                 }
             }
@@ -393,6 +408,7 @@ final class Driver implements Runnable, Client.Handler
                     {
                         publisher.queuePublish(0, StampClock.nowNs());
                     }
+                    published += FLOOD_BATCH;
                     publisher.queuePing();
                     work++;
                 }
@@ -402,6 +418,7 @@ final class Driver implements Runnable, Client.Handler
                 while (publisher.inflight < settings.inflight)
                 {
                     publisher.queuePublish(settings.qos, StampClock.nowNs());
+                    published++;
                     work++;
                 }
             }
@@ -460,7 +477,10 @@ final class Driver implements Runnable, Client.Handler
             {
                 client.trackers[publisherId] = new SequenceTracker();
             }
-            client.trackers[publisherId].record(sequence);
+            if (client.trackers[publisherId].record(sequence))
+            {
+                unique++;
+            }
         }
     }
 

@@ -4,12 +4,17 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
@@ -90,8 +95,13 @@ public final class LoadTest implements Callable<Integer>
     @Option(names = {"-broker-pid", "--broker-pid"}, description = "Broker process to sample; found by the port when omitted.")
     long brokerPid = -1;
 
-    @Option(names = {"-out", "--out"}, description = "Folder for latency.hgrm, latency.hlog and summary.json.")
+    @Option(names = {"-out", "--out"}, description = "Folder for latency.hgrm, latency.hlog, summary.json, summary.md, "
+        + "summary.html and SVG plots.")
     Path out;
+
+    @Option(names = {"-quiet", "--quiet"}, description = "No progress line on standard error (runs over 3 s print one "
+        + "each second).")
+    boolean quiet;
 
     @Option(names = {"-label", "--label"}, description = "A name for this run in the report (e.g. the broker).")
     String label = "";
@@ -139,9 +149,34 @@ public final class LoadTest implements Callable<Integer>
                     report.latency.outputPercentileDistribution(hgrm, 1000.0); // microseconds
                 }
             }
-            Plots.write(out, "", java.util.Map.of(label.isEmpty() ? "broker" : label, report));
+            final Map<String, Report> reports = Map.of(label.isEmpty() ? "broker" : label, report);
+            final String markdown = summaryMarkdown(report, reports, Plots.write(out, "", reports));
+            Files.writeString(out.resolve("summary.md"), markdown, StandardCharsets.UTF_8);
+            HtmlReport.write(out, "summary.html", "loadtest " + settings.mode + (label.isEmpty() ? "" : " " + label),
+                markdown);
         }
         return report;
+    }
+
+    /**
+     * @return one run's summary in Markdown: the command, the table the matrix report would show, the printed
+     * summary, and the plots.
+     */
+    private String summaryMarkdown(final Report report, final Map<String, Report> reports, final List<String> plots)
+    {
+        final ByteArrayOutputStream text = new ByteArrayOutputStream();
+        report.print(new PrintStream(text, true, StandardCharsets.UTF_8));
+        final StringBuilder md = new StringBuilder();
+        md.append("# loadtest ").append(report.settings.mode).append(label.isEmpty() ? "" : " " + label).append("\n\n");
+        md.append(LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss", Locale.ROOT)))
+            .append(" against ").append(addr).append("\n\n");
+        md.append(Matrix.table(reports)).append('\n');
+        md.append("```\n").append(text.toString(StandardCharsets.UTF_8)).append("```\n\n");
+        for (final String plot : plots)
+        {
+            md.append("![").append(plot).append("](").append(plot).append(")\n");
+        }
+        return md.toString();
     }
 
     Settings settings()
@@ -168,6 +203,7 @@ public final class LoadTest implements Callable<Integer>
             throw new IllegalArgumentException("-mode must be conn, conn-rate, pub, pubsub, fanin, p2p or persistent");
         }
         settings.shareGroup = shareGroup;
+        settings.progress = !quiet;
         if ("conn-rate".equals(settings.mode))
         {
             settings.connRate = positive(connRate, "-conn-rate");

@@ -21,7 +21,8 @@ import java.util.concurrent.Callable;
 /**
  * {@code loadtest matrix FILE}: for every scenario of a bench matrix and every broker named, starts the broker
  * fresh, runs the scenario, stops the broker, and writes a dated report folder: {@code report.md} with the brokers
- * side by side per scenario, each run's histograms and summary, and SVG plots.
+ * side by side per scenario (and {@code report.html}, the same with the plots embedded), each run's histograms and
+ * summary, and SVG plots.
  */
 @Command(name = "matrix", mixinStandardHelpOptions = true,
     description = "Run a bench matrix (JSON) against several brokers and write a side-by-side report.")
@@ -38,6 +39,9 @@ final class Matrix implements Callable<Integer>
 
     @Option(names = "--out", description = "Where dated report folders go (default: ${DEFAULT-VALUE}).")
     Path out = Path.of("bench-results");
+
+    @Option(names = {"--quiet", "-quiet"}, description = "No progress lines on standard error.")
+    boolean quiet;
 
     @Option(names = "--ringmq-jar", description = "The ringmq jar (default: ${DEFAULT-VALUE}).")
     Path ringmqJar = Path.of("transport/target/ringmq.jar");
@@ -89,7 +93,12 @@ final class Matrix implements Callable<Integer>
                     {
                         // a JVM broker compiles its hot paths in its first seconds: measure the steady state
                         final List<String> warm = new ArrayList<>(args);
-                        warm.addAll(List.of("-addr", "127.0.0.1:" + process.port, "-duration", warmup));
+                        warm.addAll(List.of("-addr", "127.0.0.1:" + process.port, "-duration", warmup,
+                            "-label", broker + " warm-up"));
+                        if (quiet)
+                        {
+                            warm.add("-quiet");
+                        }
                         final LoadTest warmRun = new LoadTest();
                         new CommandLine(warmRun).setOverwrittenOptionsAllowed(true).parseArgs(warm.toArray(new String[0]));
                         warmRun.execute();
@@ -97,6 +106,10 @@ final class Matrix implements Callable<Integer>
                     final List<String> runArgs = new ArrayList<>(args);
                     runArgs.addAll(List.of("-addr", "127.0.0.1:" + process.port, "-broker-pid",
                         Long.toString(process.pid()), "-out", runFolder.toString(), "-label", broker));
+                    if (quiet)
+                    {
+                        runArgs.add("-quiet");
+                    }
                     final LoadTest loadTest = new LoadTest();
                     new CommandLine(loadTest).parseArgs(runArgs.toArray(new String[0]));
                     final Report report = loadTest.execute();
@@ -121,8 +134,9 @@ final class Matrix implements Callable<Integer>
             md.append('\n');
             md.append('\n');
             Files.writeString(folder.resolve("report.md"), md.toString(), StandardCharsets.UTF_8);
+            HtmlReport.write(folder, "report.html", name, md.toString());
         }
-        System.out.println("report: " + folder.resolve("report.md"));
+        System.out.println("report: " + folder.resolve("report.md") + " and report.html");
         return 0;
     }
 

@@ -14,6 +14,9 @@ import java.util.Map;
 final class Plots
 {
     private static final double[] PERCENTILES = {0, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.999};
+    /** Percentiles placed by log10(100 / (100 - p)): 90 at 1, 99 at 2, ... */
+    private static final Axis PERCENTILE_AXIS = new Axis(0, 5, false, new double[]{0, 1, 2, 3, 4, 5},
+        new String[]{"0", "90", "99", "99.9", "99.99", "99.999"});
 
     private Plots()
     {
@@ -62,16 +65,19 @@ final class Plots
         final String title = prefix.isEmpty() ? "" : prefix.substring(0, prefix.length() - 1) + ": ";
         if (!percentiles.isEmpty())
         {
+            final double[] latency = Svg.range(percentiles, true);
             files.add(save(folder, prefix + "latency-percentiles.svg", Svg.chart(title + "latency by percentile",
-                "percentile", "latency µs (log)", percentiles, true, new double[]{0, 1, 2, 3, 4, 5},
-                new String[]{"0", "90", "99", "99.9", "99.99", "99.999"})));
+                "percentile", "latency (log)", percentiles, PERCENTILE_AXIS,
+                Axis.latencyLog(latency[0], latency[1]))));
         }
         if (!throughput.isEmpty())
         {
+            final Axis time = Axis.time(Svg.range(throughput, false)[1]);
+            final double[] tail = Svg.range(p99, true);
             files.add(save(folder, prefix + "throughput.svg", Svg.chart(title + "deliveries per second",
-                "seconds", "deliveries/s", throughput, false, null, null)));
+                "time", "deliveries/s", throughput, time, Axis.rate(Svg.range(throughput, true)[1]))));
             files.add(save(folder, prefix + "latency-over-time.svg", Svg.chart(title + "p99 latency per second",
-                "seconds", "p99 latency µs (log)", p99, true, null, null)));
+                "time", "p99 latency (log)", p99, time, Axis.latencyLog(tail[0], tail[1]))));
         }
         return files;
     }

@@ -70,6 +70,7 @@ final class ScenarioRunner
             final long backNs = startNs + settings.offlineNs;
             boolean back = !settings.persistent();
             long lastIntervalNs = startNs;
+            final Progress progress = Progress.of(settings, label);
             while (System.nanoTime() < endNs)
             {
                 final long wakeNs = back ? endNs : Math.min(endNs, backNs);
@@ -82,7 +83,11 @@ final class ScenarioRunner
                         driver.subscribersOnline(true); // persistent: they come back and must get what was queued
                     }
                 }
-                lastIntervalNs = writeInterval(intervals, log, lastIntervalNs, startNs, report);
+                lastIntervalNs = writeInterval(intervals, log, lastIntervalNs, startNs, report, progress, drivers);
+            }
+            if (null != progress)
+            {
+                progress.finish();
             }
             for (final Driver driver : drivers)
             {
@@ -90,7 +95,7 @@ final class ScenarioRunner
             }
             report.publishSeconds = (System.nanoTime() - startNs) / 1e9;
             drain(drivers, settings);
-            writeInterval(intervals, log, lastIntervalNs, startNs, report);
+            writeInterval(intervals, log, lastIntervalNs, startNs, report, null, drivers);
             for (final Driver driver : drivers)
             {
                 driver.phase(Driver.STOPPED, startNs);
@@ -143,7 +148,7 @@ final class ScenarioRunner
     }
 
     private long writeInterval(final Recorder intervals, final HistogramLogWriter log, final long lastNs,
-        final long startNs, final Report report)
+        final long startNs, final Report report, final Progress progress, final Driver[] drivers)
     {
         final long now = System.nanoTime();
         final Histogram interval = intervals.getIntervalHistogram();
@@ -154,6 +159,18 @@ final class ScenarioRunner
         if (null != log)
         {
             log.outputIntervalHistogram((lastNs - startNs) / 1e9, (now - lastNs) / 1e9, interval, 1000.0);
+        }
+        if (null != progress)
+        {
+            long published = 0;
+            long unique = 0;
+            for (final Driver driver : drivers)
+            {
+                published += driver.publishedCount;
+                unique += driver.uniqueCount;
+            }
+            progress.update(now - startNs, published, unique, interval.getTotalCount(),
+                interval.getTotalCount() > 0 ? interval.getValueAtPercentile(99) : 0);
         }
         return now;
     }

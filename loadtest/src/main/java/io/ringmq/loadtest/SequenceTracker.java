@@ -14,17 +14,20 @@ final class SequenceTracker
     private long duplicates;
     private long reordered;
 
-    void record(final long sequence)
+    /**
+     * @return whether this is the first time {@code sequence} came.
+     */
+    boolean record(final long sequence)
     {
         if (sequence < 0 || sequence > Integer.MAX_VALUE)
         {
-            return;
+            return false;
         }
         final int index = (int)sequence;
         if (seen.get(index))
         {
             duplicates++;
-            return;
+            return false;
         }
         seen.set(index);
         unique++;
@@ -36,6 +39,7 @@ final class SequenceTracker
         {
             highest = sequence;
         }
+        return true;
     }
 
     long unique()

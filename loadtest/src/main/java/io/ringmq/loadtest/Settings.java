@@ -31,6 +31,8 @@ final class Settings
     /** persistent: how long subscribers stay away while publishers go on. */
     long offlineNs;
     String shareGroup = "g";
+    /** Whether a run longer than {@link Progress#MIN_DURATION_NS} prints a progress line (off with -quiet). */
+    boolean progress = true;
     /** Part of every client id, so that runs (a warm-up and its measurement) never share a session. */
     final String runId = Long.toString(System.nanoTime() & 0xFF_FFFF_FFFFL, 36);
 
