@@ -73,13 +73,13 @@ if [[ -z $ONLY || $ONLY == idle ]]; then
     java -jar "$LT" -addr 127.0.0.1:"$PORT" -mode conn -levels 5000 -hold 10s -dial-concurrency 200 \
         -broker-pid "$broker_pid" -label "$LABEL" >"$OUT/$LABEL-idle.txt" 2>&1 &
     lt=$!
-    rss=""; max=0
+    rss=""
     while kill -0 $lt 2>/dev/null; do
-        r=$(rss_of "$broker_pid" VmRSS); rss=$r; sleep 0.5
+        rss=$(rss_of "$broker_pid" VmRSS); sleep 0.5
     done
     wait $lt || true
     hwm=$(rss_of "$broker_pid" VmHWM)
-    est=$(grep -Eo 'established[^,]*' "$OUT/$LABEL-idle.txt" | head -1)
+    est=$(grep -Eo '[0-9,]+ established' "$OUT/$LABEL-idle.txt" | head -1)
     printf '%s\tidle5000\tVmRSS(last)=%s\tVmHWM=%s\t%s\n' "$LABEL" "$rss" "$hwm" "$est"
     stop_broker
 fi
