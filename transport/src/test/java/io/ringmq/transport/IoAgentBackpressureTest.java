@@ -50,7 +50,7 @@ class IoAgentBackpressureTest
     @DisplayName("a paused connection on a full ingress ring does not make its I/O agent busy-spin")
     void fullRingLetsTheAgentSleep() throws Exception
     {
-        final BrokerContext context = new BrokerContext().bindAddress("127.0.0.1").port(0).conclude();
+        final BrokerContext context = new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0).conclude();
         final BrokerCounters counters = new BrokerCounters();
         final RingBuffer<IngressEvent> ring =
             RingBuffer.createMultiProducer(() -> new IngressEvent(256), 64, new BlockingWaitStrategy());
