@@ -27,4 +27,13 @@ public interface Outbound
      * Called once at the end of each batch of events.
      */
     void endOfBatch();
+
+    /**
+     * @return the port one delivery shard uses (it writes to its own agent only); its end of batch must touch
+     * nothing another shard's thread touches. By default this port itself, for ports used from one thread.
+     */
+    default Outbound forShard(final int shard)
+    {
+        return this;
+    }
 }

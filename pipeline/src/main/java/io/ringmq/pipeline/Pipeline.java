@@ -90,7 +90,7 @@ public final class Pipeline
         for (int i = 0; i < shardCount; i++)
         {
             final StagePoller poller = new StagePoller(ring, routePoller.sequence());
-            shards[i] = step(new DeliveryShard(i, context, outbound, counters, routeLog, handover), poller,
+            shards[i] = step(new DeliveryShard(i, context, outbound.forShard(i), counters, routeLog, handover), poller,
                 counters, BrokerCounters.EVENTS_DELIVER);
             shardSequences[i] = poller.sequence();
         }

@@ -5,16 +5,19 @@ import org.agrona.DirectBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 
 /**
- * The delivery stage's {@link Outbound}: for an I/O agent on another thread, a claim and commit on that agent's
- * outbound ring ({@code [connection id][packet bytes]}), and one wake-up per batch; for an agent on the delivery
- * stage's own thread (the shared mode), a direct call and a flush at the end of the batch.
+ * The delivery shards' {@link Outbound}: for an I/O agent on another thread, a claim and commit on that agent's
+ * outbound ring ({@link OutboundFrame}), and one wake-up per batch; for an agent on the shard's own thread (the
+ * shared modes), a direct call and a flush at the end of the batch. Each shard gets its own view
+ * ({@link #forShard(int)}), whose "something to wake for" flag only that shard's thread touches: a flag shared by
+ * shards on several threads could be cleared by one shard's end of batch between another's raising it and its
+ * commit, and that agent would sleep through the message.
  */
 final class OutboundRouter implements Outbound
 {
     private final ManyToOneRingBuffer[] rings;
     private final IoAgent[] agents;
     private final boolean[] direct;
-    private final boolean[] pending;
+    private final ShardView[] views;
     private Wakeable[] wakes;
 
     OutboundRouter(final ManyToOneRingBuffer[] rings, final IoAgent[] agents, final boolean[] direct)
@@ -22,7 +25,11 @@ final class OutboundRouter implements Outbound
         this.rings = rings;
         this.agents = agents;
         this.direct = direct;
-        this.pending = new boolean[rings.length];
+        this.views = new ShardView[rings.length];
+        for (int i = 0; i < views.length; i++)
+        {
+            views[i] = new ShardView(i);
+        }
     }
 
     void wakes(final Wakeable[] wakes)
@@ -30,43 +37,88 @@ final class OutboundRouter implements Outbound
         this.wakes = wakes;
     }
 
+    public Outbound forShard(final int shard)
+    {
+        return views[shard];
+    }
+
     public boolean send(
         final int agentIndex, final long connectionId, final DirectBuffer buffer, final int offset, final int length)
     {
-        pending[agentIndex] = true;
-        if (direct[agentIndex])
-        {
-            agents[agentIndex].send(connectionId, buffer, offset, length);
-            return true;
-        }
-        return OutboundFrame.send(rings[agentIndex], connectionId, buffer, offset, length);
+        return views[agentIndex].send(agentIndex, connectionId, buffer, offset, length);
     }
 
     public boolean close(final int agentIndex, final long connectionId)
     {
-        pending[agentIndex] = true;
-        if (direct[agentIndex])
-        {
-            agents[agentIndex].closeAfterFlush(connectionId);
-            return true;
-        }
-        return OutboundFrame.close(rings[agentIndex], connectionId);
+        return views[agentIndex].close(agentIndex, connectionId);
     }
 
     public void endOfBatch()
     {
-        for (int i = 0; i < pending.length; i++)
+        for (final ShardView view : views)
         {
-            if (pending[i])
+            view.endOfBatch();
+        }
+    }
+
+    /**
+     * One shard's outbound: its own agent only, its own flag.
+     */
+    private final class ShardView implements Outbound
+    {
+        private final int agent;
+        private boolean pending;
+
+        ShardView(final int agent)
+        {
+            this.agent = agent;
+        }
+
+        public boolean send(final int agentIndex, final long connectionId, final DirectBuffer buffer,
+            final int offset, final int length)
+        {
+            final boolean taken;
+            if (direct[agentIndex])
             {
-                pending[i] = false;
-                if (direct[i])
+                agents[agentIndex].send(connectionId, buffer, offset, length);
+                taken = true;
+            }
+            else
+            {
+                taken = OutboundFrame.send(rings[agentIndex], connectionId, buffer, offset, length);
+            }
+            pending |= taken; // after the commit: a wake-up then always finds the message
+            return taken;
+        }
+
+        public boolean close(final int agentIndex, final long connectionId)
+        {
+            final boolean taken;
+            if (direct[agentIndex])
+            {
+                agents[agentIndex].closeAfterFlush(connectionId);
+                taken = true;
+            }
+            else
+            {
+                taken = OutboundFrame.close(rings[agentIndex], connectionId);
+            }
+            pending |= taken;
+            return taken;
+        }
+
+        public void endOfBatch()
+        {
+            if (pending)
+            {
+                pending = false;
+                if (direct[agent])
                 {
-                    agents[i].flushTouched();
+                    agents[agent].flushTouched();
                 }
                 else
                 {
-                    wakes[i].wake();
+                    wakes[agent].wake();
                 }
             }
         }
