@@ -130,6 +130,19 @@ final class RawClient implements AutoCloseable
         return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
+    static byte[] ping()
+    {
+        return new byte[]{(byte)0xC0, 0x00};
+    }
+
+    /**
+     * @return whether bytes are waiting to be read (buffered here or in the socket), without blocking.
+     */
+    boolean hasBytes() throws IOException
+    {
+        return filled > 0 || in.available() > 0;
+    }
+
     static byte[] ack(final int packetType, final int packetId)
     {
         return encode(4, buffer -> io.ringmq.protocol.AckEncoder.encode(buffer, 0, packetType, packetId));

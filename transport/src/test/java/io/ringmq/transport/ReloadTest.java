@@ -3,7 +3,6 @@ package io.ringmq.transport;
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.status.BrokerCounters;
 import org.eclipse.paho.client.mqttv3.MqttConnectOptions;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -13,8 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.util.ArrayList;
-import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -23,18 +20,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * A live reload of the password file: clients whose credentials still hold stay connected, the others are
  * disconnected, new users get in, and a bad file changes nothing.
  */
-class ReloadTest
+class ReloadTest extends InProcessBrokerTest
 {
     @TempDir
     Path directory;
-    private final List<AutoCloseable> closeables = new ArrayList<>();
-    private Broker broker;
-
-    @AfterEach
-    void tearDown() throws Exception
-    {
-        TestBrokers.closeAll(closeables, broker, true);
-    }
 
     @Test
     @Timeout(60)
@@ -122,9 +111,4 @@ class ReloadTest
         return options;
     }
 
-    private <T extends AutoCloseable> T closeLater(final T closeable)
-    {
-        closeables.add(closeable);
-        return closeable;
-    }
 }

@@ -2,14 +2,11 @@ package io.ringmq.transport;
 
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.status.BrokerCounters;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -18,16 +15,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The $SYS tree read by a real client, as a Mosquitto dashboard reads it.
  */
-class SysTopicsTest
+class SysTopicsTest extends InProcessBrokerTest
 {
-    private final List<AutoCloseable> closeables = new ArrayList<>();
-    private Broker broker;
-
-    @AfterEach
-    void tearDown() throws Exception
-    {
-        TestBrokers.closeAll(closeables, broker, true);
-    }
 
     @Test
     @Timeout(60)
@@ -108,9 +97,4 @@ class SysTopicsTest
             Long.parseLong(latest.get("$SYS/broker/subscriptions/count")) == 2;
     }
 
-    private <T extends AutoCloseable> T closeLater(final T closeable)
-    {
-        closeables.add(closeable);
-        return closeable;
-    }
 }

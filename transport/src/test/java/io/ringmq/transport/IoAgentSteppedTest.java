@@ -1,0 +1,114 @@
+package io.ringmq.transport;
+
+import com.lmax.disruptor.BlockingWaitStrategy;
+import com.lmax.disruptor.RingBuffer;
+import com.lmax.disruptor.Sequence;
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.IngressEvent;
+import io.ringmq.pipeline.MessageLog;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.protocol.MqttVersion;
+import io.ringmq.protocol.PacketType;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * One I/O agent, stepped by the test ({@code doWork()} on the test's thread, no runner), between a real client
+ * socket and a ring the test reads and an outbound ring the test writes: what it hands on, and what it answers.
+ */
+class IoAgentSteppedTest
+{
+    @Test
+    @Timeout(30)
+    @DisplayName("stepped: a CONNECT lands in a slot as laid out; CONNACK first [MQTT-3.2.0-1]; a PINGREQ is answered "
+        + "by the agent itself; a PUBLISH lands with its bytes")
+    void stepsOneAgent() throws Exception
+    {
+        final BrokerContext context = new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0).conclude();
+        final RingBuffer<IngressEvent> ring =
+            RingBuffer.createMultiProducer(() -> new IngressEvent(256), 64, new BlockingWaitStrategy());
+        ring.addGatingSequences(new Sequence(Long.MAX_VALUE - 1)); // nothing consumes: the test reads the slots
+        final ManyToOneRingBuffer outbound = new ManyToOneRingBuffer(new UnsafeBuffer(
+            ByteBuffer.allocateDirect(64 * 1024 + RingBufferDescriptor.TRAILER_LENGTH)));
+        try (ServerSocketChannel server = ServerSocketChannel.open())
+        {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            server.configureBlocking(false);
+            final IoAgent agent = new IoAgent(0, context, new BrokerCounters(), server, outbound, ring,
+                new MessageLog(1 << 20), new AtomicInteger());
+            agent.wire(new IoAgent[]{agent}, new Wakeable[]{Wakeable.NONE}, Wakeable.NONE);
+            try (RawClient client = new RawClient(((InetSocketAddress)server.getLocalAddress()).getPort()))
+            {
+                client.send(RawClient.connect("c", true, 60));
+                step(agent, () -> ring.getCursor() == 0);
+                final IngressEvent connect = ring.get(0);
+                assertThat(connect.kind).isEqualTo(IngressEvent.PACKET);
+                assertThat(connect.packetType).isEqualTo(PacketType.CONNECT);
+                assertThat(connect.loopback).isTrue();
+                assertThat(connect.version).isEqualTo(MqttVersion.V3_1_1);
+                assertThat(connect.authCode).as("no verdict yet").isEqualTo(IngressEvent.AUTH_UNDECIDED);
+
+                client.send(RawClient.ping()); // before the CONNACK: held, answered after it
+                for (int i = 0; i < 5; i++)
+                {
+                    agent.doWork();
+                }
+                assertThat(OutboundFrame.send(outbound, connect.connectionId,
+                    new UnsafeBuffer(new byte[]{0x20, 0x02, 0x00, 0x00}), 0, 4)).isTrue(); // the pipeline's CONNACK
+                step(agent, () -> bytesFor(client));
+                assertThat(client.readPacket(5_000)).isEqualTo(PacketType.CONNACK);
+                step(agent, () -> bytesFor(client));
+                assertThat(client.readPacket(5_000)).isEqualTo(PacketType.PINGRESP);
+
+                final byte[] publish = RawClient.publish("t", "hello".getBytes(StandardCharsets.UTF_8), 1, 3);
+                client.send(publish);
+                step(agent, () -> ring.getCursor() == 1);
+                final IngressEvent message = ring.get(1);
+                assertThat(message.packetType).isEqualTo(PacketType.PUBLISH);
+                assertThat(message.connectionId).isEqualTo(connect.connectionId);
+                final byte[] seen = new byte[message.packetLength];
+                message.packet.getBytes(0, seen);
+                assertThat(seen).isEqualTo(publish);
+            }
+            agent.onClose();
+        }
+    }
+
+    /**
+     * Steps the agent until the condition holds (bounded: sockets take their time).
+     */
+    private static void step(final IoAgent agent, final BooleanSupplier until) throws Exception
+    {
+        final long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!until.getAsBoolean() && System.nanoTime() < deadline)
+        {
+            agent.doWork();
+        }
+        assertThat(until.getAsBoolean()).isTrue();
+    }
+
+    private static boolean bytesFor(final RawClient client)
+    {
+        try
+        {
+            return client.hasBytes();
+        }
+        catch (final java.io.IOException ex)
+        {
+            throw new java.io.UncheckedIOException(ex);
+        }
+    }
+}
