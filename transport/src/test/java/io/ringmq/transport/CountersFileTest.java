@@ -134,6 +134,26 @@ class CountersFileTest
     }
 
     @Test
+    @DisplayName("a starting broker removes the counters files of brokers whose process is gone, and only those")
+    void leftOverFilesOfDeadBrokersAreRemoved() throws IOException
+    {
+        final Path gone = directory.resolve("ringmq-999999999-0.counters"); // no such process
+        Files.writeString(gone, "left by a broker killed with SIGKILL");
+        final Path notOurs = directory.resolve("other.counters");
+        Files.writeString(notOurs, "x");
+        try (CountersFile file = CountersFile.create(directory))
+        {
+            assertThat(gone).doesNotExist();
+            assertThat(notOurs).exists();
+            assertThat(file.path()).exists();
+            try (CountersFile second = CountersFile.create(directory))
+            {
+                assertThat(file.path()).as("a live broker's file stays").exists();
+            }
+        }
+    }
+
+    @Test
     @DisplayName("ringmq stat --once prints every counter as 'label: value', found by file, directory or pid")
     void statOnce() throws Exception
     {

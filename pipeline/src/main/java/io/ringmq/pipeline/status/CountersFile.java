@@ -55,9 +55,39 @@ public final class CountersFile implements AutoCloseable
      *
      * @throws IOException when the directory or the file cannot be created.
      */
+    /**
+     * Removes the files of brokers whose process is gone (killed, so they never deleted theirs), as Aeron's media
+     * driver cleans up after a dead one: {@code ringmq stat} then shows only brokers that run.
+     */
+    static void removeLeftOvers(final Path directory)
+    {
+        try
+        {
+            for (final Path file : CountersFileReader.find(directory, null))
+            {
+                final String name = file.getFileName().toString();
+                final int from = CountersFileDescriptor.FILE_PREFIX.length();
+                final int to = name.indexOf('-', from);
+                if (to > from)
+                {
+                    final long pid = Long.parseLong(name.substring(from, to));
+                    if (!ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
+                    {
+                        Files.deleteIfExists(file);
+                    }
+                }
+            }
+        }
+        catch (final IOException | NumberFormatException ex)
+        {
+            // a name not ours, or a file another broker removed first: nothing to clean here
+        }
+    }
+
     public static CountersFile create(final Path directory) throws IOException
     {
         Files.createDirectories(directory);
+        removeLeftOvers(directory);
         final long pid = ProcessHandle.current().pid();
         while (true)
         {
