@@ -102,6 +102,31 @@ class OperationsReviewTest extends InProcessBrokerTest
 
     @Test
     @Timeout(60)
+    @DisplayName("$SYS with the smallest ring (--ring-size 64, shared threading): every topic of the tree is "
+        + "published, not always the same first 64")
+    void everySysTopicIsPublishedWithASmallRing() throws Exception
+    {
+        broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0).ringSize(64)
+            .threading(BrokerContext.Threading.SHARED).sysIntervalMs(200));
+        final String last = "$SYS/broker/ringmq/" +
+            io.ringmq.pipeline.status.BrokerCounters.key(io.ringmq.pipeline.status.BrokerCounters.count() - 1);
+        final Paho dashboard = closeLater(Paho.connect(broker.port(), "dashboard"));
+        dashboard.client.subscribe("$SYS/#", 0);
+        final java.util.Set<String> seen = new java.util.HashSet<>();
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5); // 25 rounds
+        while (System.nanoTime() < deadline && !seen.contains(last))
+        {
+            final Paho.Received message = dashboard.received.poll(100, TimeUnit.MILLISECONDS);
+            if (null != message)
+            {
+                seen.add(message.topic());
+            }
+        }
+        assertThat(seen).as("topics seen in 25 rounds: " + seen.size()).contains(last);
+    }
+
+    @Test
+    @Timeout(60)
     @DisplayName("ringmq reload never signals a process that is not the broker that wrote the counters file "
         + "(a stale file whose pid was reused)")
     void reloadDoesNotSignalAReusedPid() throws Exception
