@@ -127,6 +127,30 @@ class OperationsReviewTest extends InProcessBrokerTest
 
     @Test
     @Timeout(60)
+    @DisplayName("a start that runs out of direct memory (Main handles that OutOfMemoryError) releases the port and "
+        + "the counters file")
+    void startOutOfDirectMemoryReleasesPortAndCountersFile() throws Exception
+    {
+        final int port;
+        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress()))
+        {
+            port = probe.getLocalPort();
+        }
+        // a 1 GiB message log is more than this JVM's direct memory (-Xmx1g): refused before any is touched
+        assertThatThrownBy(() -> Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(port)
+            .countersDir(directory).sysIntervalMs(0).messageLogBytes(1 << 30))).isInstanceOf(OutOfMemoryError.class);
+        try (Stream<Path> left = Files.list(directory))
+        {
+            assertThat(left).as("counters files left behind").isEmpty();
+        }
+        try (ServerSocket again = new ServerSocket(port, 1, InetAddress.getLoopbackAddress()))
+        {
+            assertThat(again.getLocalPort()).as("the port is free again").isEqualTo(port);
+        }
+    }
+
+    @Test
+    @Timeout(60)
     @DisplayName("ringmq reload never signals a process that is not the broker that wrote the counters file "
         + "(a stale file whose pid was reused)")
     void reloadDoesNotSignalAReusedPid() throws Exception
