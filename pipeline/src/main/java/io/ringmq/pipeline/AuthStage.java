@@ -136,7 +136,7 @@ public final class AuthStage implements Stage
         {
             counters.increment(BrokerCounters.AUTH_FAILURES);
         }
-        if (code == ReasonCode.V3_CONNECTION_ACCEPTED && null != userName && null != authenticator.passwordFile())
+        if (code == ReasonCode.V3_CONNECTION_ACCEPTED && authenticator.acceptedByFile())
         {
             final PasswordHash hash = authenticator.passwordFile().hashOf(userName);
             if (null != hash)

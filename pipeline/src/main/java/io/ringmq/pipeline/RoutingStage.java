@@ -323,6 +323,11 @@ public final class RoutingStage implements Stage
         event.topicLength = topic.length();
         event.payloadOffset = payload.offset();
         event.payloadLength = payload.length();
+        if (null != session && isSys(topic))
+        {
+            counters.increment(BrokerCounters.SYS_PUBLISH_REFUSED); // $SYS is the broker's: read-only for clients
+            return; // acknowledged as usual, routed nowhere, stored nowhere
+        }
         if (event.qos == 2 && null != session && session.awaitingPubrel().contains(event.packetId))
         {
             return; // a resent QoS 2 PUBLISH before PUBREL: answered with PUBREC again, not delivered twice
@@ -333,6 +338,18 @@ public final class RoutingStage implements Stage
         publishSession = session;
         publishRetain = publish.isRetain();
         publishPending = true;
+    }
+
+    /**
+     * @return whether a topic name is in the broker's own tree, {@code $SYS} (as Mosquitto, read-only for clients).
+     */
+    private static boolean isSys(final Slice topic)
+    {
+        final DirectBuffer buffer = topic.buffer();
+        final int at = topic.offset();
+        return topic.length() >= 4 && buffer.getByte(at) == '$' && buffer.getByte(at + 1) == 'S' &&
+            buffer.getByte(at + 2) == 'Y' && buffer.getByte(at + 3) == 'S' &&
+            (topic.length() == 4 || buffer.getByte(at + 4) == '/');
     }
 
     /**

@@ -109,10 +109,21 @@ public final class Broker implements AutoCloseable
             start(agents, outbound);
             metrics = MetricsEndpoint.start(context, counters, latencies, () -> !closed && !fatal);
         }
-        catch (final RuntimeException | IOException ex)
+        catch (final RuntimeException | IOException | Error ex) // out of direct memory too: nothing may stay behind
         {
             CloseHelper.quietCloseAll(runners);
-            CloseHelper.quietCloseAll(server, countersFile);
+            if (null != invoker)
+            {
+                CloseHelper.quietClose(invoker);
+            }
+            else if (runners.isEmpty())
+            {
+                for (final IoAgent agent : agents)
+                {
+                    closeUnstarted(agent);
+                }
+            }
+            CloseHelper.quietCloseAll(server, countersFile); // the metrics endpoint starts last: none to close here
             throw ex;
         }
         LOG.log(System.Logger.Level.INFO, "ringmq listening on " + context.bindAddress() + ":" + port + " (" +
@@ -256,6 +267,24 @@ public final class Broker implements AutoCloseable
                 {
                     run(pinning.pin("deliver", i, shards[i]), shardIdle[i]);
                 }
+            }
+        }
+    }
+
+    /**
+     * Closes an agent that never ran (its selector), as its runner would have.
+     */
+    private static void closeUnstarted(final IoAgent agent)
+    {
+        if (null != agent)
+        {
+            try
+            {
+                agent.onClose();
+            }
+            catch (final RuntimeException ex)
+            {
+                // it held nothing more than its selector: what could be closed is closed
             }
         }
     }

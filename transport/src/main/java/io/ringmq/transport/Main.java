@@ -1,6 +1,7 @@
 package io.ringmq.transport;
 
 import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.auth.PasswordFile;
 import io.ringmq.pipeline.auth.PasswordHash;
@@ -211,10 +212,14 @@ public final class Main implements Callable<Integer>
             System.err.println("ringmq: " + ex.getMessage());
             return 2;
         }
+        final java.util.concurrent.atomic.AtomicReference<Broker> running = new java.util.concurrent.atomic.AtomicReference<>();
+        final boolean reloads = onSighup(running); // before the broker starts: a signal it gets is handled
         final Broker broker;
         try
         {
             broker = Broker.launch(context);
+            running.set(broker);
+            broker.counters().set(BrokerCounters.RELOAD_READY, reloads ? 1 : 0); // ringmq reload may signal it
         }
         catch (final IOException | IllegalArgumentException ex)
         {
@@ -227,7 +232,6 @@ public final class Main implements Callable<Integer>
                 "): lower --max-packet-size, --io-threads or --message-log-bytes, or raise -XX:MaxDirectMemorySize");
             return 1;
         }
-        onSighup(broker);
         broker.onFatalError(error ->
         {
             System.err.println("ringmq: fatal error, exiting: " + error);
@@ -251,12 +255,17 @@ public final class Main implements Callable<Integer>
     /**
      * SIGHUP reloads the password file, as it does Mosquitto's; a failed reload is logged and changes nothing.
      */
-    private static void onSighup(final Broker broker)
+    private static boolean onSighup(final java.util.concurrent.atomic.AtomicReference<Broker> running)
     {
         try
         {
             sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal ->
             {
+                final Broker broker = running.get();
+                if (null == broker)
+                {
+                    return; // still starting: it reads the file as it starts anyway
+                }
                 try
                 {
                     broker.reload();
@@ -270,7 +279,9 @@ public final class Main implements Callable<Integer>
         catch (final IllegalArgumentException ex)
         {
             System.err.println("ringmq: no SIGHUP on this platform: reload is not available");
+            return false;
         }
+        return true;
     }
 
     BrokerContext context()

@@ -1,6 +1,7 @@
 package io.ringmq.transport;
 
 import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.status.CountersFileReader;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -20,7 +21,8 @@ import java.util.concurrent.TimeUnit;
         + "entry was removed or changed are disconnected.")
 final class ReloadCommand implements Callable<Integer>
 {
-    @Option(names = "--pid", description = "The broker's process id (default: the only broker running).")
+    @Option(names = "--pid", description = "The broker's process id (default: the only broker running); it must "
+        + "have a counters file in --counters-dir.")
     Long pid;
 
     @Option(names = "--counters-dir", paramLabel = "DIR", description = "Where its counters file is "
@@ -29,37 +31,33 @@ final class ReloadCommand implements Callable<Integer>
 
     public Integer call() throws Exception
     {
-        long target;
-        if (null != pid)
+        final Path dir = null != countersDir ? countersDir : BrokerContext.defaultCountersDir();
+        final List<Long> ready = new ArrayList<>();
+        for (final Path file : CountersFileReader.find(dir, pid))
         {
-            target = pid;
-        }
-        else
-        {
-            final Path dir = null != countersDir ? countersDir : BrokerContext.defaultCountersDir();
-            final List<Long> alive = new ArrayList<>();
-            for (final Path file : CountersFileReader.find(dir, null))
+            try (CountersFileReader reader = CountersFileReader.open(file))
             {
-                try (CountersFileReader reader = CountersFileReader.open(file))
+                // alive (not a reused pid), and a command-line broker that handles SIGHUP (which would end any other
+                // process, an embedded broker's host included)
+                if (reader.isBrokerAlive() && reader.counters().getCounterValue(BrokerCounters.RELOAD_READY) == 1 &&
+                    !ready.contains(reader.pid()))
                 {
-                    if (reader.isBrokerAlive() && !alive.contains(reader.pid()))
-                    {
-                        alive.add(reader.pid());
-                    }
-                }
-                catch (final RuntimeException | java.io.IOException ex)
-                {
-                    // a file being written or removed: not a broker to reload
+                    ready.add(reader.pid());
                 }
             }
-            if (alive.size() != 1)
+            catch (final RuntimeException | java.io.IOException ex)
             {
-                System.err.println("ringmq reload: " + (alive.isEmpty() ? "no running broker found in " + dir :
-                    alive.size() + " brokers running (" + alive + "): say which with --pid"));
-                return 1;
+                // a file being written or removed: not a broker to reload
             }
-            target = alive.get(0);
         }
+        if (ready.size() != 1)
+        {
+            System.err.println("ringmq reload: " + (ready.isEmpty() ? "no running command-line broker" +
+                (null == pid ? "" : " with pid " + pid) + " found in " + dir + "; nothing sent" :
+                ready.size() + " brokers running (" + ready + "): say which with --pid"));
+            return 1;
+        }
+        final long target = ready.get(0);
         final Process kill = new ProcessBuilder("kill", "-HUP", Long.toString(target)).inheritIO().start();
         if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0)
         {

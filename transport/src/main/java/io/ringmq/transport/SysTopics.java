@@ -53,6 +53,9 @@ final class SysTopics
     private final ExpandableArrayBuffer packet = new ExpandableArrayBuffer(256);
     private final double[][] load = new double[LOADS.length][MINUTES.length];
     private final long[] lastLoadValue = new long[LOADS.length];
+    private final java.util.List<String> roundTopics = new java.util.ArrayList<>();
+    private final java.util.List<String> roundValues = new java.util.ArrayList<>();
+    private int resumeAt;
     private long nextMs;
     private long lastMs;
     private long maximumConnected;
@@ -79,53 +82,88 @@ final class SysTopics
      */
     int poll(final long nowMs)
     {
-        if (intervalMs <= 0 || nowMs < nextMs)
+        if (intervalMs <= 0)
+        {
+            return 0;
+        }
+        if (resumeAt < roundTopics.size())
+        {
+            return publishRound(); // a round the ring could not take whole goes on where it stopped
+        }
+        if (nowMs < nextMs)
         {
             return 0;
         }
         nextMs = nowMs + intervalMs;
         updateLoads(nowMs);
+        roundTopics.clear();
+        roundValues.clear();
+        resumeAt = 0;
+        collectRound(nowMs);
+        return publishRound();
+    }
+
+    /**
+     * Publishes the round from where it stopped, until the ring is full.
+     *
+     * @return how many topics went out.
+     */
+    private int publishRound()
+    {
         int published = 0;
+        while (resumeAt < roundTopics.size())
+        {
+            if (!send(roundTopics.get(resumeAt), roundValues.get(resumeAt)))
+            {
+                break; // the ring is full: the rest on the next duty cycle
+            }
+            resumeAt++;
+            published++;
+        }
+        return published;
+    }
+
+    private void collectRound(final long nowMs)
+    {
         final long connected = counters.get(BrokerCounters.CLIENTS_CONNECTED);
         final long total = counters.get(BrokerCounters.SESSIONS_CURRENT);
         maximumConnected = Math.max(maximumConnected, connected);
-        published += publish("version", "ringmq " + Main.Version.VERSION);
-        published += publish("uptime", (nowMs - startMs) / 1000 + " seconds");
-        published += publish("clients/connected", connected);
-        published += publish("clients/total", total);
-        published += publish("clients/disconnected", Math.max(0, total - connected));
-        published += publish("clients/maximum", maximumConnected);
-        published += publish("clients/expired", counters.get(BrokerCounters.SESSIONS_EXPIRED));
-        published += publish("messages/received", counters.get(BrokerCounters.PACKETS_IN));
-        published += publish("messages/sent", counters.get(BrokerCounters.PACKETS_OUT));
-        published += publish("publish/messages/received", counters.get(BrokerCounters.PUBLISH_IN));
-        published += publish("publish/messages/sent", counters.get(BrokerCounters.PUBLISH_OUT));
+        add("version", "ringmq " + Main.Version.VERSION);
+        add("uptime", (nowMs - startMs) / 1000 + " seconds");
+        add("clients/connected", connected);
+        add("clients/total", total);
+        add("clients/disconnected", Math.max(0, total - connected));
+        add("clients/maximum", maximumConnected);
+        add("clients/expired", counters.get(BrokerCounters.SESSIONS_EXPIRED));
+        add("messages/received", counters.get(BrokerCounters.PACKETS_IN));
+        add("messages/sent", counters.get(BrokerCounters.PACKETS_OUT));
+        add("publish/messages/received", counters.get(BrokerCounters.PUBLISH_IN));
+        add("publish/messages/sent", counters.get(BrokerCounters.PUBLISH_OUT));
         long dropped = 0;
         for (final int drop : DROPS)
         {
             dropped += counters.get(drop);
         }
-        published += publish("publish/messages/dropped", dropped);
-        published += publish("bytes/received", counters.get(BrokerCounters.BYTES_IN));
-        published += publish("bytes/sent", counters.get(BrokerCounters.BYTES_OUT));
-        published += publish("subscriptions/count", counters.get(BrokerCounters.SUBSCRIPTIONS_CURRENT));
-        published += publish("retained messages/count", counters.get(BrokerCounters.RETAINED_CURRENT));
+        add("publish/messages/dropped", dropped);
+        add("bytes/received", counters.get(BrokerCounters.BYTES_IN));
+        add("bytes/sent", counters.get(BrokerCounters.BYTES_OUT));
+        add("subscriptions/count", counters.get(BrokerCounters.SUBSCRIPTIONS_CURRENT));
+        add("retained messages/count", counters.get(BrokerCounters.RETAINED_CURRENT));
         final Runtime runtime = Runtime.getRuntime();
-        published += publish("heap/current", runtime.totalMemory() - runtime.freeMemory());
-        published += publish("heap/maximum", runtime.maxMemory());
+        add("heap/current", runtime.totalMemory() - runtime.freeMemory());
+        add("heap/maximum", runtime.maxMemory());
         for (int i = 0; i < LOADS.length; i++)
         {
             for (int m = 0; m < MINUTES.length; m++)
             {
-                published += publish("load/" + LOADS[i] + "/" + MINUTES[m] + "min",
+                add("load/" + LOADS[i] + "/" + MINUTES[m] + "min",
                     String.format(Locale.ROOT, "%.2f", load[i][m]));
             }
         }
         for (int counter = 0; counter < BrokerCounters.count(); counter++)
         {
-            published += publish("ringmq/" + BrokerCounters.key(counter), counters.get(counter));
+            add("ringmq/" + BrokerCounters.key(counter), counters.get(counter));
         }
-        return published;
     }
 
     /**
@@ -153,20 +191,29 @@ final class SysTopics
         }
     }
 
-    private int publish(final String topic, final long value)
+    private void add(final String topic, final long value)
     {
-        return publish(topic, Long.toString(value));
+        add(topic, Long.toString(value));
     }
 
     /**
-     * @return 1 when the ring took it, 0 when it was full (the next round publishes it again).
+     * Adds a topic and its value to the round.
      */
-    private int publish(final String topic, final String value)
+    private void add(final String topic, final String value)
     {
-        encoder.reset().version(MqttVersion.V3_1_1).qos(0).retain(true).topic(PREFIX + topic)
+        roundTopics.add(PREFIX + topic);
+        roundValues.add(value);
+    }
+
+    /**
+     * @return true when the ring took it.
+     */
+    private boolean send(final String topic, final String value)
+    {
+        encoder.reset().version(MqttVersion.V3_1_1).qos(0).retain(true).topic(topic)
             .payload(value.getBytes(StandardCharsets.UTF_8));
         packet.checkLimit(encoder.encodedLength());
         final int length = encoder.encode(packet, 0);
-        return publisher.publish(packet, length) ? 1 : 0;
+        return publisher.publish(packet, length);
     }
 }

@@ -78,7 +78,8 @@ class ReloadTest extends InProcessBrokerTest
             "--anonymous", "none"))
         {
             user(file, "dave", "d-pw");
-            assertThat(Main.run("reload", "--pid", Long.toString(forked.pid()))).isZero();
+            assertThat(Main.run("reload", "--pid", Long.toString(forked.pid()), "--counters-dir",
+                directory.resolve("counters").toString())).isZero();
             final long deadline = System.nanoTime() + 20_000_000_000L;
             Paho dave = null;
             while (null == dave && System.nanoTime() < deadline)

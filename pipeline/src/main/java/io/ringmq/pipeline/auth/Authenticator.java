@@ -32,6 +32,7 @@ public final class Authenticator
     private final String user;
     private final byte[] password;
     private PasswordFile passwordFile;
+    private boolean acceptedByFile;
     private final Map<String, byte[]> verified = new HashMap<>();
     private final MessageDigest sha256;
 
@@ -67,6 +68,15 @@ public final class Authenticator
     }
 
     /**
+     * @return whether the last {@link #authenticate} accepted the client by a password-file entry (not by the
+     * command line's user, nor anonymously): what a reload of the file may revoke.
+     */
+    public boolean acceptedByFile()
+    {
+        return acceptedByFile;
+    }
+
+    /**
      * @return the current password file, or null.
      */
     public PasswordFile passwordFile()
@@ -82,6 +92,7 @@ public final class Authenticator
      */
     public int authenticate(final boolean loopback, final String userName, final byte[] passwordUtf8)
     {
+        acceptedByFile = false;
         if (null == userName)
         {
             final boolean allowed = anonymous == AnonymousPolicy.ALL ||
@@ -105,11 +116,13 @@ public final class Authenticator
         final byte[] remembered = verified.get(userName);
         if (null != remembered && MessageDigest.isEqual(remembered, digest))
         {
+            acceptedByFile = true;
             return ReasonCode.V3_CONNECTION_ACCEPTED;
         }
         if (hash.matches(passwordUtf8))
         {
             verified.put(userName, digest);
+            acceptedByFile = true;
             return ReasonCode.V3_CONNECTION_ACCEPTED;
         }
         return ReasonCode.V3_BAD_USER_NAME_OR_PASSWORD;

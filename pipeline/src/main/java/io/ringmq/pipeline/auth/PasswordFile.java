@@ -75,7 +75,19 @@ public final class PasswordFile
             }
         }
         out.append(user).append(':').append(PasswordHash.create(password, iterations).encode()).append('\n');
-        Files.writeString(path, out.toString(), StandardCharsets.UTF_8);
+        // written beside it, then moved over it: a reload (SIGHUP) never reads a half-written file
+        final Path absolute = path.toAbsolutePath();
+        final Path temporary = Files.createTempFile(absolute.getParent(), absolute.getFileName() + ".", ".tmp");
+        try
+        {
+            Files.writeString(temporary, out.toString(), StandardCharsets.UTF_8);
+            Files.move(temporary, absolute, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        }
+        finally
+        {
+            Files.deleteIfExists(temporary);
+        }
     }
 
     /**

@@ -70,6 +70,9 @@ public final class BrokerCounters
     public static final int SUBSCRIPTIONS_CURRENT = 47;
     public static final int RETAINED_CURRENT = 48;
     public static final int CONNECTIONS_REVOKED = 49;
+    public static final int SYS_PUBLISH_REFUSED = 50;
+    /** 1 once the command line handles SIGHUP (a reload); {@code ringmq reload} signals only such a broker. */
+    public static final int RELOAD_READY = 51;
 
     private static final String[] NAMES =
     {
@@ -100,7 +103,9 @@ public final class BrokerCounters
         "sessions (gauge)",
         "subscriptions (gauge)",
         "retained messages (gauge)",
-        "connections revoked (credentials no longer hold after a reload)"
+        "connections revoked (credentials no longer hold after a reload)",
+        "PUBLISH to $SYS refused (read-only for clients)",
+        "reload on SIGHUP (gauge)"
     };
 
     private final CountersFile file;

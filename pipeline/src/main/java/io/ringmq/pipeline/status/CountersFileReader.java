@@ -128,7 +128,14 @@ public final class CountersFileReader implements AutoCloseable
      */
     public boolean isBrokerAlive()
     {
-        return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) && Files.exists(path);
+        final java.util.Optional<ProcessHandle> process = ProcessHandle.of(pid);
+        if (process.isEmpty() || !process.get().isAlive() || !Files.exists(path))
+        {
+            return false;
+        }
+        // a process that started after the file was written has only reused the pid of the broker that wrote it
+        final java.util.Optional<java.time.Instant> started = process.get().info().startInstant();
+        return started.isEmpty() || started.get().toEpochMilli() <= startTimestampMs() + 1_000;
     }
 
     /**
