@@ -156,13 +156,16 @@ abstract class BrokerBehaviourTest
         final Paho plus = paho("plus");
         plus.client.subscribe("+/x", 0);
         final Paho sys = paho("sys");
+        sys.client.subscribe("$internal/#", 0);
         sys.client.subscribe("$SYS/#", 0);
         final Paho publisher = paho("pub");
-        publisher.publish("$SYS/x", "system", 0, false);
+        publisher.publish("$SYS/x", "spoofed", 0, false); // $SYS is the broker's: dropped, counted
+        publisher.publish("$internal/x", "system", 0, false);
         publisher.publish("a/x", "plain", 0, false);
         assertThat(all.drainUntilMarker(publisher, "m")).extracting(Paho.Received::payload).containsExactly("plain");
         assertThat(sys.next().payload()).isEqualTo("system");
         assertThat(plus.next().payload()).isEqualTo("plain");
+        assertThat(broker.counters().get(BrokerCounters.SYS_PUBLISH_REFUSED)).isEqualTo(1);
     }
 
     @Test
