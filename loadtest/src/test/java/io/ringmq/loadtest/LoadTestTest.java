@@ -1,12 +1,13 @@
 package io.ringmq.loadtest;
 
 import io.ringmq.pipeline.BrokerContext;
-import io.ringmq.transport.Broker;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import io.ringmq.transport.RingMq;
+import io.ringmq.transport.junit.RingMqExtension;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
@@ -28,19 +29,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class LoadTestTest
 {
-    private static Broker broker;
+    /** One in-process broker for the class, closed after it; a test fails if it counted an unexpected error. */
+    @RegisterExtension
+    static final RingMqExtension BROKER =
+        new RingMqExtension(() -> RingMq.builder().threading(BrokerContext.Threading.SHARED)).perClass();
 
-    @BeforeAll
-    static void start() throws Exception
-    {
-        broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
-            .threading(BrokerContext.Threading.SHARED));
-    }
+    private static RingMq broker;
 
-    @AfterAll
-    static void stop()
+    @BeforeEach
+    void broker(final RingMq running)
     {
-        broker.close();
+        broker = running;
     }
 
     private static String run(final int expectedExit, final String... args)
