@@ -1,7 +1,5 @@
 package io.ringmq.pipeline.delivery;
 
-import java.util.Arrays;
-
 /**
  * A delivery shard's half of one session: the connection it is bound to, packet identifiers, the outbound
  * in-flight window (parallel arrays, no object per message) and the bounded queue behind it. Owned by one shard
@@ -155,7 +153,7 @@ final class DeliverySession
 
     /**
      * @return the window's slots in the order their messages were first sent, for a resend on reconnect
-     * [MQTT-4.4.0-1]; allocates, once per reconnect.
+     * [MQTT-4.4.0-1]; one array per reconnect.
      */
     int[] inflightInOrder()
     {
@@ -168,15 +166,16 @@ final class DeliverySession
                 slots[n++] = slot;
             }
         }
-        final Integer[] boxed = new Integer[n];
-        for (int i = 0; i < n; i++)
+        for (int i = 1; i < n; i++) // insertion sort by first send: a window is small, and nothing is boxed
         {
-            boxed[i] = slots[i];
-        }
-        Arrays.sort(boxed, (a, b) -> Long.compare(inflightOrder[a], inflightOrder[b]));
-        for (int i = 0; i < n; i++)
-        {
-            slots[i] = boxed[i];
+            final int slot = slots[i];
+            int j = i - 1;
+            while (j >= 0 && inflightOrder[slots[j]] > inflightOrder[slot])
+            {
+                slots[j + 1] = slots[j];
+                j--;
+            }
+            slots[j + 1] = slot;
         }
         return slots;
     }
