@@ -77,6 +77,13 @@ public final class BrokerContext
     private long memoryBudgetBytes = AUTO;
     private int maxTopicLevels = 128;
     private int maxTopicLength = 65_535;
+    private int maxKeepAliveSeconds = 65_535;
+    private int topicAliasMaximum = 64;
+    private int receiveMaximum = 1_024;
+    private String sharedSubscriptionStrategy = "round-robin";
+    /** The strategies a shared subscription group may pick its member by. */
+    public static final java.util.List<String> SHARED_STRATEGIES =
+        java.util.List.of("round-robin", "random", "sticky", "hash-client", "hash-topic", "least-loaded");
 
     /** {@link #memoryBudgetBytes(long)}: let the transport size the budget from the JVM's limits. */
     public static final long AUTO = 0;
@@ -142,6 +149,11 @@ public final class BrokerContext
             "--memory-budget must be at least 1 MiB (or 0 for auto)");
         check(maxTopicLevels >= 1, "--max-topic-levels must be positive");
         check(maxTopicLength >= 1 && maxTopicLength <= 65_535, "--max-topic-length must be 1..65535");
+        check(maxKeepAliveSeconds >= 1 && maxKeepAliveSeconds <= 65_535, "--max-keepalive must be 1..65535");
+        check(topicAliasMaximum >= 0 && topicAliasMaximum <= 65_535, "--topic-alias-maximum must be 0..65535");
+        check(receiveMaximum >= 1 && receiveMaximum <= 65_535, "--receive-maximum must be 1..65535");
+        check(SHARED_STRATEGIES.contains(sharedSubscriptionStrategy),
+            "--shared-subscription-strategy must be one of " + SHARED_STRATEGIES);
         check(metricsPort >= METRICS_PORT_EPHEMERAL && metricsPort <= 65_535, "--metrics-port must be 0..65535");
         check(0 == metricsPort || isAddress(metricsBindAddress), "--metrics-bind: unknown address " +
             metricsBindAddress);
@@ -188,7 +200,9 @@ public final class BrokerContext
             " max-connect-size=" + maxConnectSize + " max-connections-per-address=" + maxConnectionsPerAddress +
             (limitLoopback ? " limit-loopback" : "") + " memory-budget=" +
             (memoryBudgetBytes == AUTO ? "auto" : String.valueOf(memoryBudgetBytes)) + " max-topic-levels=" +
-            maxTopicLevels + " max-topic-length=" + maxTopicLength;
+            maxTopicLevels + " max-topic-length=" + maxTopicLength + " max-keepalive=" + maxKeepAliveSeconds +
+            " topic-alias-maximum=" + topicAliasMaximum + " receive-maximum=" + receiveMaximum +
+            " shared-subscription-strategy=" + sharedSubscriptionStrategy;
     }
 
     public String bindAddress()
@@ -668,6 +682,65 @@ public final class BrokerContext
     public BrokerContext maxTopicLength(final int maxTopicLength)
     {
         this.maxTopicLength = maxTopicLength;
+        return this;
+    }
+
+    /**
+     * @return the longest keep-alive a client may ask for; a longer or zero one is cut to it and, on MQTT 5.0,
+     * announced as the server keep alive [MQTT-3.2.2-21].
+     */
+    public int maxKeepAliveSeconds()
+    {
+        return maxKeepAliveSeconds;
+    }
+
+    public BrokerContext maxKeepAliveSeconds(final int maxKeepAliveSeconds)
+    {
+        this.maxKeepAliveSeconds = maxKeepAliveSeconds;
+        return this;
+    }
+
+    /**
+     * @return the topic aliases an MQTT 5.0 client may use toward the broker (announced in CONNACK; 0: none).
+     */
+    public int topicAliasMaximum()
+    {
+        return topicAliasMaximum;
+    }
+
+    public BrokerContext topicAliasMaximum(final int topicAliasMaximum)
+    {
+        this.topicAliasMaximum = topicAliasMaximum;
+        return this;
+    }
+
+    /**
+     * @return the unacknowledged QoS 1 and 2 PUBLISHes an MQTT 5.0 client may have toward the broker (announced in
+     * CONNACK; one more is answered with DISCONNECT 0x93).
+     */
+    public int receiveMaximum()
+    {
+        return receiveMaximum;
+    }
+
+    public BrokerContext receiveMaximum(final int receiveMaximum)
+    {
+        this.receiveMaximum = receiveMaximum;
+        return this;
+    }
+
+    /**
+     * @return how a shared subscription group picks the member a message goes to: one of
+     * {@link #SHARED_STRATEGIES}.
+     */
+    public String sharedSubscriptionStrategy()
+    {
+        return sharedSubscriptionStrategy;
+    }
+
+    public BrokerContext sharedSubscriptionStrategy(final String sharedSubscriptionStrategy)
+    {
+        this.sharedSubscriptionStrategy = sharedSubscriptionStrategy;
         return this;
     }
 }

@@ -58,6 +58,17 @@ public final class IngressEvent
     public long logEnd = NONE;
     /** {@link System#nanoTime()} of the I/O agent's duty cycle that read the packet, for the stage latencies. */
     public long ingressNs;
+    /**
+     * An end: for {@link #DISCONNECTED}, the reason code of the client's DISCONNECT (0x00, or 0x04: publish my will
+     * [MQTT-3.14.4-3]); for {@link #CONNECTION_LOST}, the reason the server ended it (a DISCONNECT reason code such
+     * as 0x8D keep alive timeout, or 0 for a socket that closed).
+     */
+    public int reasonCode;
+    /**
+     * An end by a 5.0 DISCONNECT that carried a Session Expiry Interval: that interval in seconds, which replaces
+     * the one of the CONNECT [MQTT-3.14.2-2]; {@link #NONE} when it carried none.
+     */
+    public long sessionExpiryInterval = NONE;
     private final UnsafeBuffer inline;
 
     // ---- any stage
@@ -123,6 +134,8 @@ public final class IngressEvent
         final int packetType, final DirectBuffer bytes, final int length, final MessageLog log, final long logEnd)
     {
         start(IngressEvent.PACKET, agentIndex, connectionId, version);
+        reasonCode = 0;
+        sessionExpiryInterval = NONE;
         this.loopback = loopback;
         this.packetType = packetType;
         this.packetLength = length;
@@ -143,7 +156,19 @@ public final class IngressEvent
      */
     public void end(final int kind, final int agentIndex, final long connectionId, final int version)
     {
+        end(kind, agentIndex, connectionId, version, 0, NONE);
+    }
+
+    /**
+     * Lays out a slot for the end of a connection, with its reason and, for a 5.0 DISCONNECT, its session expiry
+     * interval ({@link #NONE} when absent).
+     */
+    public void end(final int kind, final int agentIndex, final long connectionId, final int version,
+        final int reasonCode, final long sessionExpiryInterval)
+    {
         start(kind, agentIndex, connectionId, version);
+        this.reasonCode = reasonCode;
+        this.sessionExpiryInterval = sessionExpiryInterval;
         loopback = false;
         packetType = 0;
         packetLength = 0;

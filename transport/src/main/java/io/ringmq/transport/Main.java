@@ -198,6 +198,26 @@ public final class Main implements Callable<Integer>
         description = "Longest PUBLISH topic; longer closes the connection (default: ${DEFAULT-VALUE}).")
     int maxTopicLength = 65_535;
 
+    @Option(names = "--max-keepalive", paramLabel = "SECONDS",
+        description = "Longest keep-alive a client may ask for; longer (or 0) is cut to it, and MQTT 5.0 clients "
+            + "are told (server keep alive) (default: ${DEFAULT-VALUE}).")
+    int maxKeepAlive = 65_535;
+
+    @Option(names = "--topic-alias-maximum", paramLabel = "N",
+        description = "Topic aliases an MQTT 5.0 client may use toward the broker; 0 = none (default: "
+            + "${DEFAULT-VALUE}).")
+    int topicAliasMaximum = 64;
+
+    @Option(names = "--receive-maximum", paramLabel = "N",
+        description = "Unacknowledged QoS 1/2 PUBLISHes an MQTT 5.0 client may send the broker at once; one more "
+            + "is a protocol error, DISCONNECT 0x93 (default: ${DEFAULT-VALUE}).")
+    int receiveMaximum = 1_024;
+
+    @Option(names = "--shared-subscription-strategy", paramLabel = "NAME",
+        description = "How a $share group picks its member: round-robin, random, sticky, hash-client, hash-topic, "
+            + "least-loaded (default: ${DEFAULT-VALUE}).")
+    String sharedSubscriptionStrategy = "round-robin";
+
     public Integer call() throws Exception
     {
         final BrokerContext context;
@@ -317,7 +337,11 @@ public final class Main implements Callable<Integer>
             .limitLoopback(limitLoopback)
             .memoryBudgetBytes(memoryBudget)
             .maxTopicLevels(maxTopicLevels)
-            .maxTopicLength(maxTopicLength);
+            .maxTopicLength(maxTopicLength)
+            .maxKeepAliveSeconds(maxKeepAlive)
+            .topicAliasMaximum(topicAliasMaximum)
+            .receiveMaximum(receiveMaximum)
+            .sharedSubscriptionStrategy(sharedSubscriptionStrategy);
         if (null != threading)
         {
             context.threading(parseEnum(BrokerContext.Threading.class, threading, "--threading"));
