@@ -113,19 +113,15 @@ public final class AuthStage implements Stage
             event.authCode = ReasonCode.V3_SERVER_UNAVAILABLE; // the I/O agent validated it: a corrupt slot
             return;
         }
-        if (connect.protocolLevel() != MqttVersion.V3_1_1)
+        final boolean v5 = connect.protocolLevel() == MqttVersion.V5;
+        if (connect.clientId().length() == 0 && !connect.isCleanStart() && !v5)
         {
-            event.authCode = ReasonCode.UNSUPPORTED_PROTOCOL_VERSION; // MQTT 5.0 sessions come later
-            return;
-        }
-        if (connect.clientId().length() == 0 && !connect.isCleanStart())
-        {
-            event.authCode = ReasonCode.V3_IDENTIFIER_REJECTED; // [MQTT-3.1.3-8]
+            event.authCode = ReasonCode.V3_IDENTIFIER_REJECTED; // [MQTT-3.1.3-8]; 5.0 assigns one [MQTT-3.1.3-6]
             return;
         }
         if (connect.clientId().length() > maxClientIdLength)
         {
-            event.authCode = ReasonCode.V3_IDENTIFIER_REJECTED; // [MQTT-3.1.3-9] a limit, counted
+            event.authCode = refusal(v5, ReasonCode.V3_IDENTIFIER_REJECTED); // [MQTT-3.1.3-9] a limit, counted
             counters.increment(BrokerCounters.CLIENT_ID_TOO_LONG);
             return;
         }
@@ -144,7 +140,26 @@ public final class AuthStage implements Stage
                 admitted.put(event.connectionId, new Admitted(event.agentIndex, userName, hash.encode()));
             }
         }
-        event.authCode = code == ReasonCode.V3_CONNECTION_ACCEPTED ? IngressEvent.AUTH_ACCEPTED : code;
+        event.authCode = code == ReasonCode.V3_CONNECTION_ACCEPTED ? IngressEvent.AUTH_ACCEPTED : refusal(v5, code);
+    }
+
+    /**
+     * @return a refusing CONNACK code in the client's protocol: the 3.1.1 return code, or its 5.0 reason code.
+     */
+    static int refusal(final boolean v5, final int v3Code)
+    {
+        if (!v5)
+        {
+            return v3Code;
+        }
+        switch (v3Code)
+        {
+            case ReasonCode.V3_IDENTIFIER_REJECTED: return ReasonCode.CLIENT_IDENTIFIER_NOT_VALID;
+            case ReasonCode.V3_BAD_USER_NAME_OR_PASSWORD: return ReasonCode.BAD_USER_NAME_OR_PASSWORD;
+            case ReasonCode.V3_NOT_AUTHORIZED: return ReasonCode.NOT_AUTHORIZED;
+            case ReasonCode.V3_UNACCEPTABLE_PROTOCOL_VERSION: return ReasonCode.UNSUPPORTED_PROTOCOL_VERSION;
+            default: return ReasonCode.SERVER_UNAVAILABLE;
+        }
     }
 
     /**

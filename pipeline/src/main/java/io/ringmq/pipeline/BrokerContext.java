@@ -694,6 +694,19 @@ public final class BrokerContext
         return maxKeepAliveSeconds;
     }
 
+    /**
+     * @return the keep-alive the broker applies to a client that asked for {@code requested} seconds: that, or
+     * {@link #maxKeepAliveSeconds()} when it asked for more, or for none while a maximum below 65,535 is set.
+     */
+    public int keepAliveFor(final int requested)
+    {
+        if (maxKeepAliveSeconds >= 65_535)
+        {
+            return requested;
+        }
+        return requested == 0 || requested > maxKeepAliveSeconds ? maxKeepAliveSeconds : requested;
+    }
+
     public BrokerContext maxKeepAliveSeconds(final int maxKeepAliveSeconds)
     {
         this.maxKeepAliveSeconds = maxKeepAliveSeconds;
