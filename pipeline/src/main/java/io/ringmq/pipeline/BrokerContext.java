@@ -695,6 +695,36 @@ public final class BrokerContext
     }
 
     /**
+     * @return the Session Expiry Interval the broker applies to a 5.0 client that asked for {@code requested}
+     * seconds, or to a 3.1.1 client with clean session 0 ({@code 0xFFFFFFFF}): at most
+     * {@code --persistent-client-expiration} (0 = sessions are kept until their client comes back). A value other
+     * than the one asked for is announced in the CONNACK (5.0 section 3.2.2.3.2).
+     */
+    public long sessionExpiryFor(final long requested)
+    {
+        if (requested <= 0)
+        {
+            return 0;
+        }
+        final long maxSeconds = persistentClientExpirationMs / 1000;
+        return maxSeconds > 0 && requested > maxSeconds ? maxSeconds : requested;
+    }
+
+    /**
+     * @return the Session Expiry Interval the broker applies to a CONNECT: a 3.1.1 clean session 0 keeps its session
+     * as long as {@code --persistent-client-expiration} allows; a 5.0 client's is its own, within that.
+     */
+    public long sessionExpiryFor(final io.ringmq.protocol.ConnectFlyweight connect)
+    {
+        if (connect.protocolLevel() == io.ringmq.protocol.MqttVersion.V5)
+        {
+            return sessionExpiryFor(connect.properties().longValue(
+                io.ringmq.protocol.PropertyId.SESSION_EXPIRY_INTERVAL, 0));
+        }
+        return connect.isCleanStart() ? 0 : sessionExpiryFor(0xFFFF_FFFFL);
+    }
+
+    /**
      * @return the keep-alive the broker applies to a client that asked for {@code requested} seconds: that, or
      * {@link #maxKeepAliveSeconds()} when it asked for more, or for none while a maximum below 65,535 is set.
      */

@@ -31,6 +31,11 @@ public final class IngressEvent
     public static final int CONNECTION_LOST = 2;
     /** The connection ended with DISCONNECT. */
     public static final int DISCONNECTED = 3;
+    /**
+     * The routing stage's own wake-up: put on the ring by routing when a delayed will is due, so the will has a slot
+     * to travel in; the stages before routing let it pass.
+     */
+    public static final int TICK = 4;
 
     /** No verdict yet: refused, as is any value but {@link #AUTH_ACCEPTED}. */
     public static final int AUTH_UNDECIDED = -1;
@@ -100,6 +105,16 @@ public final class IngressEvent
     public int topicLength;
     public int payloadOffset;
     public int payloadLength;
+    /** PUBLISH: its RETAIN flag, and its MQTT 5.0 properties within {@link #packet} (without the length prefix). */
+    public boolean retain;
+    public int propertiesOffset;
+    public int propertiesLength;
+    /** SUBSCRIBE: its Subscription Identifier, sent with the retained messages it brings (0: none). */
+    public int subscriptionId;
+    /** CONNECT: the length of the client identifier the broker assigned, in the routing output; 0 for none. */
+    public int assignedClientIdLength;
+    /** Ints of the routing output's subscription identifier lists. */
+    public int idsCount;
     /** The routing output's log entry ({@link RouteOutput}), or NONE when there is none. */
     public long routeLogEnd = NONE;
     public int routeLogLength;
@@ -201,6 +216,12 @@ public final class IngressEvent
         routed = false;
         qos = 0;
         packetId = 0;
+        retain = false;
+        propertiesOffset = 0;
+        propertiesLength = 0;
+        subscriptionId = 0;
+        assignedClientIdLength = 0;
+        idsCount = 0;
         routeLogEnd = NONE;
         routeLogLength = 0;
         targetCount = 0;

@@ -76,7 +76,7 @@ public final class Pipeline
             logs[i] = new MessageLog(context.messageLogBytes());
         }
         this.routeLog = new MessageLog(context.routeLogBytes());
-        this.routing = new RoutingStage(context, counters, routeLog);
+        this.routing = new RoutingStage(context, counters, routeLog, ring);
 
         final StagePoller authPoller = new StagePoller(ring);
         final StagePoller routePoller = new StagePoller(ring, authPoller.sequence());

@@ -13,19 +13,27 @@ import org.agrona.concurrent.UnsafeBuffer;
  * however large a fan-out, a SUBSCRIBE or a will is. The slot records where the entry is and how many of each
  * part it holds; this class is the one place that writes ({@link Writer}) and reads the layout.
  * <pre>
- *   targets    targetCount × [ session id int | qos (bits 0-7), delivery shard (bits 8-31) int |
- *                              subscription identifier int (0: none; for MQTT 5) ]
+ *   targets    targetCount × [ session id int | qos (bits 0-1), retain as published (bit 2), delivery shard
+ *                              (bits 8-31) int | subscription identifier int: 0 none, &gt; 0 the one,
+ *                              &lt; 0 -(1 + offset of its list [count | id ...] in the ids part) ]
  *   granted    grantedCount × [ return code byte ]                       padded to 4
  *   discarded  discardedCount × [ session id int ]    sessions the shards must forget
- *   message    [ qos int | topic length int | payload length int | topic | payload ]  padded to 4 (a will)
- *   retained   retainedCount × [ qos int | topic length int | payload length int | topic | payload ]  padded to 4
+ *   ids        idsCount × [ int ]                     lists of several subscription identifiers of one target
+ *   client id  assignedClientIdLength × [ byte ]      an assigned client identifier (MQTT 5.0)  padded to 4
+ *   message    [ qos (bits 0-1), retain (bit 8) int | topic length int | payload length int | properties
+ *                length int | expires at ms long | topic | properties | payload ]  padded to 4 (a will)
+ *   retained   retainedCount × [ the same as message ]                 padded to 4
  * </pre>
  */
 public final class RouteOutput
 {
     static final int TARGET_LENGTH = 12;
     private static final int TARGET_INTS = TARGET_LENGTH / 4;
-    static final int MESSAGE_HEADER_LENGTH = 12;
+    static final int MESSAGE_HEADER_LENGTH = 24;
+    /** A message's RETAIN flag in its first int. */
+    static final int RETAIN_FLAG = 0x100;
+    /** A target's retain-as-published option in its flags. */
+    static final int RETAIN_AS_PUBLISHED = 0x4;
 
     private final UnsafeBuffer entry = new UnsafeBuffer(0, 0);
     private IngressEvent event;
@@ -56,7 +64,15 @@ public final class RouteOutput
 
     public int targetQos(final int i)
     {
-        return entry.getInt(i * TARGET_LENGTH + 4) & 0xFF;
+        return entry.getInt(i * TARGET_LENGTH + 4) & 0x3;
+    }
+
+    /**
+     * @return whether the target's subscription keeps the RETAIN flag as published [MQTT-3.3.1-12].
+     */
+    public boolean targetRetainAsPublished(final int i)
+    {
+        return (entry.getInt(i * TARGET_LENGTH + 4) & RETAIN_AS_PUBLISHED) != 0;
     }
 
     public int targetShard(final int i)
@@ -65,11 +81,38 @@ public final class RouteOutput
     }
 
     /**
-     * @return the subscription identifier to send with the message, 0 for none.
+     * @return how many subscription identifiers go with the message to the target [MQTT-3.3.4-3].
      */
-    public int targetSubscriptionId(final int i)
+    public int targetSubscriptionIdCount(final int i)
     {
-        return entry.getInt(i * TARGET_LENGTH + 8);
+        final int id = entry.getInt(i * TARGET_LENGTH + 8);
+        return id == 0 ? 0 : id > 0 ? 1 : entry.getInt(idsOffset() + (-id - 1) * 4);
+    }
+
+    /**
+     * @return the target's {@code n}th subscription identifier.
+     */
+    public int targetSubscriptionId(final int i, final int n)
+    {
+        final int id = entry.getInt(i * TARGET_LENGTH + 8);
+        return id > 0 ? id : entry.getInt(idsOffset() + (-id - 1 + 1 + n) * 4);
+    }
+
+    private int idsOffset()
+    {
+        return discardedOffset(event.targetCount, event.grantedCount) + event.discardedCount * 4;
+    }
+
+    /**
+     * @return the client identifier the broker assigned on a CONNECT, or null.
+     */
+    public String assignedClientId()
+    {
+        if (event.assignedClientIdLength == 0)
+        {
+            return null;
+        }
+        return entry.getStringWithoutLengthUtf8(idsOffset() + event.idsCount * 4, event.assignedClientIdLength);
     }
 
     public int granted(final int i)
@@ -95,7 +138,30 @@ public final class RouteOutput
      */
     public int qosAt(final int at)
     {
-        return entry.getInt(at);
+        return entry.getInt(at) & 0x3;
+    }
+
+    public boolean retainAt(final int at)
+    {
+        return (entry.getInt(at) & RETAIN_FLAG) != 0;
+    }
+
+    public int propertiesLengthAt(final int at)
+    {
+        return entry.getInt(at + 12);
+    }
+
+    /**
+     * @return when the message's expiry interval runs out, or {@link Message#NEVER}.
+     */
+    public long expiresAtMsAt(final int at)
+    {
+        return entry.getLong(at + 16);
+    }
+
+    public int propertiesOffsetAt(final int at)
+    {
+        return at + MESSAGE_HEADER_LENGTH + topicLengthAt(at);
     }
 
     public int topicLengthAt(final int at)
@@ -115,7 +181,7 @@ public final class RouteOutput
 
     public int payloadOffsetAt(final int at)
     {
-        return at + MESSAGE_HEADER_LENGTH + topicLengthAt(at);
+        return at + MESSAGE_HEADER_LENGTH + topicLengthAt(at) + propertiesLengthAt(at);
     }
 
     /**
@@ -123,7 +189,7 @@ public final class RouteOutput
      */
     public int next(final int at)
     {
-        return at + messageLength(topicLengthAt(at), payloadLengthAt(at));
+        return at + messageLength(topicLengthAt(at), propertiesLengthAt(at), payloadLengthAt(at));
     }
 
     static int grantedOffset(final int targetCount)
@@ -136,9 +202,9 @@ public final class RouteOutput
         return grantedOffset(targetCount) + BitUtil.align(grantedCount, 4);
     }
 
-    static int messageLength(final int topicLength, final int payloadLength)
+    static int messageLength(final int topicLength, final int propertiesLength, final int payloadLength)
     {
-        return BitUtil.align(MESSAGE_HEADER_LENGTH + topicLength + payloadLength, 4);
+        return BitUtil.align(MESSAGE_HEADER_LENGTH + topicLength + propertiesLength + payloadLength, 4);
     }
 
     /**
@@ -158,11 +224,20 @@ public final class RouteOutput
         private ExpandableArrayBuffer retained = new ExpandableArrayBuffer(256);
         private int retainedLength;
         private int retainedCount;
+        private int[] ids = new int[16];
+        private int idsCount;
+        private byte[] assignedClientId;
 
         void reset()
         {
             targetCount = 0;
             grantedCount = 0;
+            idsCount = 0;
+            assignedClientId = null;
+            if (ids.length > 4096)
+            {
+                ids = new int[16];
+            }
             messageLength = 0;
             retainedLength = 0;
             retainedCount = 0;
@@ -189,7 +264,8 @@ public final class RouteOutput
             return targetCount;
         }
 
-        void addTarget(final int sessionId, final int qos, final int shard, final int subscriptionId)
+        void addTarget(final int sessionId, final int qos, final boolean retainAsPublished, final int shard,
+            final int subscriptionId)
         {
             if ((targetCount + 1) * TARGET_INTS > targets.length)
             {
@@ -197,18 +273,76 @@ public final class RouteOutput
             }
             final int at = targetCount * TARGET_INTS;
             targets[at] = sessionId;
-            targets[at + 1] = qos | (shard << 8);
+            targets[at + 1] = qos | (retainAsPublished ? RETAIN_AS_PUBLISHED : 0) | (shard << 8);
             targets[at + 2] = subscriptionId;
             targetCount++;
         }
 
         /**
-         * Raises the QoS of a target already added (a session matched by several filters).
+         * Adds one more subscription identifier to a target already added (a session matched by several
+         * subscriptions that carry identifiers [MQTT-3.3.4-3]).
          */
-        void targetQos(final int index, final int qos)
+        void addTargetSubscriptionId(final int index, final int subscriptionId)
+        {
+            final int at = index * TARGET_INTS + 2;
+            final int current = targets[at];
+            if (current == 0)
+            {
+                targets[at] = subscriptionId;
+                return;
+            }
+            if (current > 0)
+            {
+                // the target's first list: [count | ids], reserving room for the ids to come at the end of the part
+                ensureIds(idsCount + 3);
+                ids[idsCount] = 2;
+                ids[idsCount + 1] = current;
+                ids[idsCount + 2] = subscriptionId;
+                targets[at] = -(idsCount + 1);
+                idsCount += 3;
+                return;
+            }
+            final int list = -current - 1;
+            if (list + 1 + ids[list] != idsCount)
+            {
+                // not the last list: move it to the end (targets are matched one after another, so this is rare)
+                final int count = ids[list];
+                ensureIds(idsCount + count + 2);
+                System.arraycopy(ids, list, ids, idsCount, count + 1);
+                targets[at] = -(idsCount + 1);
+                idsCount += count + 1;
+                addTargetSubscriptionId(index, subscriptionId);
+                return;
+            }
+            ensureIds(idsCount + 1);
+            ids[list]++;
+            ids[idsCount++] = subscriptionId;
+        }
+
+        private void ensureIds(final int length)
+        {
+            if (length > ids.length)
+            {
+                ids = java.util.Arrays.copyOf(ids, Math.max(length, ids.length * 2));
+            }
+        }
+
+        /**
+         * Sets the client identifier the broker assigned to a CONNECT (sent in its CONNACK [MQTT-3.2.2-16]).
+         */
+        void assignedClientId(final byte[] clientId)
+        {
+            this.assignedClientId = clientId;
+        }
+
+        /**
+         * Sets the QoS of a target already added (a session matched by several filters: the highest of them), and
+         * keeps the RETAIN flag as published when any of them asks for it.
+         */
+        void targetFlags(final int index, final int qos, final boolean retainAsPublished)
         {
             final int at = index * TARGET_INTS + 1;
-            targets[at] = (targets[at] & ~0xFF) | qos;
+            targets[at] = (targets[at] & ~0x3) | qos | (retainAsPublished ? RETAIN_AS_PUBLISHED : 0);
         }
 
         void addGranted(final int code)
@@ -223,25 +357,22 @@ public final class RouteOutput
         /**
          * Sets the event's message (a will) from its parts.
          */
-        void message(final int qos, final DirectBuffer topic, final int topicOffset, final int topicLength,
-            final DirectBuffer payload, final int payloadOffset, final int payloadLength)
+        void message(final Message will)
         {
-            messageLength = putMessage(message, 0, qos, topic, topicOffset, topicLength, payload, payloadOffset,
-                payloadLength);
+            messageLength = putMessage(message, 0, will);
         }
 
         /**
          * @return false when the retained messages of this event would pass {@code limit} bytes (not added).
          */
-        boolean addRetained(final int qos, final DirectBuffer topic, final int topicOffset, final int topicLength,
-            final DirectBuffer payload, final int payloadOffset, final int payloadLength, final int limit)
+        boolean addRetained(final Message message, final int qos, final int limit)
         {
-            if (retainedLength + messageLength(topicLength, payloadLength) > limit)
+            if (retainedLength + messageLength(message.topic().length, message.properties().length,
+                message.payload().length) > limit)
             {
                 return false;
             }
-            retainedLength += putMessage(retained, retainedLength, qos, topic, topicOffset, topicLength, payload,
-                payloadOffset, payloadLength);
+            retainedLength += putMessage(retained, retainedLength, qos, message);
             retainedCount++;
             return true;
         }
@@ -251,7 +382,13 @@ public final class RouteOutput
          */
         int length(final int discardedCount)
         {
-            return discardedOffset(targetCount, grantedCount) + discardedCount * 4 + messageLength + retainedLength;
+            return discardedOffset(targetCount, grantedCount) + discardedCount * 4 + idsCount * 4 +
+                assignedLength() + messageLength + retainedLength;
+        }
+
+        private int assignedLength()
+        {
+            return null == assignedClientId ? 0 : BitUtil.align(assignedClientId.length, 4);
         }
 
         /**
@@ -271,6 +408,18 @@ public final class RouteOutput
                 buffer.putInt(index + at, discarded.getInt(i));
                 at += 4;
             }
+            for (int i = 0; i < idsCount; i++)
+            {
+                buffer.putInt(index + at, ids[i]);
+                at += 4;
+            }
+            event.idsCount = idsCount;
+            event.assignedClientIdLength = null == assignedClientId ? 0 : assignedClientId.length;
+            if (null != assignedClientId)
+            {
+                buffer.putBytes(index + at, assignedClientId);
+                at += assignedLength();
+            }
             event.messageOffset = messageLength > 0 ? at : -1;
             buffer.putBytes(index + at, message, 0, messageLength);
             at += messageLength;
@@ -282,16 +431,29 @@ public final class RouteOutput
             event.retainedCount = retainedCount;
         }
 
-        private static int putMessage(final ExpandableArrayBuffer buffer, final int at, final int qos,
-            final DirectBuffer topic, final int topicOffset, final int topicLength, final DirectBuffer payload,
-            final int payloadOffset, final int payloadLength)
+        private static int putMessage(final ExpandableArrayBuffer buffer, final int at, final Message message)
         {
-            buffer.putInt(at, qos);
+            return putMessage(buffer, at, message.qos(), message);
+        }
+
+        private static int putMessage(final ExpandableArrayBuffer buffer, final int at, final int qos,
+            final Message message)
+        {
+            final int topicLength = message.topic().length;
+            final int propertiesLength = message.properties().length;
+            final int payloadLength = message.payload().length;
+            buffer.putInt(at, qos | (message.retain() ? RETAIN_FLAG : 0));
             buffer.putInt(at + 4, topicLength);
             buffer.putInt(at + 8, payloadLength);
-            buffer.putBytes(at + MESSAGE_HEADER_LENGTH, topic, topicOffset, topicLength);
-            buffer.putBytes(at + MESSAGE_HEADER_LENGTH + topicLength, payload, payloadOffset, payloadLength);
-            return messageLength(topicLength, payloadLength);
+            buffer.putInt(at + 12, propertiesLength);
+            buffer.putLong(at + 16, message.expiresAtMs());
+            int pos = at + MESSAGE_HEADER_LENGTH;
+            buffer.putBytes(pos, message.topic());
+            pos += topicLength;
+            buffer.putBytes(pos, message.properties());
+            pos += propertiesLength;
+            buffer.putBytes(pos, message.payload());
+            return messageLength(topicLength, propertiesLength, payloadLength);
         }
     }
 }

@@ -3,10 +3,14 @@ package io.ringmq.pipeline;
 import io.ringmq.pipeline.retained.RetainedStore;
 import io.ringmq.pipeline.session.RoutingSession;
 import io.ringmq.pipeline.session.SessionRegistry;
+import io.ringmq.pipeline.session.Subscription;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.subscription.SubscriptionIndex;
 import io.ringmq.protocol.AckFlyweight;
 import io.ringmq.protocol.ConnectFlyweight;
+import io.ringmq.protocol.MessageProperties;
+import io.ringmq.protocol.MqttVersion;
+import io.ringmq.protocol.PropertyId;
 import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.PublishFlyweight;
 import io.ringmq.protocol.ReasonCode;
@@ -15,9 +19,11 @@ import io.ringmq.protocol.SubscribeFlyweight;
 import io.ringmq.protocol.SubscriptionOptions;
 import io.ringmq.protocol.TopicFilterList;
 import org.agrona.DirectBuffer;
+import org.agrona.ExpandableArrayBuffer;
 import org.agrona.collections.IntArrayList;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
+import com.lmax.disruptor.RingBuffer;
 
 /**
  * The routing stage: owns the {@link SessionRegistry} (client id to session id, subscriptions, wills, expiry),
@@ -34,7 +40,7 @@ public final class RoutingStage implements Stage
 {
     private final SessionRegistry sessions = new SessionRegistry();
     private final Long2ObjectHashMap<RoutingSession> connections = new Long2ObjectHashMap<>();
-    private final SubscriptionIndex<RoutingSession> index = new SubscriptionIndex<>();
+    private final SubscriptionIndex<Subscription> index = new SubscriptionIndex<>();
     private final RetainedStore retained;
     private final ConnectFlyweight connect = new ConnectFlyweight();
     private final PublishFlyweight publish = new PublishFlyweight();
@@ -42,7 +48,12 @@ public final class RoutingStage implements Stage
     private final AckFlyweight ack = new AckFlyweight();
     private final UnsafeBuffer willTopic = new UnsafeBuffer(0, 0);
     private final UnsafeBuffer willPayload = new UnsafeBuffer(0, 0);
-    private final SubscriptionIndex.Matcher<RoutingSession> matcher = this::onMatch;
+    private final UnsafeBuffer willProperties = new UnsafeBuffer(0, 0);
+    private final ExpandableArrayBuffer propertyScratch = new ExpandableArrayBuffer(256);
+    private final SubscriptionIndex.Matcher<Subscription> matcher = this::onMatch;
+    private final java.util.ArrayDeque<Message> dueWills = new java.util.ArrayDeque<>();
+    private final RingBuffer<IngressEvent> ring;
+    private final BrokerContext context;
     private final RouteOutput.Writer output = new RouteOutput.Writer();
     private final MessageLog log;
     private final BrokerCounters counters;
@@ -60,9 +71,12 @@ public final class RoutingStage implements Stage
     private long retainedSteps;
     private boolean retainedBudgetSpent;
     private int retainedGranted;
+    private long retainedNowMs;
     private IngressEvent pending;
     private RoutingSession moved;
     private RoutingSession publishSession;
+    private RoutingSession publisher;
+    private boolean tickPending;
     private boolean publishRetain;
     private boolean publishPending;
     private int movedFrom;
@@ -75,6 +89,18 @@ public final class RoutingStage implements Stage
      */
     public RoutingStage(final BrokerContext context, final BrokerCounters counters, final MessageLog log)
     {
+        this(context, counters, log, null);
+    }
+
+    /**
+     * @param ring the ingress ring, where this stage puts a {@link IngressEvent#TICK} when a delayed will is due
+     *             (null: wills are published with the next event that comes).
+     */
+    public RoutingStage(final BrokerContext context, final BrokerCounters counters, final MessageLog log,
+        final RingBuffer<IngressEvent> ring)
+    {
+        this.context = context;
+        this.ring = ring;
         this.counters = counters;
         this.log = log;
         this.maxSubscriptions = context.maxSubscriptionsPerClient();
@@ -83,7 +109,7 @@ public final class RoutingStage implements Stage
         this.retainedBytesPerSubscribe = BrokerContext.RETAINED_BYTES_PER_SUBSCRIBE;
         this.maxSessions = context.maxSessions();
         this.retained = new RetainedStore(context.maxRetainedMessages(), context.maxRetainedBytes());
-        this.expiry = new SessionExpiry(context.persistentClientExpirationMs(), this::expire);
+        this.expiry = new SessionExpiry(this::expire, this::willDue);
     }
 
     /**
@@ -105,7 +131,40 @@ public final class RoutingStage implements Stage
         {
             onBatchEnd(); // the gauges move with expiry too, events or not
         }
+        if (!dueWills.isEmpty() && !tickPending)
+        {
+            requestTick();
+        }
         return expired;
+    }
+
+    /**
+     * Puts a {@link IngressEvent#TICK} on the ingress ring, which carries a due will through the stages after this
+     * one; when the ring is full it is tried again next duty cycle (never blocks: this stage gates the ring too).
+     */
+    private void requestTick()
+    {
+        if (null == ring)
+        {
+            return;
+        }
+        final long sequence;
+        try
+        {
+            sequence = ring.tryNext();
+        }
+        catch (final com.lmax.disruptor.InsufficientCapacityException ex)
+        {
+            return;
+        }
+        ring.get(sequence).end(IngressEvent.TICK, 0, IngressEvent.SYSTEM_CONNECTION, MqttVersion.V5);
+        ring.publish(sequence);
+        tickPending = true;
+    }
+
+    public boolean hasPendingWork()
+    {
+        return !dueWills.isEmpty() && !tickPending;
     }
 
     public boolean onEvent(final IngressEvent event)
@@ -118,6 +177,7 @@ public final class RoutingStage implements Stage
         output.reset();
         moved = null;
         publishSession = null;
+        publisher = null;
         publishRetain = false;
         publishPending = false;
         switch (event.kind)
@@ -128,8 +188,12 @@ public final class RoutingStage implements Stage
             case IngressEvent.CONNECTION_LOST:
                 onConnectionEnd(event, true);
                 break;
+            case IngressEvent.TICK:
+                onTick(event);
+                break;
             default:
-                onConnectionEnd(event, false);
+                // a 5.0 DISCONNECT with reason 0x04 still publishes the will [MQTT-3.14.4-3]
+                onConnectionEnd(event, event.reasonCode == ReasonCode.DISCONNECT_WITH_WILL_MESSAGE);
         }
         return commit(event);
     }
@@ -149,10 +213,16 @@ public final class RoutingStage implements Stage
             moved.shard(movedFrom); // the move did not happen: its delivery half is still where it was
         }
         moved = null;
+        publisher = null;
         publishSession = null; // its changes were never applied
         publishRetain = false;
         publishPending = false;
         event.resetRouting();
+        if (event.kind == IngressEvent.TICK)
+        {
+            tickPending = false; // its will stays due: the next tick carries it
+            return;
+        }
         if (event.kind != IngressEvent.PACKET)
         {
             final RoutingSession session = connections.remove(event.connectionId);
@@ -253,27 +323,46 @@ public final class RoutingStage implements Stage
             return; // the I/O agent validated it: a corrupt slot is refused by its shard, never thrown on
         }
         final boolean clean = connect.isCleanStart();
+        final long expirySeconds = context.sessionExpiryFor(connect);
         String clientId = connect.clientId().asString();
         if (clientId.isEmpty())
         {
             clientId = "ringmq-" + Long.toHexString(System.nanoTime()) + "-" + (++assignedIds); // [MQTT-3.1.3-6]
+            if (event.version == MqttVersion.V5)
+            {
+                output.assignedClientId(clientId.getBytes(java.nio.charset.StandardCharsets.UTF_8)); // [MQTT-3.2.2-16]
+            }
         }
         final RoutingSession existing = sessions.find(clientId);
-        Message takenOverWill = null;
+        Message endedWill = null;
         if (null != existing && existing.isOnline())
         {
             event.takeoverAgent = existing.agentIndex();
             event.takeoverConnectionId = existing.connectionId();
             connections.remove(existing.connectionId());
             counters.increment(BrokerCounters.CONNECTIONS_TAKEN_OVER);
-            takenOverWill = existing.will(); // it ends without DISCONNECT: its will goes out, as Mosquitto does
+            // it ends without DISCONNECT: its will goes out, as Mosquitto does, unless it is delayed and its session
+            // is resumed right here, within the delay [MQTT-3.1.3-9]
+            if (null != existing.will() && (existing.willDelaySeconds() == 0 || clean || !existing.isPersistent()))
+            {
+                endedWill = willToPublish(existing);
+            }
             existing.will(null);
             existing.connection(IngressEvent.NONE, IngressEvent.NONE);
+        }
+        else if (null != existing && null != existing.will())
+        {
+            // a delayed will of an offline session: a reconnect within the delay cancels it [MQTT-3.1.3-9], a
+            // clean start ends the session, which publishes it
+            expiry.cancelWill(existing);
+            endedWill = clean || !existing.isPersistent() ? willToPublish(existing) : null;
+            existing.will(null);
         }
         final RoutingSession session;
         if (null != existing && existing.isPersistent() && !clean)
         {
             session = existing;
+            session.expirySeconds(expirySeconds);
             expiry.cancel(session);
             event.sessionPresent = true; // [MQTT-3.2.2-2]
             if (session.shard() != event.agentIndex)
@@ -295,19 +384,70 @@ public final class RoutingStage implements Stage
                 counters.increment(BrokerCounters.SESSIONS_REFUSED_LIMIT); // its shard refuses it: no session
                 return;
             }
-            session = sessions.create(clientId, !clean, event.agentIndex);
+            session = sessions.create(clientId, expirySeconds, event.agentIndex);
             event.sessionNew = true;
         }
         session.connection(event.agentIndex, event.connectionId);
-        session.will(connect.hasWill() ? new Message(connect.willTopic().toByteArray(),
-            connect.willPayload().toByteArray(), connect.willQos(), connect.isWillRetain()) : null);
+        session.version(event.version);
+        setWill(session);
         connections.put(event.connectionId, session);
         event.sessionId = session.id();
-        if (null != takenOverWill)
+        if (null != endedWill)
         {
-            publishWill(event, takenOverWill); // its shard sends it after the new client's CONNACK
+            publishWill(event, endedWill); // its shard sends it after the new client's CONNACK
         }
     }
+
+    /**
+     * Keeps the CONNECT's will with its session: topic, payload, the properties that travel with it, its delay
+     * and expiry interval.
+     */
+    private void setWill(final RoutingSession session)
+    {
+        if (!connect.hasWill())
+        {
+            session.will(null);
+            session.willDelaySeconds(0);
+            return;
+        }
+        byte[] properties = NO_BYTES;
+        long expirySeconds = -1;
+        long delaySeconds = 0;
+        if (connect.protocolLevel() == MqttVersion.V5 && !connect.willProperties().isEmpty())
+        {
+            final io.ringmq.protocol.MqttProperties will = connect.willProperties();
+            expirySeconds = will.longValue(PropertyId.MESSAGE_EXPIRY_INTERVAL, -1);
+            delaySeconds = will.longValue(PropertyId.WILL_DELAY_INTERVAL, 0);
+            propertyScratch.checkLimit(will.sectionLength());
+            will.encode(propertyScratch, 0);
+            final int start = MessageProperties.sectionStart(propertyScratch, 0);
+            final int length = MessageProperties.sectionLength(propertyScratch, 0);
+            properties = new byte[MessageProperties.forwardableLength(propertyScratch, start, length)];
+            MessageProperties.copyForwardable(propertyScratch, start, length, new UnsafeBuffer(properties), 0);
+        }
+        // the expiry interval counts from publication: kept relative here (negative), made absolute when published
+        session.will(new Message(connect.willTopic().toByteArray(), connect.willPayload().toByteArray(),
+            connect.willQos(), connect.isWillRetain(), properties, expirySeconds < 0 ? Message.NEVER :
+            -expirySeconds - 1));
+        session.willDelaySeconds(delaySeconds);
+    }
+
+    /**
+     * @return the session's will as it is published now: its expiry interval starts counting [MQTT-3.3.2-5].
+     */
+    private static Message willToPublish(final RoutingSession session)
+    {
+        final Message will = session.will();
+        if (will.expiresAtMs() >= 0)
+        {
+            return will;
+        }
+        final long seconds = -will.expiresAtMs() - 1;
+        return new Message(will.topic(), will.payload(), will.qos(), will.retain(), will.properties(),
+            System.currentTimeMillis() + seconds * 1000);
+    }
+
+    private static final byte[] NO_BYTES = new byte[0];
 
     private void onPublish(final IngressEvent event, final RoutingSession session)
     {
@@ -317,12 +457,18 @@ public final class RoutingStage implements Stage
         }
         event.qos = publish.qos();
         event.packetId = publish.packetId();
+        event.retain = publish.isRetain();
         final Slice topic = publish.topic();
         final Slice payload = publish.payload();
         event.topicOffset = topic.offset();
         event.topicLength = topic.length();
         event.payloadOffset = payload.offset();
         event.payloadLength = payload.length();
+        if (publish.propertiesLength() > 0)
+        {
+            event.propertiesOffset = MessageProperties.sectionStart(event.packet, publish.propertiesOffset());
+            event.propertiesLength = MessageProperties.sectionLength(event.packet, publish.propertiesOffset());
+        }
         if (null != session && isSys(topic))
         {
             counters.increment(BrokerCounters.SYS_PUBLISH_REFUSED); // $SYS is the broker's: read-only for clients
@@ -333,6 +479,7 @@ public final class RoutingStage implements Stage
             return; // a resent QoS 2 PUBLISH before PUBREL: answered with PUBREC again, not delivered twice
         }
         event.routed = true;
+        publisher = session;
         fanOut(topic.buffer(), topic.offset(), topic.length(), event.qos);
         // what the PUBLISH changes is applied only once its output is committed: a failed slot changes nothing
         publishSession = session;
@@ -363,9 +510,16 @@ public final class RoutingStage implements Stage
         }
         if (publishRetain)
         {
-            // [MQTT-3.3.1-5] store, replace, or with an empty payload clear [MQTT-3.3.1-10]
+            // [MQTT-3.3.1-5] store, replace, or with an empty payload clear [MQTT-3.3.1-10]; with the properties
+            // that travel with it and when it expires [MQTT-3.3.2-5]
+            final int propertiesLength = event.propertiesLength == 0 ? 0 : MessageProperties.copyForwardable(
+                event.packet, event.propertiesOffset, event.propertiesLength, scratch(event.propertiesLength), 0);
+            final long expirySeconds = event.propertiesLength == 0 ? -1 :
+                MessageProperties.messageExpiry(event.packet, event.propertiesOffset, event.propertiesLength);
             retain(retained.put(event.packet, event.topicOffset, event.topicLength, event.packet,
-                event.payloadOffset, event.payloadLength, event.qos, null == publishSession)); // $SYS: exempt
+                event.payloadOffset, event.payloadLength, event.qos, null == publishSession, // $SYS: exempt
+                propertyScratch, 0, propertiesLength,
+                expirySeconds < 0 ? Message.NEVER : System.currentTimeMillis() + expirySeconds * 1000));
         }
         publishSession = null;
         publishRetain = false;
@@ -378,7 +532,12 @@ public final class RoutingStage implements Stage
         {
             return;
         }
+        final boolean v5 = event.version == MqttVersion.V5;
         event.packetId = subscribe.packetId();
+        if (v5 && subscribe.properties().subscriptionIdentifierCount() > 0)
+        {
+            event.subscriptionId = subscribe.properties().subscriptionIdentifier(0); // one per SUBSCRIBE
+        }
         final TopicFilterList filters = subscribe.filters();
         retainedBudgetSpent = false;
         retainedSteps = RETAINED_STEPS_PER_SUBSCRIBE;
@@ -393,26 +552,55 @@ public final class RoutingStage implements Stage
             if (filterBytes.length() > maxTopicLength || levels(filterBytes) > maxTopicLevels)
             {
                 counters.increment(BrokerCounters.TOPIC_FILTERS_REFUSED);
-                output.addGranted(ReasonCode.V3_SUBACK_FAILURE); // as deep as a topic may be, and no deeper
+                // as deep as a topic may be, and no deeper
+                output.addGranted(v5 ? ReasonCode.TOPIC_FILTER_INVALID : ReasonCode.V3_SUBACK_FAILURE);
                 continue;
             }
-            final String filter = filterBytes.asString();
-            final int granted = SubscriptionOptions.qos(filters.options(i));
-            if (session.subscriptions().size() >= maxSubscriptions && !session.subscriptions().containsKey(filter))
+            final String written = filterBytes.asString();
+            final int options = filters.options(i);
+            final int granted = SubscriptionOptions.qos(options);
+            Subscription subscription = session.subscriptions().get(written);
+            if (null == subscription && session.subscriptions().size() >= maxSubscriptions)
             {
                 counters.increment(BrokerCounters.SUBSCRIPTIONS_REFUSED_LIMIT);
-                output.addGranted(ReasonCode.V3_SUBACK_FAILURE); // this filter only [MQTT-3.9.3-1]
+                // this filter only [MQTT-3.9.3-1]
+                output.addGranted(v5 ? ReasonCode.QUOTA_EXCEEDED : ReasonCode.V3_SUBACK_FAILURE);
                 continue;
             }
-            index.subscribe(filter, session, granted);
-            session.subscriptions().put(filter, granted);
+            final boolean isNew = null == subscription;
+            if (isNew)
+            {
+                subscription = newSubscription(session, written);
+                session.subscriptions().put(written, subscription);
+            }
+            subscription.update(options, event.subscriptionId);
+            if (null == subscription.shareName())
+            {
+                index.subscribe(subscription.filter(), subscription, options);
+            }
+            else
+            {
+                subscribeShared(subscription);
+            }
             output.addGranted(granted);
+            if (null != subscription.shareName())
+            {
+                continue; // retained messages are not sent on a shared subscription (5.0 section 4.8.2)
+            }
             // retained messages are sent for every new or replaced subscription [MQTT-3.3.1-6] [MQTT-3.8.4-3],
-            // once per distinct filter of this SUBSCRIBE, and only as far as its budget goes: past it the walk stops
-            if (!retainedBudgetSpent && subscribeFilters.add(filter))
+            // as its Retain Handling says [MQTT-3.3.1-9] [MQTT-3.3.1-10] [MQTT-3.3.1-11], once per distinct
+            // filter of this SUBSCRIBE, and only as far as its budget goes: past it the walk stops
+            final int handling = SubscriptionOptions.retainHandling(options);
+            if (handling == SubscriptionOptions.DO_NOT_SEND_RETAINED ||
+                (handling == SubscriptionOptions.SEND_RETAINED_IF_NEW && !isNew))
+            {
+                continue;
+            }
+            if (!retainedBudgetSpent && subscribeFilters.add(written))
             {
                 retainedGranted = granted;
-                retainedSteps -= retained.matchWhile(filter, retainedVisitor, retainedSteps);
+                retainedNowMs = System.currentTimeMillis();
+                retainedSteps -= retained.matchWhile(written, retainedVisitor, retainedSteps);
                 if (retainedSteps < 0 && !retainedBudgetSpent)
                 {
                     counters.increment(BrokerCounters.RETAINED_NOT_SENT); // the walk's budget is spent
@@ -420,6 +608,24 @@ public final class RoutingStage implements Stage
                 }
             }
         }
+    }
+
+    /**
+     * @return a subscription of the session to a filter as the client wrote it: a {@code $share/{name}/{filter}}
+     * is shared, in 5.0 and, as an extension, in 3.1.1.
+     */
+    private static Subscription newSubscription(final RoutingSession session, final String written)
+    {
+        if (written.startsWith(io.ringmq.protocol.Topics.SHARE_PREFIX))
+        {
+            final int nameEnd = written.indexOf('/', io.ringmq.protocol.Topics.SHARE_PREFIX.length());
+            if (nameEnd > io.ringmq.protocol.Topics.SHARE_PREFIX.length() && nameEnd < written.length() - 1)
+            {
+                return new Subscription(session, written.substring(nameEnd + 1),
+                    written.substring(io.ringmq.protocol.Topics.SHARE_PREFIX.length(), nameEnd));
+            }
+        }
+        return new Subscription(session, written, null);
     }
 
     private static int levels(final Slice topic)
@@ -443,10 +649,11 @@ public final class RoutingStage implements Stage
      */
     private boolean onRetained(final Message message)
     {
-        willTopic.wrap(message.topic());
-        willPayload.wrap(message.payload());
-        if (output.addRetained(Math.min(message.qos(), retainedGranted), willTopic, 0, message.topic().length,
-            willPayload, 0, message.payload().length, retainedBytesPerSubscribe))
+        if (message.isExpired(retainedNowMs))
+        {
+            return true; // an expired message is not sent [MQTT-3.3.2-5]
+        }
+        if (output.addRetained(message, Math.min(message.qos(), retainedGranted), retainedBytesPerSubscribe))
         {
             return true;
         }
@@ -465,13 +672,29 @@ public final class RoutingStage implements Stage
         final TopicFilterList filters = subscribe.filters();
         for (int i = 0; i < filters.count(); i++)
         {
-            final String filter = filters.filter(i).asString();
-            index.unsubscribe(filter, session);
-            session.subscriptions().remove(filter);
+            final Subscription subscription = session.subscriptions().remove(filters.filter(i).asString());
+            if (null != subscription)
+            {
+                unindex(subscription);
+            }
+            // one reason code per filter in 5.0 [MQTT-3.11.3-1]
+            output.addGranted(null != subscription ? ReasonCode.SUCCESS : ReasonCode.NO_SUBSCRIPTION_EXISTED);
         }
     }
 
-    private void onConnectionEnd(final IngressEvent event, final boolean lost)
+    private void unindex(final Subscription subscription)
+    {
+        if (null == subscription.shareName())
+        {
+            index.unsubscribe(subscription.filter(), subscription);
+        }
+        else
+        {
+            unsubscribeShared(subscription);
+        }
+    }
+
+    private void onConnectionEnd(final IngressEvent event, final boolean publishWill)
     {
         final RoutingSession session = connections.remove(event.connectionId);
         if (null == session)
@@ -479,13 +702,59 @@ public final class RoutingStage implements Stage
             return;
         }
         event.sessionId = session.id();
+        if (event.sessionExpiryInterval >= 0)
+        {
+            session.expirySeconds(context.sessionExpiryFor(event.sessionExpiryInterval)); // [MQTT-3.14.2-2]
+        }
         final Message will = session.will();
-        session.will(null); // a will is published once, and never after DISCONNECT [MQTT-3.1.2-10]
-        if (lost && null != will)
+        if (!publishWill || null == will)
+        {
+            session.will(null); // never after a DISCONNECT [MQTT-3.1.2-10]
+        }
+        else if (session.willDelaySeconds() == 0 || !session.isPersistent())
+        {
+            session.will(null); // a will is published once: now, or when the session ends, if that comes first
+            publishWill(event, willToPublish(session));
+        }
+        else
+        {
+            // published when the delay has passed or the session ends, whichever comes first [MQTT-3.1.3-9]
+            expiry.scheduleWill(session, System.currentTimeMillis() +
+                Math.min(session.willDelaySeconds(), session.expirySeconds()) * 1000);
+        }
+        endSession(session, event.connectionId);
+    }
+
+    /**
+     * A delayed will is due: it goes out with the next {@link IngressEvent#TICK}.
+     */
+    private void willDue(final RoutingSession session)
+    {
+        if (null != session.will() && !session.isOnline())
+        {
+            dueWills.add(willToPublish(session));
+            session.will(null);
+        }
+    }
+
+    private void subscribeShared(final Subscription subscription)
+    {
+        index.subscribe(subscription.filter(), subscription, subscription.options()); // TODO shared groups
+    }
+
+    private void unsubscribeShared(final Subscription subscription)
+    {
+        index.unsubscribe(subscription.filter(), subscription);
+    }
+
+    private void onTick(final IngressEvent event)
+    {
+        tickPending = false;
+        final Message will = dueWills.poll();
+        if (null != will)
         {
             publishWill(event, will);
         }
-        endSession(session, event.connectionId);
     }
 
     /**
@@ -513,6 +782,7 @@ public final class RoutingStage implements Stage
         if (!session.isOnline() && sessions.find(session.clientId()) == session)
         {
             counters.increment(BrokerCounters.SESSIONS_EXPIRED);
+            willDue(session); // the session ends: its delayed will goes now [MQTT-3.1.3-9]
             discard(session); // its shard forgets it with the next event's output
         }
     }
@@ -521,15 +791,24 @@ public final class RoutingStage implements Stage
     {
         willTopic.wrap(will.topic());
         willPayload.wrap(will.payload());
+        willProperties.wrap(will.properties());
         if (will.retain())
         {
             retain(retained.put(willTopic, 0, will.topic().length, willPayload, 0, will.payload().length,
-                will.qos()));
+                will.qos(), false, willProperties, 0, will.properties().length, will.expiresAtMs()));
         }
         event.routed = true;
         event.qos = will.qos();
-        output.message(will.qos(), willTopic, 0, will.topic().length, willPayload, 0, will.payload().length);
+        event.retain = will.retain();
+        output.message(will);
+        publisher = null; // no local concerns the publisher's own PUBLISHes, not its will
         fanOut(willTopic, 0, will.topic().length, will.qos());
+    }
+
+    private ExpandableArrayBuffer scratch(final int length)
+    {
+        propertyScratch.checkLimit(length);
+        return propertyScratch;
     }
 
     private void retain(final int result)
@@ -547,25 +826,38 @@ public final class RoutingStage implements Stage
         index.match(topic, offset, length, matcher);
     }
 
-    private void onMatch(final RoutingSession session, final int options)
+    private void onMatch(final Subscription subscription, final int indexedOptions)
     {
+        final RoutingSession session = subscription.session();
+        final int options = subscription.options();
+        if (session == publisher && SubscriptionOptions.noLocal(options))
+        {
+            return; // not to the connection that published it [MQTT-3.8.3-3]
+        }
         final int qos = Math.min(publishQos, SubscriptionOptions.qos(options));
+        final boolean retainAsPublished = SubscriptionOptions.retainAsPublished(options);
         if (session.markMatched(generation, qos, output.targetCount()))
         {
-            output.addTarget(session.id(), qos, session.shard(), 0); // subscription identifiers come with MQTT 5
+            output.addTarget(session.id(), qos, retainAsPublished, session.shard(), subscription.subscriptionId());
         }
         else
         {
-            output.targetQos(session.matchIndex(), session.matchQos()); // the highest QoS of its filters
+            // once, at the highest QoS of its filters [MQTT-3.3.4-2], with each identifier [MQTT-3.3.4-3]
+            output.targetFlags(session.matchIndex(), session.matchQos(), retainAsPublished);
+            if (subscription.subscriptionId() > 0)
+            {
+                output.addTargetSubscriptionId(session.matchIndex(), subscription.subscriptionId());
+            }
         }
     }
 
     private void discard(final RoutingSession session)
     {
         expiry.cancel(session);
-        for (final String filter : session.subscriptions().keySet())
+        expiry.cancelWill(session);
+        for (final Subscription subscription : session.subscriptions().values())
         {
-            index.unsubscribe(filter, session);
+            unindex(subscription);
         }
         session.subscriptions().clear();
         sessions.discard(session);
@@ -579,7 +871,7 @@ public final class RoutingStage implements Stage
         return sessions.size();
     }
 
-    public SubscriptionIndex<RoutingSession> index()
+    public SubscriptionIndex<Subscription> index()
     {
         return index;
     }

@@ -19,34 +19,38 @@ final class SessionExpiry implements DeadlineTimerWheel.TimerHandler
     private static final int TICKS_PER_WHEEL = 512;
     private static final int EXPIRY_LIMIT = 1_024;
 
-    private final long afterMs;
+    /** A session that is never dropped for being offline (5.0 Session Expiry Interval 0xFFFFFFFF). */
+    static final long NEVER = 0xFFFF_FFFFL;
+
     private final Consumer<RoutingSession> onExpired;
+    private final Consumer<RoutingSession> onWillDue;
     private final DeadlineTimerWheel wheel;
     private final Long2ObjectHashMap<RoutingSession> byTimer = new Long2ObjectHashMap<>();
+    private final Long2ObjectHashMap<RoutingSession> willByTimer = new Long2ObjectHashMap<>();
 
     /**
-     * @param afterMs   how long an offline persistent session is kept; 0 keeps it forever.
      * @param onExpired called with a session whose time is up (the caller checks it is still offline).
+     * @param onWillDue called with a session whose will's delay has passed [MQTT-3.1.3-9].
      */
-    SessionExpiry(final long afterMs, final Consumer<RoutingSession> onExpired)
+    SessionExpiry(final Consumer<RoutingSession> onExpired, final Consumer<RoutingSession> onWillDue)
     {
-        this.afterMs = afterMs;
         this.onExpired = onExpired;
+        this.onWillDue = onWillDue;
         this.wheel = new DeadlineTimerWheel(TimeUnit.MILLISECONDS, System.currentTimeMillis(), TICK_MS,
             TICKS_PER_WHEEL);
     }
 
     /**
-     * The session's client went away at {@code nowMs}.
+     * The session's client went away at {@code nowMs}: it expires after its {@link RoutingSession#expirySeconds()}.
      */
     void schedule(final RoutingSession session, final long nowMs)
     {
-        if (afterMs <= 0)
+        cancel(session);
+        if (session.expirySeconds() >= NEVER)
         {
             return;
         }
-        cancel(session);
-        final long timerId = wheel.scheduleTimer(nowMs + afterMs);
+        final long timerId = wheel.scheduleTimer(nowMs + session.expirySeconds() * 1000);
         session.expiryTimerId(timerId);
         byTimer.put(timerId, session);
     }
@@ -66,11 +70,33 @@ final class SessionExpiry implements DeadlineTimerWheel.TimerHandler
     }
 
     /**
-     * @return how many sessions expired.
+     * The session's will is published at {@code atMs} unless its client comes back first.
+     */
+    void scheduleWill(final RoutingSession session, final long atMs)
+    {
+        cancelWill(session);
+        final long timerId = wheel.scheduleTimer(atMs);
+        session.willTimerId(timerId);
+        willByTimer.put(timerId, session);
+    }
+
+    void cancelWill(final RoutingSession session)
+    {
+        final long timerId = session.willTimerId();
+        if (timerId != RoutingSession.NO_TIMER)
+        {
+            wheel.cancelTimer(timerId);
+            willByTimer.remove(timerId);
+            session.willTimerId(RoutingSession.NO_TIMER);
+        }
+    }
+
+    /**
+     * @return how many sessions expired or had their will fall due.
      */
     int poll(final long nowMs)
     {
-        if (byTimer.isEmpty())
+        if (byTimer.isEmpty() && willByTimer.isEmpty())
         {
             return 0;
         }
@@ -84,6 +110,13 @@ final class SessionExpiry implements DeadlineTimerWheel.TimerHandler
         {
             session.expiryTimerId(RoutingSession.NO_TIMER);
             onExpired.accept(session);
+            return true;
+        }
+        final RoutingSession willOf = willByTimer.remove(timerId);
+        if (null != willOf)
+        {
+            willOf.willTimerId(RoutingSession.NO_TIMER);
+            onWillDue.accept(willOf);
         }
         return true;
     }

@@ -98,7 +98,7 @@ class StagesAloneTest
         {
             final IngressEvent message = routedPublish(publish("t", 1, 10 + i, false), 2, 1);
             final RouteOutput.Writer writer = new RouteOutput.Writer();
-            writer.addTarget(0, 1, 0, 0);
+            writer.addTarget(0, 1, false, 0, 0);
             commit(writer, routeLog, message);
             shard.onEvent(message);
             routeLog.release(message.routeLogEnd);

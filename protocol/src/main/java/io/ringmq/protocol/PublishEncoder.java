@@ -15,6 +15,11 @@ public final class PublishEncoder
     private final Slice topic = new Slice();
     private final Slice payload = new Slice();
     private MqttProperties properties;
+    private final Slice forwarded = new Slice();
+    private long messageExpiry = -1;
+    private int[] subscriptionIds;
+    private int subscriptionIdCount;
+    private int topicAlias;
     private int version = MqttVersion.V3_1_1;
     private boolean dup;
     private int qos;
@@ -32,6 +37,11 @@ public final class PublishEncoder
         topic.reset();
         payload.reset();
         properties = null;
+        forwarded.reset();
+        messageExpiry = -1;
+        subscriptionIds = null;
+        subscriptionIdCount = 0;
+        topicAlias = 0;
         version = MqttVersion.V3_1_1;
         dup = false;
         qos = 0;
@@ -118,11 +128,129 @@ public final class PublishEncoder
     }
 
     /**
+     * Properties a broker forwards as the publisher sent them: raw property bytes (no length prefix), written after
+     * {@link #properties(MqttProperties)}'s and before the ones set below. See {@link MessageProperties}.
+     *
+     * @return this.
+     */
+    public PublishEncoder forwardedProperties(final DirectBuffer buffer, final int offset, final int length)
+    {
+        forwarded.wrap(buffer, offset, length);
+        return this;
+    }
+
+    /**
+     * @param seconds the Message Expiry Interval to send (what remains of the publisher's), or -1 for none.
+     * @return this.
+     */
+    public PublishEncoder messageExpiry(final long seconds)
+    {
+        this.messageExpiry = seconds;
+        return this;
+    }
+
+    /**
+     * @param ids   the Subscription Identifiers of the receiver's matching subscriptions [MQTT-3.3.4-3]; the first
+     *              {@code count} are written (a view: the array is read at encode time).
+     * @return this.
+     */
+    public PublishEncoder subscriptionIds(final int[] ids, final int count)
+    {
+        this.subscriptionIds = ids;
+        this.subscriptionIdCount = count;
+        return this;
+    }
+
+    /**
+     * @param alias the Topic Alias to send, 0 for none; with an empty topic it stands for the topic.
+     * @return this.
+     */
+    public PublishEncoder topicAlias(final int alias)
+    {
+        this.topicAlias = alias;
+        return this;
+    }
+
+    /**
      * @return the remaining length the packet will have.
      */
     public int remainingLength()
     {
-        return 2 + topic.length() + (qos > 0 ? 2 : 0) + Fields.sectionLength(version, properties) + payload.length();
+        return 2 + topic.length() + (qos > 0 ? 2 : 0) + propertySectionLength() + payload.length();
+    }
+
+    private boolean hasExtraProperties()
+    {
+        return forwarded.length() > 0 || messageExpiry >= 0 || subscriptionIdCount > 0 || topicAlias > 0;
+    }
+
+    private int propertiesLength()
+    {
+        int length = (null == properties ? 0 : properties.length()) + forwarded.length();
+        if (messageExpiry >= 0)
+        {
+            length += 5;
+        }
+        for (int i = 0; i < subscriptionIdCount; i++)
+        {
+            length += 1 + VariableByteInteger.encodedLength(subscriptionIds[i]);
+        }
+        if (topicAlias > 0)
+        {
+            length += 3;
+        }
+        return length;
+    }
+
+    private int propertySectionLength()
+    {
+        if (version != MqttVersion.V5 || !hasExtraProperties())
+        {
+            return Fields.sectionLength(version, properties);
+        }
+        final int length = propertiesLength();
+        return VariableByteInteger.encodedLength(length) + length;
+    }
+
+    private int putPropertySection(final MutableDirectBuffer buffer, final int offset)
+    {
+        if (version != MqttVersion.V5 || !hasExtraProperties())
+        {
+            return Fields.putProperties(buffer, offset, version, properties);
+        }
+        final int length = propertiesLength();
+        int pos = offset + VariableByteInteger.encode(buffer, offset, length);
+        if (null != properties)
+        {
+            final int own = properties.sectionLength();
+            final int ownPrefix = VariableByteInteger.encodedLength(properties.length());
+            properties.encode(buffer, pos - ownPrefix); // its own prefix lands on ours, then is overwritten below
+            VariableByteInteger.encode(buffer, offset, length);
+            pos += own - ownPrefix;
+        }
+        if (forwarded.length() > 0)
+        {
+            buffer.putBytes(pos, forwarded.buffer(), forwarded.offset(), forwarded.length());
+            pos += forwarded.length();
+        }
+        if (messageExpiry >= 0)
+        {
+            buffer.putByte(pos, (byte)PropertyId.MESSAGE_EXPIRY_INTERVAL);
+            buffer.putInt(pos + 1, (int)messageExpiry, java.nio.ByteOrder.BIG_ENDIAN);
+            pos += 5;
+        }
+        for (int i = 0; i < subscriptionIdCount; i++)
+        {
+            buffer.putByte(pos++, (byte)PropertyId.SUBSCRIPTION_IDENTIFIER);
+            pos += VariableByteInteger.encode(buffer, pos, subscriptionIds[i]);
+        }
+        if (topicAlias > 0)
+        {
+            buffer.putByte(pos, (byte)PropertyId.TOPIC_ALIAS);
+            Fields.putUnsignedShort(buffer, pos + 1, topicAlias);
+            pos += 3;
+        }
+        return pos;
     }
 
     /**
@@ -154,7 +282,7 @@ public final class PublishEncoder
         {
             packetIdOffset = -1;
         }
-        pos = Fields.putProperties(buffer, pos, version, properties);
+        pos = putPropertySection(buffer, pos);
         final int payloadLength = payload.length();
         if (payloadLength > 0)
         {

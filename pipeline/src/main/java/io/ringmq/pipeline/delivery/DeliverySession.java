@@ -16,6 +16,12 @@ final class DeliverySession
     final boolean persistent;
     long connectionId = -1;
     int version;
+    /** The client's limits toward it (MQTT 5.0 CONNECT): Maximum Packet Size, Topic Alias Maximum. */
+    int maxPacketSize = Integer.MAX_VALUE;
+    /** The in-flight window: the broker's --max-inflight, or the client's smaller Receive Maximum [MQTT-3.3.4-7]. */
+    private int windowLimit;
+    /** Outbound topic aliases of the current connection (5.0), assigned by the broker per topic. */
+    final TopicAliases aliases = new TopicAliases();
     /** While moving between shards: the connection id of the CONNECT that moves it. */
     long handoverTag = -1;
 
@@ -26,6 +32,7 @@ final class DeliverySession
     private final byte[] inflightState;
     private final boolean[] inflightRetain;
     private final long[] inflightOrder;
+    private final int[][] inflightSubscriptionIds;
     private int inflightCount;
     private int nextPacketId = 1;
     private long sendOrder;
@@ -34,6 +41,7 @@ final class DeliverySession
     private SharedMessage[] queueMessage = new SharedMessage[4];
     private byte[] queueQos = new byte[4];
     private boolean[] queueRetain = new boolean[4];
+    private int[][] queueSubscriptionIds = new int[4][];
     private int queueHead;
     private int queueSize;
     private long queuedBytes;
@@ -48,6 +56,17 @@ final class DeliverySession
         inflightState = new byte[maxInflight];
         inflightRetain = new boolean[maxInflight];
         inflightOrder = new long[maxInflight];
+        inflightSubscriptionIds = new int[maxInflight][];
+        windowLimit = maxInflight;
+    }
+
+    /**
+     * Applies the client's Receive Maximum of a new connection (65,535 when it sent none): the broker never has more
+     * QoS 1 and 2 PUBLISHes unacknowledged toward it [MQTT-3.3.4-9]. Messages already in flight stay.
+     */
+    void receiveMaximum(final int receiveMaximum)
+    {
+        windowLimit = Math.min(inflightMessage.length, receiveMaximum);
     }
 
     boolean isOnline()
@@ -57,12 +76,20 @@ final class DeliverySession
 
     boolean canSendNow()
     {
-        return isOnline() && inflightCount < inflightMessage.length && queueSize == 0;
+        return isOnline() && inflightCount < windowLimit && queueSize == 0;
     }
 
     boolean hasInflightRoom()
     {
-        return inflightCount < inflightMessage.length;
+        return inflightCount < windowLimit;
+    }
+
+    /**
+     * @return room left in its in-flight window.
+     */
+    int freeWindow()
+    {
+        return Math.max(0, windowLimit - inflightCount);
     }
 
     /**
@@ -70,7 +97,8 @@ final class DeliverySession
      *
      * @return the window slot.
      */
-    int addInflight(final SharedMessage message, final int qos, final boolean retain)
+    int addInflight(final SharedMessage message, final int qos, final boolean retain,
+        final int[] subscriptionIds)
     {
         int packetId = nextPacketId;
         while (findInflight(packetId) >= 0)
@@ -87,6 +115,7 @@ final class DeliverySession
                 inflightQos[slot] = (byte)qos;
                 inflightState[slot] = (byte)(qos == 1 ? AWAIT_PUBACK : AWAIT_PUBREC);
                 inflightRetain[slot] = retain;
+                inflightSubscriptionIds[slot] = subscriptionIds;
                 inflightOrder[slot] = ++sendOrder;
                 inflightCount++;
                 return slot;
@@ -141,12 +170,21 @@ final class DeliverySession
     }
 
     /**
+     * @return the Subscription Identifiers it goes with, or null for none.
+     */
+    int[] inflightSubscriptionIds(final int slot)
+    {
+        return inflightSubscriptionIds[slot];
+    }
+
+    /**
      * @return the message the slot held, which the caller releases.
      */
     SharedMessage removeInflight(final int slot)
     {
         final SharedMessage message = inflightMessage[slot];
         inflightMessage[slot] = null;
+        inflightSubscriptionIds[slot] = null;
         inflightCount--;
         return message;
     }
@@ -193,7 +231,7 @@ final class DeliverySession
     /**
      * Queues a message (the caller has retained it).
      */
-    void enqueue(final SharedMessage message, final int qos, final boolean retain)
+    void enqueue(final SharedMessage message, final int qos, final boolean retain, final int[] subscriptionIds)
     {
         if (queueSize == queueMessage.length)
         {
@@ -203,6 +241,7 @@ final class DeliverySession
         queueMessage[at] = message;
         queueQos[at] = (byte)qos;
         queueRetain[at] = retain;
+        queueSubscriptionIds[at] = subscriptionIds;
         queueSize++;
         queuedBytes += message.length();
     }
@@ -222,6 +261,11 @@ final class DeliverySession
         return queueRetain[queueHead];
     }
 
+    int[] peekSubscriptionIds()
+    {
+        return queueSubscriptionIds[queueHead];
+    }
+
     /**
      * Removes the oldest queued message; its reference passes to the caller.
      */
@@ -229,6 +273,7 @@ final class DeliverySession
     {
         queuedBytes -= queueMessage[queueHead].length();
         queueMessage[queueHead] = null;
+        queueSubscriptionIds[queueHead] = null;
         queueHead = (queueHead + 1) & (queueMessage.length - 1);
         queueSize--;
     }
@@ -259,16 +304,19 @@ final class DeliverySession
         final SharedMessage[] messages = new SharedMessage[capacity];
         final byte[] qos = new byte[capacity];
         final boolean[] retain = new boolean[capacity];
+        final int[][] ids = new int[capacity][];
         for (int i = 0; i < queueSize; i++)
         {
             final int from = (queueHead + i) & (queueMessage.length - 1);
             messages[i] = queueMessage[from];
             qos[i] = queueQos[from];
             retain[i] = queueRetain[from];
+            ids[i] = queueSubscriptionIds[from];
         }
         queueMessage = messages;
         queueQos = qos;
         queueRetain = retain;
+        queueSubscriptionIds = ids;
         queueHead = 0;
     }
 }

@@ -11,10 +11,16 @@ import io.ringmq.protocol.AckEncoder;
 import io.ringmq.protocol.AckFlyweight;
 import io.ringmq.protocol.ConnackEncoder;
 import io.ringmq.protocol.ConnectFlyweight;
+import io.ringmq.protocol.DisconnectEncoder;
+import io.ringmq.protocol.MessageProperties;
+import io.ringmq.protocol.MqttProperties;
+import io.ringmq.protocol.MqttVersion;
 import io.ringmq.protocol.PacketType;
-import io.ringmq.protocol.PublishEncoder;
+import io.ringmq.protocol.PropertyId;
 import io.ringmq.protocol.ReasonCode;
 import io.ringmq.protocol.SubackEncoder;
+import io.ringmq.pipeline.Message;
+import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.collections.Long2LongHashMap;
@@ -29,15 +35,14 @@ import java.util.Arrays;
  * only to that agent's outbound ring. Every shard sees every event, after routing, and acts only on its part:
  * replies to packets its agent read, fan-out targets routing placed in this shard, sessions moving in or out.
  * <p>
- * A PUBLISH is encoded once per (protocol version, QoS) variant per event and shared by every subscriber of the
- * shard; only the packet identifier is patched per subscriber. QoS 1 and 2 messages are copied once per event
+ * A PUBLISH is encoded once per (protocol version, QoS, RETAIN) variant per event and shared by every subscriber
+ * of the shard that needs nothing of its own; only the packet identifier is patched per subscriber
+ * ({@link PublishWriter}). QoS 1 and 2 messages are copied once per event
  * into a pooled {@link SharedMessage} held by reference. It never parks its thread: what the full outbound ring
  * cannot take now waits in order in an {@link OutboundBacklog}, QoS 0 for that agent is dropped meanwhile.
  */
 public final class DeliveryShard implements Stage
 {
-    private static final int VERSIONS = 2; // 3.1.1 and 5.0
-
     private final int index;
     private final Outbound outbound;
     private final BrokerCounters counters;
@@ -56,23 +61,20 @@ public final class DeliveryShard implements Stage
     /** Hand-overs to drop on arrival: their session ended while they were on their way. */
     private final LongHashSet stale = new LongHashSet();
     private final ExpandableArrayBuffer scratch = new ExpandableArrayBuffer(4096);
-    private final ExpandableArrayBuffer[] variants = new ExpandableArrayBuffer[VERSIONS * 3];
-    private final int[] variantLength = new int[VERSIONS * 3];
-    private final int[] variantIdOffset = new int[VERSIONS * 3];
-    private final PublishEncoder encoder = new PublishEncoder();
+    private final PublishWriter writer = new PublishWriter();
     private final AckFlyweight ack = new AckFlyweight();
     private final ConnectFlyweight connect = new ConnectFlyweight();
+    private final MqttProperties connackProperties = new MqttProperties();
+    private final BrokerContext context;
+    /** One-identifier arrays, shared by the messages they go with (bounded: past it, a message gets its own). */
+    private final Int2ObjectHashMap<int[]> singleIds = new Int2ObjectHashMap<>();
+    private int[] targetIds = new int[4];
+    private long nowMs;
     private final int[] noCodes = new int[0];
     private int[] codes = new int[16];
     private DeliverySession[] sessions = new DeliverySession[1024];
     private long lastHandedOver = IngressEvent.NONE;
     private SharedMessage eventMessage;
-    private DirectBuffer topic;
-    private int topicOffset;
-    private int topicLength;
-    private DirectBuffer payload;
-    private int payloadOffset;
-    private int payloadLength;
 
     /**
      * @param index    the shard's number, that of the I/O agent it serves.
@@ -82,6 +84,7 @@ public final class DeliveryShard implements Stage
         final BrokerCounters counters, final MessageLog routeLog, final ShardHandover handover)
     {
         this.index = index;
+        this.context = context;
         this.outbound = outbound;
         this.counters = counters;
         this.routeLog = routeLog;
@@ -90,10 +93,6 @@ public final class DeliveryShard implements Stage
         this.maxQueued = context.maxQueued();
         this.maxQueuedBytes = context.maxQueuedBytes();
         this.backlog = new OutboundBacklog(index + 1);
-        for (int i = 0; i < variants.length; i++)
-        {
-            variants[i] = new ExpandableArrayBuffer(256);
-        }
     }
 
     public boolean onEvent(final IngressEvent event)
@@ -106,11 +105,16 @@ public final class DeliveryShard implements Stage
             return false; // the session's delivery half is still on its way from the shard that held it
         }
         route.wrap(routeLog, event);
+        nowMs = System.currentTimeMillis();
         for (int i = 0; i < event.discardedCount; i++)
         {
             forget(route.discarded(i));
         }
-        if (event.kind == IngressEvent.PACKET)
+        if (event.kind == IngressEvent.TICK)
+        {
+            // the routing stage's wake-up: only its will, if any, is for the shards
+        }
+        else if (event.kind == IngressEvent.PACKET)
         {
             if (event.packetType == PacketType.CONNECT)
             {
@@ -169,10 +173,12 @@ public final class DeliveryShard implements Stage
         {
             if (event.packetType == PacketType.CONNECT)
             {
-                final int length = ConnackEncoder.encode(
-                    scratch, 0, event.version, false, ReasonCode.V3_SERVER_UNAVAILABLE, null);
+                final int length = ConnackEncoder.encode(scratch, 0, event.version, false,
+                    event.version == MqttVersion.V5 ? ReasonCode.SERVER_UNAVAILABLE : ReasonCode.V3_SERVER_UNAVAILABLE,
+                    null);
                 send(event.connectionId, scratch, length, false);
             }
+            disconnect(event.connectionId, event.version, ReasonCode.UNSPECIFIED_ERROR);
             close(event.connectionId);
         }
         else
@@ -288,6 +294,7 @@ public final class DeliveryShard implements Stage
             if (null != current && current.connectionId == event.takeoverConnectionId)
             {
                 current.connectionId = -1;
+                disconnect(event.takeoverConnectionId, current.version, ReasonCode.SESSION_TAKEN_OVER);
             }
             close(event.takeoverConnectionId); // [MQTT-3.1.4-2]
         }
@@ -299,9 +306,16 @@ public final class DeliveryShard implements Stage
         {
             return;
         }
-        if (event.authCode != IngressEvent.AUTH_ACCEPTED || event.sessionId == IngressEvent.NONE)
+        final boolean v5 = event.version == MqttVersion.V5;
+        if (event.authCode != IngressEvent.AUTH_ACCEPTED || event.sessionId == IngressEvent.NONE ||
+            connect.wrap(event.packet, 0, event.packetLength) < 0)
         {
-            final int code = event.authCode > 0 ? event.authCode : ReasonCode.V3_SERVER_UNAVAILABLE; // fail closed
+            int code = event.authCode > 0 ? event.authCode : v5 ? ReasonCode.SERVER_UNAVAILABLE :
+                ReasonCode.V3_SERVER_UNAVAILABLE; // fail closed
+            if (event.authCode == IngressEvent.AUTH_ACCEPTED && v5)
+            {
+                code = ReasonCode.QUOTA_EXCEEDED; // admitted, but no session: --max-sessions
+            }
             final int length = ConnackEncoder.encode(scratch, 0, event.version, false, code, null);
             send(event.connectionId, scratch, length, false);
             close(event.connectionId); // [MQTT-3.2.2-5]
@@ -312,13 +326,15 @@ public final class DeliveryShard implements Stage
         if (event.sessionNew || null == session)
         {
             forget(event.sessionId);
-            session = new DeliverySession(event.sessionId, isPersistent(event), maxInflight);
+            session = new DeliverySession(event.sessionId, context.sessionExpiryFor(connect) > 0, maxInflight);
         }
         ensureCapacity(event.sessionId);
         sessions[event.sessionId] = session;
         session.connectionId = event.connectionId;
         session.version = event.version;
-        final int length = ConnackEncoder.encode(scratch, 0, event.version, event.sessionPresent, 0, null);
+        final MqttProperties properties = v5 ? connackProperties(session) : null;
+        final int length = ConnackEncoder.encode(scratch(ConnackEncoder.encodedLength(event.version, properties)), 0,
+            event.version, event.sessionPresent, 0, properties);
         send(event.connectionId, scratch, length, false);
         if (event.sessionPresent)
         {
@@ -338,9 +354,45 @@ public final class DeliveryShard implements Stage
         drainQueue(session);
     }
 
-    private boolean isPersistent(final IngressEvent event)
+    /**
+     * Takes the client's limits of a 5.0 CONNECT (Receive Maximum, Maximum Packet Size, Topic Alias Maximum) and
+     * writes the CONNACK's properties: what the broker allows and assigned, where it differs from the defaults.
+     */
+    private MqttProperties connackProperties(final DeliverySession session)
     {
-        return connect.wrap(event.packet, 0, event.packetLength) > 0 && !connect.isCleanStart();
+        final MqttProperties requested = connect.properties();
+        session.receiveMaximum(requested.intValue(PropertyId.RECEIVE_MAXIMUM, 65_535));
+        session.maxPacketSize = (int)Math.min(Integer.MAX_VALUE,
+            requested.longValue(PropertyId.MAXIMUM_PACKET_SIZE, Integer.MAX_VALUE));
+        session.aliases.reset(requested.intValue(PropertyId.TOPIC_ALIAS_MAXIMUM, 0));
+
+        final MqttProperties properties = connackProperties.clear();
+        final long asked = requested.longValue(PropertyId.SESSION_EXPIRY_INTERVAL, 0);
+        final long applied = context.sessionExpiryFor(asked);
+        if (applied != asked)
+        {
+            properties.setInt(PropertyId.SESSION_EXPIRY_INTERVAL, (int)applied); // (5.0 section 3.2.2.3.2)
+        }
+        final String assigned = route.assignedClientId();
+        if (null != assigned)
+        {
+            properties.set(PropertyId.ASSIGNED_CLIENT_IDENTIFIER, assigned); // [MQTT-3.2.2-16]
+        }
+        final int keepAlive = context.keepAliveFor(connect.keepAlive());
+        if (keepAlive != connect.keepAlive())
+        {
+            properties.setInt(PropertyId.SERVER_KEEP_ALIVE, keepAlive); // [MQTT-3.2.2-21]
+        }
+        if (context.receiveMaximum() < 65_535)
+        {
+            properties.setInt(PropertyId.RECEIVE_MAXIMUM, context.receiveMaximum());
+        }
+        if (context.topicAliasMaximum() > 0)
+        {
+            properties.setInt(PropertyId.TOPIC_ALIAS_MAXIMUM, context.topicAliasMaximum());
+        }
+        properties.setInt(PropertyId.MAXIMUM_PACKET_SIZE, context.maxPacketSize());
+        return properties;
     }
 
     private void onPacket(final IngressEvent event)
@@ -350,8 +402,13 @@ public final class DeliveryShard implements Stage
             case PacketType.PUBLISH:
                 if (event.qos > 0 && event.packetId != 0)
                 {
-                    sendAck(event.connectionId, event.qos == 1 ? PacketType.PUBACK : PacketType.PUBREC,
-                        event.packetId);
+                    // 5.0: a message no subscription matched is acknowledged as such (0x10)
+                    final int reason = event.version == MqttVersion.V5 && event.routed && event.targetCount == 0 ?
+                        ReasonCode.NO_MATCHING_SUBSCRIBERS : ReasonCode.SUCCESS;
+                    final int length = AckEncoder.encode(scratch, 0,
+                        event.qos == 1 ? PacketType.PUBACK : PacketType.PUBREC, event.packetId, event.version,
+                        reason, null);
+                    send(event.connectionId, scratch, length, false);
                 }
                 break;
             case PacketType.SUBSCRIBE:
@@ -360,8 +417,10 @@ public final class DeliveryShard implements Stage
             case PacketType.UNSUBSCRIBE:
                 if (event.packetId != 0)
                 {
-                    final int length = SubackEncoder.encode(
-                        scratch, 0, PacketType.UNSUBACK, event.version, event.packetId, null, noCodes, 0);
+                    final int count = event.version == MqttVersion.V5 ? event.grantedCount : 0; // [MQTT-3.11.3-1]
+                    final int length = SubackEncoder.encode(scratch(SubackEncoder.encodedLength(PacketType.UNSUBACK,
+                        event.version, null, count)), 0, PacketType.UNSUBACK, event.version, event.packetId, null,
+                        grantedCodes(event), count);
                     send(event.connectionId, scratch, length, false);
                 }
                 break;
@@ -383,6 +442,44 @@ public final class DeliveryShard implements Stage
         {
             return;
         }
+        final int length = SubackEncoder.encode(scratch(SubackEncoder.encodedLength(PacketType.SUBACK,
+            event.version, null, event.grantedCount)), 0, PacketType.SUBACK, event.version, event.packetId, null,
+            grantedCodes(event), event.grantedCount);
+        send(event.connectionId, scratch, length, false);
+        if (codes.length > 1024)
+        {
+            codes = new int[16]; // a SUBSCRIBE with very many filters does not keep its array
+        }
+        final int[] ids = event.subscriptionId > 0 ? subscriptionIds(event.subscriptionId) : null;
+        int at = event.retainedOffset;
+        for (int i = 0; i < event.retainedCount; i++, at = route.next(at))
+        {
+            storedMessage(at);
+            if (writer.isExpired())
+            {
+                counters.increment(BrokerCounters.MESSAGES_EXPIRED);
+                continue;
+            }
+            final int qos = route.qosAt(at);
+            if (qos == 0)
+            {
+                final int written = writer.encodeEvent(session, 0, true, 0, ids, null == ids ? 0 : 1);
+                sendEncoded(session, written, !writer.assignedAlias());
+            }
+            else
+            {
+                deliverReliably(session, qos, true, ids); // [MQTT-3.3.1-8]
+            }
+        }
+        pool.releaseIfUnused(eventMessage);
+        eventMessage = null;
+    }
+
+    /**
+     * @return the event's return or reason codes from the routing output, in a reused array.
+     */
+    private int[] grantedCodes(final IngressEvent event)
+    {
         if (codes.length < event.grantedCount)
         {
             codes = new int[event.grantedCount];
@@ -391,33 +488,17 @@ public final class DeliveryShard implements Stage
         {
             codes[i] = route.granted(i);
         }
-        final int length = SubackEncoder.encode(scratch, 0, PacketType.SUBACK, event.version, event.packetId, null,
-            codes, event.grantedCount);
-        send(event.connectionId, scratch, length, false);
-        if (codes.length > 1024)
-        {
-            codes = new int[16]; // a SUBSCRIBE with very many filters does not keep its array
-        }
-        int at = event.retainedOffset;
-        for (int i = 0; i < event.retainedCount; i++, at = route.next(at))
-        {
-            final int qos = route.qosAt(at);
-            message(route.buffer(), route.topicOffsetAt(at), route.topicLengthAt(at), route.buffer(),
-                route.payloadOffsetAt(at), route.payloadLengthAt(at));
-            if (qos == 0)
-            {
-                final int written = encoder.reset().version(session.version).qos(0).retain(true)
-                    .topic(topic, topicOffset, topicLength).payload(payload, payloadOffset, payloadLength)
-                    .encode(scratch(encoder.encodedLength()), 0);
-                send(session.connectionId, scratch, written, true);
-            }
-            else
-            {
-                deliverReliably(session, qos, true); // [MQTT-3.3.1-8]
-            }
-        }
-        pool.releaseIfUnused(eventMessage);
-        eventMessage = null;
+        return codes;
+    }
+
+    /**
+     * Sets a message of the routing output (a will, a retained message) as the one being delivered.
+     */
+    private void storedMessage(final int at)
+    {
+        message(route.buffer(), route.topicOffsetAt(at), route.topicLengthAt(at), route.buffer(),
+            route.propertiesOffsetAt(at), route.propertiesLengthAt(at), route.buffer(), route.payloadOffsetAt(at),
+            route.payloadLengthAt(at), route.expiresAtMsAt(at));
     }
 
     private void onAck(final IngressEvent event)
@@ -430,6 +511,19 @@ public final class DeliveryShard implements Stage
         if (event.packetType == PacketType.PUBREL)
         {
             sendAck(event.connectionId, PacketType.PUBCOMP, packetId);
+            return;
+        }
+        if (event.version == MqttVersion.V5 && event.packetType == PacketType.PUBREC &&
+            ack.reasonCode() >= ReasonCode.UNSPECIFIED_ERROR)
+        {
+            // the client refused a QoS 2 message: its exchange ends here [MQTT-4.3.3-4]
+            final DeliverySession refusing = session(event.sessionId);
+            final int slot = null == refusing ? -1 : refusing.findInflight(packetId);
+            if (slot >= 0)
+            {
+                pool.release(refusing.removeInflight(slot));
+                drainQueue(refusing);
+            }
             return;
         }
         final DeliverySession session = session(event.sessionId);
@@ -486,16 +580,16 @@ public final class DeliveryShard implements Stage
     {
         if (event.messageOffset != IngressEvent.NONE)
         {
-            final int at = event.messageOffset; // a will, from the routing output
-            message(route.buffer(), route.topicOffsetAt(at), route.topicLengthAt(at), route.buffer(),
-                route.payloadOffsetAt(at), route.payloadLengthAt(at));
+            storedMessage(event.messageOffset); // a will, from the routing output
         }
         else
         {
-            message(event.packet, event.topicOffset, event.topicLength, event.packet, event.payloadOffset,
-                event.payloadLength);
+            final long expiry = event.propertiesLength == 0 ? -1 :
+                MessageProperties.messageExpiry(event.packet, event.propertiesOffset, event.propertiesLength);
+            message(event.packet, event.topicOffset, event.topicLength, event.packet, event.propertiesOffset,
+                event.propertiesLength, event.packet, event.payloadOffset, event.payloadLength,
+                expiry < 0 ? Message.NEVER : nowMs + expiry * 1000);
         }
-        Arrays.fill(variantLength, 0);
         for (int i = 0; i < event.targetCount; i++)
         {
             if (route.targetShard(i) != index)
@@ -508,25 +602,28 @@ public final class DeliveryShard implements Stage
                 continue;
             }
             final int qos = route.targetQos(i);
+            // live, RETAIN is 0 unless the subscription keeps it as published [MQTT-3.3.1-12] (5.0 only)
+            final boolean retain = event.retain && session.version == MqttVersion.V5 &&
+                route.targetRetainAsPublished(i);
+            final int[] ids = targetSubscriptionIds(i);
             if (qos == 0)
             {
                 if (session.isOnline())
                 {
-                    final int variant = variant(session.version, 0);
-                    send(session.connectionId, variants[variant], variantLength[variant], true);
+                    sendLive(session, 0, retain, 0, ids);
                 }
             }
             else if (session.canSendNow())
             {
-                final int slot = session.addInflight(retainedCopy(), qos, false);
-                final int variant = variant(session.version, qos);
-                PublishEncoder.putPacketId(variants[variant], variantIdOffset[variant],
-                    session.inflightPacketId(slot));
-                send(session.connectionId, variants[variant], variantLength[variant], false);
+                final int slot = session.addInflight(retainedCopy(), qos, retain, ids);
+                if (!sendLive(session, qos, retain, session.inflightPacketId(slot), ids))
+                {
+                    pool.release(session.removeInflight(slot)); // too large for this client: never in flight
+                }
             }
             else
             {
-                deliverReliably(session, qos, false);
+                deliverReliably(session, qos, retain, ids);
             }
         }
         pool.releaseIfUnused(eventMessage);
@@ -534,22 +631,98 @@ public final class DeliveryShard implements Stage
     }
 
     /**
+     * Sends the event's message to an online session: the shared variant, or an encoding of its own.
+     *
+     * @return false when it is larger than the client accepts (dropped and counted).
+     */
+    private boolean sendLive(final DeliverySession session, final int qos, final boolean retain, final int packetId,
+        final int[] ids)
+    {
+        if (PublishWriter.needsOwnEncoding(session, null == ids ? 0 : ids.length))
+        {
+            final int length = writer.encodeEvent(session, qos, retain, packetId, ids, null == ids ? 0 : ids.length);
+            return sendEncoded(session, length, qos == 0 && !writer.assignedAlias());
+        }
+        final int variant = writer.variant(session.version, qos, retain);
+        if (writer.variantLength(variant) > session.maxPacketSize)
+        {
+            counters.increment(BrokerCounters.PACKET_TOO_LARGE_FOR_CLIENT); // [MQTT-3.1.2-25]
+            return false;
+        }
+        if (qos > 0)
+        {
+            writer.patchPacketId(variant, packetId);
+        }
+        send(session.connectionId, writer.variant(variant), writer.variantLength(variant), qos == 0);
+        return true;
+    }
+
+    /**
+     * Sends what {@link PublishWriter} encoded into its scratch buffer.
+     *
+     * @return false when it was too large for the client (dropped and counted [MQTT-3.1.2-25]).
+     */
+    private boolean sendEncoded(final DeliverySession session, final int length, final boolean droppable)
+    {
+        if (length == PublishWriter.TOO_LARGE)
+        {
+            counters.increment(BrokerCounters.PACKET_TOO_LARGE_FOR_CLIENT);
+            return false;
+        }
+        send(session.connectionId, writer.scratch(), length, droppable);
+        return true;
+    }
+
+    /**
+     * @return the Subscription Identifiers of target {@code i} as an array kept with its message, or null.
+     */
+    private int[] targetSubscriptionIds(final int i)
+    {
+        final int count = route.targetSubscriptionIdCount(i);
+        if (count == 0)
+        {
+            return null;
+        }
+        if (count == 1)
+        {
+            return subscriptionIds(route.targetSubscriptionId(i, 0));
+        }
+        final int[] ids = new int[count]; // several subscriptions with identifiers matched: rare, its own array
+        for (int n = 0; n < count; n++)
+        {
+            ids[n] = route.targetSubscriptionId(i, n);
+        }
+        return ids;
+    }
+
+    private int[] subscriptionIds(final int id)
+    {
+        int[] ids = singleIds.get(id);
+        if (null == ids)
+        {
+            ids = new int[]{id};
+            if (singleIds.size() < 65_536)
+            {
+                singleIds.put(id, ids);
+            }
+        }
+        return ids;
+    }
+
+    /**
      * The message of the event being delivered: a view, copied only when a QoS 1 or 2 target needs it kept.
      */
     private void message(final DirectBuffer topic, final int topicOffset, final int topicLength,
-        final DirectBuffer payload, final int payloadOffset, final int payloadLength)
+        final DirectBuffer properties, final int propertiesOffset, final int propertiesLength,
+        final DirectBuffer payload, final int payloadOffset, final int payloadLength, final long expiresAtMs)
     {
-        this.topic = topic;
-        this.topicOffset = topicOffset;
-        this.topicLength = topicLength;
-        this.payload = payload;
-        this.payloadOffset = payloadOffset;
-        this.payloadLength = payloadLength;
         if (null != eventMessage)
         {
             pool.releaseIfUnused(eventMessage);
             eventMessage = null;
         }
+        writer.message(topic, topicOffset, topicLength, properties, propertiesOffset, propertiesLength, payload,
+            payloadOffset, payloadLength, expiresAtMs, nowMs);
     }
 
     /**
@@ -559,38 +732,22 @@ public final class DeliveryShard implements Stage
     {
         if (null == eventMessage)
         {
-            eventMessage = pool.copy(topic, topicOffset, topicLength, payload, payloadOffset, payloadLength);
+            eventMessage = writer.copy(pool);
         }
         eventMessage.retain();
         return eventMessage;
     }
 
-    /**
-     * Encodes the PUBLISH for one version and QoS once per event.
-     *
-     * @return the variant's index.
-     */
-    private int variant(final int version, final int qos)
-    {
-        final int variant = (version == io.ringmq.protocol.MqttVersion.V5 ? 3 : 0) + qos;
-        if (variantLength[variant] == 0)
-        {
-            encoder.reset().version(version).qos(qos).packetId(1)
-                .topic(topic, topicOffset, topicLength).payload(payload, payloadOffset, payloadLength);
-            final ExpandableArrayBuffer bytes = variants[variant];
-            bytes.checkLimit(encoder.encodedLength());
-            variantLength[variant] = encoder.encode(bytes, 0);
-            variantIdOffset[variant] = encoder.packetIdOffset();
-        }
-        return variant;
-    }
-
-    private void deliverReliably(final DeliverySession session, final int qos, final boolean retain)
+    private void deliverReliably(final DeliverySession session, final int qos, final boolean retain,
+        final int[] ids)
     {
         if (session.canSendNow()) // sent now, or behind the backlog in order: either way it is in flight
         {
-            final int slot = session.addInflight(retainedCopy(), qos, retain);
-            sendPublish(session, slot, false);
+            final int slot = session.addInflight(retainedCopy(), qos, retain, ids);
+            if (!sendPublish(session, slot, false))
+            {
+                pool.release(session.removeInflight(slot));
+            }
             return;
         }
         if (!session.isOnline() && !session.persistent)
@@ -602,8 +759,10 @@ public final class DeliveryShard implements Stage
             counters.increment(BrokerCounters.QUEUE_FULL_DROPPED);
             return;
         }
-        if (session.queuedBytes() + topicLength + payloadLength > maxQueuedBytes)
+        final SharedMessage message = retainedCopy();
+        if (session.queuedBytes() + message.length() > maxQueuedBytes)
         {
+            pool.release(message);
             counters.increment(BrokerCounters.QUEUED_BYTES_DROPPED);
             return;
         }
@@ -611,7 +770,7 @@ public final class DeliveryShard implements Stage
         {
             counters.increment(BrokerCounters.INFLIGHT_FULL_QUEUED);
         }
-        session.enqueue(retainedCopy(), qos, retain);
+        session.enqueue(message, qos, retain, ids);
     }
 
     private void drainQueue(final DeliverySession session)
@@ -621,20 +780,46 @@ public final class DeliveryShard implements Stage
             final SharedMessage message = session.peekMessage();
             final int qos = session.peekQos();
             final boolean retain = session.peekRetain();
+            final int[] ids = session.peekSubscriptionIds();
             session.dequeue(); // its reference passes to the window
-            sendPublish(session, session.addInflight(message, qos, retain), false);
+            if (message.expiresAtMs() != Message.NEVER && nowMs >= message.expiresAtMs())
+            {
+                counters.increment(BrokerCounters.MESSAGES_EXPIRED); // not sent once expired [MQTT-3.3.2-5]
+                pool.release(message);
+                continue;
+            }
+            final int slot = session.addInflight(message, qos, retain, ids);
+            if (!sendPublish(session, slot, false))
+            {
+                pool.release(session.removeInflight(slot));
+            }
         }
     }
 
-    private void sendPublish(final DeliverySession session, final int slot, final boolean dup)
+    /**
+     * Sends (or resends, with DUP) the message in a window slot.
+     *
+     * @return false when it is larger than the client accepts (the caller drops it).
+     */
+    private boolean sendPublish(final DeliverySession session, final int slot, final boolean dup)
     {
-        final SharedMessage message = session.inflightMessage(slot);
-        encoder.reset().version(session.version).qos(session.inflightQos(slot)).dup(dup)
-            .retain(session.inflightRetain(slot)).packetId(session.inflightPacketId(slot))
-            .topic(message.buffer(), 0, message.topicLength())
-            .payload(message.buffer(), message.payloadOffset(), message.payloadLength());
-        final int length = encoder.encode(scratch(encoder.encodedLength()), 0);
-        send(session.connectionId, scratch, length, false);
+        final int length = writer.encodeKept(session, session.inflightMessage(slot), session.inflightQos(slot), dup,
+            session.inflightRetain(slot), session.inflightPacketId(slot), session.inflightSubscriptionIds(slot),
+            nowMs);
+        return sendEncoded(session, length, false);
+    }
+
+    /**
+     * Sends a 5.0 client a DISCONNECT with a reason before the broker closes its connection [MQTT-4.13.2-1];
+     * nothing for 3.1.1.
+     */
+    private void disconnect(final long connectionId, final int version, final int reasonCode)
+    {
+        if (version == MqttVersion.V5)
+        {
+            final int length = DisconnectEncoder.encode(scratch, 0, PacketType.DISCONNECT, version, reasonCode, null);
+            send(connectionId, scratch, length, false);
+        }
     }
 
     private ExpandableArrayBuffer scratch(final int length)

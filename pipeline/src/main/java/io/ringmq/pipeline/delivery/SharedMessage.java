@@ -16,7 +16,9 @@ final class SharedMessage
 
     private ExpandableArrayBuffer bytes = new ExpandableArrayBuffer(256);
     private int topicLength;
+    private int propertiesLength;
     private int payloadLength;
+    private long expiresAtMs;
     private int references;
 
     DirectBuffer buffer()
@@ -29,9 +31,30 @@ final class SharedMessage
         return topicLength;
     }
 
-    int payloadOffset()
+    /**
+     * @return where the MQTT 5.0 properties that travel with it start: raw, after the topic.
+     */
+    int propertiesOffset()
     {
         return topicLength;
+    }
+
+    int propertiesLength()
+    {
+        return propertiesLength;
+    }
+
+    int payloadOffset()
+    {
+        return topicLength + propertiesLength;
+    }
+
+    /**
+     * @return when its Message Expiry Interval runs out, or {@link io.ringmq.pipeline.Message#NEVER}.
+     */
+    long expiresAtMs()
+    {
+        return expiresAtMs;
     }
 
     int payloadLength()
@@ -44,7 +67,7 @@ final class SharedMessage
      */
     int length()
     {
-        return topicLength + payloadLength;
+        return topicLength + propertiesLength + payloadLength;
     }
 
     void retain()
@@ -69,13 +92,20 @@ final class SharedMessage
          * @return a copy with no reference yet (the caller {@link SharedMessage#retain()}s it per holder).
          */
         SharedMessage copy(final DirectBuffer topic, final int topicOffset, final int topicLength,
-            final DirectBuffer payload, final int payloadOffset, final int payloadLength)
+            final DirectBuffer properties, final int propertiesOffset, final int propertiesLength,
+            final DirectBuffer payload, final int payloadOffset, final int payloadLength, final long expiresAtMs)
         {
             final SharedMessage message = free.isEmpty() ? new SharedMessage() : free.pollFirst();
             message.bytes.putBytes(0, topic, topicOffset, topicLength);
-            message.bytes.putBytes(topicLength, payload, payloadOffset, payloadLength);
+            if (propertiesLength > 0)
+            {
+                message.bytes.putBytes(topicLength, properties, propertiesOffset, propertiesLength);
+            }
+            message.bytes.putBytes(topicLength + propertiesLength, payload, payloadOffset, payloadLength);
             message.topicLength = topicLength;
+            message.propertiesLength = propertiesLength;
             message.payloadLength = payloadLength;
+            message.expiresAtMs = expiresAtMs;
             message.references = 0;
             return message;
         }

@@ -120,6 +120,20 @@ public final class RetainedStore
         final DirectBuffer payload, final int payloadOffset, final int payloadLength, final int qos,
         final boolean exempt)
     {
+        return put(topic, topicOffset, topicLength, payload, payloadOffset, payloadLength, qos, exempt, null, 0, 0,
+            Message.NEVER);
+    }
+
+    /**
+     * As {@link #put(DirectBuffer, int, int, DirectBuffer, int, int, int, boolean)}, keeping the message's MQTT 5.0
+     * properties (raw, as {@link io.ringmq.protocol.MessageProperties#copyForwardable} leaves them) and when it
+     * expires; an expired message is no longer sent to new subscribers [MQTT-3.3.2-5].
+     */
+    public int put(final DirectBuffer topic, final int topicOffset, final int topicLength,
+        final DirectBuffer payload, final int payloadOffset, final int payloadLength, final int qos,
+        final boolean exempt, final DirectBuffer properties, final int propertiesOffset, final int propertiesLength,
+        final long expiresAtMs)
+    {
         if (payloadLength == 0)
         {
             clear(topic, topicOffset, topicLength);
@@ -142,9 +156,10 @@ public final class RetainedStore
             pos = levelEnd + 1;
         }
 
-        final long messageBytes = (long)topicLength + payloadLength;
+        final long messageBytes = (long)topicLength + payloadLength + propertiesLength;
         final Message old = pos > end ? node.message : null;
-        final long oldBytes = null == old ? 0 : (long)old.topic().length + old.payload().length;
+        final long oldBytes = null == old ? 0 :
+            (long)old.topic().length + old.payload().length + old.properties().length;
         final boolean oldExempt = null != old && node.exempt;
         if (!exempt)
         {
@@ -174,7 +189,12 @@ public final class RetainedStore
         topic.getBytes(topicOffset, topicBytes);
         final byte[] payloadBytesCopy = new byte[payloadLength];
         payload.getBytes(payloadOffset, payloadBytesCopy);
-        node.message = new Message(topicBytes, payloadBytesCopy, qos, true);
+        final byte[] propertyBytes = new byte[propertiesLength];
+        if (propertiesLength > 0)
+        {
+            properties.getBytes(propertiesOffset, propertyBytes);
+        }
+        node.message = new Message(topicBytes, payloadBytesCopy, qos, true, propertyBytes, expiresAtMs);
         bytes += messageBytes - oldBytes;
         if (oldExempt)
         {
@@ -389,12 +409,12 @@ public final class RetainedStore
         final Message old = node.message;
         if (null != old)
         {
-            bytes -= (long)old.topic().length + old.payload().length;
+            bytes -= (long)old.topic().length + old.payload().length + old.properties().length;
             payloadBytes -= old.payload().length;
             if (node.exempt)
             {
                 exemptCount--;
-                exemptBytes -= (long)old.topic().length + old.payload().length;
+                exemptBytes -= (long)old.topic().length + old.payload().length + old.properties().length;
                 node.exempt = false;
             }
             node.message = null;

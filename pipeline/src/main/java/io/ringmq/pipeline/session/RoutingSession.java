@@ -18,28 +18,32 @@ public final class RoutingSession
 
     private final int id;
     private final String clientId;
-    private final boolean persistent;
-    private final Map<String, Integer> subscriptions = new HashMap<>();
+    private long expirySeconds;
+    private final Map<String, Subscription> subscriptions = new HashMap<>();
     private final IntHashSet awaitingPubrel = new IntHashSet();
     private long connectionId = -1;
     private int agentIndex = -1;
     private int shard;
     private Message will;
+    private long willDelaySeconds;
+    private int version;
     private int matchGeneration;
     private int matchQos;
     private int matchIndex;
     private long expiryTimerId = NO_TIMER;
+    private long willTimerId = NO_TIMER;
 
     /**
      * @param id         the session id other stages know it by.
-     * @param persistent clean session 0: the session outlives its connection.
-     * @param shard      the delivery shard that holds its delivery half.
+     * @param expirySeconds how long the session outlives its connection (0: it ends with it; 3.1.1 clean
+     *                      session 0 and 5.0's Session Expiry Interval, as the broker applies them).
+     * @param shard         the delivery shard that holds its delivery half.
      */
-    RoutingSession(final int id, final String clientId, final boolean persistent, final int shard)
+    RoutingSession(final int id, final String clientId, final long expirySeconds, final int shard)
     {
         this.id = id;
         this.clientId = clientId;
-        this.persistent = persistent;
+        this.expirySeconds = expirySeconds;
         this.shard = shard;
     }
 
@@ -55,13 +59,56 @@ public final class RoutingSession
 
     public boolean isPersistent()
     {
-        return persistent;
+        return expirySeconds > 0;
     }
 
     /**
-     * @return filter to granted QoS.
+     * @return how long the session outlives its connection, in seconds (0xFFFFFFFF: as long as the broker keeps
+     * sessions at all).
      */
-    public Map<String, Integer> subscriptions()
+    public long expirySeconds()
+    {
+        return expirySeconds;
+    }
+
+    /**
+     * A 5.0 DISCONNECT's Session Expiry Interval replaces the CONNECT's [MQTT-3.14.2-2].
+     */
+    public void expirySeconds(final long expirySeconds)
+    {
+        this.expirySeconds = expirySeconds;
+    }
+
+    /**
+     * @return the protocol level of its current (or last) connection.
+     */
+    public int version()
+    {
+        return version;
+    }
+
+    public void version(final int version)
+    {
+        this.version = version;
+    }
+
+    /**
+     * @return its will's Will Delay Interval in seconds (0: published as soon as the connection is lost).
+     */
+    public long willDelaySeconds()
+    {
+        return willDelaySeconds;
+    }
+
+    public void willDelaySeconds(final long willDelaySeconds)
+    {
+        this.willDelaySeconds = willDelaySeconds;
+    }
+
+    /**
+     * @return its subscriptions by filter as the client wrote it ({@code $share/...} included).
+     */
+    public Map<String, Subscription> subscriptions()
     {
         return subscriptions;
     }
@@ -165,8 +212,21 @@ public final class RoutingSession
         this.expiryTimerId = timerId;
     }
 
+    /**
+     * @return the timer of its delayed will, or {@link #NO_TIMER}.
+     */
+    public long willTimerId()
+    {
+        return willTimerId;
+    }
+
+    public void willTimerId(final long timerId)
+    {
+        this.willTimerId = timerId;
+    }
+
     public String toString()
     {
-        return "RoutingSession[" + id + ", " + clientId + (persistent ? ", persistent" : "") + "]";
+        return "RoutingSession[" + id + ", " + clientId + (isPersistent() ? ", expires after " + expirySeconds + " s" : "") + "]";
     }
 }

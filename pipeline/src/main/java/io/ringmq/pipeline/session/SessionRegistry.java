@@ -45,7 +45,7 @@ public final class SessionRegistry
     /**
      * Creates the session of a client, replacing none: the caller discards an existing one first.
      */
-    public RoutingSession create(final String clientId, final boolean persistent, final int shard)
+    public RoutingSession create(final String clientId, final long expirySeconds, final int shard)
     {
         assert owner.isCurrent();
         final int id = free.isEmpty() ? nextId++ : free.pollInt();
@@ -53,7 +53,7 @@ public final class SessionRegistry
         {
             byId = Arrays.copyOf(byId, byId.length * 2);
         }
-        final RoutingSession session = new RoutingSession(id, clientId, persistent, shard);
+        final RoutingSession session = new RoutingSession(id, clientId, expirySeconds, shard);
         byId[id] = session;
         byClientId.put(clientId, session);
         return session;

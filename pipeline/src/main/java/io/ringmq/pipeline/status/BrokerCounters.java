@@ -73,6 +73,10 @@ public final class BrokerCounters
     public static final int SYS_PUBLISH_REFUSED = 50;
     /** 1 once the command line handles SIGHUP (a reload); {@code ringmq reload} signals only such a broker. */
     public static final int RELOAD_READY = 51;
+    /** MQTT 5.0 messages whose Message Expiry Interval ran out before they could be sent [MQTT-3.3.2-5]. */
+    public static final int MESSAGES_EXPIRED = 52;
+    /** PUBLISHes not sent to a client because they exceed its Maximum Packet Size [MQTT-3.1.2-25]. */
+    public static final int PACKET_TOO_LARGE_FOR_CLIENT = 53;
 
     private static final String[] NAMES =
     {
@@ -105,7 +109,9 @@ public final class BrokerCounters
         "retained messages (gauge)",
         "connections revoked (credentials no longer hold after a reload)",
         "PUBLISH to $SYS refused (read-only for clients)",
-        "reload on SIGHUP (gauge)"
+        "reload on SIGHUP (gauge)",
+        "messages expired (message expiry interval)",
+        "PUBLISH not sent (over the client's maximum packet size)"
     };
 
     private final CountersFile file;

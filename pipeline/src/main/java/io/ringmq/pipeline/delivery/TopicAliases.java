@@ -1,0 +1,104 @@
+package io.ringmq.pipeline.delivery;
+
+import org.agrona.DirectBuffer;
+import org.agrona.collections.Long2LongHashMap;
+
+/**
+ * The broker's outbound topic aliases toward one MQTT 5.0 connection [MQTT-3.3.2-7]: the first PUBLISH of a topic
+ * carries the topic and a new alias, later ones an empty topic and that alias, until the client's Topic Alias
+ * Maximum (at most {@link #MAX_KEPT} here) is used up; topics past it go in full. Mappings live as long as the
+ * connection [MQTT-3.3.2-7]: {@link #reset} on every CONNECT. Found by a 64-bit hash of the topic bytes, checked
+ * against the topic kept for the alias, so a lookup allocates nothing and a hash collision only costs an alias.
+ */
+final class TopicAliases
+{
+    /** The most aliases kept per connection, whatever the client allows: the memory is the broker's. */
+    static final int MAX_KEPT = 1_024;
+
+    private Long2LongHashMap byHash;
+    private byte[][] topics;
+    private int maximum;
+    private int next = 1;
+
+    /**
+     * A new connection: no mappings, and the client's Topic Alias Maximum (0: no aliases).
+     */
+    void reset(final int clientMaximum)
+    {
+        maximum = Math.min(clientMaximum, MAX_KEPT);
+        next = 1;
+        if (null != byHash)
+        {
+            byHash = null; // a reconnecting client's mappings go with its old connection
+            topics = null;
+        }
+    }
+
+    boolean isEnabled()
+    {
+        return maximum > 0;
+    }
+
+    /**
+     * @return the alias of a topic already sent (send an empty topic), minus a new alias just assigned to it (send
+     * the topic and the alias), or 0 when none is left (send the topic alone).
+     */
+    int aliasFor(final DirectBuffer topic, final int offset, final int length)
+    {
+        if (maximum == 0)
+        {
+            return 0;
+        }
+        final long hash = hash(topic, offset, length);
+        if (null != byHash)
+        {
+            final int alias = (int)byHash.get(hash);
+            if (alias > 0)
+            {
+                return sameTopic(topics[alias], topic, offset, length) ? alias : 0;
+            }
+        }
+        if (next > maximum)
+        {
+            return 0;
+        }
+        if (null == byHash)
+        {
+            byHash = new Long2LongHashMap(0);
+            topics = new byte[maximum + 1][];
+        }
+        final int alias = next++;
+        final byte[] bytes = new byte[length];
+        topic.getBytes(offset, bytes);
+        topics[alias] = bytes;
+        byHash.put(hash, alias);
+        return -alias;
+    }
+
+    private static boolean sameTopic(final byte[] kept, final DirectBuffer topic, final int offset, final int length)
+    {
+        if (kept.length != length)
+        {
+            return false;
+        }
+        for (int i = 0; i < length; i++)
+        {
+            if (kept[i] != topic.getByte(offset + i))
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static long hash(final DirectBuffer topic, final int offset, final int length)
+    {
+        long hash = 0xCBF2_9CE4_8422_2325L; // FNV-1a
+        for (int i = 0; i < length; i++)
+        {
+            hash ^= topic.getByte(offset + i) & 0xFF;
+            hash *= 0x100_0000_01B3L;
+        }
+        return hash;
+    }
+}
