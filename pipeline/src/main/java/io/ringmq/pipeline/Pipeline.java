@@ -76,7 +76,8 @@ public final class Pipeline
             logs[i] = new MessageLog(context.messageLogBytes());
         }
         this.routeLog = new MessageLog(context.routeLogBytes());
-        this.routing = new RoutingStage(context, counters, routeLog, ring);
+        final SessionWindows windows = new SessionWindows(context.maxSessions());
+        this.routing = new RoutingStage(context, counters, routeLog, ring, windows);
 
         final StagePoller authPoller = new StagePoller(ring);
         final StagePoller routePoller = new StagePoller(ring, authPoller.sequence());
@@ -90,7 +91,8 @@ public final class Pipeline
         for (int i = 0; i < shardCount; i++)
         {
             final StagePoller poller = new StagePoller(ring, routePoller.sequence());
-            shards[i] = step(new DeliveryShard(i, context, outbound.forShard(i), counters, routeLog, handover), poller,
+            shards[i] = step(new DeliveryShard(i, context, outbound.forShard(i), counters, routeLog, handover,
+                windows), poller,
                 counters, BrokerCounters.EVENTS_DELIVER);
             shardSequences[i] = poller.sequence();
         }

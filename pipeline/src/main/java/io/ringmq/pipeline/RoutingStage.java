@@ -5,6 +5,7 @@ import io.ringmq.pipeline.session.RoutingSession;
 import io.ringmq.pipeline.session.SessionRegistry;
 import io.ringmq.pipeline.session.Subscription;
 import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.pipeline.subscription.SharedSubscriptions;
 import io.ringmq.pipeline.subscription.SubscriptionIndex;
 import io.ringmq.protocol.AckFlyweight;
 import io.ringmq.protocol.ConnectFlyweight;
@@ -51,6 +52,9 @@ public final class RoutingStage implements Stage
     private final UnsafeBuffer willProperties = new UnsafeBuffer(0, 0);
     private final ExpandableArrayBuffer propertyScratch = new ExpandableArrayBuffer(256);
     private final SubscriptionIndex.Matcher<Subscription> matcher = this::onMatch;
+    private final SharedSubscriptions<Subscription> shared;
+    private final SharedSubscriptions.Matcher<Subscription> sharedMatcher = this::onSharedMatch;
+    private final SharedSubscriptions.Chooser<Subscription> chooser;
     private final java.util.ArrayDeque<Message> dueWills = new java.util.ArrayDeque<>();
     private final RingBuffer<IngressEvent> ring;
     private final BrokerContext context;
@@ -89,16 +93,35 @@ public final class RoutingStage implements Stage
      */
     public RoutingStage(final BrokerContext context, final BrokerCounters counters, final MessageLog log)
     {
-        this(context, counters, log, null);
+        this(context, counters, log, null, new SessionWindows(1));
     }
 
     /**
      * @param ring the ingress ring, where this stage puts a {@link IngressEvent#TICK} when a delayed will is due
      *             (null: wills are published with the next event that comes).
+     * @param windows the delivery shards' in-flight room per session, for the least-loaded shared strategy.
      */
     public RoutingStage(final BrokerContext context, final BrokerCounters counters, final MessageLog log,
-        final RingBuffer<IngressEvent> ring)
+        final RingBuffer<IngressEvent> ring, final SessionWindows windows)
     {
+        this.shared = new SharedSubscriptions<>(context.sharedSubscriptionStrategy());
+        this.chooser = new SharedSubscriptions.Chooser<>()
+        {
+            public boolean isOnline(final Subscription member)
+            {
+                return member.session().isOnline();
+            }
+
+            public int freeWindow(final Subscription member)
+            {
+                return windows.free(member.session().id());
+            }
+
+            public int clientHash(final Subscription member)
+            {
+                return member.session().clientId().hashCode();
+            }
+        };
         this.context = context;
         this.ring = ring;
         this.counters = counters;
@@ -120,7 +143,7 @@ public final class RoutingStage implements Stage
     {
         counters.set(BrokerCounters.CLIENTS_CONNECTED, connections.size());
         counters.set(BrokerCounters.SESSIONS_CURRENT, sessions.size());
-        counters.set(BrokerCounters.SUBSCRIPTIONS_CURRENT, index.size());
+        counters.set(BrokerCounters.SUBSCRIPTIONS_CURRENT, index.size() + shared.size());
         counters.set(BrokerCounters.RETAINED_CURRENT, retained.size());
     }
 
@@ -713,8 +736,9 @@ public final class RoutingStage implements Stage
         }
         else if (session.willDelaySeconds() == 0 || !session.isPersistent())
         {
+            final Message now = willToPublish(session);
             session.will(null); // a will is published once: now, or when the session ends, if that comes first
-            publishWill(event, willToPublish(session));
+            publishWill(event, now);
         }
         else
         {
@@ -739,12 +763,24 @@ public final class RoutingStage implements Stage
 
     private void subscribeShared(final Subscription subscription)
     {
-        index.subscribe(subscription.filter(), subscription, subscription.options()); // TODO shared groups
+        shared.subscribe(subscription.shareName(), subscription.filter(), subscription, subscription.options(),
+            subscription.subscriptionId());
     }
 
     private void unsubscribeShared(final Subscription subscription)
     {
-        index.unsubscribe(subscription.filter(), subscription);
+        shared.unsubscribe(subscription.shareName(), subscription.filter(), subscription);
+    }
+
+    /**
+     * One member of a shared subscription group was chosen for the message (5.0 section 4.8.2): a target of its
+     * own, not folded with the session's other matches.
+     */
+    private void onSharedMatch(final Subscription subscription, final int options, final int subscriptionId)
+    {
+        final RoutingSession session = subscription.session();
+        output.addTarget(session.id(), Math.min(publishQos, SubscriptionOptions.qos(options)),
+            SubscriptionOptions.retainAsPublished(options), session.shard(), subscriptionId);
     }
 
     private void onTick(final IngressEvent event)
@@ -824,6 +860,8 @@ public final class RoutingStage implements Stage
         publishQos = qos;
         generation++;
         index.match(topic, offset, length, matcher);
+        shared.match(topic, offset, length, null == publisher ? 0 : publisher.clientId().hashCode(), chooser,
+            sharedMatcher);
     }
 
     private void onMatch(final Subscription subscription, final int indexedOptions)

@@ -46,9 +46,14 @@ final class DeliverySession
     private int queueSize;
     private long queuedBytes;
 
-    DeliverySession(final int id, final boolean persistent, final int maxInflight)
+    /** Where its free window is published for routing's least-loaded shared subscriptions. */
+    private final io.ringmq.pipeline.SessionWindows windows;
+
+    DeliverySession(final int id, final boolean persistent, final int maxInflight,
+        final io.ringmq.pipeline.SessionWindows windows)
     {
         this.id = id;
+        this.windows = windows;
         this.persistent = persistent;
         inflightMessage = new SharedMessage[maxInflight];
         inflightPacketId = new int[maxInflight];
@@ -58,6 +63,7 @@ final class DeliverySession
         inflightOrder = new long[maxInflight];
         inflightSubscriptionIds = new int[maxInflight][];
         windowLimit = maxInflight;
+        windows.free(id, maxInflight);
     }
 
     /**
@@ -67,6 +73,7 @@ final class DeliverySession
     void receiveMaximum(final int receiveMaximum)
     {
         windowLimit = Math.min(inflightMessage.length, receiveMaximum);
+        windows.free(id, freeWindow());
     }
 
     boolean isOnline()
@@ -118,6 +125,7 @@ final class DeliverySession
                 inflightSubscriptionIds[slot] = subscriptionIds;
                 inflightOrder[slot] = ++sendOrder;
                 inflightCount++;
+                windows.free(id, freeWindow());
                 return slot;
             }
         }
@@ -186,6 +194,7 @@ final class DeliverySession
         inflightMessage[slot] = null;
         inflightSubscriptionIds[slot] = null;
         inflightCount--;
+        windows.free(id, freeWindow());
         return message;
     }
 

@@ -66,6 +66,7 @@ public final class DeliveryShard implements Stage
     private final ConnectFlyweight connect = new ConnectFlyweight();
     private final MqttProperties connackProperties = new MqttProperties();
     private final BrokerContext context;
+    private final io.ringmq.pipeline.SessionWindows windows;
     /** One-identifier arrays, shared by the messages they go with (bounded: past it, a message gets its own). */
     private final Int2ObjectHashMap<int[]> singleIds = new Int2ObjectHashMap<>();
     private int[] targetIds = new int[4];
@@ -83,6 +84,17 @@ public final class DeliveryShard implements Stage
     public DeliveryShard(final int index, final BrokerContext context, final Outbound outbound,
         final BrokerCounters counters, final MessageLog routeLog, final ShardHandover handover)
     {
+        this(index, context, outbound, counters, routeLog, handover, new io.ringmq.pipeline.SessionWindows(1));
+    }
+
+    /**
+     * @param windows where its sessions' free in-flight room is published for the routing stage.
+     */
+    public DeliveryShard(final int index, final BrokerContext context, final Outbound outbound,
+        final BrokerCounters counters, final MessageLog routeLog, final ShardHandover handover,
+        final io.ringmq.pipeline.SessionWindows windows)
+    {
+        this.windows = windows;
         this.index = index;
         this.context = context;
         this.outbound = outbound;
@@ -222,7 +234,7 @@ public final class DeliveryShard implements Stage
         }
         lastHandedOver = event.connectionId;
         final DeliverySession moving = null != current ? current :
-            new DeliverySession(event.sessionId, true, maxInflight);
+            new DeliverySession(event.sessionId, true, maxInflight, windows);
         if (null != current)
         {
             sessions[event.sessionId] = null;
@@ -326,7 +338,8 @@ public final class DeliveryShard implements Stage
         if (event.sessionNew || null == session)
         {
             forget(event.sessionId);
-            session = new DeliverySession(event.sessionId, context.sessionExpiryFor(connect) > 0, maxInflight);
+            session = new DeliverySession(event.sessionId, context.sessionExpiryFor(connect) > 0, maxInflight,
+                windows);
         }
         ensureCapacity(event.sessionId);
         sessions[event.sessionId] = session;
