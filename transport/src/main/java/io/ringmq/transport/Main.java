@@ -5,6 +5,7 @@ import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.auth.PasswordFile;
 import io.ringmq.pipeline.auth.PasswordHash;
+import io.ringmq.pipeline.auth.ScramCredential;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -518,10 +519,11 @@ public final class Main implements Callable<Integer>
     }
 
     /**
-     * {@code ringmq passwd FILE USER}: adds or replaces a user in a password file.
+     * {@code ringmq passwd [--scram] FILE USER}: adds or replaces a user in a password file.
      */
     @Command(name = "passwd", mixinStandardHelpOptions = true,
-        description = "Add or replace a user in a password file (salted PBKDF2-SHA512, mosquitto_passwd format).")
+        description = "Add or replace a user in a password file (salted PBKDF2-SHA512, mosquitto_passwd format; "
+            + "with --scram, a SCRAM-SHA-256 entry).")
     static final class Passwd implements Callable<Integer>
     {
         @Parameters(index = "0", paramLabel = "FILE", description = "The password file (created if missing).")
@@ -534,8 +536,13 @@ public final class Main implements Callable<Integer>
             + "standard input when there is no console).")
         String password;
 
-        @Option(names = "--iterations", description = "PBKDF2 iterations (default: ${DEFAULT-VALUE}).")
-        int iterations = PasswordHash.DEFAULT_ITERATIONS;
+        @Option(names = "--iterations", description = "PBKDF2 iterations (default: "
+            + PasswordHash.DEFAULT_ITERATIONS + ", or " + ScramCredential.DEFAULT_ITERATIONS + " with --scram).")
+        Integer iterations;
+
+        @Option(names = "--scram", description = "Write a $scram-sha-256$ entry, for MQTT 5.0 enhanced authentication "
+            + "with the SCRAM-SHA-256 method as well as plain passwords (printable ASCII user and password).")
+        boolean scram;
 
         public Integer call() throws IOException
         {
@@ -558,9 +565,25 @@ public final class Main implements Callable<Integer>
                 System.err.println("ringmq passwd: no password given");
                 return 2;
             }
-            PasswordFile.write(file, user, secret, iterations);
+            try
+            {
+                final PasswordHash entry = scram ?
+                    PasswordHash.createScram(secret, iterationsOr(ScramCredential.DEFAULT_ITERATIONS)) :
+                    PasswordHash.create(secret, iterationsOr(PasswordHash.DEFAULT_ITERATIONS));
+                PasswordFile.write(file, user, entry);
+            }
+            catch (final IllegalArgumentException ex)
+            {
+                System.err.println("ringmq passwd: " + ex.getMessage());
+                return 2;
+            }
             System.out.println("ringmq passwd: wrote " + user + " to " + file);
             return 0;
+        }
+
+        private int iterationsOr(final int defaultIterations)
+        {
+            return null == iterations ? defaultIterations : iterations;
         }
     }
 

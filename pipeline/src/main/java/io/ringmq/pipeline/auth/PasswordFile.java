@@ -9,8 +9,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A password file of {@code user:hash} lines ({@link PasswordHash} form); blank lines and lines starting with
- * '#' are ignored.
+ * A password file of {@code user:hash} lines ({@link PasswordHash} form: Mosquitto's {@code $7$} PBKDF2-SHA512
+ * or ringmq's {@code $scram-sha-256$}, mixed freely); blank lines and lines starting with '#' are ignored.
  */
 public final class PasswordFile
 {
@@ -59,9 +59,23 @@ public final class PasswordFile
     public static void write(final Path path, final String user, final String password, final int iterations)
         throws IOException
     {
+        write(path, user, PasswordHash.create(password, iterations));
+    }
+
+    /**
+     * Adds or replaces a user's entry in the file, keeping the other lines.
+     *
+     * @param entry e.g. {@link PasswordHash#createScram}; a SCRAM entry needs a printable ASCII user name.
+     */
+    public static void write(final Path path, final String user, final PasswordHash entry) throws IOException
+    {
         if (user.isEmpty() || user.contains(":"))
         {
             throw new IllegalArgumentException("a user name must be non-empty and hold no ':'");
+        }
+        if (null != entry.scram() && !ScramCredential.isPrintableAscii(user))
+        {
+            throw new IllegalArgumentException("a SCRAM user name must be printable ASCII (SASLprep)");
         }
         final StringBuilder out = new StringBuilder();
         if (Files.exists(path))
@@ -74,7 +88,7 @@ public final class PasswordFile
                 }
             }
         }
-        out.append(user).append(':').append(PasswordHash.create(password, iterations).encode()).append('\n');
+        out.append(user).append(':').append(entry.encode()).append('\n');
         // written beside it, then moved over it: a reload (SIGHUP) never reads a half-written file
         final Path absolute = path.toAbsolutePath();
         final Path temporary = Files.createTempFile(absolute.getParent(), absolute.getFileName() + ".", ".tmp");
@@ -96,6 +110,15 @@ public final class PasswordFile
     public PasswordHash hashOf(final String user)
     {
         return users.get(user);
+    }
+
+    /**
+     * @return the user's SCRAM-SHA-256 credential, or null when the user is unknown or has a {@code $7$} entry.
+     */
+    public ScramCredential scramOf(final String user)
+    {
+        final PasswordHash hash = users.get(user);
+        return null == hash ? null : hash.scram();
     }
 
     public int size()

@@ -9,8 +9,10 @@ import java.security.SecureRandom;
 import java.util.Base64;
 
 /**
- * Salted PBKDF2-HMAC-SHA512 password hashes in the {@code $7$iterations$salt$hash} form that Mosquitto 2's
- * {@code mosquitto_passwd} writes, so password files move between the two brokers.
+ * A password-file entry: a salted PBKDF2-HMAC-SHA512 hash in the {@code $7$iterations$salt$hash} form that
+ * Mosquitto 2's {@code mosquitto_passwd} writes, so password files move between the two brokers, or ringmq's
+ * {@code $scram-sha-256$...} entry ({@link ScramCredential}), which also serves SCRAM-SHA-256 enhanced
+ * authentication. Either verifies a plain CONNECT password.
  */
 public final class PasswordHash
 {
@@ -24,12 +26,33 @@ public final class PasswordHash
     private final int iterations;
     private final byte[] salt;
     private final byte[] hash;
+    /** Non-null for a {@code $scram-sha-256$} entry, which then stands in for the three fields above. */
+    private final ScramCredential scram;
 
     private PasswordHash(final int iterations, final byte[] salt, final byte[] hash)
     {
         this.iterations = iterations;
         this.salt = salt;
         this.hash = hash;
+        this.scram = null;
+    }
+
+    private PasswordHash(final ScramCredential scram)
+    {
+        this.iterations = 0;
+        this.salt = null;
+        this.hash = null;
+        this.scram = scram;
+    }
+
+    /**
+     * Derives a SCRAM-SHA-256 entry with a fresh random salt.
+     *
+     * @throws IllegalArgumentException when the password is empty or not printable ASCII.
+     */
+    public static PasswordHash createScram(final String password, final int iterations)
+    {
+        return new PasswordHash(ScramCredential.create(password, iterations));
     }
 
     /**
@@ -43,11 +66,15 @@ public final class PasswordHash
     }
 
     /**
-     * @param encoded {@code $7$iterations$base64salt$base64hash}.
-     * @throws IllegalArgumentException when it is not that form.
+     * @param encoded {@code $7$iterations$base64salt$base64hash}, or a {@link ScramCredential} entry.
+     * @throws IllegalArgumentException when it is neither form.
      */
     public static PasswordHash parse(final String encoded)
     {
+        if (encoded.startsWith(ScramCredential.PREFIX))
+        {
+            return new PasswordHash(ScramCredential.parse(encoded));
+        }
         if (!encoded.startsWith(PREFIX))
         {
             throw new IllegalArgumentException("not a $7$ PBKDF2-SHA512 hash");
@@ -70,12 +97,28 @@ public final class PasswordHash
      */
     public boolean matches(final byte[] passwordUtf8)
     {
+        if (null != scram)
+        {
+            return scram.matches(passwordUtf8);
+        }
         final byte[] candidate = derive(new String(passwordUtf8, StandardCharsets.UTF_8), salt, iterations);
         return MessageDigest.isEqual(candidate, hash);
     }
 
+    /**
+     * @return the SCRAM-SHA-256 credential of a {@code $scram-sha-256$} entry, or null for a {@code $7$} one.
+     */
+    public ScramCredential scram()
+    {
+        return scram;
+    }
+
     public String encode()
     {
+        if (null != scram)
+        {
+            return scram.encode();
+        }
         return PREFIX + iterations + '$' + Base64.getEncoder().encodeToString(salt) + '$' +
             Base64.getEncoder().encodeToString(hash);
     }
