@@ -41,6 +41,13 @@ public final class IngressEvent
     public static final int AUTH_UNDECIDED = -1;
     /** The CONNECT is admitted (the 3.1.1 return code 0). */
     public static final int AUTH_ACCEPTED = 0;
+    /**
+     * Enhanced authentication goes on (MQTT 5.0 section 4.12): the client gets an AUTH 0x18 with
+     * {@link #authData}, nothing is admitted yet.
+     */
+    public static final int AUTH_CONTINUE = -2;
+    /** The most Authentication Data the auth stage sends in one step. */
+    public static final int AUTH_DATA_CAPACITY = 1024;
     /** No session, shard or log entry. */
     public static final int NONE = -1;
     /**
@@ -81,8 +88,15 @@ public final class IngressEvent
     public boolean failed;
 
     // ---- auth stage
-    /** The CONNECT verdict: {@link #AUTH_UNDECIDED}, {@link #AUTH_ACCEPTED} or a refusing CONNACK code. */
+    /**
+     * The CONNECT verdict: {@link #AUTH_UNDECIDED}, {@link #AUTH_ACCEPTED}, {@link #AUTH_CONTINUE} or a refusing
+     * CONNACK code. An AUTH that ends an enhanced authentication is turned into its CONNECT by the auth stage
+     * ({@link #packet} then views the CONNECT the stage kept), so later stages see one CONNECT with one verdict.
+     */
     public int authCode = AUTH_UNDECIDED;
+    /** Enhanced authentication: the server's Authentication Data for the AUTH or CONNACK, its length (or -1). */
+    public final UnsafeBuffer authData = new UnsafeBuffer(new byte[AUTH_DATA_CAPACITY]);
+    public int authDataLength = NONE;
 
     // ---- routing stage
     /** The session of the connection, or {@link #NONE} (refused, unknown, already ended). */
@@ -199,6 +213,7 @@ public final class IngressEvent
         this.version = version;
         failed = false;
         authCode = AUTH_UNDECIDED;
+        authDataLength = NONE;
         resetRouting();
     }
 

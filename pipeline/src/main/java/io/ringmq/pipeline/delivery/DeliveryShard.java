@@ -126,6 +126,11 @@ public final class DeliveryShard implements Stage
         {
             // the routing stage's wake-up: only its will, if any, is for the shards
         }
+        else if (mine && event.packetType == PacketType.AUTH && event.authCode >= ReasonCode.UNSPECIFIED_ERROR)
+        {
+            disconnect(event.connectionId, event.version, event.authCode); // an AUTH out of place
+            close(event.connectionId);
+        }
         else if (event.kind == IngressEvent.PACKET)
         {
             if (event.packetType == PacketType.CONNECT)
@@ -319,6 +324,16 @@ public final class DeliveryShard implements Stage
             return;
         }
         final boolean v5 = event.version == MqttVersion.V5;
+        if (event.authCode == IngressEvent.AUTH_CONTINUE && v5 && connect.wrap(event.packet, 0, event.packetLength) > 0)
+        {
+            // enhanced authentication goes on: AUTH 0x18 with the method and the server's data [MQTT-4.12.0-2]
+            final MqttProperties properties = authProperties(connackProperties.clear(), event);
+            final int length = DisconnectEncoder.encode(scratch(DisconnectEncoder.encodedLength(PacketType.AUTH,
+                MqttVersion.V5, ReasonCode.CONTINUE_AUTHENTICATION, properties)), 0, PacketType.AUTH, MqttVersion.V5,
+                ReasonCode.CONTINUE_AUTHENTICATION, properties);
+            send(event.connectionId, scratch, length, false);
+            return;
+        }
         if (event.authCode != IngressEvent.AUTH_ACCEPTED || event.sessionId == IngressEvent.NONE ||
             connect.wrap(event.packet, 0, event.packetLength) < 0)
         {
@@ -345,7 +360,7 @@ public final class DeliveryShard implements Stage
         sessions[event.sessionId] = session;
         session.connectionId = event.connectionId;
         session.version = event.version;
-        final MqttProperties properties = v5 ? connackProperties(session) : null;
+        final MqttProperties properties = v5 ? connackProperties(session, event) : null;
         final int length = ConnackEncoder.encode(scratch(ConnackEncoder.encodedLength(event.version, properties)), 0,
             event.version, event.sessionPresent, 0, properties);
         send(event.connectionId, scratch, length, false);
@@ -371,7 +386,7 @@ public final class DeliveryShard implements Stage
      * Takes the client's limits of a 5.0 CONNECT (Receive Maximum, Maximum Packet Size, Topic Alias Maximum) and
      * writes the CONNACK's properties: what the broker allows and assigned, where it differs from the defaults.
      */
-    private MqttProperties connackProperties(final DeliverySession session)
+    private MqttProperties connackProperties(final DeliverySession session, final IngressEvent event)
     {
         final MqttProperties requested = connect.properties();
         session.receiveMaximum(requested.intValue(PropertyId.RECEIVE_MAXIMUM, 65_535));
@@ -405,6 +420,24 @@ public final class DeliveryShard implements Stage
             properties.setInt(PropertyId.TOPIC_ALIAS_MAXIMUM, context.topicAliasMaximum());
         }
         properties.setInt(PropertyId.MAXIMUM_PACKET_SIZE, context.maxPacketSize());
+        return authProperties(properties, event);
+    }
+
+    /**
+     * Adds the Authentication Method of an enhanced authentication and the server's data of its last step
+     * [MQTT-4.12.0-5].
+     */
+    private MqttProperties authProperties(final MqttProperties properties, final IngressEvent event)
+    {
+        if (connect.properties().has(PropertyId.AUTHENTICATION_METHOD))
+        {
+            final io.ringmq.protocol.Slice method = connect.properties().slice(PropertyId.AUTHENTICATION_METHOD);
+            properties.set(PropertyId.AUTHENTICATION_METHOD, method.buffer(), method.offset(), method.length());
+            if (event.authDataLength > 0)
+            {
+                properties.set(PropertyId.AUTHENTICATION_DATA, event.authData, 0, event.authDataLength);
+            }
+        }
         return properties;
     }
 
