@@ -9,9 +9,12 @@ import io.ringmq.protocol.MqttVersion;
 import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.PingCodec;
 import org.agrona.DirectBuffer;
+import org.agrona.concurrent.EpochClock;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -279,6 +282,49 @@ final class ConnectionWriter
         {
             closer.close(connection, IngressEvent.CONNECTION_LOST);
         }
+    }
+
+    /**
+     * Flushes connections until their sockets took everything or the time is up, waiting in the selector for
+     * sockets that took only part (shutdown: bounded however slow the clients are).
+     */
+    void flushAll(final List<Connection> connections, final Selector selector, final EpochClock clock,
+        final long limitMs)
+    {
+        final long deadlineMs = clock.time() + limitMs;
+        while (flushEach(connections) && clock.time() < deadlineMs)
+        {
+            try
+            {
+                selector.select(ConnectionWriter::ignore, 10); // woken when a blocked socket takes more
+            }
+            catch (final IOException ex)
+            {
+                return;
+            }
+        }
+    }
+
+    /**
+     * @return whether some connection still has bytes its socket has not taken.
+     */
+    private boolean flushEach(final List<Connection> connections)
+    {
+        boolean pending = false;
+        for (int i = 0, size = connections.size(); i < size; i++)
+        {
+            final Connection connection = connections.get(i);
+            if (!connection.closed)
+            {
+                flush(connection);
+                pending |= !connection.closed && connection.out.isReadable();
+            }
+        }
+        return pending;
+    }
+
+    private static void ignore(final SelectionKey key)
+    {
     }
 
     private UnsafeBuffer constant(final byte[] bytes)

@@ -446,46 +446,13 @@ final class IoAgent implements Agent
             connection.closeAfterFlush = false; // closed below, once everything had its chance to be written
             connection.updateInterest();
         }
-        final long deadlineMs = clock.time() + SHUTDOWN_FLUSH_MS;
-        while (flushAll(open) && clock.time() < deadlineMs)
-        {
-            try
-            {
-                selector.select(IoAgent::ignore, 10); // woken when a blocked socket takes more
-            }
-            catch (final IOException ex)
-            {
-                break;
-            }
-        }
+        writer.flushAll(open, selector, clock, SHUTDOWN_FLUSH_MS);
         for (final Connection connection : open)
         {
             close(connection, IngressEvent.CONNECTION_LOST);
         }
         publishCounts();
         CloseHelper.quietClose(selector);
-    }
-
-    /**
-     * @return whether some connection still has bytes its socket has not taken.
-     */
-    private boolean flushAll(final ArrayList<Connection> open)
-    {
-        boolean pending = false;
-        for (int i = 0, size = open.size(); i < size; i++)
-        {
-            final Connection connection = open.get(i);
-            if (!connection.closed)
-            {
-                writer.flush(connection);
-                pending |= !connection.closed && connection.out.isReadable();
-            }
-        }
-        return pending;
-    }
-
-    private static void ignore(final SelectionKey key)
-    {
     }
 
     public String roleName()
