@@ -88,6 +88,8 @@ public final class DecodeError
         define(36, ReasonCode.PROTOCOL_ERROR, "acknowledgement without a reason code");
     public static final int REMAINING_LENGTH_INVALID =
         define(37, ReasonCode.MALFORMED_PACKET, "remaining length wrong for this packet type");
+    public static final int TOPIC_ALIAS_ZERO =
+        define(38, ReasonCode.TOPIC_ALIAS_INVALID, "Topic Alias 0 [MQTT-3.3.2-8]");
 
     private DecodeError()
     {

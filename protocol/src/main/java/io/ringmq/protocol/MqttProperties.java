@@ -205,6 +205,10 @@ public final class MqttProperties
     private int storeInt(final int id, final int value, final int next)
     {
         final long bit = 1L << id;
+        if (id == TOPIC_ALIAS && value == 0)
+        {
+            return DecodeError.TOPIC_ALIAS_ZERO; // answered with its own reason code, 0x94 [MQTT-3.3.2-8]
+        }
         if (((BOOLEAN_IDS & bit) != 0 && value > 1) || ((NON_ZERO_IDS & bit) != 0 && value == 0))
         {
             return DecodeError.INVALID_PROPERTY_VALUE;
@@ -367,6 +371,33 @@ public final class MqttProperties
         userValues[userPropertyCount].wrap(valueBuffer, valueOffset, valueLength);
         userPropertyCount++;
         present |= 1L << USER_PROPERTY;
+        return this;
+    }
+
+    /**
+     * Removes one property (every User Property or Subscription Identifier for those ids); keeps the storage.
+     *
+     * @return this.
+     */
+    public MqttProperties remove(final int id)
+    {
+        if (!has(id))
+        {
+            return this;
+        }
+        if (null != slices[id])
+        {
+            slices[id].reset();
+        }
+        if (id == USER_PROPERTY)
+        {
+            userPropertyCount = 0;
+        }
+        else if (id == SUBSCRIPTION_IDENTIFIER)
+        {
+            subscriptionIdentifierCount = 0;
+        }
+        present &= ~(1L << id);
         return this;
     }
 

@@ -18,7 +18,7 @@ class PropertiesTest
         "0x2B is past the last identifier, 2B 00, UNKNOWN_PROPERTY",
         "Payload Format Indicator 2, 01 02, INVALID_PROPERTY_VALUE",
         "duplicate Content Type, 03 0000 03 0000, DUPLICATE_PROPERTY",
-        "Topic Alias 0, 23 0000, INVALID_PROPERTY_VALUE",
+        "Topic Alias 0 is its own error (answered with 0x94), 23 0000, TOPIC_ALIAS_ZERO",
         "Subscription Identifier 0, 0B 00, INVALID_PROPERTY_VALUE",
         "a non-minimal Subscription Identifier, 0B 8000, NON_MINIMAL_VARIABLE_BYTE_INTEGER",
         "a truncated four-byte integer, 02 0000, FIELD_OVERRUNS_PACKET",
@@ -46,6 +46,33 @@ class PropertiesTest
         final int result = properties.decode(buffer, 0, buffer.capacity(), PacketType.CONNECT);
         assertThat(result).as(why).isEqualTo(DecodeError.INVALID_PROPERTY_VALUE);
         assertThat(DecodeError.reasonCode(result)).isEqualTo(ReasonCode.PROTOCOL_ERROR);
+    }
+
+    @Test
+    @DisplayName("MQTT-3.3.2-8: Topic Alias 0 decodes to an error answered with Topic Alias invalid (0x94)")
+    void topicAliasZeroIsTopicAliasInvalid()
+    {
+        final UnsafeBuffer buffer = Bytes.buffer(Bytes.props("23 0000"));
+        final int result = properties.decode(buffer, 0, buffer.capacity(), PacketType.PUBLISH);
+        assertThat(DecodeError.reasonCode(result)).isEqualTo(ReasonCode.TOPIC_ALIAS_INVALID);
+    }
+
+    @Test
+    @DisplayName("remove drops one property and keeps the others, user properties in their order")
+    void removeKeepsTheRest()
+    {
+        final UnsafeBuffer buffer = Bytes.buffer(Bytes.props("23 0007", "26", Bytes.str("a"), Bytes.str("1"), "26",
+            Bytes.str("b"), Bytes.str("2"), "02 0000003C"));
+        assertThat(properties.decode(buffer, 0, buffer.capacity(), PacketType.PUBLISH)).isEqualTo(buffer.capacity());
+        final MqttProperties copy = new MqttProperties().copyFrom(properties).remove(PropertyId.TOPIC_ALIAS);
+        assertThat(copy.has(PropertyId.TOPIC_ALIAS)).isFalse();
+        assertThat(copy.longValue(PropertyId.MESSAGE_EXPIRY_INTERVAL, 0)).isEqualTo(60);
+        assertThat(copy.userPropertyCount()).isEqualTo(2);
+        assertThat(copy.userPropertyKey(0).asString()).isEqualTo("a");
+        assertThat(copy.userPropertyValue(1).asString()).isEqualTo("2");
+        assertThat(copy.length()).isEqualTo(properties.length() - 3);
+        assertThat(copy.remove(PropertyId.USER_PROPERTY).userPropertyCount()).isZero();
+        assertThat(copy.has(PropertyId.USER_PROPERTY)).isFalse();
     }
 
     @Test

@@ -97,12 +97,13 @@ class PublishTest
     }
 
     @Test
-    void topicAliasZeroIsAProtocolError()
+    @DisplayName("MQTT-3.3.2-8: Topic Alias 0 is refused, to be answered with Topic Alias invalid (0x94)")
+    void topicAliasZeroIsTopicAliasInvalid()
     {
         final UnsafeBuffer buffer = Bytes.buffer(Bytes.packet("30", Bytes.str("a") + "03 23 0000"));
         final int result = publish.wrap(buffer, 0, buffer.capacity(), MqttVersion.V5);
-        assertThat(result).isEqualTo(DecodeError.INVALID_PROPERTY_VALUE);
-        assertThat(DecodeError.reasonCode(result)).isEqualTo(ReasonCode.PROTOCOL_ERROR);
+        assertThat(result).isEqualTo(DecodeError.TOPIC_ALIAS_ZERO);
+        assertThat(DecodeError.reasonCode(result)).isEqualTo(ReasonCode.TOPIC_ALIAS_INVALID);
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.ringmq.transport;
 
 import io.netty.buffer.ByteBuf;
+import io.ringmq.pipeline.IngressEvent;
 import io.ringmq.protocol.MqttVersion;
 
 import java.nio.channels.SelectionKey;
@@ -9,7 +10,7 @@ import java.nio.channels.SelectionKey;
  * One client connection, owned by exactly one {@link IoAgent} for its whole life: its socket (behind a
  * {@link SocketLayer}), its inbound and outbound buffers (pooled by netty-buffer, grown only as bytes arrive and
  * shrunk back after bursts) and the little protocol state the edge needs (version, keep-alive, whether CONNECT
- * was seen and how it was answered).
+ * was seen and how it was answered, MQTT 5.0 topic aliases and receive maximum, and how it ended).
  */
 final class Connection
 {
@@ -48,7 +49,21 @@ final class Connection
     boolean touched;
     /** Close once the outbound bytes are written (asked by the pipeline, or after a refusal). */
     boolean closeAfterFlush;
+    /** The server sent its DISCONNECT: nothing more is read or sent [MQTT-3.14.4-1], it closes once written. */
+    boolean closing;
+    /** When a closing connection is closed even if its DISCONNECT could not be written yet; 0 while open. */
+    long closeByMs;
     boolean closed;
+    /** The CONNECT's Session Expiry Interval (5.0; 0 when absent), against which a DISCONNECT's is judged. */
+    long sessionExpiryInterval;
+    /** The end event's reason code: the client's DISCONNECT reason, or why the server ended it; 0 for none. */
+    int endReasonCode;
+    /** The Session Expiry Interval of the client's 5.0 DISCONNECT, or {@link IngressEvent#NONE}. */
+    long endSessionExpiryInterval = IngressEvent.NONE;
+    /** Inbound topic aliases [MQTT-3.3.2-10]; made on the first PUBLISH with a Topic Alias. */
+    TopicAliases topicAliases;
+    /** The QoS 1 and 2 PUBLISHes not answered yet (receive maximum, 5.0); made on the first such PUBLISH. */
+    InboundQuota inboundQuota;
     /** The connection's timer in its agent's {@link ConnectionTimers}, or -1. */
     long timerId = -1;
 
@@ -67,7 +82,7 @@ final class Connection
      */
     boolean readable()
     {
-        return !paused && !outFull && !awaitingConnack && connack != CONNACK_REFUSED && !closed;
+        return !paused && !outFull && !awaitingConnack && connack != CONNACK_REFUSED && !closing && !closed;
     }
 
     /**

@@ -4,12 +4,14 @@ import io.netty.buffer.ByteBuf;
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.IngressEvent;
 import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.protocol.ConnectFlyweight;
 import io.ringmq.protocol.DecodeError;
+import io.ringmq.protocol.DisconnectFlyweight;
 import io.ringmq.protocol.MqttVersion;
 import io.ringmq.protocol.PacketDecoder;
 import io.ringmq.protocol.PacketType;
-import io.ringmq.protocol.Slice;
-import org.agrona.DirectBuffer;
+import io.ringmq.protocol.PropertyId;
+import io.ringmq.protocol.ReasonCode;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
@@ -30,6 +32,7 @@ final class ConnectionReader
     private static final int MIN_READ = 1024;
     private static final System.Logger LOG = System.getLogger("io.ringmq.transport");
     private static final byte[] CONNACK_UNACCEPTABLE_VERSION = {0x20, 0x02, 0x00, 0x01};
+    private static final byte[] CONNACK_IDENTIFIER_REJECTED = {0x20, 0x02, 0x00, 0x02};
 
     private final BrokerContext context;
     private final BrokerCounters counters;
@@ -40,6 +43,7 @@ final class ConnectionReader
     private final ConnectionWriter.Closer closer;
     private final PacketDecoder decoder = new PacketDecoder();
     private final UnsafeBuffer inView = new UnsafeBuffer(0, 0);
+    private final InboundPublishes publishes;
     private final int maxConnectLength;
     private long nowMs;
     // per-message counts, added to the shared counters by the agent once per duty cycle
@@ -59,6 +63,7 @@ final class ConnectionReader
         this.paused = paused;
         this.closer = closer;
         this.maxConnectLength = Math.min(context.maxConnectSize(), context.maxPacketSize());
+        this.publishes = new InboundPublishes(context, counters, ingress, closer);
     }
 
     /**
@@ -114,16 +119,17 @@ final class ConnectionReader
     {
         final ByteBuf in = connection.in;
         int handed = 0;
-        while (in.isReadable() && !connection.closed)
+        while (in.isReadable() && !connection.closed && !connection.closing)
         {
             if (connection.connack == Connection.CONNACK_REFUSED)
             {
                 in.skipBytes(in.readableBytes()); // nothing after a refused CONNECT is processed [MQTT-3.1.4-5]
                 break;
             }
-            if (connection.connectSeen && connection.connack == Connection.CONNACK_PENDING)
+            if (connection.connectSeen && connection.connack == Connection.CONNACK_PENDING && !isAuth(connection, in))
             {
-                // hold it until the CONNACK is written: it is the first packet the server sends [MQTT-3.2.0-1]
+                // hold it until the CONNACK is written: it is the first packet the server sends [MQTT-3.2.0-1];
+                // only AUTH goes on, as enhanced authentication exchanges it before the CONNACK (4.12)
                 connection.awaitingConnack = true;
                 connection.updateInterest();
                 break;
@@ -153,9 +159,9 @@ final class ConnectionReader
                 return handed;
             }
             handed++;
-            if (connection.closed)
+            if (connection.closed || connection.closing)
             {
-                return handed; // DISCONNECT or a protocol violation: its buffers are already released
+                return handed; // DISCONNECT or a protocol violation: nothing more of it is read
             }
             if (connection.paused)
             {
@@ -198,6 +204,14 @@ final class ConnectionReader
         return true;
     }
 
+    /**
+     * @return whether the next buffered packet is an MQTT 5.0 AUTH, judged from its first byte.
+     */
+    private static boolean isAuth(final Connection connection, final ByteBuf in)
+    {
+        return connection.version == MqttVersion.V5 && (in.getByte(in.readerIndex()) & 0xF0) == PacketType.AUTH << 4;
+    }
+
     private void pause(final Connection connection)
     {
         // ingress ring full: keep the bytes and stop reading this socket (and being woken for it)
@@ -218,18 +232,7 @@ final class ConnectionReader
         final int type = decoder.packetType();
         if (!connection.connectSeen)
         {
-            // refuseFirstPacket let only a CONNECT through
-            if (!ingress.packet(connection.id, decoder.connect().protocolLevel(), connection.loopback, type,
-                inView, length))
-            {
-                return false;
-            }
-            packetsIn++;
-            connection.connectSeen = true;
-            connection.version = decoder.connect().protocolLevel();
-            connection.keepAliveSeconds = decoder.connect().keepAlive();
-            timers.onConnected(connection);
-            return true;
+            return onConnect(connection, length); // refuseFirstPacket let only a CONNECT through
         }
         switch (type)
         {
@@ -239,20 +242,26 @@ final class ConnectionReader
                 return true;
             case PacketType.DISCONNECT:
                 packetsIn++;
-                closer.close(connection, IngressEvent.DISCONNECTED);
+                onDisconnect(connection);
                 return true;
             case PacketType.PUBLISH:
-                if (!topicWithinLimits(connection))
-                {
-                    return true;
-                }
-                if (!ingress.packet(connection.id, connection.version, connection.loopback, type, inView, length))
+                if (!publishes.onPublish(connection, decoder.publish(), inView, length))
                 {
                     return false;
                 }
-                packetsIn++;
-                publishIn++;
+                if (!connection.closing && !connection.closed)
+                {
+                    packetsIn++;
+                    publishIn++;
+                }
                 return true;
+            case PacketType.AUTH:
+                if (connection.version != MqttVersion.V5)
+                {
+                    protocolViolation(connection, "AUTH is not an MQTT 3.1.1 packet", ReasonCode.PROTOCOL_ERROR);
+                    return true;
+                }
+                // an MQTT 5.0 AUTH goes to the pipeline like the acknowledgements (4.12)
             case PacketType.PUBACK:
             case PacketType.PUBREC:
             case PacketType.PUBREL:
@@ -266,54 +275,81 @@ final class ConnectionReader
                 packetsIn++;
                 return true;
             case PacketType.CONNECT:
-                protocolViolation(connection, "second CONNECT [MQTT-3.1.0-2]");
+                protocolViolation(connection, "second CONNECT [MQTT-3.1.0-2]", ReasonCode.PROTOCOL_ERROR);
                 return true;
             default:
-                protocolViolation(connection, PacketType.name(type) + " is not sent by clients");
+                protocolViolation(connection, PacketType.name(type) + " is not sent by clients",
+                    ReasonCode.PROTOCOL_ERROR);
                 return true;
         }
     }
 
     /**
-     * {@code --max-topic-length} and {@code --max-topic-levels} on a decoded PUBLISH; over either closes the
-     * connection, counted apart from other protocol errors.
+     * The first packet, a CONNECT: handed to the pipeline, which answers it, unless the edge refuses it itself.
      *
-     * @return false when the connection was closed for it.
+     * @return false when it could not be handed on now.
      */
-    private boolean topicWithinLimits(final Connection connection)
+    private boolean onConnect(final Connection connection, final int length)
     {
-        final Slice topic = decoder.publish().topic();
-        final int topicLength = topic.length();
-        if (topicLength > context.maxTopicLength())
+        final ConnectFlyweight connect = decoder.connect();
+        final int version = connect.protocolLevel();
+        final int keepAlive = connect.keepAlive();
+        if (version != MqttVersion.V5 && context.maxKeepAliveSeconds() < 65_535 &&
+            (keepAlive == 0 || keepAlive > context.maxKeepAliveSeconds()))
         {
-            counters.increment(BrokerCounters.TOPIC_TOO_LONG);
-            closer.close(connection, IngressEvent.CONNECTION_LOST);
+            // 3.1.1 cannot announce a server keep-alive: refused as Mosquitto refuses it (identifier rejected)
+            refuseConnect(connection, CONNACK_IDENTIFIER_REJECTED, "keep-alive " + keepAlive + " over --max-keepalive");
+            return true;
+        }
+        if (!ingress.packet(connection.id, version, connection.loopback, PacketType.CONNECT, inView, length))
+        {
             return false;
         }
-        if (topicLength >= context.maxTopicLevels() && levels(topic.buffer(), topic.offset(), topicLength) >
-            context.maxTopicLevels())
-        {
-            counters.increment(BrokerCounters.TOPIC_TOO_MANY_LEVELS);
-            closer.close(connection, IngressEvent.CONNECTION_LOST);
-            return false;
-        }
+        packetsIn++;
+        connection.connectSeen = true;
+        connection.version = version;
+        // on 5.0 the CONNACK announces the same as Server Keep Alive when it differs [MQTT-3.2.2-21]
+        connection.keepAliveSeconds = context.keepAliveFor(keepAlive);
+        connection.sessionExpiryInterval = connect.properties().longValue(PropertyId.SESSION_EXPIRY_INTERVAL, 0);
+        timers.onConnected(connection);
         return true;
     }
 
     /**
-     * @return the levels of a topic name: one more than its separators.
+     * Answers a CONNECT with a refusing 3.1.1-format CONNACK and closes once it is written; the pipeline never
+     * sees the connection.
      */
-    static int levels(final DirectBuffer buffer, final int offset, final int length)
+    private void refuseConnect(final Connection connection, final byte[] connack, final String why)
     {
-        int levels = 1;
-        for (int i = offset, end = offset + length; i < end; i++)
+        writer.sendConstant(connection, connack);
+        connection.connack = Connection.CONNACK_REFUSED;
+        connection.updateInterest();
+        writer.closeAfterFlush(connection);
+        counters.increment(BrokerCounters.PROTOCOL_ERRORS);
+        LOG.log(System.Logger.Level.DEBUG, () -> connection + " refused: " + why);
+    }
+
+    /**
+     * A client's DISCONNECT. On 5.0 its reason code (0x04: publish the will) and Session Expiry Interval go to the
+     * pipeline with the end; an interval set where the CONNECT's was 0 makes it no valid DISCONNECT
+     * [MQTT-3.14.2-2].
+     */
+    private void onDisconnect(final Connection connection)
+    {
+        if (connection.version == MqttVersion.V5)
         {
-            if (buffer.getByte(i) == '/')
+            final DisconnectFlyweight disconnect = decoder.disconnect();
+            final long expiry = disconnect.properties().longValue(PropertyId.SESSION_EXPIRY_INTERVAL, IngressEvent.NONE);
+            if (expiry > 0 && connection.sessionExpiryInterval == 0)
             {
-                levels++;
+                protocolViolation(connection, "DISCONNECT sets a session expiry the CONNECT had as 0 [MQTT-3.14.2-2]",
+                    ReasonCode.PROTOCOL_ERROR);
+                return;
             }
+            connection.endReasonCode = disconnect.reasonCode();
+            connection.endSessionExpiryInterval = expiry;
         }
-        return levels;
+        closer.close(connection, IngressEvent.DISCONNECTED);
     }
 
     private void onBadPacket(final Connection connection, final int error)
@@ -326,21 +362,29 @@ final class ConnectionReader
             decoder.packetType() == PacketType.CONNECT)
         {
             // [MQTT-3.1.2-2] answer in the 3.1.1 format, which 3.1 clients also read, then close
-            writer.sendConstant(connection, CONNACK_UNACCEPTABLE_VERSION);
-            connection.connack = Connection.CONNACK_REFUSED;
+            refuseConnect(connection, CONNACK_UNACCEPTABLE_VERSION, DecodeError.describe(error));
             connection.in.skipBytes(connection.in.readableBytes());
-            connection.updateInterest();
-            writer.closeAfterFlush(connection);
-            counters.increment(BrokerCounters.PROTOCOL_ERRORS);
             return;
         }
-        protocolViolation(connection, DecodeError.describe(error));
+        final int reasonCode = DecodeError.reasonCode(error); // 0x81 malformed, 0x82 protocol error, 0x95 too large
+        protocolViolation(connection, DecodeError.describe(error),
+            ReasonCode.isAllowed(PacketType.DISCONNECT, MqttVersion.V5, reasonCode) ? reasonCode :
+                ReasonCode.PROTOCOL_ERROR);
     }
 
-    private void protocolViolation(final Connection connection, final String why)
+    private void protocolViolation(final Connection connection, final String why, final int reasonCode)
+    {
+        protocolViolation(counters, closer, connection, why, reasonCode);
+    }
+
+    /**
+     * Ends a connection for breaking the protocol, counted: on 5.0 with a DISCONNECT of that reason code first.
+     */
+    static void protocolViolation(final BrokerCounters counters, final ConnectionWriter.Closer closer,
+        final Connection connection, final String why, final int reasonCode)
     {
         counters.increment(BrokerCounters.PROTOCOL_ERRORS);
         LOG.log(System.Logger.Level.DEBUG, () -> connection + " closed: " + why);
-        closer.close(connection, IngressEvent.CONNECTION_LOST);
+        closer.disconnect(connection, reasonCode);
     }
 }

@@ -6,20 +6,27 @@ import org.agrona.collections.Long2ObjectHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The connect timeout and the keep-alive check [MQTT-3.1.2-24] of an I/O agent's connections, on Agrona's
- * {@link DeadlineTimerWheel}: at most one timer per connection, set lazily. A complete packet only records its time; when a
- * timer fires it looks at the real deadline and either expires the connection or sets itself again for what is
- * left. The cost per duty cycle follows the timers due, not the number of connections.
+ * The connect timeout, the keep-alive check [MQTT-3.1.2-24] and the bound on a closing connection's last write, for
+ * an I/O agent's connections, on Agrona's {@link DeadlineTimerWheel}: at most one timer per connection, set lazily.
+ * A complete packet only records its time; when a timer fires it looks at the real deadline and either expires the
+ * connection or sets itself again for what is left. The cost per duty cycle follows the timers due, not the number of connections.
  */
 final class ConnectionTimers implements DeadlineTimerWheel.TimerHandler
 {
+    /** No CONNECT arrived in time. */
+    static final int CONNECT_TIMEOUT = 1;
+    /** Nothing heard for 1.5 times the keep-alive [MQTT-3.1.2-24]. */
+    static final int KEEP_ALIVE_TIMEOUT = 2;
+    /** The server's DISCONNECT could not be written in time: close without waiting more. */
+    static final int CLOSE_LINGER_TIMEOUT = 3;
+
     /** What to do with a connection whose time is up. */
     interface Expiry
     {
         /**
-         * @param connectTimeout true when no CONNECT arrived in time, false for a keep-alive timeout.
+         * @param cause {@link #CONNECT_TIMEOUT}, {@link #KEEP_ALIVE_TIMEOUT} or {@link #CLOSE_LINGER_TIMEOUT}.
          */
-        void expire(Connection connection, boolean connectTimeout);
+        void expire(Connection connection, int cause);
     }
 
     private static final long NO_TIMER = -1;
@@ -51,6 +58,19 @@ final class ConnectionTimers implements DeadlineTimerWheel.TimerHandler
      * CONNECT arrived: from now on the keep-alive it asked for applies (none for 0).
      */
     void onConnected(final Connection connection)
+    {
+        reschedule(connection);
+    }
+
+    /**
+     * The server sent its DISCONNECT: the connection closes by {@link Connection#closeByMs} at the latest.
+     */
+    void onClosing(final Connection connection)
+    {
+        reschedule(connection);
+    }
+
+    private void reschedule(final Connection connection)
     {
         cancel(connection);
         final long deadline = deadline(connection);
@@ -96,7 +116,8 @@ final class ConnectionTimers implements DeadlineTimerWheel.TimerHandler
         }
         if (now >= deadline)
         {
-            expiry.expire(connection, !connection.connectSeen);
+            expiry.expire(connection, connection.closing ? CLOSE_LINGER_TIMEOUT :
+                connection.connectSeen ? KEEP_ALIVE_TIMEOUT : CONNECT_TIMEOUT);
         }
         else
         {
@@ -107,6 +128,10 @@ final class ConnectionTimers implements DeadlineTimerWheel.TimerHandler
 
     private long deadline(final Connection connection)
     {
+        if (connection.closing)
+        {
+            return connection.closeByMs;
+        }
         if (!connection.connectSeen)
         {
             return connection.acceptedMs + connectTimeoutMs;

@@ -4,12 +4,17 @@ import io.netty.buffer.ByteBuf;
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.IngressEvent;
 import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.protocol.DisconnectEncoder;
+import io.ringmq.protocol.MqttVersion;
 import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.PingCodec;
 import org.agrona.DirectBuffer;
+import org.agrona.concurrent.EpochClock;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -23,7 +28,18 @@ final class ConnectionWriter
     /** Ends a connection; the agent's. */
     interface Closer
     {
+        /**
+         * Ends a connection now.
+         *
+         * @param kind {@link IngressEvent#CONNECTION_LOST} or {@link IngressEvent#DISCONNECTED}.
+         */
         void close(Connection connection, int kind);
+
+        /**
+         * Ends a connection for a reason: an MQTT 5.0 client is sent a DISCONNECT with that reason code first
+         * [MQTT-4.13.1-1], a 3.1.1 client is just closed. Either way the end event carries the reason.
+         */
+        void disconnect(Connection connection, int reasonCode);
     }
 
     private static final int CONNACK_FIRST_BYTE = PacketType.CONNACK << 4;
@@ -37,6 +53,8 @@ final class ConnectionWriter
     private final UnsafeBuffer outView = new UnsafeBuffer(0, 0);
     private final UnsafeBuffer constant = new UnsafeBuffer(new byte[0]);
     private final byte[] pingResponse = new byte[PingCodec.LENGTH];
+    /** Room for a DISCONNECT with a reason code and no properties. */
+    private final UnsafeBuffer disconnect = new UnsafeBuffer(new byte[8]);
     // per-message counts, added to the shared counters by the agent once per duty cycle
     long publishOut;
     long packetsOut;
@@ -84,7 +102,34 @@ final class ConnectionWriter
             }
             publishOut++;
         }
+        else if (null != connection.inboundQuota)
+        {
+            connection.inboundQuota.onSent(buffer, offset, length); // an answer frees the client's receive maximum
+        }
         append(connection, buffer, offset, length);
+    }
+
+    /**
+     * Queues the server's DISCONNECT for an MQTT 5.0 connection whose CONNACK accepted it (none may precede that
+     * CONNACK [MQTT-3.14.0-1]); from then on nothing more is read from it or sent to it [MQTT-3.14.4-1], and it
+     * closes once the DISCONNECT is written.
+     *
+     * @return false when no DISCONNECT is due: a 3.1.1 connection, no accepting CONNACK yet, or one already sent.
+     */
+    boolean sendDisconnect(final Connection connection, final int reasonCode)
+    {
+        if (connection.version != MqttVersion.V5 || connection.connack != Connection.CONNACK_ACCEPTED ||
+            connection.closing || connection.closed)
+        {
+            return false;
+        }
+        final int length = DisconnectEncoder.encode(disconnect, 0, PacketType.DISCONNECT, MqttVersion.V5, reasonCode,
+            null);
+        append(connection, disconnect, 0, length);
+        connection.closing = true;
+        connection.closeAfterFlush = true;
+        connection.updateInterest();
+        return true;
     }
 
     /**
@@ -237,6 +282,49 @@ final class ConnectionWriter
         {
             closer.close(connection, IngressEvent.CONNECTION_LOST);
         }
+    }
+
+    /**
+     * Flushes connections until their sockets took everything or the time is up, waiting in the selector for
+     * sockets that took only part (shutdown: bounded however slow the clients are).
+     */
+    void flushAll(final List<Connection> connections, final Selector selector, final EpochClock clock,
+        final long limitMs)
+    {
+        final long deadlineMs = clock.time() + limitMs;
+        while (flushEach(connections) && clock.time() < deadlineMs)
+        {
+            try
+            {
+                selector.select(ConnectionWriter::ignore, 10); // woken when a blocked socket takes more
+            }
+            catch (final IOException ex)
+            {
+                return;
+            }
+        }
+    }
+
+    /**
+     * @return whether some connection still has bytes its socket has not taken.
+     */
+    private boolean flushEach(final List<Connection> connections)
+    {
+        boolean pending = false;
+        for (int i = 0, size = connections.size(); i < size; i++)
+        {
+            final Connection connection = connections.get(i);
+            if (!connection.closed)
+            {
+                flush(connection);
+                pending |= !connection.closed && connection.out.isReadable();
+            }
+        }
+        return pending;
+    }
+
+    private static void ignore(final SelectionKey key)
+    {
     }
 
     private UnsafeBuffer constant(final byte[] bytes)

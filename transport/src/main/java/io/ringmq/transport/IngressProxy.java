@@ -97,12 +97,18 @@ final class IngressProxy
     /**
      * Tells the pipeline a connection ended: {@link IngressEvent#CONNECTION_LOST} or
      * {@link IngressEvent#DISCONNECTED}. Never lost: kept and retried while the ring is full.
+     *
+     * @param reasonCode            for DISCONNECTED the client's DISCONNECT reason code (0 on 3.1.1); for
+     *                              CONNECTION_LOST the reason the server ended it, 0 when the socket just closed.
+     * @param sessionExpiryInterval the Session Expiry Interval of a 5.0 DISCONNECT, or {@link IngressEvent#NONE}.
      */
-    void end(final long connectionId, final int kind, final int version)
+    void end(final long connectionId, final int kind, final int version, final int reasonCode,
+        final long sessionExpiryInterval)
     {
-        if (!pendingEnds.isEmpty() || !tryEnd(connectionId, kind, version))
+        if (!pendingEnds.isEmpty() || !tryEnd(connectionId, kind, version, reasonCode, sessionExpiryInterval))
         {
-            pendingEnds.addLast(new long[]{connectionId, kind, version}); // behind earlier ends, in order
+            // behind earlier ends, in order
+            pendingEnds.addLast(new long[]{connectionId, kind, version, reasonCode, sessionExpiryInterval});
         }
     }
 
@@ -115,7 +121,7 @@ final class IngressProxy
         while (!pendingEnds.isEmpty())
         {
             final long[] end = pendingEnds.peekFirst();
-            if (!tryEnd(end[0], (int)end[1], (int)end[2]))
+            if (!tryEnd(end[0], (int)end[1], (int)end[2], (int)end[3], end[4]))
             {
                 break;
             }
@@ -135,14 +141,15 @@ final class IngressProxy
         return result;
     }
 
-    private boolean tryEnd(final long connectionId, final int kind, final int version)
+    private boolean tryEnd(final long connectionId, final int kind, final int version, final int reasonCode,
+        final long sessionExpiryInterval)
     {
         final long sequence = claim();
         if (sequence < 0)
         {
             return false;
         }
-        ring.get(sequence).end(kind, agentIndex, connectionId, version);
+        ring.get(sequence).end(kind, agentIndex, connectionId, version, reasonCode, sessionExpiryInterval);
         ring.publish(sequence);
         published = true;
         return true;

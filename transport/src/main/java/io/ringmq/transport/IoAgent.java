@@ -6,6 +6,7 @@ import io.ringmq.pipeline.IngressEvent;
 import io.ringmq.pipeline.MessageLog;
 import io.ringmq.protocol.MqttVersion;
 import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.ReasonCode;
 import io.ringmq.pipeline.status.BrokerCounters;
 import org.agrona.CloseHelper;
 import org.agrona.DirectBuffer;
@@ -39,6 +40,10 @@ final class IoAgent implements Agent
 {
     /** How long an agent with paused connections may sleep: nobody wakes it when the ingress ring frees up. */
     static final long PAUSED_SLEEP_MS = 1;
+    /** How long a connection the server sent DISCONNECT to may take to be written before it is closed anyway. */
+    static final long CLOSE_LINGER_MS = 1_000;
+    /** How long a shutting-down agent waits for its DISCONNECTs (0x8B) to be written, all connections together. */
+    static final long SHUTDOWN_FLUSH_MS = 500;
 
     private final int index;
     private final BrokerCounters counters;
@@ -86,12 +91,24 @@ final class IoAgent implements Agent
         this.nowMs = clock.time();
         this.timers = new ConnectionTimers(nowMs, context.connectTimeoutMs(), this::expire);
         this.memoryBudget = new MemoryBudget(context.memoryBudgetBytes());
-        this.writer = new ConnectionWriter(context, counters, memoryBudget, paused, this::close);
+        final ConnectionWriter.Closer closer = new ConnectionWriter.Closer()
+        {
+            public void close(final Connection connection, final int kind)
+            {
+                IoAgent.this.close(connection, kind);
+            }
+
+            public void disconnect(final Connection connection, final int reasonCode)
+            {
+                IoAgent.this.disconnect(connection, reasonCode);
+            }
+        };
+        this.writer = new ConnectionWriter(context, counters, memoryBudget, paused, closer);
         this.sys = index == 0 ? new SysTopics(counters, context.sysIntervalMs(), nowMs, (packet, length) ->
             this.ingress.packet(IngressEvent.SYSTEM_CONNECTION, MqttVersion.V3_1_1, true, PacketType.PUBLISH, packet,
                 length)) : null;
         this.limits = new LimitReport(counters, LIMIT_REPORT_MS, nowMs);
-        this.reader = new ConnectionReader(context, counters, this.ingress, timers, writer, paused, this::close);
+        this.reader = new ConnectionReader(context, counters, this.ingress, timers, writer, paused, closer);
         this.retry = reader::processInbound;
         this.acceptor = null == server ? null : new Acceptor(context, counters, server, connectionCount, memoryBudget);
         if (null != acceptor)
@@ -311,7 +328,36 @@ final class IoAgent implements Agent
         counters.increment(BrokerCounters.CONNECTIONS_CLOSED);
         if (connection.connectSeen && !shuttingDown)
         {
-            ingress.end(connection.id, kind, connection.version);
+            ingress.end(connection.id, kind, connection.version, connection.endReasonCode,
+                connection.endSessionExpiryInterval);
+        }
+    }
+
+    /**
+     * Ends a connection for a reason: an MQTT 5.0 client whose CONNACK accepted it is sent DISCONNECT with that
+     * reason code [MQTT-4.13.1-1] and closed once it is written, within {@link #CLOSE_LINGER_MS}; any other
+     * connection is closed at once. The end handed to the pipeline is a loss that carries the reason.
+     */
+    private void disconnect(final Connection connection, final int reasonCode)
+    {
+        if (connection.closed)
+        {
+            return;
+        }
+        if (!connection.closing)
+        {
+            connection.endReasonCode = reasonCode;
+        }
+        if (!writer.sendDisconnect(connection, reasonCode))
+        {
+            close(connection, IngressEvent.CONNECTION_LOST);
+            return;
+        }
+        writer.flush(connection); // closes it when the socket took everything
+        if (!connection.closed)
+        {
+            connection.closeByMs = nowMs + CLOSE_LINGER_MS;
+            timers.onClosing(connection);
         }
     }
 
@@ -334,7 +380,7 @@ final class IoAgent implements Agent
     void send(final long connectionId, final DirectBuffer buffer, final int offset, final int length)
     {
         final Connection connection = connections.get(connectionId);
-        if (null != connection && !connection.closed)
+        if (null != connection && !connection.closed && !connection.closing) // nothing after DISCONNECT [MQTT-3.14.4-1]
         {
             writer.send(connection, buffer, offset, length);
         }
@@ -359,10 +405,21 @@ final class IoAgent implements Agent
         return count;
     }
 
-    private void expire(final Connection connection, final boolean connectTimeout)
+    private void expire(final Connection connection, final int cause)
     {
-        counters.increment(connectTimeout ? BrokerCounters.CONNECT_TIMEOUTS : BrokerCounters.KEEP_ALIVE_TIMEOUTS);
-        close(connection, IngressEvent.CONNECTION_LOST);
+        switch (cause)
+        {
+            case ConnectionTimers.CONNECT_TIMEOUT:
+                counters.increment(BrokerCounters.CONNECT_TIMEOUTS);
+                close(connection, IngressEvent.CONNECTION_LOST);
+                break;
+            case ConnectionTimers.KEEP_ALIVE_TIMEOUT:
+                counters.increment(BrokerCounters.KEEP_ALIVE_TIMEOUTS);
+                disconnect(connection, ReasonCode.KEEP_ALIVE_TIMEOUT); // 0x8D on 5.0 [MQTT-3.1.2-22]
+                break;
+            default:
+                close(connection, IngressEvent.CONNECTION_LOST); // its DISCONNECT was not written in time
+        }
     }
 
     /**
@@ -374,15 +431,24 @@ final class IoAgent implements Agent
     }
 
     /**
-     * The broker is shutting down: every connection is flushed and closed, and their ends are not handed to the
-     * pipeline, so a clean shutdown publishes no will and changes no session.
+     * The broker is shutting down: every MQTT 5.0 client is sent DISCONNECT 0x8B (Server shutting down), every
+     * connection is flushed, for at most {@link #SHUTDOWN_FLUSH_MS} in all, and closed. Their ends are not handed
+     * to the pipeline, so a clean shutdown publishes no will and changes no session.
      */
     public void onClose()
     {
         shuttingDown = true;
-        for (final Connection connection : new ArrayList<>(connections.values()))
+        final ArrayList<Connection> open = new ArrayList<>(connections.values());
+        for (final Connection connection : open)
         {
-            writer.flush(connection);
+            writer.sendDisconnect(connection, ReasonCode.SERVER_SHUTTING_DOWN);
+            connection.closing = true; // nothing more is read from any
+            connection.closeAfterFlush = false; // closed below, once everything had its chance to be written
+            connection.updateInterest();
+        }
+        writer.flushAll(open, selector, clock, SHUTDOWN_FLUSH_MS);
+        for (final Connection connection : open)
+        {
             close(connection, IngressEvent.CONNECTION_LOST);
         }
         publishCounts();

@@ -15,7 +15,8 @@ class ConnectionTimersTest
 {
     private final List<String> expired = new ArrayList<>();
     private final ConnectionTimers timers = new ConnectionTimers(0, 1_000,
-        (connection, connectTimeout) -> expired.add(connection.id + (connectTimeout ? ":connect" : ":keep-alive")));
+        (connection, cause) -> expired.add(connection.id + (cause == ConnectionTimers.CONNECT_TIMEOUT ? ":connect" :
+            cause == ConnectionTimers.KEEP_ALIVE_TIMEOUT ? ":keep-alive" : ":linger")));
 
     private static Connection connection(final long id, final long nowMs)
     {
@@ -64,5 +65,22 @@ class ConnectionTimersTest
         timers.onClosed(closed);
         timers.poll(60_000);
         assertThat(expired).isEmpty();
+    }
+
+    @Test
+    @DisplayName("a connection the server sent DISCONNECT to closes by its linger deadline, keep-alive 0 or not")
+    void aClosingConnectionLingersBoundedly()
+    {
+        final Connection closing = connection(5, 0);
+        timers.onAccepted(closing);
+        closing.connectSeen = true;
+        timers.onConnected(closing); // keep-alive 0: no timer
+        closing.closing = true;
+        closing.closeByMs = 1_000;
+        timers.onClosing(closing);
+        timers.poll(900);
+        assertThat(expired).isEmpty();
+        timers.poll(1_100);
+        assertThat(expired).containsExactly("5:linger");
     }
 }

@@ -38,7 +38,7 @@ class IngressProxyTest
         {
             assertThat(proxy.packet(10 + i, MqttVersion.V3_1_1, true, PacketType.PUBLISH, bytes, 8)).isTrue();
         }
-        proxy.end(1, IngressEvent.CONNECTION_LOST, MqttVersion.V3_1_1); // no room: it waits
+        proxy.end(1, IngressEvent.CONNECTION_LOST, MqttVersion.V3_1_1, 0, IngressEvent.NONE); // no room: it waits
         assertThat(proxy.packet(2, MqttVersion.V3_1_1, true, PacketType.CONNECT, bytes, 16)).isFalse();
 
         consumer.set(0); // one slot free: the end takes it, the CONNECT still waits
@@ -50,6 +50,26 @@ class IngressProxyTest
         assertThat(proxy.packet(2, MqttVersion.V3_1_1, true, PacketType.CONNECT, bytes, 16)).isTrue();
         assertThat(ring.get(5).packetType).isEqualTo(PacketType.CONNECT);
         assertThat(ring.get(5).connectionId).isEqualTo(2);
+    }
+
+    @Test
+    @DisplayName("an end that waited for room keeps its reason code and DISCONNECT session expiry interval")
+    void aWaitingEndKeepsItsReasonAndExpiry()
+    {
+        for (int i = 0; i < 4; i++)
+        {
+            assertThat(proxy.packet(10 + i, MqttVersion.V5, true, PacketType.PUBLISH, bytes, 8)).isTrue();
+        }
+        proxy.end(1, IngressEvent.DISCONNECTED, MqttVersion.V5, 0x04, 4_000_000_000L);
+        proxy.end(2, IngressEvent.CONNECTION_LOST, MqttVersion.V5, 0x8D, IngressEvent.NONE);
+        consumer.set(1);
+        assertThat(proxy.retryEnds()).isEqualTo(2);
+        assertThat(ring.get(4).kind).isEqualTo(IngressEvent.DISCONNECTED);
+        assertThat(ring.get(4).reasonCode).isEqualTo(0x04);
+        assertThat(ring.get(4).sessionExpiryInterval).isEqualTo(4_000_000_000L);
+        assertThat(ring.get(5).connectionId).isEqualTo(2);
+        assertThat(ring.get(5).reasonCode).isEqualTo(0x8D);
+        assertThat(ring.get(5).sessionExpiryInterval).isEqualTo(IngressEvent.NONE);
     }
 
     @Test

@@ -2,6 +2,8 @@ package io.ringmq.transport;
 
 import io.ringmq.protocol.ConnectEncoder;
 import io.ringmq.protocol.DecodeError;
+import io.ringmq.protocol.DisconnectEncoder;
+import io.ringmq.protocol.MqttProperties;
 import io.ringmq.protocol.MqttVersion;
 import io.ringmq.protocol.PacketDecoder;
 import io.ringmq.protocol.PacketType;
@@ -17,7 +19,7 @@ import java.net.SocketTimeoutException;
 import java.util.Arrays;
 
 /**
- * A bare MQTT 3.1.1 client on a blocking socket, built on ringmq's codec, for what real clients will not do:
+ * A bare MQTT 3.1.1 (or, after {@link #v5()}, 5.0) client on a blocking socket, built on ringmq's codec, for what real clients will not do:
  * send malformed bytes, stop reading, vanish without DISCONNECT, or skip an acknowledgement.
  */
 final class RawClient implements AutoCloseable
@@ -29,6 +31,8 @@ final class RawClient implements AutoCloseable
     private byte[] buffer = new byte[64 * 1024];
     private int filled;
     private byte[] lastPacket;
+    /** The protocol level the broker's packets are decoded in. */
+    private int version = MqttVersion.V3_1_1;
 
     RawClient(final int port) throws IOException
     {
@@ -49,6 +53,48 @@ final class RawClient implements AutoCloseable
         socket.setTcpNoDelay(true);
         in = socket.getInputStream();
         out = socket.getOutputStream();
+    }
+
+    /**
+     * Reads the broker's packets as MQTT 5.0 from now on.
+     *
+     * @return this.
+     */
+    RawClient v5()
+    {
+        version = MqttVersion.V5;
+        return this;
+    }
+
+    /**
+     * @param properties the CONNECT's properties, or null for none.
+     */
+    static byte[] connect5(final String clientId, final int keepAlive, final MqttProperties properties)
+    {
+        final ConnectEncoder encoder = new ConnectEncoder().reset().version(MqttVersion.V5).cleanStart(true)
+            .keepAlive(keepAlive).properties(properties);
+        encoder.clientId().wrap(clientId);
+        return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
+    }
+
+    /**
+     * @param properties the PUBLISH's properties (a Topic Alias among them), or null for none.
+     */
+    static byte[] publish5(final String topic, final byte[] payload, final int qos, final int packetId,
+        final MqttProperties properties)
+    {
+        final PublishEncoder encoder = new PublishEncoder().reset().version(MqttVersion.V5).qos(qos).packetId(packetId)
+            .topic(topic).payload(payload).properties(properties);
+        return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
+    }
+
+    /**
+     * @return an MQTT 5.0 DISCONNECT (or AUTH) with a reason code and properties (null for none).
+     */
+    static byte[] reasonPacket5(final int packetType, final int reasonCode, final MqttProperties properties)
+    {
+        return encode(DisconnectEncoder.encodedLength(packetType, MqttVersion.V5, reasonCode, properties),
+            buffer -> DisconnectEncoder.encode(buffer, 0, packetType, MqttVersion.V5, reasonCode, properties));
     }
 
     static byte[] connect(final String clientId, final boolean clean, final int keepAlive)
@@ -195,7 +241,7 @@ final class RawClient implements AutoCloseable
         {
             final UnsafeBuffer view = new UnsafeBuffer(buffer, 0, Math.max(1, filled));
             final int length = filled == 0 ? DecodeError.NEED_MORE :
-                decoder.decode(view, 0, filled, MqttVersion.V3_1_1, 1 << 24);
+                decoder.decode(view, 0, filled, version, 1 << 24);
             if (length > 0)
             {
                 lastPacket = Arrays.copyOf(buffer, length);
@@ -203,7 +249,7 @@ final class RawClient implements AutoCloseable
                 filled -= length;
                 final int type = decoder.packetType();
                 // re-decode the kept copy so the flyweights point at bytes that stay put
-                decoder.decode(new UnsafeBuffer(lastPacket), 0, lastPacket.length, MqttVersion.V3_1_1, 1 << 24);
+                decoder.decode(new UnsafeBuffer(lastPacket), 0, lastPacket.length, version, 1 << 24);
                 return type;
             }
             if (length < 0)
@@ -221,6 +267,14 @@ final class RawClient implements AutoCloseable
             }
             filled += read;
         }
+    }
+
+    /**
+     * @return the bytes of the last packet read.
+     */
+    byte[] lastPacket()
+    {
+        return lastPacket;
     }
 
     PacketDecoder decoder()

@@ -1,0 +1,156 @@
+package io.ringmq.transport;
+
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.protocol.MqttVersion;
+import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.PublishFlyweight;
+import io.ringmq.protocol.ReasonCode;
+import io.ringmq.protocol.Slice;
+import org.agrona.DirectBuffer;
+
+/**
+ * What the reading role of an I/O agent judges on a decoded PUBLISH before the pipeline sees it:
+ * <ol>
+ *   <li>its Topic Alias (MQTT 5.0), resolved by the agent's {@link TopicAliasResolver};</li>
+ *   <li>{@code --max-topic-length} and {@code --max-topic-levels} on the resolved topic name (0x90 on 5.0);</li>
+ *   <li>the client's Receive Maximum (MQTT 5.0): one QoS 1 or 2 PUBLISH more than the broker announced is 0x93
+ *       [MQTT-3.3.4-7], counted per connection by its {@link InboundQuota};</li>
+ * </ol>
+ * then hands it on: its bytes as they came (no copy), or, when it had a Topic Alias, the canonical PUBLISH the
+ * resolver wrote, so a stage never sees an alias.
+ */
+final class InboundPublishes
+{
+    private final BrokerContext context;
+    private final BrokerCounters counters;
+    private final IngressProxy ingress;
+    private final ConnectionWriter.Closer closer;
+    private final TopicAliasResolver aliases;
+
+    InboundPublishes(final BrokerContext context, final BrokerCounters counters, final IngressProxy ingress,
+        final ConnectionWriter.Closer closer)
+    {
+        this.context = context;
+        this.counters = counters;
+        this.ingress = ingress;
+        this.closer = closer;
+        this.aliases = new TopicAliasResolver(context.topicAliasMaximum());
+    }
+
+    /**
+     * @param packet the PUBLISH's bytes from offset 0, as decoded into {@code publish}.
+     * @return false when it could not be handed on now (the ingress ring is full: try again later); true when it
+     * was handed on or the connection was ended for it.
+     */
+    boolean onPublish(final Connection connection, final PublishFlyweight publish, final DirectBuffer packet,
+        final int length)
+    {
+        final boolean aliased = TopicAliasResolver.hasAlias(connection.version, publish);
+        if (aliased)
+        {
+            final int reason = aliases.resolve(connection, publish);
+            if (reason != 0)
+            {
+                ConnectionReader.protocolViolation(counters, closer, connection,
+                    reason == ReasonCode.TOPIC_ALIAS_INVALID ? "Topic Alias over the maximum [MQTT-3.3.2-9]" :
+                        "empty topic with an unknown Topic Alias", reason);
+                return true;
+            }
+            final DirectBuffer topic = aliases.topic();
+            if (!topicWithinLimits(connection, topic, 0, topic.capacity()))
+            {
+                return true;
+            }
+        }
+        else
+        {
+            final Slice topic = publish.topic();
+            if (!topicWithinLimits(connection, topic.buffer(), topic.offset(), topic.length()))
+            {
+                return true;
+            }
+        }
+        final boolean counted = connection.version == MqttVersion.V5 && publish.qos() > 0;
+        if (counted && receiveMaximumExceeded(connection, publish))
+        {
+            return true;
+        }
+        final boolean handed;
+        if (aliased)
+        {
+            final int canonicalLength = aliases.canonical(connection, publish); // sets the mapping [MQTT-3.3.2-12]
+            handed = ingress.packet(connection.id, connection.version, connection.loopback, PacketType.PUBLISH,
+                aliases.packet(), canonicalLength);
+        }
+        else
+        {
+            handed = ingress.packet(connection.id, connection.version, connection.loopback, PacketType.PUBLISH,
+                packet, length);
+        }
+        if (handed && counted)
+        {
+            connection.inboundQuota.onPublish(publish.qos(), publish.packetId());
+        }
+        return handed;
+    }
+
+    /**
+     * @return true when the connection was ended for one more unanswered QoS 1 or 2 PUBLISH than the Receive
+     * Maximum allows (0x93) [MQTT-3.3.4-7].
+     */
+    private boolean receiveMaximumExceeded(final Connection connection, final PublishFlyweight publish)
+    {
+        if (null == connection.inboundQuota)
+        {
+            connection.inboundQuota = new InboundQuota();
+        }
+        if (!connection.inboundQuota.exceeds(publish.qos(), publish.packetId(), context.receiveMaximum()))
+        {
+            return false;
+        }
+        ConnectionReader.protocolViolation(counters, closer, connection, "over the receive maximum [MQTT-3.3.4-7]",
+            ReasonCode.RECEIVE_MAXIMUM_EXCEEDED);
+        return true;
+    }
+
+    /**
+     * {@code --max-topic-length} and {@code --max-topic-levels} on a PUBLISH's (resolved) topic name; over either
+     * ends the connection (on 5.0 with Topic Name invalid, 0x90), counted apart from other protocol errors.
+     *
+     * @return false when the connection was ended for it.
+     */
+    private boolean topicWithinLimits(
+        final Connection connection, final DirectBuffer buffer, final int offset, final int topicLength)
+    {
+        if (topicLength > context.maxTopicLength())
+        {
+            counters.increment(BrokerCounters.TOPIC_TOO_LONG);
+            closer.disconnect(connection, ReasonCode.TOPIC_NAME_INVALID);
+            return false;
+        }
+        if (topicLength >= context.maxTopicLevels() && levels(buffer, offset, topicLength) > context.maxTopicLevels())
+        {
+            counters.increment(BrokerCounters.TOPIC_TOO_MANY_LEVELS);
+            closer.disconnect(connection, ReasonCode.TOPIC_NAME_INVALID);
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * @return the levels of a topic name: one more than its separators.
+     */
+    static int levels(final DirectBuffer buffer, final int offset, final int length)
+    {
+        int levels = 1;
+        for (int i = offset, end = offset + length; i < end; i++)
+        {
+            if (buffer.getByte(i) == '/')
+            {
+                levels++;
+            }
+        }
+        return levels;
+    }
+}
