@@ -215,8 +215,8 @@ public final class RoutingStage implements Stage
                 onTick(event);
                 break;
             default:
-                // a 5.0 DISCONNECT with reason 0x04 still publishes the will [MQTT-3.14.4-3]
-                onConnectionEnd(event, event.reasonCode == ReasonCode.DISCONNECT_WITH_WILL_MESSAGE);
+                // only a DISCONNECT with reason 0x00 discards the will [MQTT-3.14.4-3]; 0x04 asks for it
+                onConnectionEnd(event, event.reasonCode != ReasonCode.NORMAL_DISCONNECTION);
         }
         return commit(event);
     }

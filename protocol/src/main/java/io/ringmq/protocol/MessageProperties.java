@@ -101,6 +101,24 @@ public final class MessageProperties
     }
 
     /**
+     * @return whether the properties hold one with identifier {@code id}.
+     */
+    public static boolean has(final DirectBuffer src, final int offset, final int length, final int id)
+    {
+        int at = offset;
+        final int end = offset + length;
+        while (at < end)
+        {
+            if ((src.getByte(at) & 0xFF) == id)
+            {
+                return true;
+            }
+            at += propertyLength(src, at, end);
+        }
+        return false;
+    }
+
+    /**
      * The section of a raw property block: where its properties start and how long they are, given the offset of
      * its length prefix.
      *

@@ -87,7 +87,8 @@ final class ConnectionWriter
         }
         if ((first >>> 4) == PacketType.PUBLISH)
         {
-            if ((first & 0x06) == 0)
+            // QoS 0 may be shed, except a 5.0 PUBLISH that tells the client a new topic alias: later ones use it
+            if ((first & 0x06) == 0 && !(connection.version == MqttVersion.V5 && assignsAlias(buffer, offset, length)))
             {
                 if (connection.out.readableBytes() > context.outboundHighWaterBytes())
                 {
@@ -130,6 +131,41 @@ final class ConnectionWriter
         connection.closeAfterFlush = true;
         connection.updateInterest();
         return true;
+    }
+
+    /**
+     * @return whether a 5.0 QoS 0 PUBLISH carries both a topic and a Topic Alias: it sets the alias for the
+     * client, so dropping it would leave later PUBLISHes naming an alias the client never learnt. Only read
+     * on the path that would shed it.
+     */
+    static boolean assignsAlias(final DirectBuffer buffer, final int offset, final int length)
+    {
+        int index = offset + 1;
+        final int end = offset + length;
+        while (index < end && (buffer.getByte(index) & 0x80) != 0) // the remaining length's bytes
+        {
+            index++;
+        }
+        index++;
+        if (index + 2 > end)
+        {
+            return false;
+        }
+        final int topicLength = buffer.getShort(index, java.nio.ByteOrder.BIG_ENDIAN) & 0xFFFF;
+        if (topicLength == 0)
+        {
+            return false; // uses an alias, sets none
+        }
+        index += 2 + topicLength; // QoS 0: no packet identifier
+        final int packed = io.ringmq.protocol.VariableByteInteger.decode(buffer, index, end);
+        if (packed < 0)
+        {
+            return false;
+        }
+        final int start = index + io.ringmq.protocol.VariableByteInteger.byteCount(packed);
+        final int propertiesEnd = Math.min(end, start + io.ringmq.protocol.VariableByteInteger.value(packed));
+        return io.ringmq.protocol.MessageProperties.has(buffer, start, propertiesEnd - start,
+            io.ringmq.protocol.PropertyId.TOPIC_ALIAS);
     }
 
     /**
