@@ -10,11 +10,12 @@ import java.security.MessageDigest;
 import java.util.Base64;
 
 /**
- * The client side of SCRAM-SHA-256 (RFC 5802 section 3), written apart from the server's code: its
+ * The client side of SCRAM-SHA-256 (RFC 5802 section 3), for tests and tools that connect with MQTT 5.0 enhanced
+ * authentication; written apart from the server's code: its
  * SaltedPassword comes from the JDK's PBKDF2WithHmacSHA256, not from {@link ScramCrypto}, so the two check each
  * other.
  */
-final class ScramClient
+public final class ScramClient
 {
     private final String user;
     private final String password;
@@ -23,12 +24,12 @@ final class ScramClient
     private String clientFirstBare;
     private byte[] expectedServerSignature;
 
-    ScramClient(final String user, final String password, final String clientNonce)
+    public ScramClient(final String user, final String password, final String clientNonce)
     {
         this(user, password, clientNonce, "n,,");
     }
 
-    ScramClient(final String user, final String password, final String clientNonce, final String gs2Header)
+    public ScramClient(final String user, final String password, final String clientNonce, final String gs2Header)
     {
         this.user = user;
         this.password = password;
@@ -39,7 +40,7 @@ final class ScramClient
     /**
      * @return the client-first message, the user name escaped ("," as "=2C", "=" as "=3D").
      */
-    byte[] first()
+    public byte[] first()
     {
         clientFirstBare = "n=" + user.replace("=", "=3D").replace(",", "=2C") + ",r=" + clientNonce;
         return ascii(gs2Header + clientFirstBare);
@@ -48,7 +49,7 @@ final class ScramClient
     /**
      * @return the client-final message answering the server-first one.
      */
-    byte[] last(final byte[] serverFirstBytes)
+    public byte[] last(final byte[] serverFirstBytes)
     {
         final String serverFirst = new String(serverFirstBytes, StandardCharsets.US_ASCII);
         final String[] attributes = serverFirst.split(",");
@@ -73,7 +74,7 @@ final class ScramClient
     /**
      * @return whether the server-final message proves the server knows the user's ServerKey.
      */
-    boolean verifies(final byte[] serverFinal)
+    public boolean verifies(final byte[] serverFinal)
     {
         return null != serverFinal && MessageDigest.isEqual(serverFinal,
             ascii("v=" + Base64.getEncoder().encodeToString(expectedServerSignature)));
@@ -84,7 +85,7 @@ final class ScramClient
      *
      * @return the exchange's answer to the client-final message.
      */
-    static int run(final ScramClient client, final AuthExchange exchange)
+    public static int run(final ScramClient client, final AuthExchange exchange)
     {
         if (exchange.step(client.first()) != AuthExchange.CONTINUE)
         {
