@@ -17,8 +17,9 @@ import java.net.SocketTimeoutException;
 import java.util.Arrays;
 
 /**
- * A bare MQTT 3.1.1 client on a blocking socket, built on ringmq's codec, for what real clients will not do:
- * send malformed bytes, stop reading, vanish without DISCONNECT, or skip an acknowledgement.
+ * A bare MQTT 3.1.1 (or, after {@link #version(int)}, 5.0) client on a blocking socket, built on ringmq's codec, for
+ * what real clients will not do: send malformed bytes, stop reading, vanish without DISCONNECT, skip an
+ * acknowledgement, or show the bytes of a property (a topic alias and its empty topic).
  */
 final class RawClient implements AutoCloseable
 {
@@ -29,6 +30,7 @@ final class RawClient implements AutoCloseable
     private byte[] buffer = new byte[64 * 1024];
     private int filled;
     private byte[] lastPacket;
+    private int version = MqttVersion.V3_1_1;
 
     RawClient(final int port) throws IOException
     {
@@ -49,6 +51,58 @@ final class RawClient implements AutoCloseable
         socket.setTcpNoDelay(true);
         in = socket.getInputStream();
         out = socket.getOutputStream();
+    }
+
+    /**
+     * Decodes what the broker sends as {@code version} ({@link MqttVersion#V5} after a 5.0 CONNECT).
+     *
+     * @return this.
+     */
+    RawClient version(final int version)
+    {
+        this.version = version;
+        return this;
+    }
+
+    /**
+     * An MQTT 5.0 CONNECT with clean start and keep alive 60 s.
+     *
+     * @param properties the CONNECT properties, or null for none.
+     */
+    static byte[] connect5(final String clientId, final io.ringmq.protocol.MqttProperties properties)
+    {
+        final ConnectEncoder encoder = new ConnectEncoder().reset().version(MqttVersion.V5).cleanStart(true)
+            .keepAlive(60).properties(properties);
+        encoder.clientId().wrap(clientId);
+        return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
+    }
+
+    /**
+     * An MQTT 5.0 CONNECT with clean start 0 and a QoS 1 will.
+     *
+     * @param properties     the CONNECT properties (its Session Expiry Interval), or null for none.
+     * @param willProperties the will's properties (its Will Delay Interval), or null for none.
+     */
+    static byte[] connect5WithWill(final String clientId, final io.ringmq.protocol.MqttProperties properties,
+        final String willTopic, final String willPayload, final io.ringmq.protocol.MqttProperties willProperties)
+    {
+        final ConnectEncoder encoder = new ConnectEncoder().reset().version(MqttVersion.V5).cleanStart(false)
+            .keepAlive(60).properties(properties).will(1, false, willProperties);
+        encoder.clientId().wrap(clientId);
+        encoder.willTopic().wrap(willTopic);
+        encoder.willPayload().wrap(willPayload);
+        return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
+    }
+
+    /**
+     * An MQTT 5.0 SUBSCRIBE of one filter with no options beyond the QoS.
+     */
+    static byte[] subscribe5(final int packetId, final String filter, final int qos)
+    {
+        final SubscribeEncoder encoder = new SubscribeEncoder().reset(PacketType.SUBSCRIBE).version(MqttVersion.V5)
+            .packetId(packetId);
+        encoder.filters().add(filter, qos);
+        return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
     static byte[] connect(final String clientId, final boolean clean, final int keepAlive)
@@ -195,7 +249,7 @@ final class RawClient implements AutoCloseable
         {
             final UnsafeBuffer view = new UnsafeBuffer(buffer, 0, Math.max(1, filled));
             final int length = filled == 0 ? DecodeError.NEED_MORE :
-                decoder.decode(view, 0, filled, MqttVersion.V3_1_1, 1 << 24);
+                decoder.decode(view, 0, filled, version, 1 << 24);
             if (length > 0)
             {
                 lastPacket = Arrays.copyOf(buffer, length);
@@ -203,7 +257,7 @@ final class RawClient implements AutoCloseable
                 filled -= length;
                 final int type = decoder.packetType();
                 // re-decode the kept copy so the flyweights point at bytes that stay put
-                decoder.decode(new UnsafeBuffer(lastPacket), 0, lastPacket.length, MqttVersion.V3_1_1, 1 << 24);
+                decoder.decode(new UnsafeBuffer(lastPacket), 0, lastPacket.length, version, 1 << 24);
                 return type;
             }
             if (length < 0)
