@@ -86,6 +86,14 @@ final class Hive5 implements AutoCloseable
     {
         final String marker = "marker-" + System.nanoTime();
         publisher.publish(topic, marker, 1, false);
+        return receiveUntil(marker);
+    }
+
+    /**
+     * @return every message received before the one whose payload is {@code marker}.
+     */
+    List<Mqtt5Publish> receiveUntil(final String marker) throws InterruptedException
+    {
         final List<Mqtt5Publish> before = new ArrayList<>();
         while (true)
         {
