@@ -109,8 +109,7 @@ class MixedVersionsTest extends InProcessBrokerTest
     @BeforeEach
     void start() throws Exception
     {
-        broker = Broker.launch(TestBrokers.v5Context());
-        port = broker.port();
+        port = launch(TestBrokers.v5Context());
     }
 
     private End end(final String version, final String clientId) throws Exception

@@ -2,7 +2,6 @@ package io.ringmq.transport;
 
 import com.hivemq.client.mqtt.mqtt5.message.connect.connack.Mqtt5ConnAck;
 import com.hivemq.client.mqtt.mqtt5.message.publish.Mqtt5Publish;
-import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.MqttProperties;
 import io.ringmq.protocol.MqttVersion;
@@ -30,18 +29,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class Mqtt5ConnectTest extends InProcessBrokerTest
 {
-    private int start(final BrokerContext context) throws Exception
-    {
-        broker = Broker.launch(context);
-        return broker.port();
-    }
-
     @Test
     @DisplayName("MQTT-3.1.2-4, MQTT-3.1.2-5, MQTT-3.2.2-2, MQTT-3.2.2-3: session expiry 0 ends the session with the "
         + "connection; > 0 keeps it, resumed with session present 1 and its queued message; clean start 1 discards it")
     void cleanStartAndSessionExpiry() throws Exception
     {
-        final int port = start(TestBrokers.v5Context());
+        final int port = launch(TestBrokers.v5Context());
         final Hive5 publisher = closeLater(Hive5.connect(port, "pub"));
 
         final Hive5 brief = closeLater(new Hive5(port, "brief"));
@@ -78,7 +71,7 @@ class Mqtt5ConnectTest extends InProcessBrokerTest
         + "the applied value announced in the CONNACK; one within the cap is not announced")
     void sessionExpiryCapped() throws Exception
     {
-        final int port = start(TestBrokers.v5Context().persistentClientExpirationMs(3_600_000));
+        final int port = launch(TestBrokers.v5Context().persistentClientExpirationMs(3_600_000));
         final Hive5 forever = closeLater(new Hive5(port, "forever"));
         final Mqtt5ConnAck capped = forever.client.connectWith().cleanStart(true).sessionExpiryInterval(0xFFFF_FFFFL)
             .send();
@@ -94,7 +87,7 @@ class Mqtt5ConnectTest extends InProcessBrokerTest
         + "the CONNACK and different for each client")
     void assignedClientIdentifier() throws Exception
     {
-        final int port = start(TestBrokers.v5Context());
+        final int port = launch(TestBrokers.v5Context());
         final Hive5 first = closeLater(new Hive5(Hive5.builder(port, "x").identifier(""), false));
         final Hive5 second = closeLater(new Hive5(Hive5.builder(port, "x").identifier(""), false));
         final String firstId = first.client.connect().getAssignedClientIdentifier().orElseThrow().toString();
@@ -110,7 +103,7 @@ class Mqtt5ConnectTest extends InProcessBrokerTest
         + "a shorter one stands and is not announced")
     void serverKeepAlive() throws Exception
     {
-        final int port = start(TestBrokers.v5Context().maxKeepAliveSeconds(30));
+        final int port = launch(TestBrokers.v5Context().maxKeepAliveSeconds(30));
         final Hive5 lazy = closeLater(new Hive5(port, "lazy"));
         assertThat(lazy.client.connectWith().keepAlive(120).send().getServerKeepAlive()).hasValue(30);
         final Hive5 none = closeLater(new Hive5(port, "none"));
@@ -124,7 +117,7 @@ class Mqtt5ConnectTest extends InProcessBrokerTest
         + "kept to a Receive Maximum of 2 still gets 20 QoS 1 messages through")
     void brokerLimitsAnnounced() throws Exception
     {
-        final int port = start(TestBrokers.v5Context().receiveMaximum(2).maxPacketSize(4_096));
+        final int port = launch(TestBrokers.v5Context().receiveMaximum(2).maxPacketSize(4_096));
         final Hive5 subscriber = closeLater(Hive5.connect(port, "sub"));
         subscriber.subscribe("rm/#", 1);
         final Hive5 publisher = closeLater(new Hive5(port, "pub"));
@@ -152,7 +145,7 @@ class Mqtt5ConnectTest extends InProcessBrokerTest
         + "unacknowledged; each acknowledgement lets the next one go")
     void clientReceiveMaximum() throws Exception
     {
-        final int port = start(TestBrokers.v5Context());
+        final int port = launch(TestBrokers.v5Context());
         final Hive5 subscriber = closeLater(new Hive5(Hive5.builder(port, "slow"), true));
         subscriber.client.connectWith().restrictions().receiveMaximum(2).applyRestrictions().send();
         subscriber.subscribe("rm/#", 1);
@@ -188,7 +181,7 @@ class Mqtt5ConnectTest extends InProcessBrokerTest
         + "which is counted as PACKET_TOO_LARGE_FOR_CLIENT")
     void clientMaximumPacketSize() throws Exception
     {
-        final int port = start(TestBrokers.v5Context());
+        final int port = launch(TestBrokers.v5Context());
         final Hive5 subscriber = closeLater(new Hive5(Hive5.builder(port, "small"), false));
         subscriber.client.connectWith().restrictions().maximumPacketSize(200).applyRestrictions().send();
         subscriber.subscribe("mp/#", 1);
@@ -205,7 +198,7 @@ class Mqtt5ConnectTest extends InProcessBrokerTest
     @DisplayName("MQTT-3.1.2-26, MQTT-3.3.2-12: a client allowing topic aliases gets every message on its right topic")
     void topicAliasesResolved() throws Exception
     {
-        final int port = start(TestBrokers.v5Context());
+        final int port = launch(TestBrokers.v5Context());
         final Hive5 subscriber = closeLater(new Hive5(Hive5.builder(port, "aliased"), false));
         subscriber.client.connectWith().restrictions().topicAliasMaximum(2).applyRestrictions().send();
         subscriber.subscribe("ta/#", 0);
@@ -228,7 +221,7 @@ class Mqtt5ConnectTest extends InProcessBrokerTest
         + "its alias (within the client's maximum) and an empty topic; a client without aliases gets none")
     void topicAliasOnTheWire() throws Exception
     {
-        final int port = start(TestBrokers.v5Context());
+        final int port = launch(TestBrokers.v5Context());
         final RawClient aliased = closeLater(new RawClient(port).version(MqttVersion.V5));
         assertThat(aliased.handshake(RawClient.connect5("raw-aliased",
             new MqttProperties().setInt(PropertyId.TOPIC_ALIAS_MAXIMUM, 1)))).isZero();
@@ -277,7 +270,7 @@ class Mqtt5ConnectTest extends InProcessBrokerTest
         + "over; the old 5.0 connection gets DISCONNECT 0x8E (session taken over)")
     void takeover() throws Exception
     {
-        final int port = start(TestBrokers.v5Context());
+        final int port = launch(TestBrokers.v5Context());
         final Paho5 first = closeLater(Paho5.connect(port, "twin"));
         final Paho5 second = closeLater(Paho5.connect(port, "twin"));
         final MqttDisconnectResponse response = first.disconnected.get(10, TimeUnit.SECONDS);
@@ -290,7 +283,7 @@ class Mqtt5ConnectTest extends InProcessBrokerTest
         + "last packet")
     void takeoverOnTheWire() throws Exception
     {
-        final int port = start(TestBrokers.v5Context());
+        final int port = launch(TestBrokers.v5Context());
         final RawClient first = closeLater(new RawClient(port).version(MqttVersion.V5));
         assertThat(first.handshake(RawClient.connect5("twin", null))).isZero();
         final RawClient second = closeLater(new RawClient(port).version(MqttVersion.V5));

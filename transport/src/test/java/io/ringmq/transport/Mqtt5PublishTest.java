@@ -32,8 +32,7 @@ class Mqtt5PublishTest extends InProcessBrokerTest
     @BeforeEach
     void start() throws Exception
     {
-        broker = Broker.launch(TestBrokers.v5Context());
-        port = broker.port();
+        port = launch(TestBrokers.v5Context());
     }
 
     private static String text(final ByteBuffer buffer)

@@ -32,8 +32,7 @@ class Mqtt5SessionsTest extends InProcessBrokerTest
     @BeforeEach
     void start() throws Exception
     {
-        broker = Broker.launch(TestBrokers.v5Context());
-        port = broker.port();
+        port = launch(TestBrokers.v5Context());
     }
 
     private static void await(final String what, final BooleanSupplier condition) throws InterruptedException

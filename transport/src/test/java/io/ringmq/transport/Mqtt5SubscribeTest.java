@@ -8,7 +8,6 @@ import com.hivemq.client.mqtt.mqtt5.message.subscribe.suback.Mqtt5SubAck;
 import com.hivemq.client.mqtt.mqtt5.message.subscribe.suback.Mqtt5SubAckReasonCode;
 import com.hivemq.client.mqtt.mqtt5.message.unsubscribe.unsuback.Mqtt5UnsubAck;
 import com.hivemq.client.mqtt.mqtt5.message.unsubscribe.unsuback.Mqtt5UnsubAckReasonCode;
-import io.ringmq.pipeline.BrokerContext;
 import org.eclipse.paho.mqttv5.common.MqttSubscription;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -28,17 +27,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class Mqtt5SubscribeTest extends InProcessBrokerTest
 {
-    private int start(final BrokerContext context) throws Exception
-    {
-        broker = Broker.launch(context);
-        return broker.port();
-    }
-
     @Test
     @DisplayName("MQTT-3.8.3-3: with No Local a client does not get its own messages, only other clients' ones")
     void noLocal() throws Exception
     {
-        final int port = start(TestBrokers.v5Context());
+        final int port = launch(TestBrokers.v5Context());
         final Hive5 self = closeLater(Hive5.connect(port, "self"));
         self.client.subscribeWith().topicFilter("nl/#").qos(Hive5.qos(1)).noLocal(true).send();
         self.subscribe("nl-marker", 1);
@@ -54,7 +47,7 @@ class Mqtt5SubscribeTest extends InProcessBrokerTest
         + "without it the flag is cleared")
     void retainAsPublished() throws Exception
     {
-        final int port = start(TestBrokers.v5Context());
+        final int port = launch(TestBrokers.v5Context());
         final Hive5 keeps = closeLater(Hive5.connect(port, "keeps"));
         keeps.client.subscribeWith().topicFilter("rap/#").qos(Hive5.qos(1)).retainAsPublished(true).send();
         final Hive5 clears = closeLater(Hive5.connect(port, "clears"));
@@ -78,7 +71,7 @@ class Mqtt5SubscribeTest extends InProcessBrokerTest
         + "SUBSCRIBE, 1 only when the subscription is new, 2 never")
     void retainHandling() throws Exception
     {
-        final int port = start(TestBrokers.v5Context());
+        final int port = launch(TestBrokers.v5Context());
         final Hive5 publisher = closeLater(Hive5.connect(port, "pub"));
         publisher.publish("rh/state", "kept", 1, true);
 
@@ -120,7 +113,7 @@ class Mqtt5SubscribeTest extends InProcessBrokerTest
         + "both Subscription Identifiers; one matching one carries only its own")
     void subscriptionIdentifiers() throws Exception
     {
-        final int port = start(TestBrokers.v5Context());
+        final int port = launch(TestBrokers.v5Context());
         final Paho5 subscriber = closeLater(Paho5.connect(port, "identified"));
         subscriber.subscribe(new MqttSubscription("si/#", 1), 7);
         subscriber.subscribe(new MqttSubscription("si/+/x", 1), 9);
@@ -151,7 +144,7 @@ class Mqtt5SubscribeTest extends InProcessBrokerTest
         + "--max-topic-levels gets 0x8F (topic filter invalid) while the others in the same SUBSCRIBE are granted")
     void perFilterSubackReasonCodes() throws Exception
     {
-        final int port = start(TestBrokers.v5Context().maxTopicLevels(4));
+        final int port = launch(TestBrokers.v5Context().maxTopicLevels(4));
         final Hive5 subscriber = closeLater(Hive5.connect(port, "sub"));
         Mqtt5SubAck subAck;
         try
@@ -180,7 +173,7 @@ class Mqtt5SubscribeTest extends InProcessBrokerTest
         + "subscribed, 0x11 (no subscription existed) for one that was not")
     void unsubackReasonCodes() throws Exception
     {
-        final int port = start(TestBrokers.v5Context());
+        final int port = launch(TestBrokers.v5Context());
         final Hive5 subscriber = closeLater(Hive5.connect(port, "sub"));
         subscriber.subscribe("us/a", 1);
         subscriber.subscribe("us/b", 1);
