@@ -107,9 +107,10 @@ public final class IngressEvent
     public boolean sessionPresent;
     /** CONNECT: the shard that held the session's delivery half until now, when it is another; or NONE. */
     public int movedFromShard = NONE;
-    /** CONNECT: the agent and connection of a taken-over connection, or NONE. */
+    /** CONNECT: the agent and connection of a taken-over connection, or NONE, and its protocol version. */
     public int takeoverAgent = NONE;
     public long takeoverConnectionId = NONE;
+    public int takeoverVersion;
     /** PUBLISH, or the will of a lost or taken-over connection: the message goes to the targets. */
     public boolean routed;
     /** PUBLISH: its QoS and packet id, and its topic and payload within {@link #packet}. */
@@ -228,6 +229,7 @@ public final class IngressEvent
         movedFromShard = NONE;
         takeoverAgent = NONE;
         takeoverConnectionId = NONE;
+        takeoverVersion = 0;
         routed = false;
         qos = 0;
         packetId = 0;

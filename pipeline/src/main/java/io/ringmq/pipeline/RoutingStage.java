@@ -362,6 +362,7 @@ public final class RoutingStage implements Stage
         {
             event.takeoverAgent = existing.agentIndex();
             event.takeoverConnectionId = existing.connectionId();
+            event.takeoverVersion = existing.version(); // its shard may no longer hold its session to ask
             connections.remove(existing.connectionId());
             counters.increment(BrokerCounters.CONNECTIONS_TAKEN_OVER);
             // it ends without DISCONNECT: its will goes out, as Mosquitto does, unless it is delayed and its session

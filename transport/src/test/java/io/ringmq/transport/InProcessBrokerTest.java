@@ -1,5 +1,6 @@
 package io.ringmq.transport;
 
+import io.ringmq.pipeline.BrokerContext;
 import org.junit.jupiter.api.AfterEach;
 
 import java.util.ArrayList;
@@ -13,6 +14,17 @@ abstract class InProcessBrokerTest
 {
     private final List<AutoCloseable> closeables = new ArrayList<>();
     Broker broker;
+
+    /**
+     * Starts this test's broker.
+     *
+     * @return its port.
+     */
+    int launch(final BrokerContext context) throws Exception
+    {
+        broker = Broker.launch(context);
+        return broker.port();
+    }
 
     <T extends AutoCloseable> T closeLater(final T closeable)
     {

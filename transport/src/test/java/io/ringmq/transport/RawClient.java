@@ -19,8 +19,9 @@ import java.net.SocketTimeoutException;
 import java.util.Arrays;
 
 /**
- * A bare MQTT 3.1.1 (or, after {@link #v5()}, 5.0) client on a blocking socket, built on ringmq's codec, for what real clients will not do:
- * send malformed bytes, stop reading, vanish without DISCONNECT, or skip an acknowledgement.
+ * A bare MQTT 3.1.1 (or, after {@link #v5()} or {@link #version(int)}, 5.0) client on a blocking socket, built on ringmq's codec, for
+ * what real clients will not do: send malformed bytes, stop reading, vanish without DISCONNECT, skip an
+ * acknowledgement, or show the bytes of a property (a topic alias and its empty topic).
  */
 final class RawClient implements AutoCloseable
 {
@@ -67,6 +68,17 @@ final class RawClient implements AutoCloseable
     }
 
     /**
+     * Decodes what the broker sends as {@code version} ({@link MqttVersion#V5} after a 5.0 CONNECT).
+     *
+     * @return this.
+     */
+    RawClient version(final int version)
+    {
+        this.version = version;
+        return this;
+    }
+
+    /**
      * @param properties the CONNECT's properties, or null for none.
      */
     static byte[] connect5(final String clientId, final int keepAlive, final MqttProperties properties)
@@ -75,6 +87,16 @@ final class RawClient implements AutoCloseable
             .keepAlive(keepAlive).properties(properties);
         encoder.clientId().wrap(clientId);
         return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
+    }
+
+    /**
+     * An MQTT 5.0 CONNECT with clean start and keep alive 60 s.
+     *
+     * @param properties the CONNECT properties, or null for none.
+     */
+    static byte[] connect5(final String clientId, final io.ringmq.protocol.MqttProperties properties)
+    {
+        return connect5(clientId, 60, properties);
     }
 
     /**
@@ -89,12 +111,40 @@ final class RawClient implements AutoCloseable
     }
 
     /**
+     * An MQTT 5.0 CONNECT with clean start 0 and a QoS 1 will.
+     *
+     * @param properties     the CONNECT properties (its Session Expiry Interval), or null for none.
+     * @param willProperties the will's properties (its Will Delay Interval), or null for none.
+     */
+    static byte[] connect5WithWill(final String clientId, final io.ringmq.protocol.MqttProperties properties,
+        final String willTopic, final String willPayload, final io.ringmq.protocol.MqttProperties willProperties)
+    {
+        final ConnectEncoder encoder = new ConnectEncoder().reset().version(MqttVersion.V5).cleanStart(false)
+            .keepAlive(60).properties(properties).will(1, false, willProperties);
+        encoder.clientId().wrap(clientId);
+        encoder.willTopic().wrap(willTopic);
+        encoder.willPayload().wrap(willPayload);
+        return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
+    }
+
+    /**
      * @return an MQTT 5.0 DISCONNECT (or AUTH) with a reason code and properties (null for none).
      */
     static byte[] reasonPacket5(final int packetType, final int reasonCode, final MqttProperties properties)
     {
         return encode(DisconnectEncoder.encodedLength(packetType, MqttVersion.V5, reasonCode, properties),
             buffer -> DisconnectEncoder.encode(buffer, 0, packetType, MqttVersion.V5, reasonCode, properties));
+    }
+
+    /**
+     * An MQTT 5.0 SUBSCRIBE of one filter with no options beyond the QoS.
+     */
+    static byte[] subscribe5(final int packetId, final String filter, final int qos)
+    {
+        final SubscribeEncoder encoder = new SubscribeEncoder().reset(PacketType.SUBSCRIBE).version(MqttVersion.V5)
+            .packetId(packetId);
+        encoder.filters().add(filter, qos);
+        return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
     static byte[] connect(final String clientId, final boolean clean, final int keepAlive)

@@ -1,5 +1,6 @@
 package io.ringmq.transport;
 
+import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.status.BrokerCounters;
 
 import java.util.List;
@@ -13,6 +14,15 @@ final class TestBrokers
 {
     private TestBrokers()
     {
+    }
+
+    /**
+     * A broker for MQTT 5.0 tests on an ephemeral loopback port, with no $SYS messages to count around; topic
+     * aliases as by default (Paho and the HiveMQ client use them by themselves when the CONNACK allows them).
+     */
+    static BrokerContext v5Context()
+    {
+        return new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0);
     }
 
     /**

@@ -311,8 +311,9 @@ public final class DeliveryShard implements Stage
             if (null != current && current.connectionId == event.takeoverConnectionId)
             {
                 current.connectionId = -1;
-                disconnect(event.takeoverConnectionId, current.version, ReasonCode.SESSION_TAKEN_OVER);
             }
+            // whether the session is resumed here or discarded by a clean start, the old 5.0 connection hears why
+            disconnect(event.takeoverConnectionId, event.takeoverVersion, ReasonCode.SESSION_TAKEN_OVER);
             close(event.takeoverConnectionId); // [MQTT-3.1.4-2]
         }
         if (event.movedFromShard == index)
