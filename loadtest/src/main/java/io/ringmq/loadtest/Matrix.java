@@ -123,6 +123,14 @@ final class Matrix implements Callable<Integer>
                 }
             }
             md.append(table(reports));
+            for (final Map.Entry<String, Report> run : reports.entrySet())
+            {
+                final String problems = run.getValue().problems();
+                if (!problems.isEmpty())
+                {
+                    md.append("\n- ").append(run.getKey()).append(": ").append(problems).append('\n');
+                }
+            }
             for (final String failure : failures)
             {
                 md.append("\n- failed: ").append(failure).append('\n');
