@@ -165,6 +165,12 @@ final class Report
     {
         final StringBuilder sb = new StringBuilder();
         final int clients = settings.publishers + settings.subscribers;
+        final long due = settings.rate > 0 ? (long)(settings.rate * (double)settings.publishers * publishSeconds) : 0;
+        if (published < due * 0.99) // open loop: what the window or backlog held back past the end was never sent
+        {
+            clause(sb, String.format(Locale.ROOT, "published %,d of %,d due (%.0f %%): the broker's window held the "
+                + "rest back", published, due, 100.0 * published / due));
+        }
         if (failed > 0)
         {
             clause(sb, String.format(Locale.ROOT, "%,d of %,d clients never ready%s", failed, clients,
