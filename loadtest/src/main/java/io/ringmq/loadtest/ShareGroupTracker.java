@@ -41,27 +41,24 @@ final class ShareGroupTracker
      */
     long unique()
     {
-        long unique = 0;
-        for (final SequenceTracker tracker : trackers)
-        {
-            synchronized (tracker)
-            {
-                unique += tracker.unique();
-            }
-        }
-        return unique;
+        return sum(SequenceTracker::unique);
     }
 
     long duplicates()
     {
-        long duplicates = 0;
+        return sum(SequenceTracker::duplicates);
+    }
+
+    private long sum(final java.util.function.ToLongFunction<SequenceTracker> count)
+    {
+        long sum = 0;
         for (final SequenceTracker tracker : trackers)
         {
             synchronized (tracker)
             {
-                duplicates += tracker.duplicates();
+                sum += count.applyAsLong(tracker);
             }
         }
-        return duplicates;
+        return sum;
     }
 }
