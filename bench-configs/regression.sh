@@ -104,28 +104,8 @@ TMP=$(mktemp -d /tmp/ringmq-regression.XXXXXX)
 WORKTREES=()
 RUNNING_PID=""
 
-descendants() { # every descendant of a pid, deepest first
-    local child
-    for child in $(ps -o pid= --ppid "$1" 2>/dev/null || true); do
-        descendants "$child"
-        echo "$child"
-    done
-}
-
-kill_tree() { # SIGTERM a process we started and everything it started, then SIGKILL what is left after 15 s
-    local pids i alive
-    pids="$(descendants "$1") $1"
-    # shellcheck disable=SC2086
-    kill -TERM $pids 2>/dev/null || true
-    for ((i = 0; i < 30; i++)); do
-        alive=""
-        for p in $pids; do kill -0 "$p" 2>/dev/null && alive="$alive $p"; done
-        [[ -z $alive ]] && return 0
-        sleep 0.5
-    done
-    # shellcheck disable=SC2086
-    kill -KILL $alive 2>/dev/null || true
-}
+# shellcheck source=process-tree.sh
+source "$REPO/bench-configs/process-tree.sh"
 
 cleanup() {
     local rc=$?

@@ -3,10 +3,12 @@ package io.ringmq.loadtest;
 import io.ringmq.protocol.AckEncoder;
 import io.ringmq.protocol.ConnectEncoder;
 import io.ringmq.protocol.DecodeError;
+import io.ringmq.protocol.MqttProperties;
 import io.ringmq.protocol.PacketDecoder;
 import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.PingCodec;
 import io.ringmq.protocol.PublishEncoder;
+import io.ringmq.protocol.PropertyId;
 import io.ringmq.protocol.PublishFlyweight;
 import io.ringmq.protocol.SubscribeEncoder;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -24,6 +26,8 @@ import java.nio.channels.SocketChannel;
 final class Client
 {
     static final int STAMP_LENGTH = 16;
+    /** MQTT 5.0 persistent mode: how long the broker keeps a session after its connection ends. */
+    static final int SESSION_EXPIRY_S = 3600;
 
     enum State
     {
@@ -54,13 +58,23 @@ final class Client
     long intervalNs;
     int sequence;
     int inflight;
+    /**
+     * QoS 1/2 messages this publisher may have unacknowledged: {@code -inflight}, lowered to the server's Receive
+     * Maximum on MQTT 5.0 [MQTT-3.3.4-7].
+     */
+    int window;
     int nextPacketId = 1;
     long acknowledged;
+    /** QoS 1/2 messages the broker refused: a 5.0 PUBACK or PUBREC with a reason code of 0x80 or more. */
+    long rejected;
     /** Messages sent since the last PINGREQ (QoS 0 floods pace on PINGRESP). */
     int sinceLastPing;
 
     // subscriber
     SequenceTracker[] trackers;
+    /** fanin: the highest sequence this member of the share group received from each publisher, for its order. */
+    int[] highest;
+    long reordered;
     long received;
 
     Client(final int id, final boolean publisher, final SocketChannel channel, final Settings settings)
@@ -69,6 +83,7 @@ final class Client
         this.publisher = publisher;
         this.channel = channel;
         this.version = settings.version;
+        this.window = settings.inflight;
         this.payload = new UnsafeBuffer(new byte[Math.max(STAMP_LENGTH, settings.payload)]);
         this.topic = (settings.topicPrefix + "/" + id).getBytes(java.nio.charset.StandardCharsets.UTF_8);
     }
@@ -83,8 +98,8 @@ final class Client
             .cleanStart(!settings.persistent()).keepAlive(settings.keepAlive);
         if (settings.persistent() && settings.version == 5)
         {
-            encoder.properties(new io.ringmq.protocol.MqttProperties()
-                .setInt(io.ringmq.protocol.PropertyId.SESSION_EXPIRY_INTERVAL, 3600));
+            // 0 (the default) would end the session with the connection [MQTT-3.1.2-23]
+            encoder.properties(new MqttProperties().setInt(PropertyId.SESSION_EXPIRY_INTERVAL, SESSION_EXPIRY_S));
         }
         encoder.clientId().wrap(clientId);
         if (null != settings.user)
@@ -120,6 +135,8 @@ final class Client
     {
         final Client next = new Client(id, publisher, SocketChannel.open(), settings);
         next.trackers = trackers;
+        next.highest = highest;
+        next.reordered = reordered;
         next.received = received;
         next.resuming = true;
         return next;
@@ -258,10 +275,17 @@ final class Client
         {
             case PacketType.CONNACK:
                 sessionPresent = decoder.connack().isSessionPresent();
+                if (version == 5)
+                {
+                    // absent: 65,535 [MQTT-3.2.2-17]; never more in flight than the server allows [MQTT-3.3.4-7]
+                    window = Math.min(window, decoder.connack().properties().intValue(PropertyId.RECEIVE_MAXIMUM,
+                        65_535));
+                }
                 handler.onConnack(this, decoder.connack().reasonCode());
                 break;
             case PacketType.SUBACK:
-                handler.onSuback(this);
+                handler.onSuback(this, decoder.suback().reasonCodeCount() > 0 ? decoder.suback().reasonCode(0) :
+                    0x80);
                 break;
             case PacketType.PINGRESP:
                 pingsOutstanding--;
@@ -270,9 +294,22 @@ final class Client
             case PacketType.PUBACK:
             case PacketType.PUBCOMP:
                 inflight--;
-                acknowledged++;
+                if (decoder.ack().reasonCode() >= 0x80) // 5.0: refused (quota, not authorised, ...), not delivered
+                {
+                    rejected++;
+                }
+                else
+                {
+                    acknowledged++;
+                }
                 break;
             case PacketType.PUBREC:
+                if (decoder.ack().reasonCode() >= 0x80)
+                {
+                    inflight--; // 5.0: a refusing PUBREC ends the exchange, no PUBREL [MQTT-4.3.3-4]
+                    rejected++;
+                    break;
+                }
                 ensure(4);
                 out.position(out.position() + AckEncoder.encode(outView(), 0, PacketType.PUBREL,
                     decoder.ack().packetId()));
@@ -284,6 +321,9 @@ final class Client
                 break;
             case PacketType.PUBLISH:
                 onPublish(handler, decoder.publish());
+                break;
+            case PacketType.DISCONNECT:
+                handler.onDisconnect(this, decoder.disconnect().reasonCode()); // 5.0 only; the socket closes next
                 break;
             default:
                 break;
@@ -318,7 +358,15 @@ final class Client
     {
         void onConnack(Client client, int code);
 
-        void onSuback(Client client);
+        /**
+         * @param code the SUBACK's first reason code: the granted QoS, or 0x80 and above when refused.
+         */
+        void onSuback(Client client, int code);
+
+        /**
+         * A 5.0 server's DISCONNECT, with its reason code (0x8B: shutting down, 0x93: receive maximum exceeded...).
+         */
+        void onDisconnect(Client client, int reasonCode);
 
         void onMessage(Client client, int publisherId, int sequence, long stampNs);
     }

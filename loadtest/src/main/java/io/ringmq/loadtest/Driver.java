@@ -52,6 +52,14 @@ final class Driver implements Runnable, Client.Handler
     volatile int failed;
     volatile long refused;
     volatile long backlogStalls;
+    /** Subscriptions the broker refused (SUBACK 0x80 and above); each such subscriber counts as failed too. */
+    volatile long subscribeRefused;
+    /** Connections that were ready and then ended without the generator asking (EOF, reset, DISCONNECT). */
+    volatile long connectionsLost;
+    /** DISCONNECTs a 5.0 broker sent, by reason code. */
+    final long[] brokerDisconnects = new long[256];
+    /** fanin: the share group's messages, counted once across its members; null in other modes. */
+    private final ShareGroupTracker group;
     /** Messages queued by this driver's publishers so far, for the progress line; written once per duty cycle. */
     volatile long publishedCount;
     /** Unique deliveries to this driver's subscribers so far, for the progress line; written once per duty cycle. */
@@ -59,10 +67,11 @@ final class Driver implements Runnable, Client.Handler
     private long published;
     private long unique;
 
-    Driver(final Settings settings, final Recorder intervals) throws IOException
+    Driver(final Settings settings, final Recorder intervals, final ShareGroupTracker group) throws IOException
     {
         this.settings = settings;
         this.intervals = intervals;
+        this.group = group;
         this.selector = Selector.open();
         this.dialConcurrency = Math.max(1, settings.dialConcurrency / settings.threads);
     }
@@ -348,7 +357,7 @@ final class Driver implements Runnable, Client.Handler
                 }
                 if (key.isReadable() && !client.read(this))
                 {
-                    close(client);
+                    dropped(client);
                 }
             }
             catch (final IOException ex)
@@ -357,7 +366,7 @@ final class Driver implements Runnable, Client.Handler
                 {
                     refused++;
                 }
-                close(client);
+                dropped(client);
             }
         }
         return work;
@@ -371,7 +380,7 @@ final class Driver implements Runnable, Client.Handler
         }
         catch (final IOException ex)
         {
-            close(client);
+            dropped(client);
         }
     }
 
@@ -389,7 +398,7 @@ final class Driver implements Runnable, Client.Handler
                 while (publisher.nextSendNs <= now)
                 {
                     if (publisher.pendingOut() > BACKLOG_LIMIT || (settings.qos > 0 &&
-                        publisher.inflight >= settings.inflight))
+                        publisher.inflight >= publisher.window))
                     {
                         backlogStalls++;
                         break; // stays due: its stamp keeps the intended time, so the delay is measured
@@ -415,7 +424,7 @@ final class Driver implements Runnable, Client.Handler
             }
             else
             {
-                while (publisher.inflight < settings.inflight)
+                while (publisher.inflight < publisher.window)
                 {
                     publisher.queuePublish(settings.qos, StampClock.nowNs());
                     published++;
@@ -455,10 +464,21 @@ final class Driver implements Runnable, Client.Handler
         }
     }
 
-    public void onSuback(final Client client)
+    public void onSuback(final Client client, final int code)
     {
+        if (code >= 0x80) // e.g. 0x9E: shared subscriptions not supported, 0x8F: filter invalid, 3.1.1's 0x80
+        {
+            subscribeRefused++;
+            fail(client);
+            return;
+        }
         client.state = Client.State.READY;
         ready++;
+    }
+
+    public void onDisconnect(final Client client, final int reasonCode)
+    {
+        brokerDisconnects[reasonCode & 0xFF]++;
     }
 
     public void onMessage(final Client client, final int publisherId, final int sequence, final long stampNs)
@@ -467,6 +487,11 @@ final class Driver implements Runnable, Client.Handler
         final long value = Math.min(latency.getHighestTrackableValue(), latencyNs);
         latency.recordValue(value);
         intervals.recordValue(value);
+        if (null != group)
+        {
+            onGroupMessage(client, publisherId, sequence);
+            return;
+        }
         if (null == client.trackers)
         {
             client.trackers = new SequenceTracker[settings.publishers];
@@ -481,6 +506,53 @@ final class Driver implements Runnable, Client.Handler
             {
                 unique++;
             }
+        }
+    }
+
+    /**
+     * fanin: counted once for the whole group; each member's own order is still checked, since the broker keeps
+     * a publisher's order towards any one session [MQTT-4.6.0-6].
+     */
+    private void onGroupMessage(final Client client, final int publisherId, final int sequence)
+    {
+        if (publisherId < 0 || publisherId >= settings.publishers || !group.record(publisherId, sequence))
+        {
+            return;
+        }
+        unique++;
+        if (null == client.highest)
+        {
+            client.highest = new int[settings.publishers];
+            java.util.Arrays.fill(client.highest, -1);
+        }
+        if (sequence < client.highest[publisherId])
+        {
+            client.reordered++;
+        }
+        else
+        {
+            client.highest[publisherId] = sequence;
+        }
+    }
+
+    /**
+     * A connection the broker ended, or that broke, without the generator asking: a client never ready counts as
+     * failed, one that was ready as lost.
+     */
+    private void dropped(final Client client)
+    {
+        if (client.state == Client.State.CLOSED)
+        {
+            return;
+        }
+        if (client.state == Client.State.READY)
+        {
+            connectionsLost++;
+            close(client);
+        }
+        else
+        {
+            fail(client);
         }
     }
 

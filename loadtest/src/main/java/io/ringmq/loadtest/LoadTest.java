@@ -59,6 +59,10 @@ public final class LoadTest implements Callable<Integer>
     @Option(names = {"-share-group", "--share-group"}, description = "fanin: the shared subscription group (default: ${DEFAULT-VALUE}).")
     String shareGroup = "g";
 
+    @Option(names = {"-topic-prefix", "--topic-prefix"}, description = "Publisher i publishes on PREFIX/i; subscribers "
+        + "take PREFIX/#, PREFIX/i or $share/GROUP/PREFIX/# (default: ${DEFAULT-VALUE}).")
+    String topicPrefix = "loadtest";
+
     @Option(names = {"-hold", "--hold"}, description = "conn: how long to hold each level (default: ${DEFAULT-VALUE}).")
     String hold = "3s";
 
@@ -203,6 +207,12 @@ public final class LoadTest implements Callable<Integer>
             throw new IllegalArgumentException("-mode must be conn, conn-rate, pub, pubsub, fanin, p2p or persistent");
         }
         settings.shareGroup = shareGroup;
+        if (topicPrefix.isEmpty() || topicPrefix.contains("+") || topicPrefix.contains("#") ||
+            topicPrefix.startsWith("$"))
+        {
+            throw new IllegalArgumentException("-topic-prefix must be a topic name without wildcards or a leading $");
+        }
+        settings.topicPrefix = topicPrefix;
         settings.progress = !quiet;
         if ("conn-rate".equals(settings.mode))
         {

@@ -74,12 +74,16 @@ final class Matrix implements Callable<Integer>
                 continue;
             }
             final List<String> args = split((String)scenario.get("args"));
+            // a scenario's own "commands" (Mosquitto with persistence for persistent sessions) win over the file's
+            final Map<String, String> scenarioCommands = new LinkedHashMap<>(commands);
+            scenarioCommands.putAll((Map<String, String>)(Map<?, ?>)scenario.getOrDefault("commands", Map.of()));
             md.append("## ").append(scenarioName).append("\n\n");
             if (scenario.containsKey("title"))
             {
                 md.append(scenario.get("title")).append("\n\n");
             }
-            md.append("`").append(String.join(" ", args)).append("`").append(warmup.isBlank() ? "" :
+            final boolean warms = !warmup.isBlank() && !args.contains("conn") && !args.contains("conn-rate");
+            md.append("`").append(String.join(" ", args)).append("`").append(!warms ? "" :
                 " (after a " + warmup + " warm-up run of the same scenario on the same broker process)").append("\n\n");
             final Map<String, Report> reports = new LinkedHashMap<>();
             final List<String> failures = new ArrayList<>();
@@ -87,9 +91,10 @@ final class Matrix implements Callable<Integer>
             {
                 final Path runFolder = folder.resolve(scenarioName).resolve(broker);
                 System.out.println("== " + scenarioName + " on " + broker);
-                try (BrokerProcess process = BrokerProcess.start(broker, runFolder, ringmqJar, commands, ringmqArgs))
+                try (BrokerProcess process = BrokerProcess.start(broker, runFolder, ringmqJar, scenarioCommands,
+                    ringmqArgs))
                 {
-                    if (!warmup.isBlank() && !args.contains("conn") && !args.contains("conn-rate"))
+                    if (warms)
                     {
                         // a JVM broker compiles its hot paths in its first seconds: measure the steady state
                         final List<String> warm = new ArrayList<>(args);
@@ -123,6 +128,14 @@ final class Matrix implements Callable<Integer>
                 }
             }
             md.append(table(reports));
+            for (final Map.Entry<String, Report> run : reports.entrySet())
+            {
+                final String problems = run.getValue().problems();
+                if (!problems.isEmpty())
+                {
+                    md.append("\n- ").append(run.getKey()).append(": ").append(problems).append('\n');
+                }
+            }
             for (final String failure : failures)
             {
                 md.append("\n- failed: ").append(failure).append('\n');

@@ -32,6 +32,8 @@ final class Report
     double publishSeconds;
     long published;
     long acknowledged;
+    /** QoS 1/2 messages the broker refused with a 5.0 reason code (PUBACK/PUBREC 0x80 and above). */
+    long rejected;
     long received;
     long unique;
     long expected;
@@ -39,6 +41,13 @@ final class Report
     long reordered;
     long backlogStalls;
     long resumedSessions;
+    /** Clients that never became ready (refused CONNACK or SUBACK, closed before either). */
+    long failed;
+    long subscribeRefused;
+    /** Ready connections that ended without the generator asking. */
+    long connectionsLost;
+    /** DISCONNECTs a 5.0 broker sent, by reason code. */
+    final long[] brokerDisconnects = new long[256];
     long brokerPid = -1;
     double brokerCpuSeconds = -1;
     double brokerAvgCpu;
@@ -53,22 +62,34 @@ final class Report
         this.label = label;
     }
 
-    void collect(final Driver[] drivers)
+    /**
+     * @param group fanin: the share group's counts, which replace the members' own; null in other modes.
+     */
+    void collect(final Driver[] drivers, final ShareGroupTracker group)
     {
         latency = new Histogram(3);
         for (final Driver driver : drivers)
         {
             latency.add(driver.latency);
             backlogStalls += driver.backlogStalls;
+            failed += driver.failed;
+            subscribeRefused += driver.subscribeRefused;
+            connectionsLost += driver.connectionsLost;
+            for (int code = 0; code < brokerDisconnects.length; code++)
+            {
+                brokerDisconnects[code] += driver.brokerDisconnects[code];
+            }
             for (final Client client : driver.clients)
             {
                 if (client.publisher)
                 {
                     published += client.sequence;
                     acknowledged += settings.qos > 0 ? client.acknowledged : client.sequence;
+                    rejected += client.rejected;
                     continue;
                 }
                 received += client.received;
+                reordered += client.reordered;
                 if (null != client.trackers)
                 {
                     for (final SequenceTracker tracker : client.trackers)
@@ -82,6 +103,11 @@ final class Report
                     }
                 }
             }
+        }
+        if (null != group)
+        {
+            unique = group.unique();
+            duplicates = group.duplicates();
         }
         expected = published * (long)settings.deliveriesPerMessage();
         for (final Driver driver : drivers)
@@ -119,6 +145,67 @@ final class Report
     long lost()
     {
         return Math.max(0, expected - unique);
+    }
+
+    long brokerDisconnectCount()
+    {
+        long count = 0;
+        for (final long n : brokerDisconnects)
+        {
+            count += n;
+        }
+        return count;
+    }
+
+    /**
+     * @return what went wrong with connections and acknowledgements, one clause each ("2 connections lost, 1
+     * DISCONNECT from the broker (0x8B x1)"), or "" when nothing did.
+     */
+    String problems()
+    {
+        final StringBuilder sb = new StringBuilder();
+        final int clients = settings.publishers + settings.subscribers;
+        final long due = settings.rate > 0 ? (long)(settings.rate * (double)settings.publishers * publishSeconds) : 0;
+        if (published < due * 0.99) // open loop: what the window or backlog held back past the end was never sent
+        {
+            clause(sb, String.format(Locale.ROOT, "published %,d of %,d due (%.0f %%): the broker's window held the "
+                + "rest back", published, due, 100.0 * published / due));
+        }
+        if (failed > 0)
+        {
+            clause(sb, String.format(Locale.ROOT, "%,d of %,d clients never ready%s", failed, clients,
+                subscribeRefused > 0 ? String.format(Locale.ROOT, " (%,d subscriptions refused)", subscribeRefused) :
+                ""));
+        }
+        if (connectionsLost > 0)
+        {
+            clause(sb, String.format(Locale.ROOT, "%,d connections lost during the run", connectionsLost));
+        }
+        final long disconnects = brokerDisconnectCount();
+        if (disconnects > 0)
+        {
+            final StringBuilder codes = new StringBuilder();
+            for (int code = 0; code < brokerDisconnects.length; code++)
+            {
+                if (brokerDisconnects[code] > 0)
+                {
+                    codes.append(codes.length() > 0 ? ", " : "")
+                        .append(String.format(Locale.ROOT, "0x%02X x%,d", code, brokerDisconnects[code]));
+                }
+            }
+            clause(sb, String.format(Locale.ROOT, "%,d DISCONNECTs from the broker (%s)", disconnects, codes));
+        }
+        if (rejected > 0)
+        {
+            clause(sb, String.format(Locale.ROOT, "%,d messages refused by the broker (reason code 0x80 or more)",
+                rejected));
+        }
+        return sb.toString();
+    }
+
+    private static void clause(final StringBuilder sb, final String text)
+    {
+        sb.append(sb.length() > 0 ? "; " : "").append(text);
     }
 
     private double percentileMicros(final double percentile)
@@ -167,6 +254,10 @@ final class Report
                 percentileMicros(50), percentileMicros(90), percentileMicros(99), percentileMicros(99.9),
                 null == latency ? 0 : latency.getMaxValue() / 1000.0, null == latency ? 0 : latency.getMean() / 1000.0);
         }
+        if (!problems().isEmpty())
+        {
+            out.printf(Locale.ROOT, "  problems: %s%n", problems());
+        }
         if (brokerCpuSeconds >= 0)
         {
             out.printf(Locale.ROOT, "  broker pid %d: CPU %.2f s (avg %.0f%%, peak %.0f%%), peak RSS %.0f MB%n",
@@ -211,12 +302,17 @@ final class Report
         number(sb, "seconds", publishSeconds);
         number(sb, "published", published);
         number(sb, "acknowledged", acknowledged);
+        number(sb, "rejected", rejected);
         number(sb, "delivered", unique);
         number(sb, "expected", expected);
         number(sb, "lost", lost());
         number(sb, "duplicates", duplicates);
         number(sb, "reordered", reordered);
         number(sb, "resumed_sessions", resumedSessions);
+        number(sb, "failed", failed);
+        number(sb, "subscribe_refused", subscribeRefused);
+        number(sb, "connections_lost", connectionsLost);
+        number(sb, "broker_disconnects", brokerDisconnectCount());
         number(sb, "rate_per_s", messageRate());
         number(sb, "latency_p50_us", percentileMicros(50));
         number(sb, "latency_p90_us", percentileMicros(90));

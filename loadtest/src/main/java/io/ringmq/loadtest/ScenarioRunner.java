@@ -30,8 +30,11 @@ final class ScenarioRunner
     Report runMessages(final long pid) throws Exception
     {
         final Recorder intervals = new Recorder(3);
+        final ShareGroupTracker group = "fanin".equals(settings.mode) ? new ShareGroupTracker(settings.publishers) :
+            null;
         // subscribers on -threads drivers that wake on every delivery; publishers on one more that keeps time
-        final Driver[] drivers = drivers(settings, intervals, settings.subscribers > 0 ? settings.threads + 1 : 1);
+        final Driver[] drivers = drivers(settings, intervals, group, settings.subscribers > 0 ? settings.threads + 1 :
+            1);
         final int subscriberDrivers = drivers.length - 1;
         for (int i = 0; i < settings.subscribers; i++)
         {
@@ -104,7 +107,7 @@ final class ScenarioRunner
             {
                 thread.join(10_000);
             }
-            report.collect(drivers);
+            report.collect(drivers, group);
             if (null != broker && broker.isAvailable())
             {
                 report.broker(broker.cpuSeconds(), broker.averageCpuPercent(), broker.peakCpuPercent(),
@@ -229,7 +232,7 @@ final class ScenarioRunner
 
     Report.Level runConnections(final int level, final long pid) throws Exception
     {
-        final Driver[] drivers = drivers(settings, new Recorder(3), settings.threads);
+        final Driver[] drivers = drivers(settings, new Recorder(3), null, settings.threads);
         for (int i = 0; i < level; i++)
         {
             drivers[i % drivers.length].add(new Client(i, false, SocketChannel.open(), settings));
@@ -287,13 +290,13 @@ final class ScenarioRunner
         }
     }
 
-    private static Driver[] drivers(final Settings settings, final Recorder intervals, final int count)
-        throws IOException
+    private static Driver[] drivers(final Settings settings, final Recorder intervals,
+        final ShareGroupTracker group, final int count) throws IOException
     {
         final Driver[] drivers = new Driver[count];
         for (int i = 0; i < drivers.length; i++)
         {
-            drivers[i] = new Driver(settings, intervals);
+            drivers[i] = new Driver(settings, intervals, group);
         }
         return drivers;
     }

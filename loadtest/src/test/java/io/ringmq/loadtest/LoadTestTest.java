@@ -42,7 +42,7 @@ class LoadTestTest
         broker = running;
     }
 
-    private static String run(final int expectedExit, final String... args)
+    static String run(final int expectedExit, final String... args)
     {
         final PrintStream out = System.out;
         final PrintStream err = System.err;
@@ -71,7 +71,7 @@ class LoadTestTest
      * @return the number a JSON field holds, sign, fraction and exponent included; fails if the field is absent or
      * holds anything else (such as null).
      */
-    private static double jsonDouble(final String output, final String field)
+    static double jsonDouble(final String output, final String field)
     {
         final Matcher matcher = Pattern.compile("\"" + Pattern.quote(field) +
             "\":(-?[0-9]+(?:\\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)(?=[,}\\s])").matcher(output);
@@ -79,7 +79,7 @@ class LoadTestTest
         return Double.parseDouble(matcher.group(1));
     }
 
-    private static long jsonNumber(final String output, final String field)
+    static long jsonNumber(final String output, final String field)
     {
         return (long)jsonDouble(output, field);
     }
@@ -168,13 +168,15 @@ class LoadTestTest
     }
 
     @Test
-    @DisplayName("fanin: a shared subscription group splits the messages (against HiveMQ CE: ringmq has no MQTT 5 yet)")
-    void fanInWithSharedSubscriptions(@TempDir final Path folder) throws Exception
+    @DisplayName("MQTT 5 against HiveMQ CE: a shared subscription group splits the messages; persistent sessions "
+        + "outlive their connections")
+    void mqtt5FanInAndPersistentSessions(@TempDir final Path folder) throws Exception
     {
         try (EmbeddedHiveMq hivemq = EmbeddedHiveMq.start(folder))
         {
             final String output = run(0, "-addr", "127.0.0.1:" + hivemq.port(), "-mode", "fanin", "-protocol", "5",
-                "-pubs", "20", "-subs", "4", "-qos", "1", "-rate", "10", "-payload", "16", "-duration", "2s");
+                "-share-group", "benchmark", "-topic-prefix", "test", "-pubs", "20", "-subs", "4", "-qos", "1",
+                "-rate", "10", "-payload", "16", "-duration", "2s");
             final long published = jsonNumber(output, "published");
             assertThat(published).isGreaterThan(0);
             // each message goes to one member of the group, not to all four
@@ -182,6 +184,14 @@ class LoadTestTest
             assertThat(jsonNumber(output, "delivered")).isEqualTo(published);
             assertThat(jsonNumber(output, "duplicates")).isZero();
             assertThat(jsonNumber(output, "lost")).isZero();
+            // 5.0 keeps a session after its connection only with a Session Expiry Interval [MQTT-3.1.2-23]
+            final String persistent = run(0, "-addr", "127.0.0.1:" + hivemq.port(), "-mode", "persistent",
+                "-protocol", "5", "-pubs", "4", "-rate", "40", "-duration", "2s", "-offline", "1s");
+            final long sent = jsonNumber(persistent, "published");
+            assertThat(sent).isGreaterThan(100);
+            assertThat(jsonNumber(persistent, "delivered")).as(persistent).isEqualTo(sent);
+            assertThat(jsonNumber(persistent, "resumed_sessions")).as(persistent).isEqualTo(4);
+            assertThat(jsonNumber(persistent, "duplicates")).isZero();
         }
     }
 

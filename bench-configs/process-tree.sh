@@ -1,0 +1,24 @@
+# Stopping what a bench script started, and nothing else: sourced by regression.sh and five-broker-v5.sh.
+
+descendants() { # every descendant of a pid, deepest first
+    local child
+    for child in $(ps -o pid= --ppid "$1" 2>/dev/null || true); do
+        descendants "$child"
+        echo "$child"
+    done
+}
+
+kill_tree() { # SIGTERM a process we started and everything it started, then SIGKILL what is left after 15 s
+    local pids i alive p
+    pids="$(descendants "$1") $1"
+    # shellcheck disable=SC2086
+    kill -TERM $pids 2>/dev/null || true
+    for ((i = 0; i < 30; i++)); do
+        alive=""
+        for p in $pids; do kill -0 "$p" 2>/dev/null && alive="$alive $p"; done
+        [[ -z $alive ]] && return 0
+        sleep 0.5
+    done
+    # shellcheck disable=SC2086
+    kill -KILL $alive 2>/dev/null || true
+}
