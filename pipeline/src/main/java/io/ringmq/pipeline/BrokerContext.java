@@ -141,7 +141,7 @@ public final class BrokerContext
         // one routing entry holds: a target per session (12 bytes each), a will and the return codes of one
         // packet, the retained messages of one SUBSCRIBE, and a batch of discarded ids; the log holds two entries
         final long entry = maxSessions * 12L + 2L * maxPacketSize + RETAINED_BYTES_PER_SUBSCRIBE +
-            DISCARDED_PER_ENTRY * 4L + 4096;
+            DISCARDED_PER_ENTRY * 4L + RouteOutput.MAX_ID_INTS * 4L + 4096;
         routeLogBytes = (int)Math.max(messageLogBytes, BitUtil.findNextPositivePowerOfTwo(entry * 2));
         check(maxConnectSize >= 64, "--max-connect-size must be at least 64");
         check(maxConnectionsPerAddress >= 1, "--max-connections-per-address must be positive");

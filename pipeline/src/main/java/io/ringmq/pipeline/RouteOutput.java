@@ -30,6 +30,8 @@ public final class RouteOutput
     static final int TARGET_LENGTH = 12;
     private static final int TARGET_INTS = TARGET_LENGTH / 4;
     static final int MESSAGE_HEADER_LENGTH = 24;
+    /** The most ints of subscription identifier lists one entry holds. */
+    public static final int MAX_ID_INTS = 65_536;
     /** A message's RETAIN flag in its first int. */
     static final int RETAIN_FLAG = 0x100;
     /** A target's retain-as-published option in its flags. */
@@ -224,8 +226,15 @@ public final class RouteOutput
         private ExpandableArrayBuffer retained = new ExpandableArrayBuffer(256);
         private int retainedLength;
         private int retainedCount;
-        private int[] ids = new int[16];
+        /** Chained identifiers: pairs of (identifier, next node or -1). */
+        private int[] nodes = new int[32];
+        private int nodeCount;
+        /** Per target with several identifiers: its chain's last node and length. */
+        private int[] idTail = new int[32];
+        private int[] idListLength = new int[32];
+        /** Ints the ids part will take. */
         private int idsCount;
+        private int maxTargets = Integer.MAX_VALUE;
         private byte[] assignedClientId;
 
         void reset()
@@ -233,10 +242,16 @@ public final class RouteOutput
             targetCount = 0;
             grantedCount = 0;
             idsCount = 0;
+            nodeCount = 0;
             assignedClientId = null;
-            if (ids.length > 4096)
+            if (nodes.length > 4096)
             {
-                ids = new int[16];
+                nodes = new int[32];
+            }
+            if (idTail.length > 4096)
+            {
+                idTail = new int[32];
+                idListLength = new int[32];
             }
             messageLength = 0;
             retainedLength = 0;
@@ -264,23 +279,46 @@ public final class RouteOutput
             return targetCount;
         }
 
-        void addTarget(final int sessionId, final int qos, final boolean retainAsPublished, final int shard,
+        /**
+         * Bounds the targets of one entry (the routing log is sized for one per session).
+         */
+        void maxTargets(final int maxTargets)
+        {
+            this.maxTargets = maxTargets;
+        }
+
+        /**
+         * @return false when the entry holds {@link #maxTargets} already: the target is left out.
+         */
+        boolean addTarget(final int sessionId, final int qos, final boolean retainAsPublished, final int shard,
             final int subscriptionId)
         {
+            if (targetCount >= maxTargets)
+            {
+                return false;
+            }
             if ((targetCount + 1) * TARGET_INTS > targets.length)
             {
                 targets = java.util.Arrays.copyOf(targets, targets.length * 2);
+            }
+            if (targetCount >= idTail.length)
+            {
+                idTail = java.util.Arrays.copyOf(idTail, idTail.length * 2);
+                idListLength = java.util.Arrays.copyOf(idListLength, idListLength.length * 2);
             }
             final int at = targetCount * TARGET_INTS;
             targets[at] = sessionId;
             targets[at + 1] = qos | (retainAsPublished ? RETAIN_AS_PUBLISHED : 0) | (shard << 8);
             targets[at + 2] = subscriptionId;
             targetCount++;
+            return true;
         }
 
         /**
          * Adds one more subscription identifier to a target already added (a session matched by several
-         * subscriptions that carry identifiers [MQTT-3.3.4-3]).
+         * subscriptions that carry identifiers [MQTT-3.3.4-3]). The identifiers of one target are chained here and
+         * laid out contiguously only when the entry is written, so adding is O(1) however targets interleave; past
+         * {@link #MAX_ID_INTS} in one entry further identifiers are left out.
          */
         void addTargetSubscriptionId(final int index, final int subscriptionId)
         {
@@ -291,40 +329,36 @@ public final class RouteOutput
                 targets[at] = subscriptionId;
                 return;
             }
+            if (idsCount + 2 > MAX_ID_INTS)
+            {
+                return;
+            }
             if (current > 0)
             {
-                // the target's first list: [count | ids], reserving room for the ids to come at the end of the part
-                ensureIds(idsCount + 3);
-                ids[idsCount] = 2;
-                ids[idsCount + 1] = current;
-                ids[idsCount + 2] = subscriptionId;
-                targets[at] = -(idsCount + 1);
-                idsCount += 3;
+                final int head = node(current);
+                nodes[head * 2 + 1] = node(subscriptionId);
+                targets[at] = -(head + 1);
+                idTail[index] = head + 1;
+                idListLength[index] = 2;
+                idsCount += 3; // a count and two identifiers
                 return;
             }
-            final int list = -current - 1;
-            if (list + 1 + ids[list] != idsCount)
-            {
-                // not the last list: move it to the end (targets are matched one after another, so this is rare)
-                final int count = ids[list];
-                ensureIds(idsCount + count + 2);
-                System.arraycopy(ids, list, ids, idsCount, count + 1);
-                targets[at] = -(idsCount + 1);
-                idsCount += count + 1;
-                addTargetSubscriptionId(index, subscriptionId);
-                return;
-            }
-            ensureIds(idsCount + 1);
-            ids[list]++;
-            ids[idsCount++] = subscriptionId;
+            final int added = node(subscriptionId);
+            nodes[idTail[index] * 2 + 1] = added;
+            idTail[index] = added;
+            idListLength[index]++;
+            idsCount++;
         }
 
-        private void ensureIds(final int length)
+        private int node(final int id)
         {
-            if (length > ids.length)
+            if ((nodeCount + 1) * 2 > nodes.length)
             {
-                ids = java.util.Arrays.copyOf(ids, Math.max(length, ids.length * 2));
+                nodes = java.util.Arrays.copyOf(nodes, nodes.length * 2);
             }
+            nodes[nodeCount * 2] = id;
+            nodes[nodeCount * 2 + 1] = -1;
+            return nodeCount++;
         }
 
         /**
@@ -397,9 +431,18 @@ public final class RouteOutput
         void write(final MutableDirectBuffer buffer, final int index, final IntArrayList discarded,
             final int discardedCount, final IngressEvent event)
         {
-            for (int i = 0, n = targetCount * TARGET_INTS; i < n; i++)
+            int list = 0; // where the next target's identifiers go in the ids part, in ints
+            for (int t = 0; t < targetCount; t++)
             {
-                buffer.putInt(index + i * 4, targets[i]);
+                final int at = t * TARGET_INTS;
+                buffer.putInt(index + at * 4, targets[at]);
+                buffer.putInt(index + at * 4 + 4, targets[at + 1]);
+                final int ids = targets[at + 2];
+                buffer.putInt(index + at * 4 + 8, ids >= 0 ? ids : -(list + 1));
+                if (ids < 0)
+                {
+                    list += 1 + idListLength[t];
+                }
             }
             buffer.putBytes(index + grantedOffset(targetCount), granted, 0, grantedCount);
             int at = discardedOffset(targetCount, grantedCount);
@@ -408,10 +451,19 @@ public final class RouteOutput
                 buffer.putInt(index + at, discarded.getInt(i));
                 at += 4;
             }
-            for (int i = 0; i < idsCount; i++)
+            for (int t = 0; t < targetCount; t++)
             {
-                buffer.putInt(index + at, ids[i]);
-                at += 4;
+                final int ids = targets[t * TARGET_INTS + 2];
+                if (ids < 0)
+                {
+                    buffer.putInt(index + at, idListLength[t]);
+                    at += 4;
+                    for (int node = -ids - 1; node >= 0; node = nodes[node * 2 + 1])
+                    {
+                        buffer.putInt(index + at, nodes[node * 2]);
+                        at += 4;
+                    }
+                }
             }
             event.idsCount = idsCount;
             event.assignedClientIdLength = null == assignedClientId ? 0 : assignedClientId.length;

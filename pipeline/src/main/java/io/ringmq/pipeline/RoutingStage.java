@@ -81,6 +81,7 @@ public final class RoutingStage implements Stage
     private RoutingSession publishSession;
     private RoutingSession publisher;
     private boolean tickPending;
+    private boolean tickWill;
     private boolean publishRetain;
     private boolean publishPending;
     private int movedFrom;
@@ -98,7 +99,7 @@ public final class RoutingStage implements Stage
 
     /**
      * @param ring the ingress ring, where this stage puts a {@link IngressEvent#TICK} when a delayed will is due
-     *             (null: wills are published with the next event that comes).
+     *             (null, for tests of the stage alone: delayed wills are never published).
      * @param windows the delivery shards' in-flight room per session, for the least-loaded shared strategy.
      */
     public RoutingStage(final BrokerContext context, final BrokerCounters counters, final MessageLog log,
@@ -132,6 +133,7 @@ public final class RoutingStage implements Stage
         this.retainedBytesPerSubscribe = BrokerContext.RETAINED_BYTES_PER_SUBSCRIBE;
         this.maxSessions = context.maxSessions();
         this.retained = new RetainedStore(context.maxRetainedMessages(), context.maxRetainedBytes());
+        output.maxTargets(context.maxSessions()); // the routing log holds a target per session, no more
         this.expiry = new SessionExpiry(this::expire, this::willDue);
     }
 
@@ -187,7 +189,7 @@ public final class RoutingStage implements Stage
 
     public boolean hasPendingWork()
     {
-        return !dueWills.isEmpty() && !tickPending;
+        return null != ring && !dueWills.isEmpty() && !tickPending;
     }
 
     public boolean onEvent(final IngressEvent event)
@@ -243,7 +245,12 @@ public final class RoutingStage implements Stage
         event.resetRouting();
         if (event.kind == IngressEvent.TICK)
         {
-            tickPending = false; // its will stays due: the next tick carries it
+            tickPending = false;
+            if (tickWill)
+            {
+                tickWill = false;
+                dueWills.poll(); // a will routing failed on is dropped (its error is logged), not retried forever
+            }
             return;
         }
         if (event.kind != IngressEvent.PACKET)
@@ -266,6 +273,11 @@ public final class RoutingStage implements Stage
         if (publishPending)
         {
             applyPublish(event);
+        }
+        if (tickWill)
+        {
+            tickWill = false;
+            dueWills.poll(); // the will is on its way
         }
         return true;
     }
@@ -780,16 +792,20 @@ public final class RoutingStage implements Stage
     private void onSharedMatch(final Subscription subscription, final int options, final int subscriptionId)
     {
         final RoutingSession session = subscription.session();
-        output.addTarget(session.id(), Math.min(publishQos, SubscriptionOptions.qos(options)),
-            SubscriptionOptions.retainAsPublished(options), session.shard(), subscriptionId);
+        if (!output.addTarget(session.id(), Math.min(publishQos, SubscriptionOptions.qos(options)),
+            SubscriptionOptions.retainAsPublished(options), session.shard(), subscriptionId))
+        {
+            counters.increment(BrokerCounters.FANOUT_TRUNCATED);
+        }
     }
 
     private void onTick(final IngressEvent event)
     {
         tickPending = false;
-        final Message will = dueWills.poll();
+        final Message will = dueWills.peek(); // taken off only once its output is committed
         if (null != will)
         {
+            tickWill = true;
             publishWill(event, will);
         }
     }
@@ -877,7 +893,12 @@ public final class RoutingStage implements Stage
         final boolean retainAsPublished = SubscriptionOptions.retainAsPublished(options);
         if (session.markMatched(generation, qos, output.targetCount()))
         {
-            output.addTarget(session.id(), qos, retainAsPublished, session.shard(), subscription.subscriptionId());
+            if (!output.addTarget(session.id(), qos, retainAsPublished, session.shard(),
+                subscription.subscriptionId()))
+            {
+                session.markMatched(generation - 1, 0, 0); // left out: a later match must not point at it
+                counters.increment(BrokerCounters.FANOUT_TRUNCATED);
+            }
         }
         else
         {

@@ -33,6 +33,8 @@ final class DeliverySession
     private final boolean[] inflightRetain;
     private final long[] inflightOrder;
     private final int[][] inflightSubscriptionIds;
+    private final boolean[] inflightUnsent;
+    private int unsentCount;
     private int inflightCount;
     private int nextPacketId = 1;
     private long sendOrder;
@@ -62,6 +64,7 @@ final class DeliverySession
         inflightRetain = new boolean[maxInflight];
         inflightOrder = new long[maxInflight];
         inflightSubscriptionIds = new int[maxInflight][];
+        inflightUnsent = new boolean[maxInflight];
         windowLimit = maxInflight;
         windows.free(id, maxInflight);
     }
@@ -83,12 +86,50 @@ final class DeliverySession
 
     boolean canSendNow()
     {
-        return isOnline() && inflightCount < windowLimit && queueSize == 0;
+        return isOnline() && inflightCount < windowLimit && queueSize == 0 && unsentCount == 0;
     }
 
     boolean hasInflightRoom()
     {
-        return inflightCount < windowLimit;
+        return inflightCount < windowLimit && unsentCount == 0;
+    }
+
+    int windowLimit()
+    {
+        return windowLimit;
+    }
+
+    /**
+     * Marks an in-flight message as not sent on the current connection (or as sent again).
+     */
+    void inflightUnsent(final int slot, final boolean unsent)
+    {
+        if (inflightUnsent[slot] != unsent)
+        {
+            inflightUnsent[slot] = unsent;
+            unsentCount += unsent ? 1 : -1;
+        }
+    }
+
+    /**
+     * @return the earliest in-flight slot not yet sent on this connection, when the client's Receive Maximum has
+     * room for it; -1 otherwise.
+     */
+    int nextUnsent()
+    {
+        if (unsentCount == 0 || inflightCount - unsentCount >= windowLimit)
+        {
+            return -1;
+        }
+        int earliest = -1;
+        for (int slot = 0; slot < inflightMessage.length; slot++)
+        {
+            if (inflightUnsent[slot] && (earliest < 0 || inflightOrder[slot] < inflightOrder[earliest]))
+            {
+                earliest = slot;
+            }
+        }
+        return earliest;
     }
 
     /**
@@ -193,6 +234,7 @@ final class DeliverySession
         final SharedMessage message = inflightMessage[slot];
         inflightMessage[slot] = null;
         inflightSubscriptionIds[slot] = null;
+        inflightUnsent(slot, false);
         inflightCount--;
         windows.free(id, freeWindow());
         return message;

@@ -361,22 +361,39 @@ public final class DeliveryShard implements Stage
         sessions[event.sessionId] = session;
         session.connectionId = event.connectionId;
         session.version = event.version;
+        if (!v5)
+        {
+            session.receiveMaximum(65_535); // a 3.1.1 client: no limits of an earlier 5.0 connection hold
+            session.maxPacketSize = Integer.MAX_VALUE;
+            session.aliases.reset(0);
+        }
         final MqttProperties properties = v5 ? connackProperties(session, event) : null;
         final int length = ConnackEncoder.encode(scratch(ConnackEncoder.encodedLength(event.version, properties)), 0,
             event.version, event.sessionPresent, 0, properties);
         send(event.connectionId, scratch, length, false);
         if (event.sessionPresent)
         {
-            // resend what was in flight, in order, with DUP [MQTT-4.4.0-1]
+            // resend what was in flight, in order, with DUP [MQTT-4.4.0-1]; past the client's Receive Maximum the
+            // rest waits, unsent, until acknowledgements make room [MQTT-3.3.4-9]
+            int sent = 0;
             for (final int slot : session.inflightInOrder())
             {
                 if (session.inflightState(slot) == DeliverySession.AWAIT_PUBCOMP)
                 {
                     sendAck(event.connectionId, PacketType.PUBREL, session.inflightPacketId(slot));
                 }
+                else if (sent < session.windowLimit())
+                {
+                    sent++;
+                    session.inflightUnsent(slot, false);
+                    if (!sendPublish(session, slot, true))
+                    {
+                        pool.release(session.removeInflight(slot)); // too large for this client now
+                    }
+                }
                 else
                 {
-                    sendPublish(session, slot, true);
+                    session.inflightUnsent(slot, true);
                 }
             }
         }
@@ -518,8 +535,7 @@ public final class DeliveryShard implements Stage
                 deliverReliably(session, qos, true, ids); // [MQTT-3.3.1-8]
             }
         }
-        pool.releaseIfUnused(eventMessage);
-        eventMessage = null;
+        releaseEventMessage();
     }
 
     /**
@@ -673,8 +689,7 @@ public final class DeliveryShard implements Stage
                 deliverReliably(session, qos, retain, ids);
             }
         }
-        pool.releaseIfUnused(eventMessage);
-        eventMessage = null;
+        releaseEventMessage();
     }
 
     /**
@@ -763,11 +778,7 @@ public final class DeliveryShard implements Stage
         final DirectBuffer properties, final int propertiesOffset, final int propertiesLength,
         final DirectBuffer payload, final int payloadOffset, final int payloadLength, final long expiresAtMs)
     {
-        if (null != eventMessage)
-        {
-            pool.releaseIfUnused(eventMessage);
-            eventMessage = null;
-        }
+        releaseEventMessage();
         writer.message(topic, topicOffset, topicLength, properties, propertiesOffset, propertiesLength, payload,
             payloadOffset, payloadLength, expiresAtMs, nowMs);
     }
@@ -780,9 +791,22 @@ public final class DeliveryShard implements Stage
         if (null == eventMessage)
         {
             eventMessage = writer.copy(pool);
+            eventMessage.retain(); // the event's own reference: a holder that lets go never recycles it mid-event
         }
         eventMessage.retain();
         return eventMessage;
+    }
+
+    /**
+     * Drops the event's own reference to its copy: recycled unless a window or queue holds it.
+     */
+    private void releaseEventMessage()
+    {
+        if (null != eventMessage)
+        {
+            pool.release(eventMessage);
+            eventMessage = null;
+        }
     }
 
     private void deliverReliably(final DeliverySession session, final int qos, final boolean retain,
@@ -822,6 +846,15 @@ public final class DeliveryShard implements Stage
 
     private void drainQueue(final DeliverySession session)
     {
+        int unsent;
+        while (session.isOnline() && (unsent = session.nextUnsent()) >= 0)
+        {
+            session.inflightUnsent(unsent, false); // held back at a reconnect by a smaller Receive Maximum
+            if (!sendPublish(session, unsent, true))
+            {
+                pool.release(session.removeInflight(unsent));
+            }
+        }
         while (session.isOnline() && session.hasInflightRoom() && session.queueSize() > 0)
         {
             final SharedMessage message = session.peekMessage();

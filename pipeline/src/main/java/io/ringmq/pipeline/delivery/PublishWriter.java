@@ -197,6 +197,11 @@ final class PublishWriter
         final int length = encoder.encodedLength();
         if (length > session.maxPacketSize)
         {
+            if (assignedAlias)
+            {
+                session.aliases.undoLast(); // never told to the client
+                assignedAlias = false;
+            }
             return TOO_LARGE;
         }
         scratch.checkLimit(length);

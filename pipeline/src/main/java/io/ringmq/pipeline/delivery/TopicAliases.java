@@ -19,6 +19,7 @@ final class TopicAliases
     private byte[][] topics;
     private int maximum;
     private int next = 1;
+    private long lastHash;
 
     /**
      * A new connection: no mappings, and the client's Topic Alias Maximum (0: no aliases).
@@ -72,7 +73,23 @@ final class TopicAliases
         topic.getBytes(offset, bytes);
         topics[alias] = bytes;
         byHash.put(hash, alias);
+        lastHash = hash;
         return -alias;
+    }
+
+    /**
+     * Takes back the alias {@link #aliasFor} just assigned: the packet that would have told the client was not
+     * sent.
+     */
+    void undoLast()
+    {
+        final int alias = next - 1;
+        if (alias >= 1 && null != byHash)
+        {
+            byHash.remove(lastHash);
+            topics[alias] = null;
+            next = alias;
+        }
     }
 
     private static boolean sameTopic(final byte[] kept, final DirectBuffer topic, final int offset, final int length)

@@ -77,6 +77,8 @@ public final class BrokerCounters
     public static final int MESSAGES_EXPIRED = 52;
     /** PUBLISHes not sent to a client because they exceed its Maximum Packet Size [MQTT-3.1.2-25]. */
     public static final int PACKET_TOO_LARGE_FOR_CLIENT = 53;
+    /** Fan-out targets left out because one message matched more than a routing entry holds. */
+    public static final int FANOUT_TRUNCATED = 54;
 
     private static final String[] NAMES =
     {
@@ -111,7 +113,8 @@ public final class BrokerCounters
         "PUBLISH to $SYS refused (read-only for clients)",
         "reload on SIGHUP (gauge)",
         "messages expired (message expiry interval)",
-        "PUBLISH not sent (over the client's maximum packet size)"
+        "PUBLISH not sent (over the client's maximum packet size)",
+        "fan-out targets left out (one message matched more than max-sessions targets)"
     };
 
     private final CountersFile file;

@@ -1,0 +1,77 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.PublishEncoder;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+import static io.ringmq.pipeline.PipelineTest.ack;
+import static io.ringmq.pipeline.PipelineTest.connect;
+import static io.ringmq.pipeline.PipelineTest.subscribe;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Defects an attack review of the MQTT 5.0 work found, each kept as a test.
+ */
+class ReviewDefectsTest
+{
+    private static byte[] publish(final String topic, final int packetId, final String payload)
+    {
+        final PublishEncoder encoder = new PublishEncoder().reset().qos(1).packetId(packetId).topic(topic)
+            .payload(payload.getBytes(StandardCharsets.UTF_8));
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
+        encoder.encode(buffer, 0);
+        return buffer.byteArray();
+    }
+
+    @Test
+    @DisplayName("a subscriber over its queued bytes drops its copy without recycling the one another subscriber holds")
+    void droppedCopyIsNotRecycledWhileHeld()
+    {
+        final PipelineHarness h = new PipelineHarness(
+            new BrokerContext().maxInflight(1).maxQueued(1_000).maxQueuedBytes(1_024),
+            new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null));
+        h.packet(1, connect("s1", true));
+        h.packet(1, subscribe("t", 1));
+        h.packet(1, subscribe("big", 1));
+        h.packet(2, connect("s2", true));
+        h.packet(2, subscribe("t", 1));
+        h.packet(3, connect("pub", true));
+        h.packet(3, publish("t", 1, "first"));
+        h.packet(3, publish("big", 2, "x".repeat(1015)));
+        h.packet(3, publish("t", 3, "SECRET-m3"));
+        h.packet(3, publish("t", 4, "m4-other"));
+        h.outbound.takePackets(2);
+        h.packet(2, ack(PacketType.PUBACK, 1));
+        h.packet(2, ack(PacketType.PUBACK, 2));
+        final List<byte[]> received = h.outbound.takePackets(2);
+        final StringBuilder text = new StringBuilder();
+        for (final byte[] packet : received)
+        {
+            text.append(new String(packet, StandardCharsets.ISO_8859_1)).append('|');
+        }
+        assertThat(text.toString()).contains("SECRET-m3").contains("m4-other");
+    }
+
+    @Test
+    @DisplayName("MQTT-3.3.4-3 subscription identifiers of interleaved targets take linear room in the routing entry")
+    void interleavedIdentifiersStayLinear()
+    {
+        final int k = 3_000;
+        final RouteOutput.Writer writer = new RouteOutput.Writer();
+        writer.reset();
+        writer.addTarget(1, 1, false, 0, 1);
+        writer.addTarget(2, 1, false, 0, 1);
+        for (int i = 2; i <= k; i++)
+        {
+            writer.addTargetSubscriptionId(0, i);
+            writer.addTargetSubscriptionId(1, i);
+        }
+        assertThat(writer.length(0)).isLessThanOrEqualTo(2 * 12 + (2 * (k + 1)) * 4);
+    }
+}
