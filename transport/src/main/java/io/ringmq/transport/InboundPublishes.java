@@ -5,6 +5,8 @@ import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.MqttVersion;
 import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.PublishFlyweight;
+import io.ringmq.protocol.PropertyId;
+import io.ringmq.protocol.Utf8;
 import io.ringmq.protocol.ReasonCode;
 import io.ringmq.protocol.Slice;
 import org.agrona.DirectBuffer;
@@ -46,6 +48,10 @@ final class InboundPublishes
     boolean onPublish(final Connection connection, final PublishFlyweight publish, final DirectBuffer packet,
         final int length)
     {
+        if (connection.version == MqttVersion.V5 && !propertiesAllowed(connection, publish))
+        {
+            return true;
+        }
         final boolean aliased = TopicAliasResolver.hasAlias(connection.version, publish);
         if (aliased)
         {
@@ -54,6 +60,7 @@ final class InboundPublishes
             {
                 ConnectionReader.protocolViolation(counters, closer, connection,
                     reason == ReasonCode.TOPIC_ALIAS_INVALID ? "Topic Alias over the maximum [MQTT-3.3.2-9]" :
+                    reason == ReasonCode.QUOTA_EXCEEDED ? "topic aliases past " + TopicAliases.MAX_BYTES + " bytes" :
                         "empty topic with an unknown Topic Alias", reason);
                 return true;
             }
@@ -93,6 +100,33 @@ final class InboundPublishes
             connection.inboundQuota.onPublish(publish.qos(), publish.packetId());
         }
         return handed;
+    }
+
+    /**
+     * A client's PUBLISH carries no Subscription Identifier [MQTT-3.3.4-6] (0x82), and a payload it marks as UTF-8
+     * must be UTF-8 (0x99, which a receiver may check: 5.0 section 3.3.2.3.2).
+     *
+     * @return false when the connection was ended for it.
+     */
+    private boolean propertiesAllowed(final Connection connection, final PublishFlyweight publish)
+    {
+        if (publish.properties().subscriptionIdentifierCount() > 0)
+        {
+            ConnectionReader.protocolViolation(counters, closer, connection,
+                "Subscription Identifier from a client [MQTT-3.3.4-6]", ReasonCode.PROTOCOL_ERROR);
+            return false;
+        }
+        if (publish.properties().intValue(PropertyId.PAYLOAD_FORMAT_INDICATOR, 0) == 1)
+        {
+            final Slice payload = publish.payload();
+            if (Utf8.validate(payload.buffer(), payload.offset(), payload.length()) < 0)
+            {
+                ConnectionReader.protocolViolation(counters, closer, connection,
+                    "payload marked UTF-8 is not (5.0 section 3.3.2.3.2)", ReasonCode.PAYLOAD_FORMAT_INVALID);
+                return false;
+            }
+        }
+        return true;
     }
 
     /**

@@ -61,6 +61,10 @@ final class TopicAliasResolver
         final Slice name = publish.topic();
         if (name.length() > 0)
         {
+            if (null != connection.topicAliases && !connection.topicAliases.fits(alias, name.length()))
+            {
+                return ReasonCode.QUOTA_EXCEEDED; // the aliases' topics are bounded per connection
+            }
             topic.wrap(name.buffer(), name.offset(), name.length());
             return 0;
         }

@@ -18,10 +18,13 @@ final class TopicAliases
 {
     private static final int INITIAL_SLOTS = 16;
     private static final int MIN_TOPIC_CAPACITY = 32;
+    /** The most bytes of topic names one connection's aliases may keep, whatever the topics' lengths. */
+    static final int MAX_BYTES = 64 * 1024;
 
     private final int maximum;
     private byte[][] topics;
     private int[] lengths;
+    private int bytes;
 
     /**
      * @param maximum the highest alias the client may use.
@@ -50,11 +53,33 @@ final class TopicAliases
         byte[] topic = topics[index];
         if (null == topic || topic.length < length)
         {
-            topic = new byte[Math.max(MIN_TOPIC_CAPACITY, Integer.highestOneBit(length - 1) << 1)];
+            bytes -= null == topic ? 0 : topic.length;
+            topic = new byte[capacityFor(length)];
+            bytes += topic.length;
             topics[index] = topic;
         }
         buffer.getBytes(offset, topic, 0, length);
         lengths[index] = length;
+    }
+
+    /**
+     * @return whether mapping the alias to a topic of {@code length} bytes keeps the connection's aliases within
+     * {@link #MAX_BYTES}.
+     */
+    boolean fits(final int alias, final int length)
+    {
+        final int index = alias - 1;
+        final byte[] topic = index < topics.length ? topics[index] : null;
+        if (null != topic && topic.length >= length)
+        {
+            return true;
+        }
+        return bytes - (null == topic ? 0 : topic.length) + capacityFor(length) <= MAX_BYTES;
+    }
+
+    private static int capacityFor(final int length)
+    {
+        return Math.max(MIN_TOPIC_CAPACITY, Integer.highestOneBit(Math.max(1, length - 1)) << 1);
     }
 
     /**

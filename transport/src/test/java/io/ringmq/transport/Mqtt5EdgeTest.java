@@ -175,6 +175,57 @@ class Mqtt5EdgeTest
     }
 
     @Test
+    @DisplayName("MQTT-3.3.4-6: a client's PUBLISH with a Subscription Identifier is a protocol error, DISCONNECT 0x82")
+    void subscriptionIdentifierFromAClient() throws Exception
+    {
+        edge(context -> { });
+        final RawClient client = edge.client();
+        final long id = edge.connect5(client, "sub-id", 60, null);
+        final io.ringmq.protocol.PublishEncoder encoder = new io.ringmq.protocol.PublishEncoder().reset()
+            .version(io.ringmq.protocol.MqttVersion.V5).topic("a").payload(PAYLOAD).subscriptionIds(new int[]{7}, 1);
+        final org.agrona.concurrent.UnsafeBuffer bytes =
+            new org.agrona.concurrent.UnsafeBuffer(new byte[encoder.encodedLength()]);
+        encoder.encode(bytes, 0);
+        client.send(bytes.byteArray());
+        edge.expectDisconnect(client, id, ReasonCode.PROTOCOL_ERROR);
+    }
+
+    @Test
+    @DisplayName("5.0 section 3.3.2.3.2: a payload marked UTF-8 that is not is refused with DISCONNECT 0x99; a valid "
+        + "one passes")
+    void payloadFormatInvalid() throws Exception
+    {
+        edge(context -> { });
+        final RawClient client = edge.client();
+        final long id = edge.connect5(client, "utf8", 60, null);
+        final MqttProperties utf8 = new MqttProperties().setInt(PropertyId.PAYLOAD_FORMAT_INDICATOR, 1);
+        client.send(RawClient.publish5("a", "héllo".getBytes(StandardCharsets.UTF_8), 0, 0, utf8));
+        nextPublish(id);
+        client.send(RawClient.publish5("a", new byte[]{(byte)0xC3, (byte)0x28}, 0, 0, utf8));
+        edge.expectDisconnect(client, id, ReasonCode.PAYLOAD_FORMAT_INVALID);
+    }
+
+    @Test
+    @DisplayName("MQTT-3.3.2-12: the topics one connection's aliases keep are bounded (64 KiB): past it, "
+        + "DISCONNECT 0x97")
+    void aliasBytesBounded() throws Exception
+    {
+        edge(context -> context.topicAliasMaximum(64));
+        final RawClient client = edge.client();
+        final long id = edge.connect5(client, "greedy", 60, null);
+        final String long16k = "t".repeat(16 * 1024 - 10);
+        for (int alias = 1; alias <= 3; alias++)
+        {
+            client.send(RawClient.publish5(long16k + alias, PAYLOAD, 0, 0, alias(alias)));
+            nextPublish(id);
+        }
+        client.send(RawClient.publish5(long16k + 4, PAYLOAD, 0, 0, alias(4)));
+        client.send(RawClient.publish5(long16k + 5, PAYLOAD, 0, 0, alias(5)));
+        nextPublish(id);
+        edge.expectDisconnect(client, id, ReasonCode.QUOTA_EXCEEDED);
+    }
+
+    @Test
     @DisplayName("MQTT-3.3.2-12: alias table churn: 20,000 PUBLISHes remap 16 aliases over 2,000 topics of growing "
         + "length; every one reaches the pipeline with the topic its alias stood for then")
     void aliasTableChurn() throws Exception
