@@ -138,9 +138,9 @@ public final class BrokerContext
         check(sysIntervalMs == 0 || sysIntervalMs >= 100, "--sys-interval must be 0 (off) or at least 100 ms");
         check((long)ringSize * slotInlineBytes <= 256L * 1024 * 1024,
             "--ring-size x --slot-inline-bytes must stay within 256 MiB of heap");
-        // one routing entry holds: a target per session (12 bytes each), a will and the return codes of one
+        // one routing entry holds: a target per session (16 bytes each), a will and the return codes of one
         // packet, the retained messages of one SUBSCRIBE, and a batch of discarded ids; the log holds two entries
-        final long entry = maxSessions * 12L + 2L * maxPacketSize + RETAINED_BYTES_PER_SUBSCRIBE +
+        final long entry = maxSessions * 16L + 2L * maxPacketSize + RETAINED_BYTES_PER_SUBSCRIBE +
             DISCARDED_PER_ENTRY * 4L + RouteOutput.MAX_ID_INTS * 4L + 4096;
         routeLogBytes = (int)Math.max(messageLogBytes, BitUtil.findNextPositivePowerOfTwo(entry * 2));
         check(maxConnectSize >= 64, "--max-connect-size must be at least 64");

@@ -77,7 +77,8 @@ public final class Pipeline
         }
         this.routeLog = new MessageLog(context.routeLogBytes());
         final SessionWindows windows = new SessionWindows(context.maxSessions());
-        this.routing = new RoutingStage(context, counters, routeLog, ring, windows);
+        final SharedRedispatch redispatch = new SharedRedispatch();
+        this.routing = new RoutingStage(context, counters, routeLog, ring, windows, redispatch);
 
         final StagePoller authPoller = new StagePoller(ring);
         final StagePoller routePoller = new StagePoller(ring, authPoller.sequence());
@@ -92,7 +93,7 @@ public final class Pipeline
         {
             final StagePoller poller = new StagePoller(ring, routePoller.sequence());
             shards[i] = step(new DeliveryShard(i, context, outbound.forShard(i), counters, routeLog, handover,
-                windows), poller,
+                windows, redispatch), poller,
                 counters, BrokerCounters.EVENTS_DELIVER);
             shardSequences[i] = poller.sequence();
         }

@@ -15,7 +15,8 @@ import org.agrona.concurrent.UnsafeBuffer;
  * <pre>
  *   targets    targetCount × [ session id int | qos (bits 0-1), retain as published (bit 2), delivery shard
  *                              (bits 8-31) int | subscription identifier int: 0 none, &gt; 0 the one,
- *                              &lt; 0 -(1 + offset of its list [count | id ...] in the ids part) ]
+ *                              &lt; 0 -(1 + offset of its list [count | id ...] in the ids part) |
+ *                              shared subscription group id int (0: not through a shared subscription) ]
  *   granted    grantedCount × [ return code byte ]                       padded to 4
  *   discarded  discardedCount × [ session id int ]    sessions the shards must forget
  *   ids        idsCount × [ int ]                     lists of several subscription identifiers of one target
@@ -27,7 +28,7 @@ import org.agrona.concurrent.UnsafeBuffer;
  */
 public final class RouteOutput
 {
-    static final int TARGET_LENGTH = 12;
+    static final int TARGET_LENGTH = 16;
     private static final int TARGET_INTS = TARGET_LENGTH / 4;
     static final int MESSAGE_HEADER_LENGTH = 24;
     /** The most ints of subscription identifier lists one entry holds. */
@@ -80,6 +81,14 @@ public final class RouteOutput
     public int targetShard(final int i)
     {
         return entry.getInt(i * TARGET_LENGTH + 4) >>> 8;
+    }
+
+    /**
+     * @return the shared subscription group the target was chosen from, 0 for none.
+     */
+    public int targetGroup(final int i)
+    {
+        return entry.getInt(i * TARGET_LENGTH + 12);
     }
 
     /**
@@ -293,6 +302,16 @@ public final class RouteOutput
         boolean addTarget(final int sessionId, final int qos, final boolean retainAsPublished, final int shard,
             final int subscriptionId)
         {
+            return addTarget(sessionId, qos, retainAsPublished, shard, subscriptionId, 0);
+        }
+
+        /**
+         * @param groupId the shared subscription group the target was chosen from, 0 for none.
+         * @return false when the entry holds {@link #maxTargets} already: the target is left out.
+         */
+        boolean addTarget(final int sessionId, final int qos, final boolean retainAsPublished, final int shard,
+            final int subscriptionId, final int groupId)
+        {
             if (targetCount >= maxTargets)
             {
                 return false;
@@ -310,6 +329,7 @@ public final class RouteOutput
             targets[at] = sessionId;
             targets[at + 1] = qos | (retainAsPublished ? RETAIN_AS_PUBLISHED : 0) | (shard << 8);
             targets[at + 2] = subscriptionId;
+            targets[at + 3] = groupId;
             targetCount++;
             return true;
         }
@@ -439,6 +459,7 @@ public final class RouteOutput
                 buffer.putInt(index + at * 4 + 4, targets[at + 1]);
                 final int ids = targets[at + 2];
                 buffer.putInt(index + at * 4 + 8, ids >= 0 ? ids : -(list + 1));
+                buffer.putInt(index + at * 4 + 12, targets[at + 3]);
                 if (ids < 0)
                 {
                     list += 1 + idListLength[t];

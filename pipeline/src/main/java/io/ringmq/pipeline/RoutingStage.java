@@ -56,6 +56,8 @@ public final class RoutingStage implements Stage
     private final SharedSubscriptions.Matcher<Subscription> sharedMatcher = this::onSharedMatch;
     private final SharedSubscriptions.Chooser<Subscription> chooser;
     private final java.util.ArrayDeque<Message> dueWills = new java.util.ArrayDeque<>();
+    private final java.util.ArrayDeque<SharedRedispatch.Entry> dueRedispatch = new java.util.ArrayDeque<>();
+    private final SharedRedispatch redispatch;
     private final RingBuffer<IngressEvent> ring;
     private final BrokerContext context;
     private final RouteOutput.Writer output = new RouteOutput.Writer();
@@ -82,6 +84,7 @@ public final class RoutingStage implements Stage
     private RoutingSession publisher;
     private boolean tickPending;
     private boolean tickWill;
+    private boolean tickRedispatch;
     private boolean publishRetain;
     private boolean publishPending;
     private int movedFrom;
@@ -94,17 +97,19 @@ public final class RoutingStage implements Stage
      */
     public RoutingStage(final BrokerContext context, final BrokerCounters counters, final MessageLog log)
     {
-        this(context, counters, log, null, new SessionWindows(1));
+        this(context, counters, log, null, new SessionWindows(1), new SharedRedispatch());
     }
 
     /**
      * @param ring the ingress ring, where this stage puts a {@link IngressEvent#TICK} when a delayed will is due
      *             (null, for tests of the stage alone: delayed wills are never published).
-     * @param windows the delivery shards' in-flight room per session, for the least-loaded shared strategy.
+     * @param windows    the delivery shards' in-flight room per session, for the least-loaded shared strategy.
+     * @param redispatch where the shards hand back a leaving shared subscriber's unacknowledged messages.
      */
     public RoutingStage(final BrokerContext context, final BrokerCounters counters, final MessageLog log,
-        final RingBuffer<IngressEvent> ring, final SessionWindows windows)
+        final RingBuffer<IngressEvent> ring, final SessionWindows windows, final SharedRedispatch redispatch)
     {
+        this.redispatch = redispatch;
         this.shared = new SharedSubscriptions<>(context.sharedSubscriptionStrategy());
         this.chooser = new SharedSubscriptions.Chooser<>()
         {
@@ -156,11 +161,18 @@ public final class RoutingStage implements Stage
         {
             onBatchEnd(); // the gauges move with expiry too, events or not
         }
-        if (!dueWills.isEmpty() && !tickPending)
+        int taken = 0;
+        SharedRedispatch.Entry entry;
+        while (taken < 1_024 && null != (entry = redispatch.poll()))
+        {
+            dueRedispatch.add(entry);
+            taken++;
+        }
+        if ((!dueWills.isEmpty() || !dueRedispatch.isEmpty()) && !tickPending)
         {
             requestTick();
         }
-        return expired;
+        return expired + taken;
     }
 
     /**
@@ -189,7 +201,8 @@ public final class RoutingStage implements Stage
 
     public boolean hasPendingWork()
     {
-        return null != ring && !dueWills.isEmpty() && !tickPending;
+        return null != ring && !tickPending &&
+            (!dueWills.isEmpty() || !dueRedispatch.isEmpty() || !redispatch.isEmpty());
     }
 
     public boolean onEvent(final IngressEvent event)
@@ -251,6 +264,11 @@ public final class RoutingStage implements Stage
                 tickWill = false;
                 dueWills.poll(); // a will routing failed on is dropped (its error is logged), not retried forever
             }
+            if (tickRedispatch)
+            {
+                tickRedispatch = false;
+                dueRedispatch.poll();
+            }
             return;
         }
         if (event.kind != IngressEvent.PACKET)
@@ -278,6 +296,11 @@ public final class RoutingStage implements Stage
         {
             tickWill = false;
             dueWills.poll(); // the will is on its way
+        }
+        if (tickRedispatch)
+        {
+            tickRedispatch = false;
+            dueRedispatch.poll();
         }
         return true;
     }
@@ -793,7 +816,7 @@ public final class RoutingStage implements Stage
     {
         final RoutingSession session = subscription.session();
         if (!output.addTarget(session.id(), Math.min(publishQos, SubscriptionOptions.qos(options)),
-            SubscriptionOptions.retainAsPublished(options), session.shard(), subscriptionId))
+            SubscriptionOptions.retainAsPublished(options), session.shard(), subscriptionId, shared.matchingGroupId()))
         {
             counters.increment(BrokerCounters.FANOUT_TRUNCATED);
         }
@@ -807,6 +830,37 @@ public final class RoutingStage implements Stage
         {
             tickWill = true;
             publishWill(event, will);
+            return;
+        }
+        final SharedRedispatch.Entry entry = dueRedispatch.peek();
+        if (null != entry)
+        {
+            tickRedispatch = true;
+            redispatch(event, entry);
+        }
+    }
+
+    /**
+     * Sends a message a leaving shared subscriber never acknowledged to another member of its group (5.0 section
+     * 4.8.2), unless it has expired or the group is gone.
+     */
+    private void redispatch(final IngressEvent event, final SharedRedispatch.Entry entry)
+    {
+        final Message message = entry.message();
+        if (message.isExpired(System.currentTimeMillis()))
+        {
+            counters.increment(BrokerCounters.MESSAGES_EXPIRED);
+            return;
+        }
+        willTopic.wrap(message.topic());
+        event.routed = true;
+        event.qos = message.qos();
+        output.message(message);
+        publishQos = message.qos();
+        publisher = null;
+        if (shared.dispatch(entry.groupId(), willTopic, 0, message.topic().length, 0, chooser, sharedMatcher))
+        {
+            counters.increment(BrokerCounters.SHARED_REDISPATCHED);
         }
     }
 

@@ -237,4 +237,37 @@ class SharedSubscriptionTest extends InProcessBrokerTest
         overlap.retainAll(fromV3);
         assertThat(overlap).isEmpty();
     }
+
+    @Test
+    @DisplayName("4.8.2: a member whose session ends with QoS 1 messages unacknowledged: they go to another member of "
+        + "the group, each of the 10 messages reaching the group once acknowledged")
+    void unacknowledgedGoToAnotherMember() throws Exception
+    {
+        start("round-robin");
+        final Hive5 keeper = member("keeper");
+        final RawClient taker = closeLater(new RawClient(port).v5());
+        taker.send(RawClient.connect5("taker", null));
+        assertThat(taker.readPacket(5_000)).isEqualTo(io.ringmq.protocol.PacketType.CONNACK);
+        taker.send(RawClient.subscribe5(1, GROUP, 1));
+        assertThat(taker.readPacket(5_000)).isEqualTo(io.ringmq.protocol.PacketType.SUBACK);
+        final Hive5 publisher = closeLater(Hive5.connect(port, "pub"));
+        final List<String> sent = publish(publisher, "t/", 10);
+
+        final Set<String> taken = new HashSet<>();
+        while (taken.size() < 5)
+        {
+            assertThat(taker.readPacket(5_000)).isEqualTo(io.ringmq.protocol.PacketType.PUBLISH);
+            taken.add(taker.decoder().publish().payload().asString()); // never acknowledged
+        }
+        taker.close(); // its session (expiry 0) ends with the connection
+
+        final Set<String> kept = new HashSet<>();
+        while (kept.size() < sent.size())
+        {
+            final Mqtt5Publish message = keeper.next();
+            assertThat(message).as("all of " + sent + " at the keeper; has " + kept).isNotNull();
+            kept.add(Hive5.text(message));
+        }
+        assertThat(kept).containsExactlyInAnyOrderElementsOf(sent);
+    }
 }

@@ -34,6 +34,7 @@ final class DeliverySession
     private final long[] inflightOrder;
     private final int[][] inflightSubscriptionIds;
     private final boolean[] inflightUnsent;
+    private final int[] inflightGroup;
     private int unsentCount;
     private int inflightCount;
     private int nextPacketId = 1;
@@ -44,6 +45,7 @@ final class DeliverySession
     private byte[] queueQos = new byte[4];
     private boolean[] queueRetain = new boolean[4];
     private int[][] queueSubscriptionIds = new int[4][];
+    private int[] queueGroup = new int[4];
     private int queueHead;
     private int queueSize;
     private long queuedBytes;
@@ -65,6 +67,7 @@ final class DeliverySession
         inflightOrder = new long[maxInflight];
         inflightSubscriptionIds = new int[maxInflight][];
         inflightUnsent = new boolean[maxInflight];
+        inflightGroup = new int[maxInflight];
         windowLimit = maxInflight;
         windows.free(id, maxInflight);
     }
@@ -146,7 +149,7 @@ final class DeliverySession
      * @return the window slot.
      */
     int addInflight(final SharedMessage message, final int qos, final boolean retain,
-        final int[] subscriptionIds)
+        final int[] subscriptionIds, final int group)
     {
         int packetId = nextPacketId;
         while (findInflight(packetId) >= 0)
@@ -164,6 +167,7 @@ final class DeliverySession
                 inflightState[slot] = (byte)(qos == 1 ? AWAIT_PUBACK : AWAIT_PUBREC);
                 inflightRetain[slot] = retain;
                 inflightSubscriptionIds[slot] = subscriptionIds;
+                inflightGroup[slot] = group;
                 inflightOrder[slot] = ++sendOrder;
                 inflightCount++;
                 windows.free(id, freeWindow());
@@ -216,6 +220,40 @@ final class DeliverySession
     boolean inflightRetain(final int slot)
     {
         return inflightRetain[slot];
+    }
+
+    /**
+     * @return the shared subscription group it came through, 0 for none.
+     */
+    int inflightGroup(final int slot)
+    {
+        return inflightGroup[slot];
+    }
+
+    /**
+     * @return the in-flight window's slots (free or not), for a walk over them.
+     */
+    int windowCapacity()
+    {
+        return inflightMessage.length;
+    }
+
+    /**
+     * @return the message queued {@code i}th from the oldest.
+     */
+    SharedMessage queuedMessage(final int i)
+    {
+        return queueMessage[(queueHead + i) & (queueMessage.length - 1)];
+    }
+
+    int queuedQos(final int i)
+    {
+        return queueQos[(queueHead + i) & (queueMessage.length - 1)];
+    }
+
+    int queuedGroup(final int i)
+    {
+        return queueGroup[(queueHead + i) & (queueMessage.length - 1)];
     }
 
     /**
@@ -282,7 +320,8 @@ final class DeliverySession
     /**
      * Queues a message (the caller has retained it).
      */
-    void enqueue(final SharedMessage message, final int qos, final boolean retain, final int[] subscriptionIds)
+    void enqueue(final SharedMessage message, final int qos, final boolean retain, final int[] subscriptionIds,
+        final int group)
     {
         if (queueSize == queueMessage.length)
         {
@@ -293,6 +332,7 @@ final class DeliverySession
         queueQos[at] = (byte)qos;
         queueRetain[at] = retain;
         queueSubscriptionIds[at] = subscriptionIds;
+        queueGroup[at] = group;
         queueSize++;
         queuedBytes += message.length();
     }
@@ -315,6 +355,11 @@ final class DeliverySession
     int[] peekSubscriptionIds()
     {
         return queueSubscriptionIds[queueHead];
+    }
+
+    int peekGroup()
+    {
+        return queueGroup[queueHead];
     }
 
     /**
@@ -356,6 +401,7 @@ final class DeliverySession
         final byte[] qos = new byte[capacity];
         final boolean[] retain = new boolean[capacity];
         final int[][] ids = new int[capacity][];
+        final int[] groups = new int[capacity];
         for (int i = 0; i < queueSize; i++)
         {
             final int from = (queueHead + i) & (queueMessage.length - 1);
@@ -363,7 +409,9 @@ final class DeliverySession
             qos[i] = queueQos[from];
             retain[i] = queueRetain[from];
             ids[i] = queueSubscriptionIds[from];
+            groups[i] = queueGroup[from];
         }
+        queueGroup = groups;
         queueMessage = messages;
         queueQos = qos;
         queueRetain = retain;

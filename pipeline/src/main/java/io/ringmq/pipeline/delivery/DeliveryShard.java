@@ -67,6 +67,7 @@ public final class DeliveryShard implements Stage
     private final MqttProperties connackProperties = new MqttProperties();
     private final BrokerContext context;
     private final io.ringmq.pipeline.SessionWindows windows;
+    private final io.ringmq.pipeline.SharedRedispatch redispatch;
     /** One-identifier arrays, shared by the messages they go with (bounded: past it, a message gets its own). */
     private final Int2ObjectHashMap<int[]> singleIds = new Int2ObjectHashMap<>();
     private int[] targetIds = new int[4];
@@ -84,16 +85,19 @@ public final class DeliveryShard implements Stage
     public DeliveryShard(final int index, final BrokerContext context, final Outbound outbound,
         final BrokerCounters counters, final MessageLog routeLog, final ShardHandover handover)
     {
-        this(index, context, outbound, counters, routeLog, handover, new io.ringmq.pipeline.SessionWindows(1));
+        this(index, context, outbound, counters, routeLog, handover, new io.ringmq.pipeline.SessionWindows(1),
+            new io.ringmq.pipeline.SharedRedispatch());
     }
 
     /**
-     * @param windows where its sessions' free in-flight room is published for the routing stage.
+     * @param windows    where its sessions' free in-flight room is published for the routing stage.
+     * @param redispatch where a shared subscriber's unacknowledged messages go back when its session ends.
      */
     public DeliveryShard(final int index, final BrokerContext context, final Outbound outbound,
         final BrokerCounters counters, final MessageLog routeLog, final ShardHandover handover,
-        final io.ringmq.pipeline.SessionWindows windows)
+        final io.ringmq.pipeline.SessionWindows windows, final io.ringmq.pipeline.SharedRedispatch redispatch)
     {
+        this.redispatch = redispatch;
         this.windows = windows;
         this.index = index;
         this.context = context;
@@ -532,7 +536,7 @@ public final class DeliveryShard implements Stage
             }
             else
             {
-                deliverReliably(session, qos, true, ids); // [MQTT-3.3.1-8]
+                deliverReliably(session, qos, true, ids, 0); // [MQTT-3.3.1-8]
             }
         }
         releaseEventMessage();
@@ -669,6 +673,7 @@ public final class DeliveryShard implements Stage
             final boolean retain = event.retain && session.version == MqttVersion.V5 &&
                 route.targetRetainAsPublished(i);
             final int[] ids = targetSubscriptionIds(i);
+            final int group = route.targetGroup(i);
             if (qos == 0)
             {
                 if (session.isOnline())
@@ -678,7 +683,7 @@ public final class DeliveryShard implements Stage
             }
             else if (session.canSendNow())
             {
-                final int slot = session.addInflight(retainedCopy(), qos, retain, ids);
+                final int slot = session.addInflight(retainedCopy(), qos, retain, ids, group);
                 if (!sendLive(session, qos, retain, session.inflightPacketId(slot), ids))
                 {
                     pool.release(session.removeInflight(slot)); // too large for this client: never in flight
@@ -686,7 +691,7 @@ public final class DeliveryShard implements Stage
             }
             else
             {
-                deliverReliably(session, qos, retain, ids);
+                deliverReliably(session, qos, retain, ids, group);
             }
         }
         releaseEventMessage();
@@ -810,11 +815,11 @@ public final class DeliveryShard implements Stage
     }
 
     private void deliverReliably(final DeliverySession session, final int qos, final boolean retain,
-        final int[] ids)
+        final int[] ids, final int group)
     {
         if (session.canSendNow()) // sent now, or behind the backlog in order: either way it is in flight
         {
-            final int slot = session.addInflight(retainedCopy(), qos, retain, ids);
+            final int slot = session.addInflight(retainedCopy(), qos, retain, ids, group);
             if (!sendPublish(session, slot, false))
             {
                 pool.release(session.removeInflight(slot));
@@ -841,7 +846,7 @@ public final class DeliveryShard implements Stage
         {
             counters.increment(BrokerCounters.INFLIGHT_FULL_QUEUED);
         }
-        session.enqueue(message, qos, retain, ids);
+        session.enqueue(message, qos, retain, ids, group);
     }
 
     private void drainQueue(final DeliverySession session)
@@ -861,6 +866,7 @@ public final class DeliveryShard implements Stage
             final int qos = session.peekQos();
             final boolean retain = session.peekRetain();
             final int[] ids = session.peekSubscriptionIds();
+            final int group = session.peekGroup();
             session.dequeue(); // its reference passes to the window
             if (message.expiresAtMs() != Message.NEVER && nowMs >= message.expiresAtMs())
             {
@@ -868,7 +874,7 @@ public final class DeliveryShard implements Stage
                 pool.release(message);
                 continue;
             }
-            final int slot = session.addInflight(message, qos, retain, ids);
+            final int slot = session.addInflight(message, qos, retain, ids, group);
             if (!sendPublish(session, slot, false))
             {
                 pool.release(session.removeInflight(slot));
@@ -956,6 +962,7 @@ public final class DeliveryShard implements Stage
         final DeliverySession session = session(sessionId);
         if (null != session)
         {
+            handBackShared(session);
             session.clear(pool);
             sessions[sessionId] = null;
         }
@@ -972,6 +979,41 @@ public final class DeliveryShard implements Stage
                 }
             }
         }
+    }
+
+    /**
+     * A session ends: what it took through shared subscriptions and the client never acknowledged (not yet
+     * PUBRECed) goes back to routing for another member of the group (5.0 section 4.8.2).
+     */
+    private void handBackShared(final DeliverySession session)
+    {
+        for (int slot = 0; slot < session.windowCapacity(); slot++)
+        {
+            final SharedMessage message = session.inflightMessage(slot);
+            if (null != message && session.inflightGroup(slot) != 0 &&
+                session.inflightState(slot) != DeliverySession.AWAIT_PUBCOMP)
+            {
+                redispatch.offer(session.inflightGroup(slot), kept(message, session.inflightQos(slot)));
+            }
+        }
+        for (int i = 0; i < session.queueSize(); i++)
+        {
+            if (session.queuedGroup(i) != 0)
+            {
+                redispatch.offer(session.queuedGroup(i), kept(session.queuedMessage(i), session.queuedQos(i)));
+            }
+        }
+    }
+
+    private static Message kept(final SharedMessage message, final int qos)
+    {
+        final byte[] topic = new byte[message.topicLength()];
+        message.buffer().getBytes(0, topic);
+        final byte[] properties = new byte[message.propertiesLength()];
+        message.buffer().getBytes(message.propertiesOffset(), properties);
+        final byte[] payload = new byte[message.payloadLength()];
+        message.buffer().getBytes(message.payloadOffset(), payload);
+        return new Message(topic, payload, qos, false, properties, message.expiresAtMs());
     }
 
     private void ensureCapacity(final int sessionId)

@@ -79,6 +79,8 @@ public final class BrokerCounters
     public static final int PACKET_TOO_LARGE_FOR_CLIENT = 53;
     /** Fan-out targets left out because one message matched more than a routing entry holds. */
     public static final int FANOUT_TRUNCATED = 54;
+    /** Messages of a shared subscription member whose session ended unacknowledged, sent to another member. */
+    public static final int SHARED_REDISPATCHED = 55;
 
     private static final String[] NAMES =
     {
@@ -114,7 +116,8 @@ public final class BrokerCounters
         "reload on SIGHUP (gauge)",
         "messages expired (message expiry interval)",
         "PUBLISH not sent (over the client's maximum packet size)",
-        "fan-out targets left out (one message matched more than max-sessions targets)"
+        "fan-out targets left out (one message matched more than max-sessions targets)",
+        "shared subscription messages re-dispatched (their member's session ended)"
     };
 
     private final CountersFile file;

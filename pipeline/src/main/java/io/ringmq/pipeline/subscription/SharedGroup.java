@@ -23,6 +23,7 @@ public final class SharedGroup<S>
 
     private final String shareName;
     private final String filter;
+    private final int id;
     private Object[] members = NO_MEMBERS;
     private int[] options = NO_INTS;
     private int[] subscriptionIds = NO_INTS;
@@ -33,10 +34,20 @@ public final class SharedGroup<S>
     /** The member a sticky strategy keeps choosing, or {@link #NONE}. */
     int sticky = NONE;
 
-    SharedGroup(final String shareName, final String filter)
+    SharedGroup(final String shareName, final String filter, final int id)
     {
         this.shareName = shareName;
         this.filter = filter;
+        this.id = id;
+    }
+
+    /**
+     * @return the group's number, never reused while the broker runs: delivery tags the messages it sends through
+     * the group with it, so they can go to another member if theirs leaves.
+     */
+    public int id()
+    {
+        return id;
     }
 
     /**

@@ -72,6 +72,10 @@ public final class SharedSubscriptions<S>
 
     private final SubscriptionIndex<SharedGroup<S>> index = new SubscriptionIndex<>();
     private final Map<String, SharedGroup<S>> groups = new HashMap<>();
+    private final org.agrona.collections.Int2ObjectHashMap<SharedGroup<S>> byId =
+        new org.agrona.collections.Int2ObjectHashMap<>();
+    private int nextId = 1;
+    private int matchingGroupId;
     private final SharedStrategy strategy;
     private final SubscriptionIndex.Matcher<SharedGroup<S>> groupMatcher = this::onGroup;
     private int memberCount;
@@ -143,8 +147,10 @@ public final class SharedSubscriptions<S>
         SharedGroup<S> group = groups.get(key);
         if (null == group)
         {
-            group = new SharedGroup<>(shareName, filter);
+            group = new SharedGroup<>(shareName, filter, nextId);
+            nextId = nextId == Integer.MAX_VALUE ? 1 : nextId + 1;
             groups.put(key, group);
+            byId.put(group.id(), group);
             index.subscribe(filter, group, 0);
         }
         final boolean added = group.add(subscriber, options, subscriptionId);
@@ -172,6 +178,7 @@ public final class SharedSubscriptions<S>
         if (0 == group.memberCount())
         {
             groups.remove(key);
+            byId.remove(group.id());
             index.unsubscribe(filter, group);
         }
         return true;
@@ -215,6 +222,47 @@ public final class SharedSubscriptions<S>
     }
 
     /**
+     * Chooses one member of one group for a message that must go to the group again (its member left with it
+     * unacknowledged), by the same strategy as a match.
+     *
+     * @return false when the group is gone.
+     */
+    public boolean dispatch(final int groupId, final DirectBuffer topic, final int offset, final int length,
+        final int publisherHash, final Chooser<S> chooser, final Matcher<S> matcher)
+    {
+        final SharedGroup<S> group = byId.get(groupId);
+        if (null == group)
+        {
+            return false;
+        }
+        final Chooser<S> outerChooser = this.chooser;
+        final Matcher<S> outerMatcher = this.matcher;
+        final int outerHash = this.messageHash;
+        this.chooser = chooser;
+        this.matcher = matcher;
+        this.messageHash = strategy.messageHash(publisherHash, topic, offset, length);
+        try
+        {
+            onGroup(group, 0);
+        }
+        finally
+        {
+            this.chooser = outerChooser;
+            this.matcher = outerMatcher;
+            this.messageHash = outerHash;
+        }
+        return true;
+    }
+
+    /**
+     * @return the id of the group whose member the matcher is being told of (valid inside its call).
+     */
+    public int matchingGroupId()
+    {
+        return matchingGroupId;
+    }
+
+    /**
      * @return the group (shareName, filter), or null when it has no members.
      */
     public SharedGroup<S> group(final String shareName, final String filter)
@@ -249,6 +297,7 @@ public final class SharedSubscriptions<S>
     private void onGroup(final SharedGroup<S> group, final int ignored)
     {
         final int chosen = strategy.choose(group, chooser, messageHash);
+        matchingGroupId = group.id();
         matcher.onMatch(group.member(chosen), group.options(chosen), group.subscriptionId(chosen));
     }
 
