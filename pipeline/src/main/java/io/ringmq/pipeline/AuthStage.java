@@ -1,12 +1,8 @@
 package io.ringmq.pipeline;
 
-import io.ringmq.pipeline.auth.AuthExchange;
 import io.ringmq.pipeline.auth.AuthMethods;
 import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.auth.ScramSha256;
-import io.ringmq.protocol.PropertyId;
-import io.ringmq.protocol.AuthFlyweight;
-import io.ringmq.protocol.Slice;
 import io.ringmq.pipeline.auth.PasswordFile;
 import io.ringmq.pipeline.auth.PasswordHash;
 import org.agrona.collections.Long2ObjectHashMap;
@@ -33,10 +29,7 @@ public final class AuthStage implements Stage
     private final AtomicReference<PasswordFile> reloaded = new AtomicReference<>();
     /** Connections admitted with a password-file user: the entry they were admitted under. */
     private final Long2ObjectHashMap<Admitted> admitted = new Long2ObjectHashMap<>();
-    /** Enhanced authentications under way: the exchange and the CONNECT it will admit, by connection. */
-    private final Long2ObjectHashMap<Pending> pending = new Long2ObjectHashMap<>();
-    private final AuthFlyweight auth = new AuthFlyweight();
-    private final AuthMethods methods;
+    private final EnhancedAuthentication enhanced;
 
     /**
      * @param control where a connection whose credentials no longer hold after a reload is revoked.
@@ -48,7 +41,9 @@ public final class AuthStage implements Stage
         this.counters = counters;
         this.maxClientIdLength = maxClientIdLength;
         this.control = control;
-        this.methods = new AuthMethods(new ScramSha256(ScramSha256.fromPasswordFile(authenticator::passwordFile)));
+        this.enhanced = new EnhancedAuthentication(
+            new AuthMethods(new ScramSha256(ScramSha256.fromPasswordFile(authenticator::passwordFile))), counters,
+            this::admittedByExchange);
     }
 
     public boolean onEvent(final IngressEvent event)
@@ -59,7 +54,7 @@ public final class AuthStage implements Stage
         }
         else if (event.kind == IngressEvent.PACKET && event.packetType == PacketType.AUTH)
         {
-            continueExchange(event);
+            enhanced.onAuth(event);
         }
         else if (event.kind != IngressEvent.PACKET)
         {
@@ -82,9 +77,20 @@ public final class AuthStage implements Stage
         {
             admitted.remove(connectionId);
         }
-        if (!pending.isEmpty())
+        enhanced.forget(connectionId);
+    }
+
+    /**
+     * A connection admitted by enhanced authentication: kept for the reload's revocation when its user is in the
+     * password file.
+     */
+    private void admittedByExchange(final IngressEvent event, final String userName)
+    {
+        final PasswordHash hash = null == authenticator.passwordFile() ? null :
+            authenticator.passwordFile().hashOf(userName);
+        if (null != hash)
         {
-            pending.remove(connectionId);
+            admitted.put(event.connectionId, new Admitted(event.agentIndex, userName, hash.encode()));
         }
     }
 
@@ -152,9 +158,9 @@ public final class AuthStage implements Stage
             counters.increment(BrokerCounters.CLIENT_ID_TOO_LONG);
             return;
         }
-        if (v5 && connect.properties().has(PropertyId.AUTHENTICATION_METHOD))
+        if (v5 && EnhancedAuthentication.asks(connect))
         {
-            startExchange(event);
+            enhanced.start(event, connect);
             return;
         }
         final String userName = connect.hasUserName() ? connect.userName().asString() : null;
@@ -173,100 +179,6 @@ public final class AuthStage implements Stage
             }
         }
         event.authCode = code == ReasonCode.V3_CONNECTION_ACCEPTED ? IngressEvent.AUTH_ACCEPTED : refusal(v5, code);
-    }
-
-    /**
-     * A 5.0 CONNECT names an Authentication Method: an exchange of that method begins (an unknown method is refused
-     * with 0x8C [MQTT-4.12.0-1]); the CONNECT is kept until the exchange ends.
-     */
-    private void startExchange(final IngressEvent event)
-    {
-        final AuthExchange exchange = methods.newExchange(
-            connect.properties().slice(PropertyId.AUTHENTICATION_METHOD).asString());
-        if (null == exchange)
-        {
-            counters.increment(BrokerCounters.AUTH_FAILURES);
-            event.authCode = ReasonCode.BAD_AUTHENTICATION_METHOD;
-            return;
-        }
-        final Slice data = connect.properties().has(PropertyId.AUTHENTICATION_DATA) ?
-            connect.properties().slice(PropertyId.AUTHENTICATION_DATA) : null;
-        final int code = null == data ? exchange.step(null, 0, 0) :
-            exchange.step(data.buffer(), data.offset(), data.length());
-        final byte[] connectBytes = new byte[event.packetLength];
-        event.packet.getBytes(0, connectBytes);
-        final Pending started = new Pending(exchange, connectBytes);
-        if (code == AuthExchange.CONTINUE)
-        {
-            pending.put(event.connectionId, started);
-        }
-        verdict(event, started, code);
-    }
-
-    /**
-     * A client AUTH during an enhanced authentication: the next step. When the exchange ends, the event becomes
-     * the kept CONNECT with the verdict, so routing and delivery admit or refuse it as any CONNECT.
-     */
-    private void continueExchange(final IngressEvent event)
-    {
-        final Pending current = pending.get(event.connectionId);
-        if (null == current || auth.wrap(event.packet, 0, event.packetLength, event.version) < 0 ||
-            auth.reasonCode() != ReasonCode.CONTINUE_AUTHENTICATION)
-        {
-            // no exchange under way (re-authentication is not offered) or a wrong reason code: the connection ends
-            pending.remove(event.connectionId);
-            event.authCode = ReasonCode.PROTOCOL_ERROR;
-            return;
-        }
-        final Slice data = auth.properties().has(PropertyId.AUTHENTICATION_DATA) ?
-            auth.properties().slice(PropertyId.AUTHENTICATION_DATA) : null;
-        final int code = null == data ? current.exchange.step(null, 0, 0) :
-            current.exchange.step(data.buffer(), data.offset(), data.length());
-        if (code != AuthExchange.CONTINUE)
-        {
-            pending.remove(event.connectionId);
-            // the AUTH is now its CONNECT: the kept bytes outlive the slot's use, the slot only views them
-            event.packet.wrap(current.connect);
-            event.packetLength = current.connect.length;
-            event.packetType = PacketType.CONNECT;
-        }
-        verdict(event, current, code);
-    }
-
-    private void verdict(final IngressEvent event, final Pending exchange, final int code)
-    {
-        final byte[] serverData = exchange.exchange.serverData();
-        if (null != serverData && serverData.length <= IngressEvent.AUTH_DATA_CAPACITY)
-        {
-            event.authData.putBytes(0, serverData);
-            event.authDataLength = serverData.length;
-        }
-        if (code == AuthExchange.CONTINUE)
-        {
-            event.authCode = IngressEvent.AUTH_CONTINUE;
-            return;
-        }
-        if (code != AuthExchange.SUCCESS)
-        {
-            counters.increment(BrokerCounters.AUTH_FAILURES);
-            event.authCode = code;
-            return;
-        }
-        final String userName = exchange.exchange.userName();
-        final PasswordHash hash = null == authenticator.passwordFile() ? null :
-            authenticator.passwordFile().hashOf(userName);
-        if (null != hash)
-        {
-            admitted.put(event.connectionId, new Admitted(event.agentIndex, userName, hash.encode()));
-        }
-        event.authCode = IngressEvent.AUTH_ACCEPTED;
-    }
-
-    /**
-     * An enhanced authentication under way.
-     */
-    private record Pending(AuthExchange exchange, byte[] connect)
-    {
     }
 
     /**

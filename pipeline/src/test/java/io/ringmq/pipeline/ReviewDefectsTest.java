@@ -72,6 +72,7 @@ class ReviewDefectsTest
             writer.addTargetSubscriptionId(0, i);
             writer.addTargetSubscriptionId(1, i);
         }
-        assertThat(writer.length(0)).isLessThanOrEqualTo(2 * 12 + (2 * (k + 1)) * 4);
+        assertThat(writer.length(0)).as("two targets, and for each a count and its k identifiers")
+            .isEqualTo(2 * RouteOutput.TARGET_LENGTH + 2 * (1 + k) * 4);
     }
 }

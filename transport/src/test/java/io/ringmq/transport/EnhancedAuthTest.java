@@ -121,16 +121,80 @@ class EnhancedAuthTest
         }
     }
 
+    /**
+     * Runs a re-authentication on a connected client.
+     *
+     * @return the packet type that ends it (AUTH or DISCONNECT), its reason code in {@code reason[0]}.
+     */
+    private static int reauthenticate(final RawClient client, final String password, final int[] reason,
+        final ScramClient[] used) throws Exception
+    {
+        final ScramClient scram = new ScramClient("alice", password, "re-auth-nonce-4711");
+        used[0] = scram;
+        client.send(RawClient.reasonPacket5(PacketType.AUTH, ReasonCode.RE_AUTHENTICATE, scram(scram.first())));
+        assertThat(client.readPacket(5_000)).isEqualTo(PacketType.AUTH);
+        assertThat(client.decoder().auth().reasonCode()).isEqualTo(ReasonCode.CONTINUE_AUTHENTICATION);
+        final byte[] serverFirst = bytes(client.decoder().auth().properties().slice(PropertyId.AUTHENTICATION_DATA));
+        client.send(RawClient.reasonPacket5(PacketType.AUTH, ReasonCode.CONTINUE_AUTHENTICATION,
+            scram(scram.last(serverFirst))));
+        final int type = client.readPacket(5_000);
+        reason[0] = type == PacketType.AUTH ? client.decoder().auth().reasonCode() :
+            client.decoder().disconnect().reasonCode();
+        return type;
+    }
+
     @Test
-    @DisplayName("an AUTH with no exchange under way is a protocol error: DISCONNECT 0x82")
+    @DisplayName("MQTT-4.12.1-1 re-authentication with the same method: AUTH 0x19, 0x18, then AUTH 0x00 with the "
+        + "server's proof, and the connection goes on")
+    void reauthentication() throws Exception
+    {
+        try (RawClient client = new RawClient(broker.port()).v5())
+        {
+            assertThat(exchange(client, "wonderland", new ScramClient[1])).isZero();
+            final int[] reason = new int[1];
+            final ScramClient[] scram = new ScramClient[1];
+            assertThat(reauthenticate(client, "wonderland", reason, scram)).isEqualTo(PacketType.AUTH);
+            assertThat(reason[0]).isEqualTo(ReasonCode.SUCCESS);
+            assertThat(scram[0].verifies(bytes(client.decoder().auth().properties()
+                .slice(PropertyId.AUTHENTICATION_DATA)))).isTrue();
+            client.send(RawClient.ping());
+            assertThat(client.readPacket(5_000)).isEqualTo(PacketType.PINGRESP);
+        }
+    }
+
+    @Test
+    @DisplayName("MQTT-4.12.1-2 a failed re-authentication: DISCONNECT with its reason code, and the connection closes")
+    void failedReauthentication() throws Exception
+    {
+        try (RawClient client = new RawClient(broker.port()).v5())
+        {
+            assertThat(exchange(client, "wonderland", new ScramClient[1])).isZero();
+            final int[] reason = new int[1];
+            assertThat(reauthenticate(client, "queen-of-hearts", reason, new ScramClient[1]))
+                .isEqualTo(PacketType.DISCONNECT);
+            assertThat(reason[0]).as("0x86 is a CONNACK's code: a DISCONNECT says 0x87").isEqualTo(
+                ReasonCode.NOT_AUTHORIZED);
+            assertThat(client.closedWithin(5_000)).isTrue();
+        }
+    }
+
+    @Test
+    @DisplayName("MQTT-4.12.1-1 re-authentication with another method, or an AUTH 0x18 with no exchange under way: "
+        + "DISCONNECT 0x82")
     void strayAuth() throws Exception
     {
         try (RawClient client = new RawClient(broker.port()).v5())
         {
-            final ScramClient[] scram = new ScramClient[1];
-            assertThat(exchange(client, "wonderland", scram)).isZero();
+            assertThat(exchange(client, "wonderland", new ScramClient[1])).isZero();
             client.send(RawClient.reasonPacket5(PacketType.AUTH, ReasonCode.RE_AUTHENTICATE,
-                new MqttProperties().set(PropertyId.AUTHENTICATION_METHOD, ScramSha256.NAME)));
+                new MqttProperties().set(PropertyId.AUTHENTICATION_METHOD, "GSSAPI")));
+            assertThat(client.readPacket(5_000)).isEqualTo(PacketType.DISCONNECT);
+            assertThat(client.decoder().disconnect().reasonCode()).isEqualTo(ReasonCode.PROTOCOL_ERROR);
+        }
+        try (RawClient client = new RawClient(broker.port()).v5())
+        {
+            assertThat(exchange(client, "wonderland", new ScramClient[1])).isZero();
+            client.send(RawClient.reasonPacket5(PacketType.AUTH, ReasonCode.CONTINUE_AUTHENTICATION, scram(null)));
             assertThat(client.readPacket(5_000)).isEqualTo(PacketType.DISCONNECT);
             assertThat(client.decoder().disconnect().reasonCode()).isEqualTo(ReasonCode.PROTOCOL_ERROR);
         }

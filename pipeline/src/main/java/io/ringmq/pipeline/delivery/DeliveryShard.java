@@ -64,6 +64,7 @@ public final class DeliveryShard implements Stage
     private final PublishWriter writer = new PublishWriter();
     private final AckFlyweight ack = new AckFlyweight();
     private final ConnectFlyweight connect = new ConnectFlyweight();
+    private final io.ringmq.protocol.AuthFlyweight auth = new io.ringmq.protocol.AuthFlyweight();
     private final MqttProperties connackProperties = new MqttProperties();
     private final BrokerContext context;
     private final io.ringmq.pipeline.SessionWindows windows;
@@ -130,10 +131,9 @@ public final class DeliveryShard implements Stage
         {
             // the routing stage's wake-up: only its will, if any, is for the shards
         }
-        else if (mine && event.packetType == PacketType.AUTH && event.authCode >= ReasonCode.UNSPECIFIED_ERROR)
+        else if (mine && event.packetType == PacketType.AUTH)
         {
-            disconnect(event.connectionId, event.version, event.authCode); // an AUTH out of place
-            close(event.connectionId);
+            onAuth(event);
         }
         else if (event.kind == IngressEvent.PACKET)
         {
@@ -332,11 +332,7 @@ public final class DeliveryShard implements Stage
         if (event.authCode == IngressEvent.AUTH_CONTINUE && v5 && connect.wrap(event.packet, 0, event.packetLength) > 0)
         {
             // enhanced authentication goes on: AUTH 0x18 with the method and the server's data [MQTT-4.12.0-2]
-            final MqttProperties properties = authProperties(connackProperties.clear(), event);
-            final int length = DisconnectEncoder.encode(scratch(DisconnectEncoder.encodedLength(PacketType.AUTH,
-                MqttVersion.V5, ReasonCode.CONTINUE_AUTHENTICATION, properties)), 0, PacketType.AUTH, MqttVersion.V5,
-                ReasonCode.CONTINUE_AUTHENTICATION, properties);
-            send(event.connectionId, scratch, length, false);
+            sendAuth(event, ReasonCode.CONTINUE_AUTHENTICATION, connect.properties());
             return;
         }
         if (event.authCode != IngressEvent.AUTH_ACCEPTED || event.sessionId == IngressEvent.NONE ||
@@ -442,18 +438,50 @@ public final class DeliveryShard implements Stage
             properties.setInt(PropertyId.TOPIC_ALIAS_MAXIMUM, context.topicAliasMaximum());
         }
         properties.setInt(PropertyId.MAXIMUM_PACKET_SIZE, context.maxPacketSize());
-        return authProperties(properties, event);
+        return authProperties(properties, event, requested);
+    }
+
+    /**
+     * An AUTH after CONNECT (a re-authentication, or one out of place): the next step (AUTH 0x18), its success
+     * (AUTH 0x00), or its refusal: DISCONNECT with the reason, and the connection closes [MQTT-4.12.1-2].
+     */
+    private void onAuth(final IngressEvent event)
+    {
+        if (event.authCode >= ReasonCode.UNSPECIFIED_ERROR || auth.wrap(event.packet, 0, event.packetLength,
+            event.version) < 0)
+        {
+            final int code = Math.max(event.authCode, ReasonCode.UNSPECIFIED_ERROR);
+            // a refusal DISCONNECT cannot carry (0x86 is a CONNACK's) is said as Not authorized
+            disconnect(event.connectionId, event.version,
+                ReasonCode.isAllowed(PacketType.DISCONNECT, MqttVersion.V5, code) ? code : ReasonCode.NOT_AUTHORIZED);
+            close(event.connectionId);
+            return;
+        }
+        sendAuth(event, event.authCode == IngressEvent.AUTH_CONTINUE ? ReasonCode.CONTINUE_AUTHENTICATION :
+            ReasonCode.SUCCESS, auth.properties());
+    }
+
+    /**
+     * Sends an AUTH with the method the client named (in {@code requested}) and the server's data.
+     */
+    private void sendAuth(final IngressEvent event, final int reasonCode, final MqttProperties requested)
+    {
+        final MqttProperties properties = authProperties(connackProperties.clear(), event, requested);
+        final int length = DisconnectEncoder.encode(scratch(DisconnectEncoder.encodedLength(PacketType.AUTH,
+            MqttVersion.V5, reasonCode, properties)), 0, PacketType.AUTH, MqttVersion.V5, reasonCode, properties);
+        send(event.connectionId, scratch, length, false);
     }
 
     /**
      * Adds the Authentication Method of an enhanced authentication and the server's data of its last step
      * [MQTT-4.12.0-5].
      */
-    private MqttProperties authProperties(final MqttProperties properties, final IngressEvent event)
+    private MqttProperties authProperties(final MqttProperties properties, final IngressEvent event,
+        final MqttProperties requested)
     {
-        if (connect.properties().has(PropertyId.AUTHENTICATION_METHOD))
+        if (requested.has(PropertyId.AUTHENTICATION_METHOD))
         {
-            final io.ringmq.protocol.Slice method = connect.properties().slice(PropertyId.AUTHENTICATION_METHOD);
+            final io.ringmq.protocol.Slice method = requested.slice(PropertyId.AUTHENTICATION_METHOD);
             properties.set(PropertyId.AUTHENTICATION_METHOD, method.buffer(), method.offset(), method.length());
             if (event.authDataLength > 0)
             {
