@@ -11,14 +11,11 @@ import io.ringmq.protocol.AckFlyweight;
 import io.ringmq.protocol.ConnectFlyweight;
 import io.ringmq.protocol.MessageProperties;
 import io.ringmq.protocol.MqttVersion;
-import io.ringmq.protocol.PropertyId;
 import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.PublishFlyweight;
 import io.ringmq.protocol.ReasonCode;
 import io.ringmq.protocol.Slice;
-import io.ringmq.protocol.SubscribeFlyweight;
 import io.ringmq.protocol.SubscriptionOptions;
-import io.ringmq.protocol.TopicFilterList;
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.collections.IntArrayList;
@@ -45,7 +42,6 @@ public final class RoutingStage implements Stage
     private final RetainedStore retained;
     private final ConnectFlyweight connect = new ConnectFlyweight();
     private final PublishFlyweight publish = new PublishFlyweight();
-    private final SubscribeFlyweight subscribe = new SubscribeFlyweight();
     private final AckFlyweight ack = new AckFlyweight();
     private final UnsafeBuffer willTopic = new UnsafeBuffer(0, 0);
     private final UnsafeBuffer willPayload = new UnsafeBuffer(0, 0);
@@ -55,36 +51,19 @@ public final class RoutingStage implements Stage
     private final SharedSubscriptions<Subscription> shared;
     private final SharedSubscriptions.Matcher<Subscription> sharedMatcher = this::onSharedMatch;
     private final SharedSubscriptions.Chooser<Subscription> chooser;
-    private final java.util.ArrayDeque<Message> dueWills = new java.util.ArrayDeque<>();
-    private final java.util.ArrayDeque<SharedRedispatch.Entry> dueRedispatch = new java.util.ArrayDeque<>();
-    private final SharedRedispatch redispatch;
-    private final RingBuffer<IngressEvent> ring;
+    private final SubscriptionChanges subscriptions;
+    private final RoutingTicks ticks;
     private final BrokerContext context;
     private final RouteOutput.Writer output = new RouteOutput.Writer();
     private final MessageLog log;
     private final BrokerCounters counters;
-    private final int maxSubscriptions;
-    private final int maxTopicLevels;
-    private final int maxTopicLength;
-    private final int retainedBytesPerSubscribe;
     private final int maxSessions;
     private final SessionExpiry expiry;
-    private final java.util.function.Predicate<Message> retainedVisitor = this::onRetained;
-    /** Steps of the retained store's walks one SUBSCRIBE may take (a few milliseconds), whatever its filters. */
-    private static final long RETAINED_STEPS_PER_SUBSCRIBE = 1_000_000;
 
-    private java.util.Set<String> subscribeFilters = new java.util.HashSet<>();
-    private long retainedSteps;
-    private boolean retainedBudgetSpent;
-    private int retainedGranted;
-    private long retainedNowMs;
     private IngressEvent pending;
     private RoutingSession moved;
     private RoutingSession publishSession;
     private RoutingSession publisher;
-    private boolean tickPending;
-    private boolean tickWill;
-    private boolean tickRedispatch;
     private boolean publishRetain;
     private boolean publishPending;
     private int movedFrom;
@@ -109,7 +88,7 @@ public final class RoutingStage implements Stage
     public RoutingStage(final BrokerContext context, final BrokerCounters counters, final MessageLog log,
         final RingBuffer<IngressEvent> ring, final SessionWindows windows, final SharedRedispatch redispatch)
     {
-        this.redispatch = redispatch;
+        this.ticks = new RoutingTicks(ring, redispatch);
         this.shared = new SharedSubscriptions<>(context.sharedSubscriptionStrategy());
         this.chooser = new SharedSubscriptions.Chooser<>()
         {
@@ -129,15 +108,11 @@ public final class RoutingStage implements Stage
             }
         };
         this.context = context;
-        this.ring = ring;
         this.counters = counters;
         this.log = log;
-        this.maxSubscriptions = context.maxSubscriptionsPerClient();
-        this.maxTopicLevels = context.maxTopicLevels();
-        this.maxTopicLength = context.maxTopicLength();
-        this.retainedBytesPerSubscribe = BrokerContext.RETAINED_BYTES_PER_SUBSCRIBE;
         this.maxSessions = context.maxSessions();
         this.retained = new RetainedStore(context.maxRetainedMessages(), context.maxRetainedBytes());
+        this.subscriptions = new SubscriptionChanges(context, index, shared, retained, output, counters);
         output.maxTargets(context.maxSessions()); // the routing log holds a target per session, no more
         this.expiry = new SessionExpiry(this::expire, this::willDue);
     }
@@ -161,48 +136,13 @@ public final class RoutingStage implements Stage
         {
             onBatchEnd(); // the gauges move with expiry too, events or not
         }
-        int taken = 0;
-        SharedRedispatch.Entry entry;
-        while (taken < 1_024 && null != (entry = redispatch.poll()))
-        {
-            dueRedispatch.add(entry);
-            taken++;
-        }
-        if ((!dueWills.isEmpty() || !dueRedispatch.isEmpty()) && !tickPending)
-        {
-            requestTick();
-        }
-        return expired + taken;
+        return expired + ticks.doDutyCycle();
     }
 
-    /**
-     * Puts a {@link IngressEvent#TICK} on the ingress ring, which carries a due will through the stages after this
-     * one; when the ring is full it is tried again next duty cycle (never blocks: this stage gates the ring too).
-     */
-    private void requestTick()
-    {
-        if (null == ring)
-        {
-            return;
-        }
-        final long sequence;
-        try
-        {
-            sequence = ring.tryNext();
-        }
-        catch (final com.lmax.disruptor.InsufficientCapacityException ex)
-        {
-            return;
-        }
-        ring.get(sequence).end(IngressEvent.TICK, 0, IngressEvent.SYSTEM_CONNECTION, MqttVersion.V5);
-        ring.publish(sequence);
-        tickPending = true;
-    }
 
     public boolean hasPendingWork()
     {
-        return null != ring && !tickPending &&
-            (!dueWills.isEmpty() || !dueRedispatch.isEmpty() || !redispatch.isEmpty());
+        return ticks.hasPendingWork();
     }
 
     public boolean onEvent(final IngressEvent event)
@@ -258,17 +198,7 @@ public final class RoutingStage implements Stage
         event.resetRouting();
         if (event.kind == IngressEvent.TICK)
         {
-            tickPending = false;
-            if (tickWill)
-            {
-                tickWill = false;
-                dueWills.poll(); // a will routing failed on is dropped (its error is logged), not retried forever
-            }
-            if (tickRedispatch)
-            {
-                tickRedispatch = false;
-                dueRedispatch.poll();
-            }
+            ticks.failed();
             return;
         }
         if (event.kind != IngressEvent.PACKET)
@@ -292,15 +222,9 @@ public final class RoutingStage implements Stage
         {
             applyPublish(event);
         }
-        if (tickWill)
+        if (event.kind == IngressEvent.TICK)
         {
-            tickWill = false;
-            dueWills.poll(); // the will is on its way
-        }
-        if (tickRedispatch)
-        {
-            tickRedispatch = false;
-            dueRedispatch.poll();
+            ticks.done(); // its message is on its way
         }
         return true;
     }
@@ -357,8 +281,8 @@ public final class RoutingStage implements Stage
         switch (event.packetType)
         {
             case PacketType.PUBLISH: onPublish(event, session); break;
-            case PacketType.SUBSCRIBE: onSubscribe(event, session); break;
-            case PacketType.UNSUBSCRIBE: onUnsubscribe(event, session); break;
+            case PacketType.SUBSCRIBE: subscriptions.onSubscribe(event, session); break;
+            case PacketType.UNSUBSCRIBE: subscriptions.onUnsubscribe(event, session); break;
             case PacketType.PUBREL:
                 if (ack.wrap(event.packet, 0, event.packetLength, event.version) > 0)
                 {
@@ -404,7 +328,7 @@ public final class RoutingStage implements Stage
             // is resumed right here, within the delay [MQTT-3.1.3-9]
             if (null != existing.will() && (existing.willDelaySeconds() == 0 || clean || !existing.isPersistent()))
             {
-                endedWill = willToPublish(existing);
+                endedWill = Wills.toPublish(existing.will());
             }
             existing.will(null);
             existing.connection(IngressEvent.NONE, IngressEvent.NONE);
@@ -414,7 +338,7 @@ public final class RoutingStage implements Stage
             // a delayed will of an offline session: a reconnect within the delay cancels it [MQTT-3.1.3-9], a
             // clean start ends the session, which publishes it
             expiry.cancelWill(existing);
-            endedWill = clean || !existing.isPersistent() ? willToPublish(existing) : null;
+            endedWill = clean || !existing.isPersistent() ? Wills.toPublish(existing.will()) : null;
             existing.will(null);
         }
         final RoutingSession session;
@@ -458,55 +382,14 @@ public final class RoutingStage implements Stage
     }
 
     /**
-     * Keeps the CONNECT's will with its session: topic, payload, the properties that travel with it, its delay
-     * and expiry interval.
+     * Keeps the CONNECT's will with its session.
      */
     private void setWill(final RoutingSession session)
     {
-        if (!connect.hasWill())
-        {
-            session.will(null);
-            session.willDelaySeconds(0);
-            return;
-        }
-        byte[] properties = NO_BYTES;
-        long expirySeconds = -1;
-        long delaySeconds = 0;
-        if (connect.protocolLevel() == MqttVersion.V5 && !connect.willProperties().isEmpty())
-        {
-            final io.ringmq.protocol.MqttProperties will = connect.willProperties();
-            expirySeconds = will.longValue(PropertyId.MESSAGE_EXPIRY_INTERVAL, -1);
-            delaySeconds = will.longValue(PropertyId.WILL_DELAY_INTERVAL, 0);
-            propertyScratch.checkLimit(will.sectionLength());
-            will.encode(propertyScratch, 0);
-            final int start = MessageProperties.sectionStart(propertyScratch, 0);
-            final int length = MessageProperties.sectionLength(propertyScratch, 0);
-            properties = new byte[MessageProperties.forwardableLength(propertyScratch, start, length)];
-            MessageProperties.copyForwardable(propertyScratch, start, length, new UnsafeBuffer(properties), 0);
-        }
-        // the expiry interval counts from publication: kept relative here (negative), made absolute when published
-        session.will(new Message(connect.willTopic().toByteArray(), connect.willPayload().toByteArray(),
-            connect.willQos(), connect.isWillRetain(), properties, expirySeconds < 0 ? Message.NEVER :
-            -expirySeconds - 1));
-        session.willDelaySeconds(delaySeconds);
+        session.will(connect.hasWill() ? Wills.fromConnect(connect, propertyScratch) : null);
+        session.willDelaySeconds(connect.hasWill() ? Wills.delaySeconds(connect) : 0);
     }
 
-    /**
-     * @return the session's will as it is published now: its expiry interval starts counting [MQTT-3.3.2-5].
-     */
-    private static Message willToPublish(final RoutingSession session)
-    {
-        final Message will = session.will();
-        if (will.expiresAtMs() >= 0)
-        {
-            return will;
-        }
-        final long seconds = -will.expiresAtMs() - 1;
-        return new Message(will.topic(), will.payload(), will.qos(), will.retain(), will.properties(),
-            System.currentTimeMillis() + seconds * 1000);
-    }
-
-    private static final byte[] NO_BYTES = new byte[0];
 
     private void onPublish(final IngressEvent event, final RoutingSession session)
     {
@@ -585,174 +468,6 @@ public final class RoutingStage implements Stage
         publishPending = false;
     }
 
-    private void onSubscribe(final IngressEvent event, final RoutingSession session)
-    {
-        if (subscribe.wrap(event.packet, 0, event.packetLength, event.version) < 0)
-        {
-            return;
-        }
-        final boolean v5 = event.version == MqttVersion.V5;
-        event.packetId = subscribe.packetId();
-        if (v5 && subscribe.properties().subscriptionIdentifierCount() > 0)
-        {
-            event.subscriptionId = subscribe.properties().subscriptionIdentifier(0); // one per SUBSCRIBE
-        }
-        final TopicFilterList filters = subscribe.filters();
-        retainedBudgetSpent = false;
-        retainedSteps = RETAINED_STEPS_PER_SUBSCRIBE;
-        if (subscribeFilters.size() > 1024)
-        {
-            subscribeFilters = new java.util.HashSet<>(); // a huge SUBSCRIBE's set is not kept
-        }
-        subscribeFilters.clear();
-        for (int i = 0; i < filters.count(); i++)
-        {
-            final Slice filterBytes = filters.filter(i);
-            if (filterBytes.length() > maxTopicLength || levels(filterBytes) > maxTopicLevels)
-            {
-                counters.increment(BrokerCounters.TOPIC_FILTERS_REFUSED);
-                // as deep as a topic may be, and no deeper
-                output.addGranted(v5 ? ReasonCode.TOPIC_FILTER_INVALID : ReasonCode.V3_SUBACK_FAILURE);
-                continue;
-            }
-            final String written = filterBytes.asString();
-            final int options = filters.options(i);
-            final int granted = SubscriptionOptions.qos(options);
-            Subscription subscription = session.subscriptions().get(written);
-            if (null == subscription && session.subscriptions().size() >= maxSubscriptions)
-            {
-                counters.increment(BrokerCounters.SUBSCRIPTIONS_REFUSED_LIMIT);
-                // this filter only [MQTT-3.9.3-1]
-                output.addGranted(v5 ? ReasonCode.QUOTA_EXCEEDED : ReasonCode.V3_SUBACK_FAILURE);
-                continue;
-            }
-            final boolean isNew = null == subscription;
-            if (isNew)
-            {
-                subscription = newSubscription(session, written);
-                session.subscriptions().put(written, subscription);
-            }
-            subscription.update(options, event.subscriptionId);
-            if (null == subscription.shareName())
-            {
-                index.subscribe(subscription.filter(), subscription, options);
-            }
-            else
-            {
-                subscribeShared(subscription);
-            }
-            output.addGranted(granted);
-            if (null != subscription.shareName())
-            {
-                continue; // retained messages are not sent on a shared subscription (5.0 section 4.8.2)
-            }
-            // retained messages are sent for every new or replaced subscription [MQTT-3.3.1-6] [MQTT-3.8.4-3],
-            // as its Retain Handling says [MQTT-3.3.1-9] [MQTT-3.3.1-10] [MQTT-3.3.1-11], once per distinct
-            // filter of this SUBSCRIBE, and only as far as its budget goes: past it the walk stops
-            final int handling = SubscriptionOptions.retainHandling(options);
-            if (handling == SubscriptionOptions.DO_NOT_SEND_RETAINED ||
-                (handling == SubscriptionOptions.SEND_RETAINED_IF_NEW && !isNew))
-            {
-                continue;
-            }
-            if (!retainedBudgetSpent && subscribeFilters.add(written))
-            {
-                retainedGranted = granted;
-                retainedNowMs = System.currentTimeMillis();
-                retainedSteps -= retained.matchWhile(written, retainedVisitor, retainedSteps);
-                if (retainedSteps < 0 && !retainedBudgetSpent)
-                {
-                    counters.increment(BrokerCounters.RETAINED_NOT_SENT); // the walk's budget is spent
-                    retainedBudgetSpent = true;
-                }
-            }
-        }
-    }
-
-    /**
-     * @return a subscription of the session to a filter as the client wrote it: a {@code $share/{name}/{filter}}
-     * is shared, in 5.0 and, as an extension, in 3.1.1.
-     */
-    private static Subscription newSubscription(final RoutingSession session, final String written)
-    {
-        if (written.startsWith(io.ringmq.protocol.Topics.SHARE_PREFIX))
-        {
-            final int nameEnd = written.indexOf('/', io.ringmq.protocol.Topics.SHARE_PREFIX.length());
-            if (nameEnd > io.ringmq.protocol.Topics.SHARE_PREFIX.length() && nameEnd < written.length() - 1)
-            {
-                return new Subscription(session, written.substring(nameEnd + 1),
-                    written.substring(io.ringmq.protocol.Topics.SHARE_PREFIX.length(), nameEnd));
-            }
-        }
-        return new Subscription(session, written, null);
-    }
-
-    private static int levels(final Slice topic)
-    {
-        int levels = 1;
-        final DirectBuffer buffer = topic.buffer();
-        for (int i = topic.offset(), end = topic.offset() + topic.length(); i < end; i++)
-        {
-            if (buffer.getByte(i) == '/')
-            {
-                levels++;
-            }
-        }
-        return levels;
-    }
-
-    /**
-     * Adds one retained message to the SUBSCRIBE's output.
-     *
-     * @return false, to stop the walk, once the SUBSCRIBE's retained budget is spent.
-     */
-    private boolean onRetained(final Message message)
-    {
-        if (message.isExpired(retainedNowMs))
-        {
-            return true; // an expired message is not sent [MQTT-3.3.2-5]
-        }
-        if (output.addRetained(message, Math.min(message.qos(), retainedGranted), retainedBytesPerSubscribe))
-        {
-            return true;
-        }
-        counters.increment(BrokerCounters.RETAINED_NOT_SENT);
-        retainedBudgetSpent = true;
-        return false;
-    }
-
-    private void onUnsubscribe(final IngressEvent event, final RoutingSession session)
-    {
-        if (subscribe.wrap(event.packet, 0, event.packetLength, event.version) < 0)
-        {
-            return;
-        }
-        event.packetId = subscribe.packetId();
-        final TopicFilterList filters = subscribe.filters();
-        for (int i = 0; i < filters.count(); i++)
-        {
-            final Subscription subscription = session.subscriptions().remove(filters.filter(i).asString());
-            if (null != subscription)
-            {
-                unindex(subscription);
-            }
-            // one reason code per filter in 5.0 [MQTT-3.11.3-1]
-            output.addGranted(null != subscription ? ReasonCode.SUCCESS : ReasonCode.NO_SUBSCRIPTION_EXISTED);
-        }
-    }
-
-    private void unindex(final Subscription subscription)
-    {
-        if (null == subscription.shareName())
-        {
-            index.unsubscribe(subscription.filter(), subscription);
-        }
-        else
-        {
-            unsubscribeShared(subscription);
-        }
-    }
-
     private void onConnectionEnd(final IngressEvent event, final boolean publishWill)
     {
         final RoutingSession session = connections.remove(event.connectionId);
@@ -772,7 +487,7 @@ public final class RoutingStage implements Stage
         }
         else if (session.willDelaySeconds() == 0 || !session.isPersistent())
         {
-            final Message now = willToPublish(session);
+            final Message now = Wills.toPublish(session.will());
             session.will(null); // a will is published once: now, or when the session ends, if that comes first
             publishWill(event, now);
         }
@@ -792,20 +507,9 @@ public final class RoutingStage implements Stage
     {
         if (null != session.will() && !session.isOnline())
         {
-            dueWills.add(willToPublish(session));
+            ticks.willDue(Wills.toPublish(session.will()));
             session.will(null);
         }
-    }
-
-    private void subscribeShared(final Subscription subscription)
-    {
-        shared.subscribe(subscription.shareName(), subscription.filter(), subscription, subscription.options(),
-            subscription.subscriptionId());
-    }
-
-    private void unsubscribeShared(final Subscription subscription)
-    {
-        shared.unsubscribe(subscription.shareName(), subscription.filter(), subscription);
     }
 
     /**
@@ -824,18 +528,15 @@ public final class RoutingStage implements Stage
 
     private void onTick(final IngressEvent event)
     {
-        tickPending = false;
-        final Message will = dueWills.peek(); // taken off only once its output is committed
+        final Message will = ticks.takeWill();
         if (null != will)
         {
-            tickWill = true;
             publishWill(event, will);
             return;
         }
-        final SharedRedispatch.Entry entry = dueRedispatch.peek();
+        final SharedRedispatch.Entry entry = ticks.takeRedispatch();
         if (null != entry)
         {
-            tickRedispatch = true;
             redispatch(event, entry);
         }
     }
@@ -971,7 +672,7 @@ public final class RoutingStage implements Stage
         expiry.cancelWill(session);
         for (final Subscription subscription : session.subscriptions().values())
         {
-            unindex(subscription);
+            subscriptions.unindex(subscription);
         }
         session.subscriptions().clear();
         sessions.discard(session);

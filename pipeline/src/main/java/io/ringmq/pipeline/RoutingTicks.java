@@ -1,0 +1,136 @@
+package io.ringmq.pipeline;
+
+import com.lmax.disruptor.InsufficientCapacityException;
+import com.lmax.disruptor.RingBuffer;
+import io.ringmq.protocol.MqttVersion;
+
+import java.util.ArrayDeque;
+
+/**
+ * Messages the routing stage sends on its own clock, with no packet to carry them: delayed wills whose time came
+ * (or whose session ended) [MQTT-3.1.3-9], and shared subscribers' unacknowledged messages handed back by the
+ * shards (5.0 section 4.8.2). A slot for each is a {@link IngressEvent#TICK} routing puts on the ingress ring
+ * itself ({@code tryNext}, never blocking: this stage gates the ring too); the stages after routing see it as any
+ * routed message. One message per tick, taken off only once its output is committed; one routing failed on is
+ * dropped (its error is logged), not retried forever. Routing stage only.
+ */
+final class RoutingTicks
+{
+    private static final int TAKEN_PER_CYCLE = 1_024;
+
+    private final RingBuffer<IngressEvent> ring;
+    private final SharedRedispatch redispatch;
+    private final ArrayDeque<Message> dueWills = new ArrayDeque<>();
+    private final ArrayDeque<SharedRedispatch.Entry> dueRedispatch = new ArrayDeque<>();
+    private boolean tickPending;
+    private boolean tickWill;
+    private boolean tickRedispatch;
+
+    /**
+     * @param ring the ingress ring, or null (tests of the stage alone: nothing is ever sent).
+     */
+    RoutingTicks(final RingBuffer<IngressEvent> ring, final SharedRedispatch redispatch)
+    {
+        this.ring = ring;
+        this.redispatch = redispatch;
+    }
+
+    void willDue(final Message will)
+    {
+        dueWills.add(will);
+    }
+
+    /**
+     * Takes what the shards handed back and asks for a tick when something waits.
+     *
+     * @return messages taken.
+     */
+    int doDutyCycle()
+    {
+        int taken = 0;
+        SharedRedispatch.Entry entry;
+        while (taken < TAKEN_PER_CYCLE && null != (entry = redispatch.poll()))
+        {
+            dueRedispatch.add(entry);
+            taken++;
+        }
+        if ((!dueWills.isEmpty() || !dueRedispatch.isEmpty()) && !tickPending)
+        {
+            requestTick();
+        }
+        return taken;
+    }
+
+    boolean hasPendingWork()
+    {
+        return null != ring && !tickPending &&
+            (!dueWills.isEmpty() || !dueRedispatch.isEmpty() || !redispatch.isEmpty());
+    }
+
+    private void requestTick()
+    {
+        if (null == ring)
+        {
+            return;
+        }
+        final long sequence;
+        try
+        {
+            sequence = ring.tryNext();
+        }
+        catch (final InsufficientCapacityException ex)
+        {
+            return; // the ring is full: next duty cycle
+        }
+        ring.get(sequence).end(IngressEvent.TICK, 0, IngressEvent.SYSTEM_CONNECTION, MqttVersion.V5);
+        ring.publish(sequence);
+        tickPending = true;
+    }
+
+    /**
+     * A tick arrived: the will it carries, if one is due (wills first).
+     */
+    Message takeWill()
+    {
+        tickPending = false;
+        final Message will = dueWills.peek();
+        tickWill = null != will;
+        return will;
+    }
+
+    /**
+     * A tick that carries no will: the re-dispatch it carries, if one waits.
+     */
+    SharedRedispatch.Entry takeRedispatch()
+    {
+        final SharedRedispatch.Entry entry = dueRedispatch.peek();
+        tickRedispatch = null != entry;
+        return entry;
+    }
+
+    /**
+     * The tick's output is committed: its message is on its way. Also after a failed tick: dropped.
+     */
+    void done()
+    {
+        if (tickWill)
+        {
+            tickWill = false;
+            dueWills.poll();
+        }
+        if (tickRedispatch)
+        {
+            tickRedispatch = false;
+            dueRedispatch.poll();
+        }
+    }
+
+    /**
+     * Routing failed on a tick.
+     */
+    void failed()
+    {
+        tickPending = false;
+        done();
+    }
+}

@@ -1,0 +1,250 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.pipeline.retained.RetainedStore;
+import io.ringmq.pipeline.session.RoutingSession;
+import io.ringmq.pipeline.session.Subscription;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.pipeline.subscription.SharedSubscriptions;
+import io.ringmq.pipeline.subscription.SubscriptionIndex;
+import io.ringmq.protocol.MqttVersion;
+import io.ringmq.protocol.ReasonCode;
+import io.ringmq.protocol.Slice;
+import io.ringmq.protocol.SubscribeFlyweight;
+import io.ringmq.protocol.SubscriptionOptions;
+import io.ringmq.protocol.TopicFilterList;
+import org.agrona.DirectBuffer;
+
+/**
+ * The routing stage's SUBSCRIBE and UNSUBSCRIBE: the limits on filters ({@code --max-topic-length},
+ * {@code --max-topic-levels}, {@code --max-subscriptions-per-client}), the subscription options and identifier, the
+ * index a subscription goes in (the subscription index, or a shared subscription group for
+ * {@code $share/{name}/{filter}}, also from 3.1.1 clients as an extension), the per-filter codes, and the retained
+ * messages a subscription brings (as its Retain Handling says, none on a shared subscription, bounded per
+ * SUBSCRIBE). Routing stage only.
+ */
+final class SubscriptionChanges
+{
+    /** Steps of the retained store's walks one SUBSCRIBE may take (a few milliseconds), whatever its filters. */
+    private static final long RETAINED_STEPS_PER_SUBSCRIBE = 1_000_000;
+
+    private final SubscriptionIndex<Subscription> index;
+    private final SharedSubscriptions<Subscription> shared;
+    private final RetainedStore retained;
+    private final RouteOutput.Writer output;
+    private final BrokerCounters counters;
+    private final SubscribeFlyweight subscribe = new SubscribeFlyweight();
+    private final java.util.function.Predicate<Message> retainedVisitor = this::onRetained;
+    private final int maxSubscriptions;
+    private final int maxTopicLevels;
+    private final int maxTopicLength;
+    private final int retainedBytesPerSubscribe;
+    private java.util.Set<String> subscribeFilters = new java.util.HashSet<>();
+    private long retainedSteps;
+    private boolean retainedBudgetSpent;
+    private int retainedGranted;
+    private long retainedNowMs;
+
+    SubscriptionChanges(final BrokerContext context, final SubscriptionIndex<Subscription> index,
+        final SharedSubscriptions<Subscription> shared, final RetainedStore retained, final RouteOutput.Writer output,
+        final BrokerCounters counters)
+    {
+        this.index = index;
+        this.shared = shared;
+        this.retained = retained;
+        this.output = output;
+        this.counters = counters;
+        this.maxSubscriptions = context.maxSubscriptionsPerClient();
+        this.maxTopicLevels = context.maxTopicLevels();
+        this.maxTopicLength = context.maxTopicLength();
+        this.retainedBytesPerSubscribe = BrokerContext.RETAINED_BYTES_PER_SUBSCRIBE;
+    }
+
+    /**
+     * A SUBSCRIBE: each filter subscribed (or refused with its code), the retained messages it brings put in the
+     * routing output.
+     */
+    void onSubscribe(final IngressEvent event, final RoutingSession session)
+    {
+        if (subscribe.wrap(event.packet, 0, event.packetLength, event.version) < 0)
+        {
+            return;
+        }
+        final boolean v5 = event.version == MqttVersion.V5;
+        event.packetId = subscribe.packetId();
+        if (v5 && subscribe.properties().subscriptionIdentifierCount() > 0)
+        {
+            event.subscriptionId = subscribe.properties().subscriptionIdentifier(0); // one per SUBSCRIBE
+        }
+        final TopicFilterList filters = subscribe.filters();
+        retainedBudgetSpent = false;
+        retainedSteps = RETAINED_STEPS_PER_SUBSCRIBE;
+        if (subscribeFilters.size() > 1024)
+        {
+            subscribeFilters = new java.util.HashSet<>(); // a huge SUBSCRIBE's set is not kept
+        }
+        subscribeFilters.clear();
+        for (int i = 0; i < filters.count(); i++)
+        {
+            final Slice filterBytes = filters.filter(i);
+            if (filterBytes.length() > maxTopicLength || levels(filterBytes) > maxTopicLevels)
+            {
+                counters.increment(BrokerCounters.TOPIC_FILTERS_REFUSED);
+                // as deep as a topic may be, and no deeper
+                output.addGranted(v5 ? ReasonCode.TOPIC_FILTER_INVALID : ReasonCode.V3_SUBACK_FAILURE);
+                continue;
+            }
+            final String written = filterBytes.asString();
+            final int options = filters.options(i);
+            final int granted = SubscriptionOptions.qos(options);
+            Subscription subscription = session.subscriptions().get(written);
+            if (null == subscription && session.subscriptions().size() >= maxSubscriptions)
+            {
+                counters.increment(BrokerCounters.SUBSCRIPTIONS_REFUSED_LIMIT);
+                // this filter only [MQTT-3.9.3-1]
+                output.addGranted(v5 ? ReasonCode.QUOTA_EXCEEDED : ReasonCode.V3_SUBACK_FAILURE);
+                continue;
+            }
+            final boolean isNew = null == subscription;
+            if (isNew)
+            {
+                subscription = newSubscription(session, written);
+                session.subscriptions().put(written, subscription);
+            }
+            subscription.update(options, event.subscriptionId);
+            if (null == subscription.shareName())
+            {
+                index.subscribe(subscription.filter(), subscription, options);
+            }
+            else
+            {
+                subscribeShared(subscription);
+            }
+            output.addGranted(granted);
+            if (null != subscription.shareName())
+            {
+                continue; // retained messages are not sent on a shared subscription (5.0 section 4.8.2)
+            }
+            // retained messages are sent for every new or replaced subscription [MQTT-3.3.1-6] [MQTT-3.8.4-3],
+            // as its Retain Handling says [MQTT-3.3.1-9] [MQTT-3.3.1-10] [MQTT-3.3.1-11], once per distinct
+            // filter of this SUBSCRIBE, and only as far as its budget goes: past it the walk stops
+            final int handling = SubscriptionOptions.retainHandling(options);
+            if (handling == SubscriptionOptions.DO_NOT_SEND_RETAINED ||
+                (handling == SubscriptionOptions.SEND_RETAINED_IF_NEW && !isNew))
+            {
+                continue;
+            }
+            if (!retainedBudgetSpent && subscribeFilters.add(written))
+            {
+                retainedGranted = granted;
+                retainedNowMs = System.currentTimeMillis();
+                retainedSteps -= retained.matchWhile(written, retainedVisitor, retainedSteps);
+                if (retainedSteps < 0 && !retainedBudgetSpent)
+                {
+                    counters.increment(BrokerCounters.RETAINED_NOT_SENT); // the walk's budget is spent
+                    retainedBudgetSpent = true;
+                }
+            }
+        }
+    }
+
+    /**
+     * @return a subscription of the session to a filter as the client wrote it: a {@code $share/{name}/{filter}}
+     * is shared, in 5.0 and, as an extension, in 3.1.1.
+     */
+    private static Subscription newSubscription(final RoutingSession session, final String written)
+    {
+        if (written.startsWith(io.ringmq.protocol.Topics.SHARE_PREFIX))
+        {
+            final int nameEnd = written.indexOf('/', io.ringmq.protocol.Topics.SHARE_PREFIX.length());
+            if (nameEnd > io.ringmq.protocol.Topics.SHARE_PREFIX.length() && nameEnd < written.length() - 1)
+            {
+                return new Subscription(session, written.substring(nameEnd + 1),
+                    written.substring(io.ringmq.protocol.Topics.SHARE_PREFIX.length(), nameEnd));
+            }
+        }
+        return new Subscription(session, written, null);
+    }
+
+    private static int levels(final Slice topic)
+    {
+        int levels = 1;
+        final DirectBuffer buffer = topic.buffer();
+        for (int i = topic.offset(), end = topic.offset() + topic.length(); i < end; i++)
+        {
+            if (buffer.getByte(i) == '/')
+            {
+                levels++;
+            }
+        }
+        return levels;
+    }
+
+    /**
+     * Adds one retained message to the SUBSCRIBE's output.
+     *
+     * @return false, to stop the walk, once the SUBSCRIBE's retained budget is spent.
+     */
+    private boolean onRetained(final Message message)
+    {
+        if (message.isExpired(retainedNowMs))
+        {
+            return true; // an expired message is not sent [MQTT-3.3.2-5]
+        }
+        if (output.addRetained(message, Math.min(message.qos(), retainedGranted), retainedBytesPerSubscribe))
+        {
+            return true;
+        }
+        counters.increment(BrokerCounters.RETAINED_NOT_SENT);
+        retainedBudgetSpent = true;
+        return false;
+    }
+
+    /**
+     * An UNSUBSCRIBE: each filter's subscription removed, with a reason code per filter for 5.0.
+     */
+    void onUnsubscribe(final IngressEvent event, final RoutingSession session)
+    {
+        if (subscribe.wrap(event.packet, 0, event.packetLength, event.version) < 0)
+        {
+            return;
+        }
+        event.packetId = subscribe.packetId();
+        final TopicFilterList filters = subscribe.filters();
+        for (int i = 0; i < filters.count(); i++)
+        {
+            final Subscription subscription = session.subscriptions().remove(filters.filter(i).asString());
+            if (null != subscription)
+            {
+                unindex(subscription);
+            }
+            // one reason code per filter in 5.0 [MQTT-3.11.3-1]
+            output.addGranted(null != subscription ? ReasonCode.SUCCESS : ReasonCode.NO_SUBSCRIPTION_EXISTED);
+        }
+    }
+
+    /**
+     * Takes a subscription out of the index it is in (its session is discarded, or it unsubscribed).
+     */
+    void unindex(final Subscription subscription)
+    {
+        if (null == subscription.shareName())
+        {
+            index.unsubscribe(subscription.filter(), subscription);
+        }
+        else
+        {
+            unsubscribeShared(subscription);
+        }
+    }
+
+    private void subscribeShared(final Subscription subscription)
+    {
+        shared.subscribe(subscription.shareName(), subscription.filter(), subscription, subscription.options(),
+            subscription.subscriptionId());
+    }
+
+    private void unsubscribeShared(final Subscription subscription)
+    {
+        shared.unsubscribe(subscription.shareName(), subscription.filter(), subscription);
+    }
+}

@@ -1,0 +1,440 @@
+package io.ringmq.pipeline.delivery;
+
+import io.ringmq.pipeline.IngressEvent;
+import io.ringmq.pipeline.Message;
+import io.ringmq.pipeline.RouteOutput;
+import io.ringmq.pipeline.SharedRedispatch;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.protocol.MessageProperties;
+import io.ringmq.protocol.MqttVersion;
+import org.agrona.DirectBuffer;
+import org.agrona.collections.Int2ObjectHashMap;
+
+/**
+ * A delivery shard's application messages: it delivers each event's message to the shard's targets (QoS 0 sent
+ * or dropped; QoS 1 and 2 into the session's in-flight window or queue, as one pooled {@link SharedMessage} per
+ * event held by reference), sends and resends what a window holds, drains queues as acknowledgements make room,
+ * and gives back a shared subscriber's unacknowledged messages when its session ends. Encoding is
+ * {@link PublishWriter}'s. Owned by its shard's thread.
+ */
+final class MessageDelivery
+{
+    private final int shard;
+    private final ShardSessions sessions;
+    private final ShardOutput output;
+    private final BrokerCounters counters;
+    private final SharedRedispatch redispatch;
+    private final int maxQueued;
+    private final long maxQueuedBytes;
+    private final SharedMessage.Pool pool = new SharedMessage.Pool(1_024);
+    private final PublishWriter writer = new PublishWriter();
+    /** One-identifier arrays, shared by the messages they go with (bounded: past it, a message gets its own). */
+    private final Int2ObjectHashMap<int[]> singleIds = new Int2ObjectHashMap<>();
+    private RouteOutput route;
+    private SharedMessage eventMessage;
+    private long nowMs;
+
+    MessageDelivery(final int shard, final ShardSessions sessions, final ShardOutput output,
+        final BrokerCounters counters, final SharedRedispatch redispatch, final int maxQueued,
+        final long maxQueuedBytes)
+    {
+        this.shard = shard;
+        this.sessions = sessions;
+        this.output = output;
+        this.counters = counters;
+        this.redispatch = redispatch;
+        this.maxQueued = maxQueued;
+        this.maxQueuedBytes = maxQueuedBytes;
+    }
+
+    /**
+     * The event being handled: its routing output and its clock.
+     */
+    void event(final RouteOutput route, final long nowMs)
+    {
+        this.route = route;
+        this.nowMs = nowMs;
+    }
+
+    /**
+     * Sends the retained messages a SUBSCRIBE brought, with its Subscription Identifier and RETAIN set
+     * [MQTT-3.3.1-8].
+     */
+    void retained(final IngressEvent event, final DeliverySession session)
+    {
+        final int[] ids = event.subscriptionId > 0 ? subscriptionIds(event.subscriptionId) : null;
+        int at = event.retainedOffset;
+        for (int i = 0; i < event.retainedCount; i++, at = route.next(at))
+        {
+            storedMessage(at);
+            if (writer.isExpired())
+            {
+                counters.increment(BrokerCounters.MESSAGES_EXPIRED);
+                continue;
+            }
+            final int qos = route.qosAt(at);
+            if (qos == 0)
+            {
+                final int written = writer.encodeEvent(session, 0, true, 0, ids, null == ids ? 0 : 1);
+                sendEncoded(session, written, !writer.assignedAlias());
+            }
+            else
+            {
+                deliverReliably(session, qos, true, ids, 0);
+            }
+        }
+        releaseEventMessage();
+    }
+
+    /**
+     * The message in a window slot is done with (acknowledged, or refused by the client): it leaves the window,
+     * and what waits takes its place.
+     */
+    void completed(final DeliverySession session, final int slot)
+    {
+        pool.release(session.removeInflight(slot));
+        drainQueue(session);
+    }
+
+    /**
+     * Resends a session's in-flight messages on its client's return, in order, with DUP [MQTT-4.4.0-1]; past the
+     * client's Receive Maximum the rest waits, unsent, until acknowledgements make room [MQTT-3.3.4-9].
+     *
+     * @param pubrel called with the packet id of a QoS 2 message the client has received already (PUBREL again).
+     */
+    void resend(final DeliverySession session, final java.util.function.IntConsumer pubrel)
+    {
+        int sent = 0;
+        for (final int slot : session.inflightInOrder())
+        {
+            if (session.inflightState(slot) == DeliverySession.AWAIT_PUBCOMP)
+            {
+                pubrel.accept(session.inflightPacketId(slot));
+            }
+            else if (sent < session.windowLimit())
+            {
+                sent++;
+                session.inflightUnsent(slot, false);
+                if (!sendPublish(session, slot, true))
+                {
+                    pool.release(session.removeInflight(slot)); // too large for this client now
+                }
+            }
+            else
+            {
+                session.inflightUnsent(slot, true);
+            }
+        }
+    }
+
+    /**
+     * A session's delivery half goes (it ended, expired, or its id is reused): what it took through shared
+     * subscriptions goes back to its groups, the rest is released.
+     */
+    void forget(final DeliverySession session)
+    {
+        handBackShared(session);
+        session.clear(pool);
+    }
+
+    /**
+     * Delivers the event's message (a PUBLISH, or a will or re-dispatched message from the routing output) to the
+     * targets routing placed in this shard.
+     */
+    void fanOut(final IngressEvent event)
+    {
+        if (event.messageOffset != IngressEvent.NONE)
+        {
+            storedMessage(event.messageOffset); // a will, from the routing output
+        }
+        else
+        {
+            final long expiry = event.propertiesLength == 0 ? -1 :
+                MessageProperties.messageExpiry(event.packet, event.propertiesOffset, event.propertiesLength);
+            message(event.packet, event.topicOffset, event.topicLength, event.packet, event.propertiesOffset,
+                event.propertiesLength, event.packet, event.payloadOffset, event.payloadLength,
+                expiry < 0 ? Message.NEVER : nowMs + expiry * 1000);
+        }
+        for (int i = 0; i < event.targetCount; i++)
+        {
+            if (route.targetShard(i) != shard)
+            {
+                continue;
+            }
+            final DeliverySession session = sessions.get(route.targetSession(i));
+            if (null == session)
+            {
+                continue;
+            }
+            final int qos = route.targetQos(i);
+            // live, RETAIN is 0 unless the subscription keeps it as published [MQTT-3.3.1-12] (5.0 only)
+            final boolean retain = event.retain && session.version == MqttVersion.V5 &&
+                route.targetRetainAsPublished(i);
+            final int[] ids = targetSubscriptionIds(i);
+            final int group = route.targetGroup(i);
+            if (qos == 0)
+            {
+                if (session.isOnline())
+                {
+                    sendLive(session, 0, retain, 0, ids);
+                }
+            }
+            else if (session.canSendNow())
+            {
+                final int slot = session.addInflight(retainedCopy(), qos, retain, ids, group);
+                if (!sendLive(session, qos, retain, session.inflightPacketId(slot), ids))
+                {
+                    pool.release(session.removeInflight(slot)); // too large for this client: never in flight
+                }
+            }
+            else
+            {
+                deliverReliably(session, qos, retain, ids, group);
+            }
+        }
+        releaseEventMessage();
+    }
+
+    /**
+     * Sends the event's message to an online session: the shared variant, or an encoding of its own.
+     *
+     * @return false when it is larger than the client accepts (dropped and counted).
+     */
+    private boolean sendLive(final DeliverySession session, final int qos, final boolean retain, final int packetId,
+        final int[] ids)
+    {
+        if (PublishWriter.needsOwnEncoding(session, null == ids ? 0 : ids.length))
+        {
+            final int length = writer.encodeEvent(session, qos, retain, packetId, ids, null == ids ? 0 : ids.length);
+            return sendEncoded(session, length, qos == 0 && !writer.assignedAlias());
+        }
+        final int variant = writer.variant(session.version, qos, retain);
+        if (writer.variantLength(variant) > session.maxPacketSize)
+        {
+            counters.increment(BrokerCounters.PACKET_TOO_LARGE_FOR_CLIENT); // [MQTT-3.1.2-25]
+            return false;
+        }
+        if (qos > 0)
+        {
+            writer.patchPacketId(variant, packetId);
+        }
+        output.send(session.connectionId, writer.variant(variant), writer.variantLength(variant), qos == 0);
+        return true;
+    }
+
+    /**
+     * Sends what {@link PublishWriter} encoded into its scratch buffer.
+     *
+     * @return false when it was too large for the client (dropped and counted [MQTT-3.1.2-25]).
+     */
+    private boolean sendEncoded(final DeliverySession session, final int length, final boolean droppable)
+    {
+        if (length == PublishWriter.TOO_LARGE)
+        {
+            counters.increment(BrokerCounters.PACKET_TOO_LARGE_FOR_CLIENT);
+            return false;
+        }
+        output.send(session.connectionId, writer.scratch(), length, droppable);
+        return true;
+    }
+
+    /**
+     * @return the Subscription Identifiers of target {@code i} as an array kept with its message, or null.
+     */
+    private int[] targetSubscriptionIds(final int i)
+    {
+        final int count = route.targetSubscriptionIdCount(i);
+        if (count == 0)
+        {
+            return null;
+        }
+        if (count == 1)
+        {
+            return subscriptionIds(route.targetSubscriptionId(i, 0));
+        }
+        final int[] ids = new int[count]; // several subscriptions with identifiers matched: rare, its own array
+        for (int n = 0; n < count; n++)
+        {
+            ids[n] = route.targetSubscriptionId(i, n);
+        }
+        return ids;
+    }
+
+    private int[] subscriptionIds(final int id)
+    {
+        int[] ids = singleIds.get(id);
+        if (null == ids)
+        {
+            ids = new int[]{id};
+            if (singleIds.size() < 65_536)
+            {
+                singleIds.put(id, ids);
+            }
+        }
+        return ids;
+    }
+
+    /**
+     * Sets a message of the routing output (a will, a retained message) as the one being delivered.
+     */
+    private void storedMessage(final int at)
+    {
+        message(route.buffer(), route.topicOffsetAt(at), route.topicLengthAt(at), route.buffer(),
+            route.propertiesOffsetAt(at), route.propertiesLengthAt(at), route.buffer(), route.payloadOffsetAt(at),
+            route.payloadLengthAt(at), route.expiresAtMsAt(at));
+    }
+
+    /**
+     * The message of the event being delivered: a view, copied only when a QoS 1 or 2 target needs it kept.
+     */
+    private void message(final DirectBuffer topic, final int topicOffset, final int topicLength,
+        final DirectBuffer properties, final int propertiesOffset, final int propertiesLength,
+        final DirectBuffer payload, final int payloadOffset, final int payloadLength, final long expiresAtMs)
+    {
+        releaseEventMessage();
+        writer.message(topic, topicOffset, topicLength, properties, propertiesOffset, propertiesLength, payload,
+            payloadOffset, payloadLength, expiresAtMs, nowMs);
+    }
+
+    /**
+     * @return the event's message as a kept copy with one more reference (copied once per event).
+     */
+    private SharedMessage retainedCopy()
+    {
+        if (null == eventMessage)
+        {
+            eventMessage = writer.copy(pool);
+            eventMessage.retain(); // the event's own reference: a holder that lets go never recycles it mid-event
+        }
+        eventMessage.retain();
+        return eventMessage;
+    }
+
+    /**
+     * Drops the event's own reference to its copy: recycled unless a window or queue holds it.
+     */
+    private void releaseEventMessage()
+    {
+        if (null != eventMessage)
+        {
+            pool.release(eventMessage);
+            eventMessage = null;
+        }
+    }
+
+    private void deliverReliably(final DeliverySession session, final int qos, final boolean retain,
+        final int[] ids, final int group)
+    {
+        if (session.canSendNow()) // sent now, or behind the backlog in order: either way it is in flight
+        {
+            final int slot = session.addInflight(retainedCopy(), qos, retain, ids, group);
+            if (!sendPublish(session, slot, false))
+            {
+                pool.release(session.removeInflight(slot));
+            }
+            return;
+        }
+        if (!session.isOnline() && !session.persistent)
+        {
+            return; // a clean session ends with its connection
+        }
+        if (session.queueSize() >= maxQueued)
+        {
+            counters.increment(BrokerCounters.QUEUE_FULL_DROPPED);
+            return;
+        }
+        final SharedMessage message = retainedCopy();
+        if (session.queuedBytes() + message.length() > maxQueuedBytes)
+        {
+            pool.release(message);
+            counters.increment(BrokerCounters.QUEUED_BYTES_DROPPED);
+            return;
+        }
+        if (session.isOnline())
+        {
+            counters.increment(BrokerCounters.INFLIGHT_FULL_QUEUED);
+        }
+        session.enqueue(message, qos, retain, ids, group);
+    }
+
+    void drainQueue(final DeliverySession session)
+    {
+        int unsent;
+        while (session.isOnline() && (unsent = session.nextUnsent()) >= 0)
+        {
+            session.inflightUnsent(unsent, false); // held back at a reconnect by a smaller Receive Maximum
+            if (!sendPublish(session, unsent, true))
+            {
+                pool.release(session.removeInflight(unsent));
+            }
+        }
+        while (session.isOnline() && session.hasInflightRoom() && session.queueSize() > 0)
+        {
+            final SharedMessage message = session.peekMessage();
+            final int qos = session.peekQos();
+            final boolean retain = session.peekRetain();
+            final int[] ids = session.peekSubscriptionIds();
+            final int group = session.peekGroup();
+            session.dequeue(); // its reference passes to the window
+            if (message.expiresAtMs() != Message.NEVER && nowMs >= message.expiresAtMs())
+            {
+                counters.increment(BrokerCounters.MESSAGES_EXPIRED); // not sent once expired [MQTT-3.3.2-5]
+                pool.release(message);
+                continue;
+            }
+            final int slot = session.addInflight(message, qos, retain, ids, group);
+            if (!sendPublish(session, slot, false))
+            {
+                pool.release(session.removeInflight(slot));
+            }
+        }
+    }
+
+    /**
+     * Sends (or resends, with DUP) the message in a window slot.
+     *
+     * @return false when it is larger than the client accepts (the caller drops it).
+     */
+    boolean sendPublish(final DeliverySession session, final int slot, final boolean dup)
+    {
+        final int length = writer.encodeKept(session, session.inflightMessage(slot), session.inflightQos(slot), dup,
+            session.inflightRetain(slot), session.inflightPacketId(slot), session.inflightSubscriptionIds(slot),
+            nowMs);
+        return sendEncoded(session, length, false);
+    }
+
+    /**
+     * A session ends: what it took through shared subscriptions and the client never acknowledged (not yet
+     * PUBRECed) goes back to routing for another member of the group (5.0 section 4.8.2).
+     */
+    private void handBackShared(final DeliverySession session)
+    {
+        for (int slot = 0; slot < session.windowCapacity(); slot++)
+        {
+            final SharedMessage message = session.inflightMessage(slot);
+            if (null != message && session.inflightGroup(slot) != 0 &&
+                session.inflightState(slot) != DeliverySession.AWAIT_PUBCOMP)
+            {
+                redispatch.offer(session.inflightGroup(slot), kept(message, session.inflightQos(slot)));
+            }
+        }
+        for (int i = 0; i < session.queueSize(); i++)
+        {
+            if (session.queuedGroup(i) != 0)
+            {
+                redispatch.offer(session.queuedGroup(i), kept(session.queuedMessage(i), session.queuedQos(i)));
+            }
+        }
+    }
+
+    private static Message kept(final SharedMessage message, final int qos)
+    {
+        final byte[] topic = new byte[message.topicLength()];
+        message.buffer().getBytes(0, topic);
+        final byte[] properties = new byte[message.propertiesLength()];
+        message.buffer().getBytes(message.propertiesOffset(), properties);
+        final byte[] payload = new byte[message.payloadLength()];
+        message.buffer().getBytes(message.payloadOffset(), payload);
+        return new Message(topic, payload, qos, false, properties, message.expiresAtMs());
+    }
+}

@@ -1,0 +1,157 @@
+package io.ringmq.pipeline.delivery;
+
+import io.ringmq.pipeline.IngressEvent;
+import io.ringmq.pipeline.SessionWindows;
+import io.ringmq.pipeline.status.BrokerCounters;
+import org.agrona.collections.Long2LongHashMap;
+import org.agrona.collections.Long2ObjectHashMap;
+import org.agrona.collections.LongHashSet;
+
+/**
+ * A shard's part in moving sessions between shards: a client that resumes its session through another I/O agent
+ * takes the session's delivery half with it. The old shard hands it over, tagged with the moving CONNECT's
+ * connection id; the new shard waits for it on that CONNECT. Either side may fail on the CONNECT: a move that
+ * happened is still taken in (an orphan, kept offline when it arrives), and one whose session ended meanwhile is
+ * dropped when it arrives (stale). Owned by its shard's thread.
+ */
+final class ShardMoves
+{
+    private final int index;
+    private final ShardHandover handover;
+    private final ShardSessions sessions;
+    private final BrokerCounters counters;
+    private final int maxInflight;
+    private final SessionWindows windows;
+    /** Sessions handed over by other shards, by the connection id of the CONNECT that moved them. */
+    private final Long2ObjectHashMap<DeliverySession> arrived = new Long2ObjectHashMap<>();
+    /** Moves into this shard whose CONNECT failed here before the session arrived: connection id to session id. */
+    private final Long2LongHashMap orphans = new Long2LongHashMap(-1);
+    /** Hand-overs to drop on arrival: their session ended while they were on their way. */
+    private final LongHashSet stale = new LongHashSet();
+    private long lastHandedOver = IngressEvent.NONE;
+
+    ShardMoves(final int index, final ShardHandover handover, final ShardSessions sessions,
+        final BrokerCounters counters, final int maxInflight, final SessionWindows windows)
+    {
+        this.index = index;
+        this.handover = handover;
+        this.sessions = sessions;
+        this.counters = counters;
+        this.maxInflight = maxInflight;
+        this.windows = windows;
+    }
+
+    /**
+     * @return whether a CONNECT this shard serves must wait: its session's delivery half is still on its way from
+     * the shard that held it.
+     */
+    boolean mustWait(final IngressEvent event)
+    {
+        return event.movedFromShard != IngressEvent.NONE && event.movedFromShard != index &&
+            event.sessionId != IngressEvent.NONE && !arrived(event.connectionId);
+    }
+
+    /**
+     * Gives a session's delivery half to the shard of its client's new connection, which waits for it on the same
+     * CONNECT; an empty one when this shard has none, so that shard never waits forever.
+     */
+    void handOver(final IngressEvent event, final DeliverySession current)
+    {
+        if (event.connectionId == lastHandedOver)
+        {
+            return; // done already, before this shard failed on the same CONNECT
+        }
+        lastHandedOver = event.connectionId;
+        final DeliverySession moving = null != current ? current :
+            new DeliverySession(event.sessionId, true, maxInflight, windows);
+        if (null != current)
+        {
+            sessions.remove(event.sessionId);
+        }
+        moving.connectionId = -1;
+        moving.handoverTag = event.connectionId;
+        counters.increment(BrokerCounters.SESSIONS_MOVED);
+        handover.send(event.agentIndex, moving); // the new shard sees this CONNECT too and takes it there
+    }
+
+    /**
+     * @return the session the CONNECT of this connection moved here (it has arrived: {@link #mustWait} said so).
+     */
+    DeliverySession take(final long connectionId)
+    {
+        return arrived.remove(connectionId);
+    }
+
+    /**
+     * A move into this shard whose CONNECT failed here: keep the session (offline) when it arrives.
+     */
+    void adoptWhenArrived(final long connectionId, final int sessionId)
+    {
+        drain();
+        final DeliverySession session = arrived.remove(connectionId);
+        if (null != session)
+        {
+            sessions.adopt(session);
+        }
+        else
+        {
+            orphans.put(connectionId, sessionId);
+        }
+    }
+
+    /**
+     * Takes in what other shards handed over (each duty cycle while orphans wait).
+     */
+    void poll()
+    {
+        if (!orphans.isEmpty())
+        {
+            drain();
+        }
+    }
+
+    /**
+     * A session ended: a hand-over of it still to arrive is dropped then.
+     */
+    void onForget(final int sessionId)
+    {
+        if (orphans.isEmpty())
+        {
+            return;
+        }
+        final Long2LongHashMap.KeyIterator tags = orphans.keySet().iterator();
+        while (tags.hasNext())
+        {
+            final long tag = tags.nextValue();
+            if (orphans.get(tag) == sessionId)
+            {
+                tags.remove();
+                stale.add(tag); // that session ended: drop its hand-over when it arrives
+            }
+        }
+    }
+
+    private boolean arrived(final long connectionId)
+    {
+        drain();
+        return arrived.containsKey(connectionId);
+    }
+
+    private void drain()
+    {
+        DeliverySession session;
+        while (null != (session = handover.poll(index)))
+        {
+            final long tag = session.handoverTag;
+            final long orphanOf = orphans.remove(tag);
+            if (orphanOf != orphans.missingValue())
+            {
+                sessions.adopt(session);
+            }
+            else if (!stale.remove(tag))
+            {
+                arrived.put(tag, session); // its CONNECT is still to come here: it waits in arrived
+            }
+        }
+    }
+}

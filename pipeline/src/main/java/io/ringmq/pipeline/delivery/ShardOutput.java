@@ -1,0 +1,84 @@
+package io.ringmq.pipeline.delivery;
+
+import io.ringmq.pipeline.Outbound;
+import io.ringmq.pipeline.status.BrokerCounters;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * A delivery shard's way to its I/O agent's outbound ring. It never parks the shard: what the full ring cannot take
+ * now waits in order in an {@link OutboundBacklog} and is drained on the shard's next duty cycles; QoS 0 for that
+ * agent is dropped meanwhile (counted), since nothing in the protocol needs it.
+ */
+final class ShardOutput
+{
+    private static final UnsafeBuffer NOTHING = new UnsafeBuffer(new byte[0]);
+
+    private final int index;
+    private final Outbound outbound;
+    private final BrokerCounters counters;
+    private final OutboundBacklog backlog;
+
+    ShardOutput(final int index, final Outbound outbound, final BrokerCounters counters)
+    {
+        this.index = index;
+        this.outbound = outbound;
+        this.counters = counters;
+        this.backlog = new OutboundBacklog(index + 1);
+    }
+
+    /**
+     * Hands whole packets to the agent, or to the backlog behind what waits already.
+     *
+     * @param droppable a QoS 0 PUBLISH: dropped rather than backlogged.
+     */
+    void send(final long connectionId, final DirectBuffer buffer, final int length, final boolean droppable)
+    {
+        if (backlog.isEmpty(index) && outbound.send(index, connectionId, buffer, 0, length))
+        {
+            return;
+        }
+        counters.increment(BrokerCounters.OUTBOUND_RING_FULL);
+        if (droppable)
+        {
+            counters.increment(BrokerCounters.QOS0_DROPPED_SLOW_SUBSCRIBER);
+            return;
+        }
+        counters.increment(BrokerCounters.OUTBOUND_BACKLOGGED);
+        backlog.add(index, OutboundBacklog.SEND, connectionId, buffer, 0, length);
+    }
+
+    /**
+     * Asks the agent to close a connection once what it was sent is written, in order with the sends.
+     */
+    void close(final long connectionId)
+    {
+        if (backlog.isEmpty(index) && outbound.close(index, connectionId))
+        {
+            return;
+        }
+        backlog.add(index, OutboundBacklog.CLOSE, connectionId, NOTHING, 0, 0);
+    }
+
+    void endOfBatch()
+    {
+        outbound.endOfBatch();
+    }
+
+    /**
+     * @return backlogged entries the ring took now.
+     */
+    int drain()
+    {
+        if (backlog.isEmpty())
+        {
+            return 0;
+        }
+        final int work = backlog.drain(outbound);
+        if (work > 0)
+        {
+            outbound.endOfBatch();
+        }
+        return work;
+    }
+}
