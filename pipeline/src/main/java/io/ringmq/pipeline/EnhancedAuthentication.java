@@ -18,7 +18,7 @@ import org.agrona.collections.Long2ObjectHashMap;
  * a connected client may re-authenticate (AUTH 0x19) with the same method and the same user [MQTT-4.12.1-1].
  * <p>
  * Its verdicts are the slot's: {@link IngressEvent#AUTH_CONTINUE} (the shard sends AUTH 0x18 with
- * {@link IngressEvent#authData}), {@link IngressEvent#AUTH_ACCEPTED} or a refusing reason code. The AUTH that ends
+ * {@link IngressEvent#authData()}), {@link IngressEvent#AUTH_ACCEPTED} or a refusing reason code. The AUTH that ends
  * the exchange of a CONNECT becomes that CONNECT (the slot then views the CONNECT kept here), so routing and delivery
  * see one CONNECT with one verdict; an AUTH of a re-authentication stays an AUTH (the shard answers AUTH 0x00, or
  * DISCONNECT with the refusal [MQTT-4.12.1-2]). Owned by the auth stage's thread.
@@ -134,7 +134,7 @@ final class EnhancedAuthentication
         final byte[] serverData = exchange.exchange.serverData();
         if (null != serverData && serverData.length <= IngressEvent.AUTH_DATA_CAPACITY)
         {
-            event.authData.putBytes(0, serverData);
+            event.authData().putBytes(0, serverData);
             event.authDataLength = serverData.length;
         }
         if (code == AuthExchange.CONTINUE)

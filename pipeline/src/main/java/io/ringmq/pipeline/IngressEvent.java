@@ -43,7 +43,7 @@ public final class IngressEvent
     public static final int AUTH_ACCEPTED = 0;
     /**
      * Enhanced authentication goes on (MQTT 5.0 section 4.12): the client gets an AUTH 0x18 with
-     * {@link #authData}, nothing is admitted yet.
+     * {@link #authData()}, nothing is admitted yet.
      */
     public static final int AUTH_CONTINUE = -2;
     /** The most Authentication Data the auth stage sends in one step. */
@@ -95,7 +95,7 @@ public final class IngressEvent
      */
     public int authCode = AUTH_UNDECIDED;
     /** Enhanced authentication: the server's Authentication Data for the AUTH or CONNACK, its length (or -1). */
-    public final UnsafeBuffer authData = new UnsafeBuffer(new byte[AUTH_DATA_CAPACITY]);
+    private UnsafeBuffer authData;
     public int authDataLength = NONE;
 
     // ---- routing stage
@@ -140,6 +140,19 @@ public final class IngressEvent
     public int messageOffset = NONE;
     public int retainedCount;
     public int retainedOffset;
+
+    /**
+     * @return the slot's Authentication Data buffer, made on its first enhanced authentication: a slot stays small
+     * (the stages walk the ring, so its memory is their cache's), whatever few clients use the method.
+     */
+    public UnsafeBuffer authData()
+    {
+        if (null == authData)
+        {
+            authData = new UnsafeBuffer(new byte[AUTH_DATA_CAPACITY]);
+        }
+        return authData;
+    }
 
     /**
      * @param inlineCapacity bytes a packet may take inside the slot; larger ones go to a {@link MessageLog}.

@@ -127,7 +127,7 @@ final class ControlPackets
             properties.set(PropertyId.AUTHENTICATION_METHOD, method.buffer(), method.offset(), method.length());
             if (event.authDataLength > 0)
             {
-                properties.set(PropertyId.AUTHENTICATION_DATA, event.authData, 0, event.authDataLength);
+                properties.set(PropertyId.AUTHENTICATION_DATA, event.authData(), 0, event.authDataLength);
             }
         }
         return properties;
