@@ -94,7 +94,7 @@ public final class DeliveryShard implements Stage
             return false; // the session's delivery half is still on its way from the shard that held it
         }
         route.wrap(routeLog, event);
-        messages.event(route, System.currentTimeMillis());
+        messages.event(route);
         for (int i = 0; i < event.discardedCount; i++)
         {
             forget(route.discarded(i));

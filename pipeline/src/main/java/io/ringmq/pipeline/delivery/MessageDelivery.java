@@ -48,12 +48,21 @@ final class MessageDelivery
     }
 
     /**
-     * The event being handled: its routing output and its clock.
+     * The event being handled: its routing output. Its clock is read when first needed (most events need none).
      */
-    void event(final RouteOutput route, final long nowMs)
+    void event(final RouteOutput route)
     {
         this.route = route;
-        this.nowMs = nowMs;
+        this.nowMs = 0;
+    }
+
+    private long nowMs()
+    {
+        if (0 == nowMs)
+        {
+            nowMs = System.currentTimeMillis();
+        }
+        return nowMs;
     }
 
     /**
@@ -153,7 +162,7 @@ final class MessageDelivery
                 MessageProperties.messageExpiry(event.packet, event.propertiesOffset, event.propertiesLength);
             message(event.packet, event.topicOffset, event.topicLength, event.packet, event.propertiesOffset,
                 event.propertiesLength, event.packet, event.payloadOffset, event.payloadLength,
-                expiry < 0 ? Message.NEVER : nowMs + expiry * 1000);
+                expiry < 0 ? Message.NEVER : nowMs() + expiry * 1000);
         }
         for (int i = 0; i < event.targetCount; i++)
         {
@@ -293,7 +302,7 @@ final class MessageDelivery
     {
         releaseEventMessage();
         writer.message(topic, topicOffset, topicLength, properties, propertiesOffset, propertiesLength, payload,
-            payloadOffset, payloadLength, expiresAtMs, nowMs);
+            payloadOffset, payloadLength, expiresAtMs, nowMs());
     }
 
     /**
@@ -376,7 +385,7 @@ final class MessageDelivery
             final int[] ids = session.peekSubscriptionIds();
             final int group = session.peekGroup();
             session.dequeue(); // its reference passes to the window
-            if (message.expiresAtMs() != Message.NEVER && nowMs >= message.expiresAtMs())
+            if (message.expiresAtMs() != Message.NEVER && nowMs() >= message.expiresAtMs())
             {
                 counters.increment(BrokerCounters.MESSAGES_EXPIRED); // not sent once expired [MQTT-3.3.2-5]
                 pool.release(message);
@@ -399,7 +408,7 @@ final class MessageDelivery
     {
         final int length = writer.encodeKept(session, session.inflightMessage(slot), session.inflightQos(slot), dup,
             session.inflightRetain(slot), session.inflightPacketId(slot), session.inflightSubscriptionIds(slot),
-            nowMs);
+            nowMs());
         return sendEncoded(session, length, false);
     }
 
