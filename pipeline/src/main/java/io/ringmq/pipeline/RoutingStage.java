@@ -393,10 +393,7 @@ public final class RoutingStage implements Stage
 
     private void onPublish(final IngressEvent event, final RoutingSession session)
     {
-        if (publish.wrap(event.packet, 0, event.packetLength, event.version) < 0)
-        {
-            return;
-        }
+        publish.wrapValidated(event.packet, 0, event.packetLength, event.version); // validated by the I/O agent
         event.qos = publish.qos();
         event.packetId = publish.packetId();
         event.retain = publish.isRetain();

@@ -105,6 +105,51 @@ public final class PublishFlyweight
         return length;
     }
 
+    /**
+     * Wraps a PUBLISH that {@link #wrap} has validated already (the broker's I/O agent did, before handing it to the
+     * stages): finds the topic, packet identifier, property section and payload without checking them again, so a
+     * packet is validated once. {@link #properties()} is not decoded: use {@link #propertiesOffset()} and
+     * {@link #propertiesLength()}.
+     *
+     * @return {@code length}.
+     */
+    public int wrapValidated(final DirectBuffer buffer, final int offset, final int length, final int version)
+    {
+        this.buffer = buffer;
+        this.offset = offset;
+        this.length = length;
+        flags = buffer.getByte(offset) & 0x0F;
+        int pos = offset + 1;
+        while ((buffer.getByte(pos) & 0x80) != 0) // the remaining length
+        {
+            pos++;
+        }
+        pos++;
+        final int topicLength = buffer.getShort(pos, java.nio.ByteOrder.BIG_ENDIAN) & 0xFFFF;
+        topic.wrap(buffer, pos + 2, topicLength);
+        pos += 2 + topicLength;
+        if (qos() > 0)
+        {
+            packetId = buffer.getShort(pos, java.nio.ByteOrder.BIG_ENDIAN) & 0xFFFF;
+            pos += 2;
+        }
+        else
+        {
+            packetId = 0;
+        }
+        properties.clear();
+        propertiesOffset = pos;
+        propertiesLength = 0;
+        if (version == MqttVersion.V5)
+        {
+            final int packed = VariableByteInteger.decode(buffer, pos, offset + length);
+            propertiesLength = VariableByteInteger.byteCount(packed) + VariableByteInteger.value(packed);
+            pos += propertiesLength;
+        }
+        payload.wrap(buffer, pos, offset + length - pos);
+        return length;
+    }
+
     public boolean isDup()
     {
         return (flags & 0x08) != 0;

@@ -56,6 +56,8 @@ final class Connection
     boolean closed;
     /** The CONNECT's Session Expiry Interval (5.0; 0 when absent), against which a DISCONNECT's is judged. */
     long sessionExpiryInterval;
+    /** The client's Maximum Packet Size (MQTT 5.0 CONNECT): what the broker sends it never exceeds [MQTT-3.1.2-24]. */
+    int maxPacketSize = Integer.MAX_VALUE;
     /** The end event's reason code: the client's DISCONNECT reason, or why the server ended it; 0 for none. */
     int endReasonCode;
     /** The Session Expiry Interval of the client's 5.0 DISCONNECT, or {@link IngressEvent#NONE}. */

@@ -311,6 +311,8 @@ final class ConnectionReader
         // on 5.0 the CONNACK announces the same as Server Keep Alive when it differs [MQTT-3.2.2-21]
         connection.keepAliveSeconds = context.keepAliveFor(keepAlive);
         connection.sessionExpiryInterval = connect.properties().longValue(PropertyId.SESSION_EXPIRY_INTERVAL, 0);
+        connection.maxPacketSize = (int)Math.min(Integer.MAX_VALUE,
+            connect.properties().longValue(PropertyId.MAXIMUM_PACKET_SIZE, Integer.MAX_VALUE));
         timers.onConnected(connection);
         return true;
     }
@@ -385,6 +387,6 @@ final class ConnectionReader
     {
         counters.increment(BrokerCounters.PROTOCOL_ERRORS);
         LOG.log(System.Logger.Level.DEBUG, () -> connection + " closed: " + why);
-        closer.disconnect(connection, reasonCode);
+        closer.disconnect(connection, reasonCode, why);
     }
 }

@@ -6,6 +6,8 @@ import io.ringmq.pipeline.IngressEvent;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.DisconnectEncoder;
 import io.ringmq.protocol.MqttVersion;
+import io.ringmq.protocol.MqttProperties;
+import io.ringmq.protocol.PropertyId;
 import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.PingCodec;
 import org.agrona.DirectBuffer;
@@ -40,6 +42,12 @@ final class ConnectionWriter
          * [MQTT-4.13.1-1], a 3.1.1 client is just closed. Either way the end event carries the reason.
          */
         void disconnect(Connection connection, int reasonCode);
+
+        /**
+         * As {@link #disconnect(Connection, int)}, saying why in the DISCONNECT's Reason String (left out when the
+         * packet would pass the client's Maximum Packet Size).
+         */
+        void disconnect(Connection connection, int reasonCode, String reasonString);
     }
 
     private static final int CONNACK_FIRST_BYTE = PacketType.CONNACK << 4;
@@ -54,7 +62,10 @@ final class ConnectionWriter
     private final UnsafeBuffer constant = new UnsafeBuffer(new byte[0]);
     private final byte[] pingResponse = new byte[PingCodec.LENGTH];
     /** Room for a DISCONNECT with a reason code and no properties. */
-    private final UnsafeBuffer disconnect = new UnsafeBuffer(new byte[8]);
+    /** A DISCONNECT with its Reason String fits here; a longer reason is left out. */
+    private static final int DISCONNECT_CAPACITY = 256;
+    private final UnsafeBuffer disconnect = new UnsafeBuffer(new byte[DISCONNECT_CAPACITY]);
+    private final MqttProperties disconnectProperties = new MqttProperties();
     // per-message counts, added to the shared counters by the agent once per duty cycle
     long publishOut;
     long packetsOut;
@@ -117,15 +128,26 @@ final class ConnectionWriter
      *
      * @return false when no DISCONNECT is due: a 3.1.1 connection, no accepting CONNACK yet, or one already sent.
      */
-    boolean sendDisconnect(final Connection connection, final int reasonCode)
+    boolean sendDisconnect(final Connection connection, final int reasonCode, final String reasonString)
     {
         if (connection.version != MqttVersion.V5 || connection.connack != Connection.CONNACK_ACCEPTED ||
             connection.closing || connection.closed)
         {
             return false;
         }
+        MqttProperties properties = null;
+        if (null != reasonString)
+        {
+            // on the error path only: a DISCONNECT may always carry a Reason String [MQTT-3.1.2-29]
+            properties = disconnectProperties.clear().set(PropertyId.REASON_STRING, reasonString);
+            if (DisconnectEncoder.encodedLength(PacketType.DISCONNECT, MqttVersion.V5, reasonCode, properties) >
+                Math.min(connection.maxPacketSize, DISCONNECT_CAPACITY))
+            {
+                properties = null; // larger than the client takes [MQTT-3.1.2-25]
+            }
+        }
         final int length = DisconnectEncoder.encode(disconnect, 0, PacketType.DISCONNECT, MqttVersion.V5, reasonCode,
-            null);
+            properties);
         append(connection, disconnect, 0, length);
         connection.closing = true;
         connection.closeAfterFlush = true;

@@ -100,7 +100,12 @@ final class IoAgent implements Agent
 
             public void disconnect(final Connection connection, final int reasonCode)
             {
-                IoAgent.this.disconnect(connection, reasonCode);
+                IoAgent.this.disconnect(connection, reasonCode, null);
+            }
+
+            public void disconnect(final Connection connection, final int reasonCode, final String reasonString)
+            {
+                IoAgent.this.disconnect(connection, reasonCode, reasonString);
             }
         };
         this.writer = new ConnectionWriter(context, counters, memoryBudget, paused, closer);
@@ -338,7 +343,7 @@ final class IoAgent implements Agent
      * reason code [MQTT-4.13.1-1] and closed once it is written, within {@link #CLOSE_LINGER_MS}; any other
      * connection is closed at once. The end handed to the pipeline is a loss that carries the reason.
      */
-    private void disconnect(final Connection connection, final int reasonCode)
+    private void disconnect(final Connection connection, final int reasonCode, final String reasonString)
     {
         if (connection.closed)
         {
@@ -348,7 +353,7 @@ final class IoAgent implements Agent
         {
             connection.endReasonCode = reasonCode;
         }
-        if (!writer.sendDisconnect(connection, reasonCode))
+        if (!writer.sendDisconnect(connection, reasonCode, reasonString))
         {
             close(connection, IngressEvent.CONNECTION_LOST);
             return;
@@ -415,7 +420,7 @@ final class IoAgent implements Agent
                 break;
             case ConnectionTimers.KEEP_ALIVE_TIMEOUT:
                 counters.increment(BrokerCounters.KEEP_ALIVE_TIMEOUTS);
-                disconnect(connection, ReasonCode.KEEP_ALIVE_TIMEOUT); // 0x8D on 5.0 [MQTT-3.1.2-22]
+                disconnect(connection, ReasonCode.KEEP_ALIVE_TIMEOUT, "keep-alive timeout"); // 0x8D on 5.0 [MQTT-3.1.2-22]
                 break;
             default:
                 close(connection, IngressEvent.CONNECTION_LOST); // its DISCONNECT was not written in time
@@ -441,7 +446,7 @@ final class IoAgent implements Agent
         final ArrayList<Connection> open = new ArrayList<>(connections.values());
         for (final Connection connection : open)
         {
-            writer.sendDisconnect(connection, ReasonCode.SERVER_SHUTTING_DOWN);
+            writer.sendDisconnect(connection, ReasonCode.SERVER_SHUTTING_DOWN, null);
             connection.closing = true; // nothing more is read from any
             connection.closeAfterFlush = false; // closed below, once everything had its chance to be written
             connection.updateInterest();

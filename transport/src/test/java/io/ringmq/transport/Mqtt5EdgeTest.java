@@ -187,7 +187,21 @@ class Mqtt5EdgeTest
             new org.agrona.concurrent.UnsafeBuffer(new byte[encoder.encodedLength()]);
         encoder.encode(bytes, 0);
         client.send(bytes.byteArray());
+        edge.expectDisconnect(client, id, ReasonCode.PROTOCOL_ERROR, "MQTT-3.3.4-6");
+    }
+
+    @Test
+    @DisplayName("MQTT-3.1.2-25: a DISCONNECT's Reason String is left out when it would pass the client's Maximum "
+        + "Packet Size")
+    void reasonStringWithinMaximumPacketSize() throws Exception
+    {
+        edge(context -> { });
+        final RawClient client = edge.client();
+        final long id = edge.connect5(client, "small", 60,
+            new MqttProperties().setInt(PropertyId.MAXIMUM_PACKET_SIZE, 16));
+        client.send(RawClient.publish5("", PAYLOAD, 0, 0, alias(3)));
         edge.expectDisconnect(client, id, ReasonCode.PROTOCOL_ERROR);
+        assertThat(client.decoder().disconnect().properties().has(PropertyId.REASON_STRING)).isFalse();
     }
 
     @Test
@@ -202,7 +216,7 @@ class Mqtt5EdgeTest
         client.send(RawClient.publish5("a", "héllo".getBytes(StandardCharsets.UTF_8), 0, 0, utf8));
         nextPublish(id);
         client.send(RawClient.publish5("a", new byte[]{(byte)0xC3, (byte)0x28}, 0, 0, utf8));
-        edge.expectDisconnect(client, id, ReasonCode.PAYLOAD_FORMAT_INVALID);
+        edge.expectDisconnect(client, id, ReasonCode.PAYLOAD_FORMAT_INVALID, "payload marked UTF-8 is not");
     }
 
     @Test

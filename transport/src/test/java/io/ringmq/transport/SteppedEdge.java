@@ -169,8 +169,23 @@ final class SteppedEdge implements AutoCloseable
     IngressEvent expectDisconnect(final RawClient client, final long connectionId, final int reasonCode)
         throws IOException
     {
+        return expectDisconnect(client, connectionId, reasonCode, "");
+    }
+
+    /**
+     * @param reasonString text its Reason String must hold.
+     */
+    IngressEvent expectDisconnect(final RawClient client, final long connectionId, final int reasonCode,
+        final String reasonString) throws IOException
+    {
         assertThat(read(client)).as("a DISCONNECT").isEqualTo(PacketType.DISCONNECT);
         assertThat(client.decoder().disconnect().reasonCode()).as("its reason code").isEqualTo(reasonCode);
+        if (!reasonString.isEmpty())
+        {
+            assertThat(client.decoder().disconnect().properties().slice(
+                io.ringmq.protocol.PropertyId.REASON_STRING).asString()).as("its reason string")
+                .contains(reasonString);
+        }
         final IngressEvent end = expectEnd(connectionId, IngressEvent.CONNECTION_LOST, reasonCode);
         expectClosed(client);
         return end;
