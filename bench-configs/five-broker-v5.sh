@@ -137,16 +137,7 @@ echo "five-broker-v5: $(echo $SCENARIOS | wc -w) scenario(s) x brokers $BROKERS,
 "$JAVA" -jar "$TMP/jars/loadtest.jar" matrix "$OUT/matrix.json" --out "$OUT" --quiet \
     > >(tee "$OUT/matrix.log" | grep --line-buffered -E '^(== |  published|  latency|  problems|   failed|  [0-9,]+ connections)') 2>&1 &
 RUNNING_PID=$!
-deadline=$((SECONDS + BOUND_S))
-while kill -0 "$RUNNING_PID" 2>/dev/null; do
-    if ((SECONDS > deadline)); then
-        echo "the matrix ran past its bound of $BOUND_S s: stopping it" >&2
-        kill_tree "$RUNNING_PID"
-        break
-    fi
-    sleep 1
-done
-if wait "$RUNNING_PID"; then rc=0; else rc=$?; fi
+if wait_bounded "$RUNNING_PID" "$BOUND_S" "the matrix"; then rc=0; else rc=$?; fi
 RUNNING_PID=""
 [[ $rc == 0 ]] || echo "the matrix runner exited with $rc (see $OUT/matrix.log)" >&2
 REPORT=$(find "$OUT" -mindepth 1 -maxdepth 1 -type d -name '*-five-broker-v5' | sort | tail -1)

@@ -22,3 +22,17 @@ kill_tree() { # SIGTERM a process we started and everything it started, then SIG
     # shellcheck disable=SC2086
     kill -KILL $alive 2>/dev/null || true
 }
+
+wait_bounded() { # wait for a process we started, at most $2 s (then stop it and its children); $3 names it; returns its exit code
+    local pid=$1 deadline=$((SECONDS + $2)) rc
+    while kill -0 "$pid" 2>/dev/null; do
+        if ((SECONDS > deadline)); then
+            echo "$3 ran past its bound of $2 s: stopping it" >&2
+            kill_tree "$pid"
+            break
+        fi
+        sleep 1
+    done
+    if wait "$pid"; then rc=0; else rc=$?; fi
+    return $rc
+}

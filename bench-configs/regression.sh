@@ -230,16 +230,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     "$JAVA" -jar "$TMP/jars/loadtest.jar" matrix "$rdir/matrix.json" --out "$rdir" \
         > >(tee "$rdir/matrix.log" | grep --line-buffered -E '^(== |  published|  latency|   failed)') 2>&1 &
     RUNNING_PID=$!
-    deadline=$((SECONDS + round_bound))
-    while kill -0 "$RUNNING_PID" 2>/dev/null; do
-        if ((SECONDS > deadline)); then
-            echo "round $r ran past its bound of $round_bound s: stopping it" >&2
-            kill_tree "$RUNNING_PID"
-            break
-        fi
-        sleep 1
-    done
-    if wait "$RUNNING_PID"; then rc=0; else rc=$?; fi
+    if wait_bounded "$RUNNING_PID" "$round_bound" "round $r"; then rc=0; else rc=$?; fi
     RUNNING_PID=""
     [[ $rc == 0 ]] || echo "round $r: the matrix runner exited with $rc (see $rdir/matrix.log)" >&2
 done

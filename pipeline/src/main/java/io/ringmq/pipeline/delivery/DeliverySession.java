@@ -21,7 +21,7 @@ final class DeliverySession
     /** The in-flight window: the broker's --max-inflight, or the client's smaller Receive Maximum [MQTT-3.3.4-7]. */
     private int windowLimit;
     /** Outbound topic aliases of the current connection (5.0), assigned by the broker per topic. */
-    final TopicAliases aliases = new TopicAliases();
+    final OutboundTopicAliases aliases = new OutboundTopicAliases();
     /** While moving between shards: the connection id of the CONNECT that moves it. */
     long handoverTag = -1;
 

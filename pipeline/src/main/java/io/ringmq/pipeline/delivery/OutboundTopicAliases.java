@@ -10,7 +10,7 @@ import org.agrona.collections.Long2LongHashMap;
  * connection [MQTT-3.3.2-7]: {@link #reset} on every CONNECT. Found by a 64-bit hash of the topic bytes, checked
  * against the topic kept for the alias, so a lookup allocates nothing and a hash collision only costs an alias.
  */
-final class TopicAliases
+final class OutboundTopicAliases
 {
     /** The most aliases kept per connection, whatever the client allows: the memory is the broker's. */
     static final int MAX_KEPT = 1_024;
