@@ -255,7 +255,7 @@ final class IoAgent implements Agent
     }
 
     /**
-     * Asks this agent to close a connection (any thread; rare: a reload revoked it).
+     * Asks this agent to end a connection (any thread; rare: a reload revoked it): DISCONNECT 0x87 on 5.0.
      */
     void revoke(final long connectionId)
     {
@@ -272,7 +272,8 @@ final class IoAgent implements Agent
             if (null != connection)
             {
                 writer.flush(connection);
-                close(connection, IngressEvent.CONNECTION_LOST);
+                // a 5.0 client hears why: its credentials no longer hold after a reload; 3.1.1 is just closed
+                disconnect(connection, ReasonCode.NOT_AUTHORIZED, "credentials revoked by a reload");
             }
             work++;
         }

@@ -69,6 +69,29 @@ class ReloadTest extends InProcessBrokerTest
 
     @Test
     @Timeout(60)
+    @DisplayName("reload: a 5.0 client whose user was removed hears why: DISCONNECT 0x87 with a reason string")
+    void revokedMqtt5ClientIsTold() throws Exception
+    {
+        final Path file = directory.resolve("passwd");
+        user(file, "dave", "d-pw");
+        broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0)
+            .anonymous(io.ringmq.pipeline.auth.Authenticator.AnonymousPolicy.NONE).passwordFile(file));
+        final Paho5 dave = closeLater(new Paho5(broker.port(), "dave"));
+        final org.eclipse.paho.mqttv5.client.MqttConnectionOptions options = Paho5.options();
+        options.setUserName("dave");
+        options.setPassword("d-pw".getBytes(StandardCharsets.UTF_8));
+        dave.client.connect(options).waitForCompletion(10_000);
+
+        Files.writeString(file, "", StandardCharsets.UTF_8);
+        assertThat(broker.reload()).contains("reloaded");
+        final org.eclipse.paho.mqttv5.client.MqttDisconnectResponse response =
+            dave.disconnected.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(response.getReturnCode()).as("Not authorized").isEqualTo(0x87);
+        assertThat(response.getReasonString()).contains("revoked");
+    }
+
+    @Test
+    @Timeout(60)
     @DisplayName("ringmq reload --pid sends SIGHUP to a running broker, which reloads its password file")
     void reloadCommandSignalsTheBroker() throws Exception
     {
