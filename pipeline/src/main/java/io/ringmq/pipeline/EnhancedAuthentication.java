@@ -103,7 +103,21 @@ final class EnhancedAuthentication
             step(event, new Pending(methods.newExchange(method), method, null, connected.user), properties);
             return;
         }
+        if (null != current && null != current.connect)
+        {
+            asConnect(event, current); // the CONNECT is refused with a CONNACK: nothing comes before it [MQTT-3.2.0-1]
+        }
         refuse(event, ReasonCode.PROTOCOL_ERROR);
+    }
+
+    /**
+     * The AUTH that ends its CONNECT's exchange is that CONNECT from now on: the slot views the kept bytes.
+     */
+    private static void asConnect(final IngressEvent event, final Pending exchange)
+    {
+        event.packet.wrap(exchange.connect);
+        event.packetLength = exchange.connect.length;
+        event.packetType = PacketType.CONNECT;
     }
 
     private void step(final IngressEvent event, final Pending exchange, final MqttProperties properties)
@@ -121,10 +135,7 @@ final class EnhancedAuthentication
             pending.remove(event.connectionId);
             if (null != exchange.connect)
             {
-                // the AUTH ends its CONNECT's exchange: it is that CONNECT now, the slot only views the kept bytes
-                event.packet.wrap(exchange.connect);
-                event.packetLength = exchange.connect.length;
-                event.packetType = PacketType.CONNECT;
+                asConnect(event, exchange);
             }
             else if (code == AuthExchange.SUCCESS && !exchange.reauthenticating.equals(exchange.exchange.userName()))
             {

@@ -77,7 +77,7 @@ public final class Pipeline
         }
         this.routeLog = new MessageLog(context.routeLogBytes());
         final SessionWindows windows = new SessionWindows(context.maxSessions());
-        final SharedRedispatch redispatch = new SharedRedispatch();
+        final SharedRedispatch redispatch = new SharedRedispatch(counters);
         this.routing = new RoutingStage(context, counters, routeLog, ring, windows, redispatch);
 
         final StagePoller authPoller = new StagePoller(ring);

@@ -122,6 +122,7 @@ final class RoutingTicks
         {
             tickRedispatch = false;
             dueRedispatch.poll();
+            redispatch.done();
         }
     }
 

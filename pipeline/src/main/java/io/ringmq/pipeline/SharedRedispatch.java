@@ -1,6 +1,9 @@
 package io.ringmq.pipeline;
 
+import io.ringmq.pipeline.status.BrokerCounters;
 import org.agrona.concurrent.ManyToOneConcurrentLinkedQueue;
+
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Messages a shared subscription member took and never acknowledged before its session ended: its delivery shard
@@ -21,13 +24,37 @@ public final class SharedRedispatch
     {
     }
 
+    /** The most messages waiting here and in routing for re-dispatch; more are dropped and counted. */
+    public static final int MAX_WAITING = 100_000;
+
     private final ManyToOneConcurrentLinkedQueue<Entry> queue = new ManyToOneConcurrentLinkedQueue<>();
+    private final AtomicInteger waiting = new AtomicInteger();
+    private final BrokerCounters counters;
+
+    public SharedRedispatch(final BrokerCounters counters)
+    {
+        this.counters = counters;
+    }
+
+    /**
+     * Counters of its own, for tests of one stage.
+     */
+    public SharedRedispatch()
+    {
+        this(new BrokerCounters());
+    }
 
     /**
      * A delivery shard's side.
      */
     public void offer(final int groupId, final Message message)
     {
+        if (waiting.incrementAndGet() > MAX_WAITING)
+        {
+            waiting.decrementAndGet();
+            counters.increment(BrokerCounters.SHARED_REDISPATCH_DROPPED);
+            return;
+        }
         queue.offer(new Entry(groupId, message));
     }
 
@@ -39,6 +66,14 @@ public final class SharedRedispatch
     public Entry poll()
     {
         return queue.poll();
+    }
+
+    /**
+     * The routing stage is done with an entry it polled (sent on, or dropped).
+     */
+    public void done()
+    {
+        waiting.decrementAndGet();
     }
 
     public boolean isEmpty()

@@ -87,6 +87,14 @@ final class InboundPublishes
         if (aliased)
         {
             final int canonicalLength = aliases.canonical(connection, publish); // sets the mapping [MQTT-3.3.2-12]
+            if (canonicalLength > context.maxPacketSize())
+            {
+                // with its topic in place of the alias it would pass --max-packet-size, which every log is sized for
+                counters.increment(BrokerCounters.PACKET_TOO_LARGE);
+                ConnectionReader.protocolViolation(counters, closer, connection,
+                    "PUBLISH over the maximum packet size once its topic alias is resolved", ReasonCode.PACKET_TOO_LARGE);
+                return true;
+            }
             handed = ingress.packet(connection.id, connection.version, connection.loopback, PacketType.PUBLISH,
                 aliases.packet(), canonicalLength);
         }

@@ -201,6 +201,23 @@ class EnhancedAuthTest
     }
 
     @Test
+    @DisplayName("MQTT-3.2.0-1 an AUTH of another method during the CONNECT's exchange: the CONNECT is refused with "
+        + "CONNACK 0x82 (no DISCONNECT before a CONNACK)")
+    void wrongAuthDuringConnect() throws Exception
+    {
+        try (RawClient client = new RawClient(broker.port()).v5())
+        {
+            final ScramClient scram = new ScramClient("alice", "wonderland", "nonce-of-a-confused-client");
+            client.send(RawClient.connect5("confused", 60, scram(scram.first())));
+            assertThat(client.readPacket(5_000)).isEqualTo(PacketType.AUTH);
+            client.send(RawClient.reasonPacket5(PacketType.AUTH, ReasonCode.CONTINUE_AUTHENTICATION,
+                new MqttProperties().set(PropertyId.AUTHENTICATION_METHOD, "GSSAPI")));
+            assertThat(client.readPacket(5_000)).isEqualTo(PacketType.CONNACK);
+            assertThat(client.decoder().connack().reasonCode()).isEqualTo(ReasonCode.PROTOCOL_ERROR);
+        }
+    }
+
+    @Test
     @DisplayName("a plain user name and password CONNECT works against a SCRAM entry too")
     void plainPasswordAgainstScramEntry() throws Exception
     {

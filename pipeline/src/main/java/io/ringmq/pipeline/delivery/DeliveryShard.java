@@ -79,9 +79,9 @@ public final class DeliveryShard implements Stage
         this.windows = windows;
         this.maxInflight = context.maxInflight();
         this.output = new ShardOutput(index, outbound, counters);
-        this.moves = new ShardMoves(index, handover, sessions, counters, maxInflight, windows);
         this.messages = new MessageDelivery(index, sessions, output, counters, redispatch, context.maxQueued(),
             context.maxQueuedBytes());
+        this.moves = new ShardMoves(index, handover, sessions, counters, maxInflight, windows, messages::forget);
         this.control = new ControlPackets(context);
     }
 

@@ -32,6 +32,8 @@ final class MessageDelivery
     private final Int2ObjectHashMap<int[]> singleIds = new Int2ObjectHashMap<>();
     private RouteOutput route;
     private SharedMessage eventMessage;
+    /** The QoS the event's message was published with. */
+    private int messageQos;
     private long nowMs;
 
     MessageDelivery(final int shard, final ShardSessions sessions, final ShardOutput output,
@@ -163,6 +165,7 @@ final class MessageDelivery
             message(event.packet, event.topicOffset, event.topicLength, event.packet, event.propertiesOffset,
                 event.propertiesLength, event.packet, event.payloadOffset, event.payloadLength,
                 expiry < 0 ? Message.NEVER : nowMs() + expiry * 1000);
+            messageQos = event.qos;
         }
         for (int i = 0; i < event.targetCount; i++)
         {
@@ -291,6 +294,7 @@ final class MessageDelivery
         message(route.buffer(), route.topicOffsetAt(at), route.topicLengthAt(at), route.buffer(),
             route.propertiesOffsetAt(at), route.propertiesLengthAt(at), route.buffer(), route.payloadOffsetAt(at),
             route.payloadLengthAt(at), route.expiresAtMsAt(at));
+        messageQos = route.qosAt(at);
     }
 
     /**
@@ -312,7 +316,7 @@ final class MessageDelivery
     {
         if (null == eventMessage)
         {
-            eventMessage = writer.copy(pool);
+            eventMessage = writer.copy(pool, messageQos);
             eventMessage.retain(); // the event's own reference: a holder that lets go never recycles it mid-event
         }
         eventMessage.retain();
@@ -421,22 +425,33 @@ final class MessageDelivery
         for (int slot = 0; slot < session.windowCapacity(); slot++)
         {
             final SharedMessage message = session.inflightMessage(slot);
-            if (null != message && session.inflightGroup(slot) != 0 &&
-                session.inflightState(slot) != DeliverySession.AWAIT_PUBCOMP)
+            if (null == message || session.inflightGroup(slot) == 0)
             {
-                redispatch.offer(session.inflightGroup(slot), kept(message, session.inflightQos(slot)));
+                continue;
+            }
+            if (session.inflightQos(slot) == 2)
+            {
+                // it may have reached the client: never to another one [MQTT-4.8.2-5]
+                counters.increment(BrokerCounters.SHARED_QOS2_NOT_REDISPATCHED);
+            }
+            else
+            {
+                redispatch.offer(session.inflightGroup(slot), kept(message));
             }
         }
         for (int i = 0; i < session.queueSize(); i++)
         {
-            if (session.queuedGroup(i) != 0)
+            if (session.queuedGroup(i) != 0) // never sent: any QoS may go to another member
             {
-                redispatch.offer(session.queuedGroup(i), kept(session.queuedMessage(i), session.queuedQos(i)));
+                redispatch.offer(session.queuedGroup(i), kept(session.queuedMessage(i)));
             }
         }
     }
 
-    private static Message kept(final SharedMessage message, final int qos)
+    /**
+     * @return a message as it was published (its QoS too: the member that leaves may have had it lower).
+     */
+    private static Message kept(final SharedMessage message)
     {
         final byte[] topic = new byte[message.topicLength()];
         message.buffer().getBytes(0, topic);
@@ -444,6 +459,6 @@ final class MessageDelivery
         message.buffer().getBytes(message.propertiesOffset(), properties);
         final byte[] payload = new byte[message.payloadLength()];
         message.buffer().getBytes(message.payloadOffset(), payload);
-        return new Message(topic, payload, qos, false, properties, message.expiresAtMs());
+        return new Message(topic, payload, message.publishedQos(), false, properties, message.expiresAtMs());
     }
 }

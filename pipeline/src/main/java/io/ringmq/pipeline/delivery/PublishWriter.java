@@ -83,12 +83,13 @@ final class PublishWriter
     }
 
     /**
+     * @param publishedQos the QoS the message was published with.
      * @return a pooled copy of the event's message, with no reference yet.
      */
-    SharedMessage copy(final SharedMessage.Pool pool)
+    SharedMessage copy(final SharedMessage.Pool pool, final int publishedQos)
     {
         return pool.copy(topic, topicOffset, topicLength, properties, 0, propertiesLength, payload, payloadOffset,
-            payloadLength, expiresAtMs);
+            payloadLength, expiresAtMs, publishedQos);
     }
 
     /**

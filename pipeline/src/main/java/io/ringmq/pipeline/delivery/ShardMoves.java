@@ -22,6 +22,7 @@ final class ShardMoves
     private final BrokerCounters counters;
     private final int maxInflight;
     private final SessionWindows windows;
+    private final java.util.function.Consumer<DeliverySession> dropped;
     /** Sessions handed over by other shards, by the connection id of the CONNECT that moved them. */
     private final Long2ObjectHashMap<DeliverySession> arrived = new Long2ObjectHashMap<>();
     /** Moves into this shard whose CONNECT failed here before the session arrived: connection id to session id. */
@@ -30,9 +31,15 @@ final class ShardMoves
     private final LongHashSet stale = new LongHashSet();
     private long lastHandedOver = IngressEvent.NONE;
 
+    /**
+     * @param dropped where a hand-over that arrives for a session that ended meanwhile goes (its messages are
+     *                released, a shared subscriber's handed back).
+     */
     ShardMoves(final int index, final ShardHandover handover, final ShardSessions sessions,
-        final BrokerCounters counters, final int maxInflight, final SessionWindows windows)
+        final BrokerCounters counters, final int maxInflight, final SessionWindows windows,
+        final java.util.function.Consumer<DeliverySession> dropped)
     {
+        this.dropped = dropped;
         this.index = index;
         this.handover = handover;
         this.sessions = sessions;
@@ -148,7 +155,11 @@ final class ShardMoves
             {
                 sessions.adopt(session);
             }
-            else if (!stale.remove(tag))
+            else if (stale.remove(tag))
+            {
+                dropped.accept(session); // its session ended while it was on its way
+            }
+            else
             {
                 arrived.put(tag, session); // its CONNECT is still to come here: it waits in arrived
             }

@@ -19,6 +19,7 @@ final class SharedMessage
     private int propertiesLength;
     private int payloadLength;
     private long expiresAtMs;
+    private int publishedQos;
     private int references;
 
     DirectBuffer buffer()
@@ -47,6 +48,14 @@ final class SharedMessage
     int payloadOffset()
     {
         return topicLength + propertiesLength;
+    }
+
+    /**
+     * @return the QoS it was published with (a subscriber may have it at a lower one).
+     */
+    int publishedQos()
+    {
+        return publishedQos;
     }
 
     /**
@@ -93,7 +102,8 @@ final class SharedMessage
          */
         SharedMessage copy(final DirectBuffer topic, final int topicOffset, final int topicLength,
             final DirectBuffer properties, final int propertiesOffset, final int propertiesLength,
-            final DirectBuffer payload, final int payloadOffset, final int payloadLength, final long expiresAtMs)
+            final DirectBuffer payload, final int payloadOffset, final int payloadLength, final long expiresAtMs,
+            final int publishedQos)
         {
             final SharedMessage message = free.isEmpty() ? new SharedMessage() : free.pollFirst();
             message.bytes.putBytes(0, topic, topicOffset, topicLength);
@@ -106,6 +116,7 @@ final class SharedMessage
             message.propertiesLength = propertiesLength;
             message.payloadLength = payloadLength;
             message.expiresAtMs = expiresAtMs;
+            message.publishedQos = publishedQos;
             message.references = 0;
             return message;
         }

@@ -81,6 +81,10 @@ public final class BrokerCounters
     public static final int FANOUT_TRUNCATED = 54;
     /** Messages of a shared subscription member whose session ended unacknowledged, sent to another member. */
     public static final int SHARED_REDISPATCHED = 55;
+    /** QoS 2 messages in flight to a shared member whose session ended: never sent to another [MQTT-4.8.2-5]. */
+    public static final int SHARED_QOS2_NOT_REDISPATCHED = 56;
+    /** Messages handed back by leaving shared members past the bound of what waits for re-dispatch. */
+    public static final int SHARED_REDISPATCH_DROPPED = 57;
 
     private static final String[] NAMES =
     {
@@ -117,7 +121,9 @@ public final class BrokerCounters
         "messages expired (message expiry interval)",
         "PUBLISH not sent (over the client's maximum packet size)",
         "fan-out targets left out (one message matched more than max-sessions targets)",
-        "shared subscription messages re-dispatched (their member's session ended)"
+        "shared subscription messages re-dispatched (their member's session ended)",
+        "shared subscription QoS 2 messages not re-dispatched (possibly received by the member that left)",
+        "shared subscription messages dropped (re-dispatch backlog full)"
     };
 
     private final CountersFile file;

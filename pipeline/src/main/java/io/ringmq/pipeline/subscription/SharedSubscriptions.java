@@ -147,6 +147,10 @@ public final class SharedSubscriptions<S>
         SharedGroup<S> group = groups.get(key);
         if (null == group)
         {
+            while (byId.containsKey(nextId)) // ids wrap after 2^31 groups: never one in use
+            {
+                nextId = nextId == Integer.MAX_VALUE ? 1 : nextId + 1;
+            }
             group = new SharedGroup<>(shareName, filter, nextId);
             nextId = nextId == Integer.MAX_VALUE ? 1 : nextId + 1;
             groups.put(key, group);
