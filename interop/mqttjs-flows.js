@@ -1,4 +1,5 @@
 // MQTT.js 5 against a broker on 127.0.0.1:PORT: the main MQTT 5.0 flows, each checked; exits 1 on a failure.
+// Run: npm install --prefix /tmp/mqttjs mqtt@5 && NODE_PATH=/tmp/mqttjs/node_modules node interop/mqttjs-flows.js PORT
 const mqtt = require('mqtt');
 const port = Number(process.argv[2] || 1883);
 const url = `mqtt://127.0.0.1:${port}`;
