@@ -356,7 +356,8 @@ public final class RouteOutput
             if (current > 0)
             {
                 final int head = node(current);
-                nodes[head * 2 + 1] = node(subscriptionId);
+                final int second = node(subscriptionId); // before indexing nodes: node() may grow the array
+                nodes[head * 2 + 1] = second;
                 targets[at] = -(head + 1);
                 idTail[index] = head + 1;
                 idListLength[index] = 2;

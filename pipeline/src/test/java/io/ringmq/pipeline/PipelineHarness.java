@@ -53,6 +53,16 @@ final class PipelineHarness
     void offer(final int agent, final long connectionId, final boolean loopback, final byte[] packet,
         final int kind)
     {
+        offer(agent, connectionId, loopback, packet, kind, MqttVersion.V3_1_1, 0, IngressEvent.NONE);
+    }
+
+    /**
+     * As {@link #offer(int, long, boolean, byte[], int)} in a protocol version; an end with a reason code and a
+     * DISCONNECT's Session Expiry Interval ({@link IngressEvent#NONE} for none).
+     */
+    void offer(final int agent, final long connectionId, final boolean loopback, final byte[] packet,
+        final int kind, final int version, final int reasonCode, final long sessionExpiryInterval)
+    {
         final long sequence = pipeline.ring().next();
         final IngressEvent event = pipeline.ring().get(sequence);
         if (kind == IngressEvent.PACKET)
@@ -60,12 +70,12 @@ final class PipelineHarness
             final MessageLog log = pipeline.messageLog(agent);
             final long logEnd = packet.length > event.inlineCapacity() ?
                 log.append(new UnsafeBuffer(packet), 0, packet.length) : -1;
-            event.packet(agent, connectionId, MqttVersion.V3_1_1, loopback, (packet[0] & 0xFF) >>> 4,
+            event.packet(agent, connectionId, version, loopback, (packet[0] & 0xFF) >>> 4,
                 new UnsafeBuffer(packet), packet.length, log, logEnd);
         }
         else
         {
-            event.end(kind, agent, connectionId, MqttVersion.V3_1_1);
+            event.end(kind, agent, connectionId, version, reasonCode, sessionExpiryInterval);
         }
         pipeline.ring().publish(sequence);
         step();

@@ -75,4 +75,56 @@ class ReviewDefectsTest
         assertThat(writer.length(0)).as("two targets, and for each a count and its k identifiers")
             .isEqualTo(2 * RouteOutput.TARGET_LENGTH + 2 * (1 + k) * 4);
     }
+
+    @Test
+    @DisplayName("MQTT-3.3.4-3 every target reads back every one of its subscription identifiers, however the lists "
+        + "interleave and grow")
+    void identifiersReadBack()
+    {
+        for (int extra = 0; extra < 4; extra++) // shifts where the chained lists' storage has to grow
+        {
+            identifiersReadBack(extra);
+        }
+    }
+
+    private static void identifiersReadBack(final int extra)
+    {
+        final int targets = 40;
+        final int k = 50;
+        final RouteOutput.Writer writer = new RouteOutput.Writer();
+        writer.reset();
+        writer.addTarget(99, 1, false, 0, 7);
+        for (int i = 0; i < extra; i++)
+        {
+            writer.addTargetSubscriptionId(0, 8 + i);
+        }
+        for (int t = 1; t <= targets; t++)
+        {
+            writer.addTarget(t, 1, false, 0, 1_000 * t + 1);
+        }
+        for (int n = 2; n <= k; n++)
+        {
+            for (int t = 1; t <= targets; t++)
+            {
+                writer.addTargetSubscriptionId(t, 1_000 * t + n);
+            }
+        }
+        final MessageLog log = new MessageLog(1 << 20);
+        final IngressEvent event = new IngressEvent(64);
+        final int length = writer.length(0);
+        final long end = log.claim(length);
+        writer.write(log.buffer(), log.indexOf(end, length), new org.agrona.collections.IntArrayList(), 0, event);
+        event.routeLogEnd = end;
+        event.routeLogLength = length;
+        final RouteOutput route = new RouteOutput().wrap(log, event);
+        assertThat(route.targetSubscriptionIdCount(0)).isEqualTo(1 + extra);
+        for (int t = 1; t <= targets; t++)
+        {
+            assertThat(route.targetSubscriptionIdCount(t)).isEqualTo(k);
+            for (int n = 0; n < k; n++)
+            {
+                assertThat(route.targetSubscriptionId(t, n)).as("extra " + extra).isEqualTo(1_000 * t + n + 1);
+            }
+        }
+    }
 }

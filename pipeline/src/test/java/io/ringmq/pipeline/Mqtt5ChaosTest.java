@@ -1,0 +1,217 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.protocol.AckEncoder;
+import io.ringmq.protocol.ConnectEncoder;
+import io.ringmq.protocol.MqttProperties;
+import io.ringmq.protocol.MqttVersion;
+import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.PropertyId;
+import io.ringmq.protocol.PublishEncoder;
+import io.ringmq.protocol.SubscribeEncoder;
+import io.ringmq.protocol.SubscriptionOptions;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.SplittableRandom;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Seeded chaos over the whole pipeline in MQTT 5.0: clients on two I/O agents connecting, taking over and resuming
+ * sessions with every session expiry, will delay, Receive Maximum, Maximum Packet Size and Topic Alias Maximum;
+ * subscribing with every option, subscription identifiers and shared groups; publishing with properties and
+ * expiry; acknowledging with random packet ids; leaving with every kind of end. Whatever the order, no stage ever
+ * throws (a failed slot would be counted as an unexpected error), and when every client has gone, no clean session
+ * is left.
+ */
+class Mqtt5ChaosTest
+{
+    private static final String[] FILTERS = {"t/#", "t/+", "t/a", "$share/g1/t/#", "$share/g2/t/a", "#", "t/+/x",
+        "$share/g1/t/+"};
+    private static final String[] TOPICS = {"t/a", "t/b", "t/a/x", "u", "t"};
+    private static final int CLIENTS = 12;
+
+    @Test
+    @Timeout(120)
+    @DisplayName("50 seeds × 2,000 random 5.0 events on two agents: no stage throws, no clean session outlives its "
+        + "connection")
+    void chaos()
+    {
+        for (long seed = 1; seed <= 50; seed++)
+        {
+            run(seed);
+        }
+    }
+
+    private static void run(final long seed)
+    {
+        final SplittableRandom random = new SplittableRandom(seed);
+        final BrokerContext context = new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2)
+            .maxInflight(4).maxQueued(8).sysIntervalMs(0)
+            .sharedSubscriptionStrategy(BrokerContext.SHARED_STRATEGIES.get(random.nextInt(6)));
+        final PipelineHarness harness = new PipelineHarness(context,
+            new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null));
+        final long[] connection = new long[CLIENTS]; // the live connection id of each client, 0 when none
+        final int[] agent = new int[CLIENTS];
+        final boolean[] clean = new boolean[CLIENTS];
+        long nextConnection = 1;
+        int assigned = 0; // CONNECTs with an empty client id: each gets a session of its own
+        for (int step = 0; step < 2_000; step++)
+        {
+            final int client = random.nextInt(CLIENTS);
+            final int op = random.nextInt(10);
+            if (connection[client] == 0 || op == 0)
+            {
+                connection[client] = nextConnection++; // a new connection: a takeover when one is live
+                agent[client] = random.nextInt(2);
+                clean[client] = random.nextInt(3) == 0;
+                final byte[] connect = connect(random, client, clean[client]);
+                assigned += connect.length == emptyIdLength(connect) ? 1 : 0;
+                harness.offer(agent[client], connection[client], true, connect, IngressEvent.PACKET, MqttVersion.V5,
+                    0, IngressEvent.NONE);
+                continue;
+            }
+            final byte[] packet;
+            switch (op)
+            {
+                case 1: case 2: packet = subscribe(random); break;
+                case 3: packet = unsubscribe(random); break;
+                case 4: case 5: case 6: packet = publish(random); break;
+                case 7: packet = ack(random); break;
+                default:
+                    final int kind = random.nextBoolean() ? IngressEvent.CONNECTION_LOST : IngressEvent.DISCONNECTED;
+                    final long expiry = kind == IngressEvent.DISCONNECTED && random.nextBoolean() ?
+                        random.nextInt(3) : IngressEvent.NONE;
+                    harness.offer(agent[client], connection[client], true, new byte[0], kind, MqttVersion.V5,
+                        random.nextBoolean() ? 0 : 4, expiry);
+                    connection[client] = 0;
+                    continue;
+            }
+            harness.offer(agent[client], connection[client], true, packet, IngressEvent.PACKET, MqttVersion.V5, 0,
+                IngressEvent.NONE);
+        }
+        assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).as("seed " + seed).isZero();
+        for (int client = 0; client < CLIENTS; client++)
+        {
+            if (connection[client] != 0)
+            {
+                harness.offer(agent[client], connection[client], true, new byte[0], IngressEvent.CONNECTION_LOST,
+                    MqttVersion.V5, 0, IngressEvent.NONE);
+            }
+        }
+        assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).as("seed " + seed).isZero();
+        assertThat(harness.pipeline.routing().sessionCount()).as("seed " + seed + ": only sessions that expire later")
+            .isLessThanOrEqualTo(CLIENTS + assigned);
+    }
+
+    /**
+     * @return the CONNECT's length when its client id is empty, else -1.
+     */
+    private static int emptyIdLength(final byte[] connect)
+    {
+        final io.ringmq.protocol.ConnectFlyweight flyweight = new io.ringmq.protocol.ConnectFlyweight();
+        flyweight.wrap(new UnsafeBuffer(connect), 0, connect.length);
+        return flyweight.clientId().length() == 0 ? connect.length : -1;
+    }
+
+    private static byte[] connect(final SplittableRandom random, final int client, final boolean clean)
+    {
+        final MqttProperties properties = new MqttProperties();
+        final int expiry = random.nextInt(4);
+        if (expiry > 0)
+        {
+            properties.setInt(PropertyId.SESSION_EXPIRY_INTERVAL, expiry == 3 ? -1 : expiry * 60);
+        }
+        if (random.nextBoolean())
+        {
+            properties.setInt(PropertyId.RECEIVE_MAXIMUM, 1 + random.nextInt(5));
+        }
+        if (random.nextBoolean())
+        {
+            properties.setInt(PropertyId.MAXIMUM_PACKET_SIZE, 20 + random.nextInt(200));
+        }
+        if (random.nextBoolean())
+        {
+            properties.setInt(PropertyId.TOPIC_ALIAS_MAXIMUM, random.nextInt(4));
+        }
+        final ConnectEncoder encoder = new ConnectEncoder().reset().version(MqttVersion.V5).cleanStart(clean)
+            .keepAlive(60).properties(properties);
+        if (random.nextBoolean())
+        {
+            final MqttProperties will = new MqttProperties().setInt(PropertyId.WILL_DELAY_INTERVAL, random.nextInt(2))
+                .setInt(PropertyId.MESSAGE_EXPIRY_INTERVAL, random.nextInt(100)).addUserProperty("w", "1");
+            encoder.will(random.nextInt(3), random.nextBoolean(), will);
+            encoder.willTopic().wrap(TOPICS[random.nextInt(TOPICS.length)]);
+            encoder.willPayload().wrap("gone");
+        }
+        encoder.clientId().wrap(random.nextInt(20) == 0 ? "" : "c" + client);
+        return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
+    }
+
+    private static byte[] subscribe(final SplittableRandom random)
+    {
+        final SubscribeEncoder encoder = new SubscribeEncoder().reset(PacketType.SUBSCRIBE).version(MqttVersion.V5)
+            .packetId(1 + random.nextInt(65_535));
+        if (random.nextBoolean())
+        {
+            encoder.properties(new MqttProperties().setInt(PropertyId.SUBSCRIPTION_IDENTIFIER, 1 + random.nextInt(268_435_455)));
+        }
+        for (int i = 1 + random.nextInt(3); i > 0; i--)
+        {
+            final String filter = FILTERS[random.nextInt(FILTERS.length)];
+            final boolean shared = filter.startsWith("$share/");
+            encoder.filters().add(filter, SubscriptionOptions.of(random.nextInt(3), !shared && random.nextBoolean(),
+                random.nextBoolean(), random.nextInt(3)));
+        }
+        return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
+    }
+
+    private static byte[] unsubscribe(final SplittableRandom random)
+    {
+        final SubscribeEncoder encoder = new SubscribeEncoder().reset(PacketType.UNSUBSCRIBE).version(MqttVersion.V5)
+            .packetId(1 + random.nextInt(65_535));
+        encoder.filters().add(FILTERS[random.nextInt(FILTERS.length)], 0);
+        return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
+    }
+
+    private static byte[] publish(final SplittableRandom random)
+    {
+        final int qos = random.nextInt(3);
+        final MqttProperties properties = new MqttProperties();
+        if (random.nextBoolean())
+        {
+            properties.setInt(PropertyId.MESSAGE_EXPIRY_INTERVAL, random.nextInt(3));
+        }
+        if (random.nextBoolean())
+        {
+            properties.addUserProperty("k", "v").set(PropertyId.CONTENT_TYPE, "text/plain");
+        }
+        final PublishEncoder encoder = new PublishEncoder().reset().version(MqttVersion.V5).qos(qos)
+            .packetId(1 + random.nextInt(65_535)).retain(random.nextInt(4) == 0)
+            .topic(TOPICS[random.nextInt(TOPICS.length)]).payload(new byte[random.nextInt(300)])
+            .properties(properties);
+        return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
+    }
+
+    private static byte[] ack(final SplittableRandom random)
+    {
+        final int type = PacketType.PUBACK + random.nextInt(4);
+        return encode(4, buffer -> AckEncoder.encode(buffer, 0, type, 1 + random.nextInt(8)));
+    }
+
+    private interface Writer
+    {
+        int write(UnsafeBuffer buffer);
+    }
+
+    private static byte[] encode(final int length, final Writer writer)
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[length]);
+        writer.write(buffer);
+        return buffer.byteArray();
+    }
+}
