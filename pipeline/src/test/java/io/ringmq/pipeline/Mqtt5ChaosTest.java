@@ -21,7 +21,7 @@ import java.util.SplittableRandom;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Seeded chaos over the whole pipeline in MQTT 5.0: clients on two I/O agents connecting, taking over and resuming
+ * Seeded chaos over the whole pipeline in MQTT 5.0 (and some 3.1.1 clients among them): clients on two I/O agents connecting, taking over and resuming
  * sessions with every session expiry, will delay, Receive Maximum, Maximum Packet Size and Topic Alias Maximum;
  * subscribing with every option, subscription identifiers and shared groups; publishing with properties and
  * expiry; acknowledging with random packet ids; leaving with every kind of end. Whatever the order, no stage ever
@@ -41,7 +41,7 @@ class Mqtt5ChaosTest
         + "connection")
     void chaos()
     {
-        for (long seed = 1; seed <= 50; seed++)
+        for (long seed = Long.getLong("chaos.from", 1); seed <= Long.getLong("chaos.to", 50); seed++)
         {
             run(seed);
         }
@@ -51,13 +51,17 @@ class Mqtt5ChaosTest
     {
         final SplittableRandom random = new SplittableRandom(seed);
         final BrokerContext context = new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2)
-            .maxInflight(4).maxQueued(8).sysIntervalMs(0)
+            .maxInflight(1 + random.nextInt(4)).maxQueued(random.nextInt(9)).sysIntervalMs(0)
+            .maxQueuedBytes(random.nextBoolean() ? 1_024 : 1 << 20)
+            .maxSessions(random.nextBoolean() ? 6 : 1_000)
+            .maxSubscriptionsPerClient(1 + random.nextInt(4))
             .sharedSubscriptionStrategy(BrokerContext.SHARED_STRATEGIES.get(random.nextInt(6)));
         final PipelineHarness harness = new PipelineHarness(context,
             new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null));
         final long[] connection = new long[CLIENTS]; // the live connection id of each client, 0 when none
         final int[] agent = new int[CLIENTS];
         final boolean[] clean = new boolean[CLIENTS];
+        final int[] version = new int[CLIENTS];
         long nextConnection = 1;
         int assigned = 0; // CONNECTs with an empty client id: each gets a session of its own
         for (int step = 0; step < 2_000; step++)
@@ -69,29 +73,31 @@ class Mqtt5ChaosTest
                 connection[client] = nextConnection++; // a new connection: a takeover when one is live
                 agent[client] = random.nextInt(2);
                 clean[client] = random.nextInt(3) == 0;
-                final byte[] connect = connect(random, client, clean[client]);
+                version[client] = random.nextInt(4) == 0 ? MqttVersion.V3_1_1 : MqttVersion.V5;
+                final byte[] connect = connect(random, client, clean[client], version[client]);
                 assigned += connect.length == emptyIdLength(connect) ? 1 : 0;
-                harness.offer(agent[client], connection[client], true, connect, IngressEvent.PACKET, MqttVersion.V5,
-                    0, IngressEvent.NONE);
+                harness.offer(agent[client], connection[client], true, connect, IngressEvent.PACKET,
+                    version[client], 0, IngressEvent.NONE);
                 continue;
             }
             final byte[] packet;
             switch (op)
             {
-                case 1: case 2: packet = subscribe(random); break;
-                case 3: packet = unsubscribe(random); break;
-                case 4: case 5: case 6: packet = publish(random); break;
+                case 1: case 2: packet = subscribe(random, version[client]); break;
+                case 3: packet = unsubscribe(random, version[client]); break;
+                case 4: case 5: case 6: packet = publish(random, version[client]); break;
                 case 7: packet = ack(random); break;
                 default:
                     final int kind = random.nextBoolean() ? IngressEvent.CONNECTION_LOST : IngressEvent.DISCONNECTED;
                     final long expiry = kind == IngressEvent.DISCONNECTED && random.nextBoolean() ?
                         random.nextInt(3) : IngressEvent.NONE;
-                    harness.offer(agent[client], connection[client], true, new byte[0], kind, MqttVersion.V5,
-                        random.nextBoolean() ? 0 : 4, expiry);
+                    final boolean v5 = version[client] == MqttVersion.V5;
+                    harness.offer(agent[client], connection[client], true, new byte[0], kind, version[client],
+                        v5 && random.nextBoolean() ? 4 : 0, v5 ? expiry : IngressEvent.NONE);
                     connection[client] = 0;
                     continue;
             }
-            harness.offer(agent[client], connection[client], true, packet, IngressEvent.PACKET, MqttVersion.V5, 0,
+            harness.offer(agent[client], connection[client], true, packet, IngressEvent.PACKET, version[client], 0,
                 IngressEvent.NONE);
         }
         assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).as("seed " + seed).isZero();
@@ -100,12 +106,12 @@ class Mqtt5ChaosTest
             if (connection[client] != 0)
             {
                 harness.offer(agent[client], connection[client], true, new byte[0], IngressEvent.CONNECTION_LOST,
-                    MqttVersion.V5, 0, IngressEvent.NONE);
+                    version[client], 0, IngressEvent.NONE);
             }
         }
         assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).as("seed " + seed).isZero();
         assertThat(harness.pipeline.routing().sessionCount()).as("seed " + seed + ": only sessions that expire later")
-            .isLessThanOrEqualTo(CLIENTS + assigned);
+            .isLessThanOrEqualTo(Math.min(context.maxSessions(), CLIENTS + assigned));
     }
 
     /**
@@ -118,8 +124,21 @@ class Mqtt5ChaosTest
         return flyweight.clientId().length() == 0 ? connect.length : -1;
     }
 
-    private static byte[] connect(final SplittableRandom random, final int client, final boolean clean)
+    private static byte[] connect(final SplittableRandom random, final int client, final boolean clean,
+        final int version)
     {
+        if (version != MqttVersion.V5)
+        {
+            final ConnectEncoder encoder = new ConnectEncoder().reset().cleanStart(clean).keepAlive(60);
+            if (random.nextBoolean())
+            {
+                encoder.will(random.nextInt(3), random.nextBoolean(), null);
+                encoder.willTopic().wrap(TOPICS[random.nextInt(TOPICS.length)]);
+                encoder.willPayload().wrap("gone");
+            }
+            encoder.clientId().wrap(clean && random.nextInt(20) == 0 ? "" : "c" + client);
+            return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
+        }
         final MqttProperties properties = new MqttProperties();
         final int expiry = random.nextInt(4);
         if (expiry > 0)
@@ -152,11 +171,12 @@ class Mqtt5ChaosTest
         return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
-    private static byte[] subscribe(final SplittableRandom random)
+    private static byte[] subscribe(final SplittableRandom random, final int version)
     {
-        final SubscribeEncoder encoder = new SubscribeEncoder().reset(PacketType.SUBSCRIBE).version(MqttVersion.V5)
+        final boolean v5 = version == MqttVersion.V5;
+        final SubscribeEncoder encoder = new SubscribeEncoder().reset(PacketType.SUBSCRIBE).version(version)
             .packetId(1 + random.nextInt(65_535));
-        if (random.nextBoolean())
+        if (v5 && random.nextBoolean())
         {
             encoder.properties(new MqttProperties().setInt(PropertyId.SUBSCRIPTION_IDENTIFIER, 1 + random.nextInt(268_435_455)));
         }
@@ -164,21 +184,21 @@ class Mqtt5ChaosTest
         {
             final String filter = FILTERS[random.nextInt(FILTERS.length)];
             final boolean shared = filter.startsWith("$share/");
-            encoder.filters().add(filter, SubscriptionOptions.of(random.nextInt(3), !shared && random.nextBoolean(),
-                random.nextBoolean(), random.nextInt(3)));
+            encoder.filters().add(filter, v5 ? SubscriptionOptions.of(random.nextInt(3),
+                !shared && random.nextBoolean(), random.nextBoolean(), random.nextInt(3)) : random.nextInt(3));
         }
         return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
-    private static byte[] unsubscribe(final SplittableRandom random)
+    private static byte[] unsubscribe(final SplittableRandom random, final int version)
     {
-        final SubscribeEncoder encoder = new SubscribeEncoder().reset(PacketType.UNSUBSCRIBE).version(MqttVersion.V5)
+        final SubscribeEncoder encoder = new SubscribeEncoder().reset(PacketType.UNSUBSCRIBE).version(version)
             .packetId(1 + random.nextInt(65_535));
         encoder.filters().add(FILTERS[random.nextInt(FILTERS.length)], 0);
         return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
-    private static byte[] publish(final SplittableRandom random)
+    private static byte[] publish(final SplittableRandom random, final int version)
     {
         final int qos = random.nextInt(3);
         final MqttProperties properties = new MqttProperties();
@@ -190,10 +210,10 @@ class Mqtt5ChaosTest
         {
             properties.addUserProperty("k", "v").set(PropertyId.CONTENT_TYPE, "text/plain");
         }
-        final PublishEncoder encoder = new PublishEncoder().reset().version(MqttVersion.V5).qos(qos)
+        final PublishEncoder encoder = new PublishEncoder().reset().version(version).qos(qos)
             .packetId(1 + random.nextInt(65_535)).retain(random.nextInt(4) == 0)
             .topic(TOPICS[random.nextInt(TOPICS.length)]).payload(new byte[random.nextInt(300)])
-            .properties(properties);
+            .properties(version == MqttVersion.V5 ? properties : null);
         return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
