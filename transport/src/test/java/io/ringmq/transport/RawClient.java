@@ -239,6 +239,32 @@ final class RawClient implements AutoCloseable
         return filled > 0 || in.available() > 0;
     }
 
+    /**
+     * Reads and throws away what the broker has sent so far, without blocking.
+     *
+     * @return false when the broker closed the connection.
+     */
+    boolean discardAvailable() throws IOException
+    {
+        filled = 0;
+        final byte[] sink = new byte[8192];
+        try
+        {
+            while (in.available() > 0)
+            {
+                if (in.read(sink) < 0)
+                {
+                    return false;
+                }
+            }
+            return !socket.isClosed();
+        }
+        catch (final java.net.SocketException reset)
+        {
+            return false;
+        }
+    }
+
     static byte[] ack(final int packetType, final int packetId)
     {
         return encode(4, buffer -> io.ringmq.protocol.AckEncoder.encode(buffer, 0, packetType, packetId));
