@@ -9,7 +9,6 @@ import io.ringmq.protocol.PublishEncoder;
 import io.ringmq.protocol.ReasonCode;
 import io.ringmq.protocol.SubscribeEncoder;
 import io.ringmq.protocol.SubscriptionOptions;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -160,7 +159,7 @@ class Mqtt5SocketChaosTest extends InProcessBrokerTest
                 encoder.filters().add(filter, v5 ? SubscriptionOptions.of(random.nextInt(3),
                     !filter.startsWith("$share") && random.nextBoolean(), random.nextBoolean(), random.nextInt(3)) :
                     random.nextInt(3));
-                return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
+                return RawClient.encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
             }
             case 1: case 2: case 3:
             {
@@ -179,7 +178,7 @@ class Mqtt5SocketChaosTest extends InProcessBrokerTest
                 final PublishEncoder encoder = new PublishEncoder().reset().version(version).qos(qos)
                     .packetId(1 + random.nextInt(20)).retain(random.nextInt(5) == 0).topic(topic)
                     .payload(new byte[random.nextInt(400)]).properties(v5 ? properties : null);
-                return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
+                return RawClient.encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
             }
             case 4: case 5:
                 return RawClient.ack(PacketType.PUBACK + random.nextInt(4), 1 + random.nextInt(20));
@@ -194,20 +193,8 @@ class Mqtt5SocketChaosTest extends InProcessBrokerTest
                 final SubscribeEncoder encoder = new SubscribeEncoder().reset(PacketType.UNSUBSCRIBE).version(version)
                     .packetId(1 + random.nextInt(100));
                 encoder.filters().add(FILTERS[random.nextInt(FILTERS.length)], 0);
-                return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
+                return RawClient.encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
             }
         }
-    }
-
-    private interface Writer
-    {
-        int write(UnsafeBuffer buffer);
-    }
-
-    private static byte[] encode(final int length, final Writer writer)
-    {
-        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[length]);
-        writer.write(buffer);
-        return buffer.byteArray();
     }
 }

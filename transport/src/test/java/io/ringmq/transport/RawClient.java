@@ -270,12 +270,12 @@ final class RawClient implements AutoCloseable
         return encode(4, buffer -> io.ringmq.protocol.AckEncoder.encode(buffer, 0, packetType, packetId));
     }
 
-    private interface Writer
+    interface Writer
     {
         int write(UnsafeBuffer buffer);
     }
 
-    private static byte[] encode(final int length, final Writer writer)
+    static byte[] encode(final int length, final Writer writer)
     {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[length]);
         writer.write(buffer);
