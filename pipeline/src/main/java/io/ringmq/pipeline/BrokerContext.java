@@ -85,6 +85,15 @@ public final class BrokerContext
     public static final java.util.List<String> SHARED_STRATEGIES =
         java.util.List.of("round-robin", "random", "sticky", "hash-client", "hash-topic", "least-loaded");
 
+    // persistence (the persistence stage, RocksDB in persistence/); the command line's default is rocksdb
+    private boolean persistent;
+    private Path dataDir = Path.of("data");
+    private io.ringmq.pipeline.persistence.Durability durability = io.ringmq.pipeline.persistence.Durability.PERIODIC;
+    private long fsyncIntervalMs = 10;
+    private boolean strictRecovery;
+    private long persistenceCacheBytes = 8L * 1024 * 1024;
+    private long persistenceWriteBufferBytes = 8L * 1024 * 1024;
+
     /** {@link #memoryBudgetBytes(long)}: let the transport size the budget from the JVM's limits. */
     public static final long AUTO = 0;
 
@@ -154,6 +163,9 @@ public final class BrokerContext
         check(receiveMaximum >= 1 && receiveMaximum <= 65_535, "--receive-maximum must be 1..65535");
         check(SHARED_STRATEGIES.contains(sharedSubscriptionStrategy),
             "--shared-subscription-strategy must be one of " + SHARED_STRATEGIES);
+        check(fsyncIntervalMs >= 1 && fsyncIntervalMs <= 60_000, "--fsync-interval must be 1 ms..60 s");
+        check(persistenceCacheBytes >= 1024 * 1024, "--persistence-cache must be at least 1 MiB");
+        check(persistenceWriteBufferBytes >= 1024 * 1024, "--persistence-write-buffers must be at least 1 MiB");
         check(metricsPort >= METRICS_PORT_EPHEMERAL && metricsPort <= 65_535, "--metrics-port must be 0..65535");
         check(0 == metricsPort || isAddress(metricsBindAddress), "--metrics-bind: unknown address " +
             metricsBindAddress);
@@ -195,7 +207,10 @@ public final class BrokerContext
             persistentClientExpirationMs / 1000 + "s max-sessions=" + maxSessions + " sys-interval=" + sysIntervalMs + "ms" + " slot-inline-bytes=" + slotInlineBytes + " message-log-bytes=" +
             messageLogBytes + " anonymous=" + anonymous.name().toLowerCase() +
             (null != user ? " user=" + user : "") + (null != passwordFile ? " password-file=" + passwordFile : "") +
-            " counters-dir=" + countersDir +
+            " counters-dir=" + countersDir + (persistent ? " persistence=rocksdb data-dir=" + dataDir +
+            " durability=" + durability.name().toLowerCase() + (durability ==
+            io.ringmq.pipeline.persistence.Durability.PERIODIC ? "(" + fsyncIntervalMs + "ms)" : "") +
+            (strictRecovery ? " strict-recovery" : "") : " persistence=memory") +
             (0 == metricsPort ? "" : " metrics=" + metricsBindAddress + ":" + metricsPort) +
             " max-connect-size=" + maxConnectSize + " max-connections-per-address=" + maxConnectionsPerAddress +
             (limitLoopback ? " limit-loopback" : "") + " memory-budget=" +
@@ -784,6 +799,97 @@ public final class BrokerContext
     public BrokerContext sharedSubscriptionStrategy(final String sharedSubscriptionStrategy)
     {
         this.sharedSubscriptionStrategy = sharedSubscriptionStrategy;
+        return this;
+    }
+
+    /**
+     * @return true when sessions, their messages and retained messages are kept on disk ({@code --persistence
+     * rocksdb}); false keeps them in memory only (the default of a context made in code; the command line's is
+     * rocksdb).
+     */
+    public boolean persistent()
+    {
+        return persistent;
+    }
+
+    public BrokerContext persistent(final boolean persistent)
+    {
+        this.persistent = persistent;
+        return this;
+    }
+
+    /**
+     * @return where the store lives ({@code --data-dir}, default {@code ./data}).
+     */
+    public Path dataDir()
+    {
+        return dataDir;
+    }
+
+    public BrokerContext dataDir(final Path dataDir)
+    {
+        this.dataDir = dataDir;
+        return this;
+    }
+
+    public io.ringmq.pipeline.persistence.Durability durability()
+    {
+        return durability;
+    }
+
+    /**
+     * @param durability when group commits reach the disk ({@code --durability}).
+     * @param fsyncIntervalMs how often {@code periodic} fsyncs ({@code --fsync-interval}).
+     * @return this.
+     */
+    public BrokerContext durability(final io.ringmq.pipeline.persistence.Durability durability,
+        final long fsyncIntervalMs)
+    {
+        this.durability = durability;
+        this.fsyncIntervalMs = fsyncIntervalMs;
+        return this;
+    }
+
+    public long fsyncIntervalMs()
+    {
+        return fsyncIntervalMs;
+    }
+
+    /**
+     * @return true when a start that finds a damaged store refuses to go on ({@code --strict-recovery}) instead of
+     * starting with what it could recover.
+     */
+    public boolean strictRecovery()
+    {
+        return strictRecovery;
+    }
+
+    public BrokerContext strictRecovery(final boolean strictRecovery)
+    {
+        this.strictRecovery = strictRecovery;
+        return this;
+    }
+
+    /**
+     * @return the store's block cache ({@code --persistence-cache}).
+     */
+    public long persistenceCacheBytes()
+    {
+        return persistenceCacheBytes;
+    }
+
+    /**
+     * @return the store's memtables, all together ({@code --persistence-write-buffers}).
+     */
+    public long persistenceWriteBufferBytes()
+    {
+        return persistenceWriteBufferBytes;
+    }
+
+    public BrokerContext persistenceMemory(final long cacheBytes, final long writeBufferBytes)
+    {
+        this.persistenceCacheBytes = cacheBytes;
+        this.persistenceWriteBufferBytes = writeBufferBytes;
         return this;
     }
 }

@@ -130,6 +130,14 @@ public final class IngressEvent
     public int assignedClientIdLength;
     /** Ints of the routing output's subscription identifier lists. */
     public int idsCount;
+    // ---- persistence stage
+    /** CONNECT: the stored key of a persistent session (0: a clean session, or persistence is off). */
+    public long sessionKey;
+    /**
+     * A routed QoS 1 or 2 message stored for persistent targets: its number, the key of its records with each
+     * target's session key (0: stored for none).
+     */
+    public long messageNumber;
     /** The routing output's log entry ({@link RouteOutput}), or NONE when there is none. */
     public long routeLogEnd = NONE;
     public int routeLogLength;
@@ -252,6 +260,8 @@ public final class IngressEvent
         subscriptionId = 0;
         assignedClientIdLength = 0;
         idsCount = 0;
+        sessionKey = 0;
+        messageNumber = 0;
         routeLogEnd = NONE;
         routeLogLength = 0;
         targetCount = 0;

@@ -6,6 +6,9 @@ import com.lmax.disruptor.YieldingWaitStrategy;
 import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.delivery.DeliveryShard;
 import io.ringmq.pipeline.delivery.ShardHandover;
+import io.ringmq.pipeline.persistence.DurableStore;
+import io.ringmq.pipeline.persistence.MemoryStore;
+import io.ringmq.pipeline.persistence.ShardJournal;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.status.ErrorLog;
 import io.ringmq.pipeline.status.LatencySink;
@@ -23,6 +26,10 @@ import java.util.function.Function;
  *                                        ▼
  *                                   RoutingStage    sessions, subscription index, retained store, fan-out
  *                                        │          ──▶ its output (targets, codes, wills, retained) in the route log
+ *                                        ▼
+ *                                   PersistenceStage  persistent sessions, their QoS 1/2 messages, retained: one
+ *                                        │            group commit per batch, before the shards see it (only when
+ *                                        │            the store is durable; with --persistence memory it is absent)
  *                    ┌───────────────────┼───────────────────┐
  *                    ▼                   ▼                   ▼
  *             DeliveryShard 0     DeliveryShard 1  …  DeliveryShard N-1   one per I/O agent, in parallel:
@@ -45,6 +52,8 @@ public final class Pipeline
     private final StageAgent.Step auth;
     private final AuthStage authStage;
     private final StageAgent.Step route;
+    private final StageAgent.Step persist;
+    private final String recovered;
     private final StageAgent.Step[] shards;
     private final StageAgent.Step release;
 
@@ -62,6 +71,18 @@ public final class Pipeline
      */
     public Pipeline(final BrokerContext context, final Authenticator authenticator, final Outbound outbound,
         final ConnectionControl control, final BrokerCounters counters, final ErrorLog errors)
+    {
+        this(context, authenticator, outbound, control, counters, errors, MemoryStore.none());
+    }
+
+    /**
+     * @param store where persistent sessions, their messages and retained messages are kept; recovered from here
+     *              before this returns (a store that is not durable: no persistence stage at all).
+     * @throws io.ringmq.pipeline.persistence.StoreException when recovery lost data under --strict-recovery.
+     */
+    public Pipeline(final BrokerContext context, final Authenticator authenticator, final Outbound outbound,
+        final ConnectionControl control, final BrokerCounters counters, final ErrorLog errors,
+        final DurableStore store)
     {
         context.conclude(); // derived sizes (the message logs') are settled there; a second call changes nothing
         this.errors = errors;
@@ -86,17 +107,26 @@ public final class Pipeline
         auth = step(authStage, authPoller,
             counters, BrokerCounters.EVENTS_AUTH);
         route = step(routing, routePoller, counters, BrokerCounters.EVENTS_ROUTE);
+        final PersistenceStage persistence = store.isDurable() ?
+            new PersistenceStage(context, counters, routeLog, store) : null;
+        final StagePoller persistPoller = null == persistence ? null : new StagePoller(ring, routePoller.sequence());
+        persist = null == persistence ? null :
+            step(persistence, persistPoller, counters, BrokerCounters.EVENTS_PERSIST);
+        final Sequence shardsFollow = null == persistence ? routePoller.sequence() : persistPoller.sequence();
         final ShardHandover handover = new ShardHandover(shardCount);
         shards = new StageAgent.Step[shardCount];
+        final DeliveryShard[] deliveryShards = new DeliveryShard[shardCount];
         final Sequence[] shardSequences = new Sequence[shardCount];
         for (int i = 0; i < shardCount; i++)
         {
-            final StagePoller poller = new StagePoller(ring, routePoller.sequence());
-            shards[i] = step(new DeliveryShard(i, context, outbound.forShard(i), counters, routeLog, handover,
-                windows, redispatch), poller,
-                counters, BrokerCounters.EVENTS_DELIVER);
+            final StagePoller poller = new StagePoller(ring, shardsFollow);
+            deliveryShards[i] = new DeliveryShard(i, context, outbound.forShard(i), counters, routeLog, handover,
+                windows, redispatch, ShardJournal.of(store));
+            shards[i] = step(deliveryShards[i], poller, counters, BrokerCounters.EVENTS_DELIVER);
             shardSequences[i] = poller.sequence();
         }
+        recovered = null == persistence ? null :
+            new PersistenceRecovery(store, routing, persistence, deliveryShards[0]).run(context.strictRecovery());
         final StagePoller releasePoller = new StagePoller(ring, shardSequences);
         release = step(new ReleaseStage(logs, routeLog, ring, releasePoller.sequence(), counters), releasePoller,
             counters, BrokerCounters.EVENTS_RELEASE);
@@ -120,11 +150,24 @@ public final class Pipeline
     {
         auth.latency(sinkForStage.apply("auth"));
         route.latency(sinkForStage.apply("route"));
+        if (null != persist)
+        {
+            persist.latency(sinkForStage.apply("persist"));
+        }
         for (int i = 0; i < shards.length; i++)
         {
             shards[i].latency(sinkForStage.apply("deliver-" + i));
         }
         release.latency(sinkForStage.apply("release"));
+    }
+
+    /**
+     * @return the line recovery printed (what it restored, how long it took, what was lost), or null when the store
+     * is not durable.
+     */
+    public String recovered()
+    {
+        return recovered;
     }
 
     /**
@@ -166,10 +209,15 @@ public final class Pipeline
      */
     public StageAgent allStages(final String roleName)
     {
-        final StageAgent.Step[] steps = new StageAgent.Step[shards.length + 3];
+        final int before = null == persist ? 2 : 3;
+        final StageAgent.Step[] steps = new StageAgent.Step[shards.length + before + 1];
         steps[0] = auth;
         steps[1] = route;
-        System.arraycopy(shards, 0, steps, 2, shards.length);
+        if (null != persist)
+        {
+            steps[2] = persist;
+        }
+        System.arraycopy(shards, 0, steps, before, shards.length);
         steps[steps.length - 1] = release;
         return new StageAgent(roleName, steps);
     }
@@ -185,6 +233,15 @@ public final class Pipeline
     public StageAgent routingAgent()
     {
         return new StageAgent("route", new StageAgent.Step[]{route});
+    }
+
+    /**
+     * @return the persistence stage's agent (dedicated mode: an fsync never holds up routing), or null when the
+     * store is not durable.
+     */
+    public StageAgent persistenceAgent()
+    {
+        return null == persist ? null : new StageAgent("persist", new StageAgent.Step[]{persist});
     }
 
     public StageAgent shardAgent(final int shard)

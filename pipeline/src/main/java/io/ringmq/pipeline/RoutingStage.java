@@ -676,6 +676,61 @@ public final class RoutingStage implements Stage
     }
 
     /**
+     * Recovery, before any stage runs: a persistent session as it was stored, offline, its expiry counted from when
+     * its client went away (or from now, for one that was connected when the broker stopped), its will pending when
+     * it was (or when its connection ended with the broker).
+     *
+     * @param disconnectedAtMs when its client went away; 0 when it was connected.
+     * @return its session id, or {@link IngressEvent#NONE} past {@code --max-sessions}.
+     */
+    int restoreSession(final String clientId, final int version, final long expirySeconds, final Message will,
+        final long willDelaySeconds, final long disconnectedAtMs, final boolean willPending, final long nowMs)
+    {
+        if (sessions.size() >= maxSessions || null != sessions.find(clientId))
+        {
+            return IngressEvent.NONE;
+        }
+        final RoutingSession session = sessions.create(clientId, expirySeconds, 0); // its shard: shard 0's
+        session.version(version);
+        final long awayMs = disconnectedAtMs == 0 ? nowMs : disconnectedAtMs;
+        if (null != will && (willPending || disconnectedAtMs == 0))
+        {
+            session.will(will);
+            session.willDelaySeconds(willDelaySeconds);
+            expiry.scheduleWill(session, awayMs + Math.min(willDelaySeconds, expirySeconds) * 1000);
+        }
+        expiry.schedule(session, awayMs);
+        return session.id();
+    }
+
+    void restoreSubscription(final int sessionId, final String filter, final int options, final int subscriptionId)
+    {
+        subscriptions.restore(sessions.get(sessionId), filter, options, subscriptionId);
+    }
+
+    void restoreAwaitingPubrel(final int sessionId, final int packetId)
+    {
+        sessions.get(sessionId).awaitingPubrel().add(packetId);
+    }
+
+    void restoreRetained(final Message message)
+    {
+        final UnsafeBuffer topic = new UnsafeBuffer(message.topic());
+        retain(retained.put(topic, 0, message.topic().length, new UnsafeBuffer(message.payload()), 0,
+            message.payload().length, message.qos(), false, new UnsafeBuffer(message.properties()), 0,
+            message.properties().length, message.expiresAtMs()));
+    }
+
+    /**
+     * Recovery is over: the routing thread takes the structures it filled.
+     */
+    void restored()
+    {
+        sessions.releaseOwner();
+        onBatchEnd(); // the gauges show what was restored
+    }
+
+    /**
      * @return the number of sessions known, online or not.
      */
     public int sessionCount()

@@ -22,6 +22,14 @@ public interface Stage
     }
 
     /**
+     * After each poll that handled events, before the stages after this one may see them: the persistence stage's
+     * group commit. A throw marks nothing by itself: the stage marks the events it could not commit failed.
+     */
+    default void commitBatch()
+    {
+    }
+
+    /**
      * After each poll that handled events: the moment to flush.
      */
     default void onBatchEnd()

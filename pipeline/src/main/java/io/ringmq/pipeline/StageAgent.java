@@ -140,6 +140,18 @@ public final class StageAgent implements Agent
             this.latency = latency;
         }
 
+        public void endOfBatch()
+        {
+            try
+            {
+                stage.commitBatch();
+            }
+            catch (final Throwable error)
+            {
+                errors.record(stage.name() + " stage (commit)", error); // the stage marked the batch failed
+            }
+        }
+
         public boolean onEvent(final IngressEvent event, final long sequence)
         {
             if (!event.failed)

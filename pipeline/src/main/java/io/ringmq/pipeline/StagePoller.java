@@ -22,6 +22,13 @@ final class StagePoller
          * @return true when the event is done; false to stop here and be offered the same event again later.
          */
         boolean onEvent(IngressEvent event, long sequence);
+
+        /**
+         * After the events of a poll, before later stages may see them.
+         */
+        default void endOfBatch()
+        {
+        }
     }
 
     private final RingBuffer<IngressEvent> ring;
@@ -90,6 +97,7 @@ final class StagePoller
         }
         if (consumed >= next)
         {
+            handler.endOfBatch(); // e.g. the group commit: what later stages do with these events depends on it
             sequence.set(consumed); // release: later stages see every field this stage wrote into these slots
         }
         return (int)(consumed - next + 1);

@@ -148,6 +148,24 @@ final class SubscriptionChanges
     }
 
     /**
+     * Recovery: a stored subscription, indexed as its SUBSCRIBE indexed it (its limits were checked then).
+     */
+    void restore(final RoutingSession session, final String written, final int options, final int subscriptionId)
+    {
+        final Subscription subscription = newSubscription(session, written);
+        session.subscriptions().put(written, subscription);
+        subscription.update(options, subscriptionId);
+        if (null == subscription.shareName())
+        {
+            index.subscribe(subscription.filter(), subscription, options);
+        }
+        else
+        {
+            subscribeShared(subscription);
+        }
+    }
+
+    /**
      * @return a subscription of the session to a filter as the client wrote it: a {@code $share/{name}/{filter}}
      * is shared, in 5.0 and, as an extension, in 3.1.1.
      */

@@ -36,9 +36,26 @@ final class PipelineHarness
     PipelineHarness(final BrokerContext context, final Authenticator authenticator, final Outbound front,
         final PipelineTest.RecordingOutbound outbound)
     {
+        this(context, authenticator, front, outbound, io.ringmq.pipeline.persistence.MemoryStore.none());
+    }
+
+    /**
+     * @param store where the pipeline keeps and recovers persistent state (a test restarts a broker by making a new
+     *              harness on the same store).
+     */
+    PipelineHarness(final BrokerContext context, final Authenticator authenticator,
+        final io.ringmq.pipeline.persistence.DurableStore store)
+    {
+        this(context, authenticator, new PipelineTest.RecordingOutbound(), null, store);
+    }
+
+    private PipelineHarness(final BrokerContext context, final Authenticator authenticator, final Outbound front,
+        final PipelineTest.RecordingOutbound outbound, final io.ringmq.pipeline.persistence.DurableStore store)
+    {
         context.conclude();
-        this.outbound = outbound;
-        pipeline = new Pipeline(context, authenticator, front, counters, new ErrorLog(counters));
+        this.outbound = null != outbound ? outbound : (PipelineTest.RecordingOutbound)front;
+        pipeline = new Pipeline(context, authenticator, front, ConnectionControl.NONE, counters,
+            new ErrorLog(counters), store);
         agent = pipeline.allStages("test");
     }
 

@@ -22,6 +22,8 @@ final class DeliverySession
     private int windowLimit;
     /** Outbound topic aliases of the current connection (5.0), assigned by the broker per topic. */
     final OutboundTopicAliases aliases = new OutboundTopicAliases();
+    /** Its key in the store, when it is persistent and persistence is on; else 0. */
+    long persistenceKey;
     /** While moving between shards: the connection id of the CONNECT that moves it. */
     long handoverTag = -1;
 
@@ -175,6 +177,26 @@ final class DeliverySession
             }
         }
         throw new IllegalStateException("in-flight window full");
+    }
+
+    /**
+     * Recovery: puts a message back in flight with the packet id and state it had before the restart.
+     *
+     * @return false when the window has no room (the caller queues it instead).
+     */
+    boolean restoreInflight(final SharedMessage message, final int qos, final boolean retain,
+        final int[] subscriptionIds, final int packetId, final int state)
+    {
+        if (inflightCount >= inflightMessage.length || findInflight(packetId) >= 0)
+        {
+            return false;
+        }
+        final int at = nextPacketId;
+        nextPacketId = packetId;
+        final int slot = addInflight(message, qos, retain, subscriptionIds, 0);
+        inflightState[slot] = (byte)state;
+        nextPacketId = Math.max(at, packetId == 65_535 ? 1 : packetId + 1);
+        return true;
     }
 
     /**

@@ -8,6 +8,7 @@ import io.ringmq.pipeline.RouteOutput;
 import io.ringmq.pipeline.SessionWindows;
 import io.ringmq.pipeline.SharedRedispatch;
 import io.ringmq.pipeline.Stage;
+import io.ringmq.pipeline.persistence.ShardJournal;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.AckFlyweight;
 import io.ringmq.protocol.AuthFlyweight;
@@ -48,6 +49,7 @@ public final class DeliveryShard implements Stage
     private final ShardMoves moves;
     private final MessageDelivery messages;
     private final ControlPackets control;
+    private final ShardJournal journal;
     private final AckFlyweight ack = new AckFlyweight();
     private final ConnectFlyweight connect = new ConnectFlyweight();
     private final AuthFlyweight auth = new AuthFlyweight();
@@ -61,17 +63,20 @@ public final class DeliveryShard implements Stage
     public DeliveryShard(final int index, final BrokerContext context, final Outbound outbound,
         final BrokerCounters counters, final MessageLog routeLog, final ShardHandover handover)
     {
-        this(index, context, outbound, counters, routeLog, handover, new SessionWindows(1), new SharedRedispatch());
+        this(index, context, outbound, counters, routeLog, handover, new SessionWindows(1), new SharedRedispatch(),
+            ShardJournal.none());
     }
 
     /**
      * @param windows    where its sessions' free in-flight room is published for the routing stage.
      * @param redispatch where a shared subscriber's unacknowledged messages go back when its session ends.
+     * @param journal    where the life of a stored message goes on (its QoS 2 exchange, its end).
      */
     public DeliveryShard(final int index, final BrokerContext context, final Outbound outbound,
         final BrokerCounters counters, final MessageLog routeLog, final ShardHandover handover,
-        final SessionWindows windows, final SharedRedispatch redispatch)
+        final SessionWindows windows, final SharedRedispatch redispatch, final ShardJournal journal)
     {
+        this.journal = journal;
         this.index = index;
         this.context = context;
         this.counters = counters;
@@ -80,7 +85,7 @@ public final class DeliveryShard implements Stage
         this.maxInflight = context.maxInflight();
         this.output = new ShardOutput(index, outbound, counters);
         this.messages = new MessageDelivery(index, sessions, output, counters, redispatch, context.maxQueued(),
-            context.maxQueuedBytes());
+            context.maxQueuedBytes(), journal);
         this.moves = new ShardMoves(index, handover, sessions, counters, maxInflight, windows, messages::forget);
         this.control = new ControlPackets(context);
     }
@@ -179,7 +184,38 @@ public final class DeliveryShard implements Stage
 
     public void onBatchEnd()
     {
+        journal.commit();
         output.endOfBatch();
+    }
+
+    /**
+     * Recovery, before any stage runs: a persistent session's delivery half, offline, with its stored key.
+     */
+    public void restoreSession(final int sessionId, final long persistenceKey, final int version)
+    {
+        final DeliverySession session = new DeliverySession(sessionId, true, maxInflight, windows);
+        session.persistenceKey = persistenceKey;
+        session.version = version;
+        sessions.put(session);
+    }
+
+    /**
+     * Recovery: one stored message of a restored session, in the order they were routed.
+     *
+     * @param packetId its packet id when it was in flight as QoS 2, else 0.
+     * @param state    its QoS 2 state then ({@code 2}: PUBREC awaited, {@code 3}: PUBCOMP awaited).
+     */
+    public void restoreMessage(final int sessionId, final io.ringmq.pipeline.Message message, final long number,
+        final int qos, final boolean retain, final int publishedQos, final int[] ids, final int packetId,
+        final int state)
+    {
+        final DeliverySession session = sessions.get(sessionId);
+        if (null != session)
+        {
+            messages.restore(session, message, number, qos, retain && session.version == MqttVersion.V5,
+                publishedQos, ids, packetId, state == DeliverySession.AWAIT_PUBCOMP ? state :
+                DeliverySession.AWAIT_PUBREC);
+        }
     }
 
     public int doDutyCycle()
@@ -232,6 +268,10 @@ public final class DeliveryShard implements Stage
                 windows);
         }
         sessions.put(session);
+        if (event.sessionKey != 0)
+        {
+            session.persistenceKey = event.sessionKey; // the persistence stage's key for it
+        }
         session.connectionId = event.connectionId;
         session.version = event.version;
         clientLimits(session, v5);
@@ -343,6 +383,9 @@ public final class DeliveryShard implements Stage
                 else if (session.inflightQos(slot) == 2)
                 {
                     session.inflightState(slot, DeliverySession.AWAIT_PUBCOMP);
+                    // kept before PUBREL leaves: after a restart the broker sends PUBREL, never the PUBLISH again
+                    journal.exchange(session.persistenceKey, session.inflightMessage(slot).messageNumber(), packetId,
+                        DeliverySession.AWAIT_PUBCOMP);
                     sendAck(event.connectionId, PacketType.PUBREL, packetId);
                 }
                 return;

@@ -4,6 +4,7 @@ import io.ringmq.pipeline.IngressEvent;
 import io.ringmq.pipeline.Message;
 import io.ringmq.pipeline.RouteOutput;
 import io.ringmq.pipeline.SharedRedispatch;
+import io.ringmq.pipeline.persistence.ShardJournal;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.MessageProperties;
 import io.ringmq.protocol.MqttVersion;
@@ -30,16 +31,20 @@ final class MessageDelivery
     private final PublishWriter writer = new PublishWriter();
     /** One-identifier arrays, shared by the messages they go with (bounded: past it, a message gets its own). */
     private final Int2ObjectHashMap<int[]> singleIds = new Int2ObjectHashMap<>();
+    private final ShardJournal journal;
     private RouteOutput route;
     private SharedMessage eventMessage;
+    /** The event's message number in the store (0: not stored). */
+    private long eventMessageNumber;
     /** The QoS the event's message was published with. */
     private int messageQos;
     private long nowMs;
 
     MessageDelivery(final int shard, final ShardSessions sessions, final ShardOutput output,
         final BrokerCounters counters, final SharedRedispatch redispatch, final int maxQueued,
-        final long maxQueuedBytes)
+        final long maxQueuedBytes, final ShardJournal journal)
     {
+        this.journal = journal;
         this.shard = shard;
         this.sessions = sessions;
         this.output = output;
@@ -74,6 +79,7 @@ final class MessageDelivery
     void retained(final IngressEvent event, final DeliverySession session)
     {
         final int[] ids = event.subscriptionId > 0 ? subscriptionIds(event.subscriptionId) : null;
+        eventMessageNumber = 0; // retained messages sent on SUBSCRIBE are not stored for the session
         int at = event.retainedOffset;
         for (int i = 0; i < event.retainedCount; i++, at = route.next(at))
         {
@@ -103,8 +109,59 @@ final class MessageDelivery
      */
     void completed(final DeliverySession session, final int slot)
     {
-        pool.release(session.removeInflight(slot));
+        dropInflight(session, slot);
         drainQueue(session);
+    }
+
+    /**
+     * A message leaves a session's window for good (done with, or too large for the client): its record goes too.
+     */
+    private void dropInflight(final DeliverySession session, final int slot)
+    {
+        final SharedMessage message = session.removeInflight(slot);
+        journal.done(session.persistenceKey, message.messageNumber());
+        pool.release(message);
+    }
+
+    /**
+     * Takes a packet id for a message and puts it in flight; a stored QoS 2 message's packet id is written before it
+     * is sent, so a restart resends it with the same one.
+     */
+    private int inflight(final DeliverySession session, final SharedMessage message, final int qos,
+        final boolean retain, final int[] ids, final int group)
+    {
+        final int slot = session.addInflight(message, qos, retain, ids, group);
+        if (qos == 2)
+        {
+            journal.exchange(session.persistenceKey, message.messageNumber(), session.inflightPacketId(slot),
+                DeliverySession.AWAIT_PUBREC);
+        }
+        return slot;
+    }
+
+    /**
+     * Recovery: a stored message of a session goes back where it was, in flight with its packet id and state, or
+     * queued.
+     *
+     * @param packetId its packet id when it was in flight as QoS 2 (0: queued, or QoS 1, which is sent anew).
+     */
+    void restore(final DeliverySession session, final io.ringmq.pipeline.Message stored, final long number,
+        final int qos, final boolean retain, final int publishedQos, final int[] ids, final int packetId,
+        final int state)
+    {
+        final byte[] topic = stored.topic();
+        final byte[] properties = stored.properties();
+        final byte[] payload = stored.payload();
+        final SharedMessage message = pool.copy(new org.agrona.concurrent.UnsafeBuffer(topic), 0, topic.length,
+            new org.agrona.concurrent.UnsafeBuffer(properties), 0, properties.length,
+            new org.agrona.concurrent.UnsafeBuffer(payload), 0, payload.length, stored.expiresAtMs(), publishedQos);
+        message.messageNumber(number);
+        message.retain();
+        if (packetId != 0 && session.restoreInflight(message, qos, retain, ids, packetId, state))
+        {
+            return;
+        }
+        session.enqueue(message, qos, retain, ids, 0);
     }
 
     /**
@@ -128,7 +185,7 @@ final class MessageDelivery
                 session.inflightUnsent(slot, false);
                 if (!sendPublish(session, slot, true))
                 {
-                    pool.release(session.removeInflight(slot)); // too large for this client now
+                    dropInflight(session, slot); // too large for this client now
                 }
             }
             else
@@ -154,6 +211,7 @@ final class MessageDelivery
      */
     void fanOut(final IngressEvent event)
     {
+        eventMessageNumber = event.messageNumber;
         if (event.messageOffset != IngressEvent.NONE)
         {
             storedMessage(event.messageOffset); // a will, from the routing output
@@ -193,10 +251,10 @@ final class MessageDelivery
             }
             else if (session.canSendNow())
             {
-                final int slot = session.addInflight(retainedCopy(), qos, retain, ids, group);
+                final int slot = inflight(session, retainedCopy(), qos, retain, ids, group);
                 if (!sendLive(session, qos, retain, session.inflightPacketId(slot), ids))
                 {
-                    pool.release(session.removeInflight(slot)); // too large for this client: never in flight
+                    dropInflight(session, slot); // too large for this client: never in flight
                 }
             }
             else
@@ -317,6 +375,7 @@ final class MessageDelivery
         if (null == eventMessage)
         {
             eventMessage = writer.copy(pool, messageQos);
+            eventMessage.messageNumber(eventMessageNumber);
             eventMessage.retain(); // the event's own reference: a holder that lets go never recycles it mid-event
         }
         eventMessage.retain();
@@ -340,10 +399,10 @@ final class MessageDelivery
     {
         if (session.canSendNow()) // sent now, or behind the backlog in order: either way it is in flight
         {
-            final int slot = session.addInflight(retainedCopy(), qos, retain, ids, group);
+            final int slot = inflight(session, retainedCopy(), qos, retain, ids, group);
             if (!sendPublish(session, slot, false))
             {
-                pool.release(session.removeInflight(slot));
+                dropInflight(session, slot);
             }
             return;
         }
@@ -354,6 +413,7 @@ final class MessageDelivery
         if (session.queueSize() >= maxQueued)
         {
             counters.increment(BrokerCounters.QUEUE_FULL_DROPPED);
+            journal.done(session.persistenceKey, eventMessageNumber);
             return;
         }
         final SharedMessage message = retainedCopy();
@@ -361,6 +421,7 @@ final class MessageDelivery
         {
             pool.release(message);
             counters.increment(BrokerCounters.QUEUED_BYTES_DROPPED);
+            journal.done(session.persistenceKey, eventMessageNumber);
             return;
         }
         if (session.isOnline())
@@ -378,7 +439,7 @@ final class MessageDelivery
             session.inflightUnsent(unsent, false); // held back at a reconnect by a smaller Receive Maximum
             if (!sendPublish(session, unsent, true))
             {
-                pool.release(session.removeInflight(unsent));
+                dropInflight(session, unsent);
             }
         }
         while (session.isOnline() && session.hasInflightRoom() && session.queueSize() > 0)
@@ -392,13 +453,14 @@ final class MessageDelivery
             if (message.expiresAtMs() != Message.NEVER && nowMs() >= message.expiresAtMs())
             {
                 counters.increment(BrokerCounters.MESSAGES_EXPIRED); // not sent once expired [MQTT-3.3.2-5]
+                journal.done(session.persistenceKey, message.messageNumber());
                 pool.release(message);
                 continue;
             }
-            final int slot = session.addInflight(message, qos, retain, ids, group);
+            final int slot = inflight(session, message, qos, retain, ids, group);
             if (!sendPublish(session, slot, false))
             {
-                pool.release(session.removeInflight(slot));
+                dropInflight(session, slot);
             }
         }
     }

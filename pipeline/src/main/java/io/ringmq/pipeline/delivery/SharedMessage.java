@@ -21,6 +21,18 @@ final class SharedMessage
     private long expiresAtMs;
     private int publishedQos;
     private int references;
+    /** Its number in the store, when the persistence stage stored it for persistent sessions; else 0. */
+    private long messageNumber;
+
+    long messageNumber()
+    {
+        return messageNumber;
+    }
+
+    void messageNumber(final long messageNumber)
+    {
+        this.messageNumber = messageNumber;
+    }
 
     DirectBuffer buffer()
     {
@@ -118,6 +130,7 @@ final class SharedMessage
             message.expiresAtMs = expiresAtMs;
             message.publishedQos = publishedQos;
             message.references = 0;
+            message.messageNumber = 0;
             return message;
         }
 

@@ -114,4 +114,12 @@ public final class SessionRegistry
     {
         return byClientId.size();
     }
+
+    /**
+     * Lets the next thread that touches the registry own it: recovery fills it before the routing thread starts.
+     */
+    public void releaseOwner()
+    {
+        owner.release();
+    }
 }

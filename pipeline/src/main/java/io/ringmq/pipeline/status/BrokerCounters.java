@@ -85,6 +85,13 @@ public final class BrokerCounters
     public static final int SHARED_QOS2_NOT_REDISPATCHED = 56;
     /** Messages handed back by leaving shared members past the bound of what waits for re-dispatch. */
     public static final int SHARED_REDISPATCH_DROPPED = 57;
+    /** Group commits of the persistence stage that failed (their events' connections closed, nothing acked). */
+    public static final int PERSISTENCE_WRITE_FAILED = 58;
+    /** Times the store slowed or stopped writes (compaction or flush behind). */
+    public static final int PERSISTENCE_WRITE_STALLS = 59;
+    /** Group commits of the persistence stage (one per batch that wrote something). */
+    public static final int PERSISTENCE_COMMITS = 60;
+    public static final int EVENTS_PERSIST = 61;
 
     private static final String[] NAMES =
     {
@@ -123,7 +130,11 @@ public final class BrokerCounters
         "fan-out targets left out (one message matched more than max-sessions targets)",
         "shared subscription messages re-dispatched (their member's session ended)",
         "shared subscription QoS 2 messages not re-dispatched (possibly received by the member that left)",
-        "shared subscription messages dropped (re-dispatch backlog full)"
+        "shared subscription messages dropped (re-dispatch backlog full)",
+        "persistence group commits failed",
+        "persistence write stalls (compaction or flush behind)",
+        "persistence group commits",
+        "events handled: persistence stage"
     };
 
     private final CountersFile file;

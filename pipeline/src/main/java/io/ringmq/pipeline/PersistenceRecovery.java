@@ -1,0 +1,321 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.pipeline.delivery.DeliveryShard;
+import io.ringmq.pipeline.persistence.DurableStore;
+import io.ringmq.pipeline.persistence.RecordVisitor;
+import io.ringmq.pipeline.persistence.Records;
+import io.ringmq.pipeline.persistence.RecoveryReport;
+import io.ringmq.pipeline.persistence.StoreException;
+import io.ringmq.pipeline.persistence.StoreWriter;
+import org.agrona.DirectBuffer;
+import org.agrona.ExpandableDirectByteBuffer;
+import org.agrona.collections.Long2ObjectHashMap;
+import org.agrona.collections.LongArrayList;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Recovery at start, before any stage runs: one scan of the store in key order ({@link Records}) puts every
+ * persistent session back into the routing stage (offline, its expiry and delayed will counting from when its
+ * client went away), its subscriptions into the index, its messages into delivery shard 0 (in flight with their
+ * packet ids and QoS 2 state, or queued, in the order they were routed; a client that comes back through another I/O
+ * agent takes its session there), the QoS 2 PUBLISHes it sent whose PUBREL is awaited, and the retained messages.
+ * A record it cannot decode is counted as lost and skipped; records of a session with no session record are deleted.
+ * The thread that runs it hands every structure over to the stage threads that start after it.
+ */
+final class PersistenceRecovery implements RecordVisitor
+{
+    /** A stored message of the session being read, until its QoS 2 exchanges (which sort after it) are read. */
+    private record Stored(long number, int qos, boolean retain, int publishedQos, int[] ids, Message message)
+    {
+    }
+
+    private final DurableStore store;
+    private final RoutingStage routing;
+    private final PersistenceStage persistence;
+    private final DeliveryShard shard;
+    private final long nowMs = System.currentTimeMillis();
+    private final List<Stored> messages = new ArrayList<>();
+    private final Long2ObjectHashMap<int[]> exchanges = new Long2ObjectHashMap<>();
+    private final LongArrayList orphans = new LongArrayList();
+    private final RecoveryReport decodeLosses = new RecoveryReport();
+    private long epoch;
+
+    // the session being read
+    private long sessionKey = -1;
+    private boolean sessionRead;
+    private boolean stateRead;
+    private int sessionId = IngressEvent.NONE;
+    private String clientId;
+    private int version;
+    private Message will;
+    private long willDelaySeconds;
+    private long expirySeconds;
+    private long disconnectedAtMs;
+    private boolean willPending;
+
+    private int sessionCount;
+    private int subscriptionCount;
+    private int queuedCount;
+    private int inflightCount;
+    private int awaitingCount;
+    private int retainedCount;
+    private int sessionsOverLimit;
+
+    PersistenceRecovery(final DurableStore store, final RoutingStage routing, final PersistenceStage persistence,
+        final DeliveryShard shard)
+    {
+        this.store = store;
+        this.routing = routing;
+        this.persistence = persistence;
+        this.shard = shard;
+    }
+
+    /**
+     * Restores everything, deletes what is orphaned, and starts a new epoch.
+     *
+     * @param strict refuse to go on (throw) when anything was lost.
+     * @return the one line that says what was restored, how long it took and what was lost.
+     */
+    String run(final boolean strict)
+    {
+        final long startNs = System.nanoTime();
+        final RecoveryReport report = store.scan(this);
+        finishSession();
+        routing.restored();
+        if (decodeLosses.unreadableRecords() > 0)
+        {
+            for (long i = 0; i < decodeLosses.unreadableRecords(); i++)
+            {
+                report.unreadableRecord();
+            }
+        }
+        if (sessionsOverLimit > 0)
+        {
+            report.lost(sessionsOverLimit + " session(s) over --max-sessions");
+        }
+        if (strict && !report.isClean())
+        {
+            throw new StoreException("recovery lost data and --strict-recovery is set: " + report);
+        }
+        final StoreWriter writer = store.writer(true);
+        final ExpandableDirectByteBuffer key = new ExpandableDirectByteBuffer(32);
+        for (int i = 0; i < orphans.size(); i++)
+        {
+            Records.sessionRange(key, orphans.getLong(i));
+            writer.deleteRange(key, 0, Records.SESSION_PREFIX_LENGTH, key, Records.SESSION_PREFIX_LENGTH,
+                Records.SESSION_PREFIX_LENGTH);
+        }
+        epoch++;
+        key.putLong(16, epoch);
+        writer.put(key, 0, Records.epochKey(key), key, 16, 8);
+        writer.commit();
+        persistence.epoch(epoch);
+        final long tookMs = (System.nanoTime() - startNs) / 1_000_000;
+        return "ringmq recovered " + sessionCount + " session(s), " + subscriptionCount + " subscription(s), " +
+            queuedCount + " queued and " + inflightCount + " in-flight message(s), " + awaitingCount +
+            " QoS 2 PUBLISH(es) awaiting PUBREL, " + retainedCount + " retained message(s) in " + tookMs +
+            " ms from " + store.describe() + "; " + report;
+    }
+
+    public void onRecord(final DirectBuffer key, final int keyLength, final DirectBuffer value, final int valueLength)
+    {
+        try
+        {
+            switch (key.getByte(0))
+            {
+                case Records.META:
+                    if (keyLength == 2 && key.getByte(1) == 'e')
+                    {
+                        epoch = value.getLong(0);
+                    }
+                    break;
+                case Records.SESSIONS:
+                    onSessionRecord(key, keyLength, value, valueLength);
+                    break;
+                case Records.RETAINED:
+                    onRetained(key, keyLength, value);
+                    break;
+                default:
+                    decodeLosses.unreadableRecord();
+            }
+        }
+        catch (final IndexOutOfBoundsException | IllegalArgumentException | IllegalStateException ex)
+        {
+            decodeLosses.unreadableRecord(); // a garbled record: skipped, the rest is restored
+        }
+    }
+
+    private void onSessionRecord(final DirectBuffer key, final int keyLength, final DirectBuffer value,
+        final int valueLength)
+    {
+        final long recordSession = Records.sessionKeyOf(key);
+        if (recordSession != sessionKey)
+        {
+            finishSession();
+            sessionKey = recordSession;
+        }
+        final byte kind = Records.kindOf(key);
+        if (kind == Records.SESSION)
+        {
+            readSession(value);
+            return;
+        }
+        if (kind == Records.STATE)
+        {
+            expirySeconds = value.getLong(0);
+            disconnectedAtMs = value.getLong(8);
+            willPending = value.getByte(16) != 0;
+            stateRead = true;
+            return;
+        }
+        if (!created())
+        {
+            return;
+        }
+        switch (kind)
+        {
+            case Records.SUBSCRIPTION:
+                final int filterLength = keyLength - Records.KIND_KEY_LENGTH;
+                routing.restoreSubscription(sessionId, key.getStringWithoutLengthUtf8(Records.KIND_KEY_LENGTH,
+                    filterLength), value.getInt(0), value.getInt(4));
+                subscriptionCount++;
+                break;
+            case Records.AWAITING_PUBREL:
+                routing.restoreAwaitingPubrel(sessionId, Records.packetIdOf(key));
+                awaitingCount++;
+                break;
+            case Records.QUEUED:
+                messages.add(readMessage(Records.messageNumberOf(key), value, valueLength));
+                break;
+            case Records.EXCHANGE:
+                exchanges.put(Records.messageNumberOf(key), new int[]{value.getInt(0), value.getByte(4)});
+                break;
+            default:
+                decodeLosses.unreadableRecord();
+        }
+    }
+
+    private void readSession(final DirectBuffer value)
+    {
+        version = value.getByte(0);
+        final int idLength = value.getInt(1);
+        clientId = value.getStringWithoutLengthUtf8(5, idLength);
+        int at = 5 + idLength;
+        will = null;
+        willDelaySeconds = 0;
+        if (value.getByte(at) == 1)
+        {
+            final int qos = value.getByte(at + 1);
+            final boolean retain = value.getByte(at + 2) != 0;
+            willDelaySeconds = value.getInt(at + 3);
+            final long expiresAtMs = value.getLong(at + 7);
+            will = Records.message(value, at + 15, qos, retain, expiresAtMs);
+        }
+        sessionRead = true;
+    }
+
+    private static Stored readMessage(final long number, final DirectBuffer value, final int valueLength)
+    {
+        final int idsCount = value.getInt(11);
+        if (idsCount < 0 || 15 + idsCount * 4L > valueLength)
+        {
+            throw new IllegalStateException("identifier count " + idsCount);
+        }
+        final int[] ids = idsCount == 0 ? null : new int[idsCount];
+        for (int i = 0; i < idsCount; i++)
+        {
+            ids[i] = value.getInt(15 + i * 4);
+        }
+        final int at = 15 + idsCount * 4;
+        if (at + Records.messageLength(value, at) > valueLength)
+        {
+            throw new IllegalStateException("message longer than its record");
+        }
+        final int qos = value.getByte(0);
+        return new Stored(number, qos, value.getByte(1) != 0, value.getByte(2), ids,
+            Records.message(value, at, qos, false, value.getLong(3)));
+    }
+
+    /**
+     * @return whether the session being read is restored (made now, from its session and state records).
+     */
+    private boolean created()
+    {
+        if (sessionId != IngressEvent.NONE)
+        {
+            return true;
+        }
+        if (!sessionRead || !stateRead)
+        {
+            return false;
+        }
+        sessionId = routing.restoreSession(clientId, version, expirySeconds, will, willDelaySeconds, disconnectedAtMs,
+            willPending, nowMs);
+        if (sessionId == IngressEvent.NONE)
+        {
+            sessionsOverLimit++;
+            sessionRead = false; // its other records are skipped, and deleted as orphans
+            return false;
+        }
+        persistence.restored(sessionId, sessionKey, expirySeconds, null != will && (willPending ||
+            disconnectedAtMs == 0), willDelaySeconds);
+        shard.restoreSession(sessionId, sessionKey, version);
+        sessionCount++;
+        return true;
+    }
+
+    private void finishSession()
+    {
+        if (sessionKey >= 0)
+        {
+            if (created())
+            {
+                for (final Stored stored : messages)
+                {
+                    final int[] exchange = exchanges.get(stored.number());
+                    final boolean inflight = null != exchange && stored.qos() == 2;
+                    shard.restoreMessage(sessionId, stored.message(), stored.number(), stored.qos(),
+                        stored.retain(), stored.publishedQos(), stored.ids(), inflight ? exchange[0] : 0,
+                        inflight ? exchange[1] : 0);
+                    if (inflight)
+                    {
+                        inflightCount++;
+                    }
+                    else
+                    {
+                        queuedCount++;
+                    }
+                }
+            }
+            else
+            {
+                orphans.addLong(sessionKey); // no session record (or over the limit): nothing of it can be used
+            }
+        }
+        messages.clear();
+        exchanges.clear();
+        sessionKey = -1;
+        sessionRead = false;
+        stateRead = false;
+        sessionId = IngressEvent.NONE;
+        will = null;
+    }
+
+    private void onRetained(final DirectBuffer key, final int keyLength, final DirectBuffer value)
+    {
+        final long expiresAtMs = value.getLong(1);
+        if (expiresAtMs != Message.NEVER && expiresAtMs <= nowMs)
+        {
+            return; // expired while the broker was down
+        }
+        final byte[] topic = new byte[keyLength - 1];
+        key.getBytes(1, topic);
+        final Message stored = Records.message(value, 9, value.getByte(0), true, expiresAtMs);
+        routing.restoreRetained(new Message(topic, stored.payload(), stored.qos(), true, stored.properties(),
+            expiresAtMs));
+        retainedCount++;
+    }
+}

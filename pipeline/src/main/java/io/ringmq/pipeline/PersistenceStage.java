@@ -1,0 +1,450 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.pipeline.persistence.DurableStore;
+import io.ringmq.pipeline.persistence.Records;
+import io.ringmq.pipeline.persistence.StoreWriter;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.protocol.AckFlyweight;
+import io.ringmq.protocol.ConnectFlyweight;
+import io.ringmq.protocol.MessageProperties;
+import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.ReasonCode;
+import io.ringmq.protocol.SubscribeFlyweight;
+import io.ringmq.protocol.TopicFilterList;
+import org.agrona.DirectBuffer;
+import org.agrona.ExpandableArrayBuffer;
+import org.agrona.ExpandableDirectByteBuffer;
+import org.agrona.collections.Int2ObjectHashMap;
+
+/**
+ * The persistence stage, between routing and the delivery shards: what must outlive a connection goes into the
+ * {@link DurableStore} here, as {@link Records} lays it out: persistent sessions (their will, expiry, state), their
+ * subscriptions, the QoS 1 and 2 messages routed to them, the QoS 2 PUBLISHes they sent whose PUBREL is awaited, and
+ * retained messages. Messages to clean sessions, and QoS 0, never touch it.
+ * <p>
+ * Group commit: every event of a poll goes into one write batch, committed in {@link #commitBatch()}, before the
+ * poller lets the shards see the batch; so a PUBACK or PUBREC for a persisted message leaves only once it is in the
+ * store's write-ahead log (and fsynced, in {@code --durability sync}). A commit that fails marks every event of its
+ * batch failed: their connections are closed and nothing is acknowledged.
+ * <p>
+ * The delivery shards write the rest of a message's life (its QoS 2 exchange, its end) through their own
+ * {@link io.ringmq.pipeline.persistence.ShardJournal}, keyed by the session key and message number this stage puts
+ * in the slot ({@link IngressEvent#sessionKey}, {@link IngressEvent#messageNumber}).
+ */
+final class PersistenceStage implements Stage
+{
+    /** What this stage knows of one persistent session. */
+    private static final class Known
+    {
+        final long key;
+        long expirySeconds;
+        boolean hasWill;
+        long willDelaySeconds;
+
+        Known(final long key)
+        {
+            this.key = key;
+        }
+    }
+
+    private final BrokerContext context;
+    private final BrokerCounters counters;
+    private final MessageLog routeLog;
+    private final DurableStore store;
+    private final StoreWriter writer;
+    private final RouteOutput route = new RouteOutput();
+    private final Int2ObjectHashMap<Known> sessions = new Int2ObjectHashMap<>();
+    private final ConnectFlyweight connect = new ConnectFlyweight();
+    private final SubscribeFlyweight subscribe = new SubscribeFlyweight();
+    private final AckFlyweight ack = new AckFlyweight();
+    private final ExpandableDirectByteBuffer key = new ExpandableDirectByteBuffer(256);
+    private final ExpandableDirectByteBuffer value = new ExpandableDirectByteBuffer(1024);
+    private final ExpandableArrayBuffer scratch = new ExpandableArrayBuffer(256);
+    private final IngressEvent[] batch;
+    private long epoch;
+    private final ExpandableArrayBuffer willScratch = new ExpandableArrayBuffer(64);
+    private int batchSize;
+    /** Where {@link #messageValue} put the message in {@link #value}. */
+    private int messageAt;
+    private int nextSession;
+    private int nextMessage;
+    private long stallsSeen;
+
+    PersistenceStage(final BrokerContext context, final BrokerCounters counters, final MessageLog routeLog,
+        final DurableStore store)
+    {
+        this.context = context;
+        this.counters = counters;
+        this.routeLog = routeLog;
+        this.store = store;
+        this.writer = store.writer(true);
+        this.batch = new IngressEvent[context.stageBatchLimit()];
+    }
+
+    /**
+     * @param epoch this start's epoch (one more than the last's): the high half of every key it makes.
+     */
+    void epoch(final long epoch)
+    {
+        this.epoch = epoch;
+    }
+
+    /**
+     * Recovery: a session restored before any stage runs is known here under its stored key.
+     */
+    void restored(final int sessionId, final long sessionKey, final long expirySeconds, final boolean hasWill,
+        final long willDelaySeconds)
+    {
+        final Known known = new Known(sessionKey);
+        known.expirySeconds = expirySeconds;
+        known.hasWill = hasWill;
+        known.willDelaySeconds = willDelaySeconds;
+        sessions.put(sessionId, known);
+    }
+
+    public boolean onEvent(final IngressEvent event)
+    {
+        event.sessionKey = 0;
+        event.messageNumber = 0;
+        route.wrap(routeLog, event);
+        if (event.kind == IngressEvent.PACKET)
+        {
+            onPacket(event);
+        }
+        else if (event.kind != IngressEvent.TICK)
+        {
+            onConnectionEnd(event);
+        }
+        if (event.routed && event.connectionId != IngressEvent.SYSTEM_CONNECTION)
+        {
+            if (event.targetCount > 0)
+            {
+                messageTargets(event);
+            }
+            if (event.retain)
+            {
+                retained(event);
+            }
+        }
+        discarded(event); // last: this event may have written for a session it ends
+        batch[batchSize++] = event; // the poller hands at most the batch limit per poll
+        return true;
+    }
+
+    /**
+     * A failed slot still ends the sessions routing discarded with it.
+     */
+    public void onFailed(final IngressEvent event)
+    {
+        if (event.routeLogEnd >= 0)
+        {
+            route.wrap(routeLog, event);
+            discarded(event);
+        }
+    }
+
+    /**
+     * Sessions that ended: every record of theirs goes, in one range delete.
+     */
+    private void discarded(final IngressEvent event)
+    {
+        for (int i = 0; i < event.discardedCount; i++)
+        {
+            final Known gone = sessions.remove(route.discarded(i));
+            if (null != gone)
+            {
+                Records.sessionRange(key, gone.key);
+                writer.deleteRange(key, 0, Records.SESSION_PREFIX_LENGTH, key, Records.SESSION_PREFIX_LENGTH,
+                    Records.SESSION_PREFIX_LENGTH);
+            }
+        }
+    }
+
+    public void commitBatch()
+    {
+        final int size = batchSize;
+        batchSize = 0;
+        try
+        {
+            if (!writer.isEmpty())
+            {
+                writer.commit();
+                counters.increment(BrokerCounters.PERSISTENCE_COMMITS);
+            }
+        }
+        catch (final RuntimeException ex)
+        {
+            counters.increment(BrokerCounters.PERSISTENCE_WRITE_FAILED);
+            for (int i = 0; i < size; i++)
+            {
+                batch[i].failed = true; // nothing that depended on the batch is acknowledged; connections close
+            }
+            throw ex; // counted and logged once per cause by the stage's agent
+        }
+        finally
+        {
+            java.util.Arrays.fill(batch, 0, size, null);
+        }
+    }
+
+    public void onBatchEnd()
+    {
+        final long stalls = store.writeStalls();
+        if (stalls != stallsSeen)
+        {
+            counters.add(BrokerCounters.PERSISTENCE_WRITE_STALLS, stalls - stallsSeen);
+            stallsSeen = stalls;
+        }
+    }
+
+    private void onPacket(final IngressEvent event)
+    {
+        if (event.sessionId == IngressEvent.NONE)
+        {
+            return;
+        }
+        switch (event.packetType)
+        {
+            case PacketType.CONNECT:
+                onConnect(event);
+                break;
+            case PacketType.PUBLISH:
+                final Known publisher = sessions.get(event.sessionId);
+                if (event.qos == 2 && event.routed && null != publisher)
+                {
+                    // its PUBREC leaves after this is kept: a resend after a restart is not routed twice
+                    writer.put(key, 0, Records.packetIdKey(key, publisher.key, event.packetId), value, 0, 0);
+                }
+                break;
+            case PacketType.PUBREL:
+                final Known session = sessions.get(event.sessionId);
+                if (null != session && ack.wrap(event.packet, 0, event.packetLength, event.version) > 0)
+                {
+                    writer.delete(key, 0, Records.packetIdKey(key, session.key, ack.packetId()));
+                }
+                break;
+            case PacketType.SUBSCRIBE:
+            case PacketType.UNSUBSCRIBE:
+                final Known subscriber = sessions.get(event.sessionId);
+                if (null != subscriber && subscribe.wrap(event.packet, 0, event.packetLength, event.version) > 0)
+                {
+                    subscriptions(event, subscriber);
+                }
+                break;
+            default:
+                break;
+        }
+    }
+
+    private void onConnect(final IngressEvent event)
+    {
+        if (event.authCode != IngressEvent.AUTH_ACCEPTED || connect.wrap(event.packet, 0, event.packetLength) < 0)
+        {
+            return;
+        }
+        final long expirySeconds = context.sessionExpiryFor(connect);
+        Known known = event.sessionNew ? null : sessions.get(event.sessionId);
+        if (null == known)
+        {
+            if (expirySeconds == 0)
+            {
+                sessions.remove(event.sessionId);
+                return; // a clean session: nothing of it is kept
+            }
+            known = new Known(epoch << 32 | (++nextSession & 0xFFFF_FFFFL));
+            sessions.put(event.sessionId, known);
+        }
+        known.expirySeconds = expirySeconds;
+        known.hasWill = connect.hasWill();
+        known.willDelaySeconds = connect.hasWill() ? Wills.delaySeconds(connect) : 0;
+        event.sessionKey = known.key;
+        final String assigned = route.assignedClientId();
+        final int length = Records.session(scratch, event.version, null != assigned ? assigned :
+            connect.clientId().asString(), connect.hasWill() ? Wills.fromConnect(connect, willScratch) : null,
+            known.willDelaySeconds);
+        writer.put(key, 0, Records.sessionKey(key, known.key, Records.SESSION), scratch, 0, length);
+        writer.put(key, 0, Records.sessionKey(key, known.key, Records.STATE), value, 0,
+            Records.state(value, expirySeconds, 0, known.hasWill));
+    }
+
+    private void onConnectionEnd(final IngressEvent event)
+    {
+        final Known known = event.sessionId == IngressEvent.NONE ? null : sessions.get(event.sessionId);
+        if (null == known)
+        {
+            return;
+        }
+        if (event.sessionExpiryInterval >= 0)
+        {
+            known.expirySeconds = context.sessionExpiryFor(event.sessionExpiryInterval); // [MQTT-3.14.2-2]
+        }
+        final boolean willAsked = event.kind == IngressEvent.CONNECTION_LOST ||
+            event.reasonCode != ReasonCode.NORMAL_DISCONNECTION;
+        // a will left now (it is this event's message) or never; a delayed one waits with the session
+        final boolean willPending = known.hasWill && willAsked && known.willDelaySeconds > 0 &&
+            event.messageOffset == IngressEvent.NONE;
+        known.hasWill = willPending;
+        writer.put(key, 0, Records.sessionKey(key, known.key, Records.STATE), value, 0,
+            Records.state(value, known.expirySeconds, System.currentTimeMillis(), willPending));
+    }
+
+    private void subscriptions(final IngressEvent event, final Known session)
+    {
+        final TopicFilterList filters = subscribe.filters();
+        final boolean subscribing = event.packetType == PacketType.SUBSCRIBE;
+        for (int i = 0; i < filters.count(); i++)
+        {
+            final int length = subscriptionKey(session.key, filters.filter(i).buffer(), filters.filter(i).offset(),
+                filters.filter(i).length());
+            if (!subscribing)
+            {
+                writer.delete(key, 0, length);
+            }
+            else if (i < event.grantedCount && route.granted(i) < ReasonCode.UNSPECIFIED_ERROR)
+            {
+                value.putInt(0, filters.options(i));
+                value.putInt(4, event.subscriptionId);
+                writer.put(key, 0, length, value, 0, 8);
+            }
+        }
+    }
+
+    private int subscriptionKey(final long sessionKey, final DirectBuffer filter, final int offset, final int length)
+    {
+        final int at = Records.sessionKey(key, sessionKey, Records.SUBSCRIPTION);
+        key.putBytes(at, filter, offset, length);
+        return at + length;
+    }
+
+    /**
+     * A QoS 1 or 2 message for persistent sessions: one record per such target, in the order routed.
+     */
+    private void messageTargets(final IngressEvent event)
+    {
+        long number = 0;
+        int valueLength = 0;
+        for (int i = 0; i < event.targetCount; i++)
+        {
+            final int qos = route.targetQos(i);
+            final Known session = qos == 0 ? null : sessions.get(route.targetSession(i));
+            if (null == session)
+            {
+                continue;
+            }
+            if (number == 0)
+            {
+                number = epoch << 32 | (++nextMessage & 0xFFFF_FFFFL);
+                valueLength = messageValue(event);
+            }
+            final int idsCount = route.targetSubscriptionIdCount(i);
+            value.putByte(0, (byte)qos);
+            value.putByte(1, (byte)(event.retain && route.targetRetainAsPublished(i) ? 1 : 0));
+            value.putInt(11, idsCount);
+            placeMessage(i, idsCount, valueLength);
+            writer.put(key, 0, Records.messageKey(key, session.key, Records.QUEUED, number), value, 0,
+                15 + idsCount * 4 + valueLength);
+        }
+        event.messageNumber = number;
+    }
+
+    /**
+     * Writes the message itself after a gap for the largest identifier list it will carry.
+     *
+     * @return the message's length.
+     */
+    private int messageValue(final IngressEvent event)
+    {
+        final int at = 15 + maxIds(event) * 4;
+        final int end;
+        if (event.messageOffset != IngressEvent.NONE)
+        {
+            final int m = event.messageOffset;
+            final DirectBuffer b = route.buffer();
+            value.checkLimit(at + Records.MESSAGE_HEADER_LENGTH + route.topicLengthAt(m) +
+                route.propertiesLengthAt(m) + route.payloadLengthAt(m));
+            value.putByte(2, (byte)route.qosAt(m));
+            value.putLong(3, route.expiresAtMsAt(m));
+            end = Records.putMessage(value, at, b, route.topicOffsetAt(m), route.topicLengthAt(m), b,
+                route.propertiesOffsetAt(m), route.propertiesLengthAt(m), b, route.payloadOffsetAt(m),
+                route.payloadLengthAt(m));
+        }
+        else
+        {
+            value.checkLimit(at + Records.MESSAGE_HEADER_LENGTH + event.topicLength + event.propertiesLength +
+                event.payloadLength);
+            final long expiry = event.propertiesLength == 0 ? -1 :
+                MessageProperties.messageExpiry(event.packet, event.propertiesOffset, event.propertiesLength);
+            value.putByte(2, (byte)event.qos);
+            value.putLong(3, expiry < 0 ? Message.NEVER : System.currentTimeMillis() + expiry * 1000);
+            end = Records.putMessage(value, at, event.packet, event.topicOffset, event.topicLength, event.packet,
+                event.propertiesOffset, event.propertiesLength, event.packet, event.payloadOffset,
+                event.payloadLength);
+        }
+        messageAt = at;
+        return end - at;
+    }
+
+    private int maxIds(final IngressEvent event)
+    {
+        int max = 0;
+        for (int i = 0; i < event.targetCount; i++)
+        {
+            max = Math.max(max, route.targetSubscriptionIdCount(i));
+        }
+        return max;
+    }
+
+    /**
+     * Puts target {@code i}'s identifiers just before the message, moving the message so that it follows them (the
+     * gap left is for the longest list of the event).
+     */
+    private void placeMessage(final int i, final int idsCount, final int messageLength)
+    {
+        final int at = 15 + idsCount * 4;
+        if (at != messageAt)
+        {
+            value.putBytes(at, value, messageAt, messageLength);
+            messageAt = at;
+        }
+        for (int n = 0; n < idsCount; n++)
+        {
+            value.putInt(15 + n * 4, route.targetSubscriptionId(i, n));
+        }
+    }
+
+    /**
+     * A retained PUBLISH or will: kept, replaced, or with an empty payload cleared [MQTT-3.3.1-10].
+     */
+    private void retained(final IngressEvent event)
+    {
+        final int keyLength;
+        final int payloadLength;
+        if (event.messageOffset != IngressEvent.NONE)
+        {
+            final int m = event.messageOffset;
+            keyLength = Records.retainedKey(key, route.buffer(), route.topicOffsetAt(m), route.topicLengthAt(m));
+            payloadLength = route.payloadLengthAt(m);
+        }
+        else
+        {
+            keyLength = Records.retainedKey(key, event.packet, event.topicOffset, event.topicLength);
+            payloadLength = event.payloadLength;
+        }
+        if (payloadLength == 0)
+        {
+            writer.delete(key, 0, keyLength);
+            return;
+        }
+        final int length = messageValue(event);
+        // the retained layout: qos byte | expires at long | message, right after them
+        value.putByte(0, value.getByte(2));
+        value.putLong(1, value.getLong(3));
+        value.putBytes(9, value, messageAt, length);
+        writer.put(key, 0, keyLength, value, 0, 9 + length);
+    }
+
+    public String name()
+    {
+        return "persist";
+    }
+}

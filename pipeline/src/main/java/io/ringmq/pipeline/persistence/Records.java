@@ -1,0 +1,241 @@
+package io.ringmq.pipeline.persistence;
+
+import io.ringmq.pipeline.Message;
+import org.agrona.DirectBuffer;
+import org.agrona.ExpandableArrayBuffer;
+import org.agrona.MutableDirectBuffer;
+
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The layout of every stored record, in one place: keys sort by session, then by kind, then by message number, so a
+ * session's records are one key range (deleted with one range delete when it ends) and its messages come back in
+ * the order they were routed. Numbers in keys are big-endian (they sort as unsigned bytes); values are
+ * little-endian, as Agrona writes them.
+ * <pre>
+ *   key                                              value
+ *   00 'e'                                           epoch long: one more at every start
+ *   01 session-key(8) 01                             session: version byte | client id length int | client id |
+ *                                                    will byte (0 none, 1 one) | will qos byte | will retain byte |
+ *                                                    will delay int | will expiry long | will message (see below)
+ *   01 session-key(8) 02                             state: expiry seconds long | disconnected at ms long (0: was
+ *                                                    connected) | will pending byte
+ *   01 session-key(8) 03 filter                      subscription: options int | subscription identifier int
+ *   01 session-key(8) 04 packet-id(2)                a QoS 2 PUBLISH received, PUBREL awaited: empty
+ *   01 session-key(8) 05 message-number(8)           a message for the session: qos byte | retain byte |
+ *                                                    published qos byte | expires at ms long | ids count int |
+ *                                                    ids int... | message
+ *   01 session-key(8) 06 message-number(8)           its QoS 2 exchange: packet id int | state byte
+ *   02 topic                                         retained: qos byte | expires at ms long | message
+ *   message: topic length int | properties length int | payload length int | topic | properties | payload
+ * </pre>
+ * A session key and a message number are {@code epoch << 32 | n}: unique across restarts, so a key of a session
+ * that ended is never reused.
+ */
+public final class Records
+{
+    public static final byte META = 0;
+    public static final byte SESSIONS = 1;
+    public static final byte RETAINED = 2;
+
+    public static final byte SESSION = 1;
+    public static final byte STATE = 2;
+    public static final byte SUBSCRIPTION = 3;
+    public static final byte AWAITING_PUBREL = 4;
+    public static final byte QUEUED = 5;
+    public static final byte EXCHANGE = 6;
+
+    /** Length of a session's key prefix: {@code 01 session-key(8)}. */
+    public static final int SESSION_PREFIX_LENGTH = 9;
+    /** Length of a session record's key (kind included), and of a queued message's key. */
+    public static final int KIND_KEY_LENGTH = SESSION_PREFIX_LENGTH + 1;
+    public static final int MESSAGE_KEY_LENGTH = KIND_KEY_LENGTH + 8;
+    public static final int MESSAGE_HEADER_LENGTH = 12;
+
+    private Records()
+    {
+    }
+
+    /**
+     * @return the epoch record's key.
+     */
+    public static int epochKey(final MutableDirectBuffer key)
+    {
+        key.putByte(0, META);
+        key.putByte(1, (byte)'e');
+        return 2;
+    }
+
+    /**
+     * Writes {@code 01 session-key kind}.
+     *
+     * @return the key's length so far.
+     */
+    public static int sessionKey(final MutableDirectBuffer key, final long sessionKey, final byte kind)
+    {
+        key.putByte(0, SESSIONS);
+        key.putLong(1, sessionKey, ByteOrder.BIG_ENDIAN);
+        key.putByte(SESSION_PREFIX_LENGTH, kind);
+        return KIND_KEY_LENGTH;
+    }
+
+    /**
+     * @return the length of the key of a session's record with a message number (or a packet id) after its kind.
+     */
+    public static int messageKey(final MutableDirectBuffer key, final long sessionKey, final byte kind,
+        final long messageNumber)
+    {
+        sessionKey(key, sessionKey, kind);
+        key.putLong(KIND_KEY_LENGTH, messageNumber, ByteOrder.BIG_ENDIAN);
+        return MESSAGE_KEY_LENGTH;
+    }
+
+    public static int packetIdKey(final MutableDirectBuffer key, final long sessionKey, final int packetId)
+    {
+        sessionKey(key, sessionKey, AWAITING_PUBREL);
+        key.putShort(KIND_KEY_LENGTH, (short)packetId, ByteOrder.BIG_ENDIAN);
+        return KIND_KEY_LENGTH + 2;
+    }
+
+    /**
+     * Writes the bounds of a session's whole key range, {@code [01 key, 01 key+1)}, at {@code 0} and {@code 9}.
+     */
+    public static void sessionRange(final MutableDirectBuffer bounds, final long sessionKey)
+    {
+        bounds.putByte(0, SESSIONS);
+        bounds.putLong(1, sessionKey, ByteOrder.BIG_ENDIAN);
+        bounds.putByte(SESSION_PREFIX_LENGTH, SESSIONS);
+        bounds.putLong(SESSION_PREFIX_LENGTH + 1, sessionKey + 1, ByteOrder.BIG_ENDIAN);
+    }
+
+    /**
+     * @return the length of a retained message's key.
+     */
+    public static int retainedKey(final MutableDirectBuffer key, final DirectBuffer topic, final int topicOffset,
+        final int topicLength)
+    {
+        key.putByte(0, RETAINED);
+        key.putBytes(1, topic, topicOffset, topicLength);
+        return 1 + topicLength;
+    }
+
+    public static long sessionKeyOf(final DirectBuffer key)
+    {
+        return key.getLong(1, ByteOrder.BIG_ENDIAN);
+    }
+
+    public static byte kindOf(final DirectBuffer key)
+    {
+        return key.getByte(SESSION_PREFIX_LENGTH);
+    }
+
+    public static long messageNumberOf(final DirectBuffer key)
+    {
+        return key.getLong(KIND_KEY_LENGTH, ByteOrder.BIG_ENDIAN);
+    }
+
+    public static int packetIdOf(final DirectBuffer key)
+    {
+        return key.getShort(KIND_KEY_LENGTH, ByteOrder.BIG_ENDIAN) & 0xFFFF;
+    }
+
+    /**
+     * Writes a message's three parts after its lengths, at {@code at}.
+     *
+     * @return the offset after it.
+     */
+    public static int putMessage(final MutableDirectBuffer value, final int at, final DirectBuffer topic,
+        final int topicOffset, final int topicLength, final DirectBuffer properties, final int propertiesOffset,
+        final int propertiesLength, final DirectBuffer payload, final int payloadOffset, final int payloadLength)
+    {
+        value.putInt(at, topicLength);
+        value.putInt(at + 4, propertiesLength);
+        value.putInt(at + 8, payloadLength);
+        int p = at + MESSAGE_HEADER_LENGTH;
+        value.putBytes(p, topic, topicOffset, topicLength);
+        p += topicLength;
+        if (propertiesLength > 0)
+        {
+            value.putBytes(p, properties, propertiesOffset, propertiesLength);
+            p += propertiesLength;
+        }
+        value.putBytes(p, payload, payloadOffset, payloadLength);
+        return p + payloadLength;
+    }
+
+    /**
+     * @return the length of a session record for a client and its will (or none).
+     */
+    public static int session(final ExpandableArrayBuffer value, final int version, final String clientId,
+        final Message will, final long willDelaySeconds)
+    {
+        final byte[] id = clientId.getBytes(StandardCharsets.UTF_8);
+        value.putByte(0, (byte)version);
+        value.putInt(1, id.length);
+        value.putBytes(5, id);
+        int at = 5 + id.length;
+        if (null == will)
+        {
+            value.putByte(at, (byte)0);
+            return at + 1;
+        }
+        value.putByte(at, (byte)1);
+        value.putByte(at + 1, (byte)will.qos());
+        value.putByte(at + 2, (byte)(will.retain() ? 1 : 0));
+        value.putInt(at + 3, (int)Math.min(Integer.MAX_VALUE, willDelaySeconds));
+        value.putLong(at + 7, will.expiresAtMs());
+        at += 15;
+        final byte[] t = will.topic();
+        final byte[] p = will.properties();
+        final byte[] m = will.payload();
+        value.checkLimit(at + MESSAGE_HEADER_LENGTH + t.length + p.length + m.length);
+        value.putInt(at, t.length);
+        value.putInt(at + 4, p.length);
+        value.putInt(at + 8, m.length);
+        at += MESSAGE_HEADER_LENGTH;
+        value.putBytes(at, t);
+        value.putBytes(at + t.length, p);
+        value.putBytes(at + t.length + p.length, m);
+        return at + t.length + p.length + m.length;
+    }
+
+    /**
+     * @return the length of a session's state record.
+     */
+    public static int state(final MutableDirectBuffer value, final long expirySeconds, final long disconnectedAtMs,
+        final boolean willPending)
+    {
+        value.putLong(0, expirySeconds);
+        value.putLong(8, disconnectedAtMs);
+        value.putByte(16, (byte)(willPending ? 1 : 0));
+        return 17;
+    }
+
+    /**
+     * Reads a message's three parts at {@code at} into a {@link Message}.
+     */
+    public static Message message(final DirectBuffer value, final int at, final int qos, final boolean retain,
+        final long expiresAtMs)
+    {
+        final int topicLength = value.getInt(at);
+        final int propertiesLength = value.getInt(at + 4);
+        final int payloadLength = value.getInt(at + 8);
+        final byte[] topic = new byte[topicLength];
+        final byte[] properties = new byte[propertiesLength];
+        final byte[] payload = new byte[payloadLength];
+        int p = at + MESSAGE_HEADER_LENGTH;
+        value.getBytes(p, topic);
+        value.getBytes(p + topicLength, properties);
+        value.getBytes(p + topicLength + propertiesLength, payload);
+        return new Message(topic, payload, qos, retain, properties, expiresAtMs);
+    }
+
+    /**
+     * @return the length of a message at {@code at}, its lengths included.
+     */
+    public static int messageLength(final DirectBuffer value, final int at)
+    {
+        return MESSAGE_HEADER_LENGTH + value.getInt(at) + value.getInt(at + 4) + value.getInt(at + 8);
+    }
+}

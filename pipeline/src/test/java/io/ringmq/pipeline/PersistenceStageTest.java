@@ -1,0 +1,397 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.persistence.DurableStore;
+import io.ringmq.pipeline.persistence.MemoryStore;
+import io.ringmq.pipeline.persistence.RecordVisitor;
+import io.ringmq.pipeline.persistence.RecoveryReport;
+import io.ringmq.pipeline.persistence.StoreException;
+import io.ringmq.pipeline.persistence.StoreWriter;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.PublishEncoder;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static io.ringmq.pipeline.PipelineTest.ack;
+import static io.ringmq.pipeline.PipelineTest.connect;
+import static io.ringmq.pipeline.PipelineTest.subscribe;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The persistence stage and recovery, stepped in-process on a store kept in memory: a "restart" is a new pipeline
+ * on the same store, so what a restart restores is seen packet by packet.
+ */
+class PersistenceStageTest
+{
+    private final MemoryStore store = MemoryStore.retaining();
+    private PipelineHarness broker = start(store);
+
+    private static PipelineHarness start(final DurableStore store)
+    {
+        return new PipelineHarness(new BrokerContext().maxInflight(4),
+            new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null), store);
+    }
+
+    private void restart()
+    {
+        broker = start(store);
+    }
+
+    private void packet(final long connectionId, final byte[] packet)
+    {
+        broker.packet(connectionId, packet);
+    }
+
+    private void lost(final long connectionId)
+    {
+        broker.offer(connectionId, true, new byte[0], IngressEvent.CONNECTION_LOST);
+    }
+
+    private static byte[] publish(final String topic, final int qos, final int packetId, final boolean retain,
+        final String payload)
+    {
+        final PublishEncoder encoder = new PublishEncoder().reset().qos(qos).packetId(packetId).retain(retain)
+            .topic(topic).payload(payload.getBytes());
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
+        encoder.encode(buffer, 0);
+        return buffer.byteArray();
+    }
+
+    /** What a PUBLISH sent to a client says: payload, packet id, DUP. */
+    private record Delivery(String payload, int packetId, boolean dup)
+    {
+    }
+
+    private List<Delivery> publishes(final long connectionId)
+    {
+        final List<Delivery> out = new ArrayList<>();
+        for (final byte[] packet : broker.outbound.takePackets(connectionId))
+        {
+            if ((packet[0] & 0xFF) >>> 4 != PacketType.PUBLISH)
+            {
+                continue;
+            }
+            final int qos = (packet[0] >> 1) & 3;
+            int at = 1;
+            int remaining = 0;
+            int shift = 0;
+            byte b;
+            do
+            {
+                b = packet[at++];
+                remaining |= (b & 0x7F) << shift;
+                shift += 7;
+            }
+            while ((b & 0x80) != 0);
+            final int topicLength = ((packet[at] & 0xFF) << 8) | (packet[at + 1] & 0xFF);
+            at += 2 + topicLength;
+            int packetId = 0;
+            if (qos > 0)
+            {
+                packetId = ((packet[at] & 0xFF) << 8) | (packet[at + 1] & 0xFF);
+                at += 2;
+            }
+            out.add(new Delivery(new String(packet, at, packet.length - at), packetId, (packet[0] & 0x08) != 0));
+        }
+        return out;
+    }
+
+    private List<String> payloads(final long connectionId)
+    {
+        return publishes(connectionId).stream().map(Delivery::payload).toList();
+    }
+
+    private void offlineSubscriber(final String clientId, final String filter, final int qos)
+    {
+        packet(1, connect(clientId, false));
+        packet(1, subscribe(filter, qos));
+        lost(1);
+        broker.outbound.takePackets(1);
+    }
+
+    @Test
+    @DisplayName("QoS 1 messages acknowledged to the publisher reach an offline persistent subscriber after a restart, in order [MQTT-4.3.2] [MQTT-3.1.2-4]")
+    void queuedMessagesSurviveARestart()
+    {
+        offlineSubscriber("sub", "t/#", 1);
+        packet(2, connect("pub", true));
+        for (int i = 1; i <= 3; i++)
+        {
+            packet(2, publish("t/a", 1, i, false, "m" + i));
+        }
+        assertThat(broker.outbound.takeTypes(2)).containsExactly(PacketType.CONNACK, PacketType.PUBACK,
+            PacketType.PUBACK, PacketType.PUBACK);
+
+        restart();
+        packet(3, connect("sub", false));
+        assertThat(broker.outbound.sent.get(0)).satisfies(connack ->
+            assertThat(((byte[])connack[1])[2]).as("session present").isEqualTo((byte)1));
+        final List<Delivery> first = publishes(3);
+        assertThat(first).extracting(Delivery::payload).containsExactly("m1", "m2", "m3");
+        packet(3, ack(PacketType.PUBACK, first.get(0).packetId())); // m1 done with; m2 and m3 still in flight
+        lost(3);
+        restart();
+        packet(4, connect("sub", false));
+        assertThat(payloads(4)).containsExactly("m2", "m3");
+        // the subscription came back too: a new message reaches it
+        packet(5, connect("pub", true));
+        packet(5, publish("t/b", 1, 9, false, "m4"));
+        assertThat(payloads(4)).containsExactly("m4");
+    }
+
+    @Test
+    @DisplayName("a message the subscriber acknowledged is gone from the store: it is not delivered again after a restart")
+    void acknowledgedMessagesAreForgotten()
+    {
+        offlineSubscriber("sub", "t", 1);
+        packet(2, connect("pub", true));
+        packet(2, publish("t", 1, 1, false, "once"));
+        packet(3, connect("sub", false));
+        final List<Delivery> first = publishes(3);
+        assertThat(first).extracting(Delivery::payload).containsExactly("once");
+        packet(3, ack(PacketType.PUBACK, first.get(0).packetId()));
+        lost(3);
+        restart();
+        packet(4, connect("sub", false));
+        assertThat(payloads(4)).isEmpty();
+    }
+
+    @Test
+    @DisplayName("QoS 2 across a restart: a PUBRECed message gets its PUBREL with the same packet id, never the PUBLISH again [MQTT-4.4.0-1] [MQTT-4.3.3]")
+    void qos2ExchangeSurvivesARestart()
+    {
+        offlineSubscriber("sub", "t", 2);
+        packet(2, connect("pub", true));
+        packet(2, publish("t", 2, 1, false, "a"));
+        packet(2, publish("t", 2, 2, false, "b"));
+        packet(3, connect("sub", false));
+        final List<Delivery> sent = publishes(3);
+        assertThat(sent).extracting(Delivery::payload).containsExactly("a", "b");
+        packet(3, ack(PacketType.PUBREC, sent.get(0).packetId())); // "a": PUBREL awaited from here on
+        assertThat(broker.outbound.takeTypes(3)).containsExactly(PacketType.PUBREL);
+
+        restart();
+        packet(4, connect("sub", false));
+        final List<byte[]> packets = broker.outbound.takePackets(4);
+        assertThat(packets).extracting(p -> (p[0] & 0xFF) >>> 4).containsExactly(PacketType.CONNACK,
+            PacketType.PUBREL, PacketType.PUBLISH);
+        assertThat(((packets.get(1)[2] & 0xFF) << 8) | (packets.get(1)[3] & 0xFF)).isEqualTo(sent.get(0).packetId());
+        // "b" again, with DUP and its packet id
+        assertThat((packets.get(2)[0] & 0x08) != 0).as("DUP").isTrue();
+        packet(4, ack(PacketType.PUBCOMP, sent.get(0).packetId()));
+        packet(4, ack(PacketType.PUBREC, sent.get(1).packetId()));
+        packet(4, ack(PacketType.PUBCOMP, sent.get(1).packetId()));
+        lost(4);
+        restart();
+        packet(5, connect("sub", false));
+        assertThat(broker.outbound.takeTypes(5)).containsExactly(PacketType.CONNACK);
+    }
+
+    @Test
+    @DisplayName("a QoS 2 PUBLISH received before a restart and resent after it is not delivered twice [MQTT-4.3.3-9]")
+    void inboundQos2SurvivesARestart()
+    {
+        offlineSubscriber("sub", "t", 1);
+        packet(2, connect("pub", false));
+        packet(2, publish("t", 2, 7, false, "x"));
+        assertThat(broker.outbound.takeTypes(2)).containsExactly(PacketType.CONNACK, PacketType.PUBREC);
+        restart();
+        packet(3, connect("pub", false));
+        packet(3, publish("t", 2, 7, false, "x")); // its PUBREC was lost with the broker: the client resends
+        packet(3, ack(PacketType.PUBREL, 7));
+        assertThat(broker.outbound.takeTypes(3)).containsExactly(PacketType.CONNACK, PacketType.PUBREC,
+            PacketType.PUBCOMP);
+        packet(4, connect("sub", false));
+        assertThat(payloads(4)).containsExactly("x");
+    }
+
+    @Test
+    @DisplayName("retained messages survive a restart; a cleared one stays cleared [MQTT-3.3.1-5] [MQTT-3.3.1-10]")
+    void retainedMessagesSurviveARestart()
+    {
+        packet(1, connect("pub", true));
+        packet(1, publish("r/1", 1, 1, true, "one"));
+        packet(1, publish("r/2", 0, 0, true, "two"));
+        packet(1, publish("r/2", 0, 0, true, ""));
+        packet(1, publish("r/3", 1, 2, true, "old"));
+        packet(1, publish("r/3", 1, 3, true, "new"));
+        restart();
+        packet(2, connect("reader", true));
+        packet(2, subscribe("r/#", 1));
+        assertThat(payloads(2)).containsExactlyInAnyOrder("one", "new");
+    }
+
+    @Test
+    @DisplayName("nothing of a clean session or of QoS 0 is stored; an unsubscribed filter gets nothing after a restart")
+    void cleanSessionsAndUnsubscribedFiltersAreNotKept()
+    {
+        packet(1, connect("clean", true));
+        packet(1, subscribe("t", 1));
+        packet(2, connect("sub", false));
+        packet(2, subscribe("t", 1));
+        packet(2, subscribe("u", 1));
+        packet(2, unsubscribe("t"));
+        lost(2);
+        packet(3, connect("pub", true));
+        packet(3, publish("t", 1, 1, false, "not for sub"));
+        packet(3, publish("u", 0, 0, false, "qos 0"));
+        restart();
+        packet(4, connect("sub", false));
+        assertThat(payloads(4)).isEmpty();
+        packet(5, connect("pub", true));
+        packet(5, publish("t", 1, 1, false, "after"));
+        packet(5, publish("u", 1, 2, false, "still subscribed"));
+        assertThat(payloads(4)).containsExactly("still subscribed");
+    }
+
+    private static byte[] unsubscribe(final String filter)
+    {
+        final io.ringmq.protocol.SubscribeEncoder encoder = new io.ringmq.protocol.SubscribeEncoder()
+            .reset(PacketType.UNSUBSCRIBE).packetId(2);
+        encoder.filters().add(filter, 0);
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
+        encoder.encode(buffer, 0);
+        return buffer.byteArray();
+    }
+
+    @Test
+    @DisplayName("a session that ends (clean start) takes every record of it along")
+    void anEndedSessionLeavesNothing()
+    {
+        offlineSubscriber("sub", "t", 1);
+        packet(2, connect("pub", true));
+        packet(2, publish("t", 1, 1, false, "m"));
+        assertThat(store.size()).isGreaterThan(2);
+        packet(3, connect("sub", true)); // a clean start ends the old session
+        lost(3);
+        assertThat(store.size()).as("only the epoch is left").isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("a garbled record is counted as lost, and everything else is restored")
+    void garbledRecordIsReportedAndSkipped()
+    {
+        offlineSubscriber("sub", "t", 1);
+        packet(2, connect("pub", true));
+        packet(2, publish("t", 1, 1, false, "good"));
+        final StoreWriter writer = store.writer(true);
+        final UnsafeBuffer key = new UnsafeBuffer(new byte[32]);
+        final UnsafeBuffer value = new UnsafeBuffer(new byte[4]);
+        key.putByte(0, (byte)7); // no such record kind
+        writer.put(key, 0, 3, value, 0, 4);
+        writer.commit();
+        restart();
+        assertThat(broker.pipeline.recovered()).contains("1 session(s)").contains("1 queued")
+            .contains("LOST: 1 unreadable record(s)");
+        packet(3, connect("sub", false));
+        assertThat(payloads(3)).containsExactly("good");
+    }
+
+    @Test
+    @DisplayName("with --strict-recovery a damaged store stops the start")
+    void strictRecoveryRefuses()
+    {
+        final StoreWriter writer = store.writer(true);
+        final UnsafeBuffer key = new UnsafeBuffer(new byte[4]);
+        key.putByte(0, (byte)9);
+        writer.put(key, 0, 1, key, 0, 0);
+        writer.commit();
+        final BrokerContext strict = new BrokerContext().strictRecovery(true);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new PipelineHarness(strict,
+            new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null), store))
+            .isInstanceOf(StoreException.class).hasMessageContaining("strict-recovery");
+    }
+
+    @Test
+    @DisplayName("a group commit that fails acknowledges nothing: the publisher gets no PUBACK and is disconnected")
+    void failedCommitAcknowledgesNothing()
+    {
+        final FailingStore failing = new FailingStore();
+        broker = start(failing);
+        packet(1, connect("sub", false));
+        packet(1, subscribe("t", 1));
+        lost(1);
+        packet(2, connect("pub", true));
+        broker.outbound.takePackets(2);
+        failing.fail = true;
+        packet(2, publish("t", 1, 1, false, "m"));
+        assertThat(broker.outbound.takeTypes(2)).doesNotContain(PacketType.PUBACK);
+        assertThat(broker.closed(2)).isTrue();
+        assertThat(broker.counters.get(BrokerCounters.PERSISTENCE_WRITE_FAILED)).isEqualTo(1);
+    }
+
+    /** A durable store whose commits fail on demand (a full disk). */
+    private static final class FailingStore implements DurableStore
+    {
+        private final MemoryStore inner = MemoryStore.retaining();
+        boolean fail;
+
+        public StoreWriter writer(final boolean groupCommit)
+        {
+            final StoreWriter writer = inner.writer(groupCommit);
+            return new StoreWriter()
+            {
+                public void put(final DirectBuffer key, final int keyOffset, final int keyLength,
+                    final DirectBuffer value, final int valueOffset, final int valueLength)
+                {
+                    writer.put(key, keyOffset, keyLength, value, valueOffset, valueLength);
+                }
+
+                public void delete(final DirectBuffer key, final int keyOffset, final int keyLength)
+                {
+                    writer.delete(key, keyOffset, keyLength);
+                }
+
+                public void deleteRange(final DirectBuffer from, final int fromOffset, final int fromLength,
+                    final DirectBuffer to, final int toOffset, final int toLength)
+                {
+                    writer.deleteRange(from, fromOffset, fromLength, to, toOffset, toLength);
+                }
+
+                public void commit()
+                {
+                    if (fail)
+                    {
+                        throw new StoreException("no space left on device");
+                    }
+                    writer.commit();
+                }
+
+                public boolean isEmpty()
+                {
+                    return writer.isEmpty();
+                }
+            };
+        }
+
+        public RecoveryReport scan(final RecordVisitor visitor)
+        {
+            return inner.scan(visitor);
+        }
+
+        public boolean isDurable()
+        {
+            return true;
+        }
+
+        public long writeStalls()
+        {
+            return 0;
+        }
+
+        public String describe()
+        {
+            return "failing";
+        }
+
+        public void close()
+        {
+        }
+    }
+}
