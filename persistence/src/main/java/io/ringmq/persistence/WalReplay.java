@@ -12,6 +12,7 @@ import org.rocksdb.WriteBatch;
 import org.rocksdb.WriteOptions;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -73,7 +74,9 @@ final class WalReplay extends AbstractWalFilter
         {
             target = db;
             writeOptions = wo;
-            try (RocksDB scratch = RocksDB.open(scratchOptions, walDir.toString()))
+            final Path scratchDir = walDir.resolve("scratch");
+            adopt(logs, scratchDir, scratchOptions);
+            try (RocksDB scratch = RocksDB.open(scratchOptions, scratchDir.toString()))
             {
                 if (failure != null)
                 {
@@ -88,6 +91,42 @@ final class WalReplay extends AbstractWalFilter
             db.syncWal();
         }
         return "replayed " + batchCount + " write batch(es) from " + logs.size() + " write-ahead log(s)";
+    }
+
+    /**
+     * RocksDB will not create a store in a folder that holds logs, so the scratch store is created empty first,
+     * then given the logs under numbers above all of its own, in their order, so its next open replays them all.
+     */
+    private static void adopt(final List<Path> logs, final Path scratchDir, final Options scratchOptions)
+        throws IOException, RocksDBException
+    {
+        Files.createDirectories(scratchDir);
+        try (RocksDB created = RocksDB.open(scratchOptions, scratchDir.toString()))
+        {
+            created.syncWal();
+        }
+        long number = 0;
+        for (final Path file : RocksDbRepair.list(scratchDir, ""))
+        {
+            number = Math.max(number, fileNumber(file));
+        }
+        for (final Path log : logs)
+        {
+            Files.move(log, scratchDir.resolve(String.format("%06d.log", ++number)));
+        }
+    }
+
+    private static long fileNumber(final Path file)
+    {
+        final String name = file.getFileName().toString();
+        final int start = name.startsWith("MANIFEST-") ? "MANIFEST-".length() :
+            name.startsWith("OPTIONS-") ? "OPTIONS-".length() : 0;
+        int end = start;
+        while (end < name.length() && Character.isDigit(name.charAt(end)))
+        {
+            end++;
+        }
+        return end > start ? Long.parseLong(name.substring(start, end)) : 0;
     }
 
     public void columnFamilyLogNumberMap(final Map<Integer, Long> cfLognumber,
