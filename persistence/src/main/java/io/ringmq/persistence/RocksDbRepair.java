@@ -187,6 +187,7 @@ final class RocksDbRepair
         }
         try (RocksDB db = RocksDB.open(options.build(true), dir.toString()))
         {
+            db.syncWal(); // opening wrote the recovered state's MANIFEST: that was the point
             return null;
         }
         catch (final RocksDBException ex)

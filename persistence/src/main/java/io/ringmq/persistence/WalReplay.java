@@ -76,8 +76,9 @@ final class WalReplay extends AbstractWalFilter
             writeOptions = wo;
             final Path scratchDir = walDir.resolve("scratch");
             adopt(logs, scratchDir, scratchOptions);
-            try (RocksDB scratch = RocksDB.open(scratchOptions, scratchDir.toString()))
+            try (RocksDB scratch = RocksDB.open(scratchOptions, scratchDir.toString())) // opening replays the logs
             {
+                scratch.syncWal();
                 if (failure != null)
                 {
                     throw failure;
