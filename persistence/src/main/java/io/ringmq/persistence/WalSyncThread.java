@@ -19,6 +19,7 @@ final class WalSyncThread implements Runnable
     private final RocksDB db;
     private final long intervalNs;
     private final AtomicLong writeCount;
+    private final long initialWriteCount;
     private final AtomicLong syncCount = new AtomicLong();
     private final AtomicLong syncFailureCount = new AtomicLong();
     private final Thread thread;
@@ -33,6 +34,7 @@ final class WalSyncThread implements Runnable
         this.db = db;
         this.intervalNs = TimeUnit.MILLISECONDS.toNanos(intervalMs);
         this.writeCount = writeCount;
+        this.initialWriteCount = writeCount.get();
         this.thread = new Thread(this, THREAD_NAME);
         thread.setDaemon(true);
     }
@@ -44,7 +46,7 @@ final class WalSyncThread implements Runnable
 
     public void run()
     {
-        long syncedWriteCount = writeCount.get();
+        long syncedWriteCount = initialWriteCount; // not read here: writes may come before this thread runs
         long deadlineNs = System.nanoTime() + intervalNs;
         while (running)
         {
