@@ -1,0 +1,145 @@
+package io.ringmq.persistence;
+
+import io.ringmq.pipeline.persistence.StoreException;
+import io.ringmq.pipeline.persistence.StoreWriter;
+import org.agrona.DirectBuffer;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.WriteBatch;
+import org.rocksdb.WriteOptions;
+
+import java.nio.ByteBuffer;
+
+/**
+ * One thread's {@link StoreWriter} on a reused {@link WriteBatch}. Keys and values are copied into one direct
+ * buffer each (grown when a record is larger, never shrunk) and handed to the batch's direct-buffer overloads, so
+ * the steady state allocates nothing per record.
+ */
+final class RocksDbWriter implements StoreWriter
+{
+    private static final int INITIAL_KEY_LENGTH = 256;
+    private static final int INITIAL_VALUE_LENGTH = 4096;
+
+    private final RocksDbStore store;
+    private final WriteOptions writeOptions;
+    private final WriteBatch batch = new WriteBatch();
+    private ByteBuffer keyBuffer = ByteBuffer.allocateDirect(INITIAL_KEY_LENGTH);
+    private ByteBuffer valueBuffer = ByteBuffer.allocateDirect(INITIAL_VALUE_LENGTH);
+
+    /**
+     * @param writeOptions the store's, shared: sync for the group commit in {@code sync}, no sync otherwise.
+     */
+    RocksDbWriter(final RocksDbStore store, final WriteOptions writeOptions)
+    {
+        this.store = store;
+        this.writeOptions = writeOptions;
+    }
+
+    public void put(final DirectBuffer key, final int keyOffset, final int keyLength, final DirectBuffer value,
+        final int valueOffset, final int valueLength)
+    {
+        store.checkOpen(); // a batch freed by the store's close must not be touched
+        final ByteBuffer k = fillKey(key, keyOffset, keyLength);
+        if (valueBuffer.capacity() < valueLength)
+        {
+            valueBuffer = ByteBuffer.allocateDirect(grow(valueBuffer.capacity(), valueLength));
+        }
+        value.getBytes(valueOffset, valueBuffer, 0, valueLength);
+        valueBuffer.limit(valueLength).position(0);
+        try
+        {
+            batch.put(k, valueBuffer);
+        }
+        catch (final RocksDBException ex)
+        {
+            throw store.failure("put into write batch", ex);
+        }
+    }
+
+    public void delete(final DirectBuffer key, final int keyOffset, final int keyLength)
+    {
+        store.checkOpen();
+        try
+        {
+            batch.delete(fillKey(key, keyOffset, keyLength));
+        }
+        catch (final RocksDBException ex)
+        {
+            throw store.failure("delete in write batch", ex);
+        }
+    }
+
+    public void deleteRange(final DirectBuffer from, final int fromOffset, final int fromLength,
+        final DirectBuffer to, final int toOffset, final int toLength)
+    {
+        store.checkOpen();
+        final byte[] f = new byte[fromLength]; // rare (a session's whole journal): arrays are fine here
+        final byte[] t = new byte[toLength];
+        from.getBytes(fromOffset, f);
+        to.getBytes(toOffset, t);
+        try
+        {
+            batch.deleteRange(f, t);
+        }
+        catch (final RocksDBException ex)
+        {
+            throw store.failure("delete range in write batch", ex);
+        }
+    }
+
+    public void commit()
+    {
+        store.checkOpen();
+        if (batch.count() == 0)
+        {
+            return;
+        }
+        try
+        {
+            store.write(writeOptions, batch);
+        }
+        catch (final StoreException ex)
+        {
+            if (!store.isClosed())
+            {
+                batch.clear(); // a failed batch is not retried: the stage marks its slots failed
+            }
+            throw ex;
+        }
+        batch.clear();
+    }
+
+    public boolean isEmpty()
+    {
+        store.checkOpen();
+        return batch.count() == 0;
+    }
+
+    /**
+     * Frees the native batch; called by the store's close.
+     */
+    void free()
+    {
+        batch.close();
+    }
+
+    private ByteBuffer fillKey(final DirectBuffer key, final int keyOffset, final int keyLength)
+    {
+        if (keyBuffer.capacity() < keyLength)
+        {
+            keyBuffer = ByteBuffer.allocateDirect(grow(keyBuffer.capacity(), keyLength));
+        }
+        key.getBytes(keyOffset, keyBuffer, 0, keyLength);
+        keyBuffer.limit(keyLength).position(0);
+        return keyBuffer;
+    }
+
+    private static int grow(final int capacity, final int needed)
+    {
+        int length = capacity;
+        while (length < needed)
+        {
+            length = length > (Integer.MAX_VALUE >> 1) ? Integer.MAX_VALUE : length << 1;
+        }
+        return length;
+    }
+}
