@@ -252,6 +252,11 @@ final class PersistenceRecovery implements RecordVisitor
         {
             return false;
         }
+        if (expirySeconds == 0)
+        {
+            sessionRead = false; // resumed with expiry 0, it ended with its connection (the broker's stop): deleted
+            return false;
+        }
         sessionId = routing.restoreSession(clientId, version, expirySeconds, will, willDelaySeconds, disconnectedAtMs,
             willPending, nowMs);
         if (sessionId == IngressEvent.NONE)

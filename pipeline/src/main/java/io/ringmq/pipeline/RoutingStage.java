@@ -473,9 +473,10 @@ public final class RoutingStage implements Stage
             return;
         }
         event.sessionId = session.id();
-        if (event.sessionExpiryInterval >= 0)
+        if (event.sessionExpiryInterval >= 0 && session.isPersistent())
         {
-            session.expirySeconds(context.sessionExpiryFor(event.sessionExpiryInterval)); // [MQTT-3.14.2-2]
+            // never from 0: a protocol error the edge refuses, and a clean session has nothing kept [MQTT-3.14.2-2]
+            session.expirySeconds(context.sessionExpiryFor(event.sessionExpiryInterval));
         }
         final Message will = session.will();
         if (!publishWill || null == will)
@@ -728,6 +729,24 @@ public final class RoutingStage implements Stage
     {
         sessions.releaseOwner();
         onBatchEnd(); // the gauges show what was restored
+    }
+
+    /**
+     * @return the number of persistent sessions known (walks the registry: for tests and diagnostics).
+     */
+    public int persistentSessionCount()
+    {
+        int count = 0;
+        for (int id = 0, seen = 0; seen < sessions.size(); id++)
+        {
+            final RoutingSession session = sessions.get(id);
+            if (null != session)
+            {
+                seen++;
+                count += session.isPersistent() ? 1 : 0;
+            }
+        }
+        return count;
     }
 
     /**

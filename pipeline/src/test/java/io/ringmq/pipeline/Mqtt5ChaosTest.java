@@ -43,11 +43,23 @@ class Mqtt5ChaosTest
     {
         for (long seed = Long.getLong("chaos.from", 1); seed <= Long.getLong("chaos.to", 50); seed++)
         {
-            run(seed);
+            run(seed, null);
         }
     }
 
-    private static void run(final long seed)
+    @Test
+    @Timeout(120)
+    @DisplayName("the same chaos on a store, with restarts: recovery never loses a record or throws, and the store "
+        + "holds exactly the sessions routing holds")
+    void chaosWithRestarts()
+    {
+        for (long seed = Long.getLong("chaos.from", 1); seed <= Long.getLong("chaos.to", 50); seed++)
+        {
+            run(seed, io.ringmq.pipeline.persistence.MemoryStore.retaining());
+        }
+    }
+
+    private static void run(final long seed, final io.ringmq.pipeline.persistence.MemoryStore store)
     {
         final SplittableRandom random = new SplittableRandom(seed);
         final BrokerContext context = new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2)
@@ -56,8 +68,9 @@ class Mqtt5ChaosTest
             .maxSessions(random.nextBoolean() ? 6 : 1_000)
             .maxSubscriptionsPerClient(1 + random.nextInt(4))
             .sharedSubscriptionStrategy(BrokerContext.SHARED_STRATEGIES.get(random.nextInt(6)));
-        final PipelineHarness harness = new PipelineHarness(context,
-            new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null));
+        final Authenticator authenticator = new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null);
+        PipelineHarness harness = null == store ? new PipelineHarness(context, authenticator) :
+            new PipelineHarness(context, authenticator, store);
         final long[] connection = new long[CLIENTS]; // the live connection id of each client, 0 when none
         final int[] agent = new int[CLIENTS];
         final boolean[] clean = new boolean[CLIENTS];
@@ -68,6 +81,14 @@ class Mqtt5ChaosTest
         {
             final int client = random.nextInt(CLIENTS);
             final int op = random.nextInt(10);
+            if (null != store && random.nextInt(200) == 0)
+            {
+                assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).as("seed " + seed).isZero();
+                harness = new PipelineHarness(context, authenticator, store); // a crash: every connection is gone
+                assertThat(harness.pipeline.recovered()).as("seed " + seed).endsWith("nothing lost");
+                java.util.Arrays.fill(connection, 0);
+                continue;
+            }
             if (connection[client] == 0 || op == 0)
             {
                 connection[client] = nextConnection++; // a new connection: a takeover when one is live
@@ -112,6 +133,20 @@ class Mqtt5ChaosTest
         assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).as("seed " + seed).isZero();
         assertThat(harness.pipeline.routing().sessionCount()).as("seed " + seed + ": only sessions that expire later")
             .isLessThanOrEqualTo(Math.min(context.maxSessions(), CLIENTS + assigned));
+        if (null != store)
+        {
+            final int[] stored = new int[1];
+            store.scan((key, keyLength, value, valueLength) ->
+            {
+                if (key.getByte(0) == io.ringmq.pipeline.persistence.Records.SESSIONS &&
+                    io.ringmq.pipeline.persistence.Records.kindOf(key) == io.ringmq.pipeline.persistence.Records.SESSION)
+                {
+                    stored[0]++;
+                }
+            });
+            assertThat(stored[0]).as("seed " + seed + ": stored sessions").isEqualTo(
+                harness.pipeline.routing().persistentSessionCount());
+        }
     }
 
     /**

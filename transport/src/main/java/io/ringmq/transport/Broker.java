@@ -5,6 +5,11 @@ import io.ringmq.pipeline.Pipeline;
 import io.ringmq.pipeline.StageAgent;
 import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.auth.PasswordFile;
+import io.ringmq.pipeline.persistence.DurableStore;
+import io.ringmq.pipeline.persistence.MemoryStore;
+import io.ringmq.pipeline.persistence.StoreException;
+import io.ringmq.persistence.RocksDbSettings;
+import io.ringmq.persistence.RocksDbStore;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.status.CountersFile;
 import io.ringmq.pipeline.status.ErrorLog;
@@ -54,6 +59,7 @@ public final class Broker implements AutoCloseable
     private final CountersFile countersFile;
     private final BrokerCounters counters;
     private final ServerSocketChannel server;
+    private final DurableStore store;
     private final List<AgentRunner> runners = new ArrayList<>();
     private final Pipeline pipeline;
     private final ErrorLog errors;
@@ -69,7 +75,16 @@ public final class Broker implements AutoCloseable
     {
         this.context = context.conclude();
         final Authenticator authenticator = authenticator(context);
-        server = bind(context);
+        store = openStore(context); // first: a data directory in use refuses the start before the port is taken
+        try
+        {
+            server = bind(context);
+        }
+        catch (final IOException ex)
+        {
+            store.close();
+            throw ex;
+        }
         port = ((InetSocketAddress)server.getLocalAddress()).getPort();
         try
         {
@@ -77,7 +92,7 @@ public final class Broker implements AutoCloseable
         }
         catch (final IOException ex)
         {
-            CloseHelper.quietClose(server);
+            CloseHelper.quietCloseAll(server, store);
             throw new IOException("cannot create a counters file in " + context.countersDir() + ": " + ex, ex);
         }
         counters = new BrokerCounters(countersFile);
@@ -95,7 +110,11 @@ public final class Broker implements AutoCloseable
             {
                 agents[agentIndex].revoke(connectionId);
                 agentWake(agentIndex);
-            }, counters, errors);
+            }, counters, errors, store);
+            if (null != pipeline.recovered())
+            {
+                LOG.log(System.Logger.Level.INFO, pipeline.recovered());
+            }
             final AtomicInteger connectionCount = new AtomicInteger();
             for (int i = 0; i < ioCount; i++)
             {
@@ -123,7 +142,11 @@ public final class Broker implements AutoCloseable
                     closeUnstarted(agent);
                 }
             }
-            CloseHelper.quietCloseAll(server, countersFile); // the metrics endpoint starts last: none to close here
+            CloseHelper.quietCloseAll(server, countersFile, store); // the metrics endpoint starts last: none here
+            if (ex instanceof StoreException)
+            {
+                throw new IOException(ex.getMessage(), ex); // recovery refused (--strict-recovery): a failed start
+            }
             throw ex;
         }
         LOG.log(System.Logger.Level.INFO, "ringmq listening on " + context.bindAddress() + ":" + port + " (" +
@@ -156,6 +179,42 @@ public final class Broker implements AutoCloseable
             }
         }
         return new Authenticator(context.anonymous(), context.user(), context.password(), passwordFile);
+    }
+
+    /**
+     * Opens the store {@code --persistence} asks for: RocksDB under {@code --data-dir}, or nothing kept.
+     *
+     * @throws IOException when it cannot be opened (in use by another broker, not a directory, damaged under
+     *                     {@code --strict-recovery}), with a one-line reason.
+     */
+    private static DurableStore openStore(final BrokerContext context) throws IOException
+    {
+        if (!context.persistent())
+        {
+            return MemoryStore.none();
+        }
+        try
+        {
+            return RocksDbStore.open(RocksDbSettings.defaults(context.dataDir())
+                .withDurability(context.durability())
+                .withFsyncIntervalMs(context.fsyncIntervalMs())
+                .withBlockCacheLength(context.persistenceCacheBytes())
+                .withWriteBufferLength(context.persistenceWriteBufferBytes())
+                .withStrict(context.strictRecovery()));
+        }
+        catch (final StoreException ex)
+        {
+            throw new IOException(ex.getMessage(), ex);
+        }
+    }
+
+    /**
+     * @return the line recovery printed at start (what it restored, in how long, what was lost), or null without
+     * persistence.
+     */
+    public String recovered()
+    {
+        return pipeline.recovered();
     }
 
     private static ServerSocketChannel bind(final BrokerContext context) throws IOException
@@ -249,13 +308,25 @@ public final class Broker implements AutoCloseable
                 final Wakeable authWake = wakeable(authIdle);
                 final Wakeable routeWake = wakeable(routeIdle);
                 auth.afterWork(routeWake::wake);
-                route.afterWork(() ->
+                final Runnable wakeShards = () ->
                 {
                     for (final Wakeable shardWake : shardWakes)
                     {
                         shardWake.wake();
                     }
-                });
+                };
+                final StageAgent persist = pipeline.persistenceAgent(); // its own thread: an fsync holds up no one
+                final IdleStrategy persistIdle = null == persist ? null : stageIdle(wake, persist);
+                if (null != persist)
+                {
+                    final Wakeable persistWake = wakeable(persistIdle);
+                    route.afterWork(persistWake::wake);
+                    persist.afterWork(wakeShards);
+                }
+                else
+                {
+                    route.afterWork(wakeShards);
+                }
                 for (final StageAgent shard : shards)
                 {
                     shard.afterWork(authWake::wake); // the release stage runs on the auth thread
@@ -263,6 +334,10 @@ public final class Broker implements AutoCloseable
                 startIoAgents(agents, agentWakes, agentIdle, authWake, pinning);
                 run(pinning.pin("auth", 0, auth), authIdle);
                 run(pinning.pin("route", 0, route), routeIdle);
+                if (null != persist)
+                {
+                    run(pinning.pin("persist", 0, persist), persistIdle);
+                }
                 for (int i = 0; i < shards.length; i++)
                 {
                     run(pinning.pin("deliver", i, shards[i]), shardIdle[i]);
@@ -452,6 +527,7 @@ public final class Broker implements AutoCloseable
         CloseHelper.quietClose(server); // stop accepting
         CloseHelper.quietCloseAll(runners); // then every agent: connections flushed and closed, no wills
         CloseHelper.quietClose(invoker);
+        CloseHelper.quietClose(store); // after every stage thread: what they committed is synced, then closed
         CloseHelper.quietClose(countersFile);
         LOG.log(System.Logger.Level.INFO, "ringmq stopped; counters:\n" + counters.describe(false));
     }

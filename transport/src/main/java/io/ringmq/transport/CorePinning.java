@@ -32,10 +32,10 @@ final class CorePinning
                 throw new IllegalArgumentException("--pin: expected role=cores, got '" + part + "'");
             }
             final String role = keyValue[0].strip();
-            if (!List.of("io", "auth", "route", "deliver", "pipeline").contains(role))
+            if (!List.of("io", "auth", "route", "persist", "deliver", "pipeline").contains(role))
             {
                 throw new IllegalArgumentException("--pin: unknown role '" + role +
-                    "' (io, auth, route, deliver, pipeline)");
+                    "' (io, auth, route, persist, deliver, pipeline)");
             }
             cores.computeIfAbsent(role, r -> new ArrayList<>()).addAll(parseCores(keyValue[1].strip()));
         }

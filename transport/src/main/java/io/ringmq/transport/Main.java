@@ -214,6 +214,39 @@ public final class Main implements Callable<Integer>
             + "is a protocol error, DISCONNECT 0x93 (default: ${DEFAULT-VALUE}).")
     int receiveMaximum = 1_024;
 
+    @Option(names = "--persistence", paramLabel = "KIND",
+        description = "rocksdb: persistent sessions, their QoS 1/2 messages and retained messages survive a restart "
+            + "or a crash, under --data-dir; memory: nothing is kept (Mosquitto's 'persistence true|false' works "
+            + "too) (default: ${DEFAULT-VALUE}).")
+    String persistence = "rocksdb";
+
+    @Option(names = {"--data-dir", "--persistence_location"}, paramLabel = "DIR",
+        description = "Where the store lives; one broker per directory (default: ${DEFAULT-VALUE}).")
+    Path dataDir = Path.of("data");
+
+    @Option(names = "--durability", paramLabel = "MODE",
+        description = "sync: fsync every group commit (nothing acknowledged is lost, even by a power cut); "
+            + "periodic: fsync every --fsync-interval (a power cut loses at most that window); none: the OS "
+            + "writes back when it will. In every mode a crash of the broker process loses nothing acknowledged "
+            + "(default: ${DEFAULT-VALUE}).")
+    String durability = "periodic";
+
+    @Option(names = "--fsync-interval", paramLabel = "DURATION",
+        description = "How often --durability periodic fsyncs (default: ${DEFAULT-VALUE}).")
+    String fsyncInterval = "10ms";
+
+    @Option(names = "--strict-recovery",
+        description = "Refuse to start when the store is damaged, instead of starting with what could be recovered.")
+    boolean strictRecovery;
+
+    @Option(names = "--persistence-cache", paramLabel = "BYTES",
+        description = "The store's block cache (default: ${DEFAULT-VALUE}).")
+    long persistenceCache = DEFAULTS.persistenceCacheBytes();
+
+    @Option(names = "--persistence-write-buffers", paramLabel = "BYTES",
+        description = "The store's memtables, all together (default: ${DEFAULT-VALUE}).")
+    long persistenceWriteBuffers = DEFAULTS.persistenceWriteBufferBytes();
+
     @Option(names = "--shared-subscription-strategy", paramLabel = "NAME",
         description = "How a $share group picks its member: round-robin, random, sticky, hash-client, hash-topic, "
             + "least-loaded (default: ${DEFAULT-VALUE}).")
@@ -268,6 +301,10 @@ public final class Main implements Callable<Integer>
             System.out.flush();
             stopped.countDown();
         }, "ringmq-shutdown"));
+        if (null != broker.recovered())
+        {
+            System.out.println(broker.recovered());
+        }
         System.out.println("ringmq " + Version.VERSION + " listening on " + bind + ":" + broker.port());
         stopped.await();
         return 0;
@@ -342,7 +379,13 @@ public final class Main implements Callable<Integer>
             .maxKeepAliveSeconds(maxKeepAlive)
             .topicAliasMaximum(topicAliasMaximum)
             .receiveMaximum(receiveMaximum)
-            .sharedSubscriptionStrategy(sharedSubscriptionStrategy);
+            .sharedSubscriptionStrategy(sharedSubscriptionStrategy)
+            .persistent(parsePersistence(persistence))
+            .dataDir(dataDir)
+            .durability(parseEnum(io.ringmq.pipeline.persistence.Durability.class, durability, "--durability"),
+                parseLongDurationMs(fsyncInterval))
+            .strictRecovery(strictRecovery)
+            .persistenceMemory(persistenceCache, persistenceWriteBuffers);
         if (null != threading)
         {
             context.threading(parseEnum(BrokerContext.Threading.class, threading, "--threading"));
@@ -360,6 +403,25 @@ public final class Main implements Callable<Integer>
             throw new IllegalArgumentException("--idle-strategy must be wake, busy-spin, yield or backoff");
         }
         return context;
+    }
+
+    /**
+     * @return true for rocksdb (or Mosquitto's {@code persistence true}), false for memory (or {@code false}).
+     */
+    static boolean parsePersistence(final String text)
+    {
+        switch (text.strip().toLowerCase(Locale.ROOT))
+        {
+            case "rocksdb":
+            case "true":
+                return true;
+            case "memory":
+            case "false":
+                return false;
+            default:
+                throw new IllegalArgumentException("--persistence must be rocksdb or memory (or true/false): '" +
+                    text + "'");
+        }
     }
 
     static int parseDurationMs(final String text)

@@ -20,9 +20,10 @@ import java.util.function.Consumer;
  * the defaults, the parsing and the checks are the command line's ({@link Main}, {@link BrokerContext#conclude()})
  * and never repeated here. Options given later win over earlier ones.
  * <p>
- * Defaults differ from the command line's only where a test needs them to: listen on 127.0.0.1 on a free port, and
- * keep the counters file in a fresh temporary directory that {@link RingMq#close()} removes. Anonymous clients are
- * accepted from loopback only, as the command line does.
+ * Defaults differ from the command line's only where a test needs them to: listen on 127.0.0.1 on a free port,
+ * keep the counters file in a fresh temporary directory that {@link RingMq#close()} removes, and keep nothing on
+ * disk ({@code --persistence memory}; {@code .option("persistence", "rocksdb").option("data-dir", dir)} keeps it).
+ * Anonymous clients are accepted from loopback only, as the command line does.
  * <pre>{@code
  * try (RingMq broker = RingMq.builder().user("u", "p").option("max-inflight", "64").start())
  * {
@@ -33,7 +34,7 @@ import java.util.function.Consumer;
  */
 public final class RingMqBuilder
 {
-    private static final String[] EMBEDDED_DEFAULTS = {"--bind=127.0.0.1", "--port=0"};
+    private static final String[] EMBEDDED_DEFAULTS = {"--bind=127.0.0.1", "--port=0", "--persistence=memory"};
 
     private final List<String> args = new ArrayList<>();
     private final List<Consumer<BrokerContext>> customisers = new ArrayList<>();

@@ -93,11 +93,12 @@ class MainTest
     @Test
     @org.junit.jupiter.api.Timeout(60)
     @DisplayName("SIGTERM stops the broker cleanly and prints its counters")
-    void sigtermStopsCleanly() throws Exception
+    void sigtermStopsCleanly(@TempDir final Path directory) throws Exception
     {
         final String javaBinary = ProcessHandle.current().info().command().orElse("java");
         final Process process = new ProcessBuilder(javaBinary, "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-            "-cp", System.getProperty("java.class.path"), Main.class.getName(), "--bind", "127.0.0.1", "--port", "0")
+            "-cp", System.getProperty("java.class.path"), Main.class.getName(), "--bind", "127.0.0.1", "--port", "0",
+            "--data-dir", directory.resolve("data").toString())
             .redirectErrorStream(true).start();
         try
         {
