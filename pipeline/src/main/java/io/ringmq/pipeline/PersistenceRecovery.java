@@ -42,6 +42,8 @@ final class PersistenceRecovery implements RecordVisitor
     private final LongArrayList orphans = new LongArrayList();
     private final RecoveryReport decodeLosses = new RecoveryReport();
     private long epoch;
+    /** When the broker last stopped cleanly, or 0: it crashed (or never ran). */
+    private long stoppedAtMs;
 
     // the session being read
     private long sessionKey = -1;
@@ -111,10 +113,11 @@ final class PersistenceRecovery implements RecordVisitor
         epoch++;
         key.putLong(16, epoch);
         writer.put(key, 0, Records.epochKey(key), key, 16, 8);
+        writer.delete(key, 0, Records.stopKey(key)); // a crash from here on is not a clean stop
         writer.commit();
         persistence.epoch(epoch);
         final long tookMs = (System.nanoTime() - startNs) / 1_000_000;
-        return "ringmq recovered " + sessionCount + " session(s), " + subscriptionCount + " subscription(s), " +
+        return "ringmq recovered " + (stoppedAtMs != 0 ? "" : "(after a crash) ") + sessionCount + " session(s), " + subscriptionCount + " subscription(s), " +
             queuedCount + " queued and " + inflightCount + " in-flight message(s), " + awaitingCount +
             " QoS 2 PUBLISH(es) awaiting PUBREL, " + retainedCount + " retained message(s) in " + tookMs +
             " ms from " + store.describe() + "; " + report;
@@ -130,6 +133,10 @@ final class PersistenceRecovery implements RecordVisitor
                     if (keyLength == 2 && key.getByte(1) == 'e')
                     {
                         epoch = value.getLong(0);
+                    }
+                    else if (keyLength == 2 && key.getByte(1) == 's')
+                    {
+                        stoppedAtMs = value.getLong(0); // sorts first: known before any session is read
                     }
                     break;
                 case Records.SESSIONS:
@@ -256,6 +263,11 @@ final class PersistenceRecovery implements RecordVisitor
         {
             sessionRead = false; // resumed with expiry 0, it ended with its connection (the broker's stop): deleted
             return false;
+        }
+        if (disconnectedAtMs == 0 && stoppedAtMs != 0)
+        {
+            disconnectedAtMs = stoppedAtMs; // connected at a clean stop: its client went away then, with no will
+            willPending = false;
         }
         sessionId = routing.restoreSession(clientId, version, expirySeconds, will, willDelaySeconds, disconnectedAtMs,
             willPending, nowMs);

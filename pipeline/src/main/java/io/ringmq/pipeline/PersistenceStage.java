@@ -14,7 +14,6 @@ import io.ringmq.protocol.TopicFilterList;
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.ExpandableDirectByteBuffer;
-import org.agrona.collections.Int2ObjectHashMap;
 
 /**
  * The persistence stage, between routing and the delivery shards: what must outlive a connection goes into the
@@ -53,7 +52,8 @@ final class PersistenceStage implements Stage
     private final DurableStore store;
     private final StoreWriter writer;
     private final RouteOutput route = new RouteOutput();
-    private final Int2ObjectHashMap<Known> sessions = new Int2ObjectHashMap<>();
+    /** Persistent sessions by session id (an array: every QoS 1/2 fan-out target is looked up here). */
+    private Known[] sessions = new Known[1024];
     private final ConnectFlyweight connect = new ConnectFlyweight();
     private final SubscribeFlyweight subscribe = new SubscribeFlyweight();
     private final AckFlyweight ack = new AckFlyweight();
@@ -99,7 +99,31 @@ final class PersistenceStage implements Stage
         known.expirySeconds = expirySeconds;
         known.hasWill = hasWill;
         known.willDelaySeconds = willDelaySeconds;
-        sessions.put(sessionId, known);
+        put(sessionId, known);
+    }
+
+    private Known get(final int sessionId)
+    {
+        return sessionId >= 0 && sessionId < sessions.length ? sessions[sessionId] : null;
+    }
+
+    private void put(final int sessionId, final Known known)
+    {
+        if (sessionId >= sessions.length)
+        {
+            sessions = java.util.Arrays.copyOf(sessions, Math.max(sessions.length * 2, sessionId + 1));
+        }
+        sessions[sessionId] = known;
+    }
+
+    private Known remove(final int sessionId)
+    {
+        final Known known = get(sessionId);
+        if (null != known)
+        {
+            sessions[sessionId] = null;
+        }
+        return known;
     }
 
     public boolean onEvent(final IngressEvent event)
@@ -117,7 +141,7 @@ final class PersistenceStage implements Stage
         }
         if (event.routed && event.connectionId != IngressEvent.SYSTEM_CONNECTION)
         {
-            if (event.targetCount > 0)
+            if (event.targetCount > 0 && event.qos > 0) // a target's QoS is at most the message's
             {
                 messageTargets(event);
             }
@@ -150,7 +174,7 @@ final class PersistenceStage implements Stage
     {
         for (int i = 0; i < event.discardedCount; i++)
         {
-            final Known gone = sessions.remove(route.discarded(i));
+            final Known gone = remove(route.discarded(i));
             if (null != gone)
             {
                 Records.sessionRange(key, gone.key);
@@ -209,7 +233,7 @@ final class PersistenceStage implements Stage
                 onConnect(event);
                 break;
             case PacketType.PUBLISH:
-                final Known publisher = sessions.get(event.sessionId);
+                final Known publisher = get(event.sessionId);
                 if (event.qos == 2 && event.routed && null != publisher)
                 {
                     // its PUBREC leaves after this is kept: a resend after a restart is not routed twice
@@ -217,7 +241,7 @@ final class PersistenceStage implements Stage
                 }
                 break;
             case PacketType.PUBREL:
-                final Known session = sessions.get(event.sessionId);
+                final Known session = get(event.sessionId);
                 if (null != session && ack.wrap(event.packet, 0, event.packetLength, event.version) > 0)
                 {
                     writer.delete(key, 0, Records.packetIdKey(key, session.key, ack.packetId()));
@@ -225,7 +249,7 @@ final class PersistenceStage implements Stage
                 break;
             case PacketType.SUBSCRIBE:
             case PacketType.UNSUBSCRIBE:
-                final Known subscriber = sessions.get(event.sessionId);
+                final Known subscriber = get(event.sessionId);
                 if (null != subscriber && subscribe.wrap(event.packet, 0, event.packetLength, event.version) > 0)
                 {
                     subscriptions(event, subscriber);
@@ -243,16 +267,16 @@ final class PersistenceStage implements Stage
             return;
         }
         final long expirySeconds = context.sessionExpiryFor(connect);
-        Known known = event.sessionNew ? null : sessions.get(event.sessionId);
+        Known known = event.sessionNew ? null : get(event.sessionId);
         if (null == known)
         {
             if (expirySeconds == 0)
             {
-                sessions.remove(event.sessionId);
+                remove(event.sessionId);
                 return; // a clean session: nothing of it is kept
             }
             known = new Known(epoch << 32 | (++nextSession & 0xFFFF_FFFFL));
-            sessions.put(event.sessionId, known);
+            put(event.sessionId, known);
         }
         known.expirySeconds = expirySeconds;
         known.hasWill = connect.hasWill();
@@ -269,7 +293,7 @@ final class PersistenceStage implements Stage
 
     private void onConnectionEnd(final IngressEvent event)
     {
-        final Known known = event.sessionId == IngressEvent.NONE ? null : sessions.get(event.sessionId);
+        final Known known = event.sessionId == IngressEvent.NONE ? null : get(event.sessionId);
         if (null == known)
         {
             return;
@@ -326,7 +350,7 @@ final class PersistenceStage implements Stage
         for (int i = 0; i < event.targetCount; i++)
         {
             final int qos = route.targetQos(i);
-            final Known session = qos == 0 ? null : sessions.get(route.targetSession(i));
+            final Known session = qos == 0 ? null : get(route.targetSession(i));
             if (null == session)
             {
                 continue;

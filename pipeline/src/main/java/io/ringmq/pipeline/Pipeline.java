@@ -54,6 +54,7 @@ public final class Pipeline
     private final StageAgent.Step route;
     private final StageAgent.Step persist;
     private final String recovered;
+    private final DurableStore store;
     private final StageAgent.Step[] shards;
     private final StageAgent.Step release;
 
@@ -84,6 +85,7 @@ public final class Pipeline
         final ConnectionControl control, final BrokerCounters counters, final ErrorLog errors,
         final DurableStore store)
     {
+        this.store = store;
         context.conclude(); // derived sizes (the message logs') are settled there; a second call changes nothing
         this.errors = errors;
         this.batchLimit = context.stageBatchLimit();
@@ -159,6 +161,22 @@ public final class Pipeline
             shards[i].latency(sinkForStage.apply("deliver-" + i));
         }
         release.latency(sinkForStage.apply("release"));
+    }
+
+    /**
+     * A clean stop, once every stage thread has stopped: the store records when, so the next start knows the
+     * sessions connected now went away normally (no wills) and counts their expiry from now.
+     */
+    public void stopped()
+    {
+        if (store.isDurable())
+        {
+            final io.ringmq.pipeline.persistence.StoreWriter writer = store.writer(true);
+            final org.agrona.concurrent.UnsafeBuffer key = new org.agrona.concurrent.UnsafeBuffer(new byte[16]);
+            key.putLong(8, System.currentTimeMillis());
+            writer.put(key, 0, io.ringmq.pipeline.persistence.Records.stopKey(key), key, 8, 8);
+            writer.commit();
+        }
     }
 
     /**

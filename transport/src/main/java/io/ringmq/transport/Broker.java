@@ -527,7 +527,15 @@ public final class Broker implements AutoCloseable
         CloseHelper.quietClose(server); // stop accepting
         CloseHelper.quietCloseAll(runners); // then every agent: connections flushed and closed, no wills
         CloseHelper.quietClose(invoker);
-        CloseHelper.quietClose(store); // after every stage thread: what they committed is synced, then closed
+        try
+        {
+            pipeline.stopped(); // after every stage thread: the next start knows this stop was clean
+        }
+        catch (final RuntimeException ex)
+        {
+            LOG.log(System.Logger.Level.WARNING, "could not record the clean stop in the store: " + ex.getMessage());
+        }
+        CloseHelper.quietClose(store); // what the stages committed is synced, then closed
         CloseHelper.quietClose(countersFile);
         LOG.log(System.Logger.Level.INFO, "ringmq stopped; counters:\n" + counters.describe(false));
     }

@@ -16,6 +16,9 @@ import java.nio.charset.StandardCharsets;
  * <pre>
  *   key                                              value
  *   00 'e'                                           epoch long: one more at every start
+ *   00 's'                                           a clean stop: when, long (deleted at start, so only the
+ *                                                    last stop counts: sessions connected then were disconnected
+ *                                                    then, normally, and publish no will)
  *   01 session-key(8) 01                             session: version byte | client id length int | client id |
  *                                                    will byte (0 none, 1 one) | will qos byte | will retain byte |
  *                                                    will delay int | will expiry long | will message (see below)
@@ -64,6 +67,16 @@ public final class Records
     {
         key.putByte(0, META);
         key.putByte(1, (byte)'e');
+        return 2;
+    }
+
+    /**
+     * @return the clean-stop record's key.
+     */
+    public static int stopKey(final MutableDirectBuffer key)
+    {
+        key.putByte(0, META);
+        key.putByte(1, (byte)'s');
         return 2;
     }
 
