@@ -6,7 +6,6 @@ import io.ringmq.pipeline.persistence.StoreWriter;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.AckFlyweight;
 import io.ringmq.protocol.ConnectFlyweight;
-import io.ringmq.protocol.MessageProperties;
 import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.ReasonCode;
 import io.ringmq.protocol.SubscribeFlyweight;
@@ -61,11 +60,10 @@ final class PersistenceStage implements Stage
     private final ExpandableDirectByteBuffer value = new ExpandableDirectByteBuffer(1024);
     private final ExpandableArrayBuffer scratch = new ExpandableArrayBuffer(256);
     private final IngressEvent[] batch;
+    private final PersistedMessages messages;
     private long epoch;
     private final ExpandableArrayBuffer willScratch = new ExpandableArrayBuffer(64);
     private int batchSize;
-    /** Where {@link #messageValue} put the message in {@link #value}. */
-    private int messageAt;
     private int nextSession;
     private int nextMessage;
     private long stallsSeen;
@@ -79,6 +77,7 @@ final class PersistenceStage implements Stage
         this.store = store;
         this.writer = store.writer(true);
         this.batch = new IngressEvent[context.stageBatchLimit()];
+        this.messages = new PersistedMessages(writer);
     }
 
     /**
@@ -100,6 +99,15 @@ final class PersistenceStage implements Stage
         known.hasWill = hasWill;
         known.willDelaySeconds = willDelaySeconds;
         put(sessionId, known);
+    }
+
+    /**
+     * @return the stored key of a persistent session, or 0.
+     */
+    private long keyOf(final int sessionId)
+    {
+        final Known known = get(sessionId);
+        return null == known ? 0 : known.key;
     }
 
     private Known get(final int sessionId)
@@ -143,11 +151,13 @@ final class PersistenceStage implements Stage
         {
             if (event.targetCount > 0 && event.qos > 0) // a target's QoS is at most the message's
             {
-                messageTargets(event);
+                event.messageNumber = messages.forTargets(event, route, this::keyOf, epoch << 32 |
+                    ((nextMessage + 1) & 0xFFFF_FFFFL));
+                nextMessage += event.messageNumber != 0 ? 1 : 0;
             }
             if (event.retain)
             {
-                retained(event);
+                messages.retained(event, route);
             }
         }
         discarded(event); // last: this event may have written for a session it ends
@@ -338,133 +348,6 @@ final class PersistenceStage implements Stage
         final int at = Records.sessionKey(key, sessionKey, Records.SUBSCRIPTION);
         key.putBytes(at, filter, offset, length);
         return at + length;
-    }
-
-    /**
-     * A QoS 1 or 2 message for persistent sessions: one record per such target, in the order routed.
-     */
-    private void messageTargets(final IngressEvent event)
-    {
-        long number = 0;
-        int valueLength = 0;
-        for (int i = 0; i < event.targetCount; i++)
-        {
-            final int qos = route.targetQos(i);
-            final Known session = qos == 0 ? null : get(route.targetSession(i));
-            if (null == session)
-            {
-                continue;
-            }
-            if (number == 0)
-            {
-                number = epoch << 32 | (++nextMessage & 0xFFFF_FFFFL);
-                valueLength = messageValue(event);
-            }
-            final int idsCount = route.targetSubscriptionIdCount(i);
-            value.putByte(0, (byte)qos);
-            value.putByte(1, (byte)(event.retain && route.targetRetainAsPublished(i) ? 1 : 0));
-            value.putInt(11, idsCount);
-            placeMessage(i, idsCount, valueLength);
-            writer.put(key, 0, Records.messageKey(key, session.key, Records.QUEUED, number), value, 0,
-                15 + idsCount * 4 + valueLength);
-        }
-        event.messageNumber = number;
-    }
-
-    /**
-     * Writes the message itself after a gap for the largest identifier list it will carry.
-     *
-     * @return the message's length.
-     */
-    private int messageValue(final IngressEvent event)
-    {
-        final int at = 15 + maxIds(event) * 4;
-        final int end;
-        if (event.messageOffset != IngressEvent.NONE)
-        {
-            final int m = event.messageOffset;
-            final DirectBuffer b = route.buffer();
-            value.checkLimit(at + Records.MESSAGE_HEADER_LENGTH + route.topicLengthAt(m) +
-                route.propertiesLengthAt(m) + route.payloadLengthAt(m));
-            value.putByte(2, (byte)route.qosAt(m));
-            value.putLong(3, route.expiresAtMsAt(m));
-            end = Records.putMessage(value, at, b, route.topicOffsetAt(m), route.topicLengthAt(m), b,
-                route.propertiesOffsetAt(m), route.propertiesLengthAt(m), b, route.payloadOffsetAt(m),
-                route.payloadLengthAt(m));
-        }
-        else
-        {
-            value.checkLimit(at + Records.MESSAGE_HEADER_LENGTH + event.topicLength + event.propertiesLength +
-                event.payloadLength);
-            final long expiry = event.propertiesLength == 0 ? -1 :
-                MessageProperties.messageExpiry(event.packet, event.propertiesOffset, event.propertiesLength);
-            value.putByte(2, (byte)event.qos);
-            value.putLong(3, expiry < 0 ? Message.NEVER : System.currentTimeMillis() + expiry * 1000);
-            end = Records.putMessage(value, at, event.packet, event.topicOffset, event.topicLength, event.packet,
-                event.propertiesOffset, event.propertiesLength, event.packet, event.payloadOffset,
-                event.payloadLength);
-        }
-        messageAt = at;
-        return end - at;
-    }
-
-    private int maxIds(final IngressEvent event)
-    {
-        int max = 0;
-        for (int i = 0; i < event.targetCount; i++)
-        {
-            max = Math.max(max, route.targetSubscriptionIdCount(i));
-        }
-        return max;
-    }
-
-    /**
-     * Puts target {@code i}'s identifiers just before the message, moving the message so that it follows them (the
-     * gap left is for the longest list of the event).
-     */
-    private void placeMessage(final int i, final int idsCount, final int messageLength)
-    {
-        final int at = 15 + idsCount * 4;
-        if (at != messageAt)
-        {
-            value.putBytes(at, value, messageAt, messageLength);
-            messageAt = at;
-        }
-        for (int n = 0; n < idsCount; n++)
-        {
-            value.putInt(15 + n * 4, route.targetSubscriptionId(i, n));
-        }
-    }
-
-    /**
-     * A retained PUBLISH or will: kept, replaced, or with an empty payload cleared [MQTT-3.3.1-10].
-     */
-    private void retained(final IngressEvent event)
-    {
-        final int keyLength;
-        final int payloadLength;
-        if (event.messageOffset != IngressEvent.NONE)
-        {
-            final int m = event.messageOffset;
-            keyLength = Records.retainedKey(key, route.buffer(), route.topicOffsetAt(m), route.topicLengthAt(m));
-            payloadLength = route.payloadLengthAt(m);
-        }
-        else
-        {
-            keyLength = Records.retainedKey(key, event.packet, event.topicOffset, event.topicLength);
-            payloadLength = event.payloadLength;
-        }
-        if (payloadLength == 0)
-        {
-            writer.delete(key, 0, keyLength);
-            return;
-        }
-        final int length = messageValue(event);
-        // the retained layout: qos byte | expires at long | message, right after them
-        value.putByte(0, value.getByte(2));
-        value.putLong(1, value.getLong(3));
-        value.putBytes(9, value, messageAt, length);
-        writer.put(key, 0, keyLength, value, 0, 9 + length);
     }
 
     public String name()

@@ -1,0 +1,163 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.pipeline.persistence.Records;
+import io.ringmq.pipeline.persistence.StoreWriter;
+import io.ringmq.protocol.MessageProperties;
+import org.agrona.DirectBuffer;
+import org.agrona.ExpandableDirectByteBuffer;
+
+/**
+ * The persistence stage's message records ({@link Records}): one per persistent target of a QoS 1 or 2 message, with
+ * that target's QoS, RETAIN as it will be delivered and subscription identifiers, and one per retained message. The
+ * message (a PUBLISH in the slot, or a will or re-dispatched message in the routing output) is laid out once per
+ * event and only the per-target head changes between records. Persistence stage only.
+ */
+final class PersistedMessages
+{
+    private final StoreWriter writer;
+    private final ExpandableDirectByteBuffer key = new ExpandableDirectByteBuffer(256);
+    private final ExpandableDirectByteBuffer value = new ExpandableDirectByteBuffer(1024);
+    private RouteOutput route;
+    /** Where {@link #messageValue} put the message in {@link #value}. */
+    private int messageAt;
+
+    PersistedMessages(final StoreWriter writer)
+    {
+        this.writer = writer;
+    }
+
+    /**
+     * A QoS 1 or 2 message for persistent sessions: one record per such target, in the order routed.
+     *
+     * @param keys   the stored key of a session id's persistent session, or 0.
+     * @param number the message's number, if it is stored for anyone.
+     * @return {@code number} when it was stored for a target, else 0.
+     */
+    long forTargets(final IngressEvent event, final RouteOutput route, final java.util.function.IntToLongFunction keys,
+        final long number)
+    {
+        this.route = route;
+        boolean stored = false;
+        int valueLength = 0;
+        for (int i = 0; i < event.targetCount; i++)
+        {
+            final int qos = route.targetQos(i);
+            final long sessionKey = qos == 0 ? 0 : keys.applyAsLong(route.targetSession(i));
+            if (sessionKey == 0)
+            {
+                continue;
+            }
+            if (!stored)
+            {
+                stored = true;
+                valueLength = messageValue(event);
+            }
+            final int idsCount = route.targetSubscriptionIdCount(i);
+            value.putByte(0, (byte)qos);
+            value.putByte(1, (byte)(event.retain && route.targetRetainAsPublished(i) ? 1 : 0));
+            value.putInt(11, idsCount);
+            placeMessage(i, idsCount, valueLength);
+            writer.put(key, 0, Records.messageKey(key, sessionKey, Records.QUEUED, number), value, 0,
+                15 + idsCount * 4 + valueLength);
+        }
+        return stored ? number : 0;
+    }
+
+    /**
+     * Writes the message itself after a gap for the largest identifier list it will carry.
+     *
+     * @return the message's length.
+     */
+    private int messageValue(final IngressEvent event)
+    {
+        final int at = 15 + maxIds(event) * 4;
+        final int end;
+        if (event.messageOffset != IngressEvent.NONE)
+        {
+            final int m = event.messageOffset;
+            final DirectBuffer b = route.buffer();
+            value.checkLimit(at + Records.MESSAGE_HEADER_LENGTH + route.topicLengthAt(m) +
+                route.propertiesLengthAt(m) + route.payloadLengthAt(m));
+            value.putByte(2, (byte)route.qosAt(m));
+            value.putLong(3, route.expiresAtMsAt(m));
+            end = Records.putMessage(value, at, b, route.topicOffsetAt(m), route.topicLengthAt(m), b,
+                route.propertiesOffsetAt(m), route.propertiesLengthAt(m), b, route.payloadOffsetAt(m),
+                route.payloadLengthAt(m));
+        }
+        else
+        {
+            value.checkLimit(at + Records.MESSAGE_HEADER_LENGTH + event.topicLength + event.propertiesLength +
+                event.payloadLength);
+            final long expiry = event.propertiesLength == 0 ? -1 :
+                MessageProperties.messageExpiry(event.packet, event.propertiesOffset, event.propertiesLength);
+            value.putByte(2, (byte)event.qos);
+            value.putLong(3, expiry < 0 ? Message.NEVER : System.currentTimeMillis() + expiry * 1000);
+            end = Records.putMessage(value, at, event.packet, event.topicOffset, event.topicLength, event.packet,
+                event.propertiesOffset, event.propertiesLength, event.packet, event.payloadOffset,
+                event.payloadLength);
+        }
+        messageAt = at;
+        return end - at;
+    }
+
+    private int maxIds(final IngressEvent event)
+    {
+        int max = 0;
+        for (int i = 0; i < event.targetCount; i++)
+        {
+            max = Math.max(max, route.targetSubscriptionIdCount(i));
+        }
+        return max;
+    }
+
+    /**
+     * Puts target {@code i}'s identifiers just before the message, moving the message so that it follows them (the
+     * gap left is for the longest list of the event).
+     */
+    private void placeMessage(final int i, final int idsCount, final int messageLength)
+    {
+        final int at = 15 + idsCount * 4;
+        if (at != messageAt)
+        {
+            value.putBytes(at, value, messageAt, messageLength);
+            messageAt = at;
+        }
+        for (int n = 0; n < idsCount; n++)
+        {
+            value.putInt(15 + n * 4, route.targetSubscriptionId(i, n));
+        }
+    }
+
+    /**
+     * A retained PUBLISH or will: kept, replaced, or with an empty payload cleared [MQTT-3.3.1-10].
+     */
+    void retained(final IngressEvent event, final RouteOutput route)
+    {
+        this.route = route;
+        final int keyLength;
+        final int payloadLength;
+        if (event.messageOffset != IngressEvent.NONE)
+        {
+            final int m = event.messageOffset;
+            keyLength = Records.retainedKey(key, route.buffer(), route.topicOffsetAt(m), route.topicLengthAt(m));
+            payloadLength = route.payloadLengthAt(m);
+        }
+        else
+        {
+            keyLength = Records.retainedKey(key, event.packet, event.topicOffset, event.topicLength);
+            payloadLength = event.payloadLength;
+        }
+        if (payloadLength == 0)
+        {
+            writer.delete(key, 0, keyLength);
+            return;
+        }
+        final int length = messageValue(event);
+        // the retained layout: qos byte | expires at long | message, right after them
+        value.putByte(0, value.getByte(2));
+        value.putLong(1, value.getLong(3));
+        value.putBytes(9, value, messageAt, length);
+        writer.put(key, 0, keyLength, value, 0, 9 + length);
+    }
+
+}
