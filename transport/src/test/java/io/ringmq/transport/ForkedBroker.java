@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -20,6 +21,10 @@ import java.util.concurrent.TimeUnit;
  * test classpath with the JVM options the runnable jar's manifest gives, so that its memory is its own to measure:
  * resident set ({@code VmRSS}) and its peak ({@code VmHWM}) from {@code /proc/<pid>/status}, and its counters and
  * distinct error log read from its counters file, as {@code ringmq stat --pid} reads them.
+ * <p>
+ * For crash tests it can be killed with SIGKILL ({@link #kill()}) and started again with the same options on the same
+ * directories ({@link #restart()}), and its output searched for a line ({@link #awaitLine(String, long)}); a start
+ * that is expected to fail is {@link #launch(Path, String...)}, which returns the exit status and output instead.
  */
 final class ForkedBroker implements AutoCloseable
 {
@@ -27,17 +32,38 @@ final class ForkedBroker implements AutoCloseable
     static final String MAX_HEAP = "-Xmx256m";
 
     private final Process process;
+    private final Path directory;
+    private final String[] options;
     private final Path countersDir;
     private final StringBuffer output;
     private final int port;
     private CountersFileReader counters;
 
-    private ForkedBroker(final Process process, final Path countersDir, final StringBuffer output, final int port)
+    private ForkedBroker(
+        final Process process,
+        final Path directory,
+        final String[] options,
+        final Path countersDir,
+        final StringBuffer output,
+        final int port)
     {
         this.process = process;
+        this.directory = directory;
+        this.options = options;
         this.countersDir = countersDir;
         this.output = output;
         this.port = port;
+    }
+
+    /**
+     * How a launch ended: a broker that is listening, or a process that exited before it listened.
+     *
+     * @param broker    the listening broker, or null when the process exited (or did not listen in time).
+     * @param exitValue the exit status when it exited, else -1.
+     * @param output    what it printed (stdout and stderr) until it listened or exited.
+     */
+    record Launch(ForkedBroker broker, int exitValue, String output)
+    {
     }
 
     /**
@@ -47,6 +73,24 @@ final class ForkedBroker implements AutoCloseable
      * @param options   ringmq options besides --bind, --port and --counters-dir.
      */
     static ForkedBroker start(final Path directory, final String... options) throws IOException, InterruptedException
+    {
+        final Launch launch = launch(directory, options);
+        if (null == launch.broker())
+        {
+            throw new IllegalStateException("the forked broker did not start (exit " + launch.exitValue() +
+                "); its output:\n" + launch.output());
+        }
+        return launch.broker();
+    }
+
+    /**
+     * Starts a broker and waits until it listens or exits, whichever comes first (30 seconds at most, then it is
+     * killed): for a start that is expected to be refused.
+     *
+     * @param directory where its counters file goes (a test's temporary directory).
+     * @param options   ringmq options besides --bind, --port and --counters-dir.
+     */
+    static Launch launch(final Path directory, final String... options) throws IOException, InterruptedException
     {
         final Path countersDir = Files.createDirectories(directory.resolve("counters"));
         final List<String> command = new ArrayList<>(List.of(
@@ -84,7 +128,7 @@ final class ForkedBroker implements AutoCloseable
 
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         String listening = null;
-        while (null == listening && process.isAlive() && System.nanoTime() < deadline)
+        while (null == listening && (process.isAlive() || !lines.isEmpty()) && System.nanoTime() < deadline)
         {
             final String line = lines.poll(100, TimeUnit.MILLISECONDS);
             if (null != line && line.startsWith("ringmq ") && line.contains("listening on"))
@@ -94,11 +138,79 @@ final class ForkedBroker implements AutoCloseable
         }
         if (null == listening)
         {
-            process.destroyForcibly();
-            throw new IllegalStateException("the forked broker did not start; its output:\n" + output);
+            if (process.isAlive())
+            {
+                process.destroyForcibly();
+            }
+            process.waitFor(10, TimeUnit.SECONDS);
+            reader.join(2_000); // the rest of its output
+            return new Launch(null, process.isAlive() ? -1 : process.exitValue(), output.toString());
         }
-        return new ForkedBroker(process, countersDir, output,
-            Integer.parseInt(listening.substring(listening.lastIndexOf(':') + 1).strip()));
+        return new Launch(new ForkedBroker(process, directory, options, countersDir, output,
+            Integer.parseInt(listening.substring(listening.lastIndexOf(':') + 1).strip())), -1, output.toString());
+    }
+
+    /**
+     * Starts a new broker process with the same options on the same directories (its data directory among them),
+     * once this one has exited.
+     *
+     * @return the new broker, listening (on a new port).
+     */
+    ForkedBroker restart() throws IOException, InterruptedException
+    {
+        if (process.isAlive())
+        {
+            throw new IllegalStateException("broker pid " + pid() + " is still running; kill() or close() it first");
+        }
+        return start(directory, options);
+    }
+
+    /**
+     * Kills the broker with SIGKILL (a crash: no shutdown hook, no flush) and waits until it has exited.
+     */
+    void kill() throws InterruptedException
+    {
+        closeCounters();
+        process.destroyForcibly(); // SIGKILL on Linux
+        if (!process.waitFor(10, TimeUnit.SECONDS))
+        {
+            throw new IllegalStateException("broker pid " + pid() + " still running 10 s after SIGKILL");
+        }
+    }
+
+    /**
+     * @return everything the broker has printed so far (stdout and stderr).
+     */
+    String output()
+    {
+        return output.toString();
+    }
+
+    /**
+     * Waits until the broker has printed a line containing {@code fragment}.
+     *
+     * @param timeoutMs 0 to look only at what it has printed so far.
+     * @return the first such line, or empty when none came in time (or the process exited without printing it).
+     */
+    Optional<String> awaitLine(final String fragment, final long timeoutMs) throws InterruptedException
+    {
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (true)
+        {
+            final String printed = output.toString();
+            final int at = printed.indexOf(fragment);
+            if (at >= 0)
+            {
+                final int end = printed.indexOf('\n', at);
+                return Optional.of(printed.substring(printed.lastIndexOf('\n', at) + 1,
+                    end < 0 ? printed.length() : end));
+            }
+            if (System.nanoTime() >= deadline || !process.isAlive())
+            {
+                return Optional.empty();
+            }
+            Thread.sleep(10); // polling the condition
+        }
     }
 
     int port()
@@ -202,16 +314,21 @@ final class ForkedBroker implements AutoCloseable
      */
     public void close() throws InterruptedException
     {
-        if (null != counters)
-        {
-            counters.close();
-            counters = null;
-        }
+        closeCounters();
         process.destroy();
         if (!process.waitFor(20, TimeUnit.SECONDS))
         {
             process.destroyForcibly();
             process.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private void closeCounters()
+    {
+        if (null != counters)
+        {
+            counters.close();
+            counters = null;
         }
     }
 }
