@@ -79,7 +79,7 @@ final class RocksDbScanner
                     if (strict)
                     {
                         throw new StoreException("store in " + dir + " unreadable after key " + show(position) +
-                            " (" + problem + "); strict recovery stops here", ex);
+                            " (" + problem + "); strict recovery stops here rather than start with the records after it lost", ex);
                     }
                     final byte[] resume = skip(db, position, problem, report);
                     if (resume == null)
