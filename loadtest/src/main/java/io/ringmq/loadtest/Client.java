@@ -26,7 +26,7 @@ import java.nio.channels.SocketChannel;
 final class Client
 {
     static final int STAMP_LENGTH = 16;
-    /** MQTT 5.0 persistent mode: how long the broker keeps a session after its connection ends. */
+    /** MQTT 5.0 without clean start: how long the broker keeps a session after its connection ends (by default). */
     static final int SESSION_EXPIRY_S = 3600;
 
     enum State
@@ -95,11 +95,12 @@ final class Client
     void queueConnect(final String clientId, final Settings settings)
     {
         final ConnectEncoder encoder = new ConnectEncoder().reset().version(settings.version)
-            .cleanStart(!settings.persistent()).keepAlive(settings.keepAlive);
-        if (settings.persistent() && settings.version == 5)
+            .cleanStart(settings.cleanSession).keepAlive(settings.keepAlive);
+        if (!settings.cleanSession && settings.version == 5)
         {
             // 0 (the default) would end the session with the connection [MQTT-3.1.2-23]
-            encoder.properties(new MqttProperties().setInt(PropertyId.SESSION_EXPIRY_INTERVAL, SESSION_EXPIRY_S));
+            encoder.properties(new MqttProperties().setInt(PropertyId.SESSION_EXPIRY_INTERVAL,
+                settings.sessionExpiryS));
         }
         encoder.clientId().wrap(clientId);
         if (null != settings.user)
@@ -302,6 +303,7 @@ final class Client
                 {
                     acknowledged++;
                 }
+                handler.onAck(this, decoder.ack().packetId(), decoder.ack().reasonCode());
                 break;
             case PacketType.PUBREC:
                 if (decoder.ack().reasonCode() >= 0x80)
@@ -369,5 +371,13 @@ final class Client
         void onDisconnect(Client client, int reasonCode);
 
         void onMessage(Client client, int publisherId, int sequence, long stampNs);
+
+        /**
+         * The end of one of this publisher's QoS 1/2 exchanges (PUBACK or PUBCOMP), with its packet id and reason
+         * code (0x80 and above: refused by a 5.0 broker); {@link CrashLoss} records which sequence it confirmed.
+         */
+        default void onAck(Client client, int packetId, int reasonCode)
+        {
+        }
     }
 }

@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
  * accepts the reference report's flags as written (single dash) and their double-dash forms.
  */
 @Command(name = "loadtest", mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true,
-    version = "loadtest 0.1.0-SNAPSHOT", subcommands = Matrix.class,
+    version = "loadtest 0.1.0-SNAPSHOT", subcommands = {Matrix.class, CrashLoss.class},
     description = "MQTT load generator with per-message latency (HdrHistogram), on ringmq's own codec.")
 public final class LoadTest implements Callable<Integer>
 {
@@ -55,6 +55,15 @@ public final class LoadTest implements Callable<Integer>
     @Option(names = {"-offline", "--offline"}, description = "persistent: how long subscribers stay away "
         + "(default: half the duration).")
     String offline;
+
+    @Option(names = {"-clean", "--clean"}, arity = "1", paramLabel = "true|false", description = "Clean session "
+        + "(3.1.1) / Clean Start (5.0) for every connection; false keeps each session after its connection, so a "
+        + "subscriber's QoS 1/2 messages are kept, and persisted by a durable broker (default: true; persistent: false).")
+    Boolean clean;
+
+    @Option(names = {"-session-expiry", "--session-expiry"}, paramLabel = "SECONDS", description = "MQTT 5.0 with "
+        + "-clean false: the Session Expiry Interval (default: ${DEFAULT-VALUE}).")
+    int sessionExpiry = Client.SESSION_EXPIRY_S;
 
     @Option(names = {"-share-group", "--share-group"}, description = "fanin: the shared subscription group (default: ${DEFAULT-VALUE}).")
     String shareGroup = "g";
@@ -253,6 +262,17 @@ public final class LoadTest implements Callable<Integer>
         {
             settings.qos = 1; // only QoS 1 and 2 are kept for an offline session
         }
+        if (settings.persistent() && Boolean.TRUE.equals(clean))
+        {
+            throw new IllegalArgumentException("-clean true contradicts -mode persistent (its sessions outlive their "
+                + "connections)");
+        }
+        settings.cleanSession = settings.persistent() ? false : null == clean || clean;
+        if (sessionExpiry < 0)
+        {
+            throw new IllegalArgumentException("-session-expiry must be >= 0 seconds");
+        }
+        settings.sessionExpiryS = sessionExpiry;
         settings.inflight = positive(inflight, "-inflight");
         settings.threads = positive(threads, "-threads");
         settings.sourceAddresses = positive(sourceIps, "-source-ips");

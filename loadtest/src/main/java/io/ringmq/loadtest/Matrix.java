@@ -97,7 +97,7 @@ final class Matrix implements Callable<Integer>
                     if (warms)
                     {
                         // a JVM broker compiles its hot paths in its first seconds: measure the steady state
-                        final List<String> warm = new ArrayList<>(args);
+                        final List<String> warm = withoutOption(args, "-offline"); // half the warm-up, by default
                         warm.addAll(List.of("-addr", "127.0.0.1:" + process.port, "-duration", warmup,
                             "-label", broker + " warm-up"));
                         if (quiet)
@@ -204,6 +204,28 @@ final class Matrix implements Callable<Integer>
             return "–";
         }
         return String.format(Locale.ROOT, "%,.0f", report.latency.getValueAtPercentile(percentile) / 1000.0);
+    }
+
+    /**
+     * @return {@code args} less {@code option} and its value, in either spelling ({@code -x v}, {@code --x v},
+     * {@code -x=v}).
+     */
+    static List<String> withoutOption(final List<String> args, final String option)
+    {
+        final List<String> kept = new ArrayList<>();
+        for (int i = 0; i < args.size(); i++)
+        {
+            final String arg = args.get(i);
+            if (arg.equals(option) || arg.equals("-" + option))
+            {
+                i++; // its value too
+            }
+            else if (!arg.startsWith(option + "=") && !arg.startsWith("-" + option + "="))
+            {
+                kept.add(arg);
+            }
+        }
+        return kept;
     }
 
     private static List<String> split(final String args)

@@ -297,6 +297,7 @@ final class Report
         number(sb, "publishers", settings.publishers);
         number(sb, "subscribers", settings.subscribers);
         number(sb, "qos", settings.qos);
+        number(sb, "clean_session", settings.cleanSession ? 1 : 0);
         number(sb, "payload", settings.payload);
         number(sb, "rate", settings.rate);
         number(sb, "seconds", publishSeconds);

@@ -31,6 +31,13 @@ final class Settings
     /** persistent: how long subscribers stay away while publishers go on. */
     long offlineNs;
     String shareGroup = "g";
+    /**
+     * Clean session (3.1.1) / Clean Start (5.0) on every CONNECT; false in persistent mode, or with {@code -clean false}
+     * in any mode, so that sessions (and the QoS 1/2 messages queued for them) outlive their connections.
+     */
+    boolean cleanSession = true;
+    /** MQTT 5.0, when not {@link #cleanSession}: the Session Expiry Interval sent in CONNECT. */
+    int sessionExpiryS = Client.SESSION_EXPIRY_S;
     /** Whether a run longer than {@link Progress#MIN_DURATION_NS} prints a progress line (off with -quiet). */
     boolean progress = true;
     /** Part of every client id, so that runs (a warm-up and its measurement) never share a session. */
