@@ -52,7 +52,8 @@ final class BrokerProcess implements AutoCloseable
                 throw new IOException("ringmq jar not found at " + ringmqJar + " (build it: mvn -B package -DskipTests)");
             }
             command.addAll(List.of(ProcessHandle.current().info().command().orElse("java"), "-jar",
-                ringmqJar.toString(), "--bind", "127.0.0.1", "--port", Integer.toString(port)));
+                ringmqJar.toString(), "--bind", "127.0.0.1", "--port", Integer.toString(port),
+                "--data-dir", folder.resolve("ringmq-data").toString())); // a store of its own per run
             command.addAll(ringmqArgs);
         }
         else if ("mosquitto".equals(name))
