@@ -607,4 +607,143 @@ class PersistenceReviewTest
         final byte[] connack = broker.outbound.takePackets(2).get(0);
         assertThat(connack[2]).as("session present").isEqualTo((byte)0);
     }
+
+    // =================================================================================================
+    // 12. A failed group commit: routing already applied what the slot changed
+    // =================================================================================================
+
+    /** A durable store whose commits fail while {@link #fail} is set (a full disk, for a while). */
+    private static final class FlakyStore implements DurableStore
+    {
+        final MemoryStore inner = MemoryStore.retaining();
+        volatile boolean fail;
+
+        public StoreWriter writer(final boolean groupCommit)
+        {
+            final StoreWriter writer = inner.writer(groupCommit);
+            return new StoreWriter()
+            {
+                private final List<java.util.function.Consumer<StoreWriter>> ops = new ArrayList<>();
+
+                private UnsafeBuffer copy(final org.agrona.DirectBuffer buffer, final int offset, final int length)
+                {
+                    final byte[] bytes = new byte[length];
+                    buffer.getBytes(offset, bytes);
+                    return new UnsafeBuffer(bytes);
+                }
+
+                public void put(final org.agrona.DirectBuffer key, final int keyOffset, final int keyLength,
+                    final org.agrona.DirectBuffer value, final int valueOffset, final int valueLength)
+                {
+                    final UnsafeBuffer k = copy(key, keyOffset, keyLength);
+                    final UnsafeBuffer v = copy(value, valueOffset, valueLength);
+                    ops.add(w -> w.put(k, 0, keyLength, v, 0, valueLength));
+                }
+
+                public void delete(final org.agrona.DirectBuffer key, final int keyOffset, final int keyLength)
+                {
+                    final UnsafeBuffer k = copy(key, keyOffset, keyLength);
+                    ops.add(w -> w.delete(k, 0, keyLength));
+                }
+
+                public void deleteRange(final org.agrona.DirectBuffer from, final int fromOffset,
+                    final int fromLength, final org.agrona.DirectBuffer to, final int toOffset, final int toLength)
+                {
+                    final UnsafeBuffer f = copy(from, fromOffset, fromLength);
+                    final UnsafeBuffer t = copy(to, toOffset, toLength);
+                    ops.add(w -> w.deleteRange(f, 0, fromLength, t, 0, toLength));
+                }
+
+                public void commit()
+                {
+                    if (fail)
+                    {
+                        ops.clear(); // as RocksDbWriter: a failed batch is cleared, not retried
+                        throw new io.ringmq.pipeline.persistence.StoreException("no space left on device");
+                    }
+                    ops.forEach(op -> op.accept(writer));
+                    ops.clear();
+                    writer.commit();
+                }
+
+                public boolean isEmpty()
+                {
+                    return ops.isEmpty();
+                }
+            };
+        }
+
+        public io.ringmq.pipeline.persistence.RecoveryReport scan(
+            final io.ringmq.pipeline.persistence.RecordVisitor visitor)
+        {
+            return inner.scan(visitor);
+        }
+
+        public boolean isDurable()
+        {
+            return true;
+        }
+
+        public long writeStalls()
+        {
+            return 0;
+        }
+
+        public String describe()
+        {
+            return "flaky";
+        }
+
+        public void close()
+        {
+        }
+    }
+
+    @Test
+    @DisplayName("[MQTT-4.3.3] a QoS 2 PUBLISH whose group commit failed (no PUBREC, connection closed) is delivered when its publisher resends it after reconnecting, not taken as a duplicate")
+    void qos2PublishOfAFailedCommitIsNotLostOnResend()
+    {
+        final FlakyStore flaky = new FlakyStore();
+        broker = start(flaky);
+        packet(1, connect("sub", true));
+        packet(1, subscribe("t", 1));
+        broker.outbound.takePackets(1);
+        packet(2, connect("pub", false));
+        broker.outbound.takePackets(2);
+        flaky.fail = true;
+        packet(2, publish("t", 2, 7, false, "x"));
+        flaky.fail = false;
+        assertThat(broker.outbound.takeTypes(2)).doesNotContain(PacketType.PUBREC);
+        assertThat(broker.closed(2)).isTrue();
+        assertThat(payloads(1)).as("not delivered: its slot failed").isEmpty();
+        lost(2);
+        packet(3, connect("pub", false));
+        final byte[] resend = publish("t", 2, 7, false, "x");
+        resend[0] |= 0x08; // DUP
+        packet(3, resend);
+        packet(3, ack(PacketType.PUBREL, 7));
+        assertThat(broker.outbound.takeTypes(3)).containsExactly(PacketType.CONNACK, PacketType.PUBREC,
+            PacketType.PUBCOMP);
+        assertThat(payloads(1)).as("the publisher got PUBCOMP: the message must have been delivered once")
+            .containsExactly("x");
+    }
+
+    @Test
+    @DisplayName("messages an offline session's full queue drops leave no record behind (checked, holds)")
+    void queueFullDropsLeaveNoRecords()
+    {
+        contexts = () -> new BrokerContext().maxInflight(4).maxQueued(2);
+        broker = start(store);
+        packet(1, connect("sub", false));
+        packet(1, subscribe("t", 1));
+        lost(1);
+        packet(2, connect("pub", true));
+        for (int i = 1; i <= 5; i++)
+        {
+            packet(2, publish("t", 1, i, false, "m" + i));
+        }
+        final long queued = keys().stream().filter(k -> k.length() == 36 && k.startsWith("01") &&
+            k.substring(18, 20).equals("05")).count();
+        assertThat(queued).as("QUEUED records: the two the queue holds").isEqualTo(2);
+    }
 }
