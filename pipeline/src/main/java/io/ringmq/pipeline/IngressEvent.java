@@ -124,6 +124,8 @@ public final class IngressEvent
     public boolean retain;
     public int propertiesOffset;
     public int propertiesLength;
+    /** A retained PUBLISH or will: the retained store took it (stored, replaced or cleared), not refused at a limit. */
+    public boolean retainKept;
     /** SUBSCRIBE: its Subscription Identifier, sent with the retained messages it brings (0: none). */
     public int subscriptionId;
     /** CONNECT: the length of the client identifier the broker assigned, in the routing output; 0 for none. */
@@ -255,6 +257,7 @@ public final class IngressEvent
         qos = 0;
         packetId = 0;
         retain = false;
+        retainKept = false;
         propertiesOffset = 0;
         propertiesLength = 0;
         subscriptionId = 0;

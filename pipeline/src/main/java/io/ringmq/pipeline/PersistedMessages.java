@@ -17,6 +17,7 @@ final class PersistedMessages
     private final StoreWriter writer;
     private final ExpandableDirectByteBuffer key = new ExpandableDirectByteBuffer(256);
     private final ExpandableDirectByteBuffer value = new ExpandableDirectByteBuffer(1024);
+    private final org.agrona.ExpandableArrayBuffer properties = new org.agrona.ExpandableArrayBuffer(128);
     private RouteOutput route;
     /** Where {@link #messageValue} put the message in {@link #value}. */
     private int messageAt;
@@ -92,9 +93,17 @@ final class PersistedMessages
                 MessageProperties.messageExpiry(event.packet, event.propertiesOffset, event.propertiesLength);
             value.putByte(2, (byte)event.qos);
             value.putLong(3, expiry < 0 ? Message.NEVER : System.currentTimeMillis() + expiry * 1000);
-            end = Records.putMessage(value, at, event.packet, event.topicOffset, event.topicLength, event.packet,
-                event.propertiesOffset, event.propertiesLength, event.packet, event.payloadOffset,
-                event.payloadLength);
+            // the properties that travel with it, as a will's and a retained message's are kept: its expiry is in
+            // the record's own field, its topic alias and subscription identifiers are per hop
+            int propertiesLength = 0;
+            if (event.propertiesLength > 0)
+            {
+                properties.checkLimit(event.propertiesLength);
+                propertiesLength = MessageProperties.copyForwardable(event.packet, event.propertiesOffset,
+                    event.propertiesLength, properties, 0);
+            }
+            end = Records.putMessage(value, at, event.packet, event.topicOffset, event.topicLength, properties, 0,
+                propertiesLength, event.packet, event.payloadOffset, event.payloadLength);
         }
         messageAt = at;
         return end - at;

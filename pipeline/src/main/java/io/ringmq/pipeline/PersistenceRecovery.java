@@ -41,7 +41,11 @@ final class PersistenceRecovery implements RecordVisitor
     private final Long2ObjectHashMap<int[]> exchanges = new Long2ObjectHashMap<>();
     private final LongArrayList orphans = new LongArrayList();
     private final RecoveryReport decodeLosses = new RecoveryReport();
+    private final org.agrona.concurrent.UnsafeBuffer keyView = new org.agrona.concurrent.UnsafeBuffer(0, 0);
+    private final org.agrona.concurrent.UnsafeBuffer valueView = new org.agrona.concurrent.UnsafeBuffer(0, 0);
     private long epoch;
+    /** The newest epoch any key was made in: a lost or stale epoch record never makes a key twice. */
+    private long newestEpoch;
     /** When the broker last stopped cleanly, or 0: it crashed (or never ran). */
     private long stoppedAtMs;
 
@@ -110,7 +114,7 @@ final class PersistenceRecovery implements RecordVisitor
             writer.deleteRange(key, 0, Records.SESSION_PREFIX_LENGTH, key, Records.SESSION_PREFIX_LENGTH,
                 Records.SESSION_PREFIX_LENGTH);
         }
-        epoch++;
+        epoch = Math.max(epoch, newestEpoch) + 1;
         key.putLong(16, epoch);
         writer.put(key, 0, Records.epochKey(key), key, 16, 8);
         writer.delete(key, 0, Records.stopKey(key)); // a crash from here on is not a clean stop
@@ -123,8 +127,14 @@ final class PersistenceRecovery implements RecordVisitor
             " ms from " + store.describe() + "; " + report;
     }
 
-    public void onRecord(final DirectBuffer key, final int keyLength, final DirectBuffer value, final int valueLength)
+    public void onRecord(final DirectBuffer storeKey, final int keyLength, final DirectBuffer storeValue,
+        final int valueLength)
     {
+        // views of exactly the record: a garbled length inside it reads past its end, which is caught, never past
+        keyView.wrap(storeKey, 0, keyLength);
+        valueView.wrap(storeValue, 0, valueLength);
+        final DirectBuffer key = keyView;
+        final DirectBuffer value = valueView;
         try
         {
             switch (key.getByte(0))
@@ -149,7 +159,7 @@ final class PersistenceRecovery implements RecordVisitor
                     decodeLosses.unreadableRecord();
             }
         }
-        catch (final IndexOutOfBoundsException | IllegalArgumentException | IllegalStateException ex)
+        catch (final RuntimeException ex)
         {
             decodeLosses.unreadableRecord(); // a garbled record: skipped, the rest is restored
         }
@@ -159,6 +169,11 @@ final class PersistenceRecovery implements RecordVisitor
         final int valueLength)
     {
         final long recordSession = Records.sessionKeyOf(key);
+        newestEpoch = Math.max(newestEpoch, recordSession >>> 32);
+        if (keyLength == Records.MESSAGE_KEY_LENGTH)
+        {
+            newestEpoch = Math.max(newestEpoch, Records.messageNumberOf(key) >>> 32);
+        }
         if (recordSession != sessionKey)
         {
             finishSession();
@@ -278,8 +293,7 @@ final class PersistenceRecovery implements RecordVisitor
             return false;
         }
         persistence.restored(sessionId, sessionKey, expirySeconds, null != will && (willPending ||
-            disconnectedAtMs == 0), willDelaySeconds);
-        shard.restoreSession(sessionId, sessionKey, version);
+            disconnectedAtMs == 0), willDelaySeconds, disconnectedAtMs == 0 ? nowMs : disconnectedAtMs);
         sessionCount++;
         return true;
     }
@@ -290,13 +304,25 @@ final class PersistenceRecovery implements RecordVisitor
         {
             if (created())
             {
-                for (final Stored stored : messages)
+                // in the order routed: everything up to the last one with a QoS 2 exchange goes back in flight
+                // (that one must, and what came before it must go out before it), the rest into the queue
+                int lastExchange = -1;
+                for (int i = 0; i < messages.size(); i++)
                 {
-                    final int[] exchange = exchanges.get(stored.number());
-                    final boolean inflight = null != exchange && stored.qos() == 2;
+                    if (messages.get(i).qos() == 2 && null != exchanges.get(messages.get(i).number()))
+                    {
+                        lastExchange = i;
+                    }
+                }
+                shard.restoreSession(sessionId, sessionKey, version, lastExchange + 1);
+                for (int i = 0; i < messages.size(); i++)
+                {
+                    final Stored stored = messages.get(i);
+                    final int[] exchange = stored.qos() == 2 ? exchanges.get(stored.number()) : null;
+                    final boolean inflight = i <= lastExchange;
                     shard.restoreMessage(sessionId, stored.message(), stored.number(), stored.qos(),
-                        stored.retain(), stored.publishedQos(), stored.ids(), inflight ? exchange[0] : 0,
-                        inflight ? exchange[1] : 0);
+                        stored.retain(), stored.publishedQos(), stored.ids(), inflight,
+                        null != exchange ? exchange[0] : 0, null != exchange ? exchange[1] : 0);
                     if (inflight)
                     {
                         inflightCount++;

@@ -38,6 +38,7 @@ final class PersistenceStage implements Stage
         long expirySeconds;
         boolean hasWill;
         long willDelaySeconds;
+        long disconnectedAtMs;
 
         Known(final long key)
         {
@@ -61,6 +62,8 @@ final class PersistenceStage implements Stage
     private final ExpandableArrayBuffer scratch = new ExpandableArrayBuffer(256);
     private final IngressEvent[] batch;
     private final PersistedMessages messages;
+    private final FailedCommits failedCommits;
+    private final java.util.function.IntToLongFunction keys = this::keyOf;
     private long epoch;
     private final ExpandableArrayBuffer willScratch = new ExpandableArrayBuffer(64);
     private int batchSize;
@@ -69,8 +72,9 @@ final class PersistenceStage implements Stage
     private long stallsSeen;
 
     PersistenceStage(final BrokerContext context, final BrokerCounters counters, final MessageLog routeLog,
-        final DurableStore store)
+        final DurableStore store, final FailedCommits failedCommits)
     {
+        this.failedCommits = failedCommits;
         this.context = context;
         this.counters = counters;
         this.routeLog = routeLog;
@@ -92,13 +96,25 @@ final class PersistenceStage implements Stage
      * Recovery: a session restored before any stage runs is known here under its stored key.
      */
     void restored(final int sessionId, final long sessionKey, final long expirySeconds, final boolean hasWill,
-        final long willDelaySeconds)
+        final long willDelaySeconds, final long disconnectedAtMs)
     {
         final Known known = new Known(sessionKey);
+        known.disconnectedAtMs = disconnectedAtMs;
         known.expirySeconds = expirySeconds;
         known.hasWill = hasWill;
         known.willDelaySeconds = willDelaySeconds;
         put(sessionId, known);
+    }
+
+    /**
+     * A session key or message number counter went round: later ones are made under a new epoch, written with this
+     * batch, so none is ever made twice.
+     */
+    private void newEpoch()
+    {
+        epoch++;
+        key.putLong(16, epoch);
+        writer.put(key, 0, Records.epochKey(key), key, 16, 8);
     }
 
     /**
@@ -147,15 +163,25 @@ final class PersistenceStage implements Stage
         {
             onConnectionEnd(event);
         }
-        if (event.routed && event.connectionId != IngressEvent.SYSTEM_CONNECTION)
+        else if (event.messageOffset != IngressEvent.NONE && event.sessionId != IngressEvent.NONE)
+        {
+            willPublished(event.sessionId);
+        }
+        // the broker's own $SYS messages are not kept (they are made anew); a tick's will or re-dispatch is
+        if (event.routed && !(event.kind == IngressEvent.PACKET && event.connectionId == IngressEvent.SYSTEM_CONNECTION))
         {
             if (event.targetCount > 0 && event.qos > 0) // a target's QoS is at most the message's
             {
-                event.messageNumber = messages.forTargets(event, route, this::keyOf, epoch << 32 |
-                    ((nextMessage + 1) & 0xFFFF_FFFFL));
+                if (nextMessage == -1)
+                {
+                    nextMessage = 0;
+                    newEpoch(); // the counter went round
+                }
+                event.messageNumber = messages.forTargets(event, route, keys,
+                    epoch << 32 | ((nextMessage + 1) & 0xFFFF_FFFFL));
                 nextMessage += event.messageNumber != 0 ? 1 : 0;
             }
-            if (event.retain)
+            if (event.retain && event.retainKept)
             {
                 messages.retained(event, route);
             }
@@ -211,7 +237,13 @@ final class PersistenceStage implements Stage
             counters.increment(BrokerCounters.PERSISTENCE_WRITE_FAILED);
             for (int i = 0; i < size; i++)
             {
-                batch[i].failed = true; // nothing that depended on the batch is acknowledged; connections close
+                final IngressEvent event = batch[i];
+                event.failed = true; // nothing that depended on the batch is acknowledged; connections close
+                if (event.kind == IngressEvent.PACKET && event.packetType == PacketType.PUBLISH && event.qos == 2 &&
+                    event.routed && event.sessionId != IngressEvent.NONE)
+                {
+                    failedCommits.qos2Publish(event.sessionId, event.packetId); // routing must route a resend
+                }
             }
             throw ex; // counted and logged once per cause by the stage's agent
         }
@@ -285,6 +317,11 @@ final class PersistenceStage implements Stage
                 remove(event.sessionId);
                 return; // a clean session: nothing of it is kept
             }
+            if (nextSession == -1)
+            {
+                nextSession = 0;
+                newEpoch(); // the counter went round
+            }
             known = new Known(epoch << 32 | (++nextSession & 0xFFFF_FFFFL));
             put(event.sessionId, known);
         }
@@ -297,8 +334,8 @@ final class PersistenceStage implements Stage
             connect.clientId().asString(), connect.hasWill() ? Wills.fromConnect(connect, willScratch) : null,
             known.willDelaySeconds);
         writer.put(key, 0, Records.sessionKey(key, known.key, Records.SESSION), scratch, 0, length);
-        writer.put(key, 0, Records.sessionKey(key, known.key, Records.STATE), value, 0,
-            Records.state(value, expirySeconds, 0, known.hasWill));
+        known.disconnectedAtMs = 0; // connected
+        writeState(known);
     }
 
     private void onConnectionEnd(final IngressEvent event)
@@ -318,8 +355,27 @@ final class PersistenceStage implements Stage
         final boolean willPending = known.hasWill && willAsked && known.willDelaySeconds > 0 &&
             event.messageOffset == IngressEvent.NONE;
         known.hasWill = willPending;
+        known.disconnectedAtMs = System.currentTimeMillis();
+        writeState(known);
+    }
+
+    /**
+     * A delayed will went out with this tick: its session's state says so, or a restart would send it again.
+     */
+    private void willPublished(final int sessionId)
+    {
+        final Known known = get(sessionId);
+        if (null != known && known.hasWill)
+        {
+            known.hasWill = false;
+            writeState(known);
+        }
+    }
+
+    private void writeState(final Known known)
+    {
         writer.put(key, 0, Records.sessionKey(key, known.key, Records.STATE), value, 0,
-            Records.state(value, known.expirySeconds, System.currentTimeMillis(), willPending));
+            Records.state(value, known.expirySeconds, known.disconnectedAtMs, known.hasWill));
     }
 
     private void subscriptions(final IngressEvent event, final Known session)

@@ -101,7 +101,8 @@ public final class Pipeline
         this.routeLog = new MessageLog(context.routeLogBytes());
         final SessionWindows windows = new SessionWindows(context.maxSessions());
         final SharedRedispatch redispatch = new SharedRedispatch(counters);
-        this.routing = new RoutingStage(context, counters, routeLog, ring, windows, redispatch);
+        final FailedCommits failedCommits = new FailedCommits();
+        this.routing = new RoutingStage(context, counters, routeLog, ring, windows, redispatch, failedCommits);
 
         final StagePoller authPoller = new StagePoller(ring);
         final StagePoller routePoller = new StagePoller(ring, authPoller.sequence());
@@ -110,7 +111,7 @@ public final class Pipeline
             counters, BrokerCounters.EVENTS_AUTH);
         route = step(routing, routePoller, counters, BrokerCounters.EVENTS_ROUTE);
         final PersistenceStage persistence = store.isDurable() ?
-            new PersistenceStage(context, counters, routeLog, store) : null;
+            new PersistenceStage(context, counters, routeLog, store, failedCommits) : null;
         final StagePoller persistPoller = null == persistence ? null : new StagePoller(ring, routePoller.sequence());
         persist = null == persistence ? null :
             step(persistence, persistPoller, counters, BrokerCounters.EVENTS_PERSIST);

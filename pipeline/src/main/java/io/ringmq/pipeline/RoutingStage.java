@@ -59,12 +59,15 @@ public final class RoutingStage implements Stage
     private final BrokerCounters counters;
     private final int maxSessions;
     private final SessionExpiry expiry;
+    private final FailedCommits failedCommits;
 
     private IngressEvent pending;
     private RoutingSession moved;
     private RoutingSession publishSession;
     private RoutingSession publisher;
     private boolean publishRetain;
+    /** Whether the retained store took the last retained message offered (the persistence stage keeps only those). */
+    private boolean retainKept;
     private boolean publishPending;
     private int movedFrom;
     private int generation;
@@ -76,7 +79,7 @@ public final class RoutingStage implements Stage
      */
     public RoutingStage(final BrokerContext context, final BrokerCounters counters, final MessageLog log)
     {
-        this(context, counters, log, null, new SessionWindows(1), new SharedRedispatch());
+        this(context, counters, log, null, new SessionWindows(1), new SharedRedispatch(), new FailedCommits());
     }
 
     /**
@@ -84,10 +87,13 @@ public final class RoutingStage implements Stage
      *             (null, for tests of the stage alone: delayed wills are never published).
      * @param windows    the delivery shards' in-flight room per session, for the least-loaded shared strategy.
      * @param redispatch where the shards hand back a leaving shared subscriber's unacknowledged messages.
+     * @param failedCommits QoS 2 PUBLISHes the persistence stage could not keep: routed anew when resent.
      */
-    public RoutingStage(final BrokerContext context, final BrokerCounters counters, final MessageLog log,
-        final RingBuffer<IngressEvent> ring, final SessionWindows windows, final SharedRedispatch redispatch)
+    RoutingStage(final BrokerContext context, final BrokerCounters counters, final MessageLog log,
+        final RingBuffer<IngressEvent> ring, final SessionWindows windows, final SharedRedispatch redispatch,
+        final FailedCommits failedCommits)
     {
+        this.failedCommits = failedCommits;
         this.ticks = new RoutingTicks(ring, redispatch);
         this.shared = new SharedSubscriptions<>(context.sharedSubscriptionStrategy());
         this.chooser = new SharedSubscriptions.Chooser<>()
@@ -131,6 +137,15 @@ public final class RoutingStage implements Stage
 
     public int doDutyCycle()
     {
+        int[] failed;
+        while (null != (failed = failedCommits.poll()))
+        {
+            final RoutingSession session = sessions.get(failed[0]);
+            if (null != session)
+            {
+                session.awaitingPubrel().remove(failed[1]); // never stored, never acknowledged: a resend is new
+            }
+        }
         final int expired = expiry.poll(System.currentTimeMillis());
         if (expired > 0)
         {
@@ -459,6 +474,7 @@ public final class RoutingStage implements Stage
                 event.payloadOffset, event.payloadLength, event.qos, null == publishSession, // $SYS: exempt
                 propertyScratch, 0, propertiesLength,
                 expirySeconds < 0 ? Message.NEVER : System.currentTimeMillis() + expirySeconds * 1000));
+            event.retainKept = retainKept;
         }
         publishSession = null;
         publishRetain = false;
@@ -505,7 +521,7 @@ public final class RoutingStage implements Stage
     {
         if (null != session.will() && !session.isOnline())
         {
-            ticks.willDue(Wills.toPublish(session.will()));
+            ticks.willDue(Wills.toPublish(session.will()), session.id());
             session.will(null);
         }
     }
@@ -529,6 +545,7 @@ public final class RoutingStage implements Stage
         final Message will = ticks.takeWill();
         if (null != will)
         {
+            event.sessionId = ticks.takeWillSession(); // whose delayed will it is: no longer pending in the store
             publishWill(event, will);
             return;
         }
@@ -602,6 +619,7 @@ public final class RoutingStage implements Stage
         {
             retain(retained.put(willTopic, 0, will.topic().length, willPayload, 0, will.payload().length,
                 will.qos(), false, willProperties, 0, will.properties().length, will.expiresAtMs()));
+            event.retainKept = retainKept;
         }
         event.routed = true;
         event.qos = will.qos();
@@ -619,6 +637,7 @@ public final class RoutingStage implements Stage
 
     private void retain(final int result)
     {
+        retainKept = result != RetainedStore.REFUSED_COUNT && result != RetainedStore.REFUSED_BYTES;
         if (result == RetainedStore.REFUSED_COUNT || result == RetainedStore.REFUSED_BYTES)
         {
             counters.increment(BrokerCounters.RETAINED_REFUSED_LIMIT); // still delivered live, just not kept

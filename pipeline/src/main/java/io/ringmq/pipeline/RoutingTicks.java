@@ -21,6 +21,7 @@ final class RoutingTicks
     private final RingBuffer<IngressEvent> ring;
     private final SharedRedispatch redispatch;
     private final ArrayDeque<Message> dueWills = new ArrayDeque<>();
+    private final org.agrona.collections.IntArrayQueue dueWillSessions = new org.agrona.collections.IntArrayQueue();
     private final ArrayDeque<SharedRedispatch.Entry> dueRedispatch = new ArrayDeque<>();
     private boolean tickPending;
     private boolean tickWill;
@@ -35,9 +36,21 @@ final class RoutingTicks
         this.redispatch = redispatch;
     }
 
-    void willDue(final Message will)
+    /**
+     * @param sessionId the session whose will it is (the persistence stage marks it published).
+     */
+    void willDue(final Message will, final int sessionId)
     {
         dueWills.add(will);
+        dueWillSessions.addInt(sessionId);
+    }
+
+    /**
+     * @return the session of the will {@link #takeWill()} returned.
+     */
+    int takeWillSession()
+    {
+        return dueWillSessions.isEmpty() ? IngressEvent.NONE : dueWillSessions.peekInt();
     }
 
     /**
@@ -117,6 +130,7 @@ final class RoutingTicks
         {
             tickWill = false;
             dueWills.poll();
+            dueWillSessions.pollInt();
         }
         if (tickRedispatch)
         {

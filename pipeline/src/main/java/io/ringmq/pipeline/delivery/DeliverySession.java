@@ -180,23 +180,24 @@ final class DeliverySession
     }
 
     /**
-     * Recovery: puts a message back in flight with the packet id and state it had before the restart.
+     * Recovery: puts a message back in flight, with the packet id and state it had before the restart, or (0) a new
+     * packet id. The window was made large enough for every restored message ({@link DeliveryShard#restoreSession}).
      *
-     * @return false when the window has no room (the caller queues it instead).
+     * @return its slot.
      */
-    boolean restoreInflight(final SharedMessage message, final int qos, final boolean retain,
+    int restoreInflight(final SharedMessage message, final int qos, final boolean retain,
         final int[] subscriptionIds, final int packetId, final int state)
     {
-        if (inflightCount >= inflightMessage.length || findInflight(packetId) >= 0)
+        if (packetId == 0 || findInflight(packetId) >= 0)
         {
-            return false;
+            return addInflight(message, qos, retain, subscriptionIds, 0);
         }
         final int at = nextPacketId;
         nextPacketId = packetId;
         final int slot = addInflight(message, qos, retain, subscriptionIds, 0);
         inflightState[slot] = (byte)state;
         nextPacketId = Math.max(at, packetId == 65_535 ? 1 : packetId + 1);
-        return true;
+        return slot;
     }
 
     /**

@@ -190,10 +190,15 @@ public final class DeliveryShard implements Stage
 
     /**
      * Recovery, before any stage runs: a persistent session's delivery half, offline, with its stored key.
+     *
+     * @param inflightCount messages it will restore in flight: its window holds them all, whatever --max-inflight
+     *                      is now (a QoS 2 message awaiting PUBCOMP can never go back to the queue).
      */
-    public void restoreSession(final int sessionId, final long persistenceKey, final int version)
+    public void restoreSession(final int sessionId, final long persistenceKey, final int version,
+        final int inflightCount)
     {
-        final DeliverySession session = new DeliverySession(sessionId, true, maxInflight, windows);
+        final DeliverySession session = new DeliverySession(sessionId, true, Math.max(maxInflight, inflightCount),
+            windows);
         session.persistenceKey = persistenceKey;
         session.version = version;
         sessions.put(session);
@@ -202,18 +207,19 @@ public final class DeliveryShard implements Stage
     /**
      * Recovery: one stored message of a restored session, in the order they were routed.
      *
-     * @param packetId its packet id when it was in flight as QoS 2, else 0.
-     * @param state    its QoS 2 state then ({@code 2}: PUBREC awaited, {@code 3}: PUBCOMP awaited).
+     * @param inflight  it goes back in flight (it was, or a later message was), else into the queue.
+     * @param packetId  its packet id when it was in flight as QoS 2, else 0.
+     * @param state     its QoS 2 state then ({@code 2}: PUBREC awaited, {@code 3}: PUBCOMP awaited).
      */
     public void restoreMessage(final int sessionId, final io.ringmq.pipeline.Message message, final long number,
-        final int qos, final boolean retain, final int publishedQos, final int[] ids, final int packetId,
-        final int state)
+        final int qos, final boolean retain, final int publishedQos, final int[] ids, final boolean inflight,
+        final int packetId, final int state)
     {
         final DeliverySession session = sessions.get(sessionId);
         if (null != session)
         {
             messages.restore(session, message, number, qos, retain && session.version == MqttVersion.V5,
-                publishedQos, ids, packetId, state == DeliverySession.AWAIT_PUBCOMP ? state :
+                publishedQos, ids, inflight, packetId, state == DeliverySession.AWAIT_PUBCOMP ? state :
                 DeliverySession.AWAIT_PUBREC);
         }
     }

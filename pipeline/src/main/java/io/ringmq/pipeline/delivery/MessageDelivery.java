@@ -140,14 +140,12 @@ final class MessageDelivery
     }
 
     /**
-     * Recovery: a stored message of a session goes back where it was, in flight with its packet id and state, or
-     * queued.
-     *
-     * @param packetId its packet id when it was in flight as QoS 2 (0: queued, or QoS 1, which is sent anew).
+     * Recovery: a stored message of a session goes back in flight (with its packet id and QoS 2 state when it had
+     * them, else a new packet id, written before it can be sent) or into the queue.
      */
     void restore(final DeliverySession session, final io.ringmq.pipeline.Message stored, final long number,
-        final int qos, final boolean retain, final int publishedQos, final int[] ids, final int packetId,
-        final int state)
+        final int qos, final boolean retain, final int publishedQos, final int[] ids, final boolean inflight,
+        final int packetId, final int state)
     {
         final byte[] topic = stored.topic();
         final byte[] properties = stored.properties();
@@ -157,11 +155,17 @@ final class MessageDelivery
             new org.agrona.concurrent.UnsafeBuffer(payload), 0, payload.length, stored.expiresAtMs(), publishedQos);
         message.messageNumber(number);
         message.retain();
-        if (packetId != 0 && session.restoreInflight(message, qos, retain, ids, packetId, state))
+        if (!inflight)
         {
+            session.enqueue(message, qos, retain, ids, 0);
             return;
         }
-        session.enqueue(message, qos, retain, ids, 0);
+        final int slot = session.restoreInflight(message, qos, retain, ids, packetId, state);
+        if (qos == 2 && packetId == 0)
+        {
+            journal.exchange(session.persistenceKey, number, session.inflightPacketId(slot),
+                DeliverySession.AWAIT_PUBREC);
+        }
     }
 
     /**

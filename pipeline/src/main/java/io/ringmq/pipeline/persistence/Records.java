@@ -234,6 +234,11 @@ public final class Records
         final int topicLength = value.getInt(at);
         final int propertiesLength = value.getInt(at + 4);
         final int payloadLength = value.getInt(at + 8);
+        final long end = (long)at + MESSAGE_HEADER_LENGTH + topicLength + propertiesLength + payloadLength;
+        if (topicLength < 0 || propertiesLength < 0 || payloadLength < 0 || end > value.capacity())
+        {
+            throw new IllegalStateException("a message's lengths run past its record"); // garbled: never allocated
+        }
         final byte[] topic = new byte[topicLength];
         final byte[] properties = new byte[propertiesLength];
         final byte[] payload = new byte[payloadLength];
@@ -249,6 +254,7 @@ public final class Records
      */
     public static int messageLength(final DirectBuffer value, final int at)
     {
-        return MESSAGE_HEADER_LENGTH + value.getInt(at) + value.getInt(at + 4) + value.getInt(at + 8);
+        final long length = (long)MESSAGE_HEADER_LENGTH + value.getInt(at) + value.getInt(at + 4) + value.getInt(at + 8);
+        return length < 0 || length > Integer.MAX_VALUE ? Integer.MAX_VALUE : (int)length;
     }
 }
