@@ -55,6 +55,8 @@ final class RocksDbWriter implements StoreWriter
         }
     }
 
+    private byte[] onceKey = new byte[0];
+
     public void delete(final DirectBuffer key, final int keyOffset, final int keyLength)
     {
         store.checkOpen();
@@ -65,6 +67,25 @@ final class RocksDbWriter implements StoreWriter
         catch (final RocksDBException ex)
         {
             throw store.failure("delete in write batch", ex);
+        }
+    }
+
+    public void deleteOnce(final DirectBuffer key, final int keyOffset, final int keyLength)
+    {
+        byte[] bytes = onceKey;
+        if (bytes.length != keyLength)
+        {
+            bytes = new byte[keyLength]; // message keys have one length: this array is made once
+            onceKey = bytes;
+        }
+        key.getBytes(keyOffset, bytes);
+        try
+        {
+            batch.singleDelete(bytes); // copied into the batch: the array is reused
+        }
+        catch (final RocksDBException ex)
+        {
+            throw new StoreException("cannot batch a delete: " + ex.getMessage(), ex);
         }
     }
 

@@ -118,8 +118,9 @@ final class MessageDelivery
      */
     private void dropInflight(final DeliverySession session, final int slot)
     {
+        final int qos = session.inflightQos(slot);
         final SharedMessage message = session.removeInflight(slot);
-        journal.done(session.persistenceKey, message.messageNumber());
+        journal.done(session.persistenceKey, message.messageNumber(), qos);
         pool.release(message);
     }
 
@@ -417,7 +418,7 @@ final class MessageDelivery
         if (session.queueSize() >= maxQueued)
         {
             counters.increment(BrokerCounters.QUEUE_FULL_DROPPED);
-            journal.done(session.persistenceKey, eventMessageNumber);
+            journal.done(session.persistenceKey, eventMessageNumber, qos);
             return;
         }
         final SharedMessage message = retainedCopy();
@@ -425,7 +426,7 @@ final class MessageDelivery
         {
             pool.release(message);
             counters.increment(BrokerCounters.QUEUED_BYTES_DROPPED);
-            journal.done(session.persistenceKey, eventMessageNumber);
+            journal.done(session.persistenceKey, eventMessageNumber, qos);
             return;
         }
         if (session.isOnline())
@@ -457,7 +458,7 @@ final class MessageDelivery
             if (message.expiresAtMs() != Message.NEVER && nowMs() >= message.expiresAtMs())
             {
                 counters.increment(BrokerCounters.MESSAGES_EXPIRED); // not sent once expired [MQTT-3.3.2-5]
-                journal.done(session.persistenceKey, message.messageNumber());
+                journal.done(session.persistenceKey, message.messageNumber(), qos);
                 pool.release(message);
                 continue;
             }

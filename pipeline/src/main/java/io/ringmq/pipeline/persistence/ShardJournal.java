@@ -65,15 +65,20 @@ public final class ShardJournal
 
     /**
      * A message is done with for a session: acknowledged, refused, expired or dropped.
+     *
+     * @param qos the QoS it had for the session (only QoS 2 has an exchange record).
      */
-    public void done(final long sessionKey, final long messageNumber)
+    public void done(final long sessionKey, final long messageNumber, final int qos)
     {
         if (!isStored(sessionKey, messageNumber))
         {
             return;
         }
-        writer.delete(key, 0, Records.messageKey(key, sessionKey, Records.QUEUED, messageNumber));
-        writer.delete(key, 0, Records.messageKey(key, sessionKey, Records.EXCHANGE, messageNumber));
+        writer.deleteOnce(key, 0, Records.messageKey(key, sessionKey, Records.QUEUED, messageNumber));
+        if (qos == 2)
+        {
+            writer.delete(key, 0, Records.messageKey(key, sessionKey, Records.EXCHANGE, messageNumber)); // put twice
+        }
     }
 
     /**

@@ -14,6 +14,16 @@ public interface StoreWriter
     void delete(DirectBuffer key, int keyOffset, int keyLength);
 
     /**
+     * Deletes a key that was put at most once since it was last deleted (a message's record): a store may then drop
+     * the put and its delete together when they meet, so a message acknowledged soon after it was kept costs the
+     * disk nothing past the write-ahead log (RocksDB's SingleDelete).
+     */
+    default void deleteOnce(final DirectBuffer key, final int keyOffset, final int keyLength)
+    {
+        delete(key, keyOffset, keyLength);
+    }
+
+    /**
      * Deletes every key in {@code [from, to)}.
      */
     void deleteRange(DirectBuffer from, int fromOffset, int fromLength, DirectBuffer to, int toOffset, int toLength);
