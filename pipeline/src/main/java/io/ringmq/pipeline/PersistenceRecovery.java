@@ -69,6 +69,11 @@ final class PersistenceRecovery implements RecordVisitor
     private int awaitingCount;
     private int retainedCount;
     private int sessionsOverLimit;
+    private int sessionsUnreadable;
+    /** The session being read ended for a known reason (over the limit, expiry 0): not a loss of its records. */
+    private boolean sessionEnded;
+    /** The session being read has records that only a restored session could use. */
+    private boolean orphanHeld;
 
     PersistenceRecovery(final DurableStore store, final RoutingStage routing, final PersistenceStage persistence,
         final DeliveryShard shard)
@@ -97,6 +102,11 @@ final class PersistenceRecovery implements RecordVisitor
             {
                 report.unreadableRecord();
             }
+        }
+        if (sessionsUnreadable > 0)
+        {
+            report.lost(sessionsUnreadable + " session(s) without a readable session and state record: their " +
+                "subscriptions and messages deleted");
         }
         if (sessionsOverLimit > 0)
         {
@@ -195,6 +205,9 @@ final class PersistenceRecovery implements RecordVisitor
         }
         if (!created())
         {
+            // a session's own records with no session to restore them into: a loss, unless only a shard's late
+            // journal entry (a QoS 2 exchange written just after its session ended) is left
+            orphanHeld |= kind != Records.EXCHANGE;
             return;
         }
         switch (kind)
@@ -277,6 +290,7 @@ final class PersistenceRecovery implements RecordVisitor
         if (expirySeconds == 0)
         {
             sessionRead = false; // resumed with expiry 0, it ended with its connection (the broker's stop): deleted
+            sessionEnded = true;
             return false;
         }
         if (disconnectedAtMs == 0 && stoppedAtMs != 0)
@@ -290,6 +304,7 @@ final class PersistenceRecovery implements RecordVisitor
         {
             sessionsOverLimit++;
             sessionRead = false; // its other records are skipped, and deleted as orphans
+            sessionEnded = true;
             return false;
         }
         persistence.restored(sessionId, sessionKey, expirySeconds, null != will && (willPending ||
@@ -336,12 +351,18 @@ final class PersistenceRecovery implements RecordVisitor
             else
             {
                 orphans.addLong(sessionKey); // no session record (or over the limit): nothing of it can be used
+                if (!sessionEnded && orphanHeld)
+                {
+                    sessionsUnreadable++; // its session or state record was lost: what it held goes with it
+                }
             }
         }
         messages.clear();
         exchanges.clear();
         sessionKey = -1;
         sessionRead = false;
+        sessionEnded = false;
+        orphanHeld = false;
         stateRead = false;
         sessionId = IngressEvent.NONE;
         will = null;
