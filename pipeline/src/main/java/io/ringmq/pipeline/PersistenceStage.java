@@ -152,8 +152,14 @@ final class PersistenceStage implements Stage
 
     public boolean onEvent(final IngressEvent event)
     {
-        event.sessionKey = 0;
-        event.messageNumber = 0;
+        batch[batchSize++] = event; // the poller hands at most the batch limit per poll
+        // the common case first: a PUBLISH routed to nobody (no output at all), not retained, below QoS 2, keeps
+        // nothing (routing's reset left the slot's session key and message number at 0)
+        if (event.routeLogEnd < 0 && event.kind == IngressEvent.PACKET && event.packetType == PacketType.PUBLISH &&
+            !event.retain && event.qos < 2)
+        {
+            return true;
+        }
         route.wrap(routeLog, event);
         if (event.kind == IngressEvent.PACKET)
         {
@@ -187,7 +193,6 @@ final class PersistenceStage implements Stage
             }
         }
         discarded(event); // last: this event may have written for a session it ends
-        batch[batchSize++] = event; // the poller hands at most the batch limit per poll
         return true;
     }
 
