@@ -128,19 +128,11 @@ jq --arg brokers "$BROKERS" --arg only "$ONLY" --arg dur "$DURATION" --arg warm 
 SCENARIOS=$(jq -r '.scenarios[].name' "$OUT/matrix.json")
 [[ -n $SCENARIOS ]] || die "no scenario of $MATRIX matches --only '$ONLY'"
 
-load=$(cut -d' ' -f1 /proc/loadavg)
-if awk -v l="$load" 'BEGIN { exit !(l > 0.7) }'; then
-    echo "warning: load average $load before the run: the machine is not quiet, figures will be noisy" >&2
-fi
+warn_if_busy
 T0=$SECONDS
 echo "five-broker-v5: $(echo $SCENARIOS | wc -w) scenario(s) x brokers $BROKERS, MQTT 5.0, bounded at $BOUND_S s; results in $OUT"
-"$JAVA" -jar "$TMP/jars/loadtest.jar" matrix "$OUT/matrix.json" --out "$OUT" --quiet \
-    > >(tee "$OUT/matrix.log" | grep --line-buffered -E '^(== |  published|  latency|  problems|   failed|  [0-9,]+ connections)') 2>&1 &
-RUNNING_PID=$!
-if wait_bounded "$RUNNING_PID" "$BOUND_S" "the matrix"; then rc=0; else rc=$?; fi
-RUNNING_PID=""
-[[ $rc == 0 ]] || echo "the matrix runner exited with $rc (see $OUT/matrix.log)" >&2
-REPORT=$(find "$OUT" -mindepth 1 -maxdepth 1 -type d -name '*-five-broker-v5' | sort | tail -1)
+run_matrix "$JAVA" "$TMP/jars/loadtest.jar" "$OUT/matrix.json" "$OUT" "$OUT/matrix.log" \
+    '^(== |  published|  latency|  problems|   failed|  [0-9,]+ connections)' "$BOUND_S" five-broker-v5
 
 # one line per run: scenario broker mode throughput p99_us lost expected problems
 : >"$OUT/runs.tsv"

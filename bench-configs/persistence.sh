@@ -164,19 +164,11 @@ jq --arg brokers "$BROKERS" --arg only "$ONLY" --arg dur "$DURATION" --arg warm 
 SCENARIOS=$(jq -r '.scenarios[].name' "$OUT/persistence-matrix.json")
 [[ -n $SCENARIOS ]] || die "no scenario of $MATRIX matches --only '$ONLY'"
 
-load=$(cut -d' ' -f1 /proc/loadavg)
-if awk -v l="$load" 'BEGIN { exit !(l > 0.7) }'; then
-    echo "warning: load average $load before the run: the machine is not quiet, figures will be noisy" >&2
-fi
+warn_if_busy
 T0=$SECONDS
 echo "persistence: $(echo $SCENARIOS | wc -w) scenario(s) x brokers $BROKERS, bounded at $BOUND_S s; results in $OUT"
-"$JAVA" -jar "$TMP/jars/loadtest.jar" matrix "$OUT/persistence-matrix.json" --out "$OUT" --quiet \
-    > >(tee "$OUT/persistence-matrix.log" | grep --line-buffered -E '^(== |  published|  latency|  problems|   failed)') 2>&1 &
-RUNNING_PID=$!
-if wait_bounded "$RUNNING_PID" "$BOUND_S" "the matrix"; then rc=0; else rc=$?; fi
-RUNNING_PID=""
-[[ $rc == 0 ]] || echo "the matrix runner exited with $rc (see $OUT/persistence-matrix.log)" >&2
-REPORT=$(find "$OUT" -mindepth 1 -maxdepth 1 -type d -name '*-persistence' | sort | tail -1)
+run_matrix "$JAVA" "$TMP/jars/loadtest.jar" "$OUT/persistence-matrix.json" "$OUT" "$OUT/persistence-matrix.log" \
+    '^(== |  published|  latency|  problems|   failed)' "$BOUND_S" persistence
 
 # one line per run: scenario broker deliveries/s published/s p50_us p99_us lost expected peak_rss_mb cpu_s problems
 : >"$OUT/persistence-runs.tsv"

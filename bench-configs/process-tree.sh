@@ -1,4 +1,5 @@
-# Stopping what a bench script started, and nothing else: sourced by regression.sh and five-broker-v5.sh.
+# Shared by the bench scripts (regression.sh, five-broker-v5.sh, persistence.sh, crash-loss.sh): stopping what a script
+# started and nothing else, bounded waits, and running a matrix.
 
 descendants() { # every descendant of a pid, deepest first
     local child
@@ -35,4 +36,23 @@ wait_bounded() { # wait for a process we started, at most $2 s (then stop it and
     done
     if wait "$pid"; then rc=0; else rc=$?; fi
     return $rc
+}
+
+warn_if_busy() { # a figure measured on a busy machine is noise: say so before a run
+    local load
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    if awk -v l="$load" 'BEGIN { exit !(l > 0.7) }'; then
+        echo "warning: load average $load before the run: the machine is not quiet, figures will be noisy" >&2
+    fi
+}
+
+run_matrix() { # JAVA LOADTEST_JAR MATRIX_JSON OUT LOG SHOWN_LINES_RE BOUND_S REPORT_SUFFIX: runs the matrix, bounded;
+    # sets REPORT to the runner's dated folder (empty when it made none); RUNNING_PID is the runner's while it runs
+    local rc
+    "$1" -jar "$2" matrix "$3" --out "$4" --quiet > >(tee "$5" | grep --line-buffered -E "$6") 2>&1 &
+    RUNNING_PID=$!
+    if wait_bounded "$RUNNING_PID" "$7" "the matrix"; then rc=0; else rc=$?; fi
+    RUNNING_PID=""
+    [[ $rc == 0 ]] || echo "the matrix runner exited with $rc (see $5)" >&2
+    REPORT=$(find "$4" -mindepth 1 -maxdepth 1 -type d -name "*-$8" | sort | tail -1)
 }

@@ -3,14 +3,11 @@ package io.ringmq.pipeline;
 import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.persistence.DurableStore;
 import io.ringmq.pipeline.persistence.MemoryStore;
-import io.ringmq.pipeline.persistence.RecordVisitor;
-import io.ringmq.pipeline.persistence.RecoveryReport;
 import io.ringmq.pipeline.persistence.StoreException;
 import io.ringmq.pipeline.persistence.StoreWriter;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.PublishEncoder;
-import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -324,74 +321,5 @@ class PersistenceStageTest
         assertThat(broker.outbound.takeTypes(2)).doesNotContain(PacketType.PUBACK);
         assertThat(broker.closed(2)).isTrue();
         assertThat(broker.counters.get(BrokerCounters.PERSISTENCE_WRITE_FAILED)).isEqualTo(1);
-    }
-
-    /** A durable store whose commits fail on demand (a full disk). */
-    private static final class FailingStore implements DurableStore
-    {
-        private final MemoryStore inner = MemoryStore.retaining();
-        boolean fail;
-
-        public StoreWriter writer(final boolean groupCommit)
-        {
-            final StoreWriter writer = inner.writer(groupCommit);
-            return new StoreWriter()
-            {
-                public void put(final DirectBuffer key, final int keyOffset, final int keyLength,
-                    final DirectBuffer value, final int valueOffset, final int valueLength)
-                {
-                    writer.put(key, keyOffset, keyLength, value, valueOffset, valueLength);
-                }
-
-                public void delete(final DirectBuffer key, final int keyOffset, final int keyLength)
-                {
-                    writer.delete(key, keyOffset, keyLength);
-                }
-
-                public void deleteRange(final DirectBuffer from, final int fromOffset, final int fromLength,
-                    final DirectBuffer to, final int toOffset, final int toLength)
-                {
-                    writer.deleteRange(from, fromOffset, fromLength, to, toOffset, toLength);
-                }
-
-                public void commit()
-                {
-                    if (fail)
-                    {
-                        throw new StoreException("no space left on device");
-                    }
-                    writer.commit();
-                }
-
-                public boolean isEmpty()
-                {
-                    return writer.isEmpty();
-                }
-            };
-        }
-
-        public RecoveryReport scan(final RecordVisitor visitor)
-        {
-            return inner.scan(visitor);
-        }
-
-        public boolean isDurable()
-        {
-            return true;
-        }
-
-        public long writeStalls()
-        {
-            return 0;
-        }
-
-        public String describe()
-        {
-            return "failing";
-        }
-
-        public void close()
-        {
-        }
     }
 }
