@@ -46,6 +46,8 @@ final class PersistenceRecovery implements RecordVisitor
     private long epoch;
     /** The newest epoch any key was made in: a lost or stale epoch record never makes a key twice. */
     private long newestEpoch;
+    /** When the broker was last seen alive (a record written every second), or 0. */
+    private long aliveAtMs;
     /** When the broker last stopped cleanly, or 0: it crashed (or never ran). */
     private long stoppedAtMs;
 
@@ -153,6 +155,10 @@ final class PersistenceRecovery implements RecordVisitor
                     if (keyLength == 2 && key.getByte(1) == 'e')
                     {
                         epoch = value.getLong(0);
+                    }
+                    else if (keyLength == 2 && key.getByte(1) == 'a')
+                    {
+                        aliveAtMs = value.getLong(0); // sorts before 'e', 's' and every session
                     }
                     else if (keyLength == 2 && key.getByte(1) == 's')
                     {
@@ -297,6 +303,11 @@ final class PersistenceRecovery implements RecordVisitor
         {
             disconnectedAtMs = stoppedAtMs; // connected at a clean stop: its client went away then, with no will
             willPending = false;
+        }
+        else if (disconnectedAtMs == 0 && aliveAtMs != 0)
+        {
+            disconnectedAtMs = aliveAtMs; // connected at a crash: gone (its will pending) from about then
+            willPending = null != will;
         }
         sessionId = routing.restoreSession(clientId, version, expirySeconds, will, willDelaySeconds, disconnectedAtMs,
             willPending, nowMs);

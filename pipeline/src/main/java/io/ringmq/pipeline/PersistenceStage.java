@@ -70,6 +70,9 @@ final class PersistenceStage implements Stage
     private int nextSession;
     private int nextMessage;
     private long stallsSeen;
+    private long aliveWrittenMs;
+    /** How often the alive-at record is written. */
+    static final long ALIVE_INTERVAL_MS = 1_000;
 
     PersistenceStage(final BrokerContext context, final BrokerCounters counters, final MessageLog routeLog,
         final DurableStore store, final FailedCommits failedCommits)
@@ -256,6 +259,24 @@ final class PersistenceStage implements Stage
         {
             java.util.Arrays.fill(batch, 0, size, null);
         }
+    }
+
+    /**
+     * Once a second, records that the broker is alive: after a crash, sessions connected then count their expiry
+     * from about when it happened, not from the restart.
+     */
+    public int doDutyCycle()
+    {
+        final long nowMs = System.currentTimeMillis();
+        if (nowMs - aliveWrittenMs < ALIVE_INTERVAL_MS)
+        {
+            return 0;
+        }
+        aliveWrittenMs = nowMs;
+        key.putLong(16, nowMs);
+        writer.put(key, 0, Records.aliveKey(key), key, 16, 8);
+        writer.commit(); // the batch of the last poll was committed already: this is its own
+        return 0; // bookkeeping, not work an idle strategy should see
     }
 
     public void onBatchEnd()

@@ -40,6 +40,32 @@ class PersistenceStageTest
         broker = start(store);
     }
 
+    @Test
+    @DisplayName("after a crash, a session that was connected counts its expiry from when the broker was last alive, "
+        + "not from the restart [MQTT-3.1.2-23]")
+    void expiryAfterACrashCountsFromTheLastSignOfLife()
+    {
+        final java.util.function.Supplier<PipelineHarness> expiring = () -> new PipelineHarness(
+            new BrokerContext().maxInflight(4).persistentClientExpirationMs(5_000),
+            new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null), store);
+        broker = expiring.get();
+        packet(1, connect("sub", false)); // connected when the broker dies
+        packet(2, connect("kept", false));
+        lost(2);
+        // the broker was last seen alive 10 s ago: its heartbeat record says so
+        final StoreWriter writer = store.writer(true);
+        final UnsafeBuffer key = new UnsafeBuffer(new byte[32]);
+        key.putLong(16, System.currentTimeMillis() - 10_000);
+        writer.put(key, 0, io.ringmq.pipeline.persistence.Records.aliveKey(key), key, 16, 8);
+        writer.commit();
+        broker = expiring.get(); // a crash: no clean stop was recorded
+        broker.step(); // the expiry timer, due 5 s after the last sign of life, fires at once
+        packet(3, connect("sub", false));
+        assertThat(broker.outbound.takePackets(3).get(0)[2]).as("session present").isEqualTo((byte)0);
+        packet(4, connect("kept", false)); // it went away just now, at its DISCONNECT: its 5 s have not run
+        assertThat(broker.outbound.takePackets(4).get(0)[2]).as("session present").isEqualTo((byte)1);
+    }
+
     private void packet(final long connectionId, final byte[] packet)
     {
         broker.packet(connectionId, packet);
@@ -267,7 +293,7 @@ class PersistenceStageTest
         assertThat(store.size()).isGreaterThan(2);
         packet(3, connect("sub", true)); // a clean start ends the old session
         lost(3);
-        assertThat(store.size()).as("only the epoch is left").isEqualTo(1);
+        assertThat(store.size()).as("only the epoch and the alive-at record are left").isEqualTo(2);
     }
 
     @Test

@@ -16,6 +16,9 @@ import java.nio.charset.StandardCharsets;
  * <pre>
  *   key                                              value
  *   00 'e'                                           epoch long: one more at every start
+ *   00 'a'                                           alive at ms long: written every second, so after a crash the
+ *                                                    sessions connected then count their expiry (and wills their
+ *                                                    delay) from when the broker was last seen alive
  *   00 's'                                           a clean stop: when, long (deleted at start, so only the
  *                                                    last stop counts: sessions connected then were disconnected
  *                                                    then, normally, and publish no will)
@@ -67,6 +70,16 @@ public final class Records
     {
         key.putByte(0, META);
         key.putByte(1, (byte)'e');
+        return 2;
+    }
+
+    /**
+     * @return the alive-at record's key.
+     */
+    public static int aliveKey(final MutableDirectBuffer key)
+    {
+        key.putByte(0, META);
+        key.putByte(1, (byte)'a');
         return 2;
     }
 
