@@ -138,6 +138,50 @@ class PersistenceReview2StoreTest
         }
     }
 
+    /**
+     * put, delete and deleteRange check that the store is open ("a batch freed by the store's close must not be
+     * touched"); deleteOnce does not, and writes into the WriteBatch close() freed: the JVM dies with SIGSEGV instead
+     * of a StoreException (a shard's journal.done() after close: a runner that did not stop in time, an embedding
+     * that closes while invoking). Run in a child JVM so the crash does not take the test run with it.
+     */
+    @Test
+    void deleteOnceOnAClosedStoreThrowsInsteadOfCrashingTheJvm() throws Exception
+    {
+        final Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+            "-cp", System.getProperty("java.class.path"), DeleteOnceAfterClose.class.getName(),
+            tmp.resolve("data").toString())
+            .directory(tmp.toFile()).redirectErrorStream(true).start(); // its hs_err file lands in tmp
+        final String out = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(out).as("child output").contains("StoreException");
+        assertThat(child.exitValue()).as("child exit (134 = SIGSEGV/abort): " + out).isZero();
+    }
+
+    /** The child: a journal's deleteOnce after the store closed. */
+    public static final class DeleteOnceAfterClose
+    {
+        public static void main(final String[] args)
+        {
+            final RocksDbStore store = RocksDbStore.open(RocksDbSettings.defaults(Path.of(args[0])));
+            final StoreWriter journal = store.writer(false);
+            store.close();
+            final UnsafeBuffer key = new UnsafeBuffer(new byte[18]);
+            try
+            {
+                for (int i = 0; i < 100_000; i++)
+                {
+                    journal.deleteOnce(key, 0, key.capacity());
+                }
+                System.out.println("no exception");
+            }
+            catch (final io.ringmq.pipeline.persistence.StoreException ex)
+            {
+                System.out.println("StoreException: " + ex.getMessage());
+            }
+        }
+    }
+
     private static void garble(final Path file, final long at, final int length) throws IOException
     {
         try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw"))
