@@ -47,6 +47,8 @@ class PersistenceReview2Test
         final MemoryStore inner = MemoryStore.retaining();
         final Map<String, Integer> puts = new HashMap<>();
         final List<String> violations = new ArrayList<>();
+        /** The most bytes (keys and values) one commit of the persistence stage wrote. */
+        long largestCommit;
 
         public synchronized StoreWriter writer(final boolean groupCommit)
         {
@@ -54,12 +56,14 @@ class PersistenceReview2Test
             return new StoreWriter()
             {
                 private final List<Runnable> checks = new ArrayList<>();
+                private long bytes;
 
                 public void put(final DirectBuffer key, final int keyOffset, final int keyLength,
                     final DirectBuffer value, final int valueOffset, final int valueLength)
                 {
                     final String k = hex(key, keyOffset, keyLength);
                     checks.add(() -> puts.merge(k, 1, Integer::sum));
+                    bytes += keyLength + valueLength;
                     writer.put(key, keyOffset, keyLength, value, valueOffset, valueLength);
                 }
 
@@ -99,6 +103,8 @@ class PersistenceReview2Test
                     {
                         checks.forEach(Runnable::run);
                         checks.clear();
+                        largestCommit = Math.max(largestCommit, bytes);
+                        bytes = 0;
                     }
                     writer.commit();
                 }
@@ -419,5 +425,28 @@ class PersistenceReview2Test
         final byte[] connack = broker.outbound.takePackets(4).get(0);
         assertThat(connack[2]).as("session present: the old session was discarded [MQTT-3.1.2-6]")
             .isEqualTo((byte)0);
+    }
+
+    // =================================================================================================
+    // 4. One large PUBLISH to many persistent sessions: a copy of the message per session in one write batch
+    // =================================================================================================
+
+    @Test
+    @DisplayName("one 512 KiB QoS 1 PUBLISH to 200 offline persistent sessions: the group commit holds the payload once per session (100 MiB of native WriteBatch, kept at its peak: WriteBatch.clear keeps its capacity)")
+    void oneLargePublishToManyPersistentSessionsIsNotCopiedPerSession()
+    {
+        final int sessions = 200;
+        for (int i = 0; i < sessions; i++)
+        {
+            packet(100 + i, connect("s" + i, false));
+            packet(100 + i, subscribe("big", 1));
+            lost(100 + i);
+        }
+        store.largestCommit = 0;
+        packet(2, connect("pub", true));
+        final String payload = "x".repeat(512 * 1024);
+        packet(2, publish("big", 1, 1, payload));
+        assertThat(store.largestCommit).as("bytes in the one group commit of that PUBLISH")
+            .isLessThan(8L * payload.length());
     }
 }
