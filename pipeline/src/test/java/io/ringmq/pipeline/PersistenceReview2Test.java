@@ -1,0 +1,452 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.persistence.DurableStore;
+import io.ringmq.pipeline.persistence.MemoryStore;
+import io.ringmq.pipeline.persistence.RecordVisitor;
+import io.ringmq.pipeline.persistence.RecoveryReport;
+import io.ringmq.pipeline.persistence.StoreWriter;
+import io.ringmq.protocol.MqttVersion;
+import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.PublishEncoder;
+import io.ringmq.protocol.PublishFlyweight;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+
+import static io.ringmq.pipeline.PipelineTest.ack;
+import static io.ringmq.pipeline.PipelineTest.connect;
+import static io.ringmq.pipeline.PipelineTest.subscribe;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Second review of the durable persistence change: each test shows one defect (it fails on the change as reviewed)
+ * unless its name says it holds. A "restart" is a new harness on the same store, with no clean-stop record (a crash)
+ * unless the test says so.
+ */
+@Timeout(60)
+class PersistenceReview2Test
+{
+    /**
+     * A store that checks the contract of {@link StoreWriter#deleteOnce}: a key it deletes was put at most once since
+     * it was last deleted (else RocksDB's SingleDelete is undefined). Committed batches go to a retaining
+     * {@link MemoryStore}.
+     */
+    static final class CheckingStore implements DurableStore
+    {
+        final MemoryStore inner = MemoryStore.retaining();
+        final Map<String, Integer> puts = new HashMap<>();
+        final List<String> violations = new ArrayList<>();
+        /** The most bytes (keys and values) one commit of the persistence stage wrote. */
+        long largestCommit;
+
+        public synchronized StoreWriter writer(final boolean groupCommit)
+        {
+            final StoreWriter writer = inner.writer(groupCommit);
+            return new StoreWriter()
+            {
+                private final List<Runnable> checks = new ArrayList<>();
+                private long bytes;
+
+                public void put(final DirectBuffer key, final int keyOffset, final int keyLength,
+                    final DirectBuffer value, final int valueOffset, final int valueLength)
+                {
+                    final String k = hex(key, keyOffset, keyLength);
+                    checks.add(() -> puts.merge(k, 1, Integer::sum));
+                    bytes += keyLength + valueLength;
+                    writer.put(key, keyOffset, keyLength, value, valueOffset, valueLength);
+                }
+
+                public void delete(final DirectBuffer key, final int keyOffset, final int keyLength)
+                {
+                    final String k = hex(key, keyOffset, keyLength);
+                    checks.add(() -> puts.remove(k));
+                    writer.delete(key, keyOffset, keyLength);
+                }
+
+                public void deleteOnce(final DirectBuffer key, final int keyOffset, final int keyLength)
+                {
+                    final String k = hex(key, keyOffset, keyLength);
+                    checks.add(() ->
+                    {
+                        final Integer n = puts.remove(k);
+                        if (null != n && n > 1)
+                        {
+                            violations.add("key " + k + " put " + n + " times, then SingleDeleted");
+                        }
+                    });
+                    writer.delete(key, keyOffset, keyLength);
+                }
+
+                public void deleteRange(final DirectBuffer from, final int fromOffset, final int fromLength,
+                    final DirectBuffer to, final int toOffset, final int toLength)
+                {
+                    final String f = hex(from, fromOffset, fromLength);
+                    final String t = hex(to, toOffset, toLength);
+                    checks.add(() -> puts.keySet().removeIf(k -> k.compareTo(f) >= 0 && k.compareTo(t) < 0));
+                    writer.deleteRange(from, fromOffset, fromLength, to, toOffset, toLength);
+                }
+
+                public void commit()
+                {
+                    synchronized (CheckingStore.this)
+                    {
+                        checks.forEach(Runnable::run);
+                        checks.clear();
+                        largestCommit = Math.max(largestCommit, bytes);
+                        bytes = 0;
+                    }
+                    writer.commit();
+                }
+
+                public boolean isEmpty()
+                {
+                    return writer.isEmpty();
+                }
+            };
+        }
+
+        public RecoveryReport scan(final RecordVisitor visitor)
+        {
+            return inner.scan(visitor);
+        }
+
+        public boolean isDurable()
+        {
+            return true;
+        }
+
+        public long writeStalls()
+        {
+            return 0;
+        }
+
+        public String describe()
+        {
+            return "checking";
+        }
+
+        public void close()
+        {
+        }
+
+        private static String hex(final DirectBuffer buffer, final int offset, final int length)
+        {
+            final StringBuilder s = new StringBuilder();
+            for (int i = 0; i < length; i++)
+            {
+                s.append(String.format("%02x", buffer.getByte(offset + i) & 0xFF));
+            }
+            return s.toString();
+        }
+    }
+
+    private final CheckingStore store = new CheckingStore();
+    private Supplier<BrokerContext> contexts = () -> new BrokerContext().maxInflight(4);
+    private PipelineHarness broker = start(store);
+
+    private PipelineHarness start(final DurableStore store)
+    {
+        return new PipelineHarness(contexts.get(),
+            new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null), store);
+    }
+
+    private void restart()
+    {
+        broker = start(store);
+    }
+
+    private void packet(final long connectionId, final byte[] packet)
+    {
+        broker.packet(connectionId, packet);
+    }
+
+    private void lost(final long connectionId)
+    {
+        broker.offer(connectionId, true, new byte[0], IngressEvent.CONNECTION_LOST);
+    }
+
+    static byte[] publish(final String topic, final int qos, final int packetId, final String payload)
+    {
+        final PublishEncoder encoder = new PublishEncoder().reset().qos(qos).packetId(packetId)
+            .topic(topic).payload(payload.getBytes());
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
+        encoder.encode(buffer, 0);
+        return buffer.byteArray();
+    }
+
+    private record Delivery(String payload, int qos, int packetId, boolean dup)
+    {
+    }
+
+    private List<Delivery> publishes(final long connectionId)
+    {
+        final List<Delivery> out = new ArrayList<>();
+        for (final byte[] packet : broker.outbound.takePackets(connectionId))
+        {
+            if ((packet[0] & 0xFF) >>> 4 != PacketType.PUBLISH)
+            {
+                continue;
+            }
+            final PublishFlyweight publish = new PublishFlyweight();
+            assertThat(publish.wrap(new UnsafeBuffer(packet), 0, packet.length, MqttVersion.V3_1_1)).isPositive();
+            out.add(new Delivery(publish.payload().asString(), publish.qos(), publish.packetId(), publish.isDup()));
+        }
+        return out;
+    }
+
+    // =================================================================================================
+    // 1. One session, two targets of one message (a shared and a non-shared subscription): one record
+    // =================================================================================================
+
+    @Test
+    @DisplayName("[MQTT-4.8.2] a session with a shared and a non-shared subscription gets two copies of a QoS 1 message; both are queued while it is offline, and both must survive a restart (one record per copy)")
+    void bothCopiesOfASharedAndNonSharedMatchSurviveARestart()
+    {
+        packet(1, connect("sub", false));
+        packet(1, subscribe("t", 1));
+        packet(1, subscribe("$share/g/t", 1));
+        broker.outbound.takePackets(1);
+        lost(1);
+        packet(2, connect("pub", true));
+        packet(2, publish("t", 1, 1, "x"));
+
+        // without a restart: two copies (the baseline the restart must keep)
+        packet(3, connect("sub", false));
+        final List<Delivery> live = publishes(3);
+        assertThat(live).extracting(Delivery::payload).as("two matching subscriptions, one shared")
+            .containsExactly("x", "x");
+        lost(3);
+
+        restart();
+        packet(4, connect("sub", false));
+        assertThat(publishes(4)).extracting(Delivery::payload).as("after a restart: the same two copies")
+            .containsExactly("x", "x");
+    }
+
+    @Test
+    @DisplayName("deleteOnce (SingleDelete) is never given a key put more than once since its last delete: a session that is two targets of one message, both acknowledged")
+    void noKeyPutTwiceIsSingleDeleted()
+    {
+        packet(1, connect("sub", false));
+        packet(1, subscribe("t", 1));
+        packet(1, subscribe("$share/g/t", 1));
+        broker.outbound.takePackets(1);
+        packet(2, connect("pub", true));
+        packet(2, publish("t", 1, 1, "x"));
+        final List<Delivery> sent = publishes(1);
+        assertThat(sent).hasSize(2);
+        for (final Delivery d : sent)
+        {
+            packet(1, ack(PacketType.PUBACK, d.packetId()));
+        }
+        assertThat(store.violations).isEmpty();
+    }
+
+    private void packet5(final long connectionId, final byte[] packet)
+    {
+        broker.offer(0, connectionId, true, packet, IngressEvent.PACKET, MqttVersion.V5, 0, IngressEvent.NONE);
+    }
+
+    private static byte[] connect5(final String clientId, final boolean clean, final int sessionExpiry,
+        final String willTopic, final int willQos, final int willDelay)
+    {
+        final io.ringmq.protocol.MqttProperties properties = new io.ringmq.protocol.MqttProperties();
+        properties.setInt(io.ringmq.protocol.PropertyId.SESSION_EXPIRY_INTERVAL, sessionExpiry);
+        final io.ringmq.protocol.ConnectEncoder encoder = new io.ringmq.protocol.ConnectEncoder().reset()
+            .version(MqttVersion.V5).cleanStart(clean).keepAlive(60).properties(properties);
+        encoder.will(willQos, false, new io.ringmq.protocol.MqttProperties()
+            .setInt(io.ringmq.protocol.PropertyId.WILL_DELAY_INTERVAL, willDelay));
+        encoder.willTopic().wrap(willTopic);
+        encoder.willPayload().wrap("will");
+        encoder.clientId().wrap(clientId);
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
+        encoder.encode(buffer, 0);
+        return buffer.byteArray();
+    }
+
+    private void stepFor(final long millis) throws InterruptedException
+    {
+        final long until = System.currentTimeMillis() + millis;
+        while (System.currentTimeMillis() < until)
+        {
+            broker.step();
+            Thread.sleep(20);
+        }
+        broker.step();
+    }
+
+    // =================================================================================================
+    // 2. A clean stop, a start, then a crash before anything is written: the stop's facts are gone
+    // =================================================================================================
+
+    @Test
+    @DisplayName("[MQTT-3.1.3-9] a session connected at a clean stop publishes no will; a crash of the NEXT run (before its client returns) must not make the will due: the clean-stop marker is deleted at start but the session's state still says 'connected'")
+    void cleanStopThenCrashBeforeAnyWriteDoesNotPublishTheWill() throws InterruptedException
+    {
+        packet(1, connect("watcher", false));
+        packet(1, subscribe("will/w", 1));
+        broker.outbound.takePackets(1);
+        lost(1);
+        packet5(2, connect5("w", false, 3600, "will/w", 1, 0));
+        broker.outbound.takePackets(2);
+        broker.pipeline.stopped(); // a clean stop: 'w' was connected, its will is not published
+        restart();
+        stepFor(100);
+        packet(5, connect("watcher", false));
+        assertThat(publishes(5)).as("after the clean stop: no will (holds)").isEmpty();
+        lost(5);
+        restart(); // this run crashed before 'w' came back
+        stepFor(100);
+        packet(3, connect("watcher", false));
+        assertThat(publishes(3)).extracting(Delivery::payload)
+            .as("the will of a client the broker disconnected at a clean stop").isEmpty();
+    }
+
+    // =================================================================================================
+    // 3. A failed group commit that ended a session: its range delete is lost with the batch
+    // =================================================================================================
+
+    /** A store whose commits fail while {@link #fail} is set (a full disk, for a while). */
+    static final class FlakyStore implements DurableStore
+    {
+        final MemoryStore inner = MemoryStore.retaining();
+        volatile boolean fail;
+
+        public StoreWriter writer(final boolean groupCommit)
+        {
+            final StoreWriter writer = inner.writer(groupCommit);
+            return new StoreWriter()
+            {
+                private final List<java.util.function.Consumer<StoreWriter>> ops = new ArrayList<>();
+
+                private UnsafeBuffer copy(final DirectBuffer buffer, final int offset, final int length)
+                {
+                    final byte[] bytes = new byte[length];
+                    buffer.getBytes(offset, bytes);
+                    return new UnsafeBuffer(bytes);
+                }
+
+                public void put(final DirectBuffer key, final int keyOffset, final int keyLength,
+                    final DirectBuffer value, final int valueOffset, final int valueLength)
+                {
+                    final UnsafeBuffer k = copy(key, keyOffset, keyLength);
+                    final UnsafeBuffer v = copy(value, valueOffset, valueLength);
+                    ops.add(w -> w.put(k, 0, keyLength, v, 0, valueLength));
+                }
+
+                public void delete(final DirectBuffer key, final int keyOffset, final int keyLength)
+                {
+                    final UnsafeBuffer k = copy(key, keyOffset, keyLength);
+                    ops.add(w -> w.delete(k, 0, keyLength));
+                }
+
+                public void deleteRange(final DirectBuffer from, final int fromOffset, final int fromLength,
+                    final DirectBuffer to, final int toOffset, final int toLength)
+                {
+                    final UnsafeBuffer f = copy(from, fromOffset, fromLength);
+                    final UnsafeBuffer t = copy(to, toOffset, toLength);
+                    ops.add(w -> w.deleteRange(f, 0, fromLength, t, 0, toLength));
+                }
+
+                public void commit()
+                {
+                    if (fail && groupCommit)
+                    {
+                        ops.clear(); // as RocksDbWriter: a failed batch is cleared, not retried
+                        throw new io.ringmq.pipeline.persistence.StoreException("no space left on device");
+                    }
+                    ops.forEach(op -> op.accept(writer));
+                    ops.clear();
+                    writer.commit();
+                }
+
+                public boolean isEmpty()
+                {
+                    return ops.isEmpty();
+                }
+            };
+        }
+
+        public RecoveryReport scan(final RecordVisitor visitor)
+        {
+            return inner.scan(visitor);
+        }
+
+        public boolean isDurable()
+        {
+            return true;
+        }
+
+        public long writeStalls()
+        {
+            return 0;
+        }
+
+        public String describe()
+        {
+            return "flaky";
+        }
+
+        public void close()
+        {
+        }
+    }
+
+    @Test
+    @DisplayName("[MQTT-3.1.2-6] a persistent session discarded by a clean-session CONNECT whose group commit failed must not come back after a restart (its range delete went with the failed batch)")
+    void sessionDiscardedInAFailedCommitDoesNotComeBackAfterRestart()
+    {
+        final FlakyStore flaky = new FlakyStore();
+        broker = start(flaky);
+        packet(1, connect("sub", false));
+        packet(1, subscribe("t", 1));
+        broker.outbound.takePackets(1);
+        lost(1);
+        flaky.fail = true;
+        packet(2, connect("sub", true)); // discards the persistent session: the commit fails, the socket closes
+        flaky.fail = false;
+        lost(2);
+        packet(3, connect("sub", true)); // the client retries: a clean session, nothing to discard any more
+        assertThat(broker.outbound.takePackets(3).get(0)[3]).as("CONNACK accepted").isEqualTo((byte)0);
+        lost(3);
+        broker = start(flaky); // restart
+        packet(4, connect("sub", false));
+        final byte[] connack = broker.outbound.takePackets(4).get(0);
+        assertThat(connack[2]).as("session present: the old session was discarded [MQTT-3.1.2-6]")
+            .isEqualTo((byte)0);
+    }
+
+    // =================================================================================================
+    // 4. One large PUBLISH to many persistent sessions: a copy of the message per session in one write batch
+    // =================================================================================================
+
+    @Test
+    @DisplayName("one 512 KiB QoS 1 PUBLISH to 200 offline persistent sessions: the group commit holds the payload once per session (100 MiB of native WriteBatch, kept at its peak: WriteBatch.clear keeps its capacity)")
+    void oneLargePublishToManyPersistentSessionsIsNotCopiedPerSession()
+    {
+        final int sessions = 200;
+        for (int i = 0; i < sessions; i++)
+        {
+            packet(100 + i, connect("s" + i, false));
+            packet(100 + i, subscribe("big", 1));
+            lost(100 + i);
+        }
+        store.largestCommit = 0;
+        packet(2, connect("pub", true));
+        final String payload = "x".repeat(512 * 1024);
+        packet(2, publish("big", 1, 1, payload));
+        assertThat(store.largestCommit).as("bytes in the one group commit of that PUBLISH")
+            .isLessThan(8L * payload.length());
+    }
+}
