@@ -75,8 +75,31 @@ final class RocksDbRepair
         }
     }
 
+    /**
+     * Puts back the write-ahead logs an interrupted repair had set aside (killed, or failed before it replayed them),
+     * so the store's next open replays them, or the next repair sets them aside again: they are never deleted
+     * unread.
+     */
+    static void restoreSetAside(final Path dir) throws IOException
+    {
+        final Path setAside = dir.resolve(WORK_DIRECTORY).resolve("wal");
+        if (!Files.isDirectory(setAside))
+        {
+            return;
+        }
+        for (final Path log : list(setAside, ".log"))
+        {
+            final Path home = dir.resolve(log.getFileName());
+            if (!Files.exists(home))
+            {
+                Files.move(log, home);
+            }
+        }
+    }
+
     private void run(final String cause) throws IOException, RocksDBException
     {
+        restoreSetAside(dir);
         DataDirectory.deleteRecursively(work);
         Files.createDirectories(walDir);
         Files.createDirectories(tableDir);

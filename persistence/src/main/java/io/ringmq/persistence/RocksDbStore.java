@@ -87,6 +87,7 @@ public final class RocksDbStore implements DurableStore
         try
         {
             final long holderPid = DataDirectory.readPid(dir);
+            restoreSetAside(dir); // logs an interrupted repair set aside are read, never dropped
             final List<String> tornLogs = tornLogs(dir);
             final RocksDB db = openOrRepair(settings, dir, options, report, holderPid);
             if (report.isClean()) // a repair checks and reports the logs itself
@@ -106,6 +107,19 @@ public final class RocksDbStore implements DurableStore
             options.close();
             stallListener.close();
             throw ex;
+        }
+    }
+
+    private static void restoreSetAside(final Path dir)
+    {
+        try
+        {
+            RocksDbRepair.restoreSetAside(dir);
+        }
+        catch (final java.io.IOException ex)
+        {
+            throw new StoreException("cannot put back the write-ahead logs an interrupted repair set aside in " + dir +
+                ": " + ex.getMessage(), ex);
         }
     }
 

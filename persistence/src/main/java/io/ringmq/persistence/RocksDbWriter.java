@@ -11,8 +11,9 @@ import java.nio.ByteBuffer;
 
 /**
  * One thread's {@link StoreWriter} on a reused {@link WriteBatch}. Keys and values are copied into one direct
- * buffer each (grown when a record is larger, never shrunk) and handed to the batch's direct-buffer overloads, so
- * the steady state allocates nothing per record.
+ * buffer each (grown when a record is larger) and handed to the batch's direct-buffer overloads, so the steady
+ * state allocates nothing per record; after a commit larger than 4 MiB the batch and the value buffer are made
+ * anew, so a burst of large messages does not keep its peak of native memory.
  */
 final class RocksDbWriter implements StoreWriter
 {
@@ -21,7 +22,10 @@ final class RocksDbWriter implements StoreWriter
 
     private final RocksDbStore store;
     private final WriteOptions writeOptions;
-    private final WriteBatch batch = new WriteBatch();
+    /** A batch or buffer that grew past this for one large commit is made anew, so its peak is not kept. */
+    private static final long SHRINK_ABOVE = 4L * 1024 * 1024;
+
+    private WriteBatch batch = new WriteBatch();
     private ByteBuffer keyBuffer = ByteBuffer.allocateDirect(INITIAL_KEY_LENGTH);
     private ByteBuffer valueBuffer = ByteBuffer.allocateDirect(INITIAL_VALUE_LENGTH);
 
@@ -72,6 +76,7 @@ final class RocksDbWriter implements StoreWriter
 
     public void deleteOnce(final DirectBuffer key, final int keyOffset, final int keyLength)
     {
+        store.checkOpen();
         byte[] bytes = onceKey;
         if (bytes.length != keyLength)
         {
@@ -126,7 +131,19 @@ final class RocksDbWriter implements StoreWriter
             }
             throw ex;
         }
-        batch.clear();
+        if (batch.getDataSize() > SHRINK_ABOVE)
+        {
+            batch.close(); // WriteBatch.clear keeps its capacity: a large one is let go
+            batch = new WriteBatch();
+        }
+        else
+        {
+            batch.clear();
+        }
+        if (valueBuffer.capacity() > SHRINK_ABOVE)
+        {
+            valueBuffer = ByteBuffer.allocateDirect(INITIAL_VALUE_LENGTH);
+        }
     }
 
     public boolean isEmpty()

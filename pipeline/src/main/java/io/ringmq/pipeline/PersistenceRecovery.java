@@ -40,6 +40,8 @@ final class PersistenceRecovery implements RecordVisitor
     private final List<Stored> messages = new ArrayList<>();
     private final Long2ObjectHashMap<int[]> exchanges = new Long2ObjectHashMap<>();
     private final LongArrayList orphans = new LongArrayList();
+    /** Sessions connected when the broker stopped: (key, expiry, went away at, will pending), written back. */
+    private final List<long[]> restated = new ArrayList<>();
     private final RecoveryReport decodeLosses = new RecoveryReport();
     private final org.agrona.concurrent.UnsafeBuffer keyView = new org.agrona.concurrent.UnsafeBuffer(0, 0);
     private final org.agrona.concurrent.UnsafeBuffer valueView = new org.agrona.concurrent.UnsafeBuffer(0, 0);
@@ -125,6 +127,12 @@ final class PersistenceRecovery implements RecordVisitor
             Records.sessionRange(key, orphans.getLong(i));
             writer.deleteRange(key, 0, Records.SESSION_PREFIX_LENGTH, key, Records.SESSION_PREFIX_LENGTH,
                 Records.SESSION_PREFIX_LENGTH);
+        }
+        final ExpandableDirectByteBuffer state = new ExpandableDirectByteBuffer(32);
+        for (final long[] session : restated)
+        {
+            writer.put(key, 0, Records.sessionKey(key, session[0], Records.STATE), state, 0,
+                Records.state(state, session[1], session[2], session[3] != 0));
         }
         epoch = Math.max(epoch, newestEpoch) + 1;
         key.putLong(16, epoch);
@@ -299,6 +307,7 @@ final class PersistenceRecovery implements RecordVisitor
             sessionEnded = true;
             return false;
         }
+        final boolean wasConnected = disconnectedAtMs == 0;
         if (disconnectedAtMs == 0 && stoppedAtMs != 0)
         {
             disconnectedAtMs = stoppedAtMs; // connected at a clean stop: its client went away then, with no will
@@ -318,8 +327,15 @@ final class PersistenceRecovery implements RecordVisitor
             sessionEnded = true;
             return false;
         }
-        persistence.restored(sessionId, sessionKey, expirySeconds, null != will && (willPending ||
-            disconnectedAtMs == 0), willDelaySeconds, disconnectedAtMs == 0 ? nowMs : disconnectedAtMs);
+        final long awayMs = disconnectedAtMs == 0 ? nowMs : disconnectedAtMs;
+        final boolean willStillPending = null != will && (willPending || disconnectedAtMs == 0);
+        persistence.restored(sessionId, sessionKey, expirySeconds, willStillPending, willDelaySeconds, awayMs);
+        if (wasConnected)
+        {
+            // the store still says "connected": it says when the client went away now, so a later start (after
+            // another crash) counts from the same moment and does not publish a will a clean stop withheld
+            restated.add(new long[]{sessionKey, expirySeconds, awayMs, willStillPending ? 1 : 0});
+        }
         sessionCount++;
         return true;
     }

@@ -63,6 +63,8 @@ final class PersistenceStage implements Stage
     private final IngressEvent[] batch;
     private final PersistedMessages messages;
     private final FailedCommits failedCommits;
+    /** Sessions ended since the last successful commit. */
+    private final org.agrona.collections.LongArrayList ended = new org.agrona.collections.LongArrayList();
     private final java.util.function.IntToLongFunction keys = this::keyOf;
     private long epoch;
     private final ExpandableArrayBuffer willScratch = new ExpandableArrayBuffer(64);
@@ -221,11 +223,17 @@ final class PersistenceStage implements Stage
             final Known gone = remove(route.discarded(i));
             if (null != gone)
             {
-                Records.sessionRange(key, gone.key);
-                writer.deleteRange(key, 0, Records.SESSION_PREFIX_LENGTH, key, Records.SESSION_PREFIX_LENGTH,
-                    Records.SESSION_PREFIX_LENGTH);
+                endSession(gone.key);
+                ended.addLong(gone.key); // until committed: a failed batch must not bring the session back
             }
         }
+    }
+
+    private void endSession(final long sessionKey)
+    {
+        Records.sessionRange(key, sessionKey);
+        writer.deleteRange(key, 0, Records.SESSION_PREFIX_LENGTH, key, Records.SESSION_PREFIX_LENGTH,
+            Records.SESSION_PREFIX_LENGTH);
     }
 
     public void commitBatch()
@@ -239,6 +247,7 @@ final class PersistenceStage implements Stage
                 writer.commit();
                 counters.increment(BrokerCounters.PERSISTENCE_COMMITS);
             }
+            ended.clear();
         }
         catch (final RuntimeException ex)
         {
@@ -252,6 +261,10 @@ final class PersistenceStage implements Stage
                 {
                     failedCommits.qos2Publish(event.sessionId, event.packetId); // routing must route a resend
                 }
+            }
+            for (int i = 0; i < ended.size(); i++)
+            {
+                endSession(ended.getLong(i)); // the failed batch was dropped: the next one ends them again
             }
             throw ex; // counted and logged once per cause by the stage's agent
         }
