@@ -54,8 +54,10 @@ final class Client
     final UnsafeBuffer payload;
     final byte[] topic;
     private final PublishEncoder publishEncoder = new PublishEncoder();
-    long nextSendNs;
-    long intervalNs;
+    /** -rate: the messages this publisher owes and when each is due; null when it floods (or is a subscriber). */
+    final FixedRateSchedule schedule;
+    /** Whether this publisher has stopped publishing for the run and queued its last PINGREQ (see {@link Driver}). */
+    boolean finished;
     int sequence;
     int inflight;
     /**
@@ -86,6 +88,8 @@ final class Client
         this.window = settings.inflight;
         this.payload = new UnsafeBuffer(new byte[Math.max(STAMP_LENGTH, settings.payload)]);
         this.topic = (settings.topicPrefix + "/" + id).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        this.schedule = publisher && settings.rate > 0 ? new FixedRateSchedule(settings.rate, settings.durationNs) :
+            null;
     }
 
     /** A persistent subscriber coming back: its session, with the subscription, should still be there. */

@@ -203,16 +203,22 @@ final class CrashLoss implements Callable<Integer>, Client.Handler
             }
             final long runStartNs = System.nanoTime();
             final long endNs = runStartNs + settings.durationNs;
-            final long intervalNs = rate > 0 ? 1_000_000_000L / rate : 0;
-            long nextSendNs = runStartNs;
+            final FixedRateSchedule schedule = publisher.schedule; // -rate 0: null, as fast as the window allows
+            if (null != schedule)
+            {
+                schedule.start(runStartNs); // at most rate x duration messages, however late the end is noticed
+            }
             while (publisher.state == Client.State.READY && System.nanoTime() < endNs)
             {
                 final long now = System.nanoTime();
-                while (publisher.inflight < publisher.window && (intervalNs == 0 || nextSendNs <= now))
+                while (publisher.inflight < publisher.window && (null == schedule || schedule.isDue(now)))
                 {
                     sequenceByPacketId[publisher.nextPacketId] = publisher.sequence; // for its PUBACK
-                    publisher.queuePublish(1, StampClock.stampOf(intervalNs == 0 ? now : nextSendNs));
-                    nextSendNs += intervalNs;
+                    publisher.queuePublish(1, StampClock.stampOf(null == schedule ? now : schedule.nextDueNs()));
+                    if (null != schedule)
+                    {
+                        schedule.advance();
+                    }
                 }
                 loop.flush(publisher);
                 loop.poll(1);

@@ -18,8 +18,14 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * One generator thread: a selector and the clients it owns. It dials with bounded concurrency, keeps each
- * publisher's schedule (open loop: a message is stamped with the time it was due, so time spent queueing counts),
- * floods with pacing on the broker's answers when no rate is set, and records every delivery's latency.
+ * publisher's {@link FixedRateSchedule} (open loop: a message is stamped with the time it was due, so time spent
+ * queueing counts), floods with pacing on the broker's answers when no rate is set, and records every delivery's
+ * latency.
+ *
+ * <p>A paced publisher sends exactly what its schedule owes, whenever the run's end is noticed. One that fell behind
+ * (its window full, its socket backed up) sends the rest late, still stamped with their due times, for up to
+ * {@link Settings#lateGraceNs} after the end; what is still unsent then is counted ({@link #unsentCount}), not sent.
+ * Each publisher's last PINGREQ follows its last message.
  */
 final class Driver implements Runnable, Client.Handler
 {
@@ -66,6 +72,14 @@ final class Driver implements Runnable, Client.Handler
     volatile long uniqueCount;
     private long published;
     private long unique;
+    /** DRAINING: when a publisher still behind its schedule stops trying. */
+    private long graceEndNs;
+    /** Set once every publisher has stopped publishing and queued its last PINGREQ (DRAINING). */
+    volatile boolean publishingDone;
+    /** Publishers still connected that the grace cut off before they sent everything their schedule owed. */
+    volatile int behindCount;
+    /** The scheduled messages those publishers never sent. */
+    volatile long unsentCount;
 
     Driver(final Settings settings, final Recorder intervals, final ShareGroupTracker group) throws IOException
     {
@@ -184,9 +198,13 @@ final class Driver implements Runnable, Client.Handler
                 moveSubscribers(subscribersOnline);
             }
             int work = dial(now);
-            if (current == RUNNING)
+            if (current == RUNNING || (current == DRAINING && !publishingDone))
             {
                 work += publish(now);
+            }
+            if (current == DRAINING && !publishingDone)
+            {
+                finishPublishers(now); // after publish: the last PINGREQ follows the last message
             }
             selector.selectNow();
             if (!selector.selectedKeys().isEmpty()) // keys an idle select() found stay in the set
@@ -219,25 +237,69 @@ final class Driver implements Runnable, Client.Handler
     {
         if (current == RUNNING)
         {
-            final long interval = settings.rate > 0 ? 1_000_000_000L / settings.rate : 0;
+            final long intervalNs = settings.rate > 0 ? FixedRateSchedule.offsetNs(1, settings.rate) : 0;
             for (int i = 0; i < publishers.size(); i++)
             {
                 final Client publisher = publishers.get(i);
-                publisher.intervalNs = interval;
-                // spread the publishers' phases across one interval so they do not all fire at once
-                publisher.nextSendNs = runStartNs + (interval > 0 ? interval * i / Math.max(1, publishers.size()) : 0);
+                if (null != publisher.schedule)
+                {
+                    // spread the publishers' starts across one interval so they do not all fire at once
+                    publisher.schedule.start(runStartNs + intervalNs * i / publishers.size());
+                }
             }
         }
         else if (current == DRAINING)
         {
-            for (final Client client : settings.connectionsOnly() ? clients : publishers)
+            graceEndNs = now + settings.lateGraceNs;
+            if (settings.connectionsOnly())
             {
-                if (client.state == Client.State.READY)
+                for (final Client client : clients)
                 {
-                    client.queuePing(); // a PINGRESP proves the broker read everything sent before it
+                    if (client.state == Client.State.READY)
+                    {
+                        client.queuePing(); // a PINGRESP proves the broker read everything sent before it
+                    }
                 }
             }
+            finishPublishers(now);
         }
+    }
+
+    /**
+     * DRAINING: a publisher stops once it has sent all its schedule owes (at once when it floods), or when the grace
+     * runs out with messages still unsent (counted), or when its connection is gone; a ready one then queues its last
+     * PINGREQ, whose PINGRESP proves the broker read everything sent before it.
+     */
+    private void finishPublishers(final long now)
+    {
+        boolean done = true;
+        for (final Client publisher : publishers)
+        {
+            if (publisher.finished)
+            {
+                continue;
+            }
+            final FixedRateSchedule schedule = publisher.schedule;
+            if (publisher.state != Client.State.READY)
+            {
+                publisher.finished = true; // counted as failed or lost
+            }
+            else if (null == schedule || schedule.isComplete() || now - graceEndNs >= 0)
+            {
+                if (null != schedule && !schedule.isComplete())
+                {
+                    behindCount++;
+                    unsentCount += schedule.remaining();
+                }
+                publisher.queuePing();
+                publisher.finished = true;
+            }
+            else
+            {
+                done = false; // behind: publish() sends what is due, late
+            }
+        }
+        publishingDone = done;
     }
 
     /**
@@ -246,7 +308,8 @@ final class Driver implements Runnable, Client.Handler
      */
     private void idle(final long now)
     {
-        if (publishers.isEmpty() || phase != RUNNING || settings.rate == 0)
+        final boolean publishing = phase == RUNNING || (phase == DRAINING && !publishingDone);
+        if (publishers.isEmpty() || !publishing || settings.rate == 0)
         {
             try
             {
@@ -261,9 +324,9 @@ final class Driver implements Runnable, Client.Handler
         long waitNs = 1_000_000;
         for (final Client publisher : publishers)
         {
-            if (publisher.state == Client.State.READY)
+            if (publisher.state == Client.State.READY && !publisher.finished && !publisher.schedule.isComplete())
             {
-                waitNs = Math.min(waitNs, publisher.nextSendNs - now);
+                waitNs = Math.min(waitNs, publisher.schedule.nextDueNs() - now);
             }
         }
         if (waitNs >= 1_000_000)
@@ -389,13 +452,14 @@ final class Driver implements Runnable, Client.Handler
         int work = 0;
         for (final Client publisher : publishers)
         {
-            if (publisher.state != Client.State.READY)
+            if (publisher.state != Client.State.READY || publisher.finished)
             {
                 continue;
             }
-            if (settings.rate > 0)
+            final FixedRateSchedule schedule = publisher.schedule;
+            if (null != schedule)
             {
-                while (publisher.nextSendNs <= now)
+                while (schedule.isDue(now)) // never past what the schedule owes, however late the end is noticed
                 {
                     if (publisher.pendingOut() > BACKLOG_LIMIT || (settings.qos > 0 &&
                         publisher.inflight >= publisher.window))
@@ -403,8 +467,8 @@ final class Driver implements Runnable, Client.Handler
                         backlogStalls++;
                         break; // stays due: its stamp keeps the intended time, so the delay is measured
                     }
-                    publisher.queuePublish(settings.qos, StampClock.stampOf(publisher.nextSendNs));
-                    publisher.nextSendNs += publisher.intervalNs;
+                    publisher.queuePublish(settings.qos, StampClock.stampOf(schedule.nextDueNs()));
+                    schedule.advance();
                     published++;
                     work++;
                 }

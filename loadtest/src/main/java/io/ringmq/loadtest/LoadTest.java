@@ -90,10 +90,14 @@ public final class LoadTest implements Callable<Integer>
     @Option(names = {"-payload", "--payload"}, description = "Payload bytes, at least 16 (default: ${DEFAULT-VALUE}).")
     int payload = 64;
 
-    @Option(names = {"-rate", "--rate"}, description = "Messages/s per publisher; 0 floods, paced on the broker's answers (default: ${DEFAULT-VALUE}).")
+    @Option(names = {"-rate", "--rate"}, description = "Messages/s per publisher: each sends exactly rate x duration "
+        + "messages, rounded down (-rate 3 -duration 2.5s: 7), the k-th due k/rate after its start and stamped with "
+        + "that time; one that falls behind sends the rest late for up to " + Settings.LATE_GRACE_S + " s after "
+        + "the end, and the summary counts what it could not send; 0 floods, paced on the broker's answers (default: ${DEFAULT-VALUE}).")
     int rate;
 
-    @Option(names = {"-duration", "--duration"}, description = "How long to publish (default: ${DEFAULT-VALUE}).")
+    @Option(names = {"-duration", "--duration"}, description = "How long to publish; with -rate, what sets the "
+        + "count (default: ${DEFAULT-VALUE}).")
     String duration = "10s";
 
     @Option(names = {"-inflight", "--inflight"}, description = "QoS 1/2 messages in flight per publisher; 1 is a synchronous client (default: ${DEFAULT-VALUE}).")

@@ -179,11 +179,13 @@ final class ScenarioRunner
     }
 
     /**
-     * Waits until every publisher's final PINGREQ (or QoS 1/2 window) is answered, then until deliveries stop.
+     * Waits until every publisher has sent what its schedule owes (or the grace ran out) and its final PINGREQ (or
+     * QoS 1/2 window) is answered, then until deliveries stop.
      */
     private static void drain(final Driver[] drivers, final Settings settings) throws InterruptedException
     {
-        final long deadline = System.nanoTime() + settings.drainNs + TimeUnit.SECONDS.toNanos(10);
+        final long deadline = System.nanoTime() + settings.lateGraceNs + settings.drainNs +
+            TimeUnit.SECONDS.toNanos(10);
         while (System.nanoTime() < deadline && !publishersSettled(drivers))
         {
             Thread.sleep(5);
@@ -218,6 +220,10 @@ final class ScenarioRunner
     {
         for (final Driver driver : drivers)
         {
+            if (!driver.publishingDone)
+            {
+                return false; // a publisher behind its schedule is still sending, within the grace
+            }
             for (final Client client : driver.clients)
             {
                 if (client.publisher && client.state == Client.State.READY &&

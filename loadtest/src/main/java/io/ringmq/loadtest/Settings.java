@@ -5,6 +5,9 @@ package io.ringmq.loadtest;
  */
 final class Settings
 {
+    /** The default of {@link #lateGraceNs}, in seconds (a constant, so that -rate's help can name it). */
+    static final int LATE_GRACE_S = 3;
+
     String host = "127.0.0.1";
     int port = 1883;
     String user;
@@ -25,6 +28,11 @@ final class Settings
     int sourceAddresses = 1;
     String topicPrefix = "loadtest";
     long drainNs = 3_000_000_000L;
+    /**
+     * -rate: how long after the end a publisher that fell behind its schedule may still send what it owes (late,
+     * stamped with the due times); what is unsent then is reported, never sent.
+     */
+    long lateGraceNs = LATE_GRACE_S * 1_000_000_000L;
     int keepAlive = 60;
     /** conn-rate: connections opened per second (0: as fast as the dial concurrency allows). */
     int connRate;
@@ -46,6 +54,15 @@ final class Settings
     boolean persistent()
     {
         return "persistent".equals(mode);
+    }
+
+    /**
+     * @return the messages each paced publisher sends, {@code ⌊rate × duration⌋} (see {@link FixedRateSchedule}); 0
+     * when it floods ({@code -rate 0}) or in the connection modes.
+     */
+    long scheduledPerPublisher()
+    {
+        return rate > 0 && !connectionsOnly() ? FixedRateSchedule.messageCount(rate, durationNs) : 0;
     }
 
     boolean connectionsOnly()

@@ -1,0 +1,87 @@
+package io.ringmq.loadtest;
+
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import picocli.CommandLine;
+
+import java.io.IOException;
+import java.util.concurrent.TimeUnit;
+
+import static io.ringmq.loadtest.LoadTestTest.jsonDouble;
+import static io.ringmq.loadtest.LoadTestTest.jsonNumber;
+import static io.ringmq.loadtest.LoadTestTest.run;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A paced publisher that falls behind its schedule, against a {@link ScriptedBroker} that answers each QoS 1 PUBLISH
+ * slowly, so a synchronous publisher ({@code -inflight 1}) cannot keep the rate: it sends what it owes late, stamped
+ * with the due times (no coordinated omission), never more, and what the grace after the end cuts off is reported.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class LatePublisherTest
+{
+    /**
+     * @return a broker that takes {@code delayMs} over each PUBACK, after routing the message on.
+     */
+    private static ScriptedBroker slowAcks(final long delayMs) throws IOException
+    {
+        return new ScriptedBroker()
+        {
+            int pubackCode(final Connection connection, final int publisherId, final int sequence)
+            {
+                try
+                {
+                    Thread.sleep(delayMs);
+                }
+                catch (final InterruptedException ex)
+                {
+                    Thread.currentThread().interrupt();
+                }
+                return 0;
+            }
+        };
+    }
+
+    @Test
+    @DisplayName("behind its schedule, a publisher sends the rest after the end, stamped when due, and no more")
+    void lateMessagesAreSentWithTheirDueTimes() throws IOException
+    {
+        try (ScriptedBroker broker = slowAcks(20)) // about 45 a second against 100 owed
+        {
+            final String output = run(0, "-addr", "127.0.0.1:" + broker.port(), "-mode", "p2p", "-pubs", "1",
+                "-qos", "1", "-inflight", "1", "-rate", "100", "-duration", "500ms", "-quiet");
+            assertThat(jsonNumber(output, "published")).as(output).isEqualTo(50);
+            assertThat(jsonNumber(output, "scheduled")).isEqualTo(50);
+            assertThat(jsonNumber(output, "unsent")).isZero();
+            assertThat(jsonNumber(output, "delivered")).isEqualTo(50);
+            // the last message was due at 490 ms and sent after about a second: its latency counts the wait
+            assertThat(jsonDouble(output, "latency_max_us")).isGreaterThan(300_000);
+            assertThat(output).doesNotContain("problems:");
+        }
+    }
+
+    @Test
+    @DisplayName("a publisher still behind when the grace runs out stops; the summary says what it could not send")
+    void whatTheGraceCutsOffIsReported() throws Exception
+    {
+        try (ScriptedBroker broker = slowAcks(100)) // about 10 a second against 100 owed
+        {
+            final LoadTest flags = new LoadTest();
+            new CommandLine(flags).parseArgs("-addr", "127.0.0.1:" + broker.port(), "-mode", "pub", "-pubs", "1",
+                "-qos", "1", "-inflight", "1", "-rate", "100", "-duration", "500ms", "-quiet");
+            final Settings settings = flags.settings();
+            settings.lateGraceNs = TimeUnit.MILLISECONDS.toNanos(300);
+            final Report report = new ScenarioRunner(settings, null, "").runMessages(-1);
+            assertThat(report.scheduled).isEqualTo(50);
+            assertThat(report.published).as(report.json()).isBetween(3L, 20L);
+            assertThat(report.behind).isEqualTo(1);
+            assertThat(report.unsent).isEqualTo(report.scheduled - report.published);
+            assertThat(report.acknowledged).isEqualTo(report.published);
+            assertThat(report.problems()).isEqualTo(String.format(java.util.Locale.ROOT, "published %d of 50 "
+                + "scheduled (1 publisher still %d messages behind 0.3 s after the end: the broker's window or the "
+                + "socket held them back)", report.published, report.unsent));
+            assertThat(report.json()).contains("\"scheduled\":50,\"unsent\":" + report.unsent + ",");
+        }
+    }
+}
