@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # The five-broker comparison (REFERENCE.md section 2), scaled to this machine, on MQTT 5.0: ringmq and Mosquitto
-# side by side, one scenario at a time, each broker started fresh for every scenario, both driven by one load
-# generator on 127.0.0.1. Ends with a table ringmq ÷ Mosquitto per scenario: throughput, p99 latency, loss.
+# side by side (and FlashMQ, when it is installed), one scenario at a time, each broker started fresh for every
+# scenario, all driven by one load generator on 127.0.0.1. Ends with a table ringmq ÷ Mosquitto (and ringmq ÷
+# FlashMQ) per scenario: throughput, p99 latency, loss.
 #
-#   bench-configs/five-broker-v5.sh [--out DIR] [--duration D] [--warmup D] [--only a,b] [--brokers ringmq,mosquitto]
+#   bench-configs/five-broker-v5.sh [--out DIR] [--duration D] [--warmup D] [--only a,b] [--brokers ringmq,mosquitto[,flashmq]]
 #                                   [--matrix FILE] [--ringmq-jar JAR] [--loadtest JAR] [--memory-limit SIZE]
 #
 # Every scenario of the matrix (default five-broker-scaled.json) runs with -protocol 5 added; --duration also drops
 # persistent-sessions' -offline (then half the duration). ringmq starts from
 # its jar through bin/ringmq (--memory-limit, default 1g); Mosquitto from a minimal configuration in a temporary
 # folder (listener on 127.0.0.1, anonymous, set_tcp_nodelay, max_queued_messages 100000 so QoS 1 is queued, not
-# dropped), with `persistence true` for the persistent-sessions scenario. Build first:
+# dropped), with `persistence true` for the persistent-sessions scenario. FlashMQ (FLASHMQ_BIN, else `flashmq` on
+# the PATH; bench-configs/build-flashmq.sh builds it) is in the default --brokers when found, and left out with a
+# warning when --brokers names it but it is not found; the matrix runner configures it as Mosquitto (127.0.0.1,
+# anonymous, tcp_nodelay; max_qos_msg_pending_per_client 65535, its maximum; a storage_dir for persistent-sessions).
+# Build first:
 #   mvn -B -ntp package -DskipTests
 # Results: DIR (default bench-results/five-broker-v5-DATE) holds the matrix runner's dated folder (report.md,
 # report.html, every run's summary.json, histograms and plots), matrix.json, matrix.log, runs.tsv and
@@ -26,7 +31,7 @@ OUT=""
 DURATION=""
 WARMUP=""
 ONLY=""
-BROKERS="ringmq,mosquitto"
+BROKERS=""
 MATRIX="$REPO/bench-configs/five-broker-scaled.json"
 RINGMQ_JAR_PATH="$REPO/transport/target/ringmq.jar"
 LOADTEST="$REPO/loadtest/target/loadtest.jar"
@@ -53,6 +58,19 @@ done
 [[ $BOUND_S =~ ^[1-9][0-9]*$ ]] || die "--bound must be seconds: '$BOUND_S'"
 command -v jq >/dev/null || die "jq is not installed (apt-get install -y jq)"
 JAVA=$(command -v "${JAVA:-java}") || die "java not found"
+# FlashMQ, an optional peer: in the default brokers when found, dropped (with a warning) when named but not found
+FLASHMQ=${FLASHMQ_BIN:-$(command -v flashmq || true)}
+[[ -n $FLASHMQ && -f $FLASHMQ && -x $FLASHMQ ]] || FLASHMQ=""
+if [[ -z $BROKERS ]]; then
+    BROKERS="ringmq,mosquitto${FLASHMQ:+,flashmq}"
+    [[ -z ${FLASHMQ_BIN:-} || -n $FLASHMQ ]] ||
+        echo "five-broker-v5.sh: warning: FLASHMQ_BIN=$FLASHMQ_BIN is not an executable file: FlashMQ left out" >&2
+elif [[ ,$BROKERS, == *,flashmq,* && -z $FLASHMQ ]]; then
+    echo "five-broker-v5.sh: warning: flashmq not found (${FLASHMQ_BIN:+FLASHMQ_BIN=$FLASHMQ_BIN is not an executable file; }set FLASHMQ_BIN or put flashmq on the PATH; bench-configs/build-flashmq.sh builds it): leaving it out" >&2
+    BROKERS=$(echo ",$BROKERS," | sed 's/,flashmq,/,/g; s/^,//; s/,$//')
+    [[ -n $BROKERS ]] || die "no broker left to run"
+fi
+[[ -z $FLASHMQ ]] || export FLASHMQ_BIN=$FLASHMQ   # the matrix runner starts this one
 [[ ,$BROKERS, == *,ringmq,* && ! -f $RINGMQ_JAR_PATH ]] && die "no ringmq jar at $RINGMQ_JAR_PATH (mvn -B -ntp package -DskipTests)"
 MOSQUITTO=""
 if [[ ,$BROKERS, == *,mosquitto,* ]]; then
@@ -115,12 +133,13 @@ jq --arg brokers "$BROKERS" --arg only "$ONLY" --arg dur "$DURATION" --arg warm 
     --arg ringmq "$REPO/bin/ringmq --memory-limit $MEMORY_LIMIT --bind 127.0.0.1 --port {port}" \
     --arg mosq "$TMP/mosquitto.sh {port}" '
     .name = "five-broker-v5"
-    | .description = "five-broker-scaled on MQTT 5.0: ringmq and Mosquitto, each fresh per scenario (five-broker-v5.sh)"
+    | .description = "five-broker-scaled on MQTT 5.0: ringmq, Mosquitto (and FlashMQ when installed), each fresh per scenario (five-broker-v5.sh)"
     | .brokers = ($brokers | split(","))
     | .commands = { "ringmq": $ringmq, "mosquitto": $mosq }
+    | .flashmqConfig = "max_qos_msg_pending_per_client 65535"
     | .scenarios |= map(select($only == "" or (.name as $n | $only | split(",") | index($n))))
     | .scenarios |= map(.args |= (if test("-protocol ") then sub("-protocol [^ ]+"; "-protocol 5") else . + " -protocol 5" end))
-    | .scenarios |= map(if .name == "persistent-sessions" then .commands = { "mosquitto": ($mosq + " persistent") } else . end)
+    | .scenarios |= map(if .name == "persistent-sessions" then .commands = { "mosquitto": ($mosq + " persistent") } | .persistence = true else . end)
     | if $dur != "" then .scenarios |= map(.args |= (sub("-duration [^ ]+"; "-duration " + $dur)
         | sub(" -offline [^ ]+"; ""))) else . end
     | if $warm != "" then .warmup = (if ($warm | test("^0[a-z]*$")) then "" else $warm end) else . end' \
@@ -155,9 +174,9 @@ if [[ -n $REPORT ]]; then
 fi
 
 {
-    echo "# five-broker comparison on MQTT 5.0, scaled: ringmq ÷ Mosquitto"
+    echo "# five-broker comparison on MQTT 5.0, scaled: ringmq ÷ Mosquitto$( [[ ,$BROKERS, == *,flashmq,* ]] && echo ", ringmq ÷ FlashMQ")"
     echo
-    echo "$(date '+%Y-%m-%d %H:%M'); $(nproc) cores; $("$JAVA" -version 2>&1 | head -1); $( [[ -n $MOSQUITTO ]] && "$MOSQUITTO" -h 2>/dev/null | head -1 | sed 's/ is an MQTT.*//');"
+    echo "$(date '+%Y-%m-%d %H:%M'); $(nproc) cores; $("$JAVA" -version 2>&1 | head -1); $( [[ -n $MOSQUITTO ]] && "$MOSQUITTO" -h 2>/dev/null | head -1 | sed 's/ is an MQTT.*//');$( [[ ,$BROKERS, == *,flashmq,* ]] && echo " $("$FLASHMQ" --version 2>/dev/null | head -1);")"
     echo "generator and brokers on 127.0.0.1, one broker at a time, each fresh per scenario; load average at the end $(cut -d' ' -f1-3 /proc/loadavg)."
     echo "Matrix $(basename "$MATRIX") with -protocol 5${DURATION:+, -duration $DURATION}${WARMUP:+, warm-up $WARMUP}; ringmq via bin/ringmq --memory-limit $MEMORY_LIMIT."
     echo "Full report (dup, reordering, p50/p99.9, CPU, RSS, plots): ${REPORT:+${REPORT#"$OUT"/}/}report.md and report.html."
@@ -181,23 +200,33 @@ fi
             k = $1 SUBSEP $2; rate[k] = $4 + 0; p99[k] = $5 + 0; lost[k] = $6 + 0; expected[k] = $7 + 0; note[k] = $8
         }
         END {
-            print "| scenario | throughput ringmq | Mosquitto | ÷ | p99 µs ringmq | Mosquitto | ÷ | loss ringmq | Mosquitto | notes |"
-            print "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+            fl = (("," brokers ",") ~ /,flashmq,/) # FlashMQ columns (ringmq ÷ FlashMQ) only when it is run
+            print "| scenario | throughput ringmq | Mosquitto | ÷ |" (fl ? " FlashMQ | ÷ |" : "") \
+                " p99 µs ringmq | Mosquitto | ÷ |" (fl ? " FlashMQ | ÷ |" : "") \
+                " loss ringmq | Mosquitto |" (fl ? " FlashMQ |" : "") " notes |"
+            print "|---|---:|---:|---:|" (fl ? "---:|---:|" : "") "---:|---:|---:|" (fl ? "---:|---:|" : "") \
+                "---:|---:|" (fl ? "---:|" : "") "---|"
             n = split(scenarios, list, " ")
             for (i = 1; i <= n; i++) {
-                s = list[i]; r = s SUBSEP "ringmq"; m = s SUBSEP "mosquitto"
-                hr = (r in rate); hm = (m in rate) # before any read of rate[r], which would create it
+                s = list[i]; r = s SUBSEP "ringmq"; m = s SUBSEP "mosquitto"; f = s SUBSEP "flashmq"
+                hr = (r in rate); hm = (m in rate); hf = (f in rate) # before any read of rate[r], which would create it
                 notes = ""
                 if ((r in lost) && lost[r] > 0) notes = notes "**LOSS** ringmq; "
                 if ((m in lost) && lost[m] > 0) notes = notes "**LOSS** mosquitto; "
+                if ((f in lost) && lost[f] > 0) notes = notes "**LOSS** flashmq; "
                 if (note[r] != "") notes = notes "ringmq: " note[r] "; "
                 if (note[m] != "") notes = notes "mosquitto: " note[m] "; "
+                if (note[f] != "") notes = notes "flashmq: " note[f] "; "
                 sub(/; $/, "", notes)
-                print "| " s " | " cell(hr, "ringmq", fmt(rate[r])) " | " cell(hm, "mosquitto", fmt(rate[m])) \
-                    " | " (hr && hm ? ratio(rate[r], rate[m]) : "–") \
-                    " | " cell(hr, "ringmq", fmt(p99[r])) " | " cell(hm, "mosquitto", fmt(p99[m])) \
-                    " | " (hr && hm ? ratio(p99[r], p99[m]) : "–") \
-                    " | " (hr ? loss(r) : "–") " | " (hm ? loss(m) : "–") " | " notes " |"
+                row = "| " s " | " cell(hr, "ringmq", fmt(rate[r])) " | " cell(hm, "mosquitto", fmt(rate[m])) \
+                    " | " (hr && hm ? ratio(rate[r], rate[m]) : "–")
+                if (fl) row = row " | " cell(hf, "flashmq", fmt(rate[f])) " | " (hr && hf ? ratio(rate[r], rate[f]) : "–")
+                row = row " | " cell(hr, "ringmq", fmt(p99[r])) " | " cell(hm, "mosquitto", fmt(p99[m])) \
+                    " | " (hr && hm ? ratio(p99[r], p99[m]) : "–")
+                if (fl) row = row " | " cell(hf, "flashmq", fmt(p99[f])) " | " (hr && hf ? ratio(p99[r], p99[f]) : "–")
+                row = row " | " (hr ? loss(r) : "–") " | " (hm ? loss(m) : "–")
+                if (fl) row = row " | " (hf ? loss(f) : "–")
+                print row " | " notes " |"
             }
         }' "$OUT/runs.tsv"
 } >"$OUT/five-broker-v5.md"

@@ -2,6 +2,8 @@
 # Regression check: two ringmq builds (BASE and HEAD) and Mosquitto, measured in one run by one load generator,
 # alternating broker by broker within each scenario of bench-configs/regression-scaled.json, repeated --rounds
 # times; ends with one Markdown table (median of the rounds, min-max, ratios to Mosquitto and head to base).
+# FlashMQ joins as a fourth broker when it is installed (FLASHMQ_BIN, else `flashmq` on the PATH;
+# bench-configs/build-flashmq.sh builds it), with its own column and head ÷ FlashMQ.
 #
 #   bench-configs/regression.sh [options] [BASE [HEAD]]
 #
@@ -21,6 +23,8 @@
 #   --out DIR         where rounds and the table go (default: bench-results/regression-<date>)
 #   --no-cache        rebuild git revisions even if their jars are cached
 #   --no-install      do not apt-get install mosquitto/jq when missing: fail instead
+#   --flashmq         require FlashMQ (fail when it is not found); default: include it only when found
+#   --no-flashmq      leave FlashMQ out even when it is installed
 #
 # Everything runs on 127.0.0.1; each round is bounded in time; only processes this script started are stopped,
 # by pid (the generator and the brokers it started, found as its child processes).
@@ -42,6 +46,7 @@ LOADTEST=""
 OUT=""
 USE_CACHE=1
 INSTALL=1
+WITH_FLASHMQ=auto
 positional=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -54,6 +59,8 @@ while [[ $# -gt 0 ]]; do
         --out) OUT=${2:?}; shift 2 ;;
         --no-cache) USE_CACHE=0; shift ;;
         --no-install) INSTALL=0; shift ;;
+        --flashmq) WITH_FLASHMQ=yes; shift ;;
+        --no-flashmq) WITH_FLASHMQ=no; shift ;;
         -h|--help) usage; exit 0 ;;
         --*) die "unknown option $1 (see --help)" ;;
         *) positional+=("$1"); shift ;;
@@ -94,6 +101,17 @@ need_package jq jq
 need_package mosquitto mosquitto
 command -v mvn >/dev/null || die "mvn not found"
 JAVA=$(command -v "${JAVA:-java}") || die "java not found"
+# FlashMQ, an optional fourth broker: the matrix runner starts FLASHMQ_BIN with a configuration of its own
+FLASHMQ=""
+if [[ $WITH_FLASHMQ != no ]]; then
+    FLASHMQ=${FLASHMQ_BIN:-$(command -v flashmq || true)}
+    [[ -n $FLASHMQ && -f $FLASHMQ && -x $FLASHMQ ]] || FLASHMQ=""
+    [[ -n $FLASHMQ || $WITH_FLASHMQ != yes ]] || die "flashmq not found (${FLASHMQ_BIN:+FLASHMQ_BIN=$FLASHMQ_BIN is not an executable file; }set FLASHMQ_BIN or put flashmq on the PATH; bench-configs/build-flashmq.sh builds it)"
+    [[ -z ${FLASHMQ_BIN:-} || -n $FLASHMQ ]] ||
+        echo "regression.sh: warning: FLASHMQ_BIN=$FLASHMQ_BIN is not an executable file: FlashMQ left out" >&2
+    [[ -z $FLASHMQ ]] || export FLASHMQ_BIN=$FLASHMQ
+fi
+NBROKERS=$(( 3 + (${#FLASHMQ} > 0) ))
 
 STAMP=$(date +%Y-%m-%d_%H%M%S)
 OUT=${OUT:-$REPO/bench-results/regression-$STAMP}
@@ -200,8 +218,8 @@ for s in $SCENARIOS; do
     d=${DURATION:-${d:-10s}}
     w=${WARMUP:-$MATRIX_WARMUP}
     ws=0; [[ -z $w || $w == 0* ]] || ws=$(seconds_of "$w")
-    round_bound=$((round_bound + 3 * (ws + $(seconds_of "$d") + 60)))
-    round_estimate=$((round_estimate + 3 * (ws + $(seconds_of "$d") + 4)))
+    round_bound=$((round_bound + NBROKERS * (ws + $(seconds_of "$d") + 60)))
+    round_estimate=$((round_estimate + NBROKERS * (ws + $(seconds_of "$d") + 4)))
 done
 
 LOADTEST_DESC="$( [[ $LOADTEST == "$HEAD_LT" ]] && echo "head's loadtest.jar" || echo "$LOADTEST")"
@@ -210,11 +228,14 @@ load=$(cut -d' ' -f1 /proc/loadavg)
 if awk -v l="$load" 'BEGIN { exit !(l > 0.7) }'; then
     echo "warning: load average $load before the run: the machine is not quiet, figures will be noisy" >&2
 fi
-echo "running $ROUNDS round(s) of $(echo "$SCENARIOS" | wc -w) scenario(s) x 3 brokers, about $((ROUNDS * round_estimate / 60)) min $((ROUNDS * round_estimate % 60)) s (bounded at $((round_bound / 60)) min per round)"
+echo "running $ROUNDS round(s) of $(echo "$SCENARIOS" | wc -w) scenario(s) x $NBROKERS brokers, about $((ROUNDS * round_estimate / 60)) min $((ROUNDS * round_estimate % 60)) s (bounded at $((round_bound / 60)) min per round)"
 
 for ((r = 1; r <= ROUNDS; r++)); do
     # alternate the order so that neither ringmq build always runs right after the other
     if ((r % 2 == 1)); then order='["ringmq-base","ringmq-head","mosquitto"]'; else order='["mosquitto","ringmq-head","ringmq-base"]'; fi
+    if [[ -n $FLASHMQ ]]; then
+        if ((r % 2 == 1)); then order=${order%]}',"flashmq"]'; else order='["flashmq",'${order#[}; fi
+    fi
     rdir="$OUT/round-$r"
     mkdir -p "$rdir"
     jq --argjson order "$order" --arg java "$JAVA" --arg jars "$TMP/jars" --arg dur "$DURATION" --arg warm "$WARMUP" \
@@ -250,7 +271,7 @@ done
 {
     echo "# ringmq regression check"
     echo
-    echo "$(date '+%Y-%m-%d %H:%M'); $(nproc) cores; $("$JAVA" -version 2>&1 | head -1); $(mosquitto -h 2>/dev/null | head -1 | sed 's/ is an MQTT.*//');"
+    echo "$(date '+%Y-%m-%d %H:%M'); $(nproc) cores; $("$JAVA" -version 2>&1 | head -1); $(mosquitto -h 2>/dev/null | head -1 | sed 's/ is an MQTT.*//');${FLASHMQ:+ $("$FLASHMQ" --version 2>/dev/null | head -1);}"
     echo "generator and brokers on 127.0.0.1; load average at the end $(cut -d' ' -f1-3 /proc/loadavg)."
     echo
     echo "- base ringmq: $BASE_LABEL"
@@ -260,7 +281,7 @@ done
     echo "Each cell: median of the rounds (min–max). Ratios of medians: for rates higher is better, for latency"
     echo "and loss lower is better. Per-round reports (loss, p99.9, CPU, RSS, plots): round-N/*/report.md."
     echo
-    awk -F'\t' -v scenarios="$(echo $SCENARIOS)" -v rounds="$ROUNDS" '
+    awk -F'\t' -v scenarios="$(echo $SCENARIOS)" -v rounds="$ROUNDS" -v fl="${FLASHMQ:+1}" '
         function fmt(v,   s) { # thousands separators, no decimals (one decimal below 10)
             if (v == "") return "–"
             if (v < 10 && v != int(v)) return sprintf("%.1f", v)
@@ -291,12 +312,14 @@ done
             }
         }
         END {
-            print "| scenario | figure | ringmq base | ringmq head | mosquitto | base ÷ mosquitto | head ÷ mosquitto | head ÷ base |"
-            print "|---|---|---:|---:|---:|---:|---:|---:|"
+            # FlashMQ, when it ran, in two columns at the end: its figure and head ÷ flashmq
+            print "| scenario | figure | ringmq base | ringmq head | mosquitto | base ÷ mosquitto | head ÷ mosquitto | head ÷ base |" \
+                (fl ? " flashmq | head ÷ flashmq |" : "")
+            print "|---|---|---:|---:|---:|---:|---:|---:|" (fl ? "---:|---:|" : "")
             n = split(scenarios, list, " ")
             for (i = 1; i <= n; i++) {
                 s = list[i]
-                if (!(s in mode)) { print "| " s " | (no run completed) | failed | failed | failed | – | – | – |"; continue }
+                if (!(s in mode)) { print "| " s " | (no run completed) | failed | failed | failed | – | – | – |" (fl ? " failed | – |" : ""); continue }
                 nf = split(mode[s] == "pub" ? "rate" : "rate p50 p99" (s in lossy ? " lost" : ""), figs, " ")
                 for (f = 1; f <= nf; f++) {
                     fig = figs[f]
@@ -306,7 +329,12 @@ done
                     b = median(s SUBSEP "ringmq-base" SUBSEP fig); h = median(s SUBSEP "ringmq-head" SUBSEP fig)
                     m = median(s SUBSEP "mosquitto" SUBSEP fig)
                     if (fig == "lost") { rb = "–"; rh = "–"; hb = "–" } else { rb = ratio(b, m); rh = ratio(h, m); hb = ratio(h, b) }
-                    print "| " (f == 1 ? s : "") " | " label " | " cb " | " ch " | " cm " | " rb " | " rh " | " hb " |"
+                    extra = ""
+                    if (fl) {
+                        x = median(s SUBSEP "flashmq" SUBSEP fig)
+                        extra = " " cell(s SUBSEP "flashmq" SUBSEP fig) " | " (fig == "lost" ? "–" : ratio(h, x)) " |"
+                    }
+                    print "| " (f == 1 ? s : "") " | " label " | " cb " | " ch " | " cm " | " rb " | " rh " | " hb " |" extra
                 }
             }
         }' "$OUT/runs.tsv"
@@ -316,7 +344,7 @@ echo
 cat "$OUT/regression.md"
 echo
 echo "table: $OUT/regression.md; runs: $OUT/runs.tsv; total $(( (SECONDS - T0) / 60 )) min $(( (SECONDS - T0) % 60 )) s"
-expected_runs=$((ROUNDS * $(echo "$SCENARIOS" | wc -w) * 3))
+expected_runs=$((ROUNDS * $(echo "$SCENARIOS" | wc -w) * NBROKERS))
 got_runs=$(wc -l <"$OUT/runs.tsv")
 if ((got_runs < expected_runs)); then
     echo "regression.sh: only $got_runs of $expected_runs runs produced a summary (see round-N/matrix.log)" >&2

@@ -1,5 +1,6 @@
 package io.ringmq.loadtest;
 
+import java.io.File;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -9,17 +10,22 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
  * A broker started fresh for one run of a matrix, on a free loopback port, and stopped with SIGTERM after it:
  * ringmq from its jar, Mosquitto from the Debian package (with {@code set_tcp_nodelay true}, its fastest
- * setting), Moquette from Maven Central (resolved with Maven, telemetry off), or any broker given as a command
- * line with {@code {port}} in it.
+ * setting), Moquette from Maven Central (resolved with Maven, telemetry off), FlashMQ when it is installed
+ * ({@code FLASHMQ_BIN}, else {@code flashmq} on the PATH; bench-configs/build-flashmq.sh builds it), or any broker
+ * given as a command line with {@code {port}} in it.
  */
 final class BrokerProcess implements AutoCloseable
 {
     static final String MOQUETTE_VERSION = "0.17";
+    static final String FLASHMQ = "flashmq";
+    /** FlashMQ's QoS queue per client, as Mosquitto's {@code max_queued_messages} below. */
+    static final int FLASHMQ_QUEUED_MESSAGES = 1000;
 
     final String name;
     final int port;
@@ -32,8 +38,15 @@ final class BrokerProcess implements AutoCloseable
         this.process = process;
     }
 
+    /**
+     * @param persistence FlashMQ keeps its state in a {@code storage_dir} of the run's folder (the other brokers
+     * ignore it: give them a command in "commands" for that)
+     * @param flashmqConfig lines appended to FlashMQ's generated configuration (a later line wins)
+     * @param env where FlashMQ is looked for ({@code FLASHMQ_BIN}, {@code PATH})
+     */
     static BrokerProcess start(final String name, final Path folder, final Path ringmqJar,
-        final Map<String, String> commands, final List<String> ringmqArgs) throws IOException, InterruptedException
+        final Map<String, String> commands, final List<String> ringmqArgs, final boolean persistence,
+        final String flashmqConfig, final Map<String, String> env) throws IOException, InterruptedException
     {
         final int port = freePort();
         Files.createDirectories(folder);
@@ -63,6 +76,19 @@ final class BrokerProcess implements AutoCloseable
                 "set_tcp_nodelay true\nmax_queued_messages 1000\n");
             command.addAll(List.of("mosquitto", "-c", config.toString()));
         }
+        else if (FLASHMQ.equals(name))
+        {
+            final Path binary = findFlashMq(env).orElseThrow(() -> new IOException(flashMqNotFound(env)));
+            Path storage = null;
+            if (persistence)
+            {
+                storage = Files.createDirectories(folder.resolve("flashmq-data")).toAbsolutePath();
+            }
+            final Path config = folder.resolve("flashmq.conf");
+            Files.writeString(config, flashMqConfig(port, Runtime.getRuntime().availableProcessors(), storage,
+                FLASHMQ_QUEUED_MESSAGES, openFilesLimit(), flashmqConfig));
+            command.addAll(List.of(binary.toString(), "--config-file", config.toAbsolutePath().toString()));
+        }
         else if ("moquette".equals(name))
         {
             final Path config = folder.resolve("config");
@@ -84,6 +110,124 @@ final class BrokerProcess implements AutoCloseable
         final BrokerProcess broker = new BrokerProcess(name, port, process);
         broker.awaitListening();
         return broker;
+    }
+
+    /**
+     * @return why a broker the runner would start itself cannot be started here (FlashMQ not installed), or empty;
+     * a broker given in {@code commands} is always tried
+     */
+    static Optional<String> unavailable(final String name, final Map<String, String> commands,
+        final Map<String, String> env)
+    {
+        if (FLASHMQ.equals(name) && !commands.containsKey(name) && findFlashMq(env).isEmpty())
+        {
+            return Optional.of(flashMqNotFound(env));
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * @return FlashMQ's binary: {@code FLASHMQ_BIN} when set (and then only it), else the first {@code flashmq} on
+     * the {@code PATH}; empty when there is no such executable file
+     */
+    static Optional<Path> findFlashMq(final Map<String, String> env)
+    {
+        final String bin = env.getOrDefault("FLASHMQ_BIN", "");
+        if (!bin.isBlank())
+        {
+            return executable(Path.of(bin)) ? Optional.of(Path.of(bin)) : Optional.empty();
+        }
+        for (final String dir : env.getOrDefault("PATH", "").split(File.pathSeparator))
+        {
+            if (!dir.isEmpty() && executable(Path.of(dir, FLASHMQ)))
+            {
+                return Optional.of(Path.of(dir, FLASHMQ));
+            }
+        }
+        return Optional.empty();
+    }
+
+    static String flashMqNotFound(final Map<String, String> env)
+    {
+        final String bin = env.getOrDefault("FLASHMQ_BIN", "");
+        return !bin.isBlank() ? "FLASHMQ_BIN=" + bin + " is not an executable file" :
+            "flashmq not found: set FLASHMQ_BIN or put flashmq on the PATH (bench-configs/build-flashmq.sh builds it)";
+    }
+
+    /**
+     * @return this process's hard limit on open files (what a child may raise its own to), from
+     * {@code /proc/self/limits}; 0 when unknown or unlimited
+     */
+    static long openFilesLimit()
+    {
+        try
+        {
+            return openFilesLimit(Files.readAllLines(Path.of("/proc/self/limits")));
+        }
+        catch (final IOException | RuntimeException notLinux)
+        {
+            return 0; // leave FlashMQ's default
+        }
+    }
+
+    /**
+     * @param limits the lines of a {@code /proc/PID/limits}
+     */
+    static long openFilesLimit(final List<String> limits)
+    {
+        for (final String line : limits)
+        {
+            if (line.startsWith("Max open files"))
+            {
+                // soft limit, hard limit, unit
+                final String[] fields = line.substring("Max open files".length()).trim().split("\\s+");
+                return fields.length > 1 && fields[1].matches("\\d{1,18}") ? Long.parseLong(fields[1]) : 0;
+            }
+        }
+        return 0;
+    }
+
+    private static boolean executable(final Path file)
+    {
+        return Files.isRegularFile(file) && Files.isExecutable(file);
+    }
+
+    /**
+     * FlashMQ's configuration for one run, as Mosquitto's: one listener on 127.0.0.1 with TCP_NODELAY, anonymous
+     * clients, {@code queuedMessages} QoS messages queued per client (and no byte limit that would bind first, as
+     * Mosquitto has none by default), one thread per core, logging at notice (connects, as Mosquitto's default) to
+     * standard output, and no state on disk unless {@code storage} is given.
+     *
+     * @param storage FlashMQ's {@code storage_dir} (sessions and retained messages saved at exit), or null for none
+     * @param openFiles its {@code rlimit_nofile}: the open files limit it inherits (its default, 1,000,000, is
+     * refused without the privilege to raise the hard limit, logged as an error); 0 or less: left out
+     * @param extra lines appended as they are (a later line wins), may be blank
+     */
+    static String flashMqConfig(final int port, final int threads, final Path storage, final int queuedMessages,
+        final long openFiles, final String extra)
+    {
+        final StringBuilder config = new StringBuilder();
+        config.append("# generated by the loadtest matrix runner for one run\n");
+        config.append("listen {\n  protocol mqtt\n  inet_protocol ip4\n  inet4_bind_address 127.0.0.1\n");
+        config.append("  port ").append(port).append("\n  tcp_nodelay true\n}\n");
+        config.append("allow_anonymous true\n");
+        config.append("thread_count ").append(threads).append('\n');
+        config.append("max_qos_msg_pending_per_client ").append(queuedMessages).append('\n');
+        config.append("max_qos_bytes_pending_per_client 1073741824\n");
+        config.append("log_level notice\n");
+        if (openFiles > 0)
+        {
+            config.append("rlimit_nofile ").append(openFiles).append('\n');
+        }
+        if (null != storage)
+        {
+            config.append("storage_dir ").append(storage).append('\n');
+        }
+        if (null != extra && !extra.isBlank())
+        {
+            config.append(extra.strip()).append('\n');
+        }
+        return config.toString();
     }
 
     private void awaitListening() throws IOException, InterruptedException

@@ -16,13 +16,15 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
 /**
  * {@code loadtest matrix FILE}: for every scenario of a bench matrix and every broker named, starts the broker
  * fresh, runs the scenario, stops the broker, and writes a dated report folder: {@code report.md} with the brokers
  * side by side per scenario (and {@code report.html}, the same with the plots embedded), each run's histograms and
- * summary, and SVG plots.
+ * summary, and SVG plots. An optional peer that is not installed here (FlashMQ) is skipped, with a note in the
+ * report, and the other brokers still run.
  */
 @Command(name = "matrix", mixinStandardHelpOptions = true,
     description = "Run a bench matrix (JSON) against several brokers and write a side-by-side report.")
@@ -46,6 +48,9 @@ final class Matrix implements Callable<Integer>
     @Option(names = "--ringmq-jar", description = "The ringmq jar (default: ${DEFAULT-VALUE}).")
     Path ringmqJar = Path.of("transport/target/ringmq.jar");
 
+    /** Where an optional peer (FlashMQ: {@code FLASHMQ_BIN}, {@code PATH}) is looked for; a test gives its own. */
+    Map<String, String> env = System.getenv();
+
     @SuppressWarnings("unchecked")
     public Integer call() throws Exception
     {
@@ -55,6 +60,7 @@ final class Matrix implements Callable<Integer>
         final Map<String, String> commands = (Map<String, String>)(Map<?, ?>)matrix.getOrDefault("commands",
             Map.of());
         final List<String> ringmqArgs = split((String)matrix.getOrDefault("ringmqArgs", ""));
+        final String flashmqConfig = (String)matrix.getOrDefault("flashmqConfig", "");
         final String warmup = (String)matrix.getOrDefault("warmup", "");
         final Path folder = out.resolve(LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd_HHmm")) +
             "-" + name);
@@ -85,14 +91,25 @@ final class Matrix implements Callable<Integer>
             final boolean warms = !warmup.isBlank() && !args.contains("conn") && !args.contains("conn-rate");
             md.append("`").append(String.join(" ", args)).append("`").append(!warms ? "" :
                 " (after a " + warmup + " warm-up run of the same scenario on the same broker process)").append("\n\n");
+            // state on disk for the brokers the runner configures itself (FlashMQ), when the scenario asks
+            final boolean persistence = Boolean.TRUE.equals(scenario.get("persistence"));
             final Map<String, Report> reports = new LinkedHashMap<>();
             final List<String> failures = new ArrayList<>();
+            final List<String> skipped = new ArrayList<>();
             for (final String broker : brokerNames)
             {
                 final Path runFolder = folder.resolve(scenarioName).resolve(broker);
+                final Optional<String> missing = BrokerProcess.unavailable(broker, scenarioCommands, env);
+                if (missing.isPresent())
+                {
+                    // an optional peer that is not installed: the other brokers still run
+                    skipped.add(broker + " (" + missing.get() + ")");
+                    System.out.println("== " + scenarioName + " on " + broker + ": skipped, " + missing.get());
+                    continue;
+                }
                 System.out.println("== " + scenarioName + " on " + broker);
                 try (BrokerProcess process = BrokerProcess.start(broker, runFolder, ringmqJar, scenarioCommands,
-                    ringmqArgs))
+                    ringmqArgs, persistence, flashmqConfig, env))
                 {
                     if (warms)
                     {
@@ -139,6 +156,10 @@ final class Matrix implements Callable<Integer>
             for (final String failure : failures)
             {
                 md.append("\n- failed: ").append(failure).append('\n');
+            }
+            for (final String skip : skipped)
+            {
+                md.append("\n- skipped: ").append(skip).append('\n');
             }
             for (final String plot : Plots.write(folder, scenarioName + "-", reports))
             {
