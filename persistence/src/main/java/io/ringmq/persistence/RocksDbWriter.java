@@ -26,6 +26,8 @@ final class RocksDbWriter implements StoreWriter
     private static final long SHRINK_ABOVE = 4L * 1024 * 1024;
 
     private WriteBatch batch = new WriteBatch();
+    /** Records batched since the last commit. */
+    private int pending;
     private ByteBuffer keyBuffer = ByteBuffer.allocateDirect(INITIAL_KEY_LENGTH);
     private ByteBuffer valueBuffer = ByteBuffer.allocateDirect(INITIAL_VALUE_LENGTH);
 
@@ -52,6 +54,7 @@ final class RocksDbWriter implements StoreWriter
         try
         {
             batch.put(k, valueBuffer);
+            pending++;
         }
         catch (final RocksDBException ex)
         {
@@ -67,6 +70,7 @@ final class RocksDbWriter implements StoreWriter
         try
         {
             batch.delete(fillKey(key, keyOffset, keyLength));
+            pending++;
         }
         catch (final RocksDBException ex)
         {
@@ -87,6 +91,7 @@ final class RocksDbWriter implements StoreWriter
         try
         {
             batch.singleDelete(bytes); // copied into the batch: the array is reused
+            pending++;
         }
         catch (final RocksDBException ex)
         {
@@ -105,6 +110,7 @@ final class RocksDbWriter implements StoreWriter
         try
         {
             batch.deleteRange(f, t);
+            pending++;
         }
         catch (final RocksDBException ex)
         {
@@ -115,7 +121,7 @@ final class RocksDbWriter implements StoreWriter
     public void commit()
     {
         store.checkOpen();
-        if (batch.count() == 0)
+        if (pending == 0)
         {
             return;
         }
@@ -129,6 +135,7 @@ final class RocksDbWriter implements StoreWriter
             {
                 batch.clear(); // a failed batch is not retried: the stage marks its slots failed
             }
+            pending = 0;
             throw ex;
         }
         if (batch.getDataSize() > SHRINK_ABOVE)
@@ -140,6 +147,7 @@ final class RocksDbWriter implements StoreWriter
         {
             batch.clear();
         }
+        pending = 0;
         if (valueBuffer.capacity() > SHRINK_ABOVE)
         {
             valueBuffer = ByteBuffer.allocateDirect(INITIAL_VALUE_LENGTH);
@@ -149,7 +157,7 @@ final class RocksDbWriter implements StoreWriter
     public boolean isEmpty()
     {
         store.checkOpen();
-        return batch.count() == 0;
+        return pending == 0; // counted here: asked once per poll of a stage, no call into the native batch
     }
 
     /**
