@@ -46,6 +46,8 @@ final class PersistenceRecovery implements RecordVisitor
     private final org.agrona.concurrent.UnsafeBuffer keyView = new org.agrona.concurrent.UnsafeBuffer(0, 0);
     private final org.agrona.concurrent.UnsafeBuffer valueView = new org.agrona.concurrent.UnsafeBuffer(0, 0);
     private long epoch;
+    /** The store had an epoch record: a broker ran on it before (else it is new, and no crash is to speak of). */
+    private boolean epochRead;
     /** The newest epoch any key was made in: a lost or stale epoch record never makes a key twice. */
     private long newestEpoch;
     /** When the broker was last seen alive (a record written every second), or 0. */
@@ -141,7 +143,8 @@ final class PersistenceRecovery implements RecordVisitor
         writer.commit();
         persistence.epoch(epoch);
         final long tookMs = (System.nanoTime() - startNs) / 1_000_000;
-        return "ringmq recovered " + (stoppedAtMs != 0 ? "" : "(after a crash) ") + sessionCount + " session(s), " + subscriptionCount + " subscription(s), " +
+        final String how = !epochRead ? "(a new store) " : stoppedAtMs != 0 ? "" : "(after a crash) ";
+        return "ringmq recovered " + how + sessionCount + " session(s), " + subscriptionCount + " subscription(s), " +
             queuedCount + " queued and " + inflightCount + " in-flight message(s), " + awaitingCount +
             " QoS 2 PUBLISH(es) awaiting PUBREL, " + retainedCount + " retained message(s) in " + tookMs +
             " ms from " + store.describe() + "; " + report;
@@ -163,6 +166,7 @@ final class PersistenceRecovery implements RecordVisitor
                     if (keyLength == 2 && key.getByte(1) == 'e')
                     {
                         epoch = value.getLong(0);
+                        epochRead = true;
                     }
                     else if (keyLength == 2 && key.getByte(1) == 'a')
                     {

@@ -41,6 +41,19 @@ class PersistenceStageTest
     }
 
     @Test
+    @DisplayName("the recovery line says whether the store is new, the last stop was clean, or it crashed")
+    void recoveryLineSaysHowTheLastRunEnded()
+    {
+        assertThat(broker.pipeline.recovered()).startsWith("ringmq recovered (a new store) 0 session(s)");
+        packet(1, connect("sub", false));
+        restart();
+        assertThat(broker.pipeline.recovered()).startsWith("ringmq recovered (after a crash) 1 session(s)");
+        broker.pipeline.stopped();
+        restart();
+        assertThat(broker.pipeline.recovered()).startsWith("ringmq recovered 1 session(s)").endsWith("nothing lost");
+    }
+
+    @Test
     @DisplayName("after a crash, a session that was connected counts its expiry from when the broker was last alive, "
         + "not from the restart [MQTT-3.1.2-23]")
     void expiryAfterACrashCountsFromTheLastSignOfLife()
