@@ -5,29 +5,86 @@ import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 
 /**
- * The one place where a connection's bytes meet its socket (FlashMQ's {@code iowrapper}): plain TCP today
- * ({@link TcpSocketLayer}); a TLS ({@code SSLEngine}) or WebSocket layer sits here next, translating between the
- * MQTT bytes the agent frames and writes and the bytes on the wire. Owned by the connection's I/O agent; never
- * blocks.
+ * The one place where a connection's bytes meet its socket (FlashMQ's {@code iowrapper}): plain TCP
+ * ({@link TcpSocketLayer}), and layers that wrap another layer and translate between the MQTT bytes the agent
+ * frames and writes and the bytes below them (TLS over {@code SSLEngine}, WebSocket framing, the PROXY protocol
+ * header). Layers compose: WebSocket over TLS over PROXY over TCP. Owned by the connection's I/O agent; never
+ * blocks; allocates nothing per message in the steady state.
+ * <p>
+ * A layer may take bytes from the socket that it cannot hand on yet (a TLS record larger than the room in
+ * {@code in}), and may hold bytes for the wire that the socket would not take (a TLS handshake message, a
+ * WebSocket pong, the rest of a record): the agent asks {@link #hasBufferedInput()} after a read and keeps reading
+ * without waiting for the selector while it is true, and asks {@link #hasPendingOutput()} after a write or a read
+ * and waits for the socket to become writable while it is true, then calls {@link #flush()}.
  */
 interface SocketLayer
 {
     /**
-     * Reads what the socket has into the writable part of {@code in}, up to its writable bytes.
+     * Reads what the layer below has into the writable part of {@code in}, up to its writable bytes. A layer may
+     * also write from here (a TLS handshake step, a WebSocket pong or close): what the socket does not take stays
+     * pending.
      *
-     * @return MQTT bytes added to {@code in} (0 when none are ready), or -1 at the end of the stream.
+     * @return MQTT bytes added to {@code in} (0 when none are ready), or -1 at the end of the stream (also after a
+     * protocol error of the layer itself: a bad TLS record, a WebSocket close or a malformed frame).
      */
     int read(ByteBuf in) throws IOException;
 
     /**
-     * Writes as much of the readable part of {@code out} as the socket takes now.
+     * Takes as much of the readable part of {@code out} as it can send now. A framing layer may take bytes it has
+     * framed but not yet written to the socket; those are {@link #hasPendingOutput() pending}.
      *
-     * @return bytes taken from {@code out}.
+     * @return bytes taken from {@code out} (0 while the layer's own output is still pending or a handshake is not
+     * done).
      */
     int write(ByteBuf out) throws IOException;
 
     /**
-     * Closes the socket, quietly.
+     * Writes what the layer holds for the wire.
+     *
+     * @return true when nothing is left pending.
+     */
+    default boolean flush() throws IOException
+    {
+        return true;
+    }
+
+    /**
+     * @return whether the layer holds bytes for the wire that the socket has not taken yet.
+     */
+    default boolean hasPendingOutput()
+    {
+        return false;
+    }
+
+    /**
+     * @return whether the layer has taken bytes from below that a further {@link #read} may turn into MQTT bytes
+     * without the socket being readable again.
+     */
+    default boolean hasBufferedInput()
+    {
+        return false;
+    }
+
+    /**
+     * @return the peer's identity established by the layer (the CN of a TLS client certificate), or null.
+     */
+    default String peerIdentity()
+    {
+        return null;
+    }
+
+    /**
+     * @return the client's address as a proxy in front reported it (PROXY protocol), or null when the socket's
+     * own remote address is the client's. Known once the first {@link #read} returned MQTT bytes.
+     */
+    default java.net.InetSocketAddress proxiedAddress()
+    {
+        return null;
+    }
+
+    /**
+     * Closes the socket, quietly, after a best-effort goodbye of the layer (TLS close_notify, WebSocket close)
+     * that never blocks.
      */
     void close();
 }
