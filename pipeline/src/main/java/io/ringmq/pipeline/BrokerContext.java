@@ -28,8 +28,10 @@ public final class BrokerContext
         INVOKER
     }
 
-    private String bindAddress = "0.0.0.0";
-    private int port = 1883;
+    /** The listener {@code --bind} and {@code --port} describe (Mosquitto's {@code port}); may be dropped. */
+    private final ListenerSettings defaultListener = new ListenerSettings(1883, "0.0.0.0");
+    private boolean hasDefaultListener = true;
+    private final java.util.List<ListenerSettings> extraListeners = new java.util.ArrayList<>();
     private int ioThreads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 4));
     private Threading threading = Runtime.getRuntime().availableProcessors() <= 2 ? Threading.SHARED :
         Runtime.getRuntime().availableProcessors() <= 8 ? Threading.SHARED_NETWORK : Threading.DEDICATED;
@@ -114,7 +116,7 @@ public final class BrokerContext
      */
     public BrokerContext conclude()
     {
-        check(port >= 0 && port <= 65_535, "--port must be 0..65535");
+        check(port() >= 0 && port() <= 65_535, "--port must be 0..65535");
         check(ioThreads >= 1 && ioThreads <= 256, "--io-threads must be 1..256");
         check(ringSize >= 64 && Integer.bitCount(ringSize) == 1, "--ring-size must be a power of two >= 64");
         check(maxConnections >= 1, "--max-connections must be positive");
@@ -169,13 +171,14 @@ public final class BrokerContext
         check(metricsPort >= METRICS_PORT_EPHEMERAL && metricsPort <= 65_535, "--metrics-port must be 0..65535");
         check(0 == metricsPort || isAddress(metricsBindAddress), "--metrics-bind: unknown address " +
             metricsBindAddress);
-        try
+        check(isAddress(defaultListener.bindAddress()), "--bind: unknown address " + defaultListener.bindAddress());
+        check(!listeners().isEmpty(), "no listener: give --port or --listener");
+        final java.util.Set<String> endpoints = new java.util.HashSet<>();
+        for (final ListenerSettings listener : listeners())
         {
-            InetAddress.getByName(bindAddress);
-        }
-        catch (final UnknownHostException ex)
-        {
-            throw new IllegalArgumentException("--bind: unknown address " + bindAddress);
+            listener.conclude();
+            check(0 == listener.port() || endpoints.add(listener.port() + "@" + listener.bindAddress()),
+                "two listeners on " + listener);
         }
         if (threading == Threading.SHARED || threading == Threading.INVOKER)
         {
@@ -197,7 +200,7 @@ public final class BrokerContext
 
     public String toString()
     {
-        return "bind=" + bindAddress + ":" + port + " threading=" + threading.name().toLowerCase().replace('_', '-') +
+        return "listeners=" + listeners() + " threading=" + threading.name().toLowerCase().replace('_', '-') +
             " io-threads=" + ioThreads + " idle-strategy=" + idleStrategy + (pin.isEmpty() ? "" : " pin=" + pin) +
             " ring-size=" + ringSize + " max-connections=" + maxConnections + " max-inflight=" + maxInflight +
             " max-queued=" + maxQueued + " max-packet-size=" + maxPacketSize + " connect-timeout=" +
@@ -222,23 +225,65 @@ public final class BrokerContext
 
     public String bindAddress()
     {
-        return bindAddress;
+        return defaultListener.bindAddress();
     }
 
     public BrokerContext bindAddress(final String bindAddress)
     {
-        this.bindAddress = bindAddress;
+        defaultListener.bindAddress(bindAddress);
         return this;
     }
 
     public int port()
     {
-        return port;
+        return defaultListener.port();
+    }
+
+    /**
+     * @return the listener {@code --bind} and {@code --port} describe, which settings given before any
+     * {@code listener} line of a Mosquitto config file apply to.
+     */
+    public ListenerSettings defaultListener()
+    {
+        return defaultListener;
+    }
+
+    /**
+     * Keeps or drops the listener of {@code --bind}/{@code --port} (dropped when a config file names listeners and
+     * no port, as Mosquitto does).
+     */
+    public BrokerContext hasDefaultListener(final boolean hasDefaultListener)
+    {
+        this.hasDefaultListener = hasDefaultListener;
+        return this;
+    }
+
+    /**
+     * Adds a listener besides the default one.
+     */
+    public BrokerContext addListener(final ListenerSettings listener)
+    {
+        extraListeners.add(listener);
+        return this;
+    }
+
+    /**
+     * @return every listener, the default one (when kept) first.
+     */
+    public java.util.List<ListenerSettings> listeners()
+    {
+        final java.util.List<ListenerSettings> all = new java.util.ArrayList<>(extraListeners.size() + 1);
+        if (hasDefaultListener)
+        {
+            all.add(defaultListener);
+        }
+        all.addAll(extraListeners);
+        return all;
     }
 
     public BrokerContext port(final int port)
     {
-        this.port = port;
+        defaultListener.port(port);
         return this;
     }
 

@@ -15,10 +15,12 @@ import java.nio.channels.SocketChannel;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The accepting role: owns the listening socket (registered on one I/O agent's selector, run on that agent's
- * thread), admits or refuses each new socket, and hands admitted ones round-robin to the I/O agents. A socket is
- * closed at once, and counted, when the broker holds {@code --max-connections}, when the memory in use is over
- * {@code --memory-budget}, or when its address holds {@code --max-connections-per-address}.
+ * The accepting role for one {@link Listener}: owns its listening socket (registered on I/O agent 0's selector,
+ * run on that agent's thread), admits or refuses each new socket, and hands admitted ones round-robin to the I/O
+ * agents. A socket is closed at once, and counted, when the broker holds {@code --max-connections}, when the
+ * listener holds its {@code max_connections}, when the memory in use is over {@code --memory-budget}, or when its
+ * address holds {@code --max-connections-per-address}. Behind a PROXY-protocol listener the socket's peer is the
+ * proxy: the per-address limit and the loopback rule wait for the client's address in the header.
  */
 final class Acceptor
 {
@@ -28,18 +30,44 @@ final class Acceptor
     static final class Accepted
     {
         final SocketChannel channel;
+        final Listener listener;
         final boolean loopback;
-        /** The address counted against the per-address limit, or null when exempt. */
-        final InetAddress limitedAddress;
+        /** Behind a PROXY-protocol listener: the client's address comes in the header. */
+        final boolean proxied;
+        /** The address counted against the per-address limit, or null when exempt (or not known yet). */
+        InetAddress limitedAddress;
         final AddressLimit addressLimit;
 
-        Accepted(final SocketChannel channel, final boolean loopback, final InetAddress limitedAddress,
-            final AddressLimit addressLimit)
+        Accepted(final SocketChannel channel, final Listener listener, final boolean loopback,
+            final InetAddress limitedAddress, final AddressLimit addressLimit)
         {
             this.channel = channel;
+            this.listener = listener;
+            this.proxied = null != listener &&
+                listener.settings.proxyProtocol() != io.ringmq.pipeline.ListenerSettings.ProxyProtocol.NONE;
             this.loopback = loopback;
             this.limitedAddress = limitedAddress;
             this.addressLimit = addressLimit;
+        }
+
+        /**
+         * Counts the client's address a PROXY header named against the per-address limit (on the connection's
+         * agent, once).
+         *
+         * @return false when that address holds its limit (counted by the caller, the connection closed).
+         */
+        boolean acquireProxied(final InetAddress address)
+        {
+            if (!addressLimit.applies(address))
+            {
+                return true;
+            }
+            if (!addressLimit.tryAcquire(address))
+            {
+                return false;
+            }
+            limitedAddress = address;
+            return true;
         }
 
         /**
@@ -48,6 +76,10 @@ final class Acceptor
         void release(final AtomicInteger connectionCount)
         {
             connectionCount.decrementAndGet();
+            if (null != listener)
+            {
+                listener.release();
+            }
             if (null != limitedAddress)
             {
                 addressLimit.release(limitedAddress);
@@ -57,7 +89,9 @@ final class Acceptor
 
     private final BrokerContext context;
     private final BrokerCounters counters;
+    private final Listener listener;
     private final ServerSocketChannel server;
+    private final boolean proxied;
     private final AtomicInteger connectionCount;
     private final MemoryBudget memoryBudget;
     private final AddressLimit addressLimit;
@@ -65,15 +99,20 @@ final class Acceptor
     private Wakeable[] agentWakes;
     private int nextAgent;
 
-    Acceptor(final BrokerContext context, final BrokerCounters counters, final ServerSocketChannel server,
-        final AtomicInteger connectionCount, final MemoryBudget memoryBudget)
+    /**
+     * @param addressLimit the per-address counts, shared by every listener's acceptor.
+     */
+    Acceptor(final BrokerContext context, final BrokerCounters counters, final Listener listener,
+        final AtomicInteger connectionCount, final MemoryBudget memoryBudget, final AddressLimit addressLimit)
     {
         this.context = context;
         this.counters = counters;
-        this.server = server;
+        this.listener = listener;
+        this.server = listener.server;
+        this.proxied = listener.settings.proxyProtocol() != io.ringmq.pipeline.ListenerSettings.ProxyProtocol.NONE;
         this.connectionCount = connectionCount;
         this.memoryBudget = memoryBudget;
-        this.addressLimit = new AddressLimit(context.maxConnectionsPerAddress(), context.limitLoopback());
+        this.addressLimit = addressLimit;
     }
 
     void register(final Selector selector) throws IOException
@@ -132,16 +171,23 @@ final class Acceptor
             counters.increment(BrokerCounters.CONNECTIONS_REFUSED_MEMORY);
             return null;
         }
+        if (!listener.tryAcquire())
+        {
+            connectionCount.decrementAndGet();
+            counters.increment(BrokerCounters.CONNECTIONS_REFUSED_LIMIT);
+            return null;
+        }
         final InetAddress address = remoteAddress(channel);
-        final boolean limited = addressLimit.applies(address);
+        final boolean limited = !proxied && addressLimit.applies(address); // behind a proxy: the header's address
         if (limited && !addressLimit.tryAcquire(address))
         {
             connectionCount.decrementAndGet();
+            listener.release();
             counters.increment(BrokerCounters.CONNECTIONS_REFUSED_PER_ADDRESS);
             return null;
         }
-        final boolean loopback = null != address && address.isLoopbackAddress();
-        return new Accepted(channel, loopback, limited ? address : null, addressLimit);
+        final boolean loopback = !proxied && null != address && address.isLoopbackAddress();
+        return new Accepted(channel, listener, loopback, limited ? address : null, addressLimit);
     }
 
     private void handOff(final Accepted admitted)

@@ -58,7 +58,7 @@ public final class Broker implements AutoCloseable
     private final BrokerContext context;
     private final CountersFile countersFile;
     private final BrokerCounters counters;
-    private final ServerSocketChannel server;
+    private final Listener[] listeners;
     private final DurableStore store;
     private final List<AgentRunner> runners = new ArrayList<>();
     private final Pipeline pipeline;
@@ -78,21 +78,22 @@ public final class Broker implements AutoCloseable
         store = openStore(context); // first: a data directory in use refuses the start before the port is taken
         try
         {
-            server = bind(context);
+            listeners = Listener.bindAll(context.listeners(), context.acceptBacklog());
         }
-        catch (final IOException ex)
+        catch (final IOException | RuntimeException ex)
         {
             store.close();
             throw ex;
         }
-        port = ((InetSocketAddress)server.getLocalAddress()).getPort();
+        port = listeners[0].port;
         try
         {
             countersFile = CountersFile.create(context.countersDir());
         }
         catch (final IOException ex)
         {
-            CloseHelper.quietCloseAll(server, store);
+            Listener.closeAll(listeners);
+            CloseHelper.quietClose(store);
             throw new IOException("cannot create a counters file in " + context.countersDir() + ": " + ex, ex);
         }
         counters = new BrokerCounters(countersFile);
@@ -120,7 +121,7 @@ public final class Broker implements AutoCloseable
             {
                 rings[i] = new ManyToOneRingBuffer(new UnsafeBuffer(ByteBuffer.allocateDirect(
                     context.outboundRingBytes() + RingBufferDescriptor.TRAILER_LENGTH)));
-                agents[i] = new IoAgent(i, context, counters, i == 0 ? server : null, rings[i], pipeline.ring(),
+                agents[i] = new IoAgent(i, context, counters, i == 0 ? listeners : new Listener[0], rings[i], pipeline.ring(),
                     pipeline.messageLog(i), connectionCount);
             }
             final StageLatencyCollector latencies = 0 == context.metricsPort() ? null :
@@ -142,7 +143,8 @@ public final class Broker implements AutoCloseable
                     closeUnstarted(agent);
                 }
             }
-            CloseHelper.quietCloseAll(server, countersFile, store); // the metrics endpoint starts last: none here
+            Listener.closeAll(listeners);
+            CloseHelper.quietCloseAll(countersFile, store); // the metrics endpoint starts last: none here
             if (ex instanceof StoreException)
             {
                 throw new IOException(ex.getMessage(), ex); // recovery refused (--strict-recovery): a failed start
@@ -215,23 +217,6 @@ public final class Broker implements AutoCloseable
     public String recovered()
     {
         return pipeline.recovered();
-    }
-
-    private static ServerSocketChannel bind(final BrokerContext context) throws IOException
-    {
-        final ServerSocketChannel server = ServerSocketChannel.open();
-        try
-        {
-            server.bind(new InetSocketAddress(context.bindAddress(), context.port()), context.acceptBacklog());
-            server.configureBlocking(false);
-            return server;
-        }
-        catch (final BindException ex)
-        {
-            CloseHelper.quietClose(server);
-            throw new IOException("cannot listen on " + context.bindAddress() + ":" + context.port() + ": " +
-                ex.getMessage() + " (is another broker running on that port?)", ex);
-        }
     }
 
     private void start(final IoAgent[] agents, final OutboundRouter outbound)
@@ -482,6 +467,32 @@ public final class Broker implements AutoCloseable
     }
 
     /**
+     * @return the port each listener is bound to, in the order they were given (the default listener first).
+     */
+    public int[] ports()
+    {
+        final int[] ports = new int[listeners.length];
+        for (int i = 0; i < ports.length; i++)
+        {
+            ports[i] = listeners[i].port;
+        }
+        return ports;
+    }
+
+    /**
+     * @return what each listener is, for the start line: {@code mqtt://0.0.0.0:1883}, {@code wss://...:8081}.
+     */
+    public List<String> listenerNames()
+    {
+        final List<String> names = new ArrayList<>(listeners.length);
+        for (final Listener listener : listeners)
+        {
+            names.add(listener.toString());
+        }
+        return names;
+    }
+
+    /**
      * @return the port {@code /metrics} and {@code /health} are served on (the real one for
      * {@link BrokerContext#METRICS_PORT_EPHEMERAL}), or 0 when the endpoint is off.
      */
@@ -524,7 +535,7 @@ public final class Broker implements AutoCloseable
         }
         closed = true;
         CloseHelper.quietClose(metrics); // first: a scrape in progress ends before anything it reads is closed
-        CloseHelper.quietClose(server); // stop accepting
+        Listener.closeAll(listeners); // stop accepting
         CloseHelper.quietCloseAll(runners); // then every agent: connections flushed and closed, no wills
         CloseHelper.quietClose(invoker);
         try

@@ -24,7 +24,8 @@ final class Connection
     final long id;
     final Acceptor.Accepted accepted;
     final SocketLayer layer;
-    final boolean loopback;
+    /** From a loopback address: the socket's peer, or the client a PROXY header named. */
+    boolean loopback;
     final long acceptedMs;
     SelectionKey key;
     ByteBuf in;
@@ -39,6 +40,10 @@ final class Connection
     boolean paused;
     /** A packet after CONNECT waits for the CONNACK: stop reading until it is written [MQTT-3.2.0-1]. */
     boolean awaitingConnack;
+    /** The client's address is known: the socket's peer, or (PROXY protocol) what the header said. */
+    boolean addressSettled;
+    /** Its layer holds input: in its reader's list to read again. */
+    boolean readAgain;
     /** In its agent's {@link PausedConnections}. */
     boolean retrying;
     /** The socket would not take all the outbound bytes: waiting for it to be writable. */
@@ -75,6 +80,7 @@ final class Connection
         this.accepted = accepted;
         this.layer = layer;
         this.loopback = accepted.loopback;
+        this.addressSettled = !accepted.proxied;
         this.acceptedMs = nowMs;
         this.lastPacketMs = nowMs;
     }

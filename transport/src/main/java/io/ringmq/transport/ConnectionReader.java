@@ -30,6 +30,8 @@ final class ConnectionReader
     /** Largest single read; the buffer grows toward it only while the socket has that much. */
     private static final int MAX_READ = 16 * 1024;
     private static final int MIN_READ = 1024;
+    /** Reads of a layer's buffered input in one go before the connection waits for the next duty cycle. */
+    private static final int MAX_LAYER_ROUNDS = 4;
     private static final System.Logger LOG = System.getLogger("io.ringmq.transport");
     private static final byte[] CONNACK_UNACCEPTABLE_VERSION = {0x20, 0x02, 0x00, 0x01};
     private static final byte[] CONNACK_IDENTIFIER_REJECTED = {0x20, 0x02, 0x00, 0x02};
@@ -46,6 +48,8 @@ final class ConnectionReader
     private final InboundPublishes publishes;
     private final int maxConnectLength;
     private long nowMs;
+    private java.util.ArrayList<Connection> again = new java.util.ArrayList<>();
+    private java.util.ArrayList<Connection> spare = new java.util.ArrayList<>();
     // per-message counts, added to the shared counters by the agent once per duty cycle
     long packetsIn;
     long publishIn;
@@ -75,7 +79,10 @@ final class ConnectionReader
     }
 
     /**
-     * Reads what the socket has and processes every complete packet.
+     * Reads what the socket has and processes every complete packet. A layer that took more from the socket than
+     * it could hand on (TLS) is read again, a few times here and then once per duty cycle
+     * ({@link #readAgain()}), so nothing waits for a socket that has no more to say; what a layer has to write
+     * on its own (a handshake step, a pong) is flushed.
      *
      * @return 1 when the socket was read.
      */
@@ -86,28 +93,127 @@ final class ConnectionReader
             return 0;
         }
         final ByteBuf in = connection.in;
-        int read;
-        try
+        final SocketLayer layer = connection.layer;
+        int rounds = 0;
+        do
         {
-            // room for what is likely there, never for what a header claims: memory follows arrived bytes
-            in.ensureWritable(Math.min(MAX_READ, Math.max(MIN_READ, in.writableBytes())));
-            read = connection.layer.read(in);
-            bytesIn += Math.max(0, read);
+            int read;
+            try
+            {
+                // room for what is likely there, never for what a header claims: memory follows arrived bytes
+                in.ensureWritable(Math.min(MAX_READ, Math.max(MIN_READ, in.writableBytes())));
+                read = layer.read(in);
+                bytesIn += Math.max(0, read);
+            }
+            catch (final IOException ex)
+            {
+                read = -1;
+            }
+            if (read < 0)
+            {
+                closer.close(connection, IngressEvent.CONNECTION_LOST);
+                return 1;
+            }
+            if (read > 0)
+            {
+                if (!connection.addressSettled && !settleAddress(connection))
+                {
+                    return 1;
+                }
+                processInbound(connection);
+            }
         }
-        catch (final IOException ex)
+        while (layer.hasBufferedInput() && ++rounds < MAX_LAYER_ROUNDS && connection.readable());
+        if (!connection.closed)
         {
-            read = -1;
-        }
-        if (read < 0)
-        {
-            closer.close(connection, IngressEvent.CONNECTION_LOST);
-            return 1;
-        }
-        if (read > 0)
-        {
-            processInbound(connection);
+            if (layer.hasPendingOutput())
+            {
+                writer.flush(connection);
+            }
+            if (layer.hasBufferedInput() && !connection.readAgain && !connection.closed)
+            {
+                connection.readAgain = true;
+                again.add(connection);
+            }
         }
         return 1;
+    }
+
+    /**
+     * Behind a PROXY-protocol listener, the first MQTT bytes come after the header: the client it names is who the
+     * loopback rule and the per-address limit apply to, not the proxy.
+     *
+     * @return false when the connection was closed (its address holds its limit).
+     */
+    private boolean settleAddress(final Connection connection)
+    {
+        connection.addressSettled = true;
+        final java.net.InetSocketAddress client = connection.layer.proxiedAddress();
+        if (null == client)
+        {
+            return true; // LOCAL or UNKNOWN: the proxy speaks for itself, as its own peer
+        }
+        connection.loopback = null != client.getAddress() && client.getAddress().isLoopbackAddress();
+        if (null != client.getAddress() && !connection.accepted.acquireProxied(client.getAddress()))
+        {
+            counters.increment(BrokerCounters.CONNECTIONS_REFUSED_PER_ADDRESS);
+            closer.close(connection, IngressEvent.CONNECTION_LOST);
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * @return whether a connection waits to be read again and may be read now.
+     */
+    boolean hasReadableAgain()
+    {
+        for (int i = 0, size = again.size(); i < size; i++)
+        {
+            if (again.get(i).readable())
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Reads again every connection whose layer holds input, once it may be read; once per duty cycle.
+     *
+     * @return connections read.
+     */
+    int readAgain()
+    {
+        final int count = again.size();
+        if (0 == count)
+        {
+            return 0;
+        }
+        final java.util.ArrayList<Connection> now = again;
+        again = spare;
+        spare = now;
+        int work = 0;
+        for (int i = 0; i < count; i++)
+        {
+            final Connection connection = now.get(i);
+            connection.readAgain = false;
+            if (connection.closed)
+            {
+                continue;
+            }
+            if (connection.readable())
+            {
+                work += read(connection);
+            }
+            else if (connection.layer.hasBufferedInput())
+            {
+                connection.readAgain = true; // paused: waits here, not on a socket that may stay quiet
+                again.add(connection);
+            }
+        }
+        now.clear();
+        return work;
     }
 
     /**

@@ -295,11 +295,13 @@ final class ConnectionWriter
     void flush(final Connection connection)
     {
         final ByteBuf out = connection.out;
+        final SocketLayer layer = connection.layer;
         try
         {
-            if (out.isReadable())
+            final boolean layerClear = !layer.hasPendingOutput() || layer.flush(); // the layer's own bytes first
+            if (layerClear && out.isReadable())
             {
-                bytesOut += Math.max(0, connection.layer.write(out));
+                bytesOut += Math.max(0, layer.write(out));
             }
         }
         catch (final IOException ex)
@@ -307,7 +309,7 @@ final class ConnectionWriter
             closer.close(connection, IngressEvent.CONNECTION_LOST);
             return;
         }
-        if (out.isReadable())
+        if (out.isReadable() || layer.hasPendingOutput())
         {
             // a client that will not read what it is owed (acknowledgements included) is not read from either,
             // past the high-water mark: what it is owed stays bounded
@@ -375,7 +377,7 @@ final class ConnectionWriter
             if (!connection.closed)
             {
                 flush(connection);
-                pending |= !connection.closed && connection.out.isReadable();
+                pending |= !connection.closed && (connection.out.isReadable() || connection.layer.hasPendingOutput());
             }
         }
         return pending;

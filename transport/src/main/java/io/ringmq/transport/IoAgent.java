@@ -53,6 +53,10 @@ final class IoAgent implements Agent
     /** Connections to close whose credentials no longer hold (a reload), from the auth stage's thread. */
     private final org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<Long> revocations =
         new org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<>();
+    /** Connections whose layer finished work on another thread (a TLS handshake task): read and flush them. */
+    private final org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<Long> readyAgain =
+        new org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<>();
+    private Wakeable ownWake = Wakeable.NONE;
     private final ManyToOneConcurrentArrayQueue<Acceptor.Accepted> handoff =
         new ManyToOneConcurrentArrayQueue<>(4096);
     private final Long2ObjectHashMap<Connection> connections = new Long2ObjectHashMap<>();
@@ -63,7 +67,8 @@ final class IoAgent implements Agent
     private final MemoryBudget memoryBudget;
     private final ConnectionWriter writer;
     private final ConnectionReader reader;
-    private final Acceptor acceptor;
+    /** Agent 0 accepts on every listener; the others have none. */
+    private final Acceptor[] acceptors;
     private final MessageHandler outboundHandler = this::onOutbound;
     private final PausedConnections.Retry retry;
     private final java.util.function.Consumer<SelectionKey> onReady = this::onReady;
@@ -79,7 +84,7 @@ final class IoAgent implements Agent
     private long nextConnectionSeq;
 
     IoAgent(final int index, final BrokerContext context, final BrokerCounters counters,
-        final ServerSocketChannel server, final ManyToOneRingBuffer outbound, final RingBuffer<IngressEvent> ingress,
+        final Listener[] listeners, final ManyToOneRingBuffer outbound, final RingBuffer<IngressEvent> ingress,
         final MessageLog log, final AtomicInteger connectionCount) throws IOException
     {
         this.index = index;
@@ -115,17 +120,20 @@ final class IoAgent implements Agent
         this.limits = new LimitReport(counters, LIMIT_REPORT_MS, nowMs);
         this.reader = new ConnectionReader(context, counters, this.ingress, timers, writer, paused, closer);
         this.retry = reader::processInbound;
-        this.acceptor = null == server ? null : new Acceptor(context, counters, server, connectionCount, memoryBudget);
-        if (null != acceptor)
+        final AddressLimit addressLimit = new AddressLimit(context.maxConnectionsPerAddress(), context.limitLoopback());
+        this.acceptors = new Acceptor[listeners.length];
+        for (int i = 0; i < listeners.length; i++)
         {
-            acceptor.register(selector);
+            acceptors[i] = new Acceptor(context, counters, listeners[i], connectionCount, memoryBudget, addressLimit);
+            acceptors[i].register(selector);
         }
     }
 
     void wire(final IoAgent[] agents, final Wakeable[] agentWakes, final Wakeable pipelineWake)
     {
         this.pipelineWake = pipelineWake;
-        if (null != acceptor)
+        this.ownWake = agentWakes[index];
+        for (final Acceptor acceptor : acceptors)
         {
             acceptor.wire(agents, agentWakes);
         }
@@ -145,7 +153,8 @@ final class IoAgent implements Agent
      */
     boolean hasPendingWork()
     {
-        return outbound.size() > 0 || !handoff.isEmpty() || !revocations.isEmpty();
+        return outbound.size() > 0 || !handoff.isEmpty() || !revocations.isEmpty() || !readyAgain.isEmpty() ||
+            reader.hasReadableAgain();
     }
 
     /**
@@ -174,11 +183,13 @@ final class IoAgent implements Agent
         memoryBudget.sample(nowMs);
         int work = drainHandoff();
         work += drainRevocations();
+        work += drainReadyAgain();
         work += outbound.read(outboundHandler, 4096);
         selectedWork = 0;
         selector.selectNow(onReady); // ready keys straight to the handler: no selected-key set, no iterator
         work += selectedWork;
         work += paused.retry(retry); // counts only packets that moved: a still-full ring is no work
+        work += reader.readAgain();
         work += ingress.retryEnds();
         work += writer.flushTouched();
         work += timers.poll(nowMs);
@@ -244,7 +255,7 @@ final class IoAgent implements Agent
         }
         if (key.isAcceptable())
         {
-            return acceptor.accept();
+            return ((Acceptor)key.attachment()).accept();
         }
         final Connection connection = (Connection)key.attachment();
         if (key.isWritable())
@@ -280,6 +291,35 @@ final class IoAgent implements Agent
         return work;
     }
 
+    /**
+     * A connection's layer finished work on another thread (any thread calls this).
+     */
+    private void readyAgain(final long connectionId)
+    {
+        readyAgain.offer(connectionId);
+        ownWake.wake();
+    }
+
+    private int drainReadyAgain()
+    {
+        int work = 0;
+        Long connectionId;
+        while (null != (connectionId = readyAgain.poll()))
+        {
+            final Connection connection = connections.get(connectionId.longValue());
+            if (null != connection && !connection.closed)
+            {
+                writer.flush(connection);
+                if (!connection.closed)
+                {
+                    reader.read(connection);
+                }
+            }
+            work++;
+        }
+        return work;
+    }
+
     private int drainHandoff()
     {
         int work = 0;
@@ -300,7 +340,8 @@ final class IoAgent implements Agent
             channel.configureBlocking(false);
             channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
             final long id = ((long)index << 40) | (nextConnectionSeq++ & 0xFF_FFFF_FFFFL);
-            final Connection connection = new Connection(id, accepted, new TcpSocketLayer(channel), clock.time());
+            final Connection connection = new Connection(id, accepted,
+                accepted.listener.layers.open(channel, () -> readyAgain(id)), clock.time());
             connection.in = Buffers.allocate();
             connection.out = Buffers.allocate();
             connection.key = channel.register(selector, SelectionKey.OP_READ, connection);
@@ -426,14 +467,6 @@ final class IoAgent implements Agent
             default:
                 close(connection, IngressEvent.CONNECTION_LOST); // its DISCONNECT was not written in time
         }
-    }
-
-    /**
-     * @return the acceptor on the agent that listens, or null.
-     */
-    Acceptor acceptor()
-    {
-        return acceptor;
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.ringmq.transport;
 
 import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.ListenerSettings;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.auth.PasswordFile;
@@ -35,15 +36,27 @@ import java.util.concurrent.CountDownLatch;
 public final class Main implements Callable<Integer>
 {
     @Option(names = {"-c", "--config"}, paramLabel = "FILE",
-        description = "Read options from FILE, one per line ('port 1883', 'port=1883' or '--port 1883'; "
-            + "'#' starts a comment). Options on the command line win.")
+        description = "Read options from FILE: ringmq's, one per line ('max-connections 5000', 'port=1883', "
+            + "'--port 1883'), and Mosquitto's mosquitto.conf directives (listener, allow_anonymous, password_file, "
+            + "acl_file, certfile, include_dir ...); '#' starts a comment. Options on the command line win.")
     Path config;
 
-    @Option(names = {"-b", "--bind"}, paramLabel = "ADDRESS", description = "Address to listen on (default: ${DEFAULT-VALUE}).")
-    String bind = "0.0.0.0";
+    @Option(names = {"-b", "--bind"}, paramLabel = "ADDRESS", description = "Address of the default listener "
+        + "(default: 0.0.0.0).")
+    String bind;
 
-    @Option(names = {"-p", "--port"}, description = "TCP port; 0 picks a free one (default: ${DEFAULT-VALUE}).")
-    int port = 1883;
+    @Option(names = {"-p", "--port"}, description = "Port of the default listener; 0 picks a free one (default: "
+        + "1883; with --listener and no --port or --bind, no default listener).")
+    Integer port;
+
+    @Option(names = "--listener", paramLabel = "SPEC", description = "Another listener: PORT[@ADDRESS][,name=value]..."
+        + " with the names of a mosquitto.conf listener section: protocol=mqtt|websockets, certfile, keyfile, cafile, "
+        + "capath, require_certificate, use_identity_as_username, tls_version, ciphers, max_connections, "
+        + "proxy_protocol=v1|v2|any, websocket_path; repeatable.")
+    List<String> listenerSpecs = new ArrayList<>();
+
+    /** What the config file said beyond options: its listeners (set before {@link #context()}). */
+    ConfigFile.Parsed fromFile;
 
     @Option(names = "--user", description = "A user name clients may connect with (with --pass).")
     String user;
@@ -305,7 +318,7 @@ public final class Main implements Callable<Integer>
         {
             System.out.println(broker.recovered());
         }
-        System.out.println("ringmq " + Version.VERSION + " listening on " + bind + ":" + broker.port());
+        System.out.println("ringmq " + Version.VERSION + " listening on " + String.join(", ", broker.listenerNames()));
         stopped.await();
         return 0;
     }
@@ -345,8 +358,8 @@ public final class Main implements Callable<Integer>
     BrokerContext context()
     {
         final BrokerContext context = new BrokerContext()
-            .bindAddress(bind)
-            .port(port)
+            .bindAddress(null == bind ? "0.0.0.0" : bind)
+            .port(null == port ? 1883 : port)
             .idleStrategy(idleStrategy)
             .pin(pin)
             .ringSize(ringSize)
@@ -386,6 +399,7 @@ public final class Main implements Callable<Integer>
                 parseLongDurationMs(fsyncInterval))
             .strictRecovery(strictRecovery)
             .persistenceMemory(persistenceCache, persistenceWriteBuffers);
+        listeners(context);
         if (null != threading)
         {
             context.threading(parseEnum(BrokerContext.Threading.class, threading, "--threading"));
@@ -490,9 +504,39 @@ public final class Main implements Callable<Integer>
     }
 
     /**
-     * Turns a config file into arguments placed before the command line's, so the command line wins.
+     * The listeners: the default one (kept unless listeners are given and neither --port nor --bind is, as
+     * Mosquitto does), the config file's {@code listener} sections, then {@code --listener}.
      */
-    static String[] withConfigFile(final String[] args) throws IOException
+    private void listeners(final BrokerContext context)
+    {
+        final List<ListenerSettings> extra = new ArrayList<>();
+        if (null != fromFile)
+        {
+            for (final String[] directive : fromFile.defaultListener)
+            {
+                ConfigFile.applyListener(context.defaultListener(), directive[0], directive[1], directive[2]);
+            }
+            extra.addAll(fromFile.listeners);
+        }
+        for (final String spec : listenerSpecs)
+        {
+            extra.add(ConfigFile.parseListener(spec));
+        }
+        extra.forEach(context::addListener);
+        context.hasDefaultListener(extra.isEmpty() || null != port || null != bind);
+    }
+
+    /**
+     * A command line with its config file read: the file's options first, so the command line wins.
+     */
+    record Options(String[] args, ConfigFile.Parsed fromFile)
+    {
+    }
+
+    /**
+     * Reads the config file {@code -c} names, if any.
+     */
+    static Options withConfigFile(final String[] args) throws IOException
     {
         Path file = null;
         for (int i = 0; i < args.length; i++)
@@ -508,47 +552,13 @@ public final class Main implements Callable<Integer>
         }
         if (null == file)
         {
-            return args;
+            return new Options(args, null);
         }
-        if (!Files.isReadable(file))
-        {
-            throw new IOException("cannot read config file " + file);
-        }
-        final List<String> merged = new ArrayList<>();
-        for (final String raw : Files.readAllLines(file, StandardCharsets.UTF_8))
-        {
-            final String line = raw.strip();
-            if (line.isEmpty() || line.startsWith("#"))
-            {
-                continue;
-            }
-            final String option = line.startsWith("-") ? line : "--" + line;
-            final int split = indexOfSeparator(option);
-            if (split < 0)
-            {
-                merged.add(option);
-            }
-            else
-            {
-                merged.add(option.substring(0, split));
-                merged.add(option.substring(split + 1).strip());
-            }
-        }
+        final CommandLine.Model.CommandSpec spec = new CommandLine(new Main()).getCommandSpec();
+        final ConfigFile.Parsed parsed = ConfigFile.read(file, name -> null != spec.findOption("--" + name));
+        final List<String> merged = new ArrayList<>(parsed.args);
         merged.addAll(List.of(args));
-        return merged.toArray(new String[0]);
-    }
-
-    private static int indexOfSeparator(final String option)
-    {
-        for (int i = 0; i < option.length(); i++)
-        {
-            final char c = option.charAt(i);
-            if (c == '=' || c == ' ' || c == '\t')
-            {
-                return i;
-            }
-        }
-        return -1;
+        return new Options(merged.toArray(new String[0]), parsed);
     }
 
     public static void main(final String[] args)
@@ -561,7 +571,8 @@ public final class Main implements Callable<Integer>
      */
     public static int run(final String... args)
     {
-        final CommandLine commandLine = new CommandLine(new Main());
+        final Main main = new Main();
+        final CommandLine commandLine = new CommandLine(main);
         commandLine.setOverwrittenOptionsAllowed(true);
         commandLine.setAllowSubcommandsAsOptionParameters(true); // --password-file passwd: a file, not the subcommand
         commandLine.setExecutionExceptionHandler((ex, cmd, parseResult) ->
@@ -571,9 +582,15 @@ public final class Main implements Callable<Integer>
         });
         try
         {
-            return commandLine.execute(withConfigFile(args));
+            final Options options = withConfigFile(args);
+            main.fromFile = options.fromFile();
+            if (null != options.fromFile())
+            {
+                options.fromFile().warnings.forEach(warning -> System.err.println("ringmq: warning: " + warning));
+            }
+            return commandLine.execute(options.args());
         }
-        catch (final IOException ex)
+        catch (final IOException | IllegalArgumentException ex)
         {
             System.err.println("ringmq: " + ex.getMessage());
             return 2;

@@ -248,7 +248,7 @@ public final class RingMqBuilder
         final CommandLine.ParseResult result;
         try
         {
-            result = commandLine.parseArgs(words());
+            result = commandLine.parseArgs(words(options));
         }
         catch (final CommandLine.ParameterException ex)
         {
@@ -262,7 +262,7 @@ public final class RingMqBuilder
         return options;
     }
 
-    private String[] words()
+    private String[] words(final Main options)
     {
         final List<String> words = new ArrayList<>(List.of(EMBEDDED_DEFAULTS));
         if (null != configFile)
@@ -270,7 +270,9 @@ public final class RingMqBuilder
             try
             {
                 // the file's options, then --config itself; they follow the embedded defaults and precede ours
-                words.addAll(List.of(Main.withConfigFile(new String[]{"--config", configFile.toString()})));
+                final Main.Options fromFile = Main.withConfigFile(new String[]{"--config", configFile.toString()});
+                options.fromFile = fromFile.fromFile(); // its listener sections
+                words.addAll(List.of(fromFile.args()));
             }
             catch (final IOException ex)
             {

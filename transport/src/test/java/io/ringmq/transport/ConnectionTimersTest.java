@@ -20,7 +20,7 @@ class ConnectionTimersTest
 
     private static Connection connection(final long id, final long nowMs)
     {
-        return new Connection(id, new Acceptor.Accepted(null, true, null, null), null, nowMs);
+        return new Connection(id, new Acceptor.Accepted(null, null, true, null, null), null, nowMs);
     }
 
     @Test

@@ -62,7 +62,7 @@ class IoAgentBackpressureTest
         {
             server.bind(new InetSocketAddress("127.0.0.1", 0));
             server.configureBlocking(false);
-            final IoAgent agent = new IoAgent(0, context, counters, server, outbound, ring,
+            final IoAgent agent = new IoAgent(0, context, counters, Listener.wrap(server), outbound, ring,
                 new io.ringmq.pipeline.MessageLog(1 << 20), new AtomicInteger());
             final IdleStrategies.SleepingIdleStrategy idle = IdleStrategies.wake(agent.selector(), agent::hasPendingWork);
             agent.wire(new IoAgent[]{agent}, new Wakeable[]{idle}, Wakeable.NONE);

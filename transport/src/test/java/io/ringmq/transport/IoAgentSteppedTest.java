@@ -47,7 +47,7 @@ class IoAgentSteppedTest
         {
             server.bind(new InetSocketAddress("127.0.0.1", 0));
             server.configureBlocking(false);
-            final IoAgent agent = new IoAgent(0, context, new BrokerCounters(), server, outbound, ring,
+            final IoAgent agent = new IoAgent(0, context, new BrokerCounters(), Listener.wrap(server), outbound, ring,
                 new MessageLog(1 << 20), new AtomicInteger());
             agent.wire(new IoAgent[]{agent}, new Wakeable[]{Wakeable.NONE}, Wakeable.NONE);
             try (RawClient client = new RawClient(((InetSocketAddress)server.getLocalAddress()).getPort()))

@@ -84,7 +84,7 @@ class MainTest
     {
         final Path config = directory.resolve("ringmq.conf");
         Files.writeString(config, "# a comment\nport 1884\nmax-inflight=7\n--threading shared\n");
-        final String[] args = Main.withConfigFile(new String[]{"-c", config.toString(), "--port", "0"});
+        final String[] args = Main.withConfigFile(new String[]{"-c", config.toString(), "--port", "0"}).args();
         assertThat(args).containsSubsequence("--port", "1884", "--max-inflight", "7", "--threading", "shared",
             "-c", config.toString(), "--port", "0");
         assertThat(run(2, "-c", directory.resolve("absent").toString())).contains("cannot read config file");

@@ -256,7 +256,7 @@ class MetricsEndpointTest
         final Path config = dir.resolve("ringmq.conf");
         Files.writeString(config, "metrics-port 9500\nmetrics-bind=127.0.0.2\n");
         final Main fromFile = new Main();
-        new picocli.CommandLine(fromFile).parseArgs(Main.withConfigFile(new String[]{"--config", config.toString()}));
+        new picocli.CommandLine(fromFile).parseArgs(Main.withConfigFile(new String[]{"--config", config.toString()}).args());
         assertThat(fromFile.context().conclude().metricsPort()).isEqualTo(9500);
         assertThat(fromFile.context().metricsBindAddress()).isEqualTo("127.0.0.2");
     }

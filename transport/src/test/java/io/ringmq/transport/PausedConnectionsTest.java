@@ -15,7 +15,7 @@ class PausedConnectionsTest
 
     private static Connection connection(final long id)
     {
-        final Connection connection = new Connection(id, new Acceptor.Accepted(null, true, null, null), null, 0);
+        final Connection connection = new Connection(id, new Acceptor.Accepted(null, null, true, null, null), null, 0);
         connection.paused = true;
         return connection;
     }

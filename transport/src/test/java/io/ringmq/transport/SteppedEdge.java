@@ -57,7 +57,7 @@ final class SteppedEdge implements AutoCloseable
         server = ServerSocketChannel.open();
         server.bind(new InetSocketAddress("127.0.0.1", 0));
         server.configureBlocking(false);
-        agent = new IoAgent(0, this.context, counters, server, outbound, ring, new MessageLog(1 << 22),
+        agent = new IoAgent(0, this.context, counters, Listener.wrap(server), outbound, ring, new MessageLog(1 << 22),
             new AtomicInteger());
         agent.wire(new IoAgent[]{agent}, new Wakeable[]{Wakeable.NONE}, Wakeable.NONE);
     }

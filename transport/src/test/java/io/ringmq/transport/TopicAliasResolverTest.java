@@ -25,7 +25,7 @@ class TopicAliasResolverTest
     private static final int MAXIMUM = 64;
 
     private final TopicAliasResolver resolver = new TopicAliasResolver(MAXIMUM);
-    private final Connection connection = new Connection(1, new Acceptor.Accepted(null, true, null, null), null, 0);
+    private final Connection connection = new Connection(1, new Acceptor.Accepted(null, null, true, null, null), null, 0);
     private final PublishFlyweight canonical = new PublishFlyweight();
 
     private static PublishFlyweight decoded(final String topic, final int alias, final int qos, final int packetId)

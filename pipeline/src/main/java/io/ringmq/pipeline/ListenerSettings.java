@@ -1,0 +1,349 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.pipeline.auth.Authenticator;
+
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
+import java.util.Locale;
+
+/**
+ * One listening socket and how its connections are spoken to: the port and address, the protocol on the wire
+ * (MQTT straight on TCP, or inside WebSocket frames), TLS (PEM files as Mosquitto takes them), the PROXY protocol
+ * header a load balancer in front sends, a connection limit of its own, and (Mosquitto's
+ * {@code per_listener_settings true}) who may connect through it. Plain data: the transport builds the sockets,
+ * the TLS context and the byte layers from it. Filled by the command line ({@code --listener}) or the config file
+ * ({@code listener}), validated once by {@link #conclude()}.
+ */
+public final class ListenerSettings
+{
+    /** What runs on the socket. */
+    public enum Protocol
+    {
+        /** MQTT bytes straight on the socket (or TLS). */
+        MQTT,
+        /** MQTT inside RFC 6455 binary frames. */
+        WEBSOCKETS
+    }
+
+    /** Which PROXY protocol header the socket starts with. */
+    public enum ProxyProtocol
+    {
+        /** None: the socket's own peer is the client. */
+        NONE,
+        /** The text header (v1). */
+        V1,
+        /** The binary header (v2). */
+        V2,
+        /** Either, told apart by its first bytes. */
+        ANY
+    }
+
+    /** No limit of the listener's own (the broker's {@code --max-connections} still holds). */
+    public static final int UNLIMITED = -1;
+
+    private int port;
+    private String bindAddress;
+    private Protocol protocol = Protocol.MQTT;
+    private String websocketPath;
+    private ProxyProtocol proxyProtocol = ProxyProtocol.NONE;
+    private int maxConnections = UNLIMITED;
+    private Path certFile;
+    private Path keyFile;
+    private Path caFile;
+    private Path caPath;
+    private boolean requireCertificate;
+    private boolean useIdentityAsUsername;
+    private String tlsVersion;
+    private String ciphers;
+    private Authenticator.AnonymousPolicy anonymous;
+    private Path passwordFile;
+    private Path aclFile;
+
+    /**
+     * @param port        the port; 0 picks a free one.
+     * @param bindAddress the address, or null for every address.
+     */
+    public ListenerSettings(final int port, final String bindAddress)
+    {
+        this.port = port;
+        this.bindAddress = bindAddress;
+    }
+
+    /**
+     * Checks the settings against each other (files are read when the listener opens).
+     *
+     * @return this.
+     */
+    public ListenerSettings conclude()
+    {
+        final String name = "listener " + this;
+        check(port >= 0 && port <= 65_535, name + ": port must be 0..65535");
+        if (null != bindAddress)
+        {
+            try
+            {
+                InetAddress.getByName(bindAddress);
+            }
+            catch (final UnknownHostException ex)
+            {
+                throw new IllegalArgumentException(name + ": unknown address " + bindAddress);
+            }
+        }
+        check((null == certFile) == (null == keyFile), name + ": certfile and keyfile go together");
+        check(!requireCertificate || isTls(), name + ": require_certificate needs certfile and keyfile");
+        check(!requireCertificate || null != caFile || null != caPath,
+            name + ": require_certificate needs cafile or capath to check client certificates against");
+        check(!useIdentityAsUsername || requireCertificate,
+            name + ": use_identity_as_username needs require_certificate true");
+        check(null == tlsVersion || isTls(), name + ": tls_version without certfile and keyfile");
+        check(null == tlsVersion || tlsVersion.equals("tlsv1.2") || tlsVersion.equals("tlsv1.3"),
+            name + ": tls_version must be tlsv1.2 or tlsv1.3, not " + tlsVersion);
+        check(maxConnections == UNLIMITED || maxConnections >= 1, name + ": max_connections must be -1 or at least 1");
+        check(null == websocketPath || protocol == Protocol.WEBSOCKETS, name + ": a path is for websockets");
+        return this;
+    }
+
+    private static void check(final boolean condition, final String message)
+    {
+        if (!condition)
+        {
+            throw new IllegalArgumentException(message);
+        }
+    }
+
+    /**
+     * @return whether connections speak TLS.
+     */
+    public boolean isTls()
+    {
+        return null != certFile;
+    }
+
+    /**
+     * @return what a log line calls it: {@code mqtt://0.0.0.0:1883}, {@code wss://127.0.0.1:8081} ...
+     */
+    public String describe(final int boundPort)
+    {
+        final String scheme = protocol == Protocol.WEBSOCKETS ? (isTls() ? "wss" : "ws") : (isTls() ? "mqtts" : "mqtt");
+        return scheme + "://" + (null == bindAddress ? "0.0.0.0" : bindAddress) + ":" + boundPort +
+            (proxyProtocol == ProxyProtocol.NONE ? "" : " (PROXY " + proxyProtocol.name().toLowerCase(Locale.ROOT) + ")");
+    }
+
+    public String toString()
+    {
+        return describe(port);
+    }
+
+    public int port()
+    {
+        return port;
+    }
+
+    public ListenerSettings port(final int port)
+    {
+        this.port = port;
+        return this;
+    }
+
+    /**
+     * @return the address, or null for every address.
+     */
+    public String bindAddress()
+    {
+        return bindAddress;
+    }
+
+    public ListenerSettings bindAddress(final String bindAddress)
+    {
+        this.bindAddress = bindAddress;
+        return this;
+    }
+
+    public Protocol protocol()
+    {
+        return protocol;
+    }
+
+    public ListenerSettings protocol(final Protocol protocol)
+    {
+        this.protocol = protocol;
+        return this;
+    }
+
+    /**
+     * @return the one HTTP path a WebSocket upgrade must ask for, or null for any path (as Mosquitto).
+     */
+    public String websocketPath()
+    {
+        return websocketPath;
+    }
+
+    public ListenerSettings websocketPath(final String websocketPath)
+    {
+        this.websocketPath = websocketPath;
+        return this;
+    }
+
+    public ProxyProtocol proxyProtocol()
+    {
+        return proxyProtocol;
+    }
+
+    public ListenerSettings proxyProtocol(final ProxyProtocol proxyProtocol)
+    {
+        this.proxyProtocol = proxyProtocol;
+        return this;
+    }
+
+    /**
+     * @return connections this listener holds at once, or {@link #UNLIMITED}.
+     */
+    public int maxConnections()
+    {
+        return maxConnections;
+    }
+
+    public ListenerSettings maxConnections(final int maxConnections)
+    {
+        this.maxConnections = maxConnections;
+        return this;
+    }
+
+    public Path certFile()
+    {
+        return certFile;
+    }
+
+    public ListenerSettings certFile(final Path certFile)
+    {
+        this.certFile = certFile;
+        return this;
+    }
+
+    public Path keyFile()
+    {
+        return keyFile;
+    }
+
+    public ListenerSettings keyFile(final Path keyFile)
+    {
+        this.keyFile = keyFile;
+        return this;
+    }
+
+    public Path caFile()
+    {
+        return caFile;
+    }
+
+    public ListenerSettings caFile(final Path caFile)
+    {
+        this.caFile = caFile;
+        return this;
+    }
+
+    public Path caPath()
+    {
+        return caPath;
+    }
+
+    public ListenerSettings caPath(final Path caPath)
+    {
+        this.caPath = caPath;
+        return this;
+    }
+
+    public boolean requireCertificate()
+    {
+        return requireCertificate;
+    }
+
+    public ListenerSettings requireCertificate(final boolean requireCertificate)
+    {
+        this.requireCertificate = requireCertificate;
+        return this;
+    }
+
+    public boolean useIdentityAsUsername()
+    {
+        return useIdentityAsUsername;
+    }
+
+    public ListenerSettings useIdentityAsUsername(final boolean useIdentityAsUsername)
+    {
+        this.useIdentityAsUsername = useIdentityAsUsername;
+        return this;
+    }
+
+    /**
+     * @return the lowest TLS version accepted ({@code tlsv1.2} or {@code tlsv1.3}), or null for 1.2.
+     */
+    public String tlsVersion()
+    {
+        return tlsVersion;
+    }
+
+    public ListenerSettings tlsVersion(final String tlsVersion)
+    {
+        this.tlsVersion = tlsVersion;
+        return this;
+    }
+
+    /**
+     * @return the TLS 1.2 cipher suites allowed, OpenSSL or IANA names separated by ':' or ',', or null for the
+     * JDK's defaults.
+     */
+    public String ciphers()
+    {
+        return ciphers;
+    }
+
+    public ListenerSettings ciphers(final String ciphers)
+    {
+        this.ciphers = ciphers;
+        return this;
+    }
+
+    /**
+     * @return who may connect without a user name through this listener, or null for the broker's setting.
+     */
+    public Authenticator.AnonymousPolicy anonymous()
+    {
+        return anonymous;
+    }
+
+    public ListenerSettings anonymous(final Authenticator.AnonymousPolicy anonymous)
+    {
+        this.anonymous = anonymous;
+        return this;
+    }
+
+    /**
+     * @return this listener's password file, or null for the broker's.
+     */
+    public Path passwordFile()
+    {
+        return passwordFile;
+    }
+
+    public ListenerSettings passwordFile(final Path passwordFile)
+    {
+        this.passwordFile = passwordFile;
+        return this;
+    }
+
+    /**
+     * @return this listener's ACL file, or null for the broker's.
+     */
+    public Path aclFile()
+    {
+        return aclFile;
+    }
+
+    public ListenerSettings aclFile(final Path aclFile)
+    {
+        this.aclFile = aclFile;
+        return this;
+    }
+}

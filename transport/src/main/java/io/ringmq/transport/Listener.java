@@ -1,0 +1,145 @@
+package io.ringmq.transport;
+
+import io.ringmq.pipeline.ListenerSettings;
+import org.agrona.CloseHelper;
+
+import java.io.IOException;
+import java.net.BindException;
+import java.net.InetSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A bound listening socket and what its connections need from it: its {@link ListenerSettings}, the byte layers
+ * its sockets get ({@link SocketLayers}), and the count against its own connection limit. Made by the broker before
+ * any thread starts; its socket is accepted on by I/O agent 0's {@link Acceptor}.
+ */
+final class Listener implements AutoCloseable
+{
+    final ListenerSettings settings;
+    final ServerSocketChannel server;
+    final int port;
+    final SocketLayers layers;
+    /** Connections held through this listener, against its {@code max_connections}. */
+    final AtomicInteger connectionCount = new AtomicInteger();
+
+    private Listener(final ListenerSettings settings, final ServerSocketChannel server, final SocketLayers layers)
+        throws IOException
+    {
+        this.settings = settings;
+        this.server = server;
+        this.port = ((InetSocketAddress)server.getLocalAddress()).getPort();
+        this.layers = layers;
+    }
+
+    /**
+     * A plain MQTT listener over a socket already bound (stepped tests).
+     */
+    static Listener[] wrap(final ServerSocketChannel server) throws IOException
+    {
+        final ListenerSettings settings = new ListenerSettings(0, null);
+        return new Listener[]{new Listener(settings, server, SocketLayers.of(settings))};
+    }
+
+    /**
+     * Prepares (TLS material first: a bad file refuses the start before any port is taken) and binds every
+     * listener; on a failure nothing stays open.
+     *
+     * @throws IllegalArgumentException when a listener's files cannot be used (exit code 2).
+     * @throws IOException              when a port cannot be bound.
+     */
+    static Listener[] bindAll(final List<ListenerSettings> settings, final int backlog) throws IOException
+    {
+        final SocketLayers[] layers = new SocketLayers[settings.size()];
+        for (int i = 0; i < layers.length; i++)
+        {
+            layers[i] = SocketLayers.of(settings.get(i));
+        }
+        final Listener[] listeners = new Listener[settings.size()];
+        try
+        {
+            for (int i = 0; i < listeners.length; i++)
+            {
+                listeners[i] = new Listener(settings.get(i), bind(settings.get(i), backlog), layers[i]);
+            }
+            return listeners;
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            closeAll(listeners);
+            throw ex;
+        }
+    }
+
+    private static ServerSocketChannel bind(final ListenerSettings settings, final int backlog) throws IOException
+    {
+        final String address = null == settings.bindAddress() ? "0.0.0.0" : settings.bindAddress();
+        final ServerSocketChannel server = ServerSocketChannel.open();
+        try
+        {
+            server.bind(new InetSocketAddress(address, settings.port()), backlog);
+            server.configureBlocking(false);
+            return server;
+        }
+        catch (final IOException ex)
+        {
+            CloseHelper.quietClose(server);
+            throw new IOException("cannot listen on " + address + ":" + settings.port() + ": " + ex.getMessage() +
+                (ex instanceof BindException ? " (is another broker running on that port?)" : ""), ex);
+        }
+    }
+
+    /**
+     * @return whether the listener's own limit lets one more connection in; counted when it does.
+     */
+    boolean tryAcquire()
+    {
+        if (settings.maxConnections() == ListenerSettings.UNLIMITED)
+        {
+            return true;
+        }
+        if (connectionCount.incrementAndGet() > settings.maxConnections())
+        {
+            connectionCount.decrementAndGet();
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * Gives back what {@link #tryAcquire()} took.
+     */
+    void release()
+    {
+        if (settings.maxConnections() != ListenerSettings.UNLIMITED)
+        {
+            connectionCount.decrementAndGet();
+        }
+    }
+
+    /**
+     * Stops accepting.
+     */
+    public void close()
+    {
+        CloseHelper.quietClose(server);
+        layers.close();
+    }
+
+    static void closeAll(final Listener[] listeners)
+    {
+        for (final Listener listener : listeners)
+        {
+            if (null != listener)
+            {
+                listener.close();
+            }
+        }
+    }
+
+    public String toString()
+    {
+        return settings.describe(port);
+    }
+}
