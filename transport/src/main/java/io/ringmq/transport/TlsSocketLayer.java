@@ -327,6 +327,14 @@ final class TlsSocketLayer implements SocketLayer
     }
 
     /**
+     * @return how many of its pooled buffers the layer holds now (0 for an idle connection, and after close).
+     */
+    int buffersHeld()
+    {
+        return (null == netIn ? 0 : 1) + (null == netOut ? 0 : 1) + (null == appIn ? 0 : 1);
+    }
+
+    /**
      * @return the version agreed (TLSv1.2, TLSv1.3), once {@link #established()}.
      */
     String protocol()
@@ -418,9 +426,16 @@ final class TlsSocketLayer implements SocketLayer
         netIn.skipBytes(result.bytesConsumed());
         appIn.writerIndex(result.bytesProduced());
         onResult(result);
+        if (SSLEngineResult.Status.BUFFER_UNDERFLOW == result.getStatus())
+        {
+            appIn = release(appIn); // the engine judged the room by the header: the record is not all here yet
+            needMoreInput = true;
+            return true;
+        }
         if (SSLEngineResult.Status.OK != result.getStatus())
         {
-            throw new SSLException("TLS record larger than the application buffer: " + result);
+            appIn = release(appIn);
+            throw new SSLException("TLS record larger than the application buffer: " + result.getStatus());
         }
         drainAppIn(in);
         return null == appIn;
