@@ -3,6 +3,7 @@ package io.ringmq.transport;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
 
 import javax.naming.InvalidNameException;
 import javax.naming.ldap.LdapName;
@@ -33,11 +34,15 @@ import java.util.concurrent.RejectedExecutionException;
  *   in  (MQTT) &lt;- unwrap &lt;- netIn  &lt;- below.read     appIn: plaintext that did not fit in {@code in}
  *   out (MQTT) -&gt; wrap   -&gt; netOut -&gt; below.write    netOut: records the socket did not take yet
  * </pre>
- * The three buffers come from netty's pooled allocator when needed and go back as soon as they are empty, so an
- * idle connection holds none of its ~16 KB (up to 33 KB) record buffers; in the steady state this takes them from
- * and gives them back to the agent thread's pool cache, which allocates nothing. They are heap buffers, as
- * netty's {@code SslHandler} uses with the JDK's engine, whose ciphers work on arrays. The engine itself makes a
- * small {@link SSLEngineResult} per wrap and unwrap, which this layer cannot avoid.
+ * Records are read into and wrapped into two record buffers of the agent thread, shared by all its TLS
+ * connections (each call leaves them empty); only what is left when a call returns (part of a record that has not
+ * all arrived, records the socket did not take, plaintext that did not fit in {@code in}) goes into a buffer of
+ * the connection's own, from netty's pooled allocator, given back as soon as it is empty. So an idle connection
+ * holds none of the ~16 KB (up to 33 KB) a record may need, and messages that arrive and leave whole take nothing
+ * from the pool (an acquire and release costs ~150 bytes of garbage with netty 4.2 outside its own threads). They
+ * are heap buffers, as netty's {@code SslHandler} uses with the JDK's engine, whose ciphers work on arrays. The
+ * JDK engine itself allocates ~1.3 KB per record (its result, and a cipher re-initialised for each record's
+ * nonce), which this layer cannot avoid; {@code TlsSocketLayerInMemoryTest} measures both.
  * <p>
  * Anything the peer sends that is not TLS (plain MQTT, garbage, a record header claiming more than a record may
  * hold, a record cut short by the end of the stream) ends in -1 from {@code read}, after a best-effort alert; the
@@ -51,16 +56,28 @@ final class TlsSocketLayer implements SocketLayer
 
     private static final ByteBufAllocator ALLOCATOR = PooledByteBufAllocator.DEFAULT;
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+    /** A normal record's buffer size (the engine's packet buffer size); a larger one grows it. */
+    private static final int RECORD_LENGTH = 16_709;
+    /**
+     * The record buffers of the agent thread, shared by all its TLS connections: each call reads into and wraps
+     * into these, and what is left in one when the call returns (part of a record, records the socket did not
+     * take) moves to a buffer of the connection's own. A connection's messages that arrive and leave whole so
+     * never take a buffer from the pool.
+     */
+    private static final ThreadLocal<ByteBuf[]> SCRATCH = ThreadLocal.withInitial(
+        () -> new ByteBuf[]{ Unpooled.buffer(RECORD_LENGTH), Unpooled.buffer(RECORD_LENGTH) });
 
     private final SocketLayer below;
     private final SSLEngine engine;
     private final Executor tasks;
     private final Runnable onTaskDone;
     private final Runnable runTasks = this::runDelegatedTasks;
-    /** Records from below not yet unwrapped. */
+    /** Records from below not yet unwrapped: the thread's scratch during a call, else the connection's own. */
     private ByteBuf netIn;
-    /** Records wrapped and not yet taken by below. */
+    private boolean netInShared;
+    /** Records wrapped and not yet taken by below: the thread's scratch during a call, else the connection's own. */
     private ByteBuf netOut;
+    private boolean netOutShared;
     /** Plaintext unwrapped that did not fit in the agent's buffer. */
     private ByteBuf appIn;
     /** Delegated tasks are running on the executor: the engine is theirs until it is cleared. */
@@ -70,6 +87,7 @@ final class TlsSocketLayer implements SocketLayer
     /** The stream ended (end of stream, close_notify, a TLS error): the next read returns -1. */
     private boolean inputEnded;
     private boolean failed;
+    private boolean handshakeStarted;
     private boolean established;
     private boolean identityKnown;
     private boolean closed;
@@ -159,7 +177,11 @@ final class TlsSocketLayer implements SocketLayer
             fail();
             return -1;
         }
-        releaseEmpty();
+        finally
+        {
+            settle();
+        }
+        checkEstablished();
         if (0 == produced && inputEnded && null == appIn)
         {
             return -1;
@@ -180,6 +202,7 @@ final class TlsSocketLayer implements SocketLayer
         int taken = 0;
         try
         {
+            checkEstablished();
             if (!established)
             {
                 while (handshakeStep())
@@ -214,6 +237,11 @@ final class TlsSocketLayer implements SocketLayer
                 {
                     startTasks();
                 }
+                if (0 == result.bytesConsumed() && 0 == result.bytesProduced())
+                {
+                    flushNetOut();
+                    break; // the engine waits for the peer (a renegotiation): the agent comes back on a read
+                }
                 if (!flushNetOut())
                 {
                     break;
@@ -224,6 +252,10 @@ final class TlsSocketLayer implements SocketLayer
         {
             fail();
             throw new IOException("TLS: " + ex.getMessage(), ex);
+        }
+        finally
+        {
+            settle();
         }
         return taken;
     }
@@ -252,6 +284,10 @@ final class TlsSocketLayer implements SocketLayer
         {
             fail();
             throw new IOException("TLS: " + ex.getMessage(), ex);
+        }
+        finally
+        {
+            settle();
         }
         return !hasPendingOutput();
     }
@@ -312,6 +348,7 @@ final class TlsSocketLayer implements SocketLayer
             }
         }
         closed = true;
+        settle();
         netIn = release(netIn);
         netOut = release(netOut);
         appIn = release(appIn);
@@ -331,7 +368,8 @@ final class TlsSocketLayer implements SocketLayer
      */
     int buffersHeld()
     {
-        return (null == netIn ? 0 : 1) + (null == netOut ? 0 : 1) + (null == appIn ? 0 : 1);
+        return (null == netIn || netInShared ? 0 : 1) + (null == netOut || netOutShared ? 0 : 1) +
+            (null == appIn ? 0 : 1);
     }
 
     /**
@@ -462,15 +500,13 @@ final class TlsSocketLayer implements SocketLayer
         final int packetLength = engine.getSession().getPacketBufferSize();
         if (null == netIn)
         {
-            netIn = ALLOCATOR.heapBuffer(packetLength);
+            netIn = SCRATCH.get()[0].clear();
+            netInShared = true;
         }
-        else
+        netIn.discardReadBytes();
+        if (netIn.writableBytes() < packetLength - netIn.readableBytes())
         {
-            netIn.discardReadBytes();
-            if (netIn.writableBytes() < packetLength - netIn.readableBytes())
-            {
-                netIn.ensureWritable(packetLength - netIn.readableBytes());
-            }
+            netIn.ensureWritable(packetLength - netIn.readableBytes());
         }
         if (!netIn.isWritable())
         {
@@ -489,9 +525,10 @@ final class TlsSocketLayer implements SocketLayer
         final int packetLength = engine.getSession().getPacketBufferSize();
         if (null == netOut)
         {
-            netOut = ALLOCATOR.heapBuffer(packetLength);
+            netOut = SCRATCH.get()[1].clear();
+            netOutShared = true;
         }
-        else if (netOut.writableBytes() < packetLength)
+        if (netOut.writableBytes() < packetLength)
         {
             netOut.discardReadBytes();
             netOut.ensureWritable(packetLength);
@@ -519,9 +556,12 @@ final class TlsSocketLayer implements SocketLayer
         }
         if (netOut.isReadable())
         {
+            netOut = own(netOut, netOutShared);
+            netOutShared = false;
             return false;
         }
-        netOut = release(netOut);
+        netOut = netOutShared ? null : release(netOut);
+        netOutShared = false;
         return !below.hasPendingOutput();
     }
 
@@ -572,6 +612,24 @@ final class TlsSocketLayer implements SocketLayer
         {
             established = true;
         }
+        else if (!established && result.bytesConsumed() > 0)
+        {
+            handshakeStarted = true;
+        }
+    }
+
+    /**
+     * The engine reports FINISHED in the result of the wrap or unwrap that ends the handshake; should the end come
+     * from a delegated task instead, it is seen here, from the engine's state.
+     */
+    private void checkEstablished()
+    {
+        if (!established && handshakeStarted && !inputEnded &&
+            HandshakeStatus.NOT_HANDSHAKING == engine.getHandshakeStatus() &&
+            !"SSL_NULL_WITH_NULL_NULL".equals(engine.getSession().getCipherSuite()))
+        {
+            established = true;
+        }
     }
 
     private void startTasks()
@@ -608,17 +666,47 @@ final class TlsSocketLayer implements SocketLayer
         }
     }
 
-    private void releaseEmpty()
+    /**
+     * At the end of each call: what the thread's scratch buffers still hold moves to the connection's own buffers,
+     * and own buffers that are empty go back to the pool.
+     */
+    private void settle()
     {
         if (null != netIn && !netIn.isReadable())
         {
-            netIn = release(netIn);
+            netIn = netInShared ? null : release(netIn);
             needMoreInput = false;
         }
+        else if (netInShared)
+        {
+            netIn = own(netIn, true);
+        }
+        netInShared = false;
         if (null != netOut && !netOut.isReadable())
         {
-            netOut = release(netOut);
+            netOut = netOutShared ? null : release(netOut);
         }
+        else if (netOutShared)
+        {
+            netOut = own(netOut, true);
+        }
+        netOutShared = false;
+    }
+
+    /**
+     * @return a buffer of the connection's own holding what {@code buffer} holds ({@code buffer} itself when it is
+     * already its own).
+     */
+    private static ByteBuf own(final ByteBuf buffer, final boolean shared)
+    {
+        if (!shared)
+        {
+            return buffer;
+        }
+        final ByteBuf own = ALLOCATOR.heapBuffer(Math.max(RECORD_LENGTH, buffer.readableBytes()));
+        own.writeBytes(buffer);
+        buffer.clear();
+        return own;
     }
 
     private static ByteBuf release(final ByteBuf buffer)
