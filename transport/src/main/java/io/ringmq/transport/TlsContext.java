@@ -1,7 +1,16 @@
 package io.ringmq.transport;
 
+import javax.naming.InvalidNameException;
+import javax.naming.ldap.LdapName;
+import javax.naming.ldap.Rdn;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLPeerUnverifiedException;
+import javax.net.ssl.SSLSession;
+import javax.security.auth.x500.X500Principal;
+import java.security.cert.Certificate;
+import java.security.cert.X509Certificate;
+import java.util.List;
 
 /**
  * A TLS listener's context, built once per listener by {@link TlsContextFactory}: the {@link SSLContext} with the
@@ -83,5 +92,35 @@ final class TlsContext
     boolean useIdentityAsUsername()
     {
         return useIdentityAsUsername;
+    }
+
+    /**
+     * @return the first CN of the peer certificate's subject (as Mosquitto takes it), or null without a verified
+     * certificate.
+     */
+    static String commonName(final SSLSession session)
+    {
+        try
+        {
+            final Certificate[] certificates = session.getPeerCertificates();
+            if (0 == certificates.length || !(certificates[0] instanceof X509Certificate))
+            {
+                return null;
+            }
+            final X500Principal subject = ((X509Certificate)certificates[0]).getSubjectX500Principal();
+            final List<Rdn> rdns = new LdapName(subject.getName(X500Principal.RFC2253)).getRdns();
+            for (final Rdn rdn : rdns)
+            {
+                if ("CN".equalsIgnoreCase(rdn.getType()))
+                {
+                    return rdn.getValue().toString();
+                }
+            }
+            return null;
+        }
+        catch (final SSLPeerUnverifiedException | InvalidNameException ex)
+        {
+            return null;
+        }
     }
 }

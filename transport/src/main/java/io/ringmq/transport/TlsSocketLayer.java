@@ -1,25 +1,13 @@
 package io.ringmq.transport;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.buffer.Unpooled;
 
-import javax.naming.InvalidNameException;
-import javax.naming.ldap.LdapName;
-import javax.naming.ldap.Rdn;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLEngineResult;
 import javax.net.ssl.SSLEngineResult.HandshakeStatus;
 import javax.net.ssl.SSLException;
-import javax.net.ssl.SSLPeerUnverifiedException;
-import javax.net.ssl.SSLSession;
-import javax.security.auth.x500.X500Principal;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.security.cert.Certificate;
-import java.security.cert.X509Certificate;
-import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -34,15 +22,10 @@ import java.util.concurrent.RejectedExecutionException;
  *   in  (MQTT) &lt;- unwrap &lt;- netIn  &lt;- below.read     appIn: plaintext that did not fit in {@code in}
  *   out (MQTT) -&gt; wrap   -&gt; netOut -&gt; below.write    netOut: records the socket did not take yet
  * </pre>
- * Records are read into and wrapped into two record buffers of the agent thread, shared by all its TLS
- * connections (each call leaves them empty); only what is left when a call returns (part of a record that has not
- * all arrived, records the socket did not take, plaintext that did not fit in {@code in}) goes into a buffer of
- * the connection's own, from netty's pooled allocator, given back as soon as it is empty. So an idle connection
- * holds none of the ~16 KB (up to 33 KB) a record may need, and messages that arrive and leave whole take nothing
- * from the pool (an acquire and release costs ~150 bytes of garbage with netty 4.2 outside its own threads). They
- * are heap buffers, as netty's {@code SslHandler} uses with the JDK's engine, whose ciphers work on arrays. The
- * JDK engine itself allocates ~1.3 KB per record (its result, and a cipher re-initialised for each record's
- * nonce), which this layer cannot avoid; {@code TlsSocketLayerInMemoryTest} measures both.
+ * The record buffers are {@link TlsBuffers}: the agent thread's scratch during a call, the connection's own
+ * (pooled) only for what is left when it returns, so an idle connection holds none. The JDK engine itself
+ * allocates ~1.3 KB per record (its result, and a cipher re-initialised for each record's nonce), which this layer
+ * cannot avoid and adds nothing to; {@code TlsSocketLayerInMemoryTest} measures both.
  * <p>
  * Anything the peer sends that is not TLS (plain MQTT, garbage, a record header claiming more than a record may
  * hold, a record cut short by the end of the stream) ends in -1 from {@code read}, after a best-effort alert; the
@@ -54,32 +37,14 @@ final class TlsSocketLayer implements SocketLayer
     /** Reads from below in one {@link #read} call at most this often: a peer cannot keep the agent in it. */
     static final int MAX_BELOW_READS = 16;
 
-    private static final ByteBufAllocator ALLOCATOR = PooledByteBufAllocator.DEFAULT;
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
-    /** A normal record's buffer size (the engine's packet buffer size); a larger one grows it. */
-    private static final int RECORD_LENGTH = 16_709;
-    /**
-     * The record buffers of the agent thread, shared by all its TLS connections: each call reads into and wraps
-     * into these, and what is left in one when the call returns (part of a record, records the socket did not
-     * take) moves to a buffer of the connection's own. A connection's messages that arrive and leave whole so
-     * never take a buffer from the pool.
-     */
-    private static final ThreadLocal<ByteBuf[]> SCRATCH = ThreadLocal.withInitial(
-        () -> new ByteBuf[]{ Unpooled.buffer(RECORD_LENGTH), Unpooled.buffer(RECORD_LENGTH) });
 
     private final SocketLayer below;
     private final SSLEngine engine;
     private final Executor tasks;
     private final Runnable onTaskDone;
     private final Runnable runTasks = this::runDelegatedTasks;
-    /** Records from below not yet unwrapped: the thread's scratch during a call, else the connection's own. */
-    private ByteBuf netIn;
-    private boolean netInShared;
-    /** Records wrapped and not yet taken by below: the thread's scratch during a call, else the connection's own. */
-    private ByteBuf netOut;
-    private boolean netOutShared;
-    /** Plaintext unwrapped that did not fit in the agent's buffer. */
-    private ByteBuf appIn;
+    private final TlsBuffers buffers = new TlsBuffers();
     /** Delegated tasks are running on the executor: the engine is theirs until it is cleared. */
     private volatile boolean taskRunning;
     /** netIn holds part of a record only: more must come from below before an unwrap can make progress. */
@@ -121,10 +86,10 @@ final class TlsSocketLayer implements SocketLayer
         int produced = 0;
         try
         {
-            if (null != appIn)
+            if (null != buffers.appIn)
             {
-                produced += drainAppIn(in);
-                if (null != appIn)
+                produced += buffers.drainAppIn(in);
+                if (null != buffers.appIn)
                 {
                     return produced;
                 }
@@ -141,7 +106,7 @@ final class TlsSocketLayer implements SocketLayer
                     }
                     continue;
                 }
-                if (null == netIn || !netIn.isReadable() || needMoreInput)
+                if (!buffers.hasNetIn() || needMoreInput)
                 {
                     if (inputEnded)
                     {
@@ -182,7 +147,7 @@ final class TlsSocketLayer implements SocketLayer
             settle();
         }
         checkEstablished();
-        if (0 == produced && inputEnded && null == appIn)
+        if (0 == produced && inputEnded && null == buffers.appIn)
         {
             return -1;
         }
@@ -217,7 +182,7 @@ final class TlsSocketLayer implements SocketLayer
             }
             while (out.isReadable() && !taskRunning)
             {
-                ensureNetOut();
+                final ByteBuf netOut = buffers.netOutToWrap(engine.getSession().getPacketBufferSize());
                 final ByteBuffer src = out.internalNioBuffer(out.readerIndex(), out.readableBytes());
                 final ByteBuffer dst = netOut.internalNioBuffer(netOut.writerIndex(), netOut.writableBytes());
                 final SSLEngineResult result = engine.wrap(src, dst);
@@ -294,7 +259,7 @@ final class TlsSocketLayer implements SocketLayer
 
     public boolean hasPendingOutput()
     {
-        return (null != netOut && netOut.isReadable()) || below.hasPendingOutput();
+        return buffers.hasNetOut() || below.hasPendingOutput();
     }
 
     public boolean hasBufferedInput()
@@ -303,7 +268,7 @@ final class TlsSocketLayer implements SocketLayer
         {
             return false;
         }
-        return null != appIn || inputEnded || failed || (null != netIn && netIn.isReadable() && !needMoreInput) ||
+        return null != buffers.appIn || inputEnded || failed || (buffers.hasNetIn() && !needMoreInput) ||
             below.hasBufferedInput();
     }
 
@@ -316,7 +281,7 @@ final class TlsSocketLayer implements SocketLayer
         if (!identityKnown && established && !taskRunning)
         {
             identityKnown = true;
-            peerIdentity = commonName(engine.getSession());
+            peerIdentity = TlsContext.commonName(engine.getSession());
         }
         return peerIdentity;
     }
@@ -348,10 +313,7 @@ final class TlsSocketLayer implements SocketLayer
             }
         }
         closed = true;
-        settle();
-        netIn = release(netIn);
-        netOut = release(netOut);
-        appIn = release(appIn);
+        buffers.releaseAll();
         below.close();
     }
 
@@ -368,8 +330,7 @@ final class TlsSocketLayer implements SocketLayer
      */
     int buffersHeld()
     {
-        return (null == netIn || netInShared ? 0 : 1) + (null == netOut || netOutShared ? 0 : 1) +
-            (null == appIn ? 0 : 1);
+        return buffers.held();
     }
 
     /**
@@ -398,15 +359,14 @@ final class TlsSocketLayer implements SocketLayer
         {
             return false;
         }
-        ensureNetOut();
+        final ByteBuf netOut = buffers.netOutToWrap(engine.getSession().getPacketBufferSize());
         final ByteBuffer dst = netOut.internalNioBuffer(netOut.writerIndex(), netOut.writableBytes());
         final SSLEngineResult result = engine.wrap(EMPTY, dst);
         netOut.writerIndex(netOut.writerIndex() + result.bytesProduced());
         onResult(result);
         if (SSLEngineResult.Status.BUFFER_OVERFLOW == result.getStatus())
         {
-            netOut.ensureWritable(engine.getSession().getPacketBufferSize());
-            return true;
+            return flushNetOut(); // then a larger buffer is made room for
         }
         if (SSLEngineResult.Status.CLOSED == result.getStatus())
         {
@@ -424,6 +384,7 @@ final class TlsSocketLayer implements SocketLayer
      */
     private boolean unwrap(final ByteBuf in) throws IOException
     {
+        final ByteBuf netIn = buffers.netIn;
         final ByteBuffer src = netIn.internalNioBuffer(netIn.readerIndex(), netIn.readableBytes());
         final ByteBuffer dst = in.internalNioBuffer(in.writerIndex(), in.writableBytes());
         final SSLEngineResult result = engine.unwrap(src, dst);
@@ -457,7 +418,8 @@ final class TlsSocketLayer implements SocketLayer
      */
     private boolean unwrapToAppIn(final ByteBuf in) throws SSLException
     {
-        appIn = ALLOCATOR.heapBuffer(engine.getSession().getApplicationBufferSize());
+        final ByteBuf netIn = buffers.netIn;
+        final ByteBuf appIn = buffers.newAppIn(engine.getSession().getApplicationBufferSize());
         final ByteBuffer src = netIn.internalNioBuffer(netIn.readerIndex(), netIn.readableBytes());
         final ByteBuffer dst = appIn.internalNioBuffer(0, appIn.writableBytes());
         final SSLEngineResult result = engine.unwrap(src, dst);
@@ -466,28 +428,17 @@ final class TlsSocketLayer implements SocketLayer
         onResult(result);
         if (SSLEngineResult.Status.BUFFER_UNDERFLOW == result.getStatus())
         {
-            appIn = release(appIn); // the engine judged the room by the header: the record is not all here yet
+            buffers.dropAppIn(); // the engine judged the room by the header: the record is not all here yet
             needMoreInput = true;
             return true;
         }
         if (SSLEngineResult.Status.OK != result.getStatus())
         {
-            appIn = release(appIn);
+            buffers.dropAppIn();
             throw new SSLException("TLS record larger than the application buffer: " + result.getStatus());
         }
-        drainAppIn(in);
-        return null == appIn;
-    }
-
-    private int drainAppIn(final ByteBuf in)
-    {
-        final int length = Math.min(appIn.readableBytes(), in.writableBytes());
-        in.writeBytes(appIn, length);
-        if (!appIn.isReadable())
-        {
-            appIn = release(appIn);
-        }
-        return length;
+        buffers.drainAppIn(in);
+        return null == buffers.appIn;
     }
 
     /**
@@ -498,16 +449,7 @@ final class TlsSocketLayer implements SocketLayer
     private int fill() throws IOException
     {
         final int packetLength = engine.getSession().getPacketBufferSize();
-        if (null == netIn)
-        {
-            netIn = SCRATCH.get()[0].clear();
-            netInShared = true;
-        }
-        netIn.discardReadBytes();
-        if (netIn.writableBytes() < packetLength - netIn.readableBytes())
-        {
-            netIn.ensureWritable(packetLength - netIn.readableBytes());
-        }
+        final ByteBuf netIn = buffers.netInToFill(packetLength);
         if (!netIn.isWritable())
         {
             throw new SSLException("TLS record larger than " + packetLength + " bytes");
@@ -518,21 +460,6 @@ final class TlsSocketLayer implements SocketLayer
             needMoreInput = false;
         }
         return read;
-    }
-
-    private void ensureNetOut()
-    {
-        final int packetLength = engine.getSession().getPacketBufferSize();
-        if (null == netOut)
-        {
-            netOut = SCRATCH.get()[1].clear();
-            netOutShared = true;
-        }
-        if (netOut.writableBytes() < packetLength)
-        {
-            netOut.discardReadBytes();
-            netOut.ensureWritable(packetLength);
-        }
     }
 
     /**
@@ -546,23 +473,7 @@ final class TlsSocketLayer implements SocketLayer
         {
             return false;
         }
-        if (null == netOut)
-        {
-            return true;
-        }
-        if (netOut.isReadable())
-        {
-            below.write(netOut);
-        }
-        if (netOut.isReadable())
-        {
-            netOut = own(netOut, netOutShared);
-            netOutShared = false;
-            return false;
-        }
-        netOut = netOutShared ? null : release(netOut);
-        netOutShared = false;
-        return !below.hasPendingOutput();
+        return buffers.writeNetOut(below) && !below.hasPendingOutput();
     }
 
     /**
@@ -572,7 +483,7 @@ final class TlsSocketLayer implements SocketLayer
     {
         for (int i = 0; i < 4 && !engine.isOutboundDone(); i++)
         {
-            ensureNetOut();
+            final ByteBuf netOut = buffers.netOutToWrap(engine.getSession().getPacketBufferSize());
             final ByteBuffer dst = netOut.internalNioBuffer(netOut.writerIndex(), netOut.writableBytes());
             final SSLEngineResult result = engine.wrap(EMPTY, dst);
             netOut.writerIndex(netOut.writerIndex() + result.bytesProduced());
@@ -667,84 +578,13 @@ final class TlsSocketLayer implements SocketLayer
     }
 
     /**
-     * At the end of each call: what the thread's scratch buffers still hold moves to the connection's own buffers,
-     * and own buffers that are empty go back to the pool.
+     * At the end of each call: leftovers in the thread's scratch buffers move to the connection's own.
      */
     private void settle()
     {
-        if (null != netIn && !netIn.isReadable())
+        if (buffers.settle())
         {
-            netIn = netInShared ? null : release(netIn);
             needMoreInput = false;
-        }
-        else if (netInShared)
-        {
-            netIn = own(netIn, true);
-        }
-        netInShared = false;
-        if (null != netOut && !netOut.isReadable())
-        {
-            netOut = netOutShared ? null : release(netOut);
-        }
-        else if (netOutShared)
-        {
-            netOut = own(netOut, true);
-        }
-        netOutShared = false;
-    }
-
-    /**
-     * @return a buffer of the connection's own holding what {@code buffer} holds ({@code buffer} itself when it is
-     * already its own).
-     */
-    private static ByteBuf own(final ByteBuf buffer, final boolean shared)
-    {
-        if (!shared)
-        {
-            return buffer;
-        }
-        final ByteBuf own = ALLOCATOR.heapBuffer(Math.max(RECORD_LENGTH, buffer.readableBytes()));
-        own.writeBytes(buffer);
-        buffer.clear();
-        return own;
-    }
-
-    private static ByteBuf release(final ByteBuf buffer)
-    {
-        if (null != buffer)
-        {
-            buffer.release();
-        }
-        return null;
-    }
-
-    /**
-     * @return the first CN of the peer certificate's subject (as Mosquitto takes it), or null without a verified
-     * certificate.
-     */
-    static String commonName(final SSLSession session)
-    {
-        try
-        {
-            final Certificate[] certificates = session.getPeerCertificates();
-            if (0 == certificates.length || !(certificates[0] instanceof X509Certificate))
-            {
-                return null;
-            }
-            final X500Principal subject = ((X509Certificate)certificates[0]).getSubjectX500Principal();
-            final List<Rdn> rdns = new LdapName(subject.getName(X500Principal.RFC2253)).getRdns();
-            for (final Rdn rdn : rdns)
-            {
-                if ("CN".equalsIgnoreCase(rdn.getType()))
-                {
-                    return rdn.getValue().toString();
-                }
-            }
-            return null;
-        }
-        catch (final SSLPeerUnverifiedException | InvalidNameException ex)
-        {
-            return null;
         }
     }
 }
