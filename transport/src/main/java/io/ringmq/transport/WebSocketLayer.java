@@ -185,6 +185,14 @@ final class WebSocketLayer implements SocketLayer, WebSocketFrameDecoder.Handler
     }
 
     /**
+     * @return whether the handshake is done and the stream has not ended.
+     */
+    boolean isOpen()
+    {
+        return state == OPEN;
+    }
+
+    /**
      * @return why the Upgrade request was refused, or null.
      */
     String refusal()
