@@ -13,7 +13,7 @@ import java.nio.charset.StandardCharsets;
  * Client-to-server WebSocket frames (RFC 6455 section 5) turned back into the MQTT byte stream, in place: the
  * frames' bytes are read into the connection's inbound buffer, and {@link #decode} unmasks each payload byte where
  * it lies and moves it down over the frame headers before it, so MQTT packets may span frames and frames may hold
- * several packets [MQTT-6.0.0-2] [MQTT-6.0.0-3] with no buffer of its own and nothing allocated. A frame header is
+ * several packets [MQTT-6.0.0-2] with no buffer of its own and nothing allocated. A frame header is
  * taken a byte at a time, so a frame may be cut anywhere, and a payload length is only counted down, so a hostile
  * 2^63-1 length streams like any other. Control frames (at most 125 bytes) are gathered apart and handed to the
  * {@link Handler}; ping, pong and close may come between the fragments of a message.

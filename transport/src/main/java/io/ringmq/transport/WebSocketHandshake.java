@@ -21,7 +21,7 @@ import java.util.Locale;
  *   Connection: keep-alive, Upgrade              a token list holding "upgrade", any case
  *   Sec-WebSocket-Version: 13                    else 400 naming 13 (section 4.4)
  *   Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==  16 bytes in base64, once
- *   Sec-WebSocket-Protocol: mqtt                 optional; offered only other names: 400 [MQTT-6.0.0-4]
+ *   Sec-WebSocket-Protocol: mqtt                 optional; offered only other names: 400 [MQTT-6.0.0-3]
  * </pre>
  */
 final class WebSocketHandshake
@@ -37,7 +37,7 @@ final class WebSocketHandshake
     /** The socket ended before the request did. */
     static final int END_OF_STREAM = -1;
 
-    /** The MQTT subprotocol, and the name MQTT 3.1 clients offered [MQTT-6.0.0-3]. */
+    /** The MQTT subprotocol [MQTT-6.0.0-4], and the name MQTT 3.1 clients offered (mqttv3.1). */
     static final String MQTT = "mqtt";
     static final String MQTT_V31 = "mqttv3.1";
 
@@ -249,9 +249,9 @@ final class WebSocketHandshake
         }
         if (offered && null == chosen)
         {
-            return refuse(BAD_REQUEST, "no subprotocol mqtt offered [MQTT-6.0.0-4]", "");
+            return refuse(BAD_REQUEST, "no subprotocol mqtt offered [MQTT-6.0.0-3]", "");
         }
-        // [MQTT-6.0.0-4] the chosen subprotocol is echoed; a client that offered none gets none
+        // [MQTT-6.0.0-4] the chosen subprotocol is echoed; a client that offered none (older ones) gets none
         final String text = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
             "Sec-WebSocket-Accept: " + acceptKey(key) + "\r\n" +
             (null == chosen ? "" : "Sec-WebSocket-Protocol: " + chosen + "\r\n") + "\r\n";

@@ -38,8 +38,7 @@ class WebSocketJdkClientTest
         try (ServerSocketChannel listener = LayerHarness.listen())
         {
             final Collector collector = new Collector();
-            final CompletableFuture<WebSocket> connecting = HttpClient.newHttpClient().newWebSocketBuilder()
-                .subprotocols("mqtt").buildAsync(uri(listener, "/mqtt"), collector);
+            final CompletableFuture<WebSocket> connecting = connect(listener, "/mqtt", collector);
             try (LayerHarness pair = LayerHarness.accepted(listener))
             {
                 final WebSocketLayer layer = new WebSocketLayer(pair.tcp(), "/mqtt");
@@ -77,8 +76,7 @@ class WebSocketJdkClientTest
         try (ServerSocketChannel listener = LayerHarness.listen())
         {
             final Collector collector = new Collector();
-            final CompletableFuture<WebSocket> connecting = HttpClient.newHttpClient().newWebSocketBuilder()
-                .subprotocols("mqtt").buildAsync(uri(listener, "/"), collector);
+            final CompletableFuture<WebSocket> connecting = connect(listener, "/", collector);
             try (LayerHarness pair = LayerHarness.accepted(listener))
             {
                 final WebSocketLayer layer = new WebSocketLayer(pair.tcp(), null);
@@ -96,8 +94,7 @@ class WebSocketJdkClientTest
     {
         try (ServerSocketChannel listener = LayerHarness.listen())
         {
-            final CompletableFuture<WebSocket> connecting = HttpClient.newHttpClient().newWebSocketBuilder()
-                .subprotocols("mqtt").buildAsync(uri(listener, "/other"), new Collector());
+            final CompletableFuture<WebSocket> connecting = connect(listener, "/other", new Collector());
             try (LayerHarness pair = LayerHarness.accepted(listener))
             {
                 final WebSocketLayer layer = new WebSocketLayer(pair.tcp(), "/mqtt");
@@ -111,9 +108,15 @@ class WebSocketJdkClientTest
         }
     }
 
-    private static URI uri(final ServerSocketChannel listener, final String path) throws IOException
+    /**
+     * Starts the JDK client's handshake, asking for subprotocol mqtt; the test's pump answers it.
+     */
+    private static CompletableFuture<WebSocket> connect(final ServerSocketChannel listener, final String path,
+        final WebSocket.Listener collector) throws IOException
     {
-        return URI.create("ws://127.0.0.1:" + ((java.net.InetSocketAddress)listener.getLocalAddress()).getPort() + path);
+        final int port = ((java.net.InetSocketAddress)listener.getLocalAddress()).getPort();
+        return HttpClient.newHttpClient().newWebSocketBuilder().subprotocols("mqtt")
+            .buildAsync(URI.create("ws://127.0.0.1:" + port + path), collector);
     }
 
     /**

@@ -107,7 +107,7 @@ class WebSocketLayerTest
             Arguments.of("header without colon", "GET /mqtt HTTP/1.1\r\n" + ok + key + "garbage\r\n\r\n", "400"),
             Arguments.of("control byte in a value", "GET /mqtt HTTP/1.1\r\n" + ok + key + "X-A: a\u0001b\r\n\r\n",
                 "400"),
-            Arguments.of("other subprotocols only", "GET /mqtt HTTP/1.1\r\n" + ok + key +
+            Arguments.of("MQTT-6.0.0-3: other subprotocols only", "GET /mqtt HTTP/1.1\r\n" + ok + key +
                 "Sec-WebSocket-Protocol: chat, superchat\r\n\r\n", "400"),
             Arguments.of("wrong path", "GET /other HTTP/1.1\r\n" + ok + key + "\r\n", "404"),
             Arguments.of("MQTT CONNECT on a WebSocket port", new String(CONNECT, StandardCharsets.ISO_8859_1), "400"));
@@ -185,7 +185,7 @@ class WebSocketLayerTest
     }
 
     @Test
-    @DisplayName("MQTT-6.0.0-2, MQTT-6.0.0-3: packets span frames and frames hold several packets")
+    @DisplayName("MQTT-6.0.0-2: packets span frames and frames hold several packets")
     void packetsAcrossAndWithinFrames() throws IOException
     {
         final byte[] both = concat(CONNECT, PINGREQ, CONNECT);
