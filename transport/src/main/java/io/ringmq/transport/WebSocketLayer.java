@@ -185,6 +185,14 @@ final class WebSocketLayer implements SocketLayer, WebSocketFrameDecoder.Handler
     }
 
     /**
+     * @return bytes framed here that the layer below has not taken yet.
+     */
+    int pendingLength()
+    {
+        return null == wire ? 0 : wire.readableBytes();
+    }
+
+    /**
      * @return whether the handshake is done and the stream has not ended.
      */
     boolean isOpen()

@@ -419,6 +419,40 @@ class WebSocketLayerTest
     }
 
     @Test
+    @DisplayName("hostile: a ping flood to a client that reads nothing leaves the pending pongs bounded")
+    void pingFloodIsBounded() throws IOException
+    {
+        try (LayerHarness pair = LayerHarness.open())
+        {
+            final WebSocketLayer layer = new WebSocketLayer(new LayerHarness.StingyLayer(pair.tcp(), 0), null);
+            final byte[] ping = frame(0x89, new byte[WebSocketFrameDecoder.MAX_CONTROL_PAYLOAD_LENGTH]);
+            final byte[][] pings = new byte[2_000][];
+            Arrays.fill(pings, ping);
+            final CompletableFuture<Void> sent = pair.sendAsync(
+                concat(request("/", "Sec-WebSocket-Protocol: mqtt"), concat(pings), frame(0x88, new byte[0])));
+            assertThat(pair.pumpToEnd(layer)).isTrue();
+            sent.join();
+            assertThat(layer.pendingLength()).isLessThanOrEqualTo(WebSocketLayer.MAX_PENDING_LENGTH + ping.length);
+            assertThat(layer.pendingLength()).isGreaterThan(WebSocketLayer.MAX_PENDING_LENGTH - ping.length);
+        }
+    }
+
+    @Test
+    @DisplayName("close() before the handshake ended sends no close frame")
+    void closeDuringHandshakeSendsNoFrame() throws IOException
+    {
+        try (LayerHarness pair = LayerHarness.open())
+        {
+            final WebSocketLayer layer = new WebSocketLayer(pair.tcp(), null);
+            pair.send("GET / HTTP/1.1\r\n".getBytes(StandardCharsets.US_ASCII));
+            final int[] reads = new int[1];
+            assertThat(pair.pump(layer, () -> ++reads[0] > 5)).isTrue();
+            layer.close();
+            assertThat(pair.clientSeesEnd()).isTrue();
+        }
+    }
+
+    @Test
     void framesRightBehindTheRequestInOneSegment() throws IOException
     {
         try (LayerHarness pair = LayerHarness.open())
