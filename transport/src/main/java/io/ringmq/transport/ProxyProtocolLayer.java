@@ -29,10 +29,18 @@ import java.nio.charset.StandardCharsets;
  */
 final class ProxyProtocolLayer implements SocketLayer
 {
-    /** Which versions of the header a listener takes; with both, the first byte tells them apart. */
+    /**
+     * Which versions of the header a listener takes (as {@code ListenerSettings.ProxyProtocol} names them); with
+     * {@link #ANY}, the first byte tells them apart.
+     */
     enum Versions
     {
-        V1, V2, BOTH
+        /** The text header only. */
+        V1,
+        /** The binary header only. */
+        V2,
+        /** Either. */
+        ANY
     }
 
     /** The longest v1 header, CRLF included ("PROXY UNKNOWN" and two full IPv6 addresses and ports). */
@@ -174,7 +182,7 @@ final class ProxyProtocolLayer implements SocketLayer
         {
             return parseV2(available);
         }
-        return malformed("not a PROXY " + (versions == Versions.BOTH ? "" : versions + " ") + "header");
+        return malformed("not a PROXY " + (versions == Versions.ANY ? "" : versions + " ") + "header");
     }
 
     private int parseV1(final int available)

@@ -66,7 +66,7 @@ class ProxyProtocolLayerTest
         {
             try (LayerHarness pair = LayerHarness.open())
             {
-                final ProxyProtocolLayer layer = layer(pair, Versions.BOTH, oneByte);
+                final ProxyProtocolLayer layer = layer(pair, Versions.ANY, oneByte);
                 pair.send(concat(header, CONNECT));
                 assertThat(pair.pumpBytes(layer, CONNECT.length)).as(name).isTrue();
                 assertThat(pair.mqttBytes()).as(name).isEqualTo(CONNECT);
@@ -108,7 +108,7 @@ class ProxyProtocolLayerTest
     {
         try (LayerHarness pair = LayerHarness.open())
         {
-            final ProxyProtocolLayer layer = layer(pair, Versions.BOTH, false);
+            final ProxyProtocolLayer layer = layer(pair, Versions.ANY, false);
             pair.send(ascii("PROXY TCP4 10.1.2.3"));
             final int[] reads = new int[1];
             assertThat(pair.pump(layer, () -> ++reads[0] > 30)).isTrue();
@@ -124,7 +124,7 @@ class ProxyProtocolLayerTest
     {
         try (LayerHarness pair = LayerHarness.open())
         {
-            final ProxyProtocolLayer layer = layer(pair, Versions.BOTH, false);
+            final ProxyProtocolLayer layer = layer(pair, Versions.ANY, false);
             pair.writeAll(layer, CONNECT);
             assertThat(pair.receive(CONNECT.length)).isEqualTo(CONNECT);
             layer.close();
@@ -135,50 +135,50 @@ class ProxyProtocolLayerTest
     static Stream<Arguments> malformedHeaders()
     {
         return Stream.of(
-            Arguments.of("an MQTT CONNECT", Versions.BOTH, CONNECT),
-            Arguments.of("an HTTP request", Versions.BOTH, ascii("GET / HTTP/1.1\r\n\r\n")),
-            Arguments.of("a TLS ClientHello", Versions.BOTH, bytes(0x16, 0x03, 0x01, 0x00, 0x05)),
+            Arguments.of("an MQTT CONNECT", Versions.ANY, CONNECT),
+            Arguments.of("an HTTP request", Versions.ANY, ascii("GET / HTTP/1.1\r\n\r\n")),
+            Arguments.of("a TLS ClientHello", Versions.ANY, bytes(0x16, 0x03, 0x01, 0x00, 0x05)),
             Arguments.of("v1 on a v2 listener", Versions.V2, ascii("PROXY TCP4 1.2.3.4 5.6.7.8 1 2\r\n")),
             Arguments.of("v2 on a v1 listener", Versions.V1, v2(0x21, 0x11, inet4(), new byte[0])),
-            Arguments.of("v1 lower case", Versions.BOTH, ascii("proxy TCP4 1.2.3.4 5.6.7.8 1 2\r\n")),
-            Arguments.of("v1 PROXY without space", Versions.BOTH, ascii("PROXYTCP4 1.2.3.4 5.6.7.8 1 2\r\n")),
-            Arguments.of("v1 no CRLF within 107 bytes", Versions.BOTH, ascii("PROXY UNKNOWN " + "f".repeat(100))),
-            Arguments.of("v1 CRLF at byte 108", Versions.BOTH, ascii("PROXY UNKNOWN " + "f".repeat(92) + "\r\n")),
-            Arguments.of("v1 LF without CR", Versions.BOTH, ascii("PROXY TCP4 1.2.3.4 5.6.7.8 1 2\n")),
-            Arguments.of("v1 CR without LF", Versions.BOTH, ascii("PROXY TCP4 1.2.3.4 5.6.7.8 1 2\rX")),
-            Arguments.of("v1 unknown protocol", Versions.BOTH, ascii("PROXY TCP5 1.2.3.4 5.6.7.8 1 2\r\n")),
-            Arguments.of("v1 UDP4", Versions.BOTH, ascii("PROXY UDP4 1.2.3.4 5.6.7.8 1 2\r\n")),
-            Arguments.of("v1 missing port", Versions.BOTH, ascii("PROXY TCP4 1.2.3.4 5.6.7.8 1\r\n")),
-            Arguments.of("v1 extra field", Versions.BOTH, ascii("PROXY TCP4 1.2.3.4 5.6.7.8 1 2 3\r\n")),
-            Arguments.of("v1 two spaces", Versions.BOTH, ascii("PROXY TCP4  1.2.3.4 5.6.7.8 1 2\r\n")),
-            Arguments.of("v1 octet over 255", Versions.BOTH, ascii("PROXY TCP4 256.2.3.4 5.6.7.8 1 2\r\n")),
-            Arguments.of("v1 three octets", Versions.BOTH, ascii("PROXY TCP4 1.2.3 5.6.7.8 1 2\r\n")),
-            Arguments.of("v1 leading zero octet", Versions.BOTH, ascii("PROXY TCP4 01.2.3.4 5.6.7.8 1 2\r\n")),
-            Arguments.of("v1 host name", Versions.BOTH, ascii("PROXY TCP4 localhost 5.6.7.8 1 2\r\n")),
-            Arguments.of("v1 TCP4 with IPv6", Versions.BOTH, ascii("PROXY TCP4 ::1 ::2 1 2\r\n")),
-            Arguments.of("v1 TCP6 with IPv4", Versions.BOTH, ascii("PROXY TCP6 1.2.3.4 5.6.7.8 1 2\r\n")),
-            Arguments.of("v1 TCP6 bad IPv6", Versions.BOTH, ascii("PROXY TCP6 1:2:3:4:5:6:7:8:9 ::2 1 2\r\n")),
-            Arguments.of("v1 TCP6 zone id", Versions.BOTH, ascii("PROXY TCP6 fe80::1%eth0 ::2 1 2\r\n")),
-            Arguments.of("v1 port 65536", Versions.BOTH, ascii("PROXY TCP4 1.2.3.4 5.6.7.8 65536 2\r\n")),
-            Arguments.of("v1 negative port", Versions.BOTH, ascii("PROXY TCP4 1.2.3.4 5.6.7.8 -1 2\r\n")),
-            Arguments.of("v1 port with leading zero", Versions.BOTH, ascii("PROXY TCP4 1.2.3.4 5.6.7.8 080 2\r\n")),
-            Arguments.of("v1 control byte", Versions.BOTH, ascii("PROXY TCP4 1.2.3.4\t5.6.7.8 1 2\r\n")),
-            Arguments.of("v1 non-ASCII byte", Versions.BOTH, concat(ascii("PROXY TCP4 1.2.3.4 "), bytes(0xC3, 0xA9),
+            Arguments.of("v1 lower case", Versions.ANY, ascii("proxy TCP4 1.2.3.4 5.6.7.8 1 2\r\n")),
+            Arguments.of("v1 PROXY without space", Versions.ANY, ascii("PROXYTCP4 1.2.3.4 5.6.7.8 1 2\r\n")),
+            Arguments.of("v1 no CRLF within 107 bytes", Versions.ANY, ascii("PROXY UNKNOWN " + "f".repeat(100))),
+            Arguments.of("v1 CRLF at byte 108", Versions.ANY, ascii("PROXY UNKNOWN " + "f".repeat(92) + "\r\n")),
+            Arguments.of("v1 LF without CR", Versions.ANY, ascii("PROXY TCP4 1.2.3.4 5.6.7.8 1 2\n")),
+            Arguments.of("v1 CR without LF", Versions.ANY, ascii("PROXY TCP4 1.2.3.4 5.6.7.8 1 2\rX")),
+            Arguments.of("v1 unknown protocol", Versions.ANY, ascii("PROXY TCP5 1.2.3.4 5.6.7.8 1 2\r\n")),
+            Arguments.of("v1 UDP4", Versions.ANY, ascii("PROXY UDP4 1.2.3.4 5.6.7.8 1 2\r\n")),
+            Arguments.of("v1 missing port", Versions.ANY, ascii("PROXY TCP4 1.2.3.4 5.6.7.8 1\r\n")),
+            Arguments.of("v1 extra field", Versions.ANY, ascii("PROXY TCP4 1.2.3.4 5.6.7.8 1 2 3\r\n")),
+            Arguments.of("v1 two spaces", Versions.ANY, ascii("PROXY TCP4  1.2.3.4 5.6.7.8 1 2\r\n")),
+            Arguments.of("v1 octet over 255", Versions.ANY, ascii("PROXY TCP4 256.2.3.4 5.6.7.8 1 2\r\n")),
+            Arguments.of("v1 three octets", Versions.ANY, ascii("PROXY TCP4 1.2.3 5.6.7.8 1 2\r\n")),
+            Arguments.of("v1 leading zero octet", Versions.ANY, ascii("PROXY TCP4 01.2.3.4 5.6.7.8 1 2\r\n")),
+            Arguments.of("v1 host name", Versions.ANY, ascii("PROXY TCP4 localhost 5.6.7.8 1 2\r\n")),
+            Arguments.of("v1 TCP4 with IPv6", Versions.ANY, ascii("PROXY TCP4 ::1 ::2 1 2\r\n")),
+            Arguments.of("v1 TCP6 with IPv4", Versions.ANY, ascii("PROXY TCP6 1.2.3.4 5.6.7.8 1 2\r\n")),
+            Arguments.of("v1 TCP6 bad IPv6", Versions.ANY, ascii("PROXY TCP6 1:2:3:4:5:6:7:8:9 ::2 1 2\r\n")),
+            Arguments.of("v1 TCP6 zone id", Versions.ANY, ascii("PROXY TCP6 fe80::1%eth0 ::2 1 2\r\n")),
+            Arguments.of("v1 port 65536", Versions.ANY, ascii("PROXY TCP4 1.2.3.4 5.6.7.8 65536 2\r\n")),
+            Arguments.of("v1 negative port", Versions.ANY, ascii("PROXY TCP4 1.2.3.4 5.6.7.8 -1 2\r\n")),
+            Arguments.of("v1 port with leading zero", Versions.ANY, ascii("PROXY TCP4 1.2.3.4 5.6.7.8 080 2\r\n")),
+            Arguments.of("v1 control byte", Versions.ANY, ascii("PROXY TCP4 1.2.3.4\t5.6.7.8 1 2\r\n")),
+            Arguments.of("v1 non-ASCII byte", Versions.ANY, concat(ascii("PROXY TCP4 1.2.3.4 "), bytes(0xC3, 0xA9),
                 ascii(" 1 2\r\n"))),
-            Arguments.of("v2 wrong signature byte", Versions.BOTH, flip(v2(0x21, 0x11, inet4(), new byte[0]), 7)),
-            Arguments.of("v2 version 1", Versions.BOTH, v2(0x11, 0x11, inet4(), new byte[0])),
-            Arguments.of("v2 version 3", Versions.BOTH, v2(0x31, 0x11, inet4(), new byte[0])),
-            Arguments.of("v2 command 2", Versions.BOTH, v2(0x22, 0x11, inet4(), new byte[0])),
-            Arguments.of("v2 address family 4", Versions.BOTH, v2(0x21, 0x41, inet4(), new byte[0])),
-            Arguments.of("v2 protocol 3", Versions.BOTH, v2(0x21, 0x13, inet4(), new byte[0])),
-            Arguments.of("v2 IPv4 over UDP", Versions.BOTH, v2(0x21, 0x12, inet4(), new byte[0])),
-            Arguments.of("v2 IPv4 block too short", Versions.BOTH, v2(0x21, 0x11, new byte[11], new byte[0])),
-            Arguments.of("v2 IPv6 block too short", Versions.BOTH, v2(0x21, 0x21, inet4(), new byte[0])),
-            Arguments.of("v2 UNIX block too short", Versions.BOTH, v2(0x21, 0x31, new byte[100], new byte[0])),
-            Arguments.of("v2 TLV past the end", Versions.BOTH, v2(0x21, 0x11, inet4(), bytes(0x01, 0x00, 0x09, 'h'))),
-            Arguments.of("v2 TLV header cut", Versions.BOTH, v2(0x21, 0x11, inet4(), bytes(0x01, 0x00))),
-            Arguments.of("v2 length over 4 KiB", Versions.BOTH, concat(SIGNATURE, bytes(0x21, 0x11, 0x10, 0x01))),
-            Arguments.of("v2 length 65535", Versions.BOTH, concat(SIGNATURE, bytes(0x21, 0x11, 0xFF, 0xFF))));
+            Arguments.of("v2 wrong signature byte", Versions.ANY, flip(v2(0x21, 0x11, inet4(), new byte[0]), 7)),
+            Arguments.of("v2 version 1", Versions.ANY, v2(0x11, 0x11, inet4(), new byte[0])),
+            Arguments.of("v2 version 3", Versions.ANY, v2(0x31, 0x11, inet4(), new byte[0])),
+            Arguments.of("v2 command 2", Versions.ANY, v2(0x22, 0x11, inet4(), new byte[0])),
+            Arguments.of("v2 address family 4", Versions.ANY, v2(0x21, 0x41, inet4(), new byte[0])),
+            Arguments.of("v2 protocol 3", Versions.ANY, v2(0x21, 0x13, inet4(), new byte[0])),
+            Arguments.of("v2 IPv4 over UDP", Versions.ANY, v2(0x21, 0x12, inet4(), new byte[0])),
+            Arguments.of("v2 IPv4 block too short", Versions.ANY, v2(0x21, 0x11, new byte[11], new byte[0])),
+            Arguments.of("v2 IPv6 block too short", Versions.ANY, v2(0x21, 0x21, inet4(), new byte[0])),
+            Arguments.of("v2 UNIX block too short", Versions.ANY, v2(0x21, 0x31, new byte[100], new byte[0])),
+            Arguments.of("v2 TLV past the end", Versions.ANY, v2(0x21, 0x11, inet4(), bytes(0x01, 0x00, 0x09, 'h'))),
+            Arguments.of("v2 TLV header cut", Versions.ANY, v2(0x21, 0x11, inet4(), bytes(0x01, 0x00))),
+            Arguments.of("v2 length over 4 KiB", Versions.ANY, concat(SIGNATURE, bytes(0x21, 0x11, 0x10, 0x01))),
+            Arguments.of("v2 length 65535", Versions.ANY, concat(SIGNATURE, bytes(0x21, 0x11, 0xFF, 0xFF))));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -206,7 +206,7 @@ class ProxyProtocolLayerTest
     {
         try (LayerHarness pair = LayerHarness.open())
         {
-            final ProxyProtocolLayer layer = layer(pair, Versions.BOTH, false);
+            final ProxyProtocolLayer layer = layer(pair, Versions.ANY, false);
             pair.send(java.util.Arrays.copyOf(v2(0x21, 0x11, inet4(), new byte[0]), 20));
             pair.client.shutdownOutput();
             assertThat(pair.pumpToEnd(layer)).isTrue();
@@ -239,7 +239,7 @@ class ProxyProtocolLayerTest
     {
         try (LayerHarness pair = LayerHarness.open())
         {
-            final ProxyProtocolLayer proxy = layer(pair, Versions.BOTH, false);
+            final ProxyProtocolLayer proxy = layer(pair, Versions.ANY, false);
             final WebSocketLayer layer = new WebSocketLayer(proxy, "/mqtt");
             pair.send(concat(ascii("PROXY TCP6 2001:db8::7 2001:db8::2 50000 443\r\n"),
                 WebSocketLayerTest.request("/mqtt", "Sec-WebSocket-Protocol: mqtt"),
