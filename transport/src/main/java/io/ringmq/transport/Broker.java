@@ -93,6 +93,7 @@ public final class Broker implements AutoCloseable
         catch (final IOException ex)
         {
             Listener.closeAll(listeners);
+            Listener.closeShared(listeners);
             CloseHelper.quietClose(store);
             throw new IOException("cannot create a counters file in " + context.countersDir() + ": " + ex, ex);
         }
@@ -144,6 +145,7 @@ public final class Broker implements AutoCloseable
                 }
             }
             Listener.closeAll(listeners);
+            Listener.closeShared(listeners);
             CloseHelper.quietCloseAll(countersFile, store); // the metrics endpoint starts last: none here
             if (ex instanceof StoreException)
             {
@@ -538,6 +540,7 @@ public final class Broker implements AutoCloseable
         Listener.closeAll(listeners); // stop accepting
         CloseHelper.quietCloseAll(runners); // then every agent: connections flushed and closed, no wills
         CloseHelper.quietClose(invoker);
+        Listener.closeShared(listeners); // the TLS handshake pool, once no connection needs it
         try
         {
             pipeline.stopped(); // after every stage thread: the next start knows this stop was clean
