@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
@@ -42,7 +43,7 @@ class SlowClientsTest
 
     private int start(final BrokerContext context) throws IOException
     {
-        broker = Broker.launch(context.bindAddress("127.0.0.1").port(0).sysIntervalMs(0));
+        broker = Broker.launch(context.bindAddress("127.0.0.1").port(0).sysIntervalMs(0).persistent(false));
         return broker.port();
     }
 
@@ -236,5 +237,86 @@ class SlowClientsTest
             counter(BrokerCounters.CONNECTIONS_CLOSED) >= counter(BrokerCounters.CONNECTIONS_ACCEPTED), 10_000,
             "no client and no connection left");
         assertThat(broker.sessionCount()).isZero();
+    }
+
+    @Test
+    @Timeout(120)
+    @DisplayName("a TLS handshake flood: 400 full handshakes from 8 threads and 100 sockets stalled mid-handshake, "
+        + "while a normal client round-trips; the stalled ones are closed by the connect timeout, nothing left")
+    void tlsHandshakeFlood() throws Exception
+    {
+        final BrokerContext context = new BrokerContext().connectTimeoutMs(3_000);
+        context.addListener(ListenersTest.tlsListener());
+        final int port = start(context);
+        final int tlsPort = broker.ports()[1];
+        final javax.net.ssl.SSLContext client = TlsSocketLayerTest.clientContext(null);
+        final List<SocketChannel> stalled = new ArrayList<>();
+        for (int i = 0; i < 100; i++)
+        {
+            final SocketChannel channel = SocketChannel.open(new InetSocketAddress("127.0.0.1", tlsPort));
+            closeables.add(channel);
+            // the start of a ClientHello record, then nothing
+            channel.write(ByteBuffer.wrap(new byte[]{0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, (byte)0xFC}));
+            stalled.add(channel);
+        }
+        final ExecutorService executor = Executors.newFixedThreadPool(9);
+        closeables.add(executor::shutdownNow);
+        final java.util.concurrent.atomic.AtomicInteger running = new java.util.concurrent.atomic.AtomicInteger(8);
+        final List<Future<Integer>> flooders = new ArrayList<>();
+        for (int t = 0; t < 8; t++)
+        {
+            flooders.add(executor.submit(() ->
+            {
+                int done = 0;
+                try
+                {
+                    for (int i = 0; i < 50; i++)
+                    {
+                        try (javax.net.ssl.SSLSocket socket = (javax.net.ssl.SSLSocket)client.getSocketFactory()
+                            .createSocket("127.0.0.1", tlsPort))
+                        {
+                            socket.setSoTimeout(30_000);
+                            socket.startHandshake();
+                            done++;
+                        }
+                    }
+                }
+                finally
+                {
+                    running.decrementAndGet();
+                }
+                return done;
+            }));
+        }
+        final Future<Long> worst = probe(port, () -> running.get() > 0, executor);
+        int handshakes = 0;
+        for (final Future<Integer> flooder : flooders)
+        {
+            try
+            {
+                handshakes += flooder.get(100, TimeUnit.SECONDS);
+            }
+            catch (final java.util.concurrent.ExecutionException ex)
+            {
+                throw new AssertionError(broker.counters().describe(false), ex);
+            }
+        }
+        assertThat(handshakes).isEqualTo(400);
+        assertThat(worst.get(30, TimeUnit.SECONDS)).as("worst round trip, ms").isLessThan(ROUND_TRIP_BOUND_MS);
+        for (final SocketChannel channel : stalled)
+        {
+            channel.socket().setSoTimeout(10_000);
+            final InputStream in = channel.socket().getInputStream();
+            int read;
+            do
+            {
+                read = in.read(); // a TLS alert, then the end
+            }
+            while (read >= 0);
+            assertThat(read).as("stalled handshake closed").isEqualTo(-1);
+        }
+        awaitCondition(() -> counter(BrokerCounters.CLIENTS_CONNECTED) == 0 &&
+            counter(BrokerCounters.CONNECTIONS_CLOSED) >= counter(BrokerCounters.CONNECTIONS_ACCEPTED), 10_000,
+            "no client and no connection left");
     }
 }
