@@ -18,8 +18,9 @@ import java.net.InetSocketAddress;
  * then the client's masked frames are read straight into the connection's inbound buffer and unmasked there by the
  * {@link WebSocketFrameDecoder}, which leaves only the MQTT bytes. Outbound, what {@link #write} is given goes out
  * as unmasked binary frames of at most {@link #MAX_FRAME_PAYLOAD_LENGTH} bytes, framed into one reused buffer that
- * also carries the 101, pongs and the close frame; it is made on the first write and shrinks back once a burst is
- * written. What the layer below does not take stays {@link #hasPendingOutput() pending}.
+ * also carries the 101, pongs and the close frame: made for the 101, kept at its pooled 1 KiB, grown for a burst and
+ * shrunk back once the burst is written, given back on close (releasing it whenever it empties would allocate per
+ * flush). What the layer below does not take stays {@link #hasPendingOutput() pending}.
  * <p>
  * A close from the client is echoed and ends the stream; a protocol error sends a close with its code (1002, or
  * 1003 for a text frame [MQTT-6.0.0-1]) and ends it. MQTT bytes that came before either in the same read are
