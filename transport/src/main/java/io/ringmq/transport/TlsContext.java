@@ -113,7 +113,8 @@ final class TlsContext
             {
                 if ("CN".equalsIgnoreCase(rdn.getType()))
                 {
-                    return rdn.getValue().toString();
+                    final Object value = rdn.getValue(); // a String, or the raw bytes of an unusual encoding
+                    return value instanceof String && ((String)value).indexOf('\u0000') < 0 ? (String)value : null;
                 }
             }
             return null;

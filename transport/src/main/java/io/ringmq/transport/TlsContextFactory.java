@@ -34,7 +34,8 @@ import java.util.stream.Stream;
 final class TlsContextFactory
 {
     private static final char[] NO_PASSWORD = new char[0];
-    private static final byte[] PROBE = "ringmq: does this key match its certificate?".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] PROBE =
+        "ringmq: does this key match its certificate?".getBytes(StandardCharsets.US_ASCII);
 
     private TlsContextFactory()
     {
@@ -102,7 +103,8 @@ final class TlsContextFactory
             final KeyStore keys = KeyStore.getInstance("PKCS12");
             keys.load(null, null);
             keys.setKeyEntry("server", key, NO_PASSWORD, chain.toArray(new X509Certificate[0]));
-            final KeyManagerFactory keyManagers = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+            final KeyManagerFactory keyManagers =
+                KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
             keyManagers.init(keys, NO_PASSWORD);
 
             TrustManagerFactory trustManagers = null;

@@ -151,6 +151,7 @@ final class TlsSettings
     {
         return "certfile=" + certFile + " keyfile=" + keyFile + " cafile=" + caFile + " capath=" + caPath +
             " require_certificate=" + requireCertificate + " use_identity_as_username=" + useIdentityAsUsername +
-            " tls_version=" + (null == tlsVersion ? TLS_V1_2 : tlsVersion) + (null == ciphers ? "" : " ciphers=" + ciphers);
+            " tls_version=" + (null == tlsVersion ? TLS_V1_2 : tlsVersion) +
+            (null == ciphers ? "" : " ciphers=" + ciphers);
     }
 }

@@ -274,8 +274,8 @@ final class TlsAgentHarness implements AutoCloseable
         {
             return;
         }
-        ended = true;
         layer.close();
         buffersHeld = layer.buffersHeld();
+        ended = true; // last: a test that sees it sees the rest
     }
 }

@@ -229,6 +229,23 @@ class TlsContextFactoryTest
         assertBad(rsa().keyFile(write(dir, "hugelen.pem", huge.toString())), "keyfile", "EC PRIVATE KEY");
     }
 
+    @Test
+    void crlfFilesAndCombinedCertificateAndKeyFileLoad(@TempDir final Path dir) throws IOException
+    {
+        final Path crlfKey = write(dir, "crlf-key.pem", Files.readString(tls("server-key-pkcs1.pem"))
+            .replace("\n", "\r\n"));
+        final Path crlfEncrypted = write(dir, "crlf-encrypted.pem", Files.readString(tls("encrypted-key-pkcs1.pem"))
+            .replace("\n", "\r\n"));
+        final Path combined = write(dir, "combined.pem", Files.readString(tls("server-key.pem")) +
+            Files.readString(tls("server-chain.pem")));
+
+        TlsContextFactory.create(rsa().keyFile(crlfKey), warnings::add);
+        TlsContextFactory.create(new TlsSettings().certFile(combined).keyFile(combined), warnings::add);
+        assertThat(PemFiles.certificates("certfile", combined)).hasSize(2);
+        assertBad(rsa().keyFile(crlfEncrypted), "keyfile", "crlf-encrypted.pem", "encrypted");
+        assertThat(warnings).isEmpty();
+    }
+
     private static Path write(final Path dir, final String name, final String text) throws IOException
     {
         return Files.write(dir.resolve(name), text.getBytes(StandardCharsets.ISO_8859_1));

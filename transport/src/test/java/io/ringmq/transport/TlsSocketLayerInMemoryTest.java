@@ -26,8 +26,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TlsSocketLayerInMemoryTest
 {
-    private static final int WARM_UP = 20_000;
-    private static final int MEASURED = 20_000;
+    private static final int WARM_UP = 10_000;
+    private static final int MEASURED = 10_000;
 
     private final MemoryLayer below = new MemoryLayer();
     private final ByteBuf in = Unpooled.directBuffer(16 * 1024, 16 * 1024);
