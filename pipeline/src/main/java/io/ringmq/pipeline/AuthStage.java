@@ -216,6 +216,10 @@ public final class AuthStage implements Stage
         if (v5 && EnhancedAuthentication.asks(connect))
         {
             enhanced.start(event, connect);
+            if (event.authCode == IngressEvent.AUTH_ACCEPTED)
+            {
+                admitByExchange(event); // a method done in one step
+            }
             return;
         }
         final String userName = connect.hasUserName() ? connect.userName().asString() : null;
