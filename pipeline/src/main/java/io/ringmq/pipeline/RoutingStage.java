@@ -462,9 +462,9 @@ public final class RoutingStage implements Stage
     }
 
     /**
-     * Takes the rules the auth stage published, when they are new: each online session's rules are compiled
-     * anew, its subscriptions judged again, and a connection with one now refused is revoked (5.0: DISCONNECT
-     * 0x87); offline sessions are judged when they reconnect.
+     * Takes the rules the auth stage published, when they are new: each session's rules are compiled anew, its
+     * subscriptions judged again (an offline one refused now queues nothing), and a connection with one now
+     * refused is revoked (5.0: DISCONNECT 0x87). Walks every session once per reload.
      *
      * @return the work done.
      */
@@ -477,8 +477,14 @@ public final class RoutingStage implements Stage
         }
         rules = now;
         int revoked = 0;
-        for (final RoutingSession session : connections.values())
+        for (int id = 0, seen = 0; seen < sessions.size(); id++)
         {
+            final RoutingSession session = sessions.get(id);
+            if (null == session)
+            {
+                continue;
+            }
+            seen++;
             session.acl(aclOf(session.userName(), session.aclClientId()), session.userName(), session.aclClientId());
             boolean refused = false;
             for (final Subscription subscription : session.subscriptions().values())
@@ -487,14 +493,14 @@ public final class RoutingStage implements Stage
                 subscription.readChecked(verdict != ClientAcl.FULL);
                 refused |= verdict == ClientAcl.DENIED;
             }
-            if (refused)
+            if (refused && session.isOnline())
             {
                 control.revoke(session.agentIndex(), session.connectionId());
                 revoked++;
             }
         }
         counters.add(BrokerCounters.CONNECTIONS_REVOKED, revoked);
-        return 1 + connections.size();
+        return 1 + sessions.size();
     }
 
 
@@ -820,6 +826,11 @@ public final class RoutingStage implements Stage
         }
         final RoutingSession session = sessions.create(clientId, expirySeconds, 0); // its shard: shard 0's
         session.version(version);
+        if (rules.hasFile())
+        {
+            // its user name is not stored: with an ACL file it receives nothing until its client reconnects
+            session.acl(ClientAcl.NOTHING, null, null);
+        }
         final long awayMs = disconnectedAtMs == 0 ? nowMs : disconnectedAtMs;
         if (null != will && (willPending || disconnectedAtMs == 0))
         {
@@ -834,6 +845,7 @@ public final class RoutingStage implements Stage
     void restoreSubscription(final int sessionId, final String filter, final int options, final int subscriptionId)
     {
         subscriptions.restore(sessions.get(sessionId), filter, options, subscriptionId);
+        sessions.get(sessionId).subscriptions().get(filter).readChecked(rules.hasFile()); // judged at reconnect
     }
 
     void restoreAwaitingPubrel(final int sessionId, final int packetId)

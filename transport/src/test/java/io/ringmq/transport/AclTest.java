@@ -107,9 +107,24 @@ class AclTest extends InProcessBrokerTest
             encoder.userName().wrap(user);
             encoder.password().wrap("pw");
         }
-        assertThat(client.handshake(RawClient.encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0))))
-            .isZero();
+        assertThat(client.handshake(encoded(encoder))).isZero();
         return client;
+    }
+
+    /**
+     * @return bob, subscribed at QoS 2 to his own topics and to those he shares with alice (where a marker that
+     * follows refused messages arrives).
+     */
+    private Paho bobListening(final int port) throws Exception
+    {
+        final Paho bob = paho(port, "b", "bob");
+        bob.client.subscribe(new String[] {"bob/#", "shared/#"}, new int[] {2, 2});
+        return bob;
+    }
+
+    private static byte[] encoded(final ConnectEncoder encoder)
+    {
+        return RawClient.encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
     /**
@@ -168,8 +183,7 @@ class AclTest extends InProcessBrokerTest
     void publishRefusedV3() throws Exception
     {
         final int port = start(ACL, false);
-        final Paho bob = paho(port, "b", "bob");
-        bob.client.subscribe(new String[] {"bob/#", "shared/#"}, new int[] {2, 2});
+        final Paho bob = bobListening(port);
         final RawClient alice = raw(port, "a", "alice", MqttVersion.V3_1_1);
         alice.send(RawClient.publish("bob/x", bytes("q0"), 0, 0));
         alice.send(RawClient.publish("bob/x", bytes("q1"), 1, 1));
@@ -191,8 +205,7 @@ class AclTest extends InProcessBrokerTest
     void publishRefusedV5() throws Exception
     {
         final int port = start(ACL, false);
-        final Paho bob = paho(port, "b", "bob");
-        bob.client.subscribe(new String[] {"bob/#", "shared/#"}, new int[] {2, 2});
+        final Paho bob = bobListening(port);
         final RawClient alice = raw(port, "a", "alice", MqttVersion.V5);
         alice.send(RawClient.publish5("bob/x", bytes("q0"), 0, 0, null));
         alice.send(RawClient.publish5("bob/x", bytes("q1"), 1, 1, null));
@@ -314,8 +327,7 @@ class AclTest extends InProcessBrokerTest
     void willRefused() throws Exception
     {
         final int port = start(ACL, false);
-        final Paho bob = paho(port, "b", "bob");
-        bob.client.subscribe(new String[] {"bob/#", "shared/#"}, new int[] {1, 1});
+        final Paho bob = bobListening(port);
         final RawClient alice = closeLater(new RawClient(port));
         final ConnectEncoder encoder = new ConnectEncoder().reset().cleanStart(true).keepAlive(60)
             .will(1, false, null);
@@ -324,8 +336,7 @@ class AclTest extends InProcessBrokerTest
         encoder.willPayload().wrap("forged will");
         encoder.userName().wrap("alice");
         encoder.password().wrap("pw");
-        assertThat(alice.handshake(RawClient.encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0))))
-            .isZero();
+        assertThat(alice.handshake(encoded(encoder))).isZero();
         alice.kill();
         final Paho writer = paho(port, "shared-writer", "alice");
         writer.publish("shared/m", "marker", 1, false);
