@@ -59,6 +59,11 @@ class AclTest extends InProcessBrokerTest
 
     private int start(final String acl, final boolean useUserNameAsClientId) throws Exception
     {
+        return launch(context(acl).useUserNameAsClientId(useUserNameAsClientId));
+    }
+
+    private BrokerContext context(final String acl) throws Exception
+    {
         final Path passwords = directory.resolve("passwd");
         for (final String user : List.of("alice", "bob", "admin"))
         {
@@ -67,14 +72,19 @@ class AclTest extends InProcessBrokerTest
         }
         aclFile = directory.resolve("acl");
         Files.writeString(aclFile, acl, StandardCharsets.UTF_8);
-        return launch(new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0)
-            .anonymous(Authenticator.AnonymousPolicy.LOOPBACK).passwordFile(passwords).aclFile(aclFile)
-            .useUserNameAsClientId(useUserNameAsClientId));
+        return new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0)
+            .anonymous(Authenticator.AnonymousPolicy.LOOPBACK).passwordFile(passwords).aclFile(aclFile);
     }
 
     private Paho paho(final int port, final String clientId, final String user) throws Exception
     {
-        final MqttConnectOptions options = Paho.options(true);
+        return paho(port, clientId, user, true);
+    }
+
+    private Paho paho(final int port, final String clientId, final String user, final boolean clean)
+        throws Exception
+    {
+        final MqttConnectOptions options = Paho.options(clean);
         if (null != user)
         {
             options.setUserName(user);
@@ -394,5 +404,39 @@ class AclTest extends InProcessBrokerTest
         final Paho aliceAgain = paho(port, "other-id", "alice");
         assertThat(alice.lost.await(10, TimeUnit.SECONDS)).as("alice's own new connection takes hers over").isTrue();
         assertThat(aliceAgain.client.isConnected()).isTrue();
+    }
+
+    @Test
+    @Timeout(90)
+    @DisplayName("a persistent session restored from the store receives nothing under an ACL file until its client "
+        + "reconnects (its user name is not stored: fail closed), then its wide subscription is filtered again")
+    void restoredSessionFailsClosedUntilReconnect() throws Exception
+    {
+        final java.util.function.Supplier<BrokerContext> persistent = () ->
+        {
+            try
+            {
+                return context(ACL).persistent(true).dataDir(directory.resolve("data"));
+            }
+            catch (final Exception ex)
+            {
+                throw new IllegalStateException(ex);
+            }
+        };
+        int port = launch(persistent.get());
+        final Paho first = paho(port, "ap", "alice", false);
+        first.client.subscribe("news/#", 1);
+        first.close();
+        broker.close();
+
+        port = launch(persistent.get());
+        final Paho admin = paho(port, "admin", "admin");
+        admin.publish("news/a", "while away", 1, false);
+        final Paho alice = paho(port, "ap", "alice", false);
+        assertThat(alice.sessionPresent()).isTrue();
+        admin.publish("news/secret/b", "secret", 1, false);
+        admin.publish("news/c", "back", 1, false);
+        assertThat(alice.next().payload()).isEqualTo("back");
+        assertThat(broker.counters().get(BrokerCounters.ACL_READ_FILTERED)).isEqualTo(2);
     }
 }
