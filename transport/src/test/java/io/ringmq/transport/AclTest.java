@@ -439,4 +439,28 @@ class AclTest extends InProcessBrokerTest
         assertThat(alice.next().payload()).isEqualTo("back");
         assertThat(broker.counters().get(BrokerCounters.ACL_READ_FILTERED)).isEqualTo(2);
     }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(value = BrokerContext.Threading.class,
+        names = {"SHARED", "SHARED_NETWORK", "DEDICATED"})
+    @Timeout(60)
+    @DisplayName("across threading modes: a wide filter filtered, a 5.0 PUBLISH refused with 0x87, a reload that "
+        + "revokes")
+    void acrossThreadingModes(final BrokerContext.Threading threading) throws Exception
+    {
+        final int port = launch(context(ACL).threading(threading));
+        final Paho5 alice = paho5(port, "a", "alice");
+        assertThat(alice.subscribe(new MqttSubscription("news/#", 1), 0)).containsExactly(1);
+        final Paho admin = paho(port, "admin", "admin");
+        admin.publish("news/secret/x", "secret", 1, false);
+        admin.publish("news/x", "open", 1, false);
+        assertThat(alice.next().payload()).isEqualTo("open");
+        final RawClient bob = raw(port, "b", "bob", MqttVersion.V5);
+        bob.send(RawClient.publish5("news/x", bytes("not his"), 1, 1, null));
+        assertThat(bob.readPacket(5_000)).isEqualTo(PacketType.PUBACK);
+        assertThat(bob.decoder().ack().reasonCode()).isEqualTo(ReasonCode.NOT_AUTHORIZED);
+        Files.writeString(aclFile, ACL.replace("topic read news/#", ""), StandardCharsets.UTF_8);
+        broker.reload();
+        assertThat(alice.disconnected.get(10, TimeUnit.SECONDS).getReturnCode()).isEqualTo(0x87);
+    }
 }
