@@ -39,9 +39,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>
  * Access control: a PUBLISH goes nowhere without the auth stage's grant; a SUBSCRIBE filter is refused or taken as
  * its verdict says, and a subscription wider than what its subscriber may read has each message (and each retained
- * message it brings) checked against the session's {@link ClientAcl}. When the auth stage publishes reloaded
- * {@link AccessRules}, this stage recompiles its online sessions' rules and revokes a connection with a
- * subscription they refuse.
+ * message it brings) checked against the session's {@link ClientAcl} ({@link RoutingAccess}, which also follows
+ * a reload).
  */
 public final class RoutingStage implements Stage
 {
@@ -69,10 +68,7 @@ public final class RoutingStage implements Stage
     private final int maxSessions;
     private final SessionExpiry expiry;
     private final FailedCommits failedCommits;
-    private final AtomicReference<AccessRules> accessRules;
-    private final ConnectionControl control;
-    private final boolean useUserNameAsClientId;
-    private AccessRules rules;
+    private final RoutingAccess access;
     private DirectBuffer matchTopic;
     private int matchOffset;
     private int matchLength;
@@ -113,10 +109,7 @@ public final class RoutingStage implements Stage
         final FailedCommits failedCommits, final AtomicReference<AccessRules> accessRules,
         final ConnectionControl control)
     {
-        this.accessRules = accessRules;
-        this.rules = accessRules.get();
-        this.control = control;
-        this.useUserNameAsClientId = context.useUserNameAsClientId();
+        this.access = new RoutingAccess(accessRules, control, counters, context.useUserNameAsClientId());
         this.failedCommits = failedCommits;
         this.ticks = new RoutingTicks(ring, redispatch);
         this.shared = new SharedSubscriptions<>(context.sharedSubscriptionStrategy());
@@ -170,7 +163,7 @@ public final class RoutingStage implements Stage
                 session.awaitingPubrel().remove(failed[1]); // never stored, never acknowledged: a resend is new
             }
         }
-        final int reloaded = followRules();
+        final int reloaded = access.follow(sessions);
         final int expired = expiry.poll(System.currentTimeMillis());
         if (expired > 0)
         {
@@ -191,9 +184,9 @@ public final class RoutingStage implements Stage
         {
             return commit(event); // processed already: only its output waits for room in the log
         }
-        if (event.aclGeneration != rules.generation())
+        if (event.aclGeneration != access.generation())
         {
-            followRules(); // judged by rules this stage has not taken yet
+            access.follow(sessions); // judged by rules this stage has not taken yet
         }
         event.resetRouting();
         output.reset();
@@ -325,7 +318,7 @@ public final class RoutingStage implements Stage
         switch (event.packetType)
         {
             case PacketType.PUBLISH: onPublish(event, session); break;
-            case PacketType.SUBSCRIBE: subscriptions.onSubscribe(event, session, rules.generation()); break;
+            case PacketType.SUBSCRIBE: subscriptions.onSubscribe(event, session, access.generation()); break;
             case PacketType.UNSUBSCRIBE: subscriptions.onUnsubscribe(event, session); break;
             case PacketType.PUBREL:
                 if (ack.wrap(event.packet, 0, event.packetLength, event.version) > 0)
@@ -350,7 +343,7 @@ public final class RoutingStage implements Stage
         }
         final boolean clean = connect.isCleanStart();
         final long expirySeconds = context.sessionExpiryFor(connect);
-        final String aclClientId = ClientIds.of(connect, useUserNameAsClientId);
+        final String aclClientId = access.clientIdOf(connect);
         String clientId = aclClientId;
         if (clientId.isEmpty())
         {
@@ -417,7 +410,7 @@ public final class RoutingStage implements Stage
         }
         session.connection(event.agentIndex, event.connectionId);
         session.version(event.version);
-        bindAcl(session, event, aclClientId);
+        access.bind(session, connect, event, aclClientId);
         setWill(session, event.aclVerdict == IngressEvent.ACL_ALLOWED); // a will the ACL refuses is not kept
         connections.put(event.connectionId, session);
         event.sessionId = session.id();
@@ -436,73 +429,6 @@ public final class RoutingStage implements Stage
         session.will(kept ? Wills.fromConnect(connect, propertyScratch) : null);
         session.willDelaySeconds(kept ? Wills.delaySeconds(connect) : 0);
     }
-
-    /**
-     * The session's rules for its new connection: its user's, as the auth stage admitted it; a resumed session's
-     * subscriptions are judged by them anew.
-     */
-    private void bindAcl(final RoutingSession session, final IngressEvent event, final String aclClientId)
-    {
-        final String userName = connect.hasUserName() ? connect.userName().asString() : null;
-        final String named = event.aclUserNamed ? aclClientId : null;
-        session.acl(aclOf(userName, named), userName, named);
-        if (!event.sessionNew && rules.hasFile())
-        {
-            for (final Subscription subscription : session.subscriptions().values())
-            {
-                // one refused now receives nothing (it was allowed when it was made)
-                subscription.readChecked(session.acl().classify(subscription.filter()) != ClientAcl.FULL);
-            }
-        }
-    }
-
-    private ClientAcl aclOf(final String userName, final String aclClientId)
-    {
-        return null != aclClientId || !rules.hasFile() ? rules.forClient(userName, aclClientId) : ClientAcl.NOTHING;
-    }
-
-    /**
-     * Takes the rules the auth stage published, when they are new: each session's rules are compiled anew, its
-     * subscriptions judged again (an offline one refused now queues nothing), and a connection with one now
-     * refused is revoked (5.0: DISCONNECT 0x87). Walks every session once per reload.
-     *
-     * @return the work done.
-     */
-    private int followRules()
-    {
-        final AccessRules now = accessRules.get();
-        if (now == rules)
-        {
-            return 0;
-        }
-        rules = now;
-        int revoked = 0;
-        for (int id = 0, seen = 0; seen < sessions.size(); id++)
-        {
-            final RoutingSession session = sessions.get(id);
-            if (null == session)
-            {
-                continue;
-            }
-            seen++;
-            session.acl(aclOf(session.userName(), session.aclClientId()), session.userName(), session.aclClientId());
-            boolean refused = false;
-            for (final Subscription subscription : session.subscriptions().values())
-            {
-                final int verdict = session.acl().classify(subscription.filter());
-                subscription.readChecked(verdict != ClientAcl.FULL);
-                refused |= verdict == ClientAcl.DENIED;
-            }
-            if (refused && session.isOnline())
-            {
-                control.revoke(session.agentIndex(), session.connectionId());
-                revoked++;
-            }
-        }
-        counters.add(BrokerCounters.CONNECTIONS_REVOKED, revoked);
-        return 1 + sessions.size();
-    }
-
 
     private void onPublish(final IngressEvent event, final RoutingSession session)
     {
@@ -782,19 +708,9 @@ public final class RoutingStage implements Stage
         }
     }
 
-    /**
-     * @return whether the message being fanned out may reach the subscription: always, unless it is wider than its
-     * subscriber may read (only those pay for a check).
-     */
     private boolean mayRead(final Subscription subscription)
     {
-        if (!subscription.readChecked() ||
-            subscription.session().acl().canRead(matchTopic, matchOffset, matchLength))
-        {
-            return true;
-        }
-        counters.increment(BrokerCounters.ACL_READ_FILTERED);
-        return false;
+        return access.mayRead(subscription, matchTopic, matchOffset, matchLength);
     }
 
     private void discard(final RoutingSession session)
@@ -826,11 +742,7 @@ public final class RoutingStage implements Stage
         }
         final RoutingSession session = sessions.create(clientId, expirySeconds, 0); // its shard: shard 0's
         session.version(version);
-        if (rules.hasFile())
-        {
-            // its user name is not stored: with an ACL file it receives nothing until its client reconnects
-            session.acl(ClientAcl.NOTHING, null, null);
-        }
+        access.restored(session);
         final long awayMs = disconnectedAtMs == 0 ? nowMs : disconnectedAtMs;
         if (null != will && (willPending || disconnectedAtMs == 0))
         {
@@ -845,7 +757,7 @@ public final class RoutingStage implements Stage
     void restoreSubscription(final int sessionId, final String filter, final int options, final int subscriptionId)
     {
         subscriptions.restore(sessions.get(sessionId), filter, options, subscriptionId);
-        sessions.get(sessionId).subscriptions().get(filter).readChecked(rules.hasFile()); // judged at reconnect
+        access.restored(sessions.get(sessionId).subscriptions().get(filter));
     }
 
     void restoreAwaitingPubrel(final int sessionId, final int packetId)
