@@ -119,13 +119,17 @@ final class AccessControl
     {
         event.aclGeneration = rules.generation();
         final Client client = clients.get(event.connectionId);
-        if (null == client || subscribe.wrap(event.packet, 0, event.packetLength, event.version) < 0)
+        if (null == client)
         {
             return; // undecided: every filter refused
         }
         if (client.acl.isOpen())
         {
-            event.aclVerdict = IngressEvent.ACL_ALLOWED;
+            event.aclVerdict = IngressEvent.ACL_ALLOWED; // no ACL file: every filter, without reading them
+            return;
+        }
+        if (subscribe.wrap(event.packet, 0, event.packetLength, event.version) < 0)
+        {
             return;
         }
         final TopicFilterList filters = subscribe.filters();

@@ -69,11 +69,26 @@ final class RoutingAccess
         session.acl(aclOf(userName, named), userName, named);
         if (!event.sessionNew && rules.hasFile())
         {
-            for (final Subscription subscription : session.subscriptions().values())
-            {
-                subscription.readChecked(session.acl().classify(subscription.filter()) != ClientAcl.FULL);
-            }
+            judge(session);
         }
+    }
+
+    /**
+     * Judges each subscription of a session by its rules: only one wider than what it may read is checked per
+     * message, and one refused receives nothing.
+     *
+     * @return whether one is refused.
+     */
+    private static boolean judge(final RoutingSession session)
+    {
+        boolean refused = false;
+        for (final Subscription subscription : session.subscriptions().values())
+        {
+            final int verdict = session.acl().classify(subscription.filter());
+            subscription.readChecked(verdict != ClientAcl.FULL);
+            refused |= verdict == ClientAcl.DENIED;
+        }
+        return refused;
     }
 
     /**
@@ -138,14 +153,7 @@ final class RoutingAccess
             }
             seen++;
             session.acl(aclOf(session.userName(), session.aclClientId()), session.userName(), session.aclClientId());
-            boolean refused = false;
-            for (final Subscription subscription : session.subscriptions().values())
-            {
-                final int verdict = session.acl().classify(subscription.filter());
-                subscription.readChecked(verdict != ClientAcl.FULL);
-                refused |= verdict == ClientAcl.DENIED;
-            }
-            if (refused && session.isOnline())
+            if (judge(session) && session.isOnline())
             {
                 control.revoke(session.agentIndex(), session.connectionId());
                 revoked++;
