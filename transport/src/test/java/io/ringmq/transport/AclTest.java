@@ -463,4 +463,26 @@ class AclTest extends InProcessBrokerTest
         broker.reload();
         assertThat(alice.disconnected.get(10, TimeUnit.SECONDS).getReturnCode()).isEqualTo(0x87);
     }
+
+    @Test
+    @Timeout(60)
+    @DisplayName("--acl-file with a malformed line: the broker does not start, and says which file and line")
+    void malformedFileStopsTheStart() throws Exception
+    {
+        final Path bad = directory.resolve("bad.acl");
+        Files.writeString(bad, "topic read ok/#\ntopic read a/#/b\n", StandardCharsets.UTF_8);
+        final java.io.PrintStream err = System.err;
+        final java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(captured, true, StandardCharsets.UTF_8));
+        try
+        {
+            assertThat(Main.run("--acl-file", bad.toString(), "--port", "0", "--bind", "127.0.0.1",
+                "--counters-dir", directory.resolve("counters").toString())).isEqualTo(1);
+        }
+        finally
+        {
+            System.setErr(err);
+        }
+        assertThat(captured.toString(StandardCharsets.UTF_8)).contains(bad + " line 2: invalid topic 'a/#/b'");
+    }
 }
