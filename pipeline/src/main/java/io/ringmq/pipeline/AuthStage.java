@@ -17,7 +17,9 @@ import io.ringmq.protocol.ReasonCode;
 /**
  * The auth stage: decides every CONNECT (protocol level, client identifier rules, credentials) off the I/O
  * threads, since password hashing is deliberately CPU-heavy. Its verdict is {@link IngressEvent#authCode}; only
- * an explicit {@link IngressEvent#AUTH_ACCEPTED} admits a client, so an error here refuses it.
+ * an explicit {@link IngressEvent#AUTH_ACCEPTED} admits a client, so an error here refuses it. It also judges every
+ * PUBLISH and SUBSCRIBE against the ACL ({@link AccessControl}): its verdict is {@link IngressEvent#aclVerdict},
+ * and only an explicit grant lets a message or a subscription through.
  */
 public final class AuthStage implements Stage
 {
@@ -30,6 +32,7 @@ public final class AuthStage implements Stage
     /** Connections admitted with a password-file user: the entry they were admitted under. */
     private final Long2ObjectHashMap<Admitted> admitted = new Long2ObjectHashMap<>();
     private final EnhancedAuthentication enhanced;
+    private final AccessControl access;
 
     /**
      * @param control where a connection whose credentials no longer hold after a reload is revoked.
@@ -37,6 +40,16 @@ public final class AuthStage implements Stage
     public AuthStage(final Authenticator authenticator, final BrokerCounters counters, final int maxClientIdLength,
         final ConnectionControl control)
     {
+        this(authenticator, counters, maxClientIdLength, control, AccessControl.open(counters));
+    }
+
+    /**
+     * @param access the ACL checks (this stage's thread only).
+     */
+    AuthStage(final Authenticator authenticator, final BrokerCounters counters, final int maxClientIdLength,
+        final ConnectionControl control, final AccessControl access)
+    {
+        this.access = access;
         this.authenticator = authenticator;
         this.counters = counters;
         this.maxClientIdLength = maxClientIdLength;
@@ -52,9 +65,21 @@ public final class AuthStage implements Stage
         {
             decide(event);
         }
+        else if (event.kind == IngressEvent.PACKET && event.packetType == PacketType.PUBLISH)
+        {
+            access.onPublish(event);
+        }
+        else if (event.kind == IngressEvent.PACKET && event.packetType == PacketType.SUBSCRIBE)
+        {
+            access.onSubscribe(event);
+        }
         else if (event.kind == IngressEvent.PACKET && event.packetType == PacketType.AUTH)
         {
             enhanced.onAuth(event);
+            if (event.authCode == IngressEvent.AUTH_ACCEPTED && event.packetType == PacketType.CONNECT)
+            {
+                admitByExchange(event);
+            }
         }
         else if (event.kind != IngressEvent.PACKET)
         {
@@ -78,6 +103,29 @@ public final class AuthStage implements Stage
             admitted.remove(connectionId);
         }
         enhanced.forget(connectionId);
+        access.forget(connectionId);
+    }
+
+    /**
+     * The exchange that ended a CONNECT's enhanced authentication admitted it: its rules are for the user the
+     * exchange proved.
+     */
+    private void admitByExchange(final IngressEvent event)
+    {
+        if (connect.wrap(event.packet, 0, event.packetLength) < 0 || access.refuses(connect))
+        {
+            event.authCode = ReasonCode.NOT_AUTHORIZED; // fail closed: a corrupt slot, or no user name to be its id
+            return;
+        }
+        access.admit(event, connect, enhanced.userOf(event.connectionId));
+    }
+
+    /**
+     * Hands a reloaded ACL file to this stage (any thread); it takes it at its next duty cycle.
+     */
+    public void reload(final io.ringmq.pipeline.auth.AclFile aclFile)
+    {
+        access.reload(aclFile);
     }
 
     /**
@@ -108,10 +156,11 @@ public final class AuthStage implements Stage
      */
     public int doDutyCycle()
     {
+        final int acl = access.doDutyCycle();
         final PasswordFile file = reloaded.getAndSet(null);
         if (null == file)
         {
-            return 0;
+            return acl;
         }
         authenticator.passwordFile(file);
         int revoked = 0;
@@ -129,12 +178,12 @@ public final class AuthStage implements Stage
             }
         }
         counters.add(BrokerCounters.CONNECTIONS_REVOKED, revoked);
-        return 1 + revoked;
+        return acl + 1 + revoked;
     }
 
     public boolean hasPendingWork()
     {
-        return null != reloaded.get();
+        return null != reloaded.get() || access.hasPendingWork();
     }
 
     private void decide(final IngressEvent event)
@@ -158,9 +207,19 @@ public final class AuthStage implements Stage
             counters.increment(BrokerCounters.CLIENT_ID_TOO_LONG);
             return;
         }
+        if (access.refuses(connect))
+        {
+            event.authCode = refusal(v5, ReasonCode.V3_NOT_AUTHORIZED); // --use-username-as-clientid, no user name
+            counters.increment(BrokerCounters.AUTH_FAILURES);
+            return;
+        }
         if (v5 && EnhancedAuthentication.asks(connect))
         {
             enhanced.start(event, connect);
+            if (event.authCode == IngressEvent.AUTH_ACCEPTED)
+            {
+                admitByExchange(event); // a method done in one step
+            }
             return;
         }
         final String userName = connect.hasUserName() ? connect.userName().asString() : null;
@@ -177,6 +236,10 @@ public final class AuthStage implements Stage
             {
                 admitted.put(event.connectionId, new Admitted(event.agentIndex, userName, hash.encode()));
             }
+        }
+        if (code == ReasonCode.V3_CONNECTION_ACCEPTED)
+        {
+            access.admit(event, connect, userName);
         }
         event.authCode = code == ReasonCode.V3_CONNECTION_ACCEPTED ? IngressEvent.AUTH_ACCEPTED : refusal(v5, code);
     }

@@ -72,6 +72,8 @@ public final class BrokerContext
     private String user;
     private String password;
     private Path passwordFile;
+    private Path aclFile;
+    private boolean useUserNameAsClientId;
     // the network edge's limits (transport)
     private int maxConnectSize = 64 * 1024;
     private int maxConnectionsPerAddress = 1_000;
@@ -210,6 +212,8 @@ public final class BrokerContext
             persistentClientExpirationMs / 1000 + "s max-sessions=" + maxSessions + " sys-interval=" + sysIntervalMs + "ms" + " slot-inline-bytes=" + slotInlineBytes + " message-log-bytes=" +
             messageLogBytes + " anonymous=" + anonymous.name().toLowerCase() +
             (null != user ? " user=" + user : "") + (null != passwordFile ? " password-file=" + passwordFile : "") +
+            (null != aclFile ? " acl-file=" + aclFile : "") +
+            (useUserNameAsClientId ? " use-username-as-clientid" : "") +
             " counters-dir=" + countersDir + (persistent ? " persistence=rocksdb data-dir=" + dataDir +
             " durability=" + durability.name().toLowerCase() + (durability ==
             io.ringmq.pipeline.persistence.Durability.PERIODIC ? "(" + fsyncIntervalMs + "ms)" : "") +
@@ -466,6 +470,35 @@ public final class BrokerContext
     public BrokerContext passwordFile(final Path passwordFile)
     {
         this.passwordFile = passwordFile;
+        return this;
+    }
+
+    /**
+     * @return the ACL file (Mosquitto's acl_file format), or null: everything open but writes to {@code $SYS}.
+     */
+    public Path aclFile()
+    {
+        return aclFile;
+    }
+
+    public BrokerContext aclFile(final Path aclFile)
+    {
+        this.aclFile = aclFile;
+        return this;
+    }
+
+    /**
+     * @return whether a client's id is its user name (Mosquitto's use_username_as_clientid); a client without one
+     * is then refused.
+     */
+    public boolean useUserNameAsClientId()
+    {
+        return useUserNameAsClientId;
+    }
+
+    public BrokerContext useUserNameAsClientId(final boolean useUserNameAsClientId)
+    {
+        this.useUserNameAsClientId = useUserNameAsClientId;
         return this;
     }
 

@@ -4,6 +4,7 @@ import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.Pipeline;
 import io.ringmq.pipeline.StageAgent;
 import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.auth.AclFile;
 import io.ringmq.pipeline.auth.PasswordFile;
 import io.ringmq.pipeline.persistence.DurableStore;
 import io.ringmq.pipeline.persistence.MemoryStore;
@@ -405,26 +406,38 @@ public final class Broker implements AutoCloseable
     }
 
     /**
-     * Reloads what can change without dropping clients: the password file. New CONNECTs are checked against the
-     * new file; a connected client whose user was removed or whose entry changed is disconnected (it reconnects
-     * with what now holds). A file that cannot be read or parsed changes nothing.
+     * Reloads what can change without dropping clients: the password file and the ACL file. New CONNECTs are
+     * checked against the new password file; a connected client whose user was removed or whose entry changed is
+     * disconnected (it reconnects with what now holds). The new ACL judges every PUBLISH and SUBSCRIBE from now
+     * on, and a connected client with a subscription it refuses is disconnected (5.0: DISCONNECT 0x87). A file
+     * that cannot be read or parsed changes nothing (neither file is taken).
      *
      * @return what was reloaded, one line.
-     * @throws IOException              when the file cannot be read (the old configuration stays).
+     * @throws IOException              when a file cannot be read (the old configuration stays).
      * @throws IllegalArgumentException naming the bad line (the old configuration stays).
      */
     public String reload() throws IOException
     {
-        if (null == context.passwordFile())
+        if (null == context.passwordFile() && null == context.aclFile())
         {
-            LOG.log(System.Logger.Level.INFO, "reload: nothing to reload (no --password-file)");
+            LOG.log(System.Logger.Level.INFO, "reload: nothing to reload (no --password-file, no --acl-file)");
             return "nothing to reload";
         }
         try
         {
-            final PasswordFile file = PasswordFile.load(context.passwordFile());
-            pipeline.reloadPasswordFile(file);
-            final String done = "reloaded " + context.passwordFile();
+            // both read before either is taken: a bad one keeps the old configuration whole
+            final PasswordFile file = null == context.passwordFile() ? null : PasswordFile.load(context.passwordFile());
+            final AclFile acl = null == context.aclFile() ? null : AclFile.load(context.aclFile());
+            if (null != file)
+            {
+                pipeline.reloadPasswordFile(file);
+            }
+            if (null != acl)
+            {
+                pipeline.reloadAclFile(acl);
+            }
+            final String done = "reloaded" + (null == file ? "" : " " + context.passwordFile()) +
+                (null == acl ? "" : " " + acl);
             LOG.log(System.Logger.Level.INFO, "reload: " + done);
             return done;
         }

@@ -68,6 +68,16 @@ public final class Main implements Callable<Integer>
         description = "user:hash lines (PBKDF2-SHA512, as written by 'ringmq passwd' or mosquitto_passwd).")
     Path passwordFile;
 
+    @Option(names = "--acl-file", paramLabel = "FILE",
+        description = "Access control in Mosquitto's acl_file format (user, topic, pattern lines); reloaded with "
+            + "the password file. Without it every topic is open but $SYS, which clients may only read.")
+    Path aclFile;
+
+    @Option(names = "--use-username-as-clientid",
+        description = "A client's id is its user name (Mosquitto's use_username_as_clientid): no user can take "
+            + "over another's session; clients without a user name are refused.")
+    boolean useUserNameAsClientId;
+
     @Option(names = "--anonymous", paramLabel = "WHO",
         description = "Who may connect without a user name: loopback, all or none (default: ${DEFAULT-VALUE}).")
     String anonymous = "loopback";
@@ -324,7 +334,7 @@ public final class Main implements Callable<Integer>
     }
 
     /**
-     * SIGHUP reloads the password file, as it does Mosquitto's; a failed reload is logged and changes nothing.
+     * SIGHUP reloads the password file and the ACL file, as it does Mosquitto's; a failed reload is logged and changes nothing.
      */
     private static boolean onSighup(final java.util.concurrent.atomic.AtomicReference<Broker> running)
     {
@@ -381,6 +391,8 @@ public final class Main implements Callable<Integer>
             .anonymous(parseEnum(Authenticator.AnonymousPolicy.class, anonymous, "--anonymous"))
             .credentials(user, pass)
             .passwordFile(passwordFile)
+            .aclFile(aclFile)
+            .useUserNameAsClientId(useUserNameAsClientId)
             .countersDir(countersDir)
             .metricsEndpoint(metricsBind, metricsPort)
             .maxConnectSize(maxConnectSize)

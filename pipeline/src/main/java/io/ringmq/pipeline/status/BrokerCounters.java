@@ -92,6 +92,12 @@ public final class BrokerCounters
     /** Group commits of the persistence stage (one per batch that wrote something). */
     public static final int PERSISTENCE_COMMITS = 60;
     public static final int EVENTS_PERSIST = 61;
+    /** PUBLISHes (and wills) the ACL refused to write (3.1.1: acknowledged and dropped; 5.0: 0x87). */
+    public static final int ACL_PUBLISH_DENIED = 62;
+    /** SUBSCRIBE filters the ACL refused (3.1.1: 0x80; 5.0: 0x87): nothing they match may be read. */
+    public static final int ACL_SUBSCRIBE_DENIED = 63;
+    /** Messages (live or retained) not sent on a subscription wider than its subscriber may read. */
+    public static final int ACL_READ_FILTERED = 64;
 
     private static final String[] NAMES =
     {
@@ -134,7 +140,10 @@ public final class BrokerCounters
         "persistence group commits failed",
         "persistence write stalls (compaction or flush behind)",
         "persistence group commits",
-        "events handled: persistence stage"
+        "events handled: persistence stage",
+        "PUBLISH refused (ACL write)",
+        "subscriptions refused (ACL read)",
+        "messages not sent (ACL read)"
     };
 
     private final CountersFile file;
