@@ -72,6 +72,9 @@ public final class BrokerContext
     private String user;
     private String password;
     private Path passwordFile;
+    /** Password checking: credential workers, per-address back-off, cache of verified credentials. */
+    private final io.ringmq.pipeline.auth.CredentialSettings credentialSettings =
+        new io.ringmq.pipeline.auth.CredentialSettings();
     // the network edge's limits (transport)
     private int maxConnectSize = 64 * 1024;
     private int maxConnectionsPerAddress = 1_000;
@@ -125,6 +128,7 @@ public final class BrokerContext
         check(maxPacketSize >= 64 && maxPacketSize <= 268_435_460, "--max-packet-size must be 64..268435460");
         check(connectTimeoutMs >= 100, "--connect-timeout must be at least 100 ms");
         check((null == user) == (null == password), "--user and --pass go together");
+        credentialSettings.conclude();
         check(maxPacketSize <= MAX_PACKET_SIZE_LIMIT, "--max-packet-size must be at most " + MAX_PACKET_SIZE_LIMIT +
             " (64 MiB): every packet must fit the outbound ring and the message log");
         check(slotInlineBytes >= 64 && slotInlineBytes <= 64 * 1024, "--slot-inline-bytes must be 64..65536");
@@ -210,6 +214,7 @@ public final class BrokerContext
             persistentClientExpirationMs / 1000 + "s max-sessions=" + maxSessions + " sys-interval=" + sysIntervalMs + "ms" + " slot-inline-bytes=" + slotInlineBytes + " message-log-bytes=" +
             messageLogBytes + " anonymous=" + anonymous.name().toLowerCase() +
             (null != user ? " user=" + user : "") + (null != passwordFile ? " password-file=" + passwordFile : "") +
+            " " + credentialSettings +
             " counters-dir=" + countersDir + (persistent ? " persistence=rocksdb data-dir=" + dataDir +
             " durability=" + durability.name().toLowerCase() + (durability ==
             io.ringmq.pipeline.persistence.Durability.PERIODIC ? "(" + fsyncIntervalMs + "ms)" : "") +
@@ -456,6 +461,14 @@ public final class BrokerContext
         this.user = user;
         this.password = password;
         return this;
+    }
+
+    /**
+     * @return the settings of password checking (threads, queue, back-off, cache), to change in place.
+     */
+    public io.ringmq.pipeline.auth.CredentialSettings credentialSettings()
+    {
+        return credentialSettings;
     }
 
     public Path passwordFile()

@@ -94,6 +94,12 @@ public final class IngressEvent
      * ({@link #packet} then views the CONNECT the stage kept), so later stages see one CONNECT with one verdict.
      */
     public int authCode = AUTH_UNDECIDED;
+    /**
+     * A CONNECT's credential verdict from a credential worker ({@link io.ringmq.pipeline.auth.Authenticator#verify}),
+     * set by the I/O agent before it publishes the slot; {@link io.ringmq.pipeline.auth.CredentialRequest#NO_VERDICT}
+     * when none was asked for. Reset with every slot: a verdict never outlives its CONNECT.
+     */
+    public long credentialVerdict = io.ringmq.pipeline.auth.CredentialRequest.NO_VERDICT;
     /** Enhanced authentication: the server's Authentication Data for the AUTH or CONNACK, its length (or -1). */
     private UnsafeBuffer authData;
     public int authDataLength = NONE;
@@ -237,6 +243,7 @@ public final class IngressEvent
         this.version = version;
         failed = false;
         authCode = AUTH_UNDECIDED;
+        credentialVerdict = io.ringmq.pipeline.auth.CredentialRequest.NO_VERDICT; // fail closed on slot reuse
         authDataLength = NONE;
         resetRouting();
     }

@@ -2,6 +2,7 @@ package io.ringmq.transport;
 
 import io.netty.buffer.ByteBuf;
 import io.ringmq.pipeline.IngressEvent;
+import io.ringmq.pipeline.auth.CredentialRequest;
 import io.ringmq.protocol.MqttVersion;
 
 import java.nio.channels.SelectionKey;
@@ -44,6 +45,10 @@ final class Connection
     boolean addressSettled;
     /** Its layer holds input: in its reader's list to read again. */
     boolean readAgain;
+    /** Its CONNECT's credentials are with a credential worker: the CONNECT stays buffered, nothing is read. */
+    boolean hashing;
+    /** The credential workers' verdict on its CONNECT, or {@link CredentialRequest#NO_VERDICT}. */
+    long credentialVerdict = CredentialRequest.NO_VERDICT;
     /** In its agent's {@link PausedConnections}. */
     boolean retrying;
     /** The socket would not take all the outbound bytes: waiting for it to be writable. */
@@ -90,7 +95,7 @@ final class Connection
      */
     boolean readable()
     {
-        return !paused && !outFull && !awaitingConnack && connack != CONNACK_REFUSED && !closing && !closed;
+        return !paused && !hashing && !outFull && !awaitingConnack && connack != CONNACK_REFUSED && !closing && !closed;
     }
 
     /**
