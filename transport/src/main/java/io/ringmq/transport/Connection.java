@@ -22,6 +22,9 @@ final class Connection
     /** A refusing CONNACK was written: nothing more from the client is processed [MQTT-3.1.4-5]. */
     static final int CONNACK_REFUSED = 2;
 
+    /** Bytes buffered past which a connection whose CONNECT is being hashed is not read any more. */
+    static final int HASHING_BUFFER_LIMIT = 16 * 1024;
+
     final long id;
     final Acceptor.Accepted accepted;
     final SocketLayer layer;
@@ -45,7 +48,7 @@ final class Connection
     boolean addressSettled;
     /** Its layer holds input: in its reader's list to read again. */
     boolean readAgain;
-    /** Its CONNECT's credentials are with a credential worker: the CONNECT stays buffered, nothing is read. */
+    /** Its CONNECT's credentials are with a credential worker: the CONNECT stays buffered, is not handed on. */
     boolean hashing;
     /** The credential workers' verdict on its CONNECT, or {@link CredentialRequest#NO_VERDICT}. */
     long credentialVerdict = CredentialRequest.NO_VERDICT;
@@ -95,7 +98,9 @@ final class Connection
      */
     boolean readable()
     {
-        return !paused && !hashing && !outFull && !awaitingConnack && connack != CONNACK_REFUSED && !closing && !closed;
+        // while its CONNECT is hashed it stays read (its end is noticed) until a little more than a CONNECT waits
+        return !paused && !outFull && !awaitingConnack && connack != CONNACK_REFUSED && !closing && !closed &&
+            (!hashing || in.readableBytes() < HASHING_BUFFER_LIMIT);
     }
 
     /**

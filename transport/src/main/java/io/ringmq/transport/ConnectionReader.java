@@ -271,7 +271,11 @@ final class ConnectionReader
             connection.lastPacketMs = nowMs; // a complete packet: only that resets keep-alive [MQTT-3.1.2-24]
             if (!onPacket(connection, length))
             {
-                if (!connection.hashing)
+                if (connection.hashing)
+                {
+                    connection.updateInterest(); // read on only while a little is buffered behind the CONNECT
+                }
+                else
                 {
                     pause(connection);
                 }
