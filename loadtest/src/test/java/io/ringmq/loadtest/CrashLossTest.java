@@ -217,4 +217,21 @@ class CrashLossTest
         System.arraycopy(b, 0, both, a.length, b.length);
         return both;
     }
+
+    @org.junit.jupiter.api.Test
+    @org.junit.jupiter.api.DisplayName("-pass-file and -pass-env: the password kept out of 'ps'; one source at most")
+    void passwordSources(@org.junit.jupiter.api.io.TempDir final java.nio.file.Path directory) throws Exception
+    {
+        final java.nio.file.Path secret = directory.resolve("secret");
+        java.nio.file.Files.writeString(secret, "s3cret\n");
+        assertThat(LoadTest.password(null, secret, null)).isEqualTo("s3cret");
+        assertThat(LoadTest.password("p", null, null)).isEqualTo("p");
+        assertThat(LoadTest.password(null, null, null)).isNull();
+        final String env = System.getenv().keySet().iterator().next();
+        assertThat(LoadTest.password(null, null, env)).isEqualTo(System.getenv(env));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> LoadTest.password("p", secret, null))
+            .hasMessageContaining("exclude each other");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> LoadTest.password(null, null,
+            "RINGMQ_NO_SUCH_VARIABLE_42")).hasMessageContaining("is not set");
+    }
 }
