@@ -1,8 +1,6 @@
 package io.ringmq.pipeline.auth;
 
-import javax.crypto.Mac;
 import javax.crypto.SecretKeyFactory;
-import javax.crypto.spec.SecretKeySpec;
 import javax.crypto.spec.PBEKeySpec;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
@@ -29,18 +27,6 @@ public final class PasswordHash
     private static final int SALT_LENGTH = 12;
     private static final int HASH_BITS = 512;
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static final byte[] BLOCK_ONE = {0, 0, 0, 1};
-    private static final ThreadLocal<Mac> HMACS = ThreadLocal.withInitial(() ->
-    {
-        try
-        {
-            return Mac.getInstance("HmacSHA512");
-        }
-        catch (final GeneralSecurityException ex)
-        {
-            throw new IllegalStateException("HmacSHA512 is not available", ex);
-        }
-    });
     /** Test hook: told the thread of every derivation, to show hashing never runs on an I/O or stage thread. */
     private static volatile java.util.function.Consumer<Thread> hashObserver;
 
@@ -171,9 +157,7 @@ public final class PasswordHash
         {
             return scram.matches(passwordUtf8);
         }
-        final byte[] candidate = passwordUtf8.length == 0 || hash.length != HASH_BITS / 8 ?
-            derive(new String(passwordUtf8, StandardCharsets.UTF_8), salt, iterations) :
-            derive(passwordUtf8, salt, iterations);
+        final byte[] candidate = derive(new String(passwordUtf8, StandardCharsets.UTF_8), salt, iterations);
         return MessageDigest.isEqual(candidate, hash);
     }
 
@@ -195,42 +179,7 @@ public final class PasswordHash
             Base64.getEncoder().encodeToString(hash);
     }
 
-    /**
-     * PBKDF2-HMAC-SHA512 (RFC 8018) of one 64-byte block, on this thread's reused {@link Mac}: the same bytes as
-     * the JDK's {@code PBKDF2WithHmacSHA512} without its per-call provider lookup and key set-up, which cost more
-     * than 100 iterations (see {@code ringmq passwd-bench}). The work factor is all iterations, none overhead.
-     */
-    static byte[] derive(final byte[] passwordUtf8, final byte[] salt, final int iterations)
-    {
-        try
-        {
-            final Mac mac = HMACS.get();
-            mac.init(new SecretKeySpec(passwordUtf8, "HmacSHA512"));
-            final byte[] u = new byte[HASH_BITS / 8];
-            final byte[] result = new byte[HASH_BITS / 8];
-            mac.update(salt);
-            mac.update(BLOCK_ONE);
-            mac.doFinal(u, 0);
-            System.arraycopy(u, 0, result, 0, u.length);
-            for (int i = 1; i < iterations; i++)
-            {
-                mac.update(u);
-                mac.doFinal(u, 0);
-                for (int j = 0; j < u.length; j++)
-                {
-                    result[j] ^= u[j];
-                }
-            }
-            java.util.Arrays.fill(u, (byte)0);
-            return result;
-        }
-        catch (final GeneralSecurityException ex)
-        {
-            throw new IllegalStateException("HmacSHA512 is not available", ex);
-        }
-    }
-
-    static byte[] derive(final String password, final byte[] salt, final int iterations)
+    private static byte[] derive(final String password, final byte[] salt, final int iterations)
     {
         final PBEKeySpec spec = new PBEKeySpec(password.toCharArray(), salt, iterations, HASH_BITS);
         try

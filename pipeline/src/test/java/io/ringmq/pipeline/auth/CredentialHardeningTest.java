@@ -17,7 +17,6 @@ import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -94,29 +93,6 @@ class CredentialHardeningTest
         assertThat(file.decoy().scram()).isNull();
         assertThat(file.decoy().matches(utf8("pw"))).isFalse();
         assertThat(file.decoy().matches(new byte[0])).isFalse();
-    }
-
-    @Test
-    @DisplayName("PBKDF2 on the reused Mac gives the JDK's PBKDF2WithHmacSHA512 bytes")
-    void fastDeriveMatchesTheJdk()
-    {
-        final Random random = new Random(11);
-        for (int i = 0; i < 50; i++)
-        {
-            final byte[] password = new byte[1 + random.nextInt(40)];
-            for (int j = 0; j < password.length; j++)
-            {
-                password[j] = (byte)(0x21 + random.nextInt(0x5D)); // printable: the JDK path takes a String
-            }
-            final byte[] salt = new byte[12];
-            random.nextBytes(salt);
-            final int iterations = 1 + random.nextInt(300);
-            assertThat(PasswordHash.derive(password, salt, iterations))
-                .isEqualTo(PasswordHash.derive(new String(password, StandardCharsets.UTF_8), salt, iterations));
-        }
-        final PasswordHash unicode = PasswordHash.create("pässwörd-ü", 50);
-        assertThat(unicode.matches(utf8("pässwörd-ü"))).isTrue();
-        assertThat(PasswordHash.create("", 10).matches(new byte[0])).as("an empty password (JDK path)").isTrue();
     }
 
     @Test
