@@ -46,13 +46,8 @@ final class CrashLoss implements Callable<Integer>, Client.Handler
     @Option(names = {"-pass", "--pass"}, description = "Password for every connection.")
     String pass;
 
-    @Option(names = {"-pass-file", "--pass-file"}, paramLabel = "FILE",
-        description = "Read the password from the first line of FILE.")
-    java.nio.file.Path passFile;
-
-    @Option(names = {"-pass-env", "--pass-env"}, paramLabel = "VAR",
-        description = "Read the password from the environment variable VAR.")
-    String passEnv;
+    @picocli.CommandLine.Mixin
+    PasswordSources passwords = new PasswordSources();
 
     @Option(names = {"-subs", "--subs"}, description = "Persistent subscribers (default: ${DEFAULT-VALUE}); the same "
         + "number in prepare and drain.")
@@ -140,8 +135,7 @@ final class CrashLoss implements Callable<Integer>, Client.Handler
         flags.protocol = protocol;
         flags.user = user;
         flags.pass = pass;
-        flags.passFile = passFile;
-        flags.passEnv = passEnv;
+        flags.passwords = passwords;
         flags.mode = "persistent"; // clean session false; 5.0: a Session Expiry Interval
         flags.pubs = 1;
         flags.qos = 1;

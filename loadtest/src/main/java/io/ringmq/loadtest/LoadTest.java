@@ -37,13 +37,8 @@ public final class LoadTest implements Callable<Integer>
         + "-pass-file or -pass-env).")
     String pass;
 
-    @Option(names = {"-pass-file", "--pass-file"}, paramLabel = "FILE",
-        description = "Read the password from the first line of FILE.")
-    java.nio.file.Path passFile;
-
-    @Option(names = {"-pass-env", "--pass-env"}, paramLabel = "VAR",
-        description = "Read the password from the environment variable VAR.")
-    String passEnv;
+    @picocli.CommandLine.Mixin
+    PasswordSources passwords = new PasswordSources();
 
     @Option(names = {"-protocol", "--protocol"}, description = "3.1.1 or 5 (default: ${DEFAULT-VALUE}).")
     String protocol = "3.1.1";
@@ -205,44 +200,6 @@ public final class LoadTest implements Callable<Integer>
         return md.toString();
     }
 
-    /**
-     * @return the password from -pass, -pass-file or -pass-env (at most one of them), or null.
-     */
-    static String password(final String pass, final java.nio.file.Path passFile, final String passEnv)
-    {
-        if ((null != pass ? 1 : 0) + (null != passFile ? 1 : 0) + (null != passEnv ? 1 : 0) > 1)
-        {
-            throw new IllegalArgumentException("-pass, -pass-file and -pass-env exclude each other");
-        }
-        if (null != passFile)
-        {
-            try
-            {
-                final java.util.List<String> lines =
-                    java.nio.file.Files.readAllLines(passFile, java.nio.charset.StandardCharsets.UTF_8);
-                if (lines.isEmpty())
-                {
-                    throw new IllegalArgumentException("-pass-file " + passFile + " is empty");
-                }
-                return lines.get(0);
-            }
-            catch (final java.io.IOException ex)
-            {
-                throw new IllegalArgumentException("-pass-file: cannot read " + passFile + ": " + ex.getMessage());
-            }
-        }
-        if (null != passEnv)
-        {
-            final String value = System.getenv(passEnv);
-            if (null == value)
-            {
-                throw new IllegalArgumentException("-pass-env: " + passEnv + " is not set");
-            }
-            return value;
-        }
-        return pass;
-    }
-
     Settings settings()
     {
         final Settings settings = new Settings();
@@ -254,7 +211,7 @@ public final class LoadTest implements Callable<Integer>
         settings.host = addr.substring(0, colon);
         settings.port = parseInt(addr.substring(colon + 1), "-addr port");
         settings.user = user;
-        settings.pass = password(pass, passFile, passEnv);
+        settings.pass = passwords.password(pass);
         settings.version = switch (protocol)
         {
             case "3.1.1", "4" -> 4;

@@ -224,14 +224,20 @@ class CrashLossTest
     {
         final java.nio.file.Path secret = directory.resolve("secret");
         java.nio.file.Files.writeString(secret, "s3cret\n");
-        assertThat(LoadTest.password(null, secret, null)).isEqualTo("s3cret");
-        assertThat(LoadTest.password("p", null, null)).isEqualTo("p");
-        assertThat(LoadTest.password(null, null, null)).isNull();
-        final String env = System.getenv().keySet().iterator().next();
-        assertThat(LoadTest.password(null, null, env)).isEqualTo(System.getenv(env));
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> LoadTest.password("p", secret, null))
+        final PasswordSources file = new PasswordSources();
+        file.passFile = secret;
+        assertThat(file.password(null)).isEqualTo("s3cret");
+        final PasswordSources none = new PasswordSources();
+        assertThat(none.password("p")).isEqualTo("p");
+        assertThat(none.password(null)).isNull();
+        final PasswordSources env = new PasswordSources();
+        env.passEnv = System.getenv().keySet().iterator().next();
+        assertThat(env.password(null)).isEqualTo(System.getenv(env.passEnv));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> file.password("p"))
             .hasMessageContaining("exclude each other");
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> LoadTest.password(null, null,
-            "RINGMQ_NO_SUCH_VARIABLE_42")).hasMessageContaining("is not set");
+        final PasswordSources unset = new PasswordSources();
+        unset.passEnv = "RINGMQ_NO_SUCH_VARIABLE_42";
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> unset.password(null))
+            .hasMessageContaining("is not set");
     }
 }

@@ -101,18 +101,21 @@ class AuthStageVerdictTest
     private static IngressEvent connect(final long connectionId, final String user, final String password,
         final long verdict)
     {
-        final ConnectEncoder encoder = new ConnectEncoder().reset().version(MqttVersion.V3_1_1).cleanStart(true)
-            .keepAlive(60);
-        encoder.clientId().wrap("c" + connectionId);
+        final IngressEvent event;
         if (null != user)
         {
-            encoder.userName().wrap(user);
-            encoder.password().wrap(password);
+            event = AuthStageReloadReviewTest.connect(connectionId, user, password);
         }
-        final ExpandableArrayBuffer bytes = new ExpandableArrayBuffer(256);
-        final int length = encoder.encode(bytes, 0);
-        final IngressEvent event = new IngressEvent(256);
-        event.packet(0, connectionId, MqttVersion.V3_1_1, false, PacketType.CONNECT, bytes, length, null, -1);
+        else
+        {
+            final ConnectEncoder encoder = new ConnectEncoder().reset().version(MqttVersion.V3_1_1).cleanStart(true)
+                .keepAlive(60);
+            encoder.clientId().wrap("c" + connectionId);
+            final ExpandableArrayBuffer bytes = new ExpandableArrayBuffer(64);
+            event = new IngressEvent(256);
+            event.packet(0, connectionId, MqttVersion.V3_1_1, false, PacketType.CONNECT, bytes,
+                encoder.encode(bytes, 0), null, -1);
+        }
         event.credentialVerdict = verdict;
         return event;
     }
