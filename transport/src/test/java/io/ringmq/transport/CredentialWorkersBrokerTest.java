@@ -267,4 +267,56 @@ class CredentialWorkersBrokerTest extends InProcessBrokerTest
         assertThat(count(BrokerCounters.AUTH_STALE_VERDICTS)).isEqualTo(1);
         assertThat(connack("alice2", "alice", "a-pw")).as("asked again: fine").isEqualTo(0);
     }
+
+    @Test
+    @Timeout(60)
+    @DisplayName("invoker mode (no threads): the password is checked inline on the stepping thread, documented")
+    void invokerModeChecksInline() throws Exception
+    {
+        final List<String> threads = new CopyOnWriteArrayList<>();
+        PasswordHash.hashObserver(thread -> threads.add(thread.getName()));
+        launch(context(passwords("alice", "a-pw")).threading(BrokerContext.Threading.INVOKER));
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", broker.port()))
+        {
+            socket.getOutputStream().write(RawClient.connect("alice", "alice", "a-pw"));
+            final java.io.InputStream in = socket.getInputStream();
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (in.available() < 4 && System.nanoTime() < deadline)
+            {
+                broker.invoke();
+            }
+            final byte[] connack = in.readNBytes(4);
+            assertThat(connack[0]).isEqualTo((byte)0x20);
+            assertThat(connack[3]).as("accepted").isZero();
+        }
+        assertThat(threads).containsExactly(Thread.currentThread().getName());
+    }
+
+    @Test
+    @Timeout(60)
+    @DisplayName("hostile: bytes piled up behind a CONNECT whose hash runs are read only up to a small bound")
+    void bytesBehindAHashingConnectAreBounded() throws Exception
+    {
+        slowHashes(false);
+        launch(context(passwords("alice", "a-pw")));
+        final RawClient flooder = closeLater(new RawClient(broker.port()));
+        flooder.send(RawClient.connect("flooder", "alice", "a-pw"));
+        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+        final byte[] publish = RawClient.publish("t", new byte[1_000], 0, 0);
+        final byte[] burst = new byte[publish.length * 256];
+        for (int i = 0; i < 256; i++)
+        {
+            System.arraycopy(publish, 0, burst, i * publish.length, publish.length);
+        }
+        flooder.send(burst); // 256 kB: the kernel's buffers take it whether the broker reads or not
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(500);
+        while (System.nanoTime() < deadline)
+        {
+            assertThat(count(BrokerCounters.BYTES_IN)).as("read behind the CONNECT").isLessThan(64 * 1024);
+            Thread.onSpinWait();
+        }
+        release.countDown();
+        assertThat(flooder.readPacket(10_000)).isEqualTo(PacketType.CONNACK);
+        await(() -> count(BrokerCounters.BYTES_IN) >= burst.length, "the rest read once it was admitted");
+    }
 }

@@ -266,4 +266,15 @@ class MainTest
         assertThat(run(2, "--auth-backoff", "10s", "--auth-backoff-max", "1s")).contains("--auth-backoff");
         assertThat(run(2, "--auth-queue", "0")).contains("--auth-queue must be positive");
     }
+
+    @Test
+    @DisplayName("ringmq passwd-bench: one bounded row per iteration count, with the cores a 5,000/s storm needs")
+    void passwdBench()
+    {
+        final String out = run(0, "passwd-bench", "--iterations", "10,20", "--seconds", "0.02", "--windows", "1",
+            "--threads", "1");
+        assertThat(out).contains("iterations", "cores for 5000/s");
+        assertThat(out.lines().filter(line -> line.strip().startsWith("10 ") || line.strip().startsWith("20 ")))
+            .hasSize(2);
+    }
 }
