@@ -127,12 +127,19 @@ public final class CredentialWorkers implements AutoCloseable
             {
                 verify(request);
             }
-            catch (final RuntimeException | Error ex) // no verdict is a refusal: the agent is told, the worker goes on
+            catch (final RuntimeException ex) // the agent is told it is a refusal, the worker goes on
             {
                 counters.increment(BrokerCounters.UNEXPECTED_ERRORS);
                 LOG.log(System.Logger.Level.WARNING, "credential worker: " + ex);
                 request.verdict = Authenticator.verdictOf(ReasonCode.V3_SERVER_UNAVAILABLE);
-                deliver(request);
+                try
+                {
+                    deliver(request);
+                }
+                catch (final RuntimeException again)
+                {
+                    request.wipe(); // no verdict reaches the agent: its connect timeout refuses the client
+                }
             }
         }
     }
