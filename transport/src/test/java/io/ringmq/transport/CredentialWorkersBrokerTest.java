@@ -319,4 +319,35 @@ class CredentialWorkersBrokerTest extends InProcessBrokerTest
         assertThat(flooder.readPacket(10_000)).isEqualTo(PacketType.CONNACK);
         await(() -> count(BrokerCounters.BYTES_IN) >= burst.length, "the rest read once it was admitted");
     }
+
+    @Test
+    @Timeout(60)
+    @DisplayName("behind a PROXY-protocol listener the back-off counts the client the header names, not the proxy")
+    void backoffBehindAProxy() throws Exception
+    {
+        final BrokerContext context = context(passwords("alice", "a-pw"));
+        context.credentialSettings().maxFailures(2).backoff(60_000, 60_000);
+        context.addListener(new io.ringmq.pipeline.ListenerSettings(0, "127.0.0.1")
+            .proxyProtocol(io.ringmq.pipeline.ListenerSettings.ProxyProtocol.V1));
+        launch(context);
+        final int port = broker.ports()[1];
+        final String guesser = "PROXY TCP4 203.0.113.20 127.0.0.1 51000 1883\r\n";
+        assertThat(proxied(port, guesser, "x")).isEqualTo(ReasonCode.V3_BAD_USER_NAME_OR_PASSWORD);
+        assertThat(proxied(port, guesser, "y")).isEqualTo(ReasonCode.V3_BAD_USER_NAME_OR_PASSWORD);
+        assertThat(proxied(port, guesser, "a-pw")).as("203.0.113.20 backs off").isEqualTo(ReasonCode.V3_NOT_AUTHORIZED);
+        assertThat(proxied(port, "PROXY TCP4 203.0.113.21 127.0.0.1 51000 1883\r\n", "a-pw"))
+            .as("another client behind the same proxy is not affected").isEqualTo(ReasonCode.V3_CONNECTION_ACCEPTED);
+        assertThat(connack("direct", "alice", "a-pw")).as("nor the proxy's own address").isZero();
+    }
+
+    private int proxied(final int port, final String header, final String password) throws Exception
+    {
+        final RawClient client = closeLater(new RawClient(port));
+        final byte[] proxy = header.getBytes(StandardCharsets.US_ASCII);
+        final byte[] connect = RawClient.connect("p" + System.nanoTime(), "alice", password);
+        final byte[] both = new byte[proxy.length + connect.length];
+        System.arraycopy(proxy, 0, both, 0, proxy.length);
+        System.arraycopy(connect, 0, both, proxy.length, connect.length); // one segment, as a proxy sends it
+        return client.handshake(both);
+    }
 }
