@@ -33,8 +33,12 @@ public final class LoadTest implements Callable<Integer>
     @Option(names = {"-user", "--user"}, description = "User name for every connection.")
     String user;
 
-    @Option(names = {"-pass", "--pass"}, description = "Password for every connection.")
+    @Option(names = {"-pass", "--pass"}, description = "Password for every connection (shows in 'ps': prefer "
+        + "-pass-file or -pass-env).")
     String pass;
+
+    @picocli.CommandLine.Mixin
+    PasswordSources passwords = new PasswordSources();
 
     @Option(names = {"-protocol", "--protocol"}, description = "3.1.1 or 5 (default: ${DEFAULT-VALUE}).")
     String protocol = "3.1.1";
@@ -207,7 +211,7 @@ public final class LoadTest implements Callable<Integer>
         settings.host = addr.substring(0, colon);
         settings.port = parseInt(addr.substring(colon + 1), "-addr port");
         settings.user = user;
-        settings.pass = pass;
+        settings.pass = passwords.password(pass);
         settings.version = switch (protocol)
         {
             case "3.1.1", "4" -> 4;

@@ -2,6 +2,7 @@ package io.ringmq.pipeline;
 
 import io.ringmq.pipeline.auth.AuthMethods;
 import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.auth.CredentialRequest;
 import io.ringmq.pipeline.auth.ScramSha256;
 import io.ringmq.pipeline.auth.PasswordFile;
 import io.ringmq.pipeline.auth.PasswordHash;
@@ -15,8 +16,9 @@ import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.ReasonCode;
 
 /**
- * The auth stage: decides every CONNECT (protocol level, client identifier rules, credentials) off the I/O
- * threads, since password hashing is deliberately CPU-heavy. Its verdict is {@link IngressEvent#authCode}; only
+ * The auth stage: decides every CONNECT (protocol level, client identifier rules, credentials). Password hashing
+ * is deliberately CPU-heavy, so it runs on the credential workers before the CONNECT reaches the ring, and this
+ * stage reads their verdict from the slot. Its verdict is {@link IngressEvent#authCode}; only
  * an explicit {@link IngressEvent#AUTH_ACCEPTED} admits a client, so an error here refuses it. It also judges every
  * PUBLISH and SUBSCRIBE against the ACL ({@link AccessControl}): its verdict is {@link IngressEvent#aclVerdict},
  * and only an explicit grant lets a message or a subscription through.
@@ -33,6 +35,8 @@ public final class AuthStage implements Stage
     private final Long2ObjectHashMap<Admitted> admitted = new Long2ObjectHashMap<>();
     private final EnhancedAuthentication enhanced;
     private final AccessControl access;
+    /** Whether the CONNECT being decided was accepted by a password-file entry. */
+    private boolean acceptedByFile;
 
     /**
      * @param control where a connection whose credentials no longer hold after a reload is revoked.
@@ -223,13 +227,12 @@ public final class AuthStage implements Stage
             return;
         }
         final String userName = connect.hasUserName() ? connect.userName().asString() : null;
-        final byte[] password = connect.hasPassword() ? connect.password().toByteArray() : null;
-        final int code = authenticator.authenticate(event.loopback, userName, password);
+        final int code = credentials(event, userName);
         if (code != ReasonCode.V3_CONNECTION_ACCEPTED)
         {
             counters.increment(BrokerCounters.AUTH_FAILURES);
         }
-        if (code == ReasonCode.V3_CONNECTION_ACCEPTED && authenticator.acceptedByFile())
+        if (code == ReasonCode.V3_CONNECTION_ACCEPTED && acceptedByFile)
         {
             final PasswordHash hash = authenticator.passwordFile().hashOf(userName);
             if (null != hash)
@@ -242,6 +245,40 @@ public final class AuthStage implements Stage
             access.admit(event, connect, userName);
         }
         event.authCode = code == ReasonCode.V3_CONNECTION_ACCEPTED ? IngressEvent.AUTH_ACCEPTED : refusal(v5, code);
+    }
+
+    /**
+     * The credentials of a CONNECT: a user name and password were verified by a credential worker before the I/O
+     * agent published the slot (never hashed here, on a stage thread); the verdict admits only when it was reached
+     * under the password file this stage holds now. Anonymous clients and missing passwords are decided here
+     * (cheap), and so is everything when no worker verifies (stage tests).
+     *
+     * @return the 3.1.1 return code; {@link #acceptedByFile} says whether a password-file entry accepted it.
+     */
+    private int credentials(final IngressEvent event, final String userName)
+    {
+        final long verdict = event.credentialVerdict;
+        acceptedByFile = false;
+        if (verdict != CredentialRequest.NO_VERDICT)
+        {
+            final int code = Authenticator.verdictCode(verdict);
+            final long generation = Authenticator.verdictGeneration(verdict);
+            if (code == ReasonCode.V3_CONNECTION_ACCEPTED && generation != 0 && generation != authenticator.generation())
+            {
+                counters.increment(BrokerCounters.AUTH_STALE_VERDICTS); // reloaded while it hashed: ask again
+                return ReasonCode.V3_SERVER_UNAVAILABLE;
+            }
+            acceptedByFile = code == ReasonCode.V3_CONNECTION_ACCEPTED && generation != 0;
+            return code;
+        }
+        if (connect.hasUserName() && connect.hasPassword() && authenticator.offloaded())
+        {
+            return ReasonCode.V3_SERVER_UNAVAILABLE; // fail closed: a password with no worker's verdict
+        }
+        final int code = authenticator.authenticate(event.loopback, userName,
+            connect.hasPassword() ? connect.password().toByteArray() : null);
+        acceptedByFile = authenticator.acceptedByFile();
+        return code;
     }
 
     /**

@@ -116,6 +116,12 @@ public final class IngressEvent
     public int aclFilterCount;
     /** Per filter: {@link io.ringmq.pipeline.auth.ClientAcl#FULL}, PARTIAL or DENIED; made on a first need. */
     private byte[] aclFilters;
+    /**
+     * A CONNECT's credential verdict from a credential worker ({@link io.ringmq.pipeline.auth.Authenticator#verify}),
+     * set by the I/O agent before it publishes the slot; {@link io.ringmq.pipeline.auth.CredentialRequest#NO_VERDICT}
+     * when none was asked for. Reset with every slot: a verdict never outlives its CONNECT.
+     */
+    public long credentialVerdict = io.ringmq.pipeline.auth.CredentialRequest.NO_VERDICT;
     /** Enhanced authentication: the server's Authentication Data for the AUTH or CONNACK, its length (or -1). */
     private UnsafeBuffer authData;
     public int authDataLength = NONE;
@@ -284,6 +290,7 @@ public final class IngressEvent
         this.version = version;
         failed = false;
         authCode = AUTH_UNDECIDED;
+        credentialVerdict = io.ringmq.pipeline.auth.CredentialRequest.NO_VERDICT; // fail closed on slot reuse
         authDataLength = NONE;
         aclVerdict = ACL_UNDECIDED;
         aclGeneration = 0;

@@ -5,6 +5,7 @@ import io.ringmq.pipeline.Pipeline;
 import io.ringmq.pipeline.StageAgent;
 import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.auth.AclFile;
+import io.ringmq.pipeline.auth.CredentialWorkers;
 import io.ringmq.pipeline.auth.PasswordFile;
 import io.ringmq.pipeline.persistence.DurableStore;
 import io.ringmq.pipeline.persistence.MemoryStore;
@@ -63,6 +64,7 @@ public final class Broker implements AutoCloseable
     private final DurableStore store;
     private final List<AgentRunner> runners = new ArrayList<>();
     private final Pipeline pipeline;
+    private final CredentialWorkers credentials;
     private final ErrorLog errors;
     private final int port;
     private final MetricsEndpoint metrics;
@@ -100,6 +102,10 @@ public final class Broker implements AutoCloseable
         }
         counters = new BrokerCounters(countersFile);
         errors = new ErrorLog(counters);
+        // passwords are verified on their own named threads in every mode; inline in invoker mode (no threads)
+        credentials = new CredentialWorkers(authenticator, context.credentialSettings(),
+            context.threading() == BrokerContext.Threading.INVOKER ? 0 : context.credentialSettings().threads(),
+            counters);
         final int ioCount = context.ioThreads();
         final BrokerContext.Threading threading = context.threading();
         final ManyToOneRingBuffer[] rings = new ManyToOneRingBuffer[ioCount];
@@ -124,7 +130,7 @@ public final class Broker implements AutoCloseable
                 rings[i] = new ManyToOneRingBuffer(new UnsafeBuffer(ByteBuffer.allocateDirect(
                     context.outboundRingBytes() + RingBufferDescriptor.TRAILER_LENGTH)));
                 agents[i] = new IoAgent(i, context, counters, i == 0 ? listeners : new Listener[0], rings[i], pipeline.ring(),
-                    pipeline.messageLog(i), connectionCount);
+                    pipeline.messageLog(i), connectionCount, credentials);
             }
             final StageLatencyCollector latencies = 0 == context.metricsPort() ? null :
                 StageLatencyCollector.attach(pipeline);
@@ -147,7 +153,7 @@ public final class Broker implements AutoCloseable
             }
             Listener.closeAll(listeners);
             Listener.closeShared(listeners);
-            CloseHelper.quietCloseAll(countersFile, store); // the metrics endpoint starts last: none here
+            CloseHelper.quietCloseAll(credentials, countersFile, store); // the metrics endpoint starts last: none here
             if (ex instanceof StoreException)
             {
                 throw new IOException(ex.getMessage(), ex); // recovery refused (--strict-recovery): a failed start
@@ -183,7 +189,8 @@ public final class Broker implements AutoCloseable
                 throw new IOException("cannot read password file " + context.passwordFile() + ": " + ex, ex);
             }
         }
-        return new Authenticator(context.anonymous(), context.user(), context.password(), passwordFile);
+        return new Authenticator(context.anonymous(), context.user(), context.password(), passwordFile,
+            context.credentialSettings().cacheSize());
     }
 
     /**
@@ -554,6 +561,7 @@ public final class Broker implements AutoCloseable
         CloseHelper.quietCloseAll(runners); // then every agent: connections flushed and closed, no wills
         CloseHelper.quietClose(invoker);
         Listener.closeShared(listeners); // the TLS handshake pool, once no connection needs it
+        CloseHelper.quietClose(credentials); // after the agents: no verdict is waited for any more
         try
         {
             pipeline.stopped(); // after every stage thread: the next start knows this stop was clean
