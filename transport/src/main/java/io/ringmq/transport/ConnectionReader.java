@@ -15,6 +15,7 @@ import io.ringmq.protocol.PacketDecoder;
 import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.PropertyId;
 import io.ringmq.protocol.ReasonCode;
+import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
@@ -51,6 +52,9 @@ final class ConnectionReader
     private final PacketDecoder decoder = new PacketDecoder();
     private final UnsafeBuffer inView = new UnsafeBuffer(0, 0);
     private final InboundPublishes publishes;
+    /** The longest certificate name taken as a user name (X.509 allows 64 characters in a CN). */
+    private static final int MAX_IDENTITY_LENGTH = 1024;
+    private final ConnectIdentity identities = new ConnectIdentity();
     private final int maxConnectLength;
     /** Where CONNECT passwords are verified; null: the auth stage decides them itself (stage tests). */
     private final CredentialWorkers credentials;
@@ -424,7 +428,24 @@ final class ConnectionReader
             refuseConnect(connection, CONNACK_IDENTIFIER_REJECTED, "keep-alive " + keepAlive + " over --max-keepalive");
             return true;
         }
-        if (null != credentials && connection.credentialVerdict == CredentialRequest.NO_VERDICT &&
+        DirectBuffer packet = inView;
+        int packetLength = length;
+        if (null != connection.accepted.listener && connection.accepted.listener.layers.useIdentityAsUsername())
+        {
+            // the certificate is the credential: its CN is the user name, no password is asked or checked
+            final String identity = connection.layer.peerIdentity();
+            if (null == identity || identity.length() > MAX_IDENTITY_LENGTH)
+            {
+                connection.credentialVerdict = Authenticator.verdictOf(ReasonCode.V3_BAD_USER_NAME_OR_PASSWORD);
+            }
+            else
+            {
+                packetLength = identities.rewrite(inView, 0, length, connect, identity);
+                packet = identities.buffer();
+                connection.credentialVerdict = Authenticator.verdictOf(ReasonCode.V3_CONNECTION_ACCEPTED);
+            }
+        }
+        else if (null != credentials && connection.credentialVerdict == CredentialRequest.NO_VERDICT &&
             CredentialRequest.needsWorker(connect))
         {
             askVerdict(connection, connect);
@@ -433,7 +454,7 @@ final class ConnectionReader
                 return false;
             }
         }
-        if (!ingress.packet(connection.id, version, connection.loopback, PacketType.CONNECT, inView, length,
+        if (!ingress.packet(connection.id, version, connection.loopback, PacketType.CONNECT, packet, packetLength,
             connection.credentialVerdict))
         {
             return false;

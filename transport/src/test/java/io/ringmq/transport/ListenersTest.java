@@ -162,6 +162,33 @@ class ListenersTest
     }
 
     @Test
+    @DisplayName("use_identity_as_username: the certificate's CN is the user name, whatever the CONNECT says; the ACL "
+        + "judges that name")
+    void identityAsUserName(@org.junit.jupiter.api.io.TempDir final Path dir) throws Exception
+    {
+        final Path acl = dir.resolve("acl");
+        java.nio.file.Files.writeString(acl, "user alice\ntopic readwrite alice/#\n");
+        final BrokerContext context = TestBrokers.v5Context().aclFile(acl)
+            .anonymous(io.ringmq.pipeline.auth.Authenticator.AnonymousPolicy.NONE);
+        context.addListener(tlsListener().caFile(tls("ca.pem")).requireCertificate(true).useIdentityAsUsername(true));
+        broker = Broker.launch(context);
+        final MqttConnectOptions options = sslOptions(TlsSocketLayerTest.clientContext("alice"));
+        options.setUserName("mallory"); // ignored: the certificate says alice
+        options.setPassword("not checked".toCharArray());
+        final Paho alice = Paho.connect("ssl://127.0.0.1:" + broker.ports()[1], "alice-device", options);
+        closeables.add(alice);
+        final int[] granted = alice.client.subscribeWithResponse(new String[]{"alice/in", "bob/in"}, new int[]{1, 1})
+            .getGrantedQos();
+        assertThat(granted).containsExactly(1, 0x80); // alice's rules, not mallory's (who has none)
+        alice.publish("alice/in", "mine", 1, false);
+        assertThat(alice.next().payload()).isEqualTo("mine");
+        // without a certificate name there is no user: refused like a bad password; anonymous is off
+        final MqttConnectOptions none = sslOptions(TlsSocketLayerTest.clientContext(null));
+        assertThatThrownBy(() -> Paho.connect("ssl://127.0.0.1:" + broker.ports()[1], "x", none))
+            .isInstanceOf(Exception.class);
+    }
+
+    @Test
     @DisplayName("TLS: plain MQTT and garbage on the TLS port are closed; the listener keeps serving")
     void plainBytesOnTlsPort() throws Exception
     {
