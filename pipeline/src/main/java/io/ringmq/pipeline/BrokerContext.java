@@ -179,6 +179,8 @@ public final class BrokerContext
             metricsBindAddress);
         check(isAddress(defaultListener.bindAddress()), "--bind: unknown address " + defaultListener.bindAddress());
         check(!listeners().isEmpty(), "no listener: give --port or --listener");
+        passwordFile = sharedFile(passwordFile, "password_file", ListenerSettings::passwordFile);
+        aclFile = sharedFile(aclFile, "acl_file", ListenerSettings::aclFile);
         final java.util.Set<String> endpoints = new java.util.HashSet<>();
         for (final ListenerSettings listener : listeners())
         {
@@ -191,6 +193,30 @@ public final class BrokerContext
             ioThreads = 1;
         }
         return this;
+    }
+
+    /**
+     * {@code per_listener_settings true} with a password or ACL file on listeners: one file for the broker, as long
+     * as every listener that names one names the same (a listener without one then checks against it too: stricter
+     * than Mosquitto, never looser).
+     *
+     * @return the broker's file.
+     */
+    private Path sharedFile(final Path brokerFile, final String directive,
+        final java.util.function.Function<ListenerSettings, Path> ofListener)
+    {
+        Path shared = brokerFile;
+        for (final ListenerSettings listener : listeners())
+        {
+            final Path file = ofListener.apply(listener);
+            if (null != file)
+            {
+                check(null == shared || shared.equals(file), "per_listener_settings: listeners with different " +
+                    directive + "s (" + shared + ", " + file + ") are not supported; use one file for all listeners");
+                shared = file;
+            }
+        }
+        return shared;
     }
 
     /** The largest --max-packet-size: the outbound ring for it is 512 MiB per I/O agent. */

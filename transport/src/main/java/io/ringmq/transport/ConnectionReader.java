@@ -445,6 +445,16 @@ final class ConnectionReader
                 connection.credentialVerdict = Authenticator.verdictOf(ReasonCode.V3_CONNECTION_ACCEPTED);
             }
         }
+        else if (!connect.hasUserName() && null != connection.accepted.listener &&
+            null != connection.accepted.listener.settings.anonymous() && !CredentialRequest.asksMethod(connect))
+        {
+            // per_listener_settings: this listener's allow_anonymous, decided here as a verdict the auth stage takes
+            final Authenticator.AnonymousPolicy anonymous = connection.accepted.listener.settings.anonymous();
+            final boolean allowed = anonymous == Authenticator.AnonymousPolicy.ALL ||
+                (anonymous == Authenticator.AnonymousPolicy.LOOPBACK && connection.loopback);
+            connection.credentialVerdict = Authenticator.verdictOf(allowed ? ReasonCode.V3_CONNECTION_ACCEPTED :
+                ReasonCode.V3_NOT_AUTHORIZED);
+        }
         else if (null != credentials && connection.credentialVerdict == CredentialRequest.NO_VERDICT &&
             CredentialRequest.needsWorker(connect))
         {

@@ -189,6 +189,43 @@ class ListenersTest
     }
 
     @Test
+    @DisplayName("per_listener_settings: anonymous clients on one listener, a password on another")
+    void perListenerAnonymous(@org.junit.jupiter.api.io.TempDir final Path dir) throws Exception
+    {
+        final Path passwd = dir.resolve("passwd");
+        io.ringmq.pipeline.auth.PasswordFile.write(passwd, "carol", "secret", 1_000);
+        final BrokerContext context = TestBrokers.v5Context();
+        context.hasDefaultListener(false);
+        context.addListener(new ListenerSettings(0, "127.0.0.1").anonymous(
+            io.ringmq.pipeline.auth.Authenticator.AnonymousPolicy.ALL));
+        context.addListener(new ListenerSettings(0, "127.0.0.1").anonymous(
+            io.ringmq.pipeline.auth.Authenticator.AnonymousPolicy.NONE).passwordFile(passwd));
+        broker = Broker.launch(context);
+        final int open = broker.ports()[0];
+        final int guarded = broker.ports()[1];
+        try (RawClient anonymous = new RawClient(open))
+        {
+            assertThat(anonymous.handshake(RawClient.connect("anon-open", true, 60)))
+                .isEqualTo(ReasonCode.V3_CONNECTION_ACCEPTED);
+        }
+        try (RawClient anonymous = new RawClient(guarded))
+        {
+            assertThat(anonymous.handshake(RawClient.connect("anon-guarded", true, 60)))
+                .isEqualTo(ReasonCode.V3_NOT_AUTHORIZED);
+        }
+        try (RawClient carol = new RawClient(guarded))
+        {
+            assertThat(carol.handshake(RawClient.connect("carol", "carol", "secret")))
+                .isEqualTo(ReasonCode.V3_CONNECTION_ACCEPTED);
+        }
+        // two listeners with different password files are refused at start, naming both
+        final BrokerContext two = TestBrokers.v5Context();
+        two.addListener(new ListenerSettings(0, "127.0.0.1").passwordFile(passwd));
+        two.addListener(new ListenerSettings(0, "127.0.0.1").passwordFile(dir.resolve("other")));
+        assertThatThrownBy(two::conclude).hasMessageContaining("different password_files");
+    }
+
+    @Test
     @DisplayName("TLS: plain MQTT and garbage on the TLS port are closed; the listener keeps serving")
     void plainBytesOnTlsPort() throws Exception
     {

@@ -45,8 +45,15 @@ public final class CredentialRequest
      */
     public static boolean needsWorker(final ConnectFlyweight connect)
     {
-        return connect.hasUserName() && connect.hasPassword() && !(connect.protocolLevel() == MqttVersion.V5 &&
-            connect.properties().has(PropertyId.AUTHENTICATION_METHOD));
+        return connect.hasUserName() && connect.hasPassword() && !asksMethod(connect);
+    }
+
+    /**
+     * @return whether a 5.0 CONNECT asks for enhanced authentication (decided by its exchange, not by a verdict).
+     */
+    public static boolean asksMethod(final ConnectFlyweight connect)
+    {
+        return connect.protocolLevel() == MqttVersion.V5 && connect.properties().has(PropertyId.AUTHENTICATION_METHOD);
     }
 
     public int agentIndex()
