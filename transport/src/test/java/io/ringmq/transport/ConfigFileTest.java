@@ -137,7 +137,7 @@ class ConfigFileTest
         assertThat(listeners.get(1).anonymous()).isEqualTo(Authenticator.AnonymousPolicy.NONE);
         assertThat(listeners.get(1).passwordFile()).isEqualTo(dir.resolve("p"));
         assertThat(listeners.get(1).aclFile()).isEqualTo(dir.resolve("acl"));
-        assertThat(context.passwordFile()).isNull();
+        assertThat(context.passwordFile()).isEqualTo(dir.resolve("p")); // the one file the listeners name
     }
 
     @Test
@@ -249,6 +249,77 @@ class ConfigFileTest
                 {
                     assertThat(third.client.isConnected()).isTrue();
                 }
+            }
+        }
+    }
+
+    @Test
+    @Timeout(90)
+    @DisplayName("a Mosquitto configuration started unchanged: plain, TLS and WebSocket listeners, a "
+        + "mosquitto_passwd-style password file (101 iterations) and an ACL file, with Paho over tcp and ssl")
+    void mosquittoConfStartedUnchanged(@TempDir final Path dir) throws Exception
+    {
+        final Path passwd = dir.resolve("passwd");
+        io.ringmq.pipeline.auth.PasswordFile.write(passwd, "sensor", "s3cret", 101); // mosquitto_passwd's count
+        io.ringmq.pipeline.auth.PasswordFile.write(passwd, "dashboard", "d4sh", 101);
+        final Path acl = dir.resolve("acl");
+        Files.writeString(acl, String.join("\n", "# sensors write their own readings, dashboards read them all",
+            "user sensor", "topic write readings/sensor/#", "user dashboard", "topic read readings/#",
+            "pattern readwrite clients/%c/#", ""));
+        final Path config = dir.resolve("mosquitto.conf");
+        Files.writeString(config, String.join("\n",
+            "# /etc/mosquitto/mosquitto.conf",
+            "pid_file /run/mosquitto/mosquitto.pid",
+            "persistence false",
+            "log_dest stdout",
+            "sys_interval 0",
+            "allow_anonymous false",
+            "password_file " + passwd,
+            "acl_file " + acl,
+            "",
+            "listener 0 127.0.0.1",
+            "",
+            "listener 0 127.0.0.1",
+            "certfile " + ListenersTest.tls("server-chain.pem"),
+            "keyfile " + ListenersTest.tls("server-key.pem"),
+            "cafile " + ListenersTest.tls("ca.pem"),
+            "tls_version tlsv1.2",
+            "",
+            "listener 0 127.0.0.1",
+            "protocol websockets",
+            ""));
+        final Main.Options options = Main.withConfigFile(new String[]{"-c", config.toString()});
+        assertThat(options.fromFile().warnings).containsExactly(
+            config + ":2: 'pid_file' is not used by ringmq, ignored",
+            config + ":4: 'log_dest' is not used by ringmq, ignored");
+        try (Broker broker = Broker.launch(context(config)))
+        {
+            final int[] ports = broker.ports();
+            assertThat(broker.listenerNames()).containsExactly("mqtt://127.0.0.1:" + ports[0],
+                "mqtts://127.0.0.1:" + ports[1], "ws://127.0.0.1:" + ports[2]);
+            final org.eclipse.paho.client.mqttv3.MqttConnectOptions dashboardOptions = Paho.options(true);
+            dashboardOptions.setUserName("dashboard");
+            dashboardOptions.setPassword("d4sh".toCharArray());
+            dashboardOptions.setSocketFactory(TlsSocketLayerTest.clientContext(null).getSocketFactory());
+            try (Paho dashboard = Paho.connect("ssl://127.0.0.1:" + ports[1], "dash-1", dashboardOptions))
+            {
+                final int[] granted = dashboard.client.subscribeWithResponse(new String[]{"readings/#", "admin/#"},
+                    new int[]{1, 1}).getGrantedQos();
+                assertThat(granted).containsExactly(1, 0x80);
+                final org.eclipse.paho.client.mqttv3.MqttConnectOptions sensorOptions = Paho.options(true);
+                sensorOptions.setUserName("sensor");
+                sensorOptions.setPassword("s3cret".toCharArray());
+                try (Paho sensor = Paho.connect(ports[0], "sensor-7", sensorOptions))
+                {
+                    sensor.publish("readings/other/t", "not mine", 1, false); // refused by the ACL, dropped
+                    sensor.publish("readings/sensor/t", "21.5", 1, false);
+                    assertThat(dashboard.next().payload()).isEqualTo("21.5");
+                }
+                final org.eclipse.paho.client.mqttv3.MqttConnectOptions wrong = Paho.options(true);
+                wrong.setUserName("sensor");
+                wrong.setPassword("guess".toCharArray());
+                assertThatThrownBy(() -> Paho.connect(ports[0], "intruder", wrong)).isInstanceOf(Exception.class);
+                assertThatThrownBy(() -> Paho.connect(ports[0], "anonymous")).isInstanceOf(Exception.class);
             }
         }
     }
