@@ -113,6 +113,23 @@ public final class ListenerSettings
     }
 
     /**
+     * @return whether the other describes the same listener in every setting (a reload keeps such a listener, with
+     * its socket and its connections, as it is).
+     */
+    public boolean sameAs(final ListenerSettings other)
+    {
+        return port == other.port && java.util.Objects.equals(bindAddress, other.bindAddress) &&
+            protocol == other.protocol && java.util.Objects.equals(websocketPath, other.websocketPath) &&
+            proxyProtocol == other.proxyProtocol && maxConnections == other.maxConnections &&
+            java.util.Objects.equals(certFile, other.certFile) && java.util.Objects.equals(keyFile, other.keyFile) &&
+            java.util.Objects.equals(caFile, other.caFile) && java.util.Objects.equals(caPath, other.caPath) &&
+            requireCertificate == other.requireCertificate && useIdentityAsUsername == other.useIdentityAsUsername &&
+            java.util.Objects.equals(tlsVersion, other.tlsVersion) && java.util.Objects.equals(ciphers, other.ciphers) &&
+            anonymous == other.anonymous && java.util.Objects.equals(passwordFile, other.passwordFile) &&
+            java.util.Objects.equals(aclFile, other.aclFile);
+    }
+
+    /**
      * @return whether connections speak TLS.
      */
     public boolean isTls()

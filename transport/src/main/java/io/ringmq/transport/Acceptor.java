@@ -126,6 +126,14 @@ final class Acceptor
         this.agentWakes = agentWakes;
     }
 
+    /**
+     * @return whether its listening socket is still open (a reload may have closed it).
+     */
+    boolean isOpen()
+    {
+        return server.isOpen();
+    }
+
     AddressLimit addressLimit()
     {
         return addressLimit;

@@ -1,6 +1,7 @@
 package io.ringmq.transport;
 
 import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.ListenerSettings;
 import io.ringmq.pipeline.Pipeline;
 import io.ringmq.pipeline.StageAgent;
 import io.ringmq.pipeline.auth.Authenticator;
@@ -60,7 +61,14 @@ public final class Broker implements AutoCloseable
     private final BrokerContext context;
     private final CountersFile countersFile;
     private final BrokerCounters counters;
-    private final Listener[] listeners;
+    /** What the broker listens on now; a reload replaces it. */
+    private volatile Listener[] listeners;
+    /** Runs TLS handshakes' delegated tasks for every TLS listener; its threads start with the first handshake. */
+    private final TlsTaskExecutor tlsTasks = new TlsTaskExecutor();
+    /** The password and ACL files a reload reads again (a reload with a new configuration may name others). */
+    private volatile Path passwordFile;
+    private volatile Path aclFile;
+    private IoAgent acceptingAgent;
     private final DurableStore store;
     private final List<AgentRunner> runners = new ArrayList<>();
     private final Pipeline pipeline;
@@ -77,11 +85,13 @@ public final class Broker implements AutoCloseable
     private Broker(final BrokerContext context) throws IOException
     {
         this.context = context.conclude();
+        this.passwordFile = context.passwordFile();
+        this.aclFile = context.aclFile();
         final Authenticator authenticator = authenticator(context);
         store = openStore(context); // first: a data directory in use refuses the start before the port is taken
         try
         {
-            listeners = Listener.bindAll(context.listeners(), context.acceptBacklog());
+            listeners = Listener.bindAll(context.listeners(), context.acceptBacklog(), tlsTasks);
         }
         catch (final IOException | RuntimeException ex)
         {
@@ -96,7 +106,7 @@ public final class Broker implements AutoCloseable
         catch (final IOException ex)
         {
             Listener.closeAll(listeners);
-            Listener.closeShared(listeners);
+            tlsTasks.close();
             CloseHelper.quietClose(store);
             throw new IOException("cannot create a counters file in " + context.countersDir() + ": " + ex, ex);
         }
@@ -132,6 +142,7 @@ public final class Broker implements AutoCloseable
                 agents[i] = new IoAgent(i, context, counters, i == 0 ? listeners : new Listener[0], rings[i], pipeline.ring(),
                     pipeline.messageLog(i), connectionCount, credentials);
             }
+            acceptingAgent = agents[0];
             final StageLatencyCollector latencies = 0 == context.metricsPort() ? null :
                 StageLatencyCollector.attach(pipeline);
             start(agents, outbound);
@@ -152,7 +163,7 @@ public final class Broker implements AutoCloseable
                 }
             }
             Listener.closeAll(listeners);
-            Listener.closeShared(listeners);
+            tlsTasks.close();
             CloseHelper.quietCloseAll(credentials, countersFile, store); // the metrics endpoint starts last: none here
             if (ex instanceof StoreException)
             {
@@ -413,28 +424,48 @@ public final class Broker implements AutoCloseable
     }
 
     /**
-     * Reloads what can change without dropping clients: the password file and the ACL file. New CONNECTs are
-     * checked against the new password file; a connected client whose user was removed or whose entry changed is
-     * disconnected (it reconnects with what now holds). The new ACL judges every PUBLISH and SUBSCRIBE from now
-     * on, and a connected client with a subscription it refuses is disconnected (5.0: DISCONNECT 0x87). A file
-     * that cannot be read or parsed changes nothing (neither file is taken).
+     * Reloads the password and ACL files (SIGHUP, {@code ringmq reload}): new CONNECTs are checked against them, a
+     * connected client whose credentials or subscriptions no longer hold is disconnected, everyone else stays
+     * connected. Both are read before either is taken: a file that cannot be read or parsed changes nothing.
      *
      * @return what was reloaded, one line.
-     * @throws IOException              when a file cannot be read (the old configuration stays).
-     * @throws IllegalArgumentException naming the bad line (the old configuration stays).
      */
     public String reload() throws IOException
     {
-        if (null == context.passwordFile() && null == context.aclFile())
+        return reload(null);
+    }
+
+    /**
+     * Reloads with a configuration read again (the command line and its config file, as at start): the password
+     * and ACL files it names, and its listeners: a listener it no longer has stops accepting (its connections
+     * stay), a new one starts accepting, one whose settings changed is opened anew; one it keeps keeps its socket.
+     * Everything is read and bound before anything is taken: a bad file or a port in use changes nothing. Other
+     * settings take effect at the next start.
+     *
+     * @param next the configuration now, or null to read the same files again.
+     * @return what was reloaded, one line.
+     */
+    public synchronized String reload(final BrokerContext next) throws IOException
+    {
+        final Path passwordPath = null == next ? passwordFile : next.passwordFile();
+        final Path aclPath = null == next ? aclFile : next.aclFile();
+        final Listener[] current = listeners;
+        final List<ListenerSettings> added = new ArrayList<>();
+        final List<Listener> kept = new ArrayList<>();
+        final List<Listener> removed = new ArrayList<>();
+        if (null != next)
         {
-            LOG.log(System.Logger.Level.INFO, "reload: nothing to reload (no --password-file, no --acl-file)");
-            return "nothing to reload";
+            diff(current, next.listeners(), added, kept, removed);
         }
+        Listener[] bound = new Listener[0];
         try
         {
-            // both read before either is taken: a bad one keeps the old configuration whole
-            final PasswordFile file = null == context.passwordFile() ? null : PasswordFile.load(context.passwordFile());
-            final AclFile acl = null == context.aclFile() ? null : AclFile.load(context.aclFile());
+            refuseSwitching(passwordPath, passwordFile, "password file");
+            refuseSwitching(aclPath, aclFile, "ACL file");
+            // both read, and new listeners bound, before anything is taken: a bad one keeps the old configuration
+            final PasswordFile file = null == passwordPath ? null : PasswordFile.load(passwordPath);
+            final AclFile acl = null == aclPath ? null : AclFile.load(aclPath);
+            bound = Listener.bindAll(added, context.acceptBacklog(), tlsTasks);
             if (null != file)
             {
                 pipeline.reloadPasswordFile(file);
@@ -443,16 +474,73 @@ public final class Broker implements AutoCloseable
             {
                 pipeline.reloadAclFile(acl);
             }
-            final String done = "reloaded" + (null == file ? "" : " " + context.passwordFile()) +
-                (null == acl ? "" : " " + acl);
-            LOG.log(System.Logger.Level.INFO, "reload: " + done);
-            return done;
+            passwordFile = passwordPath;
+            aclFile = aclPath;
         }
         catch (final IOException | IllegalArgumentException ex)
         {
+            Listener.closeAll(bound);
             LOG.log(System.Logger.Level.WARNING, "reload failed, keeping the old configuration: " + ex.getMessage());
             throw ex;
         }
+        for (final Listener listener : removed)
+        {
+            listener.close(); // stops accepting; its connections stay
+        }
+        final List<Listener> now = new ArrayList<>(kept);
+        for (final Listener listener : bound)
+        {
+            now.add(listener);
+            acceptingAgent.addListener(listener);
+        }
+        agentWake(0);
+        listeners = now.toArray(new Listener[0]);
+        final String done = "reloaded" + (null == passwordPath ? "" : " " + passwordPath) +
+            (null == aclPath ? "" : " " + aclPath) + (added.isEmpty() && removed.isEmpty() ? "" :
+            "; listeners: " + (bound.length > 0 ? "+" + java.util.Arrays.toString(bound) : "") +
+            (removed.isEmpty() ? "" : " -" + removed));
+        LOG.log(System.Logger.Level.INFO, "reload: " + done);
+        return done;
+    }
+
+    /**
+     * Turning a password or ACL file on or off changes how every stage decides: it takes a restart.
+     */
+    private static void refuseSwitching(final Path next, final Path now, final String what)
+    {
+        if ((null == next) != (null == now))
+        {
+            throw new IllegalArgumentException("turning the " + what + " " + (null == next ? "off" : "on") +
+                " takes a restart");
+        }
+    }
+
+    private static void diff(final Listener[] current, final List<ListenerSettings> wanted,
+        final List<ListenerSettings> added, final List<Listener> kept, final List<Listener> removed)
+    {
+        final List<Listener> unmatched = new ArrayList<>(List.of(current));
+        for (final ListenerSettings settings : wanted)
+        {
+            Listener same = null;
+            for (final Listener listener : unmatched)
+            {
+                if (listener.settings.sameAs(settings))
+                {
+                    same = listener;
+                    break;
+                }
+            }
+            if (null == same)
+            {
+                added.add(settings);
+            }
+            else
+            {
+                unmatched.remove(same);
+                kept.add(same);
+            }
+        }
+        removed.addAll(unmatched);
     }
 
     private void agentWake(final int agentIndex)
@@ -560,7 +648,7 @@ public final class Broker implements AutoCloseable
         Listener.closeAll(listeners); // stop accepting
         CloseHelper.quietCloseAll(runners); // then every agent: connections flushed and closed, no wills
         CloseHelper.quietClose(invoker);
-        Listener.closeShared(listeners); // the TLS handshake pool, once no connection needs it
+        tlsTasks.close(); // the TLS handshake pool, once no connection needs it
         CloseHelper.quietClose(credentials); // after the agents: no verdict is waited for any more
         try
         {

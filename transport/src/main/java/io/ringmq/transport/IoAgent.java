@@ -75,7 +75,15 @@ final class IoAgent implements Agent
     private final ConnectionWriter writer;
     private final ConnectionReader reader;
     /** Agent 0 accepts on every listener; the others have none. */
-    private final Acceptor[] acceptors;
+    private final ArrayList<Acceptor> acceptors = new ArrayList<>();
+    /** Listeners a reload added, from the reloading thread (agent 0). */
+    private final org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<Listener> addedListeners =
+        new org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<>();
+    private final AddressLimit addressLimit;
+    private final BrokerContext context;
+    private final AtomicInteger acceptorConnections;
+    private IoAgent[] agents;
+    private Wakeable[] agentWakes;
     private final MessageHandler outboundHandler = this::onOutbound;
     private final PausedConnections.Retry retry;
     private final java.util.function.Consumer<SelectionKey> onReady = this::onReady;
@@ -144,12 +152,12 @@ final class IoAgent implements Agent
             credentials.sink(index, this::onVerdict);
         }
         this.retry = reader::processInbound;
-        final AddressLimit addressLimit = new AddressLimit(context.maxConnectionsPerAddress(), context.limitLoopback());
-        this.acceptors = new Acceptor[listeners.length];
-        for (int i = 0; i < listeners.length; i++)
+        this.context = context;
+        this.acceptorConnections = connectionCount;
+        this.addressLimit = new AddressLimit(context.maxConnectionsPerAddress(), context.limitLoopback());
+        for (final Listener listener : listeners)
         {
-            acceptors[i] = new Acceptor(context, counters, listeners[i], connectionCount, memoryBudget, addressLimit);
-            acceptors[i].register(selector);
+            addAcceptor(listener);
         }
     }
 
@@ -157,6 +165,8 @@ final class IoAgent implements Agent
     {
         this.pipelineWake = pipelineWake;
         this.ownWake = agentWakes[index];
+        this.agents = agents;
+        this.agentWakes = agentWakes;
         for (final Acceptor acceptor : acceptors)
         {
             acceptor.wire(agents, agentWakes);
@@ -178,6 +188,7 @@ final class IoAgent implements Agent
     boolean hasPendingWork()
     {
         return outbound.size() > 0 || !handoff.isEmpty() || !revocations.isEmpty() || !readyAgain.isEmpty() ||
+            !addedListeners.isEmpty() ||
             reader.hasReadableAgain() || !verdicts.isEmpty();
     }
 
@@ -208,6 +219,7 @@ final class IoAgent implements Agent
         int work = drainHandoff();
         work += drainRevocations();
         work += drainReadyAgain();
+        work += drainAddedListeners();
         work += drainVerdicts();
         work += outbound.read(outboundHandler, 4096);
         selectedWork = 0;
@@ -310,6 +322,43 @@ final class IoAgent implements Agent
                 writer.flush(connection);
                 // a 5.0 client hears why: its credentials no longer hold after a reload; 3.1.1 is just closed
                 disconnect(connection, ReasonCode.NOT_AUTHORIZED, "credentials revoked by a reload");
+            }
+            work++;
+        }
+        return work;
+    }
+
+    private Acceptor addAcceptor(final Listener listener) throws IOException
+    {
+        final Acceptor acceptor = new Acceptor(context, counters, listener, acceptorConnections, memoryBudget,
+            addressLimit);
+        acceptor.register(selector);
+        acceptors.add(acceptor);
+        return acceptor;
+    }
+
+    /**
+     * Starts accepting on a listener a reload bound (any thread; agent 0 only).
+     */
+    void addListener(final Listener listener)
+    {
+        addedListeners.offer(listener);
+    }
+
+    private int drainAddedListeners()
+    {
+        int work = 0;
+        Listener listener;
+        while (null != (listener = addedListeners.poll()))
+        {
+            acceptors.removeIf(acceptor -> !acceptor.isOpen()); // the listeners a reload closed
+            try
+            {
+                addAcceptor(listener).wire(agents, agentWakes);
+            }
+            catch (final IOException ex)
+            {
+                listener.close(); // closed already by a reload that came after: nothing to accept on
             }
             work++;
         }

@@ -24,13 +24,9 @@ final class Listener implements AutoCloseable
     /** Connections held through this listener, against its {@code max_connections}. */
     final AtomicInteger connectionCount = new AtomicInteger();
 
-    /** The broker's TLS handshake pool (shared by its listeners), or null. */
-    private final TlsTaskExecutor tlsTasks;
-
-    private Listener(final ListenerSettings settings, final ServerSocketChannel server, final SocketLayers layers,
-        final TlsTaskExecutor tlsTasks) throws IOException
+    private Listener(final ListenerSettings settings, final ServerSocketChannel server, final SocketLayers layers)
+        throws IOException
     {
-        this.tlsTasks = tlsTasks;
         this.settings = settings;
         this.server = server;
         this.port = ((InetSocketAddress)server.getLocalAddress()).getPort();
@@ -43,20 +39,20 @@ final class Listener implements AutoCloseable
     static Listener[] wrap(final ServerSocketChannel server) throws IOException
     {
         final ListenerSettings settings = new ListenerSettings(0, null);
-        return new Listener[]{new Listener(settings, server, SocketLayers.of(settings, null), null)};
+        return new Listener[]{new Listener(settings, server, SocketLayers.of(settings, null))};
     }
 
     /**
      * Prepares (TLS material first: a bad file refuses the start before any port is taken) and binds every
      * listener; on a failure nothing stays open.
      *
+     * @param tlsTasks the broker's TLS handshake pool, shared by its TLS listeners.
      * @throws IllegalArgumentException when a listener's files cannot be used (exit code 2).
      * @throws IOException              when a port cannot be bound.
      */
-    static Listener[] bindAll(final List<ListenerSettings> settings, final int backlog) throws IOException
+    static Listener[] bindAll(final List<ListenerSettings> settings, final int backlog,
+        final TlsTaskExecutor tlsTasks) throws IOException
     {
-        final TlsTaskExecutor tlsTasks = settings.stream().anyMatch(ListenerSettings::isTls) ?
-            new TlsTaskExecutor() : null;
         final Listener[] listeners = new Listener[settings.size()];
         try
         {
@@ -67,17 +63,13 @@ final class Listener implements AutoCloseable
             }
             for (int i = 0; i < listeners.length; i++)
             {
-                listeners[i] = new Listener(settings.get(i), bind(settings.get(i), backlog), layers[i], tlsTasks);
+                listeners[i] = new Listener(settings.get(i), bind(settings.get(i), backlog), layers[i]);
             }
             return listeners;
         }
         catch (final IOException | RuntimeException ex)
         {
             closeAll(listeners);
-            if (null != tlsTasks)
-            {
-                tlsTasks.close();
-            }
             throw ex;
         }
     }
@@ -134,21 +126,6 @@ final class Listener implements AutoCloseable
     public void close()
     {
         CloseHelper.quietClose(server);
-    }
-
-    /**
-     * Stops the TLS handshake pool the listeners share, once their connections are closed.
-     */
-    static void closeShared(final Listener[] listeners)
-    {
-        for (final Listener listener : listeners)
-        {
-            if (null != listener && null != listener.tlsTasks)
-            {
-                listener.tlsTasks.close();
-                return;
-            }
-        }
     }
 
     static void closeAll(final Listener[] listeners)

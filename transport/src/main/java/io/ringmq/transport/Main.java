@@ -58,6 +58,8 @@ public final class Main implements Callable<Integer>
 
     /** What the config file said beyond options: its listeners (set before {@link #context()}). */
     ConfigFile.Parsed fromFile;
+    /** The command line as given, read again (with its config file) by a reload. */
+    String[] originalArgs;
 
     @Option(names = "--user", description = "A user name clients may connect with (with --pass).")
     String user;
@@ -337,7 +339,7 @@ public final class Main implements Callable<Integer>
             return 2;
         }
         final java.util.concurrent.atomic.AtomicReference<Broker> running = new java.util.concurrent.atomic.AtomicReference<>();
-        final boolean reloads = onSighup(running); // before the broker starts: a signal it gets is handled
+        final boolean reloads = onSighup(running, originalArgs); // before the broker starts: a signal is handled
         final Broker broker;
         try
         {
@@ -381,9 +383,11 @@ public final class Main implements Callable<Integer>
     }
 
     /**
-     * SIGHUP reloads the password file and the ACL file, as it does Mosquitto's; a failed reload is logged and changes nothing.
+     * SIGHUP reads the command line's config file again and reloads the password file, the ACL file and the
+     * listeners, as it does Mosquitto's; a failed reload is logged and changes nothing.
      */
-    private static boolean onSighup(final java.util.concurrent.atomic.AtomicReference<Broker> running)
+    private static boolean onSighup(final java.util.concurrent.atomic.AtomicReference<Broker> running,
+        final String[] args)
     {
         try
         {
@@ -394,9 +398,20 @@ public final class Main implements Callable<Integer>
                 {
                     return; // still starting: it reads the file as it starts anyway
                 }
+                final BrokerContext next;
                 try
                 {
-                    broker.reload();
+                    next = null == args ? null : rereadContext(args); // the config file may have changed
+                }
+                catch (final IOException | IllegalArgumentException ex)
+                {
+                    System.getLogger("io.ringmq").log(System.Logger.Level.WARNING,
+                        "reload failed, keeping the old configuration: " + ex.getMessage());
+                    return;
+                }
+                try
+                {
+                    broker.reload(next);
                 }
                 catch (final IOException | IllegalArgumentException ex)
                 {
@@ -656,6 +671,28 @@ public final class Main implements Callable<Integer>
     }
 
     /**
+     * Reads the command line and its config file again, as at start: what a reload applies.
+     */
+    static BrokerContext rereadContext(final String[] args) throws IOException
+    {
+        final Options options = withConfigFile(args);
+        final Main main = new Main();
+        final CommandLine commandLine = new CommandLine(main);
+        commandLine.setOverwrittenOptionsAllowed(true);
+        commandLine.setAllowSubcommandsAsOptionParameters(true);
+        try
+        {
+            commandLine.parseArgs(options.args());
+        }
+        catch (final CommandLine.ParameterException ex)
+        {
+            throw new IllegalArgumentException(ex.getMessage(), ex);
+        }
+        main.fromFile = options.fromFile();
+        return main.context().conclude();
+    }
+
+    /**
      * A command line with its config file read: the file's options first, so the command line wins.
      */
     record Options(String[] args, ConfigFile.Parsed fromFile)
@@ -713,6 +750,7 @@ public final class Main implements Callable<Integer>
         {
             final Options options = withConfigFile(args);
             main.fromFile = options.fromFile();
+            main.originalArgs = args.clone();
             if (null != options.fromFile())
             {
                 options.fromFile().warnings.forEach(warning -> System.err.println("ringmq: warning: " + warning));
