@@ -36,6 +36,29 @@ public final class LoadTest implements Callable<Integer>
     @Option(names = {"-pass", "--pass"}, description = "Password for every connection.")
     String pass;
 
+    @Option(names = {"-tls", "--tls"}, description = "Connect over TLS (implied by the other TLS options); the "
+        + "connect times then include the handshake.")
+    boolean tls;
+
+    @Option(names = {"-cafile", "--cafile"}, paramLabel = "FILE", description = "TLS: PEM CA certificate(s) to trust "
+        + "(default: the JDK's trust store); the broker's certificate must also name the -addr host or address.")
+    Path caFile;
+
+    @Option(names = {"-insecure", "--insecure"}, description = "TLS: trust any server certificate and skip the host "
+        + "name check (self-signed test brokers).")
+    boolean insecure;
+
+    @Option(names = {"-cert", "--cert"}, paramLabel = "FILE", description = "TLS: PEM client certificate (with -key).")
+    Path certFile;
+
+    @Option(names = {"-key", "--key"}, paramLabel = "FILE", description = "TLS: the client certificate's PEM private "
+        + "key, unencrypted (PKCS#8 or RSA).")
+    Path keyFile;
+
+    @Option(names = {"-tls-version", "--tls-version"}, paramLabel = "tlsv1.2|tlsv1.3", description = "TLS: the only "
+        + "protocol version to offer (default: both).")
+    String tlsVersion;
+
     @Option(names = {"-protocol", "--protocol"}, description = "3.1.1 or 5 (default: ${DEFAULT-VALUE}).")
     String protocol = "3.1.1";
 
@@ -208,6 +231,17 @@ public final class LoadTest implements Callable<Integer>
         settings.port = parseInt(addr.substring(colon + 1), "-addr port");
         settings.user = user;
         settings.pass = pass;
+        if (tls || null != caFile || null != certFile || null != keyFile || insecure || null != tlsVersion)
+        {
+            try
+            {
+                settings.tls = TlsClientContext.of(caFile, certFile, keyFile, insecure, tlsVersion);
+            }
+            catch (final IOException ex)
+            {
+                throw new IllegalArgumentException(ex.getMessage(), ex);
+            }
+        }
         settings.version = switch (protocol)
         {
             case "3.1.1", "4" -> 4;
