@@ -136,6 +136,10 @@ final class Client
     {
         ensure(2);
         out.put((byte)0xE0).put((byte)0x00);
+        if (null != tls)
+        {
+            tls.closeAfterPending();
+        }
     }
 
     /**
@@ -271,6 +275,11 @@ final class Client
     {
         if (!tls.fill(channel))
         {
+            if (tls.isHandshaking())
+            {
+                throw new javax.net.ssl.SSLHandshakeException("the server closed the connection during the TLS " +
+                    "handshake (is it a TLS listener?)");
+            }
             return false;
         }
         while (true)
@@ -292,6 +301,17 @@ final class Client
             if (!decode(handler))
             {
                 return false;
+            }
+            if (tls.needsWrap())
+            {
+                // the handshake speaks before the records already read can be unwrapped (TLS 1.3's compatibility
+                // change_cipher_spec after ServerHello, say): answer now, or they would wait for the next read
+                tls.flush(channel, out);
+                if (tls.hasBufferedInput() && !tls.needsWrap())
+                {
+                    continue;
+                }
+                return true;
             }
             if (produced == 0 || !tls.hasBufferedInput())
             {

@@ -35,6 +35,8 @@ final class TlsConnection
     /** Ciphertext wrapped, not yet written; write mode. */
     private ByteBuffer netOut;
     private boolean closed;
+    /** Set by {@link #closeAfterPending()}: close_notify follows the plaintext already queued. */
+    private boolean closing;
 
     TlsConnection(final SSLEngine engine)
     {
@@ -57,6 +59,14 @@ final class TlsConnection
         final SSLEngineResult.HandshakeStatus status = engine.getHandshakeStatus();
         return status != SSLEngineResult.HandshakeStatus.NOT_HANDSHAKING &&
             status != SSLEngineResult.HandshakeStatus.FINISHED;
+    }
+
+    /**
+     * @return whether the handshake has something to send before it can read on.
+     */
+    boolean needsWrap()
+    {
+        return engine.getHandshakeStatus() == SSLEngineResult.HandshakeStatus.NEED_WRAP;
     }
 
     /**
@@ -103,6 +113,11 @@ final class TlsConnection
                 runTasks();
                 continue;
             }
+            if (closing && app.position() == 0 && !engine.isOutboundDone())
+            {
+                engine.closeOutbound(); // everything queued is wrapped: close_notify is next
+                continue;
+            }
             final boolean handshakeWrap = status == SSLEngineResult.HandshakeStatus.NEED_WRAP;
             if (!handshakeWrap && (isHandshaking() || app.position() == 0))
             {
@@ -137,6 +152,14 @@ final class TlsConnection
                     }
             }
         }
+    }
+
+    /**
+     * Asks for a close_notify after what is queued (a DISCONNECT), so the server sees TLS end cleanly.
+     */
+    void closeAfterPending()
+    {
+        closing = true;
     }
 
     /**
