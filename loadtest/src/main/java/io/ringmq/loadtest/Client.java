@@ -219,7 +219,12 @@ final class Client
      */
     int pendingOut()
     {
-        return null == tls ? out.position() : out.position() + tls.pendingOut();
+        if (null == tls)
+        {
+            return out.position();
+        }
+        // the ClientHello waits for the TCP connection (a non-blocking connect still under way)
+        return channel.isConnected() ? out.position() + tls.pendingOut() : 0;
     }
 
     /**
@@ -229,7 +234,10 @@ final class Client
     {
         if (null != tls)
         {
-            tls.flush(channel, out); // plaintext waits in out until the handshake is done
+            if (channel.isConnected())
+            {
+                tls.flush(channel, out); // plaintext waits in out until the handshake is done
+            }
             return true;
         }
         if (out.position() == 0)

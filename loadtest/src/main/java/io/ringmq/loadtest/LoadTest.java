@@ -143,15 +143,52 @@ public final class LoadTest implements Callable<Integer>
         + "each second).")
     boolean quiet;
 
+    @Option(names = {"-warmup", "--warmup"}, paramLabel = "DURATION", description = "First run the same scenario "
+        + "for this long in this process, unreported, so the generator's JIT (TLS's ciphers too) and the broker are "
+        + "warm when the measured run starts; conn modes run their levels once more.")
+    String warmup;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
     @Option(names = {"-label", "--label"}, description = "A name for this run in the report (e.g. the broker).")
     String label = "";
 
     public Integer call() throws Exception
     {
+        if (null != warmup)
+        {
+            warmUp();
+        }
         final Report report = execute();
         report.print(System.out);
         System.out.println(report.json());
         return 0;
+    }
+
+    /**
+     * {@code -warmup}: the same command line with {@code -duration} set to the warm-up's, quiet, writing nothing.
+     */
+    private void warmUp() throws Exception
+    {
+        parseDurationNs(warmup, "-warmup");
+        final List<String> args = new java.util.ArrayList<>(spec.commandLine().getParseResult().originalArgs());
+        for (int i = 0; i < args.size(); i++)
+        {
+            if (args.get(i).matches("--?(out|warmup)") && i + 1 < args.size())
+            {
+                args.remove(i + 1);
+                args.remove(i--);
+            }
+            else if (args.get(i).matches("--?(out|warmup)=.*"))
+            {
+                args.remove(i--);
+            }
+        }
+        args.addAll(List.of("-duration", warmup, "-quiet"));
+        final LoadTest warm = new LoadTest();
+        new CommandLine(warm).setOverwrittenOptionsAllowed(true).parseArgs(args.toArray(new String[0]));
+        warm.execute();
     }
 
     /**

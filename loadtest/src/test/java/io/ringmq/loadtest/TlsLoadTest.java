@@ -97,6 +97,20 @@ class TlsLoadTest
     }
 
     @Test
+    @DisplayName("conn mode over TLS: 200 connections dialled 50 at a time (connects still under way when the loop "
+        + "first sees them) all complete their handshakes")
+    void connectionLevelsOverTls() throws Exception
+    {
+        try (ByteRelay tls = new ByteRelay(certs.serverSocket(false), broker.port(), 16 * 1024))
+        {
+            final String output = run(0, tlsRun(tls.port(), "-mode", "conn", "-levels", "200", "-hold", "200ms",
+                "-dial-concurrency", "50"));
+            assertThat(output).as(output).contains("\"target\":200,\"established\":200,\"failed\":0,\"alive\":200");
+            assertThat(LoadTestTest.jsonDouble(output, "connect_p50_ms")).isGreaterThan(0);
+        }
+    }
+
+    @Test
     @DisplayName("TLS records split into 1..7-byte reads are reassembled: QoS 1 counts stay exact")
     void recordsSplitAcrossReads() throws Exception
     {
