@@ -18,6 +18,7 @@
 #   --tls-version V  tlsv1.2 or tlsv1.3 for every TLS connection (default: both offered; TLS 1.3 is chosen)
 #   --out DIR        where the report goes (default docs/bench/<date>-tls)
 #   --no-install     do not apt-get install mosquitto, jq or openssl when missing: fail instead
+#   --report-only    run nothing: write report.md again from the runs.tsv already in --out
 #
 # Certificates are made in a temporary folder with openssl (an EC P-256 CA and a server certificate for 127.0.0.1
 # and localhost). Everything runs on 127.0.0.1; every run is bounded in time (the whole script in about 5 minutes at
@@ -40,6 +41,7 @@ LOADTEST=""
 TLS_VERSION=""
 OUT=""
 INSTALL=1
+REPORT_ONLY=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --duration) DURATION=${2:?}; shift 2 ;;
@@ -51,6 +53,7 @@ while [[ $# -gt 0 ]]; do
         --tls-version) TLS_VERSION=${2:?}; shift 2 ;;
         --out) OUT=${2:?}; shift 2 ;;
         --no-install) INSTALL=0; shift ;;
+        --report-only) REPORT_ONLY=1; shift ;;
         -h|--help) usage; exit 0 ;;
         *) die "unknown argument $1 (see --help)" ;;
     esac
@@ -199,8 +202,9 @@ if awk -v l="$load" 'BEGIN { exit !(l > 0.7) }'; then
 fi
 T0=$SECONDS
 UNAVAILABLE=()
-: >"$OUT/runs.tsv"
+[[ -n $REPORT_ONLY ]] || : >"$OUT/runs.tsv"
 for broker in ${BROKERS//,/ }; do
+    [[ -z $REPORT_ONLY ]] || break # the runs are there already
     for transport in tcp tls; do
         bdir="$OUT/runs/$broker-$transport"
         mkdir -p "$bdir"
@@ -257,15 +261,17 @@ done
     echo "  generator (\`-cafile\`, host name checked); the generator's TLS is the JDK's SSLEngine in its client loops."
     echo "  Mosquitto: \`listener PORT 127.0.0.1\` with cafile/certfile/keyfile, \`set_tcp_nodelay true\`."
     echo "  ringmq: \`--persistence memory --listener PORT@127.0.0.1,certfile=...,keyfile=...,cafile=...\`."
-    echo "- ringmq jar: $RINGMQ$(git -C "$REPO" log -1 --format=' (%h %ad)' --date=short 2>/dev/null || true)"
+    echo "- ringmq jar: $RINGMQ$(git -C "$(dirname "$RINGMQ")" log -1 --format=' (built from %h %ad)' --date=short 2>/dev/null || true)"
     for u in "${UNAVAILABLE[@]+"${UNAVAILABLE[@]}"}"; do echo "- not measured: $u"; done
     echo
     echo "Rates: deliveries/s (pubsub), messages/s read by the broker (pub), connections/s (conn); latency in µs"
-    echo "(conn: the connect time, TCP connect + TLS handshake + CONNECT/CONNACK). One run each: figures on a shared"
-    echo "2-core machine move by ±10 % between runs. The generator is one JVM on the same 2 cores: where its CPU"
-    echo "seconds approach the run's length it, not the broker, sets the rate. The connection row over TLS is bounded"
-    echo "by the generator's own handshakes (the JDK's TLS 1.3 client, one thread; Mosquitto spent about 0.5 ms of CPU"
-    echo "per handshake when this was written): read it as the cost of a JDK client's handshake, not the broker's."
+    echo "(conn: the connect time, TCP connect + TLS handshake + CONNECT/CONNACK). One run each, on 2 cores shared"
+    echo "with other work: a row moved by up to 40 % between runs while this was written, so read the ratios of large"
+    echo "gaps, not the small ones. The generator is one JVM on the same 2 cores: where its CPU"
+    echo "seconds approach the run's length it, not the broker, sets the rate. Over TLS the connection row has a"
+    echo "ceiling of the generator's own: its JDK TLS 1.3 client handshakes on one thread, about 200-300 a second"
+    echo "here (it was what held Mosquitto back, which spent about 0.5 ms of CPU per handshake when this was"
+    echo "written); a broker well below that ceiling is the slower side."
     echo
     awk -F'\t' -v scenarios="$(for l in "${SCENARIOS[@]}"; do printf '%s ' "${l%%|*}"; done)" '
         function fmt(v,   s, neg) {
@@ -277,7 +283,7 @@ done
         }
         function mode_pub(s) { return s ~ /^ingest/ }
         function ratio(a, b) { return (a == "" || b == "" || b + 0 == 0) ? "–" : sprintf("%.2f×", a / b) }
-        { k = $1 SUBSEP $2 SUBSEP $3; rate[k] = $4; p50[k] = $5; p99[k] = $6; bad[k] = $7; rss[k] = $8; cpu[k] = $9; gen[k] = $10; seen[$1] = 1 }
+        { k = $1 SUBSEP $2 SUBSEP $3; rate[k] = $4; p50[k] = $5; p99[k] = $6; bad[k] = $7; rss[k] = $8; cpu[k] = $9; gen[k] = $10; have[k] = 1 }
         function row_ratios(s, b,   t, c) {
             t = s SUBSEP b SUBSEP "tls"; c = s SUBSEP b SUBSEP "tcp"
             return ratio(rate[t], rate[c]) " | " ratio(p50[t], p50[c]) " | " ratio(p99[t], p99[c])
@@ -314,7 +320,7 @@ done
                 split("mosquitto ringmq", bs, " ")
                 for (j = 1; j <= 2; j++) for (tt = 1; tt <= 2; tt++) {
                     t = tt == 1 ? "tcp" : "tls"; k = s SUBSEP bs[j] SUBSEP t
-                    if (!(k in rate)) { print "| " s " | " bs[j] " | " t " | not measured | | | | | | |"; continue }
+                    if (!(k in have)) { print "| " s " | " bs[j] " | " t " | not measured | | | | | | |"; continue }
                     print "| " s " | " bs[j] " | " t " | " fmt(rate[k]) " | " (mode_pub(s) ? "–" : fmt(p50[k])) " | " \
                         (mode_pub(s) ? "–" : fmt(p99[k])) " | " fmt(bad[k]) " | " (cpu[k] < 0 ? "–" : sprintf("%.1f", cpu[k])) " | " \
                         (gen[k] < 0 ? "–" : sprintf("%.1f", gen[k])) " | " fmt(rss[k]) " |"
