@@ -46,6 +46,9 @@ final class CrashLoss implements Callable<Integer>, Client.Handler
     @Option(names = {"-pass", "--pass"}, description = "Password for every connection.")
     String pass;
 
+    @picocli.CommandLine.Mixin
+    PasswordSources passwords = new PasswordSources();
+
     @Option(names = {"-subs", "--subs"}, description = "Persistent subscribers (default: ${DEFAULT-VALUE}); the same "
         + "number in prepare and drain.")
     int subs = 4;
@@ -132,6 +135,7 @@ final class CrashLoss implements Callable<Integer>, Client.Handler
         flags.protocol = protocol;
         flags.user = user;
         flags.pass = pass;
+        flags.passwords = passwords;
         flags.mode = "persistent"; // clean session false; 5.0: a Session Expiry Interval
         flags.pubs = 1;
         flags.qos = 1;

@@ -33,8 +33,12 @@ public final class LoadTest implements Callable<Integer>
     @Option(names = {"-user", "--user"}, description = "User name for every connection.")
     String user;
 
-    @Option(names = {"-pass", "--pass"}, description = "Password for every connection.")
+    @Option(names = {"-pass", "--pass"}, description = "Password for every connection (shows in 'ps': prefer "
+        + "-pass-file or -pass-env).")
     String pass;
+
+    @picocli.CommandLine.Mixin
+    PasswordSources passwords = new PasswordSources();
 
     @Option(names = {"-tls", "--tls"}, description = "Connect over TLS (implied by the other TLS options); the "
         + "connect times then include the handshake.")
@@ -267,7 +271,7 @@ public final class LoadTest implements Callable<Integer>
         settings.host = addr.substring(0, colon);
         settings.port = parseInt(addr.substring(colon + 1), "-addr port");
         settings.user = user;
-        settings.pass = pass;
+        settings.pass = passwords.password(pass);
         if (tls || null != caFile || null != certFile || null != keyFile || insecure || null != tlsVersion)
         {
             try

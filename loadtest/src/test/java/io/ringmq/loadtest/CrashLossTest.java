@@ -217,4 +217,27 @@ class CrashLossTest
         System.arraycopy(b, 0, both, a.length, b.length);
         return both;
     }
+
+    @org.junit.jupiter.api.Test
+    @org.junit.jupiter.api.DisplayName("-pass-file and -pass-env: the password kept out of 'ps'; one source at most")
+    void passwordSources(@org.junit.jupiter.api.io.TempDir final java.nio.file.Path directory) throws Exception
+    {
+        final java.nio.file.Path secret = directory.resolve("secret");
+        java.nio.file.Files.writeString(secret, "s3cret\n");
+        final PasswordSources file = new PasswordSources();
+        file.passFile = secret;
+        assertThat(file.password(null)).isEqualTo("s3cret");
+        final PasswordSources none = new PasswordSources();
+        assertThat(none.password("p")).isEqualTo("p");
+        assertThat(none.password(null)).isNull();
+        final PasswordSources env = new PasswordSources();
+        env.passEnv = System.getenv().keySet().iterator().next();
+        assertThat(env.password(null)).isEqualTo(System.getenv(env.passEnv));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> file.password("p"))
+            .hasMessageContaining("exclude each other");
+        final PasswordSources unset = new PasswordSources();
+        unset.passEnv = "RINGMQ_NO_SUCH_VARIABLE_42";
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> unset.password(null))
+            .hasMessageContaining("is not set");
+    }
 }

@@ -2,6 +2,7 @@ package io.ringmq.pipeline;
 
 import io.ringmq.pipeline.auth.AuthMethods;
 import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.auth.CredentialRequest;
 import io.ringmq.pipeline.auth.ScramSha256;
 import io.ringmq.pipeline.auth.PasswordFile;
 import io.ringmq.pipeline.auth.PasswordHash;
@@ -15,9 +16,12 @@ import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.ReasonCode;
 
 /**
- * The auth stage: decides every CONNECT (protocol level, client identifier rules, credentials) off the I/O
- * threads, since password hashing is deliberately CPU-heavy. Its verdict is {@link IngressEvent#authCode}; only
- * an explicit {@link IngressEvent#AUTH_ACCEPTED} admits a client, so an error here refuses it.
+ * The auth stage: decides every CONNECT (protocol level, client identifier rules, credentials). Password hashing
+ * is deliberately CPU-heavy, so it runs on the credential workers before the CONNECT reaches the ring, and this
+ * stage reads their verdict from the slot. Its verdict is {@link IngressEvent#authCode}; only
+ * an explicit {@link IngressEvent#AUTH_ACCEPTED} admits a client, so an error here refuses it. It also judges every
+ * PUBLISH and SUBSCRIBE against the ACL ({@link AccessControl}): its verdict is {@link IngressEvent#aclVerdict},
+ * and only an explicit grant lets a message or a subscription through.
  */
 public final class AuthStage implements Stage
 {
@@ -30,6 +34,9 @@ public final class AuthStage implements Stage
     /** Connections admitted with a password-file user: the entry they were admitted under. */
     private final Long2ObjectHashMap<Admitted> admitted = new Long2ObjectHashMap<>();
     private final EnhancedAuthentication enhanced;
+    private final AccessControl access;
+    /** Whether the CONNECT being decided was accepted by a password-file entry. */
+    private boolean acceptedByFile;
 
     /**
      * @param control where a connection whose credentials no longer hold after a reload is revoked.
@@ -37,6 +44,16 @@ public final class AuthStage implements Stage
     public AuthStage(final Authenticator authenticator, final BrokerCounters counters, final int maxClientIdLength,
         final ConnectionControl control)
     {
+        this(authenticator, counters, maxClientIdLength, control, AccessControl.open(counters));
+    }
+
+    /**
+     * @param access the ACL checks (this stage's thread only).
+     */
+    AuthStage(final Authenticator authenticator, final BrokerCounters counters, final int maxClientIdLength,
+        final ConnectionControl control, final AccessControl access)
+    {
+        this.access = access;
         this.authenticator = authenticator;
         this.counters = counters;
         this.maxClientIdLength = maxClientIdLength;
@@ -52,9 +69,21 @@ public final class AuthStage implements Stage
         {
             decide(event);
         }
+        else if (event.kind == IngressEvent.PACKET && event.packetType == PacketType.PUBLISH)
+        {
+            access.onPublish(event);
+        }
+        else if (event.kind == IngressEvent.PACKET && event.packetType == PacketType.SUBSCRIBE)
+        {
+            access.onSubscribe(event);
+        }
         else if (event.kind == IngressEvent.PACKET && event.packetType == PacketType.AUTH)
         {
             enhanced.onAuth(event);
+            if (event.authCode == IngressEvent.AUTH_ACCEPTED && event.packetType == PacketType.CONNECT)
+            {
+                admitByExchange(event);
+            }
         }
         else if (event.kind != IngressEvent.PACKET)
         {
@@ -78,6 +107,29 @@ public final class AuthStage implements Stage
             admitted.remove(connectionId);
         }
         enhanced.forget(connectionId);
+        access.forget(connectionId);
+    }
+
+    /**
+     * The exchange that ended a CONNECT's enhanced authentication admitted it: its rules are for the user the
+     * exchange proved.
+     */
+    private void admitByExchange(final IngressEvent event)
+    {
+        if (connect.wrap(event.packet, 0, event.packetLength) < 0 || access.refuses(connect))
+        {
+            event.authCode = ReasonCode.NOT_AUTHORIZED; // fail closed: a corrupt slot, or no user name to be its id
+            return;
+        }
+        access.admit(event, connect, enhanced.userOf(event.connectionId));
+    }
+
+    /**
+     * Hands a reloaded ACL file to this stage (any thread); it takes it at its next duty cycle.
+     */
+    public void reload(final io.ringmq.pipeline.auth.AclFile aclFile)
+    {
+        access.reload(aclFile);
     }
 
     /**
@@ -108,10 +160,11 @@ public final class AuthStage implements Stage
      */
     public int doDutyCycle()
     {
+        final int acl = access.doDutyCycle();
         final PasswordFile file = reloaded.getAndSet(null);
         if (null == file)
         {
-            return 0;
+            return acl;
         }
         authenticator.passwordFile(file);
         int revoked = 0;
@@ -129,12 +182,12 @@ public final class AuthStage implements Stage
             }
         }
         counters.add(BrokerCounters.CONNECTIONS_REVOKED, revoked);
-        return 1 + revoked;
+        return acl + 1 + revoked;
     }
 
     public boolean hasPendingWork()
     {
-        return null != reloaded.get();
+        return null != reloaded.get() || access.hasPendingWork();
     }
 
     private void decide(final IngressEvent event)
@@ -158,19 +211,28 @@ public final class AuthStage implements Stage
             counters.increment(BrokerCounters.CLIENT_ID_TOO_LONG);
             return;
         }
+        if (access.refuses(connect))
+        {
+            event.authCode = refusal(v5, ReasonCode.V3_NOT_AUTHORIZED); // --use-username-as-clientid, no user name
+            counters.increment(BrokerCounters.AUTH_FAILURES);
+            return;
+        }
         if (v5 && EnhancedAuthentication.asks(connect))
         {
             enhanced.start(event, connect);
+            if (event.authCode == IngressEvent.AUTH_ACCEPTED)
+            {
+                admitByExchange(event); // a method done in one step
+            }
             return;
         }
         final String userName = connect.hasUserName() ? connect.userName().asString() : null;
-        final byte[] password = connect.hasPassword() ? connect.password().toByteArray() : null;
-        final int code = authenticator.authenticate(event.loopback, userName, password);
+        final int code = credentials(event, userName);
         if (code != ReasonCode.V3_CONNECTION_ACCEPTED)
         {
             counters.increment(BrokerCounters.AUTH_FAILURES);
         }
-        if (code == ReasonCode.V3_CONNECTION_ACCEPTED && authenticator.acceptedByFile())
+        if (code == ReasonCode.V3_CONNECTION_ACCEPTED && acceptedByFile)
         {
             final PasswordHash hash = authenticator.passwordFile().hashOf(userName);
             if (null != hash)
@@ -178,7 +240,45 @@ public final class AuthStage implements Stage
                 admitted.put(event.connectionId, new Admitted(event.agentIndex, userName, hash.encode()));
             }
         }
+        if (code == ReasonCode.V3_CONNECTION_ACCEPTED)
+        {
+            access.admit(event, connect, userName);
+        }
         event.authCode = code == ReasonCode.V3_CONNECTION_ACCEPTED ? IngressEvent.AUTH_ACCEPTED : refusal(v5, code);
+    }
+
+    /**
+     * The credentials of a CONNECT: a user name and password were verified by a credential worker before the I/O
+     * agent published the slot (never hashed here, on a stage thread); the verdict admits only when it was reached
+     * under the password file this stage holds now. Anonymous clients and missing passwords are decided here
+     * (cheap), and so is everything when no worker verifies (stage tests).
+     *
+     * @return the 3.1.1 return code; {@link #acceptedByFile} says whether a password-file entry accepted it.
+     */
+    private int credentials(final IngressEvent event, final String userName)
+    {
+        final long verdict = event.credentialVerdict;
+        acceptedByFile = false;
+        if (verdict != CredentialRequest.NO_VERDICT)
+        {
+            final int code = Authenticator.verdictCode(verdict);
+            final long generation = Authenticator.verdictGeneration(verdict);
+            if (code == ReasonCode.V3_CONNECTION_ACCEPTED && generation != 0 && generation != authenticator.generation())
+            {
+                counters.increment(BrokerCounters.AUTH_STALE_VERDICTS); // reloaded while it hashed: ask again
+                return ReasonCode.V3_SERVER_UNAVAILABLE;
+            }
+            acceptedByFile = code == ReasonCode.V3_CONNECTION_ACCEPTED && generation != 0;
+            return code;
+        }
+        if (connect.hasUserName() && connect.hasPassword() && authenticator.offloaded())
+        {
+            return ReasonCode.V3_SERVER_UNAVAILABLE; // fail closed: a password with no worker's verdict
+        }
+        final int code = authenticator.authenticate(event.loopback, userName,
+            connect.hasPassword() ? connect.password().toByteArray() : null);
+        acceptedByFile = authenticator.acceptedByFile();
+        return code;
     }
 
     /**

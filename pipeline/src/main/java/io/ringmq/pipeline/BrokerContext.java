@@ -72,6 +72,11 @@ public final class BrokerContext
     private String user;
     private String password;
     private Path passwordFile;
+    private Path aclFile;
+    private boolean useUserNameAsClientId;
+    /** Password checking: credential workers, per-address back-off, cache of verified credentials. */
+    private final io.ringmq.pipeline.auth.CredentialSettings credentialSettings =
+        new io.ringmq.pipeline.auth.CredentialSettings();
     // the network edge's limits (transport)
     private int maxConnectSize = 64 * 1024;
     private int maxConnectionsPerAddress = 1_000;
@@ -125,6 +130,7 @@ public final class BrokerContext
         check(maxPacketSize >= 64 && maxPacketSize <= 268_435_460, "--max-packet-size must be 64..268435460");
         check(connectTimeoutMs >= 100, "--connect-timeout must be at least 100 ms");
         check((null == user) == (null == password), "--user and --pass go together");
+        credentialSettings.conclude();
         check(maxPacketSize <= MAX_PACKET_SIZE_LIMIT, "--max-packet-size must be at most " + MAX_PACKET_SIZE_LIMIT +
             " (64 MiB): every packet must fit the outbound ring and the message log");
         check(slotInlineBytes >= 64 && slotInlineBytes <= 64 * 1024, "--slot-inline-bytes must be 64..65536");
@@ -210,6 +216,9 @@ public final class BrokerContext
             persistentClientExpirationMs / 1000 + "s max-sessions=" + maxSessions + " sys-interval=" + sysIntervalMs + "ms" + " slot-inline-bytes=" + slotInlineBytes + " message-log-bytes=" +
             messageLogBytes + " anonymous=" + anonymous.name().toLowerCase() +
             (null != user ? " user=" + user : "") + (null != passwordFile ? " password-file=" + passwordFile : "") +
+            (null != aclFile ? " acl-file=" + aclFile : "") +
+            (useUserNameAsClientId ? " use-username-as-clientid" : "") +
+            " " + credentialSettings +
             " counters-dir=" + countersDir + (persistent ? " persistence=rocksdb data-dir=" + dataDir +
             " durability=" + durability.name().toLowerCase() + (durability ==
             io.ringmq.pipeline.persistence.Durability.PERIODIC ? "(" + fsyncIntervalMs + "ms)" : "") +
@@ -458,6 +467,14 @@ public final class BrokerContext
         return this;
     }
 
+    /**
+     * @return the settings of password checking (threads, queue, back-off, cache), to change in place.
+     */
+    public io.ringmq.pipeline.auth.CredentialSettings credentialSettings()
+    {
+        return credentialSettings;
+    }
+
     public Path passwordFile()
     {
         return passwordFile;
@@ -466,6 +483,35 @@ public final class BrokerContext
     public BrokerContext passwordFile(final Path passwordFile)
     {
         this.passwordFile = passwordFile;
+        return this;
+    }
+
+    /**
+     * @return the ACL file (Mosquitto's acl_file format), or null: everything open but writes to {@code $SYS}.
+     */
+    public Path aclFile()
+    {
+        return aclFile;
+    }
+
+    public BrokerContext aclFile(final Path aclFile)
+    {
+        this.aclFile = aclFile;
+        return this;
+    }
+
+    /**
+     * @return whether a client's id is its user name (Mosquitto's use_username_as_clientid); a client without one
+     * is then refused.
+     */
+    public boolean useUserNameAsClientId()
+    {
+        return useUserNameAsClientId;
+    }
+
+    public BrokerContext useUserNameAsClientId(final boolean useUserNameAsClientId)
+    {
+        this.useUserNameAsClientId = useUserNameAsClientId;
         return this;
     }
 

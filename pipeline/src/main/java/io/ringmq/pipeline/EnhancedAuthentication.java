@@ -174,6 +174,15 @@ final class EnhancedAuthentication
     /**
      * The connection ended: its exchange and admission go.
      */
+    /**
+     * @return the user a connection was admitted as by an exchange, or null.
+     */
+    String userOf(final long connectionId)
+    {
+        final Admitted connected = admitted.get(connectionId);
+        return null == connected ? null : connected.user;
+    }
+
     void forget(final long connectionId)
     {
         if (!pending.isEmpty())

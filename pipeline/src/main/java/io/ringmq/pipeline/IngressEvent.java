@@ -10,7 +10,7 @@ import org.agrona.concurrent.UnsafeBuffer;
  * <pre>
  *   I/O agent   kind, agent, connection id, version, loopback, packet type, packet bytes (inline or log entry)
  *   any stage   failed
- *   auth        authCode
+ *   auth        authCode; the ACL verdict (aclVerdict, per SUBSCRIBE filter in aclFilter(i), the rules' generation)
  *   routing     session id (new? present? which shard, moved from which), takeover, the PUBLISH's coordinates,
  *               and the position and shape of its output in the routing log (targets, return codes, discarded
  *               sessions, a will, retained messages: see {@link RouteOutput})
@@ -48,6 +48,14 @@ public final class IngressEvent
     public static final int AUTH_CONTINUE = -2;
     /** The most Authentication Data the auth stage sends in one step. */
     public static final int AUTH_DATA_CAPACITY = 1024;
+    /** The ACL verdict: none yet, refused as is anything but {@link #ACL_ALLOWED} (or, for a SUBSCRIBE, per filter). */
+    public static final int ACL_UNDECIDED = -1;
+    /** PUBLISH: it may be published; SUBSCRIBE: every filter fully readable; CONNECT: its will may be published. */
+    public static final int ACL_ALLOWED = 0;
+    /** PUBLISH: refused (3.1.1: acknowledged and dropped; 5.0: 0x87); CONNECT: its will is not kept. */
+    public static final int ACL_DENIED = 1;
+    /** SUBSCRIBE: each filter's verdict is {@link #aclFilter(int)}. */
+    public static final int ACL_PER_FILTER = 2;
     /** No session, shard or log entry. */
     public static final int NONE = -1;
     /**
@@ -94,6 +102,26 @@ public final class IngressEvent
      * ({@link #packet} then views the CONNECT the stage kept), so later stages see one CONNECT with one verdict.
      */
     public int authCode = AUTH_UNDECIDED;
+    /** PUBLISH, SUBSCRIBE, CONNECT: the access control verdict, {@link #ACL_UNDECIDED} until the auth stage decides. */
+    public int aclVerdict = ACL_UNDECIDED;
+    /** The generation of the ACL rules the verdict was made under (a reload makes a new one). */
+    public int aclGeneration;
+    /**
+     * CONNECT: the CONNECT's User Name is the user the client was admitted as, so routing may take its rules from it
+     * (false: an enhanced authentication named another user, or none; routing then grants such a session nothing
+     * beyond what the auth stage judged per subscription).
+     */
+    public boolean aclUserNamed;
+    /** SUBSCRIBE with {@link #ACL_PER_FILTER}: how many filters have a verdict in {@link #aclFilters}. */
+    public int aclFilterCount;
+    /** Per filter: {@link io.ringmq.pipeline.auth.ClientAcl#FULL}, PARTIAL or DENIED; made on a first need. */
+    private byte[] aclFilters;
+    /**
+     * A CONNECT's credential verdict from a credential worker ({@link io.ringmq.pipeline.auth.Authenticator#verify}),
+     * set by the I/O agent before it publishes the slot; {@link io.ringmq.pipeline.auth.CredentialRequest#NO_VERDICT}
+     * when none was asked for. Reset with every slot: a verdict never outlives its CONNECT.
+     */
+    public long credentialVerdict = io.ringmq.pipeline.auth.CredentialRequest.NO_VERDICT;
     /** Enhanced authentication: the server's Authentication Data for the AUTH or CONNACK, its length (or -1). */
     private UnsafeBuffer authData;
     public int authDataLength = NONE;
@@ -162,6 +190,31 @@ public final class IngressEvent
             authData = new UnsafeBuffer(new byte[AUTH_DATA_CAPACITY]);
         }
         return authData;
+    }
+
+    /**
+     * @return room for {@code count} per-filter ACL verdicts: the slot's, grown to the largest SUBSCRIBE it carried.
+     */
+    public byte[] aclFilters(final int count)
+    {
+        if (null == aclFilters || aclFilters.length < count)
+        {
+            aclFilters = new byte[Math.max(count, 16)];
+        }
+        return aclFilters;
+    }
+
+    /**
+     * @return the ACL verdict of a SUBSCRIBE's filter {@code i}: a ClientAcl class; DENIED when none was made.
+     */
+    public int aclFilter(final int i)
+    {
+        if (aclVerdict == ACL_ALLOWED)
+        {
+            return io.ringmq.pipeline.auth.ClientAcl.FULL;
+        }
+        return aclVerdict == ACL_PER_FILTER && i < aclFilterCount ? aclFilters[i] :
+            io.ringmq.pipeline.auth.ClientAcl.DENIED; // fail closed
     }
 
     /**
@@ -237,7 +290,12 @@ public final class IngressEvent
         this.version = version;
         failed = false;
         authCode = AUTH_UNDECIDED;
+        credentialVerdict = io.ringmq.pipeline.auth.CredentialRequest.NO_VERDICT; // fail closed on slot reuse
         authDataLength = NONE;
+        aclVerdict = ACL_UNDECIDED;
+        aclGeneration = 0;
+        aclFilterCount = 0;
+        aclUserNamed = false;
         resetRouting();
     }
 

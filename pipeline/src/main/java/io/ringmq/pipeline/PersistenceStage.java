@@ -365,12 +365,13 @@ final class PersistenceStage implements Stage
             put(event.sessionId, known);
         }
         known.expirySeconds = expirySeconds;
-        known.hasWill = connect.hasWill();
-        known.willDelaySeconds = connect.hasWill() ? Wills.delaySeconds(connect) : 0;
+        final boolean will = connect.hasWill() && event.aclVerdict == IngressEvent.ACL_ALLOWED; // as routing keeps it
+        known.hasWill = will;
+        known.willDelaySeconds = will ? Wills.delaySeconds(connect) : 0;
         event.sessionKey = known.key;
         final String assigned = route.assignedClientId();
         final int length = Records.session(scratch, event.version, null != assigned ? assigned :
-            connect.clientId().asString(), connect.hasWill() ? Wills.fromConnect(connect, willScratch) : null,
+            ClientIds.of(connect, context.useUserNameAsClientId()), will ? Wills.fromConnect(connect, willScratch) : null,
             known.willDelaySeconds);
         writer.put(key, 0, Records.sessionKey(key, known.key, Records.SESSION), scratch, 0, length);
         known.disconnectedAtMs = 0; // connected

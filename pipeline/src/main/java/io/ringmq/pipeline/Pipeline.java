@@ -21,7 +21,8 @@ import java.util.function.Function;
  *   I/O agents ──claim/publish──▶ [ ingress ring: IngressEvent slots, fixed size, ids only ]
  *        │ packets too large for a slot: the agent's MessageLog        │
  *                                                                        ▼
- *                                   AuthStage       CONNECT credentials (CPU-heavy, off the I/O threads)
+ *                                   AuthStage       CONNECT credentials (CPU-heavy, off the I/O threads), the ACL
+ *                                        │          verdict on every PUBLISH and SUBSCRIBE
  *                                        │
  *                                        ▼
  *                                   RoutingStage    sessions, subscription index, retained store, fan-out
@@ -102,11 +103,15 @@ public final class Pipeline
         final SessionWindows windows = new SessionWindows(context.maxSessions());
         final SharedRedispatch redispatch = new SharedRedispatch(counters);
         final FailedCommits failedCommits = new FailedCommits();
-        this.routing = new RoutingStage(context, counters, routeLog, ring, windows, redispatch, failedCommits);
+        final java.util.concurrent.atomic.AtomicReference<AccessRules> accessRules =
+            new java.util.concurrent.atomic.AtomicReference<>(AccessRules.load(context.aclFile()));
+        this.routing = new RoutingStage(context, counters, routeLog, ring, windows, redispatch, failedCommits,
+            accessRules, control);
 
         final StagePoller authPoller = new StagePoller(ring);
         final StagePoller routePoller = new StagePoller(ring, authPoller.sequence());
-        authStage = new AuthStage(authenticator, counters, context.maxClientIdLength(), control);
+        authStage = new AuthStage(authenticator, counters, context.maxClientIdLength(), control,
+            new AccessControl(accessRules, context.useUserNameAsClientId(), counters));
         auth = step(authStage, authPoller,
             counters, BrokerCounters.EVENTS_AUTH);
         route = step(routing, routePoller, counters, BrokerCounters.EVENTS_ROUTE);
@@ -208,6 +213,14 @@ public final class Pipeline
     public void reloadPasswordFile(final io.ringmq.pipeline.auth.PasswordFile passwordFile)
     {
         authStage.reload(passwordFile);
+    }
+
+    /**
+     * Hands a reloaded ACL file to the auth stage (any thread), which takes it and publishes it to routing.
+     */
+    public void reloadAclFile(final io.ringmq.pipeline.auth.AclFile aclFile)
+    {
+        authStage.reload(aclFile);
     }
 
     public RoutingStage routing()

@@ -1,5 +1,6 @@
 package io.ringmq.pipeline;
 
+import io.ringmq.pipeline.auth.ClientAcl;
 import io.ringmq.pipeline.retained.RetainedStore;
 import io.ringmq.pipeline.session.RoutingSession;
 import io.ringmq.pipeline.session.SessionRegistry;
@@ -23,6 +24,8 @@ import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 import com.lmax.disruptor.RingBuffer;
 
+import java.util.concurrent.atomic.AtomicReference;
+
 /**
  * The routing stage: owns the {@link SessionRegistry} (client id to session id, subscriptions, wills, expiry),
  * the subscription index and the retained store. It binds CONNECTs to sessions (taking over a live one
@@ -33,6 +36,11 @@ import com.lmax.disruptor.RingBuffer;
  * sessions, a will, retained messages), one entry in its own {@link MessageLog}, written once per event through
  * {@link RouteOutput.Writer}. When the log has no room the event stays unconsumed and only its output is written
  * again on the next duty cycle; the stage never blocks.
+ * <p>
+ * Access control: a PUBLISH goes nowhere without the auth stage's grant; a SUBSCRIBE filter is refused or taken as
+ * its verdict says, and a subscription wider than what its subscriber may read has each message (and each retained
+ * message it brings) checked against the session's {@link ClientAcl} ({@link RoutingAccess}, which also follows
+ * a reload).
  */
 public final class RoutingStage implements Stage
 {
@@ -60,6 +68,10 @@ public final class RoutingStage implements Stage
     private final int maxSessions;
     private final SessionExpiry expiry;
     private final FailedCommits failedCommits;
+    private final RoutingAccess access;
+    private DirectBuffer matchTopic;
+    private int matchOffset;
+    private int matchLength;
 
     private IngressEvent pending;
     private RoutingSession moved;
@@ -79,7 +91,8 @@ public final class RoutingStage implements Stage
      */
     public RoutingStage(final BrokerContext context, final BrokerCounters counters, final MessageLog log)
     {
-        this(context, counters, log, null, new SessionWindows(1), new SharedRedispatch(), new FailedCommits());
+        this(context, counters, log, null, new SessionWindows(1), new SharedRedispatch(), new FailedCommits(),
+            new AtomicReference<>(AccessRules.OPEN), ConnectionControl.NONE);
     }
 
     /**
@@ -88,11 +101,15 @@ public final class RoutingStage implements Stage
      * @param windows    the delivery shards' in-flight room per session, for the least-loaded shared strategy.
      * @param redispatch where the shards hand back a leaving shared subscriber's unacknowledged messages.
      * @param failedCommits QoS 2 PUBLISHes the persistence stage could not keep: routed anew when resent.
+     * @param accessRules the ACL rules in force, as the auth stage publishes them.
+     * @param control     where a connection is revoked whose subscription reloaded rules refuse.
      */
     RoutingStage(final BrokerContext context, final BrokerCounters counters, final MessageLog log,
         final RingBuffer<IngressEvent> ring, final SessionWindows windows, final SharedRedispatch redispatch,
-        final FailedCommits failedCommits)
+        final FailedCommits failedCommits, final AtomicReference<AccessRules> accessRules,
+        final ConnectionControl control)
     {
+        this.access = new RoutingAccess(accessRules, control, counters, context.useUserNameAsClientId());
         this.failedCommits = failedCommits;
         this.ticks = new RoutingTicks(ring, redispatch);
         this.shared = new SharedSubscriptions<>(context.sharedSubscriptionStrategy());
@@ -146,12 +163,13 @@ public final class RoutingStage implements Stage
                 session.awaitingPubrel().remove(failed[1]); // never stored, never acknowledged: a resend is new
             }
         }
+        final int reloaded = access.follow(sessions);
         final int expired = expiry.poll(System.currentTimeMillis());
         if (expired > 0)
         {
             onBatchEnd(); // the gauges move with expiry too, events or not
         }
-        return expired + ticks.doDutyCycle();
+        return reloaded + expired + ticks.doDutyCycle();
     }
 
 
@@ -165,6 +183,10 @@ public final class RoutingStage implements Stage
         if (pending == event)
         {
             return commit(event); // processed already: only its output waits for room in the log
+        }
+        if (event.aclGeneration != access.generation())
+        {
+            access.follow(sessions); // judged by rules this stage has not taken yet
         }
         event.resetRouting();
         output.reset();
@@ -296,7 +318,7 @@ public final class RoutingStage implements Stage
         switch (event.packetType)
         {
             case PacketType.PUBLISH: onPublish(event, session); break;
-            case PacketType.SUBSCRIBE: subscriptions.onSubscribe(event, session); break;
+            case PacketType.SUBSCRIBE: subscriptions.onSubscribe(event, session, access.generation()); break;
             case PacketType.UNSUBSCRIBE: subscriptions.onUnsubscribe(event, session); break;
             case PacketType.PUBREL:
                 if (ack.wrap(event.packet, 0, event.packetLength, event.version) > 0)
@@ -321,7 +343,8 @@ public final class RoutingStage implements Stage
         }
         final boolean clean = connect.isCleanStart();
         final long expirySeconds = context.sessionExpiryFor(connect);
-        String clientId = connect.clientId().asString();
+        final String aclClientId = access.clientIdOf(connect);
+        String clientId = aclClientId;
         if (clientId.isEmpty())
         {
             clientId = "ringmq-" + Long.toHexString(System.nanoTime()) + "-" + (++assignedIds); // [MQTT-3.1.3-6]
@@ -387,7 +410,8 @@ public final class RoutingStage implements Stage
         }
         session.connection(event.agentIndex, event.connectionId);
         session.version(event.version);
-        setWill(session);
+        access.bind(session, connect, event, aclClientId);
+        setWill(session, event.aclVerdict == IngressEvent.ACL_ALLOWED); // a will the ACL refuses is not kept
         connections.put(event.connectionId, session);
         event.sessionId = session.id();
         if (null != endedWill)
@@ -397,14 +421,14 @@ public final class RoutingStage implements Stage
     }
 
     /**
-     * Keeps the CONNECT's will with its session.
+     * Keeps the CONNECT's will with its session, when the client may publish it.
      */
-    private void setWill(final RoutingSession session)
+    private void setWill(final RoutingSession session, final boolean allowed)
     {
-        session.will(connect.hasWill() ? Wills.fromConnect(connect, propertyScratch) : null);
-        session.willDelaySeconds(connect.hasWill() ? Wills.delaySeconds(connect) : 0);
+        final boolean kept = allowed && connect.hasWill();
+        session.will(kept ? Wills.fromConnect(connect, propertyScratch) : null);
+        session.willDelaySeconds(kept ? Wills.delaySeconds(connect) : 0);
     }
-
 
     private void onPublish(final IngressEvent event, final RoutingSession session)
     {
@@ -423,10 +447,9 @@ public final class RoutingStage implements Stage
             event.propertiesOffset = MessageProperties.sectionStart(event.packet, publish.propertiesOffset());
             event.propertiesLength = MessageProperties.sectionLength(event.packet, publish.propertiesOffset());
         }
-        if (null != session && isSys(topic))
+        if (null != session && event.aclVerdict != IngressEvent.ACL_ALLOWED)
         {
-            counters.increment(BrokerCounters.SYS_PUBLISH_REFUSED); // $SYS is the broker's: read-only for clients
-            return; // acknowledged as usual, routed nowhere, stored nowhere
+            return; // the ACL (or $SYS, the broker's) refused it: acknowledged as the protocol says, routed nowhere
         }
         if (event.qos == 2 && null != session && session.awaitingPubrel().contains(event.packetId))
         {
@@ -439,18 +462,6 @@ public final class RoutingStage implements Stage
         publishSession = session;
         publishRetain = publish.isRetain();
         publishPending = true;
-    }
-
-    /**
-     * @return whether a topic name is in the broker's own tree, {@code $SYS} (as Mosquitto, read-only for clients).
-     */
-    private static boolean isSys(final Slice topic)
-    {
-        final DirectBuffer buffer = topic.buffer();
-        final int at = topic.offset();
-        return topic.length() >= 4 && buffer.getByte(at) == '$' && buffer.getByte(at + 1) == 'S' &&
-            buffer.getByte(at + 2) == 'Y' && buffer.getByte(at + 3) == 'S' &&
-            (topic.length() == 4 || buffer.getByte(at + 4) == '/');
     }
 
     /**
@@ -533,6 +544,10 @@ public final class RoutingStage implements Stage
     private void onSharedMatch(final Subscription subscription, final int options, final int subscriptionId)
     {
         final RoutingSession session = subscription.session();
+        if (!mayRead(subscription))
+        {
+            return;
+        }
         if (!output.addTarget(session.id(), Math.min(publishQos, SubscriptionOptions.qos(options)),
             SubscriptionOptions.retainAsPublished(options), session.shard(), subscriptionId, shared.matchingGroupId()))
         {
@@ -574,6 +589,9 @@ public final class RoutingStage implements Stage
         output.message(message);
         publishQos = message.qos();
         publisher = null;
+        matchTopic = willTopic;
+        matchOffset = 0;
+        matchLength = message.topic().length;
         if (shared.dispatch(entry.groupId(), willTopic, 0, message.topic().length, 0, chooser, sharedMatcher))
         {
             counters.increment(BrokerCounters.SHARED_REDISPATCHED);
@@ -647,6 +665,9 @@ public final class RoutingStage implements Stage
     private void fanOut(final DirectBuffer topic, final int offset, final int length, final int qos)
     {
         publishQos = qos;
+        matchTopic = topic;
+        matchOffset = offset;
+        matchLength = length;
         generation++;
         index.match(topic, offset, length, matcher);
         shared.match(topic, offset, length, null == publisher ? 0 : publisher.clientId().hashCode(), chooser,
@@ -660,6 +681,10 @@ public final class RoutingStage implements Stage
         if (session == publisher && SubscriptionOptions.noLocal(options))
         {
             return; // not to the connection that published it [MQTT-3.8.3-3]
+        }
+        if (!mayRead(subscription))
+        {
+            return;
         }
         final int qos = Math.min(publishQos, SubscriptionOptions.qos(options));
         final boolean retainAsPublished = SubscriptionOptions.retainAsPublished(options);
@@ -681,6 +706,11 @@ public final class RoutingStage implements Stage
                 output.addTargetSubscriptionId(session.matchIndex(), subscription.subscriptionId());
             }
         }
+    }
+
+    private boolean mayRead(final Subscription subscription)
+    {
+        return access.mayRead(subscription, matchTopic, matchOffset, matchLength);
     }
 
     private void discard(final RoutingSession session)
@@ -712,6 +742,7 @@ public final class RoutingStage implements Stage
         }
         final RoutingSession session = sessions.create(clientId, expirySeconds, 0); // its shard: shard 0's
         session.version(version);
+        access.restored(session);
         final long awayMs = disconnectedAtMs == 0 ? nowMs : disconnectedAtMs;
         if (null != will && (willPending || disconnectedAtMs == 0))
         {
@@ -726,6 +757,7 @@ public final class RoutingStage implements Stage
     void restoreSubscription(final int sessionId, final String filter, final int options, final int subscriptionId)
     {
         subscriptions.restore(sessions.get(sessionId), filter, options, subscriptionId);
+        access.restored(sessions.get(sessionId).subscriptions().get(filter));
     }
 
     void restoreAwaitingPubrel(final int sessionId, final int packetId)

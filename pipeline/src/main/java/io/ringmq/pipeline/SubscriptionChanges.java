@@ -43,6 +43,8 @@ final class SubscriptionChanges
     private boolean retainedBudgetSpent;
     private int retainedGranted;
     private long retainedNowMs;
+    private RoutingSession retainedFor;
+    private final org.agrona.concurrent.UnsafeBuffer retainedTopic = new org.agrona.concurrent.UnsafeBuffer(0, 0);
 
     SubscriptionChanges(final BrokerContext context, final SubscriptionIndex<Subscription> index,
         final SharedSubscriptions<Subscription> shared, final RetainedStore retained, final RouteOutput.Writer output,
@@ -62,8 +64,11 @@ final class SubscriptionChanges
     /**
      * A SUBSCRIBE: each filter subscribed (or refused with its code), the retained messages it brings put in the
      * routing output.
+     *
+     * @param rulesGeneration the generation of the ACL rules routing holds: a verdict made under others is made
+     *                        again with the session's rules.
      */
-    void onSubscribe(final IngressEvent event, final RoutingSession session)
+    void onSubscribe(final IngressEvent event, final RoutingSession session, final int rulesGeneration)
     {
         if (subscribe.wrap(event.packet, 0, event.packetLength, event.version) < 0)
         {
@@ -94,6 +99,14 @@ final class SubscriptionChanges
                 continue;
             }
             final String written = filterBytes.asString();
+            final int acl = event.aclGeneration == rulesGeneration || event.aclVerdict == IngressEvent.ACL_UNDECIDED ?
+                event.aclFilter(i) : session.acl().classify(AccessControl.unshared(written));
+            if (acl == io.ringmq.pipeline.auth.ClientAcl.DENIED)
+            {
+                // nothing it matches may be read: this filter only [MQTT-3.9.3-1]
+                output.addGranted(v5 ? ReasonCode.NOT_AUTHORIZED : ReasonCode.V3_SUBACK_FAILURE);
+                continue;
+            }
             final int options = filters.options(i);
             final int granted = SubscriptionOptions.qos(options);
             Subscription subscription = session.subscriptions().get(written);
@@ -111,6 +124,7 @@ final class SubscriptionChanges
                 session.subscriptions().put(written, subscription);
             }
             subscription.update(options, event.subscriptionId);
+            subscription.readChecked(acl != io.ringmq.pipeline.auth.ClientAcl.FULL); // only these pay per message
             if (null == subscription.shareName())
             {
                 index.subscribe(subscription.filter(), subscription, options);
@@ -136,6 +150,7 @@ final class SubscriptionChanges
             if (!retainedBudgetSpent && subscribeFilters.add(written))
             {
                 retainedGranted = granted;
+                retainedFor = subscription.readChecked() ? session : null;
                 retainedNowMs = System.currentTimeMillis();
                 retainedSteps -= retained.matchWhile(written, retainedVisitor, retainedSteps);
                 if (retainedSteps < 0 && !retainedBudgetSpent)
@@ -208,6 +223,11 @@ final class SubscriptionChanges
         {
             return true; // an expired message is not sent [MQTT-3.3.2-5]
         }
+        if (null != retainedFor && !retainedFor.acl().canRead(topicOf(message), 0, message.topic().length))
+        {
+            counters.increment(BrokerCounters.ACL_READ_FILTERED); // as a live message would be
+            return true;
+        }
         if (output.addRetained(message, Math.min(message.qos(), retainedGranted), retainedBytesPerSubscribe))
         {
             return true;
@@ -215,6 +235,12 @@ final class SubscriptionChanges
         counters.increment(BrokerCounters.RETAINED_NOT_SENT);
         retainedBudgetSpent = true;
         return false;
+    }
+
+    private org.agrona.concurrent.UnsafeBuffer topicOf(final Message message)
+    {
+        retainedTopic.wrap(message.topic());
+        return retainedTopic;
     }
 
     /**

@@ -52,7 +52,7 @@ class AuthStageReloadReviewTest
         }
     }
 
-    private static IngressEvent connect(final long connectionId, final String user, final String password)
+    static IngressEvent connect(final long connectionId, final String user, final String password)
     {
         final ConnectEncoder encoder = new ConnectEncoder().reset().version(MqttVersion.V3_1_1).cleanStart(true)
             .keepAlive(60);

@@ -121,6 +121,7 @@ class StagesAloneTest
         final IngressEvent event = new IngressEvent(256);
         event.packet(agent, connectionId, MqttVersion.V3_1_1, true, (bytes[0] & 0xFF) >>> 4, new UnsafeBuffer(bytes),
             bytes.length, null, -1);
+        event.aclVerdict = IngressEvent.ACL_ALLOWED; // as the auth stage grants it without an ACL file
         return event;
     }
 

@@ -4,6 +4,8 @@ import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.Pipeline;
 import io.ringmq.pipeline.StageAgent;
 import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.auth.AclFile;
+import io.ringmq.pipeline.auth.CredentialWorkers;
 import io.ringmq.pipeline.auth.PasswordFile;
 import io.ringmq.pipeline.persistence.DurableStore;
 import io.ringmq.pipeline.persistence.MemoryStore;
@@ -62,6 +64,7 @@ public final class Broker implements AutoCloseable
     private final DurableStore store;
     private final List<AgentRunner> runners = new ArrayList<>();
     private final Pipeline pipeline;
+    private final CredentialWorkers credentials;
     private final ErrorLog errors;
     private final int port;
     private final MetricsEndpoint metrics;
@@ -93,11 +96,16 @@ public final class Broker implements AutoCloseable
         catch (final IOException ex)
         {
             Listener.closeAll(listeners);
+            Listener.closeShared(listeners);
             CloseHelper.quietClose(store);
             throw new IOException("cannot create a counters file in " + context.countersDir() + ": " + ex, ex);
         }
         counters = new BrokerCounters(countersFile);
         errors = new ErrorLog(counters);
+        // passwords are verified on their own named threads in every mode; inline in invoker mode (no threads)
+        credentials = new CredentialWorkers(authenticator, context.credentialSettings(),
+            context.threading() == BrokerContext.Threading.INVOKER ? 0 : context.credentialSettings().threads(),
+            counters);
         final int ioCount = context.ioThreads();
         final BrokerContext.Threading threading = context.threading();
         final ManyToOneRingBuffer[] rings = new ManyToOneRingBuffer[ioCount];
@@ -122,7 +130,7 @@ public final class Broker implements AutoCloseable
                 rings[i] = new ManyToOneRingBuffer(new UnsafeBuffer(ByteBuffer.allocateDirect(
                     context.outboundRingBytes() + RingBufferDescriptor.TRAILER_LENGTH)));
                 agents[i] = new IoAgent(i, context, counters, i == 0 ? listeners : new Listener[0], rings[i], pipeline.ring(),
-                    pipeline.messageLog(i), connectionCount);
+                    pipeline.messageLog(i), connectionCount, credentials);
             }
             final StageLatencyCollector latencies = 0 == context.metricsPort() ? null :
                 StageLatencyCollector.attach(pipeline);
@@ -144,7 +152,8 @@ public final class Broker implements AutoCloseable
                 }
             }
             Listener.closeAll(listeners);
-            CloseHelper.quietCloseAll(countersFile, store); // the metrics endpoint starts last: none here
+            Listener.closeShared(listeners);
+            CloseHelper.quietCloseAll(credentials, countersFile, store); // the metrics endpoint starts last: none here
             if (ex instanceof StoreException)
             {
                 throw new IOException(ex.getMessage(), ex); // recovery refused (--strict-recovery): a failed start
@@ -180,7 +189,8 @@ public final class Broker implements AutoCloseable
                 throw new IOException("cannot read password file " + context.passwordFile() + ": " + ex, ex);
             }
         }
-        return new Authenticator(context.anonymous(), context.user(), context.password(), passwordFile);
+        return new Authenticator(context.anonymous(), context.user(), context.password(), passwordFile,
+            context.credentialSettings().cacheSize());
     }
 
     /**
@@ -403,26 +413,38 @@ public final class Broker implements AutoCloseable
     }
 
     /**
-     * Reloads what can change without dropping clients: the password file. New CONNECTs are checked against the
-     * new file; a connected client whose user was removed or whose entry changed is disconnected (it reconnects
-     * with what now holds). A file that cannot be read or parsed changes nothing.
+     * Reloads what can change without dropping clients: the password file and the ACL file. New CONNECTs are
+     * checked against the new password file; a connected client whose user was removed or whose entry changed is
+     * disconnected (it reconnects with what now holds). The new ACL judges every PUBLISH and SUBSCRIBE from now
+     * on, and a connected client with a subscription it refuses is disconnected (5.0: DISCONNECT 0x87). A file
+     * that cannot be read or parsed changes nothing (neither file is taken).
      *
      * @return what was reloaded, one line.
-     * @throws IOException              when the file cannot be read (the old configuration stays).
+     * @throws IOException              when a file cannot be read (the old configuration stays).
      * @throws IllegalArgumentException naming the bad line (the old configuration stays).
      */
     public String reload() throws IOException
     {
-        if (null == context.passwordFile())
+        if (null == context.passwordFile() && null == context.aclFile())
         {
-            LOG.log(System.Logger.Level.INFO, "reload: nothing to reload (no --password-file)");
+            LOG.log(System.Logger.Level.INFO, "reload: nothing to reload (no --password-file, no --acl-file)");
             return "nothing to reload";
         }
         try
         {
-            final PasswordFile file = PasswordFile.load(context.passwordFile());
-            pipeline.reloadPasswordFile(file);
-            final String done = "reloaded " + context.passwordFile();
+            // both read before either is taken: a bad one keeps the old configuration whole
+            final PasswordFile file = null == context.passwordFile() ? null : PasswordFile.load(context.passwordFile());
+            final AclFile acl = null == context.aclFile() ? null : AclFile.load(context.aclFile());
+            if (null != file)
+            {
+                pipeline.reloadPasswordFile(file);
+            }
+            if (null != acl)
+            {
+                pipeline.reloadAclFile(acl);
+            }
+            final String done = "reloaded" + (null == file ? "" : " " + context.passwordFile()) +
+                (null == acl ? "" : " " + acl);
             LOG.log(System.Logger.Level.INFO, "reload: " + done);
             return done;
         }
@@ -538,6 +560,8 @@ public final class Broker implements AutoCloseable
         Listener.closeAll(listeners); // stop accepting
         CloseHelper.quietCloseAll(runners); // then every agent: connections flushed and closed, no wills
         CloseHelper.quietClose(invoker);
+        Listener.closeShared(listeners); // the TLS handshake pool, once no connection needs it
+        CloseHelper.quietClose(credentials); // after the agents: no verdict is waited for any more
         try
         {
             pipeline.stopped(); // after every stage thread: the next start knows this stop was clean

@@ -2,6 +2,7 @@ package io.ringmq.transport;
 
 import io.netty.buffer.ByteBuf;
 import io.ringmq.pipeline.IngressEvent;
+import io.ringmq.pipeline.auth.CredentialRequest;
 import io.ringmq.protocol.MqttVersion;
 
 import java.nio.channels.SelectionKey;
@@ -20,6 +21,9 @@ final class Connection
     static final int CONNACK_ACCEPTED = 1;
     /** A refusing CONNACK was written: nothing more from the client is processed [MQTT-3.1.4-5]. */
     static final int CONNACK_REFUSED = 2;
+
+    /** Bytes buffered past which a connection whose CONNECT is being hashed is not read any more. */
+    static final int HASHING_BUFFER_LIMIT = 16 * 1024;
 
     final long id;
     final Acceptor.Accepted accepted;
@@ -44,6 +48,10 @@ final class Connection
     boolean addressSettled;
     /** Its layer holds input: in its reader's list to read again. */
     boolean readAgain;
+    /** Its CONNECT's credentials are with a credential worker: the CONNECT stays buffered, is not handed on. */
+    boolean hashing;
+    /** The credential workers' verdict on its CONNECT, or {@link CredentialRequest#NO_VERDICT}. */
+    long credentialVerdict = CredentialRequest.NO_VERDICT;
     /** In its agent's {@link PausedConnections}. */
     boolean retrying;
     /** The socket would not take all the outbound bytes: waiting for it to be writable. */
@@ -90,7 +98,9 @@ final class Connection
      */
     boolean readable()
     {
-        return !paused && !outFull && !awaitingConnack && connack != CONNACK_REFUSED && !closing && !closed;
+        // while its CONNECT is hashed it stays read (its end is noticed) until a little more than a CONNECT waits
+        return !paused && !outFull && !awaitingConnack && connack != CONNACK_REFUSED && !closing && !closed &&
+            (!hashing || in.readableBytes() < HASHING_BUFFER_LIMIT);
     }
 
     /**

@@ -3,6 +3,9 @@ package io.ringmq.transport;
 import io.netty.buffer.ByteBuf;
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.IngressEvent;
+import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.auth.CredentialRequest;
+import io.ringmq.pipeline.auth.CredentialWorkers;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.ConnectFlyweight;
 import io.ringmq.protocol.DecodeError;
@@ -15,6 +18,8 @@ import io.ringmq.protocol.ReasonCode;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 
 /**
  * The reading role of an I/O agent: reads a connection's bytes through its {@link SocketLayer}, frames and
@@ -47,6 +52,9 @@ final class ConnectionReader
     private final UnsafeBuffer inView = new UnsafeBuffer(0, 0);
     private final InboundPublishes publishes;
     private final int maxConnectLength;
+    /** Where CONNECT passwords are verified; null: the auth stage decides them itself (stage tests). */
+    private final CredentialWorkers credentials;
+    private final int agentIndex;
     private long nowMs;
     private java.util.ArrayList<Connection> again = new java.util.ArrayList<>();
     private java.util.ArrayList<Connection> spare = new java.util.ArrayList<>();
@@ -57,8 +65,10 @@ final class ConnectionReader
 
     ConnectionReader(final BrokerContext context, final BrokerCounters counters, final IngressProxy ingress,
         final ConnectionTimers timers, final ConnectionWriter writer, final PausedConnections paused,
-        final ConnectionWriter.Closer closer)
+        final ConnectionWriter.Closer closer, final CredentialWorkers credentials, final int agentIndex)
     {
+        this.credentials = credentials;
+        this.agentIndex = agentIndex;
         this.context = context;
         this.counters = counters;
         this.ingress = ingress;
@@ -261,8 +271,15 @@ final class ConnectionReader
             connection.lastPacketMs = nowMs; // a complete packet: only that resets keep-alive [MQTT-3.1.2-24]
             if (!onPacket(connection, length))
             {
-                pause(connection);
-                return handed;
+                if (connection.hashing)
+                {
+                    connection.updateInterest(); // read on only while a little is buffered behind the CONNECT
+                }
+                else
+                {
+                    pause(connection);
+                }
+                return handed; // ring full, or the CONNECT waits for its credential verdict, kept buffered
             }
             handed++;
             if (connection.closed || connection.closing)
@@ -407,7 +424,17 @@ final class ConnectionReader
             refuseConnect(connection, CONNACK_IDENTIFIER_REJECTED, "keep-alive " + keepAlive + " over --max-keepalive");
             return true;
         }
-        if (!ingress.packet(connection.id, version, connection.loopback, PacketType.CONNECT, inView, length))
+        if (null != credentials && connection.credentialVerdict == CredentialRequest.NO_VERDICT &&
+            CredentialRequest.needsWorker(connect))
+        {
+            askVerdict(connection, connect);
+            if (connection.hashing)
+            {
+                return false;
+            }
+        }
+        if (!ingress.packet(connection.id, version, connection.loopback, PacketType.CONNECT, inView, length,
+            connection.credentialVerdict))
         {
             return false;
         }
@@ -421,6 +448,63 @@ final class ConnectionReader
             connect.properties().longValue(PropertyId.MAXIMUM_PACKET_SIZE, Integer.MAX_VALUE));
         timers.onConnected(connection);
         return true;
+    }
+
+    /**
+     * Hands a CONNECT's user name and a copy of its password to the credential workers; the CONNECT stays in the
+     * inbound buffer and the connection unread until the verdict comes back ({@link #onVerdict}). A full queue is
+     * a refusal at once: the CONNECT goes on with a server-unavailable verdict.
+     */
+    private void askVerdict(final Connection connection, final ConnectFlyweight connect)
+    {
+        if (connection.hashing)
+        {
+            return;
+        }
+        final CredentialRequest request = new CredentialRequest(agentIndex, connection.id,
+            connect.userName().asString(), connect.password().toByteArray(), remoteAddress(connection),
+            connection.loopback);
+        connection.hashing = true; // before submit: an inline verdict (invoker mode) arrives through the queue
+        connection.updateInterest();
+        if (!credentials.submit(request))
+        {
+            request.wipe();
+            connection.hashing = false;
+            connection.updateInterest();
+            connection.credentialVerdict = Authenticator.verdictOf(ReasonCode.V3_SERVER_UNAVAILABLE);
+        }
+    }
+
+    /**
+     * A credential verdict for a connection of this agent: its CONNECT goes on to the pipeline with it.
+     */
+    void onVerdict(final Connection connection, final long verdict)
+    {
+        connection.hashing = false;
+        connection.credentialVerdict = verdict;
+        connection.updateInterest();
+        processInbound(connection);
+    }
+
+    /**
+     * @return the client's address for the back-off: the PROXY protocol's when a proxy named it, else the socket's.
+     */
+    private static InetAddress remoteAddress(final Connection connection)
+    {
+        final InetSocketAddress proxied = connection.layer.proxiedAddress();
+        if (null != proxied)
+        {
+            return proxied.getAddress();
+        }
+        try
+        {
+            final java.net.SocketAddress remote = connection.accepted.channel.getRemoteAddress();
+            return remote instanceof InetSocketAddress ? ((InetSocketAddress)remote).getAddress() : null;
+        }
+        catch (final IOException ex)
+        {
+            return null;
+        }
     }
 
     /**

@@ -4,6 +4,7 @@ import com.lmax.disruptor.InsufficientCapacityException;
 import com.lmax.disruptor.RingBuffer;
 import io.ringmq.pipeline.IngressEvent;
 import io.ringmq.pipeline.MessageLog;
+import io.ringmq.pipeline.auth.CredentialRequest;
 import org.agrona.DirectBuffer;
 
 import java.util.ArrayDeque;
@@ -51,6 +52,16 @@ final class IngressProxy
     boolean packet(final long connectionId, final int version, final boolean loopback, final int packetType,
         final DirectBuffer bytes, final int length)
     {
+        return packet(connectionId, version, loopback, packetType, bytes, length, CredentialRequest.NO_VERDICT);
+    }
+
+    /**
+     * As {@link #packet(long, int, boolean, int, DirectBuffer, int)}, for a CONNECT with the credential workers'
+     * verdict on it ({@link CredentialRequest#NO_VERDICT} when it needed none).
+     */
+    boolean packet(final long connectionId, final int version, final boolean loopback, final int packetType,
+        final DirectBuffer bytes, final int length, final long credentialVerdict)
+    {
         if (!pendingEnds.isEmpty())
         {
             retryEnds();
@@ -79,6 +90,7 @@ final class IngressProxy
         final IngressEvent event = ring.get(sequence);
         event.packet(agentIndex, connectionId, version, loopback, packetType, bytes, length, log, logEnd);
         event.ingressNs = nowNs;
+        event.credentialVerdict = credentialVerdict;
         ring.publish(sequence); // the slot is visible to the stages only once every field is written
         published = true;
         return true;

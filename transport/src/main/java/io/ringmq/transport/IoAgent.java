@@ -4,6 +4,8 @@ import com.lmax.disruptor.RingBuffer;
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.IngressEvent;
 import io.ringmq.pipeline.MessageLog;
+import io.ringmq.pipeline.auth.CredentialRequest;
+import io.ringmq.pipeline.auth.CredentialWorkers;
 import io.ringmq.protocol.MqttVersion;
 import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.ReasonCode;
@@ -44,6 +46,8 @@ final class IoAgent implements Agent
     static final long CLOSE_LINGER_MS = 1_000;
     /** How long a shutting-down agent waits for its DISCONNECTs (0x8B) to be written, all connections together. */
     static final long SHUTDOWN_FLUSH_MS = 500;
+    /** Credential verdicts taken per duty cycle at most. */
+    static final int VERDICT_DRAIN_LIMIT = 256;
 
     private final int index;
     private final BrokerCounters counters;
@@ -57,6 +61,9 @@ final class IoAgent implements Agent
     private final org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<Long> readyAgain =
         new org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<>();
     private Wakeable ownWake = Wakeable.NONE;
+    /** Credential verdicts from the workers, for CONNECTs this agent holds back until they come. */
+    private final org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<CredentialRequest> verdicts =
+        new org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<>();
     private final ManyToOneConcurrentArrayQueue<Acceptor.Accepted> handoff =
         new ManyToOneConcurrentArrayQueue<>(4096);
     private final Long2ObjectHashMap<Connection> connections = new Long2ObjectHashMap<>();
@@ -86,6 +93,18 @@ final class IoAgent implements Agent
     IoAgent(final int index, final BrokerContext context, final BrokerCounters counters,
         final Listener[] listeners, final ManyToOneRingBuffer outbound, final RingBuffer<IngressEvent> ingress,
         final MessageLog log, final AtomicInteger connectionCount) throws IOException
+    {
+        this(index, context, counters, listeners, outbound, ingress, log, connectionCount, null);
+    }
+
+    /**
+     * @param credentials where CONNECT passwords are verified (their verdicts come back to this agent), or null to
+     *                    leave them to the auth stage (stage tests).
+     */
+    IoAgent(final int index, final BrokerContext context, final BrokerCounters counters,
+        final Listener[] listeners, final ManyToOneRingBuffer outbound, final RingBuffer<IngressEvent> ingress,
+        final MessageLog log, final AtomicInteger connectionCount, final CredentialWorkers credentials)
+        throws IOException
     {
         this.index = index;
         this.counters = counters;
@@ -118,7 +137,12 @@ final class IoAgent implements Agent
             this.ingress.packet(IngressEvent.SYSTEM_CONNECTION, MqttVersion.V3_1_1, true, PacketType.PUBLISH, packet,
                 length)) : null;
         this.limits = new LimitReport(counters, LIMIT_REPORT_MS, nowMs);
-        this.reader = new ConnectionReader(context, counters, this.ingress, timers, writer, paused, closer);
+        this.reader = new ConnectionReader(context, counters, this.ingress, timers, writer, paused, closer,
+            credentials, index);
+        if (null != credentials)
+        {
+            credentials.sink(index, this::onVerdict);
+        }
         this.retry = reader::processInbound;
         final AddressLimit addressLimit = new AddressLimit(context.maxConnectionsPerAddress(), context.limitLoopback());
         this.acceptors = new Acceptor[listeners.length];
@@ -154,7 +178,7 @@ final class IoAgent implements Agent
     boolean hasPendingWork()
     {
         return outbound.size() > 0 || !handoff.isEmpty() || !revocations.isEmpty() || !readyAgain.isEmpty() ||
-            reader.hasReadableAgain();
+            reader.hasReadableAgain() || !verdicts.isEmpty();
     }
 
     /**
@@ -184,6 +208,7 @@ final class IoAgent implements Agent
         int work = drainHandoff();
         work += drainRevocations();
         work += drainReadyAgain();
+        work += drainVerdicts();
         work += outbound.read(outboundHandler, 4096);
         selectedWork = 0;
         selector.selectNow(onReady); // ready keys straight to the handler: no selected-key set, no iterator
@@ -314,6 +339,32 @@ final class IoAgent implements Agent
                 {
                     reader.read(connection);
                 }
+            }
+            work++;
+        }
+        return work;
+    }
+
+    /**
+     * A credential worker's verdict (its thread): queued for this agent, which is woken to take it.
+     */
+    private void onVerdict(final CredentialRequest request)
+    {
+        verdicts.offer(request);
+        selector.wakeup(); // whichever idle strategy sleeps on this selector (the shared mode's too) wakes
+    }
+
+    private int drainVerdicts()
+    {
+        int work = 0;
+        CredentialRequest request;
+        while (work < VERDICT_DRAIN_LIMIT && null != (request = verdicts.poll()))
+        {
+            request.wipe(); // the password copy is not needed past its verdict
+            final Connection connection = connections.get(request.connectionId());
+            if (null != connection && !connection.closed && connection.hashing)
+            {
+                reader.onVerdict(connection, request.verdict()); // a closed one's verdict is just dropped
             }
             work++;
         }

@@ -24,9 +24,13 @@ final class Listener implements AutoCloseable
     /** Connections held through this listener, against its {@code max_connections}. */
     final AtomicInteger connectionCount = new AtomicInteger();
 
-    private Listener(final ListenerSettings settings, final ServerSocketChannel server, final SocketLayers layers)
-        throws IOException
+    /** The broker's TLS handshake pool (shared by its listeners), or null. */
+    private final TlsTaskExecutor tlsTasks;
+
+    private Listener(final ListenerSettings settings, final ServerSocketChannel server, final SocketLayers layers,
+        final TlsTaskExecutor tlsTasks) throws IOException
     {
+        this.tlsTasks = tlsTasks;
         this.settings = settings;
         this.server = server;
         this.port = ((InetSocketAddress)server.getLocalAddress()).getPort();
@@ -39,7 +43,7 @@ final class Listener implements AutoCloseable
     static Listener[] wrap(final ServerSocketChannel server) throws IOException
     {
         final ListenerSettings settings = new ListenerSettings(0, null);
-        return new Listener[]{new Listener(settings, server, SocketLayers.of(settings))};
+        return new Listener[]{new Listener(settings, server, SocketLayers.of(settings, null), null)};
     }
 
     /**
@@ -51,23 +55,29 @@ final class Listener implements AutoCloseable
      */
     static Listener[] bindAll(final List<ListenerSettings> settings, final int backlog) throws IOException
     {
-        final SocketLayers[] layers = new SocketLayers[settings.size()];
-        for (int i = 0; i < layers.length; i++)
-        {
-            layers[i] = SocketLayers.of(settings.get(i));
-        }
+        final TlsTaskExecutor tlsTasks = settings.stream().anyMatch(ListenerSettings::isTls) ?
+            new TlsTaskExecutor() : null;
         final Listener[] listeners = new Listener[settings.size()];
         try
         {
+            final SocketLayers[] layers = new SocketLayers[settings.size()];
+            for (int i = 0; i < layers.length; i++)
+            {
+                layers[i] = SocketLayers.of(settings.get(i), tlsTasks);
+            }
             for (int i = 0; i < listeners.length; i++)
             {
-                listeners[i] = new Listener(settings.get(i), bind(settings.get(i), backlog), layers[i]);
+                listeners[i] = new Listener(settings.get(i), bind(settings.get(i), backlog), layers[i], tlsTasks);
             }
             return listeners;
         }
         catch (final IOException | RuntimeException ex)
         {
             closeAll(listeners);
+            if (null != tlsTasks)
+            {
+                tlsTasks.close();
+            }
             throw ex;
         }
     }
@@ -124,7 +134,21 @@ final class Listener implements AutoCloseable
     public void close()
     {
         CloseHelper.quietClose(server);
-        layers.close();
+    }
+
+    /**
+     * Stops the TLS handshake pool the listeners share, once their connections are closed.
+     */
+    static void closeShared(final Listener[] listeners)
+    {
+        for (final Listener listener : listeners)
+        {
+            if (null != listener && null != listener.tlsTasks)
+            {
+                listener.tlsTasks.close();
+                return;
+            }
+        }
     }
 
     static void closeAll(final Listener[] listeners)

@@ -4,6 +4,7 @@ import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.ListenerSettings;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.auth.CredentialSettings;
 import io.ringmq.pipeline.auth.PasswordFile;
 import io.ringmq.pipeline.auth.PasswordHash;
 import io.ringmq.pipeline.auth.ScramCredential;
@@ -32,7 +33,7 @@ import java.util.concurrent.CountDownLatch;
     sortOptions = false, usageHelpAutoWidth = true,
     description = "An MQTT 3.1.1 broker on LMAX Disruptor rings. With no options: port 1883, anonymous clients "
         + "from loopback only.",
-    subcommands = {Main.Passwd.class, StatCommand.class, ReloadCommand.class})
+    subcommands = {Main.Passwd.class, HashBenchCommand.class, StatCommand.class, ReloadCommand.class})
 public final class Main implements Callable<Integer>
 {
     @Option(names = {"-c", "--config"}, paramLabel = "FILE",
@@ -61,12 +62,68 @@ public final class Main implements Callable<Integer>
     @Option(names = "--user", description = "A user name clients may connect with (with --pass).")
     String user;
 
-    @Option(names = "--pass", description = "The password of --user.")
+    @Option(names = "--pass", description = "The password of --user (shows in 'ps': prefer --pass-file or "
+        + "--pass-env).")
     String pass;
+
+    @Option(names = "--pass-file", paramLabel = "FILE",
+        description = "Read the password of --user from the first line of FILE.")
+    Path passFile;
+
+    @Option(names = "--pass-env", paramLabel = "VAR",
+        description = "Read the password of --user from the environment variable VAR.")
+    String passEnv;
+
+    // password checking: credential workers, back-off after failures, cache (defaults in CredentialSettings)
+    @Option(names = "--auth-threads", paramLabel = "N",
+        description = "Threads that verify CONNECT passwords, never an I/O or stage thread (default: cores/4, >= 1).")
+    Integer authThreads;
+
+    @Option(names = "--auth-queue", paramLabel = "N", description = "CONNECTs waiting for a password check at most; "
+        + "more are refused with server unavailable (default: " + CredentialSettings.DEFAULT_QUEUE_LENGTH + ").")
+    Integer authQueue;
+
+    @Option(names = "--auth-max-failures", paramLabel = "N", description = "Failed logins from one address within "
+        + "--auth-failure-window before it backs off; 0: no limit (default: " + CredentialSettings.DEFAULT_MAX_FAILURES
+        + ").")
+    Integer authMaxFailures;
+
+    @Option(names = "--auth-failure-window", paramLabel = "DURATION",
+        description = "Window the failures are counted in (default: 60s).")
+    String authFailureWindow;
+
+    @Option(names = "--auth-backoff", paramLabel = "DURATION", description = "First back-off of an address: its "
+        + "logins are refused without a password check; each next one doubles (default: 1s).")
+    String authBackoff;
+
+    @Option(names = "--auth-backoff-max", paramLabel = "DURATION", description = "Longest back-off (default: 5m).")
+    String authBackoffMax;
+
+    @Option(names = "--auth-tracked-addresses", paramLabel = "N", description = "Addresses whose failures are "
+        + "remembered at most (default: " + CredentialSettings.DEFAULT_TRACKED_ADDRESSES + ").")
+    Integer authTrackedAddresses;
+
+    @Option(names = "--auth-cache-size", paramLabel = "N", description = "Verified logins remembered (keyed HMAC, "
+        + "never the password), so a reconnect skips PBKDF2; 0: none (default: " +
+        CredentialSettings.DEFAULT_CACHE_SIZE + ").")
+    Integer authCacheSize;
+
+    @Option(names = "--auth-exempt-loopback", description = "Never back off loopback addresses.")
+    boolean authExemptLoopback;
 
     @Option(names = "--password-file", paramLabel = "FILE",
         description = "user:hash lines (PBKDF2-SHA512, as written by 'ringmq passwd' or mosquitto_passwd).")
     Path passwordFile;
+
+    @Option(names = "--acl-file", paramLabel = "FILE",
+        description = "Access control in Mosquitto's acl_file format (user, topic, pattern lines); reloaded with "
+            + "the password file. Without it every topic is open but $SYS, which clients may only read.")
+    Path aclFile;
+
+    @Option(names = "--use-username-as-clientid",
+        description = "A client's id is its user name (Mosquitto's use_username_as_clientid): no user can take "
+            + "over another's session; clients without a user name are refused.")
+    boolean useUserNameAsClientId;
 
     @Option(names = "--anonymous", paramLabel = "WHO",
         description = "Who may connect without a user name: loopback, all or none (default: ${DEFAULT-VALUE}).")
@@ -324,7 +381,7 @@ public final class Main implements Callable<Integer>
     }
 
     /**
-     * SIGHUP reloads the password file, as it does Mosquitto's; a failed reload is logged and changes nothing.
+     * SIGHUP reloads the password file and the ACL file, as it does Mosquitto's; a failed reload is logged and changes nothing.
      */
     private static boolean onSighup(final java.util.concurrent.atomic.AtomicReference<Broker> running)
     {
@@ -355,6 +412,75 @@ public final class Main implements Callable<Integer>
         return true;
     }
 
+    /**
+     * @return the password of --user from --pass, --pass-file or --pass-env (at most one), or null.
+     */
+    String password()
+    {
+        final int given = (null != pass ? 1 : 0) + (null != passFile ? 1 : 0) + (null != passEnv ? 1 : 0);
+        if (given > 1)
+        {
+            throw new IllegalArgumentException("--pass, --pass-file and --pass-env exclude each other");
+        }
+        if (null != passFile)
+        {
+            try
+            {
+                final java.util.List<String> lines = java.nio.file.Files.readAllLines(passFile, StandardCharsets.UTF_8);
+                if (lines.isEmpty() || lines.get(0).isEmpty())
+                {
+                    throw new IllegalArgumentException("--pass-file " + passFile + " is empty");
+                }
+                return lines.get(0);
+            }
+            catch (final IOException ex)
+            {
+                throw new IllegalArgumentException("--pass-file: cannot read " + passFile + ": " + ex.getMessage());
+            }
+        }
+        if (null != passEnv)
+        {
+            final String value = System.getenv(passEnv);
+            if (null == value || value.isEmpty())
+            {
+                throw new IllegalArgumentException("--pass-env: " + passEnv + " is not set");
+            }
+            return value;
+        }
+        return pass;
+    }
+
+    private void credentialSettings(final CredentialSettings settings)
+    {
+        if (null != authThreads)
+        {
+            settings.threads(authThreads);
+        }
+        if (null != authQueue)
+        {
+            settings.queueLength(authQueue);
+        }
+        if (null != authMaxFailures)
+        {
+            settings.maxFailures(authMaxFailures);
+        }
+        if (null != authFailureWindow)
+        {
+            settings.failureWindowMs(parseLongDurationMs(authFailureWindow));
+        }
+        settings.backoff(null == authBackoff ? settings.backoffMs() : parseLongDurationMs(authBackoff),
+            null == authBackoffMax ? settings.backoffMaxMs() : parseLongDurationMs(authBackoffMax));
+        if (null != authTrackedAddresses)
+        {
+            settings.trackedAddresses(authTrackedAddresses);
+        }
+        if (null != authCacheSize)
+        {
+            settings.cacheSize(authCacheSize);
+        }
+        settings.exemptLoopback(authExemptLoopback);
+    }
+
     BrokerContext context()
     {
         final BrokerContext context = new BrokerContext()
@@ -379,8 +505,10 @@ public final class Main implements Callable<Integer>
             .messageLogBytes(messageLogBytes)
             .stageBatchLimit(stageBatchLimit)
             .anonymous(parseEnum(Authenticator.AnonymousPolicy.class, anonymous, "--anonymous"))
-            .credentials(user, pass)
+            .credentials(user, password())
             .passwordFile(passwordFile)
+            .aclFile(aclFile)
+            .useUserNameAsClientId(useUserNameAsClientId)
             .countersDir(countersDir)
             .metricsEndpoint(metricsBind, metricsPort)
             .maxConnectSize(maxConnectSize)
@@ -400,6 +528,7 @@ public final class Main implements Callable<Integer>
             .strictRecovery(strictRecovery)
             .persistenceMemory(persistenceCache, persistenceWriteBuffers);
         listeners(context);
+        credentialSettings(context.credentialSettings());
         if (null != threading)
         {
             context.threading(parseEnum(BrokerContext.Threading.class, threading, "--threading"));

@@ -11,24 +11,55 @@ import java.nio.channels.SocketChannel;
  */
 final class SocketLayers
 {
-    private final ListenerSettings settings;
+    private static final System.Logger LOG = System.getLogger("io.ringmq.transport");
 
-    private SocketLayers(final ListenerSettings settings)
+    private final ListenerSettings settings;
+    private final TlsContext tls;
+    private final TlsTaskExecutor tlsTasks;
+    private final ProxyProtocolLayer.Versions proxy;
+    private final boolean webSocket;
+
+    private SocketLayers(final ListenerSettings settings, final TlsContext tls, final TlsTaskExecutor tlsTasks)
     {
         this.settings = settings;
+        this.tls = tls;
+        this.tlsTasks = tlsTasks;
+        this.proxy = settings.proxyProtocol() == ListenerSettings.ProxyProtocol.NONE ? null :
+            ProxyProtocolLayer.Versions.valueOf(settings.proxyProtocol().name());
+        this.webSocket = settings.protocol() == ListenerSettings.Protocol.WEBSOCKETS;
     }
 
     /**
+     * @param tlsTasks where TLS handshakes run their delegated tasks (shared by the broker's listeners); only used
+     *                 when the listener speaks TLS.
      * @throws IllegalArgumentException naming the file and what is wrong when the listener's files cannot be used.
      */
-    static SocketLayers of(final ListenerSettings settings)
+    static SocketLayers of(final ListenerSettings settings, final TlsTaskExecutor tlsTasks)
     {
-        if (settings.isTls() || settings.protocol() != ListenerSettings.Protocol.MQTT ||
-            settings.proxyProtocol() != ListenerSettings.ProxyProtocol.NONE)
+        if (!settings.isTls())
         {
-            throw new IllegalArgumentException("listener " + settings + ": not available in this build");
+            return new SocketLayers(settings, null, null);
         }
-        return new SocketLayers(settings);
+        final TlsSettings tlsSettings = new TlsSettings()
+            .certFile(settings.certFile())
+            .keyFile(settings.keyFile())
+            .caFile(settings.caFile())
+            .caPath(settings.caPath())
+            .requireCertificate(settings.requireCertificate())
+            .useIdentityAsUsername(settings.useIdentityAsUsername())
+            .tlsVersion(settings.tlsVersion())
+            .ciphers(settings.ciphers());
+        final TlsContext tls;
+        try
+        {
+            tls = TlsContextFactory.create(tlsSettings,
+                warning -> LOG.log(System.Logger.Level.WARNING, "listener " + settings + ": " + warning));
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            throw new IllegalArgumentException("listener " + settings + ": " + ex.getMessage(), ex);
+        }
+        return new SocketLayers(settings, tls, tlsTasks);
     }
 
     /**
@@ -38,14 +69,28 @@ final class SocketLayers
      */
     SocketLayer open(final SocketChannel channel, final Runnable readyAgain)
     {
-        return new TcpSocketLayer(channel);
+        SocketLayer layer = new TcpSocketLayer(channel);
+        if (null != proxy)
+        {
+            layer = new ProxyProtocolLayer(layer, proxy); // the proxy's header comes first on the wire, under TLS
+        }
+        if (null != tls)
+        {
+            layer = new TlsSocketLayer(layer, tls.newEngine(), tlsTasks, readyAgain);
+        }
+        if (webSocket)
+        {
+            layer = new WebSocketLayer(layer, settings.websocketPath());
+        }
+        return layer;
     }
 
     /**
-     * Releases what the listener's sockets shared.
+     * @return whether the listener's clients are known by their TLS certificate's CN instead of a CONNECT user name.
      */
-    void close()
+    boolean useIdentityAsUsername()
     {
+        return null != tls && tls.useIdentityAsUsername();
     }
 
     ListenerSettings settings()

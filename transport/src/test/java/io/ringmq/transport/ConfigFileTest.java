@@ -54,6 +54,8 @@ class ConfigFileTest
             "log_dest file /var/log/mosquitto/mosquitto.log",
             "allow_anonymous false",
             "password_file " + dir.resolve("passwd"),
+            "acl_file " + dir.resolve("acl"),
+            "use_username_as_clientid true",
             "max_inflight_messages 0",
             "max_queued_messages 500",
             "max_queued_bytes 1048576",
@@ -90,6 +92,8 @@ class ConfigFileTest
         assertThat(listeners.get(2).protocol()).isEqualTo(ListenerSettings.Protocol.WEBSOCKETS);
         assertThat(context.anonymous()).isEqualTo(Authenticator.AnonymousPolicy.NONE);
         assertThat(context.passwordFile()).isEqualTo(dir.resolve("passwd"));
+        assertThat(context.aclFile()).isEqualTo(dir.resolve("acl"));
+        assertThat(context.useUserNameAsClientId()).isTrue();
         assertThat(context.maxInflight()).isEqualTo(65_535);
         assertThat(context.maxQueued()).isEqualTo(500);
         assertThat(context.maxQueuedBytes()).isEqualTo(1_048_576);

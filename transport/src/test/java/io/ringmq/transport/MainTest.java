@@ -227,4 +227,54 @@ class MainTest
         assertThat(run(2, "--max-topic-levels", "0")).contains("--max-topic-levels must be positive");
         assertThat(run(2, "--memory-budget", "1000")).contains("--memory-budget must be at least 1 MiB");
     }
+
+    @Test
+    @DisplayName("--pass-file and --pass-env keep the password out of 'ps'; the --auth-* flags reach the settings")
+    void passwordSourcesAndAuthFlags(@org.junit.jupiter.api.io.TempDir final java.nio.file.Path directory)
+        throws Exception
+    {
+        final java.nio.file.Path secret = directory.resolve("secret");
+        java.nio.file.Files.writeString(secret, "from-a-file\nignored\n");
+        final Main fromFile = new Main();
+        new picocli.CommandLine(fromFile).parseArgs("--user", "ops", "--pass-file", secret.toString(),
+            "--auth-threads", "3", "--auth-queue", "10", "--auth-max-failures", "7", "--auth-failure-window", "2m",
+            "--auth-backoff", "2s", "--auth-backoff-max", "1m", "--auth-tracked-addresses", "99",
+            "--auth-cache-size", "0", "--auth-exempt-loopback");
+        final io.ringmq.pipeline.BrokerContext context = fromFile.context().conclude();
+        assertThat(context.password()).isEqualTo("from-a-file");
+        final io.ringmq.pipeline.auth.CredentialSettings settings = context.credentialSettings();
+        assertThat(settings.threads()).isEqualTo(3);
+        assertThat(settings.queueLength()).isEqualTo(10);
+        assertThat(settings.maxFailures()).isEqualTo(7);
+        assertThat(settings.failureWindowMs()).isEqualTo(120_000);
+        assertThat(settings.backoffMs()).isEqualTo(2_000);
+        assertThat(settings.backoffMaxMs()).isEqualTo(60_000);
+        assertThat(settings.trackedAddresses()).isEqualTo(99);
+        assertThat(settings.cacheSize()).isZero();
+        assertThat(settings.exemptLoopback()).isTrue();
+        assertThat(context.toString()).contains("auth-threads=3", "auth-exempt-loopback").doesNotContain("from-a-file");
+
+        final String env = System.getenv().containsKey("PATH") ? "PATH" : System.getenv().keySet().iterator().next();
+        final Main fromEnv = new Main();
+        new picocli.CommandLine(fromEnv).parseArgs("--user", "ops", "--pass-env", env);
+        assertThat(fromEnv.context().password()).isEqualTo(System.getenv(env));
+
+        assertThat(run(2, "--user", "u", "--pass", "p", "--pass-env", env)).contains("exclude each other");
+        assertThat(run(2, "--user", "u", "--pass-env", "RINGMQ_NO_SUCH_VARIABLE_42")).contains("is not set");
+        assertThat(run(2, "--user", "u", "--pass-file", directory.resolve("missing").toString()))
+            .contains("--pass-file");
+        assertThat(run(2, "--auth-backoff", "10s", "--auth-backoff-max", "1s")).contains("--auth-backoff");
+        assertThat(run(2, "--auth-queue", "0")).contains("--auth-queue must be positive");
+    }
+
+    @Test
+    @DisplayName("ringmq passwd-bench: one bounded row per iteration count, with the cores a 5,000/s storm needs")
+    void passwdBench()
+    {
+        final String out = run(0, "passwd-bench", "--iterations", "10,20", "--seconds", "0.02", "--windows", "1",
+            "--threads", "1");
+        assertThat(out).contains("iterations", "cores for 5000/s");
+        assertThat(out.lines().filter(line -> line.strip().startsWith("10 ") || line.strip().startsWith("20 ")))
+            .hasSize(2);
+    }
 }

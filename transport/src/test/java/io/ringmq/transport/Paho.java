@@ -31,7 +31,15 @@ final class Paho implements AutoCloseable
 
     Paho(final int port, final String clientId) throws MqttException
     {
-        client = new MqttClient("tcp://127.0.0.1:" + port, clientId, new MemoryPersistence());
+        this("tcp://127.0.0.1:" + port, clientId);
+    }
+
+    /**
+     * @param serverUri {@code tcp://...}, {@code ssl://...} (with a socket factory in the options), {@code ws://...}.
+     */
+    Paho(final String serverUri, final String clientId) throws MqttException
+    {
+        client = new MqttClient(serverUri, clientId, new MemoryPersistence());
         client.setCallback(new MqttCallback()
         {
             public void connectionLost(final Throwable cause)
@@ -58,7 +66,13 @@ final class Paho implements AutoCloseable
 
     static Paho connect(final int port, final String clientId, final MqttConnectOptions options) throws MqttException
     {
-        final Paho paho = new Paho(port, clientId);
+        return connect("tcp://127.0.0.1:" + port, clientId, options);
+    }
+
+    static Paho connect(final String serverUri, final String clientId, final MqttConnectOptions options)
+        throws MqttException
+    {
+        final Paho paho = new Paho(serverUri, clientId);
         paho.sessionPresent = paho.client.connectWithResult(options).getSessionPresent();
         return paho;
     }

@@ -14,11 +14,37 @@ import java.util.Map;
  */
 public final class PasswordFile
 {
+    /** Entries under this many iterations load, with one warning line: Mosquitto's mosquitto_passwd writes 101. */
+    public static final int WEAK_ITERATIONS = 1_000;
+    private static final System.Logger LOG = System.getLogger("io.ringmq.pipeline.auth");
+    private static final java.util.concurrent.atomic.AtomicLong GENERATIONS = new java.util.concurrent.atomic.AtomicLong();
+
     private final Map<String, PasswordHash> users;
+    private final long generation = GENERATIONS.incrementAndGet();
+    private final PasswordHash decoy;
+    private final int weakCount;
 
     private PasswordFile(final Map<String, PasswordHash> users)
     {
         this.users = users;
+        final Map<String, Integer> costs = new java.util.HashMap<>();
+        PasswordHash usual = null;
+        int usualCount = 0;
+        int weak = 0;
+        for (final PasswordHash hash : users.values())
+        {
+            final int count = costs.merge(hash.costKey(), 1, Integer::sum);
+            if (count > usualCount)
+            {
+                usual = hash;
+                usualCount = count;
+            }
+            weak += hash.iterations() < WEAK_ITERATIONS ? 1 : 0;
+        }
+        this.weakCount = weak;
+        // an unknown user is hashed like the file's most common entry: same kind, same iteration count
+        this.decoy = null == usual ? PasswordHash.create(java.util.UUID.randomUUID().toString(),
+            PasswordHash.DEFAULT_ITERATIONS).decoy() : usual.decoy();
     }
 
     /**
@@ -50,7 +76,14 @@ public final class PasswordFile
                 throw new IllegalArgumentException(path + " line " + (i + 1) + ": " + ex.getMessage(), ex);
             }
         }
-        return new PasswordFile(users);
+        final PasswordFile file = new PasswordFile(users);
+        if (file.weakCount > 0)
+        {
+            LOG.log(System.Logger.Level.WARNING, path + ": " + file.weakCount + " of " + users.size() +
+                " entries have fewer than " + WEAK_ITERATIONS + " PBKDF2 iterations (mosquitto_passwd writes 101); " +
+                "they load, but a stolen file is cheap to attack: rewrite them with 'ringmq passwd'");
+        }
+        return file;
     }
 
     /**
@@ -119,6 +152,30 @@ public final class PasswordFile
     {
         final PasswordHash hash = users.get(user);
         return null == hash ? null : hash.scram();
+    }
+
+    /**
+     * @return a number no other password file loaded by this process has: what a verdict was reached under.
+     */
+    public long generation()
+    {
+        return generation;
+    }
+
+    /**
+     * @return the entry an unknown user is hashed against: like the file's usual entry, matched by no password.
+     */
+    public PasswordHash decoy()
+    {
+        return decoy;
+    }
+
+    /**
+     * @return entries with fewer than {@link #WEAK_ITERATIONS} iterations.
+     */
+    public int weakCount()
+    {
+        return weakCount;
     }
 
     public int size()

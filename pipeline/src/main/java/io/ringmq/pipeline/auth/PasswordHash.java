@@ -16,12 +16,19 @@ import java.util.Base64;
  */
 public final class PasswordHash
 {
-    /** The default work factor of hashes that {@code ringmq passwd} writes. */
-    public static final int DEFAULT_ITERATIONS = 10_000;
+    /**
+     * The default work factor of hashes that {@code ringmq passwd} writes: about 1 ms of PBKDF2-HMAC-SHA512 per
+     * check, so the reference box's credential workers (cores/4 = 7) check the 5,000 CONNECTs/s of a connect
+     * storm with an empty cache; ten times Mosquitto's 101. Measured with {@code ringmq passwd-bench}; README,
+     * "Passwords".
+     */
+    public static final int DEFAULT_ITERATIONS = 1_000;
     private static final String PREFIX = "$7$";
     private static final int SALT_LENGTH = 12;
     private static final int HASH_BITS = 512;
     private static final SecureRandom RANDOM = new SecureRandom();
+    /** Test hook: told the thread of every derivation, to show hashing never runs on an I/O or stage thread. */
+    private static volatile java.util.function.Consumer<Thread> hashObserver;
 
     private final int iterations;
     private final byte[] salt;
@@ -93,10 +100,59 @@ public final class PasswordHash
     }
 
     /**
+     * A stand-in with the same kind and work factor that no password matches: an unknown user is hashed against
+     * it, so it costs what a known user with a wrong password costs and the timing tells nobody who exists.
+     */
+    PasswordHash decoy()
+    {
+        if (null != scram)
+        {
+            final byte[] secret = new byte[16];
+            RANDOM.nextBytes(secret);
+            return new PasswordHash(ScramCredential.create(Base64.getEncoder().encodeToString(secret),
+                scram.iterations()));
+        }
+        final byte[] decoySalt = new byte[salt.length];
+        final byte[] decoyHash = new byte[hash.length];
+        RANDOM.nextBytes(decoySalt);
+        RANDOM.nextBytes(decoyHash); // no derivation of any password: nothing can match it
+        return new PasswordHash(iterations, decoySalt, decoyHash);
+    }
+
+    /**
+     * @return the PBKDF2 iteration count (of the SCRAM salted password for a SCRAM entry).
+     */
+    public int iterations()
+    {
+        return null != scram ? scram.iterations() : iterations;
+    }
+
+    /**
+     * @return a key grouping entries that cost the same to verify: kind and iteration count.
+     */
+    String costKey()
+    {
+        return (null != scram ? "scram:" : "pbkdf2:") + iterations();
+    }
+
+    /**
+     * Test hook: observes the thread of every password derivation (null: none).
+     */
+    public static void hashObserver(final java.util.function.Consumer<Thread> observer)
+    {
+        hashObserver = observer;
+    }
+
+    /**
      * @return true when the password hashes to this hash (constant-time comparison).
      */
     public boolean matches(final byte[] passwordUtf8)
     {
+        final java.util.function.Consumer<Thread> observer = hashObserver;
+        if (null != observer)
+        {
+            observer.accept(Thread.currentThread());
+        }
         if (null != scram)
         {
             return scram.matches(passwordUtf8);

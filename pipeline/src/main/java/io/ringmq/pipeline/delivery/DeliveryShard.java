@@ -328,9 +328,11 @@ public final class DeliveryShard implements Stage
             case PacketType.PUBLISH:
                 if (event.qos > 0 && event.packetId != 0)
                 {
-                    // 5.0: a message no subscription matched is acknowledged as such (0x10)
-                    final int reason = event.version == MqttVersion.V5 && event.routed && event.targetCount == 0 ?
-                        ReasonCode.NO_MATCHING_SUBSCRIBERS : ReasonCode.SUCCESS;
+                    // 5.0: a message no subscription matched is acknowledged as such (0x10), one the ACL refused
+                    // with 0x87 (3.1.1 has no way to say it: acknowledged and dropped, as Mosquitto does)
+                    final int reason = event.version != MqttVersion.V5 ? ReasonCode.SUCCESS :
+                        event.aclVerdict != IngressEvent.ACL_ALLOWED ? ReasonCode.NOT_AUTHORIZED :
+                        event.routed && event.targetCount == 0 ? ReasonCode.NO_MATCHING_SUBSCRIBERS : ReasonCode.SUCCESS;
                     reply(event.connectionId, control.ack(event.qos == 1 ? PacketType.PUBACK : PacketType.PUBREC,
                         event.packetId, event.version, reason));
                 }

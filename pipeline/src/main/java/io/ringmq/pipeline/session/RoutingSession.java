@@ -32,6 +32,9 @@ public final class RoutingSession
     private int matchIndex;
     private long expiryTimerId = NO_TIMER;
     private long willTimerId = NO_TIMER;
+    private io.ringmq.pipeline.auth.ClientAcl acl = io.ringmq.pipeline.auth.ClientAcl.OPEN;
+    private String userName;
+    private String aclClientId;
 
     /**
      * @param id         the session id other stages know it by.
@@ -223,6 +226,36 @@ public final class RoutingSession
     public void willTimerId(final long timerId)
     {
         this.willTimerId = timerId;
+    }
+
+    /**
+     * @return the rules of the session's client as of its last CONNECT (or reload): what it may read.
+     */
+    public io.ringmq.pipeline.auth.ClientAcl acl()
+    {
+        return acl;
+    }
+
+    /**
+     * @param userName    who the rules are for (null: anonymous).
+     * @param aclClientId the client id they were compiled with; null when the CONNECT did not name the user the
+     *                    client was admitted as (the session then gets {@code ClientAcl.NOTHING} after a reload).
+     */
+    public void acl(final io.ringmq.pipeline.auth.ClientAcl acl, final String userName, final String aclClientId)
+    {
+        this.acl = acl;
+        this.userName = userName;
+        this.aclClientId = aclClientId;
+    }
+
+    public String userName()
+    {
+        return userName;
+    }
+
+    public String aclClientId()
+    {
+        return aclClientId;
     }
 
     public String toString()

@@ -12,6 +12,7 @@ public final class Subscription
     private final String shareName;
     private int options;
     private int subscriptionId;
+    private boolean readChecked;
 
     /**
      * @param shareName the group of a shared subscription ({@code $share/{shareName}/{filter}}), or null.
@@ -64,6 +65,20 @@ public final class Subscription
     {
         this.options = options;
         this.subscriptionId = subscriptionId;
+    }
+
+    /**
+     * @return whether each message is checked against the subscriber's ACL before it goes out: the filter is wider
+     * than what the subscriber may read (false: all of it may be read, nothing to check).
+     */
+    public boolean readChecked()
+    {
+        return readChecked;
+    }
+
+    public void readChecked(final boolean readChecked)
+    {
+        this.readChecked = readChecked;
     }
 
     public String toString()

@@ -92,6 +92,26 @@ public final class BrokerCounters
     /** Group commits of the persistence stage (one per batch that wrote something). */
     public static final int PERSISTENCE_COMMITS = 60;
     public static final int EVENTS_PERSIST = 61;
+    /** PUBLISHes (and wills) the ACL refused to write (3.1.1: acknowledged and dropped; 5.0: 0x87). */
+    public static final int ACL_PUBLISH_DENIED = 62;
+    /** SUBSCRIBE filters the ACL refused (3.1.1: 0x80; 5.0: 0x87): nothing they match may be read. */
+    public static final int ACL_SUBSCRIBE_DENIED = 63;
+    /** Messages (live or retained) not sent on a subscription wider than its subscriber may read. */
+    public static final int ACL_READ_FILTERED = 64;
+    /** CONNECTs refused at once: the credential workers' queue was full (server unavailable). */
+    public static final int AUTH_QUEUE_FULL = 65;
+    /** CONNECTs refused without hashing: their address was backing off after failed attempts. */
+    public static final int AUTH_RATE_LIMITED = 66;
+    /** Back-offs started (an address reached --auth-max-failures within the window). */
+    public static final int AUTH_BACKOFFS = 67;
+    /** Addresses whose failures were forgotten because --auth-tracked-addresses was reached. */
+    public static final int AUTH_ADDRESSES_FORGOTTEN = 68;
+    /** Password hashes (PBKDF2 derivations) run by the credential workers. */
+    public static final int AUTH_HASHES = 69;
+    /** CONNECTs accepted from the cache of verified credentials (one HMAC, no PBKDF2). */
+    public static final int AUTH_CACHE_HITS = 70;
+    /** CONNECTs refused because the password file was reloaded while their hash ran (server unavailable). */
+    public static final int AUTH_STALE_VERDICTS = 71;
 
     private static final String[] NAMES =
     {
@@ -134,7 +154,17 @@ public final class BrokerCounters
         "persistence group commits failed",
         "persistence write stalls (compaction or flush behind)",
         "persistence group commits",
-        "events handled: persistence stage"
+        "events handled: persistence stage",
+        "PUBLISH refused (ACL write)",
+        "subscriptions refused (ACL read)",
+        "messages not sent (ACL read)",
+        "CONNECTs refused (auth-queue full)",
+        "CONNECTs refused without hashing (address backing off)",
+        "address back-offs started (auth-max-failures)",
+        "addresses forgotten (auth-tracked-addresses)",
+        "password hashes",
+        "credential cache hits",
+        "CONNECTs refused (password file reloaded during the hash)"
     };
 
     private final CountersFile file;

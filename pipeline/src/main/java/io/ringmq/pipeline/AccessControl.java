@@ -1,0 +1,224 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.pipeline.auth.AclFile;
+import io.ringmq.pipeline.auth.ClientAcl;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.protocol.ConnectFlyweight;
+import io.ringmq.protocol.PublishFlyweight;
+import io.ringmq.protocol.Slice;
+import io.ringmq.protocol.SubscribeFlyweight;
+import io.ringmq.protocol.TopicFilterList;
+import io.ringmq.protocol.Topics;
+import org.agrona.collections.Long2ObjectHashMap;
+
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The auth stage's access control: each admitted connection's rules (compiled once, at CONNECT, from its user
+ * name and client id; forgotten when it ends), the verdict on every PUBLISH (write) and every SUBSCRIBE filter
+ * (read: {@link ClientAcl#FULL}, PARTIAL or DENIED), and a will's topic at CONNECT. Verdicts go in the slot as
+ * primitives; anything else but an explicit grant refuses (fail closed). A reloaded ACL file is taken here, on
+ * the auth stage's thread, and published as {@link AccessRules} for the routing stage. Auth stage only.
+ */
+final class AccessControl
+{
+    private final Long2ObjectHashMap<Client> clients = new Long2ObjectHashMap<>();
+    private final AtomicReference<AclFile> reloaded = new AtomicReference<>();
+    private final AtomicReference<AccessRules> published;
+    private final boolean useUserNameAsClientId;
+    private final BrokerCounters counters;
+    private final PublishFlyweight publish = new PublishFlyweight();
+    private final SubscribeFlyweight subscribe = new SubscribeFlyweight();
+    private AccessRules rules;
+
+    /**
+     * @param published the rules in force, shared with the routing stage (this class alone sets it).
+     */
+    AccessControl(final AtomicReference<AccessRules> published, final boolean useUserNameAsClientId,
+        final BrokerCounters counters)
+    {
+        this.published = published;
+        this.rules = published.get();
+        this.useUserNameAsClientId = useUserNameAsClientId;
+        this.counters = counters;
+    }
+
+    /**
+     * @return no ACL file, client ids as sent: for stages built without one (tests).
+     */
+    static AccessControl open(final BrokerCounters counters)
+    {
+        return new AccessControl(new AtomicReference<>(AccessRules.OPEN), false, counters);
+    }
+
+    /**
+     * @return whether a CONNECT must be refused before its credentials are checked: with
+     * {@code --use-username-as-clientid}, one without a user name (as Mosquitto, not authorized).
+     */
+    boolean refuses(final ConnectFlyweight connect)
+    {
+        return useUserNameAsClientId && !connect.hasUserName();
+    }
+
+    /**
+     * An admitted CONNECT: the connection's rules, and the verdict on its will.
+     *
+     * @param userName the user it was admitted as (null: anonymous), which its rules are for.
+     */
+    void admit(final IngressEvent event, final ConnectFlyweight connect, final String userName)
+    {
+        final String clientId = ClientIds.of(connect, useUserNameAsClientId);
+        final ClientAcl acl = rules.forClient(userName, clientId);
+        clients.put(event.connectionId, new Client(userName, clientId, acl));
+        event.aclGeneration = rules.generation();
+        event.aclUserNamed = null == userName ? !connect.hasUserName() :
+            connect.hasUserName() && userName.equals(connect.userName().asString());
+        final Slice will = connect.hasWill() ? connect.willTopic() : null;
+        if (null != will && !acl.canWrite(will.buffer(), will.offset(), will.length()))
+        {
+            counters.increment(BrokerCounters.ACL_PUBLISH_DENIED); // the will is dropped, the client admitted
+            event.aclVerdict = IngressEvent.ACL_DENIED;
+            return;
+        }
+        event.aclVerdict = IngressEvent.ACL_ALLOWED;
+    }
+
+    /**
+     * A PUBLISH: may the connection write to its topic? 3.1.1 clients are acknowledged and the message dropped,
+     * 5.0 clients get 0x87 (the delivery shard answers).
+     */
+    void onPublish(final IngressEvent event)
+    {
+        event.aclGeneration = rules.generation();
+        if (event.connectionId == IngressEvent.SYSTEM_CONNECTION)
+        {
+            event.aclVerdict = IngressEvent.ACL_ALLOWED; // the broker's own $SYS messages
+            return;
+        }
+        final Client client = clients.get(event.connectionId);
+        if (null == client || publish.wrapValidated(event.packet, 0, event.packetLength, event.version) < 0)
+        {
+            event.aclVerdict = IngressEvent.ACL_DENIED; // not admitted, or a corrupt slot: fail closed
+            return;
+        }
+        final Slice topic = publish.topic();
+        if (client.acl.canWrite(topic.buffer(), topic.offset(), topic.length()))
+        {
+            event.aclVerdict = IngressEvent.ACL_ALLOWED;
+            return;
+        }
+        event.aclVerdict = IngressEvent.ACL_DENIED;
+        counters.increment(ClientAcl.isSys(topic.buffer(), topic.offset(), topic.length()) ?
+            BrokerCounters.SYS_PUBLISH_REFUSED : BrokerCounters.ACL_PUBLISH_DENIED);
+    }
+
+    /**
+     * A SUBSCRIBE: how much of what each filter matches the connection may read [MQTT-3.9.3-1].
+     */
+    void onSubscribe(final IngressEvent event)
+    {
+        event.aclGeneration = rules.generation();
+        final Client client = clients.get(event.connectionId);
+        if (null == client)
+        {
+            return; // undecided: every filter refused
+        }
+        if (client.acl.isOpen())
+        {
+            event.aclVerdict = IngressEvent.ACL_ALLOWED; // no ACL file: every filter, without reading them
+            return;
+        }
+        if (subscribe.wrap(event.packet, 0, event.packetLength, event.version) < 0)
+        {
+            return;
+        }
+        final TopicFilterList filters = subscribe.filters();
+        final byte[] verdicts = event.aclFilters(filters.count());
+        for (int i = 0; i < filters.count(); i++)
+        {
+            final int verdict = client.acl.classify(unshared(filters.filter(i).asString()));
+            verdicts[i] = (byte)verdict;
+            if (verdict == ClientAcl.DENIED)
+            {
+                counters.increment(BrokerCounters.ACL_SUBSCRIBE_DENIED);
+            }
+        }
+        event.aclFilterCount = filters.count();
+        event.aclVerdict = IngressEvent.ACL_PER_FILTER;
+    }
+
+    /**
+     * @return the filter a subscription reads through: a {@code $share/{name}/{filter}}'s filter.
+     */
+    static String unshared(final String filter)
+    {
+        if (filter.startsWith(Topics.SHARE_PREFIX))
+        {
+            final int nameEnd = filter.indexOf('/', Topics.SHARE_PREFIX.length());
+            if (nameEnd > 0)
+            {
+                return filter.substring(nameEnd + 1);
+            }
+        }
+        return filter;
+    }
+
+    void forget(final long connectionId)
+    {
+        clients.remove(connectionId);
+    }
+
+    /**
+     * Hands a reloaded ACL file over (any thread); it is taken at the auth stage's next duty cycle.
+     */
+    void reload(final AclFile file)
+    {
+        reloaded.set(file);
+    }
+
+    boolean hasPendingWork()
+    {
+        return null != reloaded.get();
+    }
+
+    /**
+     * Takes a reloaded file: every connection's rules are compiled anew, then the rules are published for the
+     * routing stage, which refuses the subscriptions they no longer allow.
+     *
+     * @return the work done.
+     */
+    int doDutyCycle()
+    {
+        final AclFile file = reloaded.getAndSet(null);
+        if (null == file)
+        {
+            return 0;
+        }
+        rules = rules.next(file);
+        final Long2ObjectHashMap<Client>.ValueIterator each = clients.values().iterator();
+        while (each.hasNext())
+        {
+            final Client client = each.next();
+            client.acl = rules.forClient(client.userName, client.clientId);
+        }
+        published.set(rules); // after this stage's own: a slot judged by the new rules never reaches routing first
+        return 1 + clients.size();
+    }
+
+    /**
+     * An admitted connection, as its rules see it.
+     */
+    private static final class Client
+    {
+        final String userName;
+        final String clientId;
+        ClientAcl acl;
+
+        Client(final String userName, final String clientId, final ClientAcl acl)
+        {
+            this.userName = userName;
+            this.clientId = clientId;
+            this.acl = acl;
+        }
+    }
+}

@@ -1,0 +1,165 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.pipeline.auth.ClientAcl;
+import io.ringmq.pipeline.session.RoutingSession;
+import io.ringmq.pipeline.session.SessionRegistry;
+import io.ringmq.pipeline.session.Subscription;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.protocol.ConnectFlyweight;
+import org.agrona.DirectBuffer;
+
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The routing stage's half of access control: each session's {@link ClientAcl} (compiled at CONNECT from the user
+ * name the auth stage admitted and the client id), the per-message read check of subscriptions wider than what
+ * their subscriber may read, and the reload: when the auth stage publishes new {@link AccessRules}, every session's
+ * rules are compiled anew and its subscriptions judged again; a connection with one now refused is revoked (5.0:
+ * DISCONNECT 0x87), an offline session's refused subscription receives nothing. Routing stage only.
+ */
+final class RoutingAccess
+{
+    private final AtomicReference<AccessRules> published;
+    private final ConnectionControl control;
+    private final BrokerCounters counters;
+    private final boolean useUserNameAsClientId;
+    private AccessRules rules;
+
+    /**
+     * @param published the rules in force, as the auth stage publishes them.
+     * @param control   where a connection is revoked whose subscription reloaded rules refuse.
+     */
+    RoutingAccess(final AtomicReference<AccessRules> published, final ConnectionControl control,
+        final BrokerCounters counters, final boolean useUserNameAsClientId)
+    {
+        this.published = published;
+        this.rules = published.get();
+        this.control = control;
+        this.counters = counters;
+        this.useUserNameAsClientId = useUserNameAsClientId;
+    }
+
+    /**
+     * @return the generation of the rules this stage judges by.
+     */
+    int generation()
+    {
+        return rules.generation();
+    }
+
+    /**
+     * @return the client id of a CONNECT as the broker knows it (empty: one is to be assigned).
+     */
+    String clientIdOf(final ConnectFlyweight connect)
+    {
+        return ClientIds.of(connect, useUserNameAsClientId);
+    }
+
+    /**
+     * The session's rules for its new connection: its user's, as the auth stage admitted it; a resumed session's
+     * subscriptions are judged by them anew (one refused now receives nothing: it was allowed when it was made).
+     *
+     * @param aclClientId the client id as the CONNECT gave it (before one is assigned), as the auth stage saw it.
+     */
+    void bind(final RoutingSession session, final ConnectFlyweight connect, final IngressEvent event,
+        final String aclClientId)
+    {
+        final String userName = connect.hasUserName() ? connect.userName().asString() : null;
+        final String named = event.aclUserNamed ? aclClientId : null;
+        session.acl(aclOf(userName, named), userName, named);
+        if (!event.sessionNew && rules.hasFile())
+        {
+            judge(session);
+        }
+    }
+
+    /**
+     * Judges each subscription of a session by its rules: only one wider than what it may read is checked per
+     * message, and one refused receives nothing.
+     *
+     * @return whether one is refused.
+     */
+    private static boolean judge(final RoutingSession session)
+    {
+        boolean refused = false;
+        for (final Subscription subscription : session.subscriptions().values())
+        {
+            final int verdict = session.acl().classify(subscription.filter());
+            subscription.readChecked(verdict != ClientAcl.FULL);
+            refused |= verdict == ClientAcl.DENIED;
+        }
+        return refused;
+    }
+
+    /**
+     * A session restored from the store: its user name is not stored, so with an ACL file it receives nothing
+     * until its client reconnects (fail closed).
+     */
+    void restored(final RoutingSession session)
+    {
+        if (rules.hasFile())
+        {
+            session.acl(ClientAcl.NOTHING, null, null);
+        }
+    }
+
+    /**
+     * A subscription restored from the store: judged when its client reconnects, nothing reaches it before.
+     */
+    void restored(final Subscription subscription)
+    {
+        subscription.readChecked(rules.hasFile());
+    }
+
+    /**
+     * @return whether a message on {@code topic[offset, offset + length)} may reach the subscription: always,
+     * unless it is wider than its subscriber may read (only those pay for a check).
+     */
+    boolean mayRead(final Subscription subscription, final DirectBuffer topic, final int offset, final int length)
+    {
+        if (!subscription.readChecked() || subscription.session().acl().canRead(topic, offset, length))
+        {
+            return true;
+        }
+        counters.increment(BrokerCounters.ACL_READ_FILTERED);
+        return false;
+    }
+
+    private ClientAcl aclOf(final String userName, final String aclClientId)
+    {
+        return null != aclClientId || !rules.hasFile() ? rules.forClient(userName, aclClientId) : ClientAcl.NOTHING;
+    }
+
+    /**
+     * Takes the rules the auth stage published, when they are new. Walks every session once per reload.
+     *
+     * @return the work done.
+     */
+    int follow(final SessionRegistry sessions)
+    {
+        final AccessRules now = published.get();
+        if (now == rules)
+        {
+            return 0;
+        }
+        rules = now;
+        int revoked = 0;
+        for (int id = 0, seen = 0; seen < sessions.size(); id++)
+        {
+            final RoutingSession session = sessions.get(id);
+            if (null == session)
+            {
+                continue;
+            }
+            seen++;
+            session.acl(aclOf(session.userName(), session.aclClientId()), session.userName(), session.aclClientId());
+            if (judge(session) && session.isOnline())
+            {
+                control.revoke(session.agentIndex(), session.connectionId());
+                revoked++;
+            }
+        }
+        counters.add(BrokerCounters.CONNECTIONS_REVOKED, revoked);
+        return 1 + sessions.size();
+    }
+}

@@ -1,0 +1,127 @@
+package io.ringmq.transport;
+
+import javax.naming.InvalidNameException;
+import javax.naming.ldap.LdapName;
+import javax.naming.ldap.Rdn;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLPeerUnverifiedException;
+import javax.net.ssl.SSLSession;
+import javax.security.auth.x500.X500Principal;
+import java.security.cert.Certificate;
+import java.security.cert.X509Certificate;
+import java.util.List;
+
+/**
+ * A TLS listener's context, built once per listener by {@link TlsContextFactory}: the {@link SSLContext} with the
+ * listener's key and trust material, and how every server engine it makes is set up (protocols, cipher suites,
+ * client certificates required, requested or not asked for). Thread-safe: any agent may make engines from it.
+ */
+final class TlsContext
+{
+    /** No client certificate is asked for (no {@code cafile} or {@code capath}). */
+    static final int CLIENT_AUTH_NONE = 0;
+    /** A client certificate is asked for and checked when presented, but optional. */
+    static final int CLIENT_AUTH_WANTED = 1;
+    /** A client certificate the CAs verify is required ({@code require_certificate true}). */
+    static final int CLIENT_AUTH_NEEDED = 2;
+
+    private final SSLContext sslContext;
+    private final String[] protocols;
+    private final String[] cipherSuites;
+    private final int clientAuth;
+    private final boolean useIdentityAsUsername;
+
+    TlsContext(final SSLContext sslContext, final String[] protocols, final String[] cipherSuites,
+        final int clientAuth, final boolean useIdentityAsUsername)
+    {
+        this.sslContext = sslContext;
+        this.protocols = protocols;
+        this.cipherSuites = cipherSuites;
+        this.clientAuth = clientAuth;
+        this.useIdentityAsUsername = useIdentityAsUsername;
+    }
+
+    /**
+     * @return a server-mode engine for one accepted connection, set up as the listener says.
+     */
+    SSLEngine newEngine()
+    {
+        final SSLEngine engine = sslContext.createSSLEngine();
+        engine.setUseClientMode(false);
+        engine.setEnabledProtocols(protocols);
+        if (null != cipherSuites)
+        {
+            engine.setEnabledCipherSuites(cipherSuites);
+        }
+        if (CLIENT_AUTH_NEEDED == clientAuth)
+        {
+            engine.setNeedClientAuth(true);
+        }
+        else if (CLIENT_AUTH_WANTED == clientAuth)
+        {
+            engine.setWantClientAuth(true);
+        }
+        return engine;
+    }
+
+    SSLContext sslContext()
+    {
+        return sslContext;
+    }
+
+    /**
+     * @return the protocols enabled, e.g. {@code TLSv1.3, TLSv1.2}.
+     */
+    String[] protocols()
+    {
+        return protocols.clone();
+    }
+
+    /**
+     * @return one of {@link #CLIENT_AUTH_NONE}, {@link #CLIENT_AUTH_WANTED}, {@link #CLIENT_AUTH_NEEDED}.
+     */
+    int clientAuth()
+    {
+        return clientAuth;
+    }
+
+    /**
+     * @return whether the client certificate's CN ({@link SocketLayer#peerIdentity()}) is the user name.
+     */
+    boolean useIdentityAsUsername()
+    {
+        return useIdentityAsUsername;
+    }
+
+    /**
+     * @return the first CN of the peer certificate's subject (as Mosquitto takes it), or null without a verified
+     * certificate.
+     */
+    static String commonName(final SSLSession session)
+    {
+        try
+        {
+            final Certificate[] certificates = session.getPeerCertificates();
+            if (0 == certificates.length || !(certificates[0] instanceof X509Certificate))
+            {
+                return null;
+            }
+            final X500Principal subject = ((X509Certificate)certificates[0]).getSubjectX500Principal();
+            final List<Rdn> rdns = new LdapName(subject.getName(X500Principal.RFC2253)).getRdns();
+            for (final Rdn rdn : rdns)
+            {
+                if ("CN".equalsIgnoreCase(rdn.getType()))
+                {
+                    final Object value = rdn.getValue(); // a String, or the raw bytes of an unusual encoding
+                    return value instanceof String && ((String)value).indexOf('\u0000') < 0 ? (String)value : null;
+                }
+            }
+            return null;
+        }
+        catch (final SSLPeerUnverifiedException | InvalidNameException ex)
+        {
+            return null;
+        }
+    }
+}
