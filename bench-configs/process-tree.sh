@@ -1,5 +1,5 @@
-# Shared by the bench scripts (regression.sh, five-broker-v5.sh, persistence.sh, crash-loss.sh): stopping what a script
-# started and nothing else, bounded waits, and running a matrix.
+# Shared by the bench scripts (regression.sh, five-broker-v5.sh, persistence.sh, crash-loss.sh, tls.sh): stopping
+# what a script started and nothing else, bounded waits, running a matrix, and installing a missing tool.
 
 descendants() { # every descendant of a pid, deepest first
     local child
@@ -55,4 +55,15 @@ run_matrix() { # JAVA LOADTEST_JAR MATRIX_JSON OUT LOG SHOWN_LINES_RE BOUND_S RE
     RUNNING_PID=""
     [[ $rc == 0 ]] || echo "the matrix runner exited with $rc (see $5)" >&2
     REPORT=$(find "$4" -mindepth 1 -maxdepth 1 -type d -name "*-$8" | sort | tail -1)
+}
+
+need_package() { # command package: apt-get install the package when the command is missing (INSTALL=0: fail instead)
+    command -v "$1" >/dev/null && return 0
+    [[ ${INSTALL:-1} == 1 ]] || die "$1 is not installed (apt-get install -y $2)"
+    [[ $(id -u) == 0 ]] || die "$1 is not installed and this is not root: apt-get install -y $2"
+    echo "installing $2 ..."
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null ||
+        { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null; } ||
+        die "apt-get install $2 failed"
+    command -v "$1" >/dev/null || die "$2 installed but $1 not found"
 }

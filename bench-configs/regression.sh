@@ -87,16 +87,8 @@ seconds_of() {
 [[ -z $DURATION ]] || seconds_of "$DURATION" >/dev/null
 [[ -z $WARMUP || $WARMUP == 0* ]] || seconds_of "$WARMUP" >/dev/null
 
-need_package() { # command package
-    command -v "$1" >/dev/null && return 0
-    [[ $INSTALL == 1 ]] || die "$1 is not installed (apt-get install -y $2)"
-    [[ $(id -u) == 0 ]] || die "$1 is not installed and this is not root: apt-get install -y $2"
-    echo "installing $2 ..."
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null ||
-        { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null; } ||
-        die "apt-get install $2 failed"
-    command -v "$1" >/dev/null || die "$2 installed but $1 not found"
-}
+# shellcheck source=process-tree.sh
+source "$REPO/bench-configs/process-tree.sh"
 need_package jq jq
 need_package mosquitto mosquitto
 command -v mvn >/dev/null || die "mvn not found"
@@ -121,9 +113,6 @@ CACHE="$REPO/bench-results/regression-builds"
 TMP=$(mktemp -d /tmp/ringmq-regression.XXXXXX)
 WORKTREES=()
 RUNNING_PID=""
-
-# shellcheck source=process-tree.sh
-source "$REPO/bench-configs/process-tree.sh"
 
 cleanup() {
     local rc=$?

@@ -37,6 +37,8 @@ final class Client
     final int id;
     final boolean publisher;
     final SocketChannel channel;
+    /** The TLS record layer between {@link #in}/{@link #out} and the socket; null over plain TCP. */
+    final TlsConnection tls;
     SelectionKey key;
     State state = State.DIALING;
     ByteBuffer in = ByteBuffer.allocateDirect(64 * 1024);
@@ -80,10 +82,13 @@ final class Client
     long received;
 
     Client(final int id, final boolean publisher, final SocketChannel channel, final Settings settings)
+        throws IOException
     {
         this.id = id;
         this.publisher = publisher;
         this.channel = channel;
+        this.tls = null == settings.tls ? null : new TlsConnection(settings.tls.newEngine(settings.host,
+            settings.port));
         this.version = settings.version;
         this.window = settings.inflight;
         this.payload = new UnsafeBuffer(new byte[Math.max(STAMP_LENGTH, settings.payload)]);
@@ -131,6 +136,10 @@ final class Client
     {
         ensure(2);
         out.put((byte)0xE0).put((byte)0x00);
+        if (null != tls)
+        {
+            tls.closeAfterPending();
+        }
     }
 
     /**
@@ -205,9 +214,17 @@ final class Client
         }
     }
 
+    /**
+     * @return bytes queued for the socket: plaintext, and over TLS ciphertext and handshake steps too.
+     */
     int pendingOut()
     {
-        return out.position();
+        if (null == tls)
+        {
+            return out.position();
+        }
+        // the ClientHello waits for the TCP connection (a non-blocking connect still under way)
+        return channel.isConnected() ? out.position() + tls.pendingOut() : 0;
     }
 
     /**
@@ -215,6 +232,14 @@ final class Client
      */
     boolean flush() throws IOException
     {
+        if (null != tls)
+        {
+            if (channel.isConnected())
+            {
+                tls.flush(channel, out); // plaintext waits in out until the handshake is done
+            }
+            return true;
+        }
         if (out.position() == 0)
         {
             return true;
@@ -238,11 +263,86 @@ final class Client
      */
     boolean read(final Handler handler) throws IOException
     {
+        if (null != tls)
+        {
+            return readTls(handler);
+        }
         final int read = channel.read(in);
         if (read < 0)
         {
             return false;
         }
+        return decode(handler);
+    }
+
+    /**
+     * Reads ciphertext, and unwraps and handles records until none is whole; a handshake failure throws the
+     * engine's {@link javax.net.ssl.SSLException} (an unknown CA, a name mismatch).
+     */
+    private boolean readTls(final Handler handler) throws IOException
+    {
+        if (!tls.fill(channel))
+        {
+            if (tls.isHandshaking())
+            {
+                throw new javax.net.ssl.SSLHandshakeException("the server closed the connection during the TLS " +
+                    "handshake (is it a TLS listener?)");
+            }
+            return false;
+        }
+        while (true)
+        {
+            if (in.remaining() < tls.applicationBufferSize())
+            {
+                growIn(tls.applicationBufferSize()); // a partial packet larger than the buffer's slack: rare
+            }
+            final int produced = tls.unwrap(in);
+            if (produced == TlsConnection.CLOSED)
+            {
+                return false;
+            }
+            if (produced == TlsConnection.NEED_ROOM)
+            {
+                growIn(2 * tls.applicationBufferSize());
+                continue;
+            }
+            if (!decode(handler))
+            {
+                return false;
+            }
+            if (tls.needsWrap())
+            {
+                // the handshake speaks before the records already read can be unwrapped (TLS 1.3's compatibility
+                // change_cipher_spec after ServerHello, say): answer now, or they would wait for the next read
+                tls.flush(channel, out);
+                if (tls.hasBufferedInput() && !tls.needsWrap())
+                {
+                    continue;
+                }
+                return true;
+            }
+            if (produced == 0 || !tls.hasBufferedInput())
+            {
+                return true;
+            }
+        }
+    }
+
+    private void growIn(final int room)
+    {
+        final ByteBuffer bigger = ByteBuffer.allocateDirect(Math.max(in.capacity() * 2, in.position() + room));
+        in.flip();
+        bigger.put(in);
+        in = bigger;
+    }
+
+    /**
+     * Handles every complete packet in {@link #in} (write mode) and keeps the rest.
+     *
+     * @return false on a malformed packet.
+     */
+    private boolean decode(final Handler handler)
+    {
         int offset = 0;
         final int limit = in.position();
         while (offset < limit)
@@ -253,10 +353,10 @@ final class Client
             {
                 if (decoder.frame().frameLength() > in.capacity())
                 {
-                    final ByteBuffer bigger = ByteBuffer.allocateDirect(decoder.frame().frameLength() * 2);
-                    in.flip();
-                    bigger.put(in);
-                    in = bigger;
+                    in.limit(limit);
+                    in.position(offset);
+                    in.compact(); // the packets already handled go first, or they would be handled twice
+                    growIn(decoder.frame().frameLength() * 2);
                     return true;
                 }
                 break;

@@ -62,6 +62,10 @@ final class Driver implements Runnable, Client.Handler
     volatile long subscribeRefused;
     /** Connections that were ready and then ended without the generator asking (EOF, reset, DISCONNECT). */
     volatile long connectionsLost;
+    /** TLS handshakes that failed (an unknown CA, a name mismatch, no common version); those clients count as failed. */
+    volatile long tlsFailures;
+    /** The first failed handshake's reason, as the JDK gave it; null when none failed. */
+    volatile String tlsError;
     /** DISCONNECTs a 5.0 broker sent, by reason code. */
     final long[] brokerDisconnects = new long[256];
     /** fanin: the share group's messages, counted once across its members; null in other modes. */
@@ -429,6 +433,7 @@ final class Driver implements Runnable, Client.Handler
                 {
                     refused++;
                 }
+                onTlsFailure(ex);
                 dropped(client);
             }
         }
@@ -443,7 +448,20 @@ final class Driver implements Runnable, Client.Handler
         }
         catch (final IOException ex)
         {
+            onTlsFailure(ex);
             dropped(client);
+        }
+    }
+
+    private void onTlsFailure(final IOException ex)
+    {
+        if (ex instanceof javax.net.ssl.SSLException)
+        {
+            tlsFailures++;
+            if (null == tlsError)
+            {
+                tlsError = TlsClientContext.describe((javax.net.ssl.SSLException)ex);
+            }
         }
     }
 

@@ -40,6 +40,29 @@ public final class LoadTest implements Callable<Integer>
     @picocli.CommandLine.Mixin
     PasswordSources passwords = new PasswordSources();
 
+    @Option(names = {"-tls", "--tls"}, description = "Connect over TLS (implied by the other TLS options); the "
+        + "connect times then include the handshake.")
+    boolean tls;
+
+    @Option(names = {"-cafile", "--cafile"}, paramLabel = "FILE", description = "TLS: PEM CA certificate(s) to trust "
+        + "(default: the JDK's trust store); the broker's certificate must also name the -addr host or address.")
+    Path caFile;
+
+    @Option(names = {"-insecure", "--insecure"}, description = "TLS: trust any server certificate and skip the host "
+        + "name check (self-signed test brokers).")
+    boolean insecure;
+
+    @Option(names = {"-cert", "--cert"}, paramLabel = "FILE", description = "TLS: PEM client certificate (with -key).")
+    Path certFile;
+
+    @Option(names = {"-key", "--key"}, paramLabel = "FILE", description = "TLS: the client certificate's PEM private "
+        + "key, unencrypted (PKCS#8 or RSA).")
+    Path keyFile;
+
+    @Option(names = {"-tls-version", "--tls-version"}, paramLabel = "tlsv1.2|tlsv1.3", description = "TLS: the only "
+        + "protocol version to offer (default: both).")
+    String tlsVersion;
+
     @Option(names = {"-protocol", "--protocol"}, description = "3.1.1 or 5 (default: ${DEFAULT-VALUE}).")
     String protocol = "3.1.1";
 
@@ -124,15 +147,52 @@ public final class LoadTest implements Callable<Integer>
         + "each second).")
     boolean quiet;
 
+    @Option(names = {"-warmup", "--warmup"}, paramLabel = "DURATION", description = "First run the same scenario "
+        + "for this long in this process, unreported, so the generator's JIT (TLS's ciphers too) and the broker are "
+        + "warm when the measured run starts; conn modes run their levels once more.")
+    String warmup;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
     @Option(names = {"-label", "--label"}, description = "A name for this run in the report (e.g. the broker).")
     String label = "";
 
     public Integer call() throws Exception
     {
+        if (null != warmup)
+        {
+            warmUp();
+        }
         final Report report = execute();
         report.print(System.out);
         System.out.println(report.json());
         return 0;
+    }
+
+    /**
+     * {@code -warmup}: the same command line with {@code -duration} set to the warm-up's, quiet, writing nothing.
+     */
+    private void warmUp() throws Exception
+    {
+        parseDurationNs(warmup, "-warmup");
+        final List<String> args = new java.util.ArrayList<>(spec.commandLine().getParseResult().originalArgs());
+        for (int i = 0; i < args.size(); i++)
+        {
+            if (args.get(i).matches("--?(out|warmup)") && i + 1 < args.size())
+            {
+                args.remove(i + 1);
+                args.remove(i--);
+            }
+            else if (args.get(i).matches("--?(out|warmup)=.*"))
+            {
+                args.remove(i--);
+            }
+        }
+        args.addAll(List.of("-duration", warmup, "-quiet"));
+        final LoadTest warm = new LoadTest();
+        new CommandLine(warm).setOverwrittenOptionsAllowed(true).parseArgs(args.toArray(new String[0]));
+        warm.execute();
     }
 
     /**
@@ -212,6 +272,17 @@ public final class LoadTest implements Callable<Integer>
         settings.port = parseInt(addr.substring(colon + 1), "-addr port");
         settings.user = user;
         settings.pass = passwords.password(pass);
+        if (tls || null != caFile || null != certFile || null != keyFile || insecure || null != tlsVersion)
+        {
+            try
+            {
+                settings.tls = TlsClientContext.of(caFile, certFile, keyFile, insecure, tlsVersion);
+            }
+            catch (final IOException ex)
+            {
+                throw new IllegalArgumentException(ex.getMessage(), ex);
+            }
+        }
         settings.version = switch (protocol)
         {
             case "3.1.1", "4" -> 4;

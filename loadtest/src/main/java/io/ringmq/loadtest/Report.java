@@ -50,6 +50,9 @@ final class Report
     /** Clients that never became ready (refused CONNACK or SUBACK, closed before either). */
     long failed;
     long subscribeRefused;
+    /** Failed TLS handshakes (those clients are among {@link #failed}), and the first one's reason. */
+    long tlsFailures;
+    String tlsError;
     /** Ready connections that ended without the generator asking. */
     long connectionsLost;
     /** DISCONNECTs a 5.0 broker sent, by reason code. */
@@ -80,6 +83,11 @@ final class Report
             backlogStalls += driver.backlogStalls;
             failed += driver.failed;
             subscribeRefused += driver.subscribeRefused;
+            tlsFailures += driver.tlsFailures;
+            if (null == tlsError)
+            {
+                tlsError = driver.tlsError;
+            }
             connectionsLost += driver.connectionsLost;
             behind += driver.behindCount;
             unsent += driver.unsentCount;
@@ -185,7 +193,8 @@ final class Report
         {
             clause(sb, String.format(Locale.ROOT, "%,d of %,d clients never ready%s", failed, clients,
                 subscribeRefused > 0 ? String.format(Locale.ROOT, " (%,d subscriptions refused)", subscribeRefused) :
-                ""));
+                tlsFailures > 0 ? String.format(Locale.ROOT, " (%,d TLS handshakes failed: %s)", tlsFailures,
+                tlsError) : ""));
         }
         if (connectionsLost > 0)
         {
@@ -287,6 +296,7 @@ final class Report
         final StringBuilder sb = new StringBuilder("{");
         field(sb, "mode", settings.mode);
         field(sb, "label", label);
+        number(sb, "tls", null == settings.tls ? 0 : 1);
         field(sb, "addr", settings.host + ":" + settings.port);
         if (settings.connectionsOnly())
         {
@@ -329,6 +339,11 @@ final class Report
         number(sb, "resumed_sessions", resumedSessions);
         number(sb, "failed", failed);
         number(sb, "subscribe_refused", subscribeRefused);
+        number(sb, "tls_failures", tlsFailures);
+        if (null != tlsError)
+        {
+            field(sb, "tls_error", tlsError);
+        }
         number(sb, "connections_lost", connectionsLost);
         number(sb, "broker_disconnects", brokerDisconnectCount());
         number(sb, "rate_per_s", messageRate());

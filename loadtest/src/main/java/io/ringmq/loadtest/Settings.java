@@ -12,6 +12,8 @@ final class Settings
     int port = 1883;
     String user;
     String pass;
+    /** -tls: every connection's TLS settings; null over plain TCP. */
+    TlsClientContext tls;
     int version = 4;
     String mode = "pubsub";
     int publishers = 10;
