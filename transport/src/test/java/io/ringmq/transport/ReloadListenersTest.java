@@ -1,0 +1,124 @@
+package io.ringmq.transport;
+
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.ListenerSettings;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * A reload with the configuration read again: listeners added and removed while the broker runs, connections of a
+ * removed listener kept, and a configuration that cannot be used (a TLS file missing, a port in use) changing
+ * nothing.
+ */
+@Timeout(60)
+class ReloadListenersTest
+{
+    private Broker broker;
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+
+    @AfterEach
+    void tearDown() throws Exception
+    {
+        TestBrokers.closeAll(closeables, broker, true);
+    }
+
+    private static BrokerContext context(final ListenerSettings... extra)
+    {
+        final BrokerContext context = TestBrokers.v5Context().persistent(false);
+        for (final ListenerSettings listener : extra)
+        {
+            context.addListener(listener);
+        }
+        return context.conclude();
+    }
+
+    private static boolean accepts(final int port)
+    {
+        try (Socket socket = new Socket("127.0.0.1", port))
+        {
+            return true;
+        }
+        catch (final IOException ex)
+        {
+            return false;
+        }
+    }
+
+    @Test
+    @DisplayName("a listener added by a reload accepts; one removed stops accepting, its connections stay")
+    void addAndRemove() throws Exception
+    {
+        broker = Broker.launch(context());
+        final int first = broker.port();
+        final int free;
+        try (ServerSocket probe = new ServerSocket(0))
+        {
+            free = probe.getLocalPort();
+        }
+        final ListenerSettings added = new ListenerSettings(free, "127.0.0.1");
+        assertThat(broker.reload(context(added))).contains("listeners: +[mqtt://127.0.0.1:" + free + "]");
+        assertThat(broker.ports()).containsExactly(first, free);
+        final Paho throughAdded = Paho.connect(free, "through-added");
+        closeables.add(throughAdded);
+        throughAdded.client.subscribe("r", 1);
+
+        // the same listener again: kept as it is (same socket, nothing bound anew)
+        assertThat(broker.reload(context(new ListenerSettings(free, "127.0.0.1")))).doesNotContain("listeners");
+
+        assertThat(broker.reload(context())).contains("listeners:  -[mqtt://127.0.0.1:" + free + "]");
+        assertThat(broker.ports()).containsExactly(first);
+        final long deadline = System.currentTimeMillis() + 10_000; // the accepting agent lets the socket go
+        while (accepts(free))
+        {
+            assertThat(System.currentTimeMillis()).as("the removed listener still accepts").isLessThan(deadline);
+            Thread.sleep(20);
+        }
+        try (Paho publisher = Paho.connect(first, "publisher"))
+        {
+            publisher.publish("r", "still here", 1, false);
+            assertThat(throughAdded.next().payload()).as("a connection of the removed listener stays").isEqualTo(
+                "still here");
+        }
+    }
+
+    @Test
+    @DisplayName("a reload that cannot be used changes nothing: a TLS file missing, a port in use")
+    void badReloadChangesNothing() throws Exception
+    {
+        final int free;
+        try (ServerSocket probe = new ServerSocket(0))
+        {
+            free = probe.getLocalPort();
+        }
+        broker = Broker.launch(context(new ListenerSettings(free, "127.0.0.1")));
+        final int first = broker.port();
+        final ListenerSettings missing = new ListenerSettings(0, "127.0.0.1").certFile(java.nio.file.Path.of(
+            "/no/such/cert.pem")).keyFile(java.nio.file.Path.of("/no/such/key.pem"));
+        assertThatThrownBy(() -> broker.reload(context(missing))).isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("/no/such/cert.pem");
+        assertThat(broker.ports()).containsExactly(first, free);
+        assertThat(accepts(free)).as("the old listener still accepts").isTrue();
+        try (ServerSocket taken = new ServerSocket(0, 50, java.net.InetAddress.getByName("127.0.0.1")))
+        {
+            assertThatThrownBy(() -> broker.reload(context(new ListenerSettings(taken.getLocalPort(), "127.0.0.1"))))
+                .isInstanceOf(IOException.class).hasMessageContaining("cannot listen on");
+        }
+        assertThat(broker.ports()).containsExactly(first, free);
+        assertThat(accepts(free)).isTrue();
+        try (Paho client = Paho.connect(free, "after"))
+        {
+            assertThat(client.client.isConnected()).isTrue();
+        }
+    }
+}
