@@ -97,8 +97,8 @@ public final class ListenerSettings
         check(!useIdentityAsUsername || requireCertificate,
             name + ": use_identity_as_username needs require_certificate true");
         check(null == tlsVersion || isTls(), name + ": tls_version without certfile and keyfile");
-        check(null == tlsVersion || tlsVersion.equals("tlsv1.2") || tlsVersion.equals("tlsv1.3"),
-            name + ": tls_version must be tlsv1.2 or tlsv1.3, not " + tlsVersion);
+        check(null == tlsVersion || java.util.List.of("tlsv1.3", "tlsv1.2", "tlsv1.1", "tlsv1").contains(tlsVersion),
+            name + ": tls_version must be tlsv1.3, tlsv1.2 (or tlsv1.1, tlsv1: served as 1.2), not " + tlsVersion);
         check(maxConnections == UNLIMITED || maxConnections >= 1, name + ": max_connections must be -1 or at least 1");
         check(null == websocketPath || protocol == Protocol.WEBSOCKETS, name + ": a path is for websockets");
         return this;
@@ -294,7 +294,8 @@ public final class ListenerSettings
     }
 
     /**
-     * @return the lowest TLS version accepted ({@code tlsv1.2} or {@code tlsv1.3}), or null for 1.2.
+     * @return the lowest TLS version accepted ({@code tlsv1.2} or {@code tlsv1.3}; Mosquitto's {@code tlsv1.1} and
+     * {@code tlsv1} are served as 1.2, with a warning), or null for 1.2.
      */
     public String tlsVersion()
     {

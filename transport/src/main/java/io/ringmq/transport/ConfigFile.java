@@ -318,9 +318,10 @@ final class ConfigFile
                 listener.useIdentityAsUsername(bool(where, name, value));
                 break;
             case "tls_version":
-                if (!value.equals("tlsv1.2") && !value.equals("tlsv1.3"))
+                if (!List.of("tlsv1.3", "tlsv1.2", "tlsv1.1", "tlsv1").contains(value))
                 {
-                    throw new ConfigException(where, name, "must be tlsv1.2 or tlsv1.3, not '" + value + "'");
+                    throw new ConfigException(where, name, "must be tlsv1.3, tlsv1.2, tlsv1.1 or tlsv1, not '" + value +
+                        "'");
                 }
                 listener.tlsVersion(value);
                 break;

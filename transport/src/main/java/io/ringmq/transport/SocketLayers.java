@@ -40,19 +40,10 @@ final class SocketLayers
         {
             return new SocketLayers(settings, null, null);
         }
-        final TlsSettings tlsSettings = new TlsSettings()
-            .certFile(settings.certFile())
-            .keyFile(settings.keyFile())
-            .caFile(settings.caFile())
-            .caPath(settings.caPath())
-            .requireCertificate(settings.requireCertificate())
-            .useIdentityAsUsername(settings.useIdentityAsUsername())
-            .tlsVersion(settings.tlsVersion())
-            .ciphers(settings.ciphers());
         final TlsContext tls;
         try
         {
-            tls = TlsContextFactory.create(tlsSettings,
+            tls = TlsContextFactory.create(settings,
                 warning -> LOG.log(System.Logger.Level.WARNING, "listener " + settings + ": " + warning));
         }
         catch (final IllegalArgumentException ex)

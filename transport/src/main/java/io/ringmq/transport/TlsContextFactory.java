@@ -1,5 +1,6 @@
 package io.ringmq.transport;
 
+import io.ringmq.pipeline.ListenerSettings;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
@@ -23,7 +24,7 @@ import java.util.function.Consumer;
 import java.util.stream.Stream;
 
 /**
- * Builds a listener's {@link TlsContext} once, from {@link TlsSettings} and the PEM files they name, the way
+ * Builds a listener's {@link TlsContext} once, from a listener's TLS settings ({@link ListenerSettings}) and the PEM files they name, the way
  * Mosquitto reads them: {@code certfile} a chain (the server's certificate first), {@code keyfile} its private key
  * (checked against that certificate), {@code cafile} and {@code capath} the CAs client certificates are checked
  * against; {@code require_certificate true} makes a client certificate required, false with a CA makes it
@@ -47,7 +48,7 @@ final class TlsContextFactory
      * @return the listener's context, to make one engine per accepted connection from.
      * @throws IllegalArgumentException naming the directive and file, for every setting or file that cannot be used.
      */
-    static TlsContext create(final TlsSettings settings, final Consumer<String> warnings)
+    static TlsContext create(final ListenerSettings settings, final Consumer<String> warnings)
     {
         if (null == settings.certFile() || null == settings.keyFile())
         {
@@ -95,7 +96,7 @@ final class TlsContextFactory
         return new TlsContext(sslContext, protocols, cipherSuites, clientAuth, settings.useIdentityAsUsername());
     }
 
-    private static SSLContext sslContext(final TlsSettings settings, final List<X509Certificate> chain,
+    private static SSLContext sslContext(final ListenerSettings settings, final List<X509Certificate> chain,
         final PrivateKey key, final List<X509Certificate> cas)
     {
         try
@@ -134,7 +135,7 @@ final class TlsContextFactory
     /**
      * The key must be the certificate's: a signature made with it must verify with the certificate's public key.
      */
-    private static void checkKeyMatches(final TlsSettings settings, final X509Certificate certificate,
+    private static void checkKeyMatches(final ListenerSettings settings, final X509Certificate certificate,
         final PrivateKey key)
     {
         final String algorithm = key.getAlgorithm();
@@ -250,11 +251,11 @@ final class TlsContextFactory
      */
     static String[] protocols(final String tlsVersion, final Consumer<String> warnings)
     {
-        if (null == tlsVersion || TlsSettings.TLS_V1_2.equals(tlsVersion))
+        if (null == tlsVersion || "tlsv1.2".equals(tlsVersion))
         {
             return new String[]{ "TLSv1.3", "TLSv1.2" };
         }
-        if (TlsSettings.TLS_V1_3.equals(tlsVersion))
+        if ("tlsv1.3".equals(tlsVersion))
         {
             return new String[]{ "TLSv1.3" };
         }

@@ -9,9 +9,6 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -191,7 +188,7 @@ class ConfigFileTest
             {"persistent_client_expiration 3x", "persistent_client_expiration: expected a number and h, d, w, m or y"},
             {"persistent_client_expiration 99999999999999999y", "persistent_client_expiration: expected a number"},
             {"listener 1883\nprotocol http", "protocol: must be mqtt or websockets, not 'http'"},
-            {"listener 1883\ntls_version tlsv1.0", "tls_version: must be tlsv1.2 or tlsv1.3, not 'tlsv1.0'"},
+            {"listener 1883\ntls_version tlsv1.0", "tls_version: must be tlsv1.3, tlsv1.2, tlsv1.1 or tlsv1, not 'tlsv1.0'"},
             {"listener 1883\nproxy_protocol v3", "proxy_protocol: must be v1, v2 or any, not 'v3'"},
             {"include_dir /no/such/dir", "include_dir: not a directory: /no/such/dir"},
         };
@@ -326,21 +323,6 @@ class ConfigFileTest
 
     private static String run(final int expectedExit, final String... args)
     {
-        final PrintStream out = System.out;
-        final PrintStream err = System.err;
-        final ByteArrayOutputStream captured = new ByteArrayOutputStream();
-        final PrintStream capture = new PrintStream(captured, true, StandardCharsets.UTF_8);
-        System.setOut(capture);
-        System.setErr(capture);
-        try
-        {
-            assertThat(Main.run(args)).as(captured.toString(StandardCharsets.UTF_8)).isEqualTo(expectedExit);
-        }
-        finally
-        {
-            System.setOut(out);
-            System.setErr(err);
-        }
-        return captured.toString(StandardCharsets.UTF_8);
+        return MainTest.run(expectedExit, args);
     }
 }

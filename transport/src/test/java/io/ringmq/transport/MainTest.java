@@ -18,7 +18,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class MainTest
 {
-    private String run(final int expectedExit, final String... args)
+    /**
+     * Runs the command line in this JVM, asserting its exit code.
+     *
+     * @return what it printed, standard output and error together.
+     */
+    static String run(final int expectedExit, final String... args)
     {
         final PrintStream out = System.out;
         final PrintStream err = System.err;

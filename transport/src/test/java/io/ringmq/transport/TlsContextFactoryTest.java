@@ -1,5 +1,6 @@
 package io.ringmq.transport;
 
+import io.ringmq.pipeline.ListenerSettings;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -36,9 +37,9 @@ class TlsContextFactoryTest
         }
     }
 
-    static TlsSettings rsa()
+    static ListenerSettings rsa()
     {
-        return new TlsSettings().certFile(tls("server-cert.pem")).keyFile(tls("server-key.pem"));
+        return new ListenerSettings(0, null).certFile(tls("server-cert.pem")).keyFile(tls("server-key.pem"));
     }
 
     @Test
@@ -68,7 +69,7 @@ class TlsContextFactoryTest
         final PrivateKey key = PemFiles.privateKey("keyfile", tls("server-ec-key.pem"));
 
         assertThat(key.getAlgorithm()).isEqualTo("EC");
-        TlsContextFactory.create(new TlsSettings().certFile(tls("server-ec-cert.pem"))
+        TlsContextFactory.create(new ListenerSettings(0, null).certFile(tls("server-ec-cert.pem"))
             .keyFile(tls("server-ec-key.pem")), warnings::add);
         assertThat(warnings).isEmpty();
     }
@@ -150,8 +151,8 @@ class TlsContextFactoryTest
     @Test
     void certFileAndKeyFileAreBothNeeded()
     {
-        assertBad(new TlsSettings().certFile(tls("server-cert.pem")), "certfile", "keyfile");
-        assertBad(new TlsSettings().keyFile(tls("server-key.pem")), "certfile", "keyfile");
+        assertBad(new ListenerSettings(0, null).certFile(tls("server-cert.pem")), "certfile", "keyfile");
+        assertBad(new ListenerSettings(0, null).keyFile(tls("server-key.pem")), "certfile", "keyfile");
     }
 
     @Test
@@ -240,7 +241,7 @@ class TlsContextFactoryTest
             Files.readString(tls("server-chain.pem")));
 
         TlsContextFactory.create(rsa().keyFile(crlfKey), warnings::add);
-        TlsContextFactory.create(new TlsSettings().certFile(combined).keyFile(combined), warnings::add);
+        TlsContextFactory.create(new ListenerSettings(0, null).certFile(combined).keyFile(combined), warnings::add);
         assertThat(PemFiles.certificates("certfile", combined)).hasSize(2);
         assertBad(rsa().keyFile(crlfEncrypted), "keyfile", "crlf-encrypted.pem", "encrypted");
         assertThat(warnings).isEmpty();
@@ -251,7 +252,7 @@ class TlsContextFactoryTest
         return Files.write(dir.resolve(name), text.getBytes(StandardCharsets.ISO_8859_1));
     }
 
-    private void assertBad(final TlsSettings settings, final String... parts)
+    private void assertBad(final ListenerSettings settings, final String... parts)
     {
         assertThatThrownBy(() -> TlsContextFactory.create(settings, warnings::add))
             .isInstanceOf(IllegalArgumentException.class)

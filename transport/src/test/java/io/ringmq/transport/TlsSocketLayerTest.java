@@ -100,7 +100,7 @@ class TlsSocketLayerTest
     @Test
     void ecKeyHandshake() throws Exception
     {
-        agent = new TlsAgentHarness(TlsContextFactory.create(new TlsSettings().certFile(tls("server-ec-cert.pem"))
+        agent = new TlsAgentHarness(TlsContextFactory.create(new io.ringmq.pipeline.ListenerSettings(0, null).certFile(tls("server-ec-cert.pem"))
             .keyFile(tls("server-ec-key.pem")), (w) -> { }), EXECUTOR, 4096, true);
         try (SSLSocket client = client(clientContext(null), "TLSv1.3"))
         {
