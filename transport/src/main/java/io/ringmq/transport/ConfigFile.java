@@ -70,6 +70,8 @@ final class ConfigFile
     private final Predicate<String> isOption;
     private final Parsed parsed = new Parsed();
     private boolean perListenerSettings;
+    /** A global allow_anonymous was read. */
+    private boolean anonymousGiven;
     private int depth;
 
     private ConfigFile(final Predicate<String> isOption)
@@ -84,6 +86,13 @@ final class ConfigFile
     {
         final ConfigFile reader = new ConfigFile(isOption);
         reader.readFile(file);
+        if (!reader.anonymousGiven && (reader.parsed.port || !reader.parsed.listeners.isEmpty()))
+        {
+            // Mosquitto 2: allow_anonymous defaults to false once the file defines a listener (and for each listener
+            // under per_listener_settings); ringmq's loopback default would let in every client of a same-host proxy
+            reader.parsed.args.add(0, "--anonymous");
+            reader.parsed.args.add(1, "none");
+        }
         return reader.parsed;
     }
 
@@ -177,6 +186,7 @@ final class ConfigFile
         switch (name)
         {
             case "allow_anonymous":
+                anonymousGiven = true;
                 args("--anonymous", bool(where, name, value) ? "all" : "none");
                 return;
             case "password_file":

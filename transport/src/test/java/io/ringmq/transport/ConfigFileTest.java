@@ -138,6 +138,28 @@ class ConfigFileTest
     }
 
     @Test
+    @Timeout(60)
+    @DisplayName("as in Mosquitto 2, a file that defines a listener and says nothing of allow_anonymous refuses "
+        + "anonymous clients, from loopback too (where a same-host proxy puts everyone)")
+    void anonymousRefusedByDefaultOnceAListenerIsDefined(@TempDir final Path dir) throws Exception
+    {
+        final Path config = dir.resolve("mosquitto.conf");
+        Files.writeString(config, String.join("\n", "persistence false", "sys_interval 0", "listener 0 127.0.0.1", ""));
+        assertThat(context(config).anonymous()).isEqualTo(Authenticator.AnonymousPolicy.NONE);
+        assertThat(context(config, "--anonymous", "all").anonymous()).isEqualTo(Authenticator.AnonymousPolicy.ALL);
+        final Path portOnly = dir.resolve("port.conf");
+        Files.writeString(portOnly, "port 1884\n");
+        assertThat(context(portOnly).anonymous()).isEqualTo(Authenticator.AnonymousPolicy.NONE);
+        final Path noListener = dir.resolve("limits.conf");
+        Files.writeString(noListener, "max_queued_messages 10\n");
+        assertThat(context(noListener).anonymous()).isEqualTo(Authenticator.AnonymousPolicy.LOOPBACK);
+        try (Broker broker = Broker.launch(context(config)))
+        {
+            assertThatThrownBy(() -> Paho.connect(broker.ports()[0], "anonymous")).isInstanceOf(Exception.class);
+        }
+    }
+
+    @Test
     @DisplayName("include_dir reads every .conf in it, in alphabetical order, where the line stands")
     void includeDir(@TempDir final Path dir) throws Exception
     {
@@ -225,8 +247,8 @@ class ConfigFileTest
     void listenersServe(@TempDir final Path dir) throws Exception
     {
         final Path config = dir.resolve("two.conf");
-        Files.writeString(config, String.join("\n", "persistence false", "sys_interval 0", "listener 0 127.0.0.1",
-            "listener 0 127.0.0.1", "max_connections 1", ""));
+        Files.writeString(config, String.join("\n", "persistence false", "sys_interval 0", "allow_anonymous true",
+            "listener 0 127.0.0.1", "listener 0 127.0.0.1", "max_connections 1", ""));
         final BrokerContext context = context(config);
         try (Broker broker = Broker.launch(context))
         {
