@@ -185,6 +185,29 @@ class CredentialWorkersBrokerTest extends InProcessBrokerTest
 
     @Test
     @Timeout(60)
+    @DisplayName("back-off: a success as one's own user does not wipe failures guessing another's password")
+    void ownSuccessDoesNotResetGuessesAtAnotherUser() throws Exception
+    {
+        final BrokerContext context = context(passwords("alice", "a-pw", "mallory", "m-pw"));
+        context.credentialSettings().maxFailures(3).backoff(60_000, 60_000);
+        launch(context);
+        int refusedWithoutHashing = 0;
+        for (int round = 0; round < 4; round++)
+        {
+            // two guesses at alice's password, then a login with mallory's own: the count must go on
+            for (int guess = 0; guess < 2; guess++)
+            {
+                refusedWithoutHashing +=
+                    connack("g" + round + guess, "alice", "guess" + round + guess) == ReasonCode.V3_NOT_AUTHORIZED ? 1 : 0;
+            }
+            connack("m" + round, "mallory", "m-pw");
+        }
+        assertThat(count(BrokerCounters.AUTH_BACKOFFS)).as("8 wrong passwords, 3 allowed: backed off").isPositive();
+        assertThat(refusedWithoutHashing).isPositive();
+    }
+
+    @Test
+    @Timeout(60)
     @DisplayName("a connection closed while its hash runs: the verdict is dropped, nothing reaches the pipeline")
     void closedWhileHashing() throws Exception
     {

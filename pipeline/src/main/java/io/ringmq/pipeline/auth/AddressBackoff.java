@@ -7,8 +7,9 @@ import java.util.Map;
 /**
  * Failed CONNECT credentials per source address, with growing back-off: after {@code maxFailures} failures within
  * the window an address is refused without hashing for {@code backoffMs}, each next back-off doubling up to
- * {@code backoffMaxMs}; a success forgets the address, as does a quiet spell of {@code backoffMaxMs} after its
- * last back-off. An IPv6 address counts by its /64 (what one host is usually given). Memory is bounded: at most
+ * {@code backoffMaxMs}; a success forgets the address when every failure counted for it was that same user's (a
+ * typo put right; a success as one's own user does not wipe guesses at another's password), as does a quiet spell
+ * of {@code backoffMaxMs} after its last back-off. An IPv6 address counts by its /64 (what one host is usually given). Memory is bounded: at most
  * {@code trackedAddresses} addresses, the least recently seen forgotten first (counted), so a client with a
  * million source addresses costs a fixed table, though each of its addresses gets its first tries.
  * Thread-safe: the credential workers share it under a short lock (never an I/O or stage thread).
@@ -81,6 +82,16 @@ final class AddressBackoff
      */
     boolean failed(final long key, final long nowMs)
     {
+        return failed(key, nowMs, null);
+    }
+
+    /**
+     * Counts a failed attempt for {@code userName}.
+     *
+     * @return true when it started a back-off.
+     */
+    boolean failed(final long key, final long nowMs, final String userName)
+    {
         if (0 == maxFailures)
         {
             return false;
@@ -103,6 +114,15 @@ final class AddressBackoff
                 state.windowStartMs = nowMs;
                 state.failures = 0;
             }
+            if (0 == state.failures && 0 == state.blockedUntilMs)
+            {
+                state.userName = userName; // a fresh count, with no back-off behind it
+                state.mixedUsers = false;
+            }
+            else if (!java.util.Objects.equals(state.userName, userName))
+            {
+                state.mixedUsers = true;
+            }
             if (++state.failures < maxFailures)
             {
                 return false;
@@ -120,13 +140,26 @@ final class AddressBackoff
      */
     void succeeded(final long key)
     {
+        succeeded(key, null);
+    }
+
+    /**
+     * A success from the address for {@code userName}: its failures and back-off are forgotten when they were all
+     * that user's.
+     */
+    void succeeded(final long key, final String userName)
+    {
         if (0 == maxFailures)
         {
             return;
         }
         synchronized (states)
         {
-            states.remove(key);
+            final State state = states.get(key);
+            if (null != state && !state.mixedUsers && java.util.Objects.equals(state.userName, userName))
+            {
+                states.remove(key);
+            }
         }
     }
 
@@ -163,6 +196,9 @@ final class AddressBackoff
         int failures;
         long blockedUntilMs;
         long nextBackoffMs;
+        /** The user the failures were for, while they were all one user's. */
+        String userName;
+        boolean mixedUsers;
 
         State(final long nowMs, final long backoffMs)
         {

@@ -169,9 +169,9 @@ public final class CredentialWorkers implements AutoCloseable
         {
             if (Authenticator.verdictCode(verdict) == ReasonCode.V3_CONNECTION_ACCEPTED)
             {
-                backoff.succeeded(key);
+                backoff.succeeded(key, request.userName);
             }
-            else if (backoff.failed(key, nowMs))
+            else if (backoff.failed(key, nowMs, request.userName))
             {
                 counters.increment(BrokerCounters.AUTH_BACKOFFS);
             }
