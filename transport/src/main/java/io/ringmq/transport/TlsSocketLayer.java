@@ -387,10 +387,12 @@ final class TlsSocketLayer implements SocketLayer
         final ByteBuf netIn = buffers.netIn;
         final ByteBuffer src = netIn.internalNioBuffer(netIn.readerIndex(), netIn.readableBytes());
         final ByteBuffer dst = in.internalNioBuffer(in.writerIndex(), in.writableBytes());
+        final boolean wasEstablished = established;
         final SSLEngineResult result = engine.unwrap(src, dst);
         netIn.skipBytes(result.bytesConsumed());
         in.writerIndex(in.writerIndex() + result.bytesProduced());
         onResult(result);
+        refuseRenegotiation(wasEstablished, result);
         switch (result.getStatus())
         {
             case BUFFER_UNDERFLOW:
@@ -410,6 +412,22 @@ final class TlsSocketLayer implements SocketLayer
                     needMoreInput = true;
                 }
                 return true;
+        }
+    }
+
+    /**
+     * A TLS 1.2 client asking for a new handshake on an established connection (a renegotiation): each would be a
+     * full key exchange and signature on the shared task pool, past the connect timeout and the per-address limit,
+     * so it ends the connection (as {@code jdk.tls.rejectClientInitiatedRenegotiation} would, for the whole JVM).
+     * TLS 1.3 has no renegotiation; its post-handshake messages (KeyUpdate, tickets) go on.
+     */
+    private void refuseRenegotiation(final boolean wasEstablished, final SSLEngineResult result) throws SSLException
+    {
+        final HandshakeStatus status = result.getHandshakeStatus();
+        if (wasEstablished && HandshakeStatus.NOT_HANDSHAKING != status && HandshakeStatus.FINISHED != status &&
+            !"TLSv1.3".equals(engine.getSession().getProtocol()))
+        {
+            throw new SSLException("client-initiated renegotiation refused");
         }
     }
 
