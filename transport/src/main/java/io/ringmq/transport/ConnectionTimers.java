@@ -117,7 +117,7 @@ final class ConnectionTimers implements DeadlineTimerWheel.TimerHandler
         if (now >= deadline)
         {
             expiry.expire(connection, connection.closing ? CLOSE_LINGER_TIMEOUT :
-                connection.connectSeen ? KEEP_ALIVE_TIMEOUT : CONNECT_TIMEOUT);
+                connection.connack != Connection.CONNACK_PENDING ? KEEP_ALIVE_TIMEOUT : CONNECT_TIMEOUT);
         }
         else
         {
@@ -136,8 +136,16 @@ final class ConnectionTimers implements DeadlineTimerWheel.TimerHandler
         {
             return connection.acceptedMs + connectTimeoutMs;
         }
-        return connection.keepAliveSeconds > 0 ?
+        final long keepAlive = connection.keepAliveSeconds > 0 ?
             connection.lastPacketMs + connection.keepAliveSeconds * 1500L : NO_TIMER; // 1.5 times the keep-alive
+        if (connection.connack == Connection.CONNACK_PENDING)
+        {
+            // not admitted yet (an enhanced-auth exchange goes on after CONNECT): a connect timeout from its last
+            // packet, never none, whatever keep-alive it asked for
+            final long connect = connection.lastPacketMs + connectTimeoutMs;
+            return keepAlive == NO_TIMER ? connect : Math.min(connect, keepAlive);
+        }
+        return keepAlive;
     }
 
     private void schedule(final Connection connection, final long deadlineMs)

@@ -40,6 +40,7 @@ class ConnectionTimersTest
         final Connection connection = connection(2, 0);
         timers.onAccepted(connection);
         connection.connectSeen = true;
+        connection.connack = Connection.CONNACK_ACCEPTED; // admitted
         connection.keepAliveSeconds = 2;
         connection.lastPacketMs = 100;
         timers.onConnected(connection);
@@ -58,6 +59,7 @@ class ConnectionTimersTest
         final Connection silent = connection(3, 0);
         timers.onAccepted(silent);
         silent.connectSeen = true;
+        silent.connack = Connection.CONNACK_ACCEPTED; // admitted
         timers.onConnected(silent);
         final Connection closed = connection(4, 0);
         timers.onAccepted(closed);
@@ -68,12 +70,29 @@ class ConnectionTimersTest
     }
 
     @Test
+    @DisplayName("a CONNECT not answered yet (an enhanced-auth exchange under way) keeps a connect timeout from its "
+        + "last packet, even with keep-alive 0")
+    void aConnectNotAnsweredKeepsTheConnectTimeout()
+    {
+        final Connection waiting = connection(6, 0);
+        timers.onAccepted(waiting);
+        waiting.connectSeen = true;
+        waiting.lastPacketMs = 500;
+        timers.onConnected(waiting);
+        timers.poll(1_000);
+        assertThat(expired).isEmpty();
+        timers.poll(60_000);
+        assertThat(expired).containsExactly("6:connect");
+    }
+
+    @Test
     @DisplayName("a connection the server sent DISCONNECT to closes by its linger deadline, keep-alive 0 or not")
     void aClosingConnectionLingersBoundedly()
     {
         final Connection closing = connection(5, 0);
         timers.onAccepted(closing);
         closing.connectSeen = true;
+        closing.connack = Connection.CONNACK_ACCEPTED; // admitted
         timers.onConnected(closing); // keep-alive 0: no timer
         closing.closing = true;
         closing.closeByMs = 1_000;

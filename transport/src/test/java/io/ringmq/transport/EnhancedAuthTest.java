@@ -109,6 +109,24 @@ class EnhancedAuthTest
     }
 
     @Test
+    @DisplayName("an exchange the client never finishes (keep-alive 0) is closed by the connect timeout: no CONNACK, "
+        + "no admission, so it may not hold a connection past it")
+    void unfinishedExchangeTimesOut(@TempDir final Path directory) throws Exception
+    {
+        final Path file = directory.resolve("passwd");
+        PasswordFile.write(file, "alice", PasswordHash.createScram("wonderland", 4096));
+        try (RingMq quick = RingMq.builder().passwordFile(file).anonymous(Authenticator.AnonymousPolicy.NONE)
+            .context(context -> context.sysIntervalMs(0).connectTimeoutMs(1_000)).start();
+            RawClient client = new RawClient(quick.port()).v5())
+        {
+            final ScramClient scram = new ScramClient("alice", "wonderland", "fyko+d2lbbFgONRv9qkxdawL");
+            client.send(RawClient.connect5("never-finishes", 0, scram(scram.first())));
+            assertThat(client.readPacket(5_000)).isEqualTo(PacketType.AUTH);
+            assertThat(client.closedWithin(5_000)).as("closed by the connect timeout").isTrue();
+        }
+    }
+
+    @Test
     @DisplayName("MQTT-4.12.0-1 an Authentication Method the broker does not offer: CONNACK 0x8C")
     void unknownMethod() throws Exception
     {
