@@ -40,18 +40,17 @@ class TlsRenegotiationTest
         context.addListener(ListenersTest.tlsListener().tlsVersion("tlsv1.2"));
         broker = Broker.launch(context);
         final int tlsPort = broker.ports()[1];
-        final SSLSocket socket = (SSLSocket)TlsSocketLayerTest.clientContext(null).getSocketFactory()
-            .createSocket("127.0.0.1", tlsPort);
-        closeables.add(socket);
-        socket.setEnabledProtocols(new String[]{"TLSv1.2"});
-        socket.setSoTimeout(10_000);
-        socket.startHandshake();
+        final javax.net.ssl.SSLContext client = TlsSocketLayerTest.clientContext(null);
+        for (int i = 0; i < 2; i++) // a full handshake, then one resuming its session: both go on
+        {
+            try (SSLSocket first = connected(client, tlsPort, "first" + i))
+            {
+                first.getOutputStream().write(new byte[]{(byte)0xE0, 0}); // DISCONNECT
+            }
+        }
+        final SSLSocket socket = connected(client, tlsPort, "renegotiating");
         final OutputStream out = socket.getOutputStream();
         final DataInputStream in = new DataInputStream(socket.getInputStream());
-        out.write(RawClient.connect("renegotiating", true, 60));
-        out.flush();
-        assertThat(in.readUnsignedByte()).as("CONNACK").isEqualTo(0x20);
-        in.readFully(new byte[in.readUnsignedByte()]);
         int renegotiated = 0;
         try
         {
@@ -73,5 +72,25 @@ class TlsRenegotiationTest
             // the broker ended the connection
         }
         assertThat(renegotiated).as("full handshakes a client made the broker run on one connection").isZero();
+    }
+
+    /**
+     * @return a TLS 1.2 socket whose CONNECT was accepted.
+     */
+    private SSLSocket connected(final javax.net.ssl.SSLContext client, final int port, final String clientId)
+        throws IOException
+    {
+        final SSLSocket socket = (SSLSocket)client.getSocketFactory().createSocket("127.0.0.1", port);
+        closeables.add(socket);
+        socket.setEnabledProtocols(new String[]{"TLSv1.2"});
+        socket.setSoTimeout(10_000);
+        socket.startHandshake();
+        socket.getOutputStream().write(RawClient.connect(clientId, true, 60));
+        final DataInputStream in = new DataInputStream(socket.getInputStream());
+        assertThat(in.readUnsignedByte()).as("CONNACK").isEqualTo(0x20);
+        final byte[] body = new byte[in.readUnsignedByte()];
+        in.readFully(body);
+        assertThat(body[1]).as("accepted").isZero();
+        return socket;
     }
 }
