@@ -31,6 +31,8 @@ public final class BrokerContext
     /** The listener {@code --bind} and {@code --port} describe (Mosquitto's {@code port}); may be dropped. */
     private final ListenerSettings defaultListener = new ListenerSettings(1883, "0.0.0.0");
     private boolean hasDefaultListener = true;
+    /** Threads of the TLS handshake pool (key exchanges, signatures, certificate checks). */
+    private int tlsThreads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 4));
     private final java.util.List<ListenerSettings> extraListeners = new java.util.ArrayList<>();
     private int ioThreads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 4));
     private Threading threading = Runtime.getRuntime().availableProcessors() <= 2 ? Threading.SHARED :
@@ -179,6 +181,7 @@ public final class BrokerContext
             metricsBindAddress);
         check(isAddress(defaultListener.bindAddress()), "--bind: unknown address " + defaultListener.bindAddress());
         check(!listeners().isEmpty(), "no listener: give --port or --listener");
+        check(tlsThreads >= 1 && tlsThreads <= 256, "--tls-threads must be 1..256");
         passwordFile = sharedFile(passwordFile, "password_file", ListenerSettings::passwordFile);
         aclFile = sharedFile(aclFile, "acl_file", ListenerSettings::aclFile);
         final java.util.Set<String> endpoints = new java.util.HashSet<>();
@@ -290,6 +293,17 @@ public final class BrokerContext
     public BrokerContext hasDefaultListener(final boolean hasDefaultListener)
     {
         this.hasDefaultListener = hasDefaultListener;
+        return this;
+    }
+
+    public int tlsThreads()
+    {
+        return tlsThreads;
+    }
+
+    public BrokerContext tlsThreads(final int tlsThreads)
+    {
+        this.tlsThreads = tlsThreads;
         return this;
     }
 

@@ -64,7 +64,7 @@ public final class Broker implements AutoCloseable
     /** What the broker listens on now; a reload replaces it. */
     private volatile Listener[] listeners;
     /** Runs TLS handshakes' delegated tasks for every TLS listener; its threads start with the first handshake. */
-    private final TlsTaskExecutor tlsTasks = new TlsTaskExecutor();
+    private final TlsTaskExecutor tlsTasks;
     /** The password and ACL files a reload reads again (a reload with a new configuration may name others). */
     private volatile Path passwordFile;
     private volatile Path aclFile;
@@ -85,6 +85,7 @@ public final class Broker implements AutoCloseable
     private Broker(final BrokerContext context) throws IOException
     {
         this.context = context.conclude();
+        this.tlsTasks = new TlsTaskExecutor(context.tlsThreads(), TlsTaskExecutor.DEFAULT_QUEUE_CAPACITY);
         this.passwordFile = context.passwordFile();
         this.aclFile = context.aclFile();
         final Authenticator authenticator = authenticator(context);

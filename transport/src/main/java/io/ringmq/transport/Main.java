@@ -76,6 +76,10 @@ public final class Main implements Callable<Integer>
         description = "Read the password of --user from the environment variable VAR.")
     String passEnv;
 
+    @Option(names = "--tls-threads", paramLabel = "N", description = "Threads that run TLS handshakes' key "
+        + "exchanges and signatures, never an I/O thread (default: cores/4, 1..4).")
+    Integer tlsThreads;
+
     // password checking: credential workers, back-off after failures, cache (defaults in CredentialSettings)
     @Option(names = "--auth-threads", paramLabel = "N",
         description = "Threads that verify CONNECT passwords, never an I/O or stage thread (default: cores/4, >= 1).")

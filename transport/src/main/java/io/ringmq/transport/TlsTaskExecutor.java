@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class TlsTaskExecutor implements Executor, AutoCloseable
 {
-    /** The default thread count: a quarter of the cores, at least 1, at most 4. */
+    /** The default thread count: a quarter of the cores, at least 1, at most 4 ({@code --tls-threads}). */
     static final int DEFAULT_THREADS = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 4));
     /** The default queue: handshakes waiting for a thread beyond this are refused. */
     static final int DEFAULT_QUEUE_CAPACITY = 4096;
