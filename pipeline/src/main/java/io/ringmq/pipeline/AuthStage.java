@@ -219,6 +219,13 @@ public final class AuthStage implements Stage
         }
         if (v5 && EnhancedAuthentication.asks(connect))
         {
+            if (event.credentialVerdict != CredentialRequest.NO_VERDICT &&
+                Authenticator.verdictCode(event.credentialVerdict) != ReasonCode.V3_CONNECTION_ACCEPTED)
+            {
+                event.authCode = refusal(true, Authenticator.verdictCode(event.credentialVerdict)); // backing off
+                counters.increment(BrokerCounters.AUTH_FAILURES);
+                return;
+            }
             enhanced.start(event, connect);
             if (event.authCode == IngressEvent.AUTH_ACCEPTED)
             {

@@ -46,6 +46,8 @@ final class Connection
     boolean awaitingConnack;
     /** The client's address is known: the socket's peer, or (PROXY protocol) what the header said. */
     boolean addressSettled;
+    /** Its CONNECT asked for enhanced authentication: a refusing CONNACK counts toward its address's back-off. */
+    boolean exchange;
     /** Its layer holds input: in its reader's list to read again. */
     boolean readAgain;
     /** Its CONNECT's credentials are with a credential worker: the CONNECT stays buffered, is not handed on. */

@@ -455,6 +455,14 @@ final class ConnectionReader
             connection.credentialVerdict = Authenticator.verdictOf(allowed ? ReasonCode.V3_CONNECTION_ACCEPTED :
                 ReasonCode.V3_NOT_AUTHORIZED);
         }
+        else if (null != credentials && CredentialRequest.asksMethod(connect))
+        {
+            connection.exchange = true; // a refusal counts toward the address's back-off (ConnectionWriter)
+            if (credentials.isBackingOff(remoteAddress(connection), connection.loopback))
+            {
+                connection.credentialVerdict = Authenticator.verdictOf(ReasonCode.V3_NOT_AUTHORIZED);
+            }
+        }
         else if (null != credentials && connection.credentialVerdict == CredentialRequest.NO_VERDICT &&
             CredentialRequest.needsWorker(connect))
         {
@@ -520,7 +528,7 @@ final class ConnectionReader
     /**
      * @return the client's address for the back-off: the PROXY protocol's when a proxy named it, else the socket's.
      */
-    private static InetAddress remoteAddress(final Connection connection)
+    static InetAddress remoteAddress(final Connection connection)
     {
         final InetSocketAddress proxied = connection.layer.proxiedAddress();
         if (null != proxied)

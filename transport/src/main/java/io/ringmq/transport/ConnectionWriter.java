@@ -73,6 +73,17 @@ final class ConnectionWriter
     long qos0Dropped;
     long qos0Shed;
 
+    /** Where a refused enhanced authentication is counted toward its address's back-off; may be null. */
+    private io.ringmq.pipeline.auth.CredentialWorkers credentials;
+
+    /**
+     * Counts refused enhanced authentications toward their addresses' back-off.
+     */
+    void credentials(final io.ringmq.pipeline.auth.CredentialWorkers credentials)
+    {
+        this.credentials = credentials;
+    }
+
     ConnectionWriter(final BrokerContext context, final BrokerCounters counters, final MemoryBudget memoryBudget,
         final PausedConnections paused, final Closer closer)
     {
@@ -211,6 +222,10 @@ final class ConnectionWriter
         else
         {
             connection.connack = Connection.CONNACK_REFUSED;
+            if (connection.exchange && null != credentials)
+            {
+                credentials.failedExchange(ConnectionReader.remoteAddress(connection), connection.loopback);
+            }
             connection.in.skipBytes(connection.in.readableBytes());
             connection.closeAfterFlush = true;
         }

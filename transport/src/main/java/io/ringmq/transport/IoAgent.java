@@ -141,6 +141,7 @@ final class IoAgent implements Agent
             }
         };
         this.writer = new ConnectionWriter(context, counters, memoryBudget, paused, closer);
+        writer.credentials(credentials);
         this.sys = index == 0 ? new SysTopics(counters, context.sysIntervalMs(), nowMs, (packet, length) ->
             this.ingress.packet(IngressEvent.SYSTEM_CONNECTION, MqttVersion.V3_1_1, true, PacketType.PUBLISH, packet,
                 length)) : null;

@@ -109,6 +109,29 @@ class EnhancedAuthTest
     }
 
     @Test
+    @DisplayName("failed SCRAM exchanges count toward the address's back-off: after 5, a SCRAM CONNECT is refused "
+        + "with 0x87 before any exchange, and the right password too until the back-off ends")
+    void scramGuessesBackOff() throws Exception
+    {
+        for (int i = 0; i < 5; i++)
+        {
+            try (RawClient client = new RawClient(broker.port()).v5())
+            {
+                assertThat(exchange(client, "guess-" + i, new ScramClient[1]))
+                    .isEqualTo(ReasonCode.BAD_USER_NAME_OR_PASSWORD);
+            }
+        }
+        try (RawClient client = new RawClient(broker.port()).v5())
+        {
+            final ScramClient scram = new ScramClient("alice", "wonderland", "fyko+d2lbbFgONRv9qkxdawL");
+            client.send(RawClient.connect5("scram-client", 60, scram(scram.first())));
+            assertThat(client.readPacket(5_000)).as("no exchange while backing off").isEqualTo(PacketType.CONNACK);
+            assertThat(client.decoder().connack().reasonCode()).isEqualTo(ReasonCode.NOT_AUTHORIZED);
+        }
+        assertThat(broker.counters().get(io.ringmq.pipeline.status.BrokerCounters.AUTH_BACKOFFS)).isEqualTo(1);
+    }
+
+    @Test
     @DisplayName("an exchange the client never finishes (keep-alive 0) is closed by the connect timeout: no CONNACK, "
         + "no admission, so it may not hold a connection past it")
     void unfinishedExchangeTimesOut(@TempDir final Path directory) throws Exception

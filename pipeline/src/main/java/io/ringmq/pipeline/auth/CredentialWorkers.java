@@ -99,6 +99,42 @@ public final class CredentialWorkers implements AutoCloseable
     }
 
     /**
+     * Whether an address is backing off after failed logins: an enhanced authentication (SCRAM) CONNECT from it is
+     * refused before its exchange starts, as a password CONNECT is before its hash. Any thread (an I/O agent); once
+     * per such CONNECT.
+     */
+    public boolean isBackingOff(final java.net.InetAddress address, final boolean loopback)
+    {
+        if (null == address || (loopback && settings.exemptLoopback()))
+        {
+            return false;
+        }
+        final boolean backingOff = backoff.isBackingOff(AddressBackoff.keyOf(address), System.currentTimeMillis());
+        if (backingOff)
+        {
+            counters.increment(BrokerCounters.AUTH_RATE_LIMITED);
+        }
+        return backingOff;
+    }
+
+    /**
+     * An enhanced authentication exchange from an address ended refused: it counts toward the address's back-off
+     * as a wrong password does (the client, not the broker, pays for a SCRAM guess, so only this limits them).
+     */
+    public void failedExchange(final java.net.InetAddress address, final boolean loopback)
+    {
+        if (null == address || (loopback && settings.exemptLoopback()))
+        {
+            return;
+        }
+        if (backoff.failed(AddressBackoff.keyOf(address), System.currentTimeMillis(), null))
+        {
+            counters.increment(BrokerCounters.AUTH_BACKOFFS);
+        }
+        counters.add(BrokerCounters.AUTH_ADDRESSES_FORGOTTEN, backoff.takeEvicted());
+    }
+
+    /**
      * @return addresses whose failures are tracked now.
      */
     public int trackedAddresses()
