@@ -24,9 +24,11 @@ seeds=src/test/resources/$package_path/${simple}Inputs/$method
 out=target/fuzz/$method
 mkdir -p "$out/corpus"
 [ -d "$seeds" ] || mkdir -p "$seeds"
+# the reactor's own modules from their target/classes, never a ringmq jar an install left in ~/.m2
+classpath=$(tr ':' '\n' < "$cp_file" | sed -E "s#^.*/io/ringmq/ringmq-([a-z]+)/[^/]+/ringmq-[a-z]+-[^/]+\.jar\$#$root/\1/target/classes#" | paste -sd:)
 exec java --add-exports java.base/jdk.internal.misc=ALL-UNNAMED -XX:+UseParallelGC -Xmx1g -ea \
-  -cp "target/test-classes:target/classes:$(cat "$cp_file")" \
+  -cp "target/test-classes:target/classes:$classpath" \
   com.code_intelligence.jazzer.Jazzer \
-  --target_class="$class" --target_method="$method" --instrumentation_includes='io.ringmq.**' \
+  --target_class="$class" --target_method="$method" --instrumentation_includes='io.ringmq.**' --hooks=true \
   -artifact_prefix="$out/" -print_final_stats=1 "$@" "$out/corpus" "$seeds" 2>&1 \
   | grep -v '^INFO: Instrumented' | tee "$out/fuzz.log"
