@@ -31,4 +31,4 @@ exec java --add-exports java.base/jdk.internal.misc=ALL-UNNAMED -XX:+UseParallel
   com.code_intelligence.jazzer.Jazzer \
   --target_class="$class" --target_method="$method" --instrumentation_includes='io.ringmq.**' --hooks=true \
   -artifact_prefix="$out/" -print_final_stats=1 "$@" "$out/corpus" "$seeds" 2>&1 \
-  | grep -v '^INFO: Instrumented' | tee "$out/fuzz.log"
+  | grep --line-buffered -v '^INFO: Instrumented' | tee "$out/fuzz.log"
