@@ -24,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class CodecFuzzTest
 {
     /** Every context a property section is decoded in: the packet types and the will properties. */
-    private static final int[] PROPERTY_CONTEXTS = {
+    static final int[] PROPERTY_CONTEXTS = {
         PacketType.CONNECT, PacketType.CONNACK, PacketType.PUBLISH, PacketType.PUBACK, PacketType.PUBREC,
         PacketType.PUBREL, PacketType.PUBCOMP, PacketType.SUBSCRIBE, PacketType.SUBACK, PacketType.UNSUBSCRIBE,
         PacketType.UNSUBACK, PacketType.DISCONNECT, PacketType.AUTH, PropertyId.WILL_CONTEXT};

@@ -80,10 +80,7 @@ final class PacketSeeds
 
     private static int indexOfContext(final int context)
     {
-        final int[] contexts = {
-            PacketType.CONNECT, PacketType.CONNACK, PacketType.PUBLISH, PacketType.PUBACK, PacketType.PUBREC,
-            PacketType.PUBREL, PacketType.PUBCOMP, PacketType.SUBSCRIBE, PacketType.SUBACK, PacketType.UNSUBSCRIBE,
-            PacketType.UNSUBACK, PacketType.DISCONNECT, PacketType.AUTH, PropertyId.WILL_CONTEXT};
+        final int[] contexts = CodecFuzzTest.PROPERTY_CONTEXTS;
         for (int i = 0; i < contexts.length; i++)
         {
             if (contexts[i] == context)
