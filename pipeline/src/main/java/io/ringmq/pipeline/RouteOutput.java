@@ -527,7 +527,11 @@ public final class RouteOutput
             buffer.putBytes(pos, message.properties());
             pos += propertiesLength;
             buffer.putBytes(pos, message.payload());
-            return messageLength(topicLength, propertiesLength, payloadLength);
+            final int length = messageLength(topicLength, propertiesLength, payloadLength);
+            // the padding to the aligned length is copied with the message: it must lie inside the buffer too
+            // (fuzz finding: a buffer grown to 4,374 bytes held a message ending at 4,373, padded to 4,376)
+            buffer.checkLimit(at + length);
+            return length;
         }
     }
 }
