@@ -24,9 +24,13 @@ stop_broker() {
 }
 trap 'stop_broker; rm -rf "$WORK"' EXIT
 start_broker() {
-    timeout 600 java -jar "$JAR" -b 127.0.0.1 -p "$PORT" --password-file "$WORK/passwd" --counters-dir "$WORK" \
-        "$@" >"$WORK/broker.log" 2>&1 &
+    # bin/ringmq: the README's run command, JVM sized by --memory-limit (256m); exec keeps the pid the broker's
+    timeout 600 "$REPO/bin/ringmq" -b 127.0.0.1 -p "$PORT" --password-file "$WORK/passwd" --counters-dir "$WORK" \
+        --persistence memory "$@" >"$WORK/broker.log" 2>&1 &
     broker_pid=$!
+    await_port
+}
+await_port() {
     for _ in $(seq 100); do
         (exec 3<>/dev/tcp/127.0.0.1/"$PORT") 2>/dev/null && return 0
         sleep 0.1
@@ -45,3 +49,17 @@ for backoff in off default; do
     fi
     stop_broker
 done
+if command -v mosquitto >/dev/null && command -v mosquitto_passwd >/dev/null; then
+    # the same two runs against Mosquitto (its password file, 101 iterations; the good client is anonymous, as
+    # ringmq lets it be from loopback), for the ratio side by side
+    touch "$WORK/mpasswd" && mosquitto_passwd -b "$WORK/mpasswd" alice alice-secret && chmod 600 "$WORK/mpasswd"
+    printf 'user %s\nlistener %s 127.0.0.1\nallow_anonymous true\npassword_file %s\n' "$(id -un)" "$PORT" \
+        "$WORK/mpasswd" >"$WORK/mosquitto.conf"
+    timeout 600 mosquitto -c "$WORK/mosquitto.conf" >"$WORK/broker.log" 2>&1 &
+    broker_pid=$!
+    await_port
+    echo "## mosquitto $(mosquitto -h 2>/dev/null | head -1 | awk '{print $3}')"
+    java "$REPO/bench-configs/AuthStorm.java" "$PORT" publish "$SECONDS_EACH" 0 alice
+    java "$REPO/bench-configs/AuthStorm.java" "$PORT" publish "$SECONDS_EACH" "$BAD" alice
+    stop_broker
+fi
