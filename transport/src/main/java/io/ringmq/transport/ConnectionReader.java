@@ -434,8 +434,9 @@ final class ConnectionReader
         {
             // the certificate is the credential: its CN is the user name, no password is asked or checked
             final String identity = connection.layer.peerIdentity();
-            if (null == identity || identity.length() > MAX_IDENTITY_LENGTH)
+            if (null == identity || identity.length() > MAX_IDENTITY_LENGTH || CredentialRequest.asksMethod(connect))
             {
+                // no name to be, or an enhanced authentication that would prove another user than the certificate
                 connection.credentialVerdict = Authenticator.verdictOf(ReasonCode.V3_BAD_USER_NAME_OR_PASSWORD);
             }
             else
