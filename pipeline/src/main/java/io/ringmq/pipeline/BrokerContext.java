@@ -34,7 +34,8 @@ public final class BrokerContext
     /** Threads of the TLS handshake pool (key exchanges, signatures, certificate checks). */
     private int tlsThreads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 4));
     private final java.util.List<ListenerSettings> extraListeners = new java.util.ArrayList<>();
-    private int ioThreads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 4));
+    // a quarter of the cores for I/O agents, and as many delivery shards (one per agent): 7 + 7 on a 28-core box
+    private int ioThreads = Math.max(1, Math.min(16, Runtime.getRuntime().availableProcessors() / 4));
     private Threading threading = Runtime.getRuntime().availableProcessors() <= 2 ? Threading.SHARED :
         Runtime.getRuntime().availableProcessors() <= 8 ? Threading.SHARED_NETWORK : Threading.DEDICATED;
     private String idleStrategy = "wake";

@@ -140,7 +140,7 @@ public final class Main implements Callable<Integer>
             + "(a thread per I/O agent and per stage); default by core count: <=2 shared, <=8 shared-network.")
     String threading;
 
-    @Option(names = "--io-threads", paramLabel = "N", description = "I/O agents (default: cores/4, 1..4).")
+    @Option(names = "--io-threads", paramLabel = "N", description = "I/O agents (default: cores/4, 1..16).")
     Integer ioThreads;
 
     @Option(names = "--idle-strategy", paramLabel = "NAME",
