@@ -403,9 +403,15 @@ public final class Main implements Callable<Integer>
                     return; // still starting: it reads the file as it starts anyway
                 }
                 final BrokerContext next;
+                final Main reread;
                 try
                 {
-                    next = null == args ? null : rereadContext(args); // the config file may have changed
+                    reread = null == args ? null : reread(args); // the config file may have changed
+                    next = null == reread ? null : reread.context().conclude();
+                    if (null != reread)
+                    {
+                        Logging.level(reread.logLevel); // checked before anything is taken
+                    }
                 }
                 catch (final IOException | IllegalArgumentException ex)
                 {
@@ -416,6 +422,10 @@ public final class Main implements Callable<Integer>
                 try
                 {
                     broker.reload(next);
+                    if (null != reread)
+                    {
+                        Logging.reconfigureLevel(reread.logLevel); // the limits took, and the level with them
+                    }
                 }
                 catch (final IOException | IllegalArgumentException ex)
                 {
@@ -679,6 +689,15 @@ public final class Main implements Callable<Integer>
      */
     static BrokerContext rereadContext(final String[] args) throws IOException
     {
+        return reread(args).context().conclude();
+    }
+
+    /**
+     * Reads the command line and its config file again into a fresh {@code Main} (its log level is not in the
+     * context).
+     */
+    static Main reread(final String[] args) throws IOException
+    {
         final Options options = withConfigFile(args);
         final Main main = new Main();
         final CommandLine commandLine = new CommandLine(main);
@@ -693,7 +712,7 @@ public final class Main implements Callable<Integer>
             throw new IllegalArgumentException(ex.getMessage(), ex);
         }
         main.fromFile = options.fromFile();
-        return main.context().conclude();
+        return main;
     }
 
     /**
