@@ -370,7 +370,8 @@ public final class Main implements Callable<Integer>
         final CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() ->
         {
-            broker.close();
+            watchStop(stopped);
+            broker.close(); // connections closed, stages stopped, the store synced, recorded clean, closed
             // java.util.logging may already be shut down by its own hook: print to the console directly
             System.out.println("ringmq stopped; counters:");
             System.out.print(broker.counters().describe(false));
@@ -385,6 +386,35 @@ public final class Main implements Callable<Integer>
         stopped.await();
         return 0;
     }
+
+    /**
+     * Bounds a clean stop (SIGTERM): a close that has not finished within {@link #STOP_BOUND_MS} halts the process,
+     * rather than leave a supervisor waiting. What was acknowledged is in RocksDB's write-ahead log by then in every
+     * durability mode (written before the acknowledgement left), so the next start recovers it.
+     */
+    private static void watchStop(final CountDownLatch stopped)
+    {
+        final Thread watchdog = new Thread(() ->
+        {
+            try
+            {
+                if (!stopped.await(STOP_BOUND_MS, java.util.concurrent.TimeUnit.MILLISECONDS))
+                {
+                    System.err.println("ringmq: the stop did not finish within " + STOP_BOUND_MS + " ms; halting");
+                    Runtime.getRuntime().halt(1);
+                }
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }, "ringmq-stop-watchdog");
+        watchdog.setDaemon(true);
+        watchdog.start();
+    }
+
+    /** How long a clean stop may take before the process halts. */
+    static final long STOP_BOUND_MS = 30_000;
 
     /**
      * SIGHUP reads the command line's config file again and reloads the password file, the ACL file and the
