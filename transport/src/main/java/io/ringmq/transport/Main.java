@@ -417,8 +417,9 @@ public final class Main implements Callable<Integer>
     static final long STOP_BOUND_MS = 30_000;
 
     /**
-     * SIGHUP reads the command line's config file again and reloads the password file, the ACL file and the
-     * listeners, as it does Mosquitto's; a failed reload is logged and changes nothing.
+     * SIGHUP reads the command line's config file again and reloads the password file, the ACL file, the
+     * listeners, the limits that can change live and the log level, as it does Mosquitto's; a failed reload is logged
+     * and changes nothing, a setting that needs a restart is named in the log and keeps its value.
      */
     private static boolean onSighup(final java.util.concurrent.atomic.AtomicReference<Broker> running,
         final String[] args)
