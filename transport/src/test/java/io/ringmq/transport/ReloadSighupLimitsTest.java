@@ -23,7 +23,8 @@ class ReloadSighupLimitsTest
     @Test
     @Timeout(60)
     @DisplayName("SIGHUP: a lowered message_size_limit closes a connected 3.1.1 client's bigger PUBLISH; a changed "
-        + "persistent_client_expiration is logged as needing a restart")
+        + "persistent_client_expiration is logged as needing a restart; log_level warn silences the next reloads' "
+        + "info line")
     void configFileLimitsOnSighup() throws Exception
     {
         final Path config = directory.resolve("mosquitto.conf");
@@ -39,8 +40,7 @@ class ReloadSighupLimitsTest
 
             Files.writeString(config, "message_size_limit 1000\npersistent_client_expiration 1d\n",
                 StandardCharsets.UTF_8);
-            assertThat(Main.run("reload", "--pid", Long.toString(forked.pid()), "--counters-dir",
-                directory.resolve("counters").toString())).isZero();
+            reload(forked);
             assertThat(forked.awaitLine("limits: max-packet-size", 20_000)).as(forked.output()).isPresent();
             assertThat(forked.awaitLine("needs a restart: persistent-client-expiration", 0)).isPresent();
 
@@ -52,6 +52,53 @@ class ReloadSighupLimitsTest
                 small.send(RawClient.publish("sighup/p", new byte[500], 1, 1));
                 assertThat(small.readPacket(5_000)).isEqualTo(io.ringmq.protocol.PacketType.PUBACK);
             }
+
+            // log_level warn: this reload's own line is the last info line; later reloads say only what needs a
+            // restart. Each reload waits for the one before to be seen: signals sent together may be merged
+            Files.writeString(config, "message_size_limit 1000\npersistent_client_expiration 7d\nlog_level warn\n",
+                StandardCharsets.UTF_8);
+            reload(forked);
+            awaitCount(forked, "reload: reloaded", 2);
+            Files.writeString(config, "message_size_limit 60000\npersistent_client_expiration 2d\nlog_level warn\n",
+                StandardCharsets.UTF_8);
+            reload(forked);
+            awaitCount(forked, "needs a restart: persistent-client-expiration", 2);
+            Files.writeString(config, "message_size_limit 60000\npersistent_client_expiration 3d\nlog_level warn\n",
+                StandardCharsets.UTF_8);
+            reload(forked);
+            awaitCount(forked, "needs a restart: persistent-client-expiration", 3); // after reload 3's info line
+            assertThat(count(forked, "reload: reloaded")).as("reloads 3 and 4 said nothing at info level:%n%s",
+                forked.output()).isEqualTo(2);
+            try (RawClient big = new RawClient(forked.port()))
+            {
+                assertThat(big.handshake(RawClient.connect("big-again", true, 60))).isZero();
+                big.send(RawClient.publish("sighup/p", new byte[4_000], 1, 1));
+                assertThat(big.readPacket(5_000)).as("the limit raised again by the third reload")
+                    .isEqualTo(io.ringmq.protocol.PacketType.PUBACK);
+            }
         }
+    }
+
+    private static int count(final ForkedBroker forked, final String fragment)
+    {
+        return forked.output().split(java.util.regex.Pattern.quote(fragment), -1).length - 1;
+    }
+
+    private static void awaitCount(final ForkedBroker forked, final String fragment, final int count)
+        throws InterruptedException
+    {
+        final long deadline = System.nanoTime() + 20_000_000_000L;
+        while (count(forked, fragment) < count && System.nanoTime() < deadline)
+        {
+            Thread.sleep(10); // polling the condition
+        }
+        assertThat(count(forked, fragment)).as("'%s' %d times:%n%s", fragment, count, forked.output())
+            .isEqualTo(count);
+    }
+
+    private void reload(final ForkedBroker forked) throws Exception
+    {
+        assertThat(Main.run("reload", "--pid", Long.toString(forked.pid()), "--counters-dir",
+            directory.resolve("counters").toString())).isZero();
     }
 }
