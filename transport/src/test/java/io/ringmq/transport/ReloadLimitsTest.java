@@ -175,6 +175,27 @@ class ReloadLimitsTest extends InProcessBrokerTest
         assertThat(queuedWhileOffline(publisher, "slow-2", 20)).isEqualTo(12);
     }
 
+    @Test
+    @Timeout(60)
+    @DisplayName("reload, --threading dedicated with two I/O agents: every owner takes the limits on its own thread "
+        + "before the reload returns")
+    void dedicatedThreads() throws Exception
+    {
+        start(context -> context.threading(BrokerContext.Threading.DEDICATED).ioThreads(2).maxQueued(5)
+            .maxConnections(10));
+        final Paho publisher = closeLater(Paho.connect(broker.port(), "pub"));
+        assertThat(queuedWhileOffline(publisher, "slow-d1", 20)).isEqualTo(5);
+        assertThat(reload(context -> context.threading(BrokerContext.Threading.DEDICATED).ioThreads(2)
+            .maxQueued(9).maxConnections(3))).contains("max-queued", "max-connections");
+        synchronized (logged)
+        {
+            assertThat(logged).noneSatisfy(line -> assertThat(line).contains("not every agent"));
+        }
+        assertThat(queuedWhileOffline(publisher, "slow-d2", 20)).isEqualTo(9);
+        assertThat(refused(broker.port())).as("a fourth connection (pub, slow-d1, slow-d2 hold three)")
+            .isTrue();
+    }
+
     /**
      * A persistent session subscribes and goes offline, {@code count} QoS 1 messages are published to it, and it
      * comes back.
