@@ -157,10 +157,6 @@ public final class AuthStage implements Stage
     }
 
     /**
-     * Takes a reloaded password file: new CONNECTs are checked against it, and a connected client whose user was
-     * removed or whose entry changed is revoked (it reconnects with what now holds).
-     */
-    /**
      * Follows the limits a reload changes (before the stage runs): the client id length and who may connect
      * anonymously, taken at the next duty cycle for the CONNECTs decided from then on.
      */
@@ -170,6 +166,10 @@ public final class AuthStage implements Stage
         this.limits = live.follow();
     }
 
+    /**
+     * Takes reloaded limits, then a reloaded password file: new CONNECTs are checked against it, and a connected
+     * client whose user was removed or whose entry changed is revoked (it reconnects with what now holds).
+     */
     public int doDutyCycle()
     {
         if (null != live)

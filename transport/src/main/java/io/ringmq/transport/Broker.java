@@ -59,7 +59,7 @@ public final class Broker implements AutoCloseable
     private static final System.Logger LOG = System.getLogger("io.ringmq");
 
     private final BrokerContext context;
-    /** What a reload takes the wait for its limits to be taken by every owner: they are, unless one is stuck. */
+    /** How long a reload waits for every owner to take its limits (each does within a duty cycle, unless stuck). */
     static final long LIMITS_TAKEN_TIMEOUT_MS = 5_000;
     private final CountersFile countersFile;
     private final BrokerCounters counters;
