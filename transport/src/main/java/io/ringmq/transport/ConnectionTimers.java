@@ -42,7 +42,7 @@ final class ConnectionTimers
 
     private final Connection[] spokes = new Connection[TICKS_PER_WHEEL];
     private final long startMs;
-    private final int connectTimeoutMs;
+    private int connectTimeoutMs;
     private final Expiry expiry;
     /** The first tick not walked yet: every tick before it has been walked since its end. */
     private long currentTick;
@@ -253,5 +253,13 @@ final class ConnectionTimers
         connection.timerNext = null;
         connection.timerSpoke = NO_SPOKE;
         timerCount--;
+    }
+
+    /**
+     * @param connectTimeoutMs the connect timeout of connections accepted from now on (a reload).
+     */
+    void connectTimeoutMs(final int connectTimeoutMs)
+    {
+        this.connectTimeoutMs = connectTimeoutMs;
     }
 }
