@@ -253,7 +253,7 @@ final class IoAgent implements Agent
             if (null != next)
             {
                 applyLimits(next);
-                live.took();
+                live.took(next);
             }
         }
         reader.nowMs(nowMs);
