@@ -1,0 +1,167 @@
+package io.ringmq.transport;
+
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.ListenerSettings;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Reloads racing what a careless operator and hostile clients do at the same time: a reload after (or while) the
+ * broker stops, a storm of reloads from several threads (SIGHUP runs each on its own thread) while clients connect
+ * and leave.
+ */
+class ReloadRaceTest extends InProcessBrokerTest
+{
+    private static BrokerContext settings()
+    {
+        return new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0).persistent(false);
+    }
+
+    private static int freePort() throws Exception
+    {
+        try (ServerSocket probe = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1")))
+        {
+            return probe.getLocalPort();
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    @DisplayName("hostile: a reload after the broker closed (SIGHUP during SIGTERM) binds no listener and does not "
+        + "wait for agents that no longer run")
+    void reloadAfterCloseBindsNothing() throws Exception
+    {
+        launch(settings().maxConnections(10));
+        final int free = freePort();
+        broker.close();
+
+        final long startNs = System.nanoTime();
+        broker.reload(settings().maxConnections(3).addListener(new ListenerSettings(free, "127.0.0.1")).conclude());
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs))
+            .as("no wait for the stopped agents to take the limits").isLessThan(Broker.LIMITS_TAKEN_TIMEOUT_MS / 2);
+        try (ServerSocket again = new ServerSocket(free, 50, InetAddress.getByName("127.0.0.1")))
+        {
+            assertThat(again.getLocalPort()).as("the port the reload named is free: nothing left bound").isEqualTo(free);
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    @DisplayName("hostile: a reload racing the close leaves no listener bound once both are done")
+    void reloadRacingCloseLeavesNothingBound() throws Exception
+    {
+        for (int round = 0; round < 5; round++)
+        {
+            launch(settings().maxConnections(10));
+            final int free = freePort();
+            final CountDownLatch go = new CountDownLatch(1);
+            final AtomicReference<Throwable> failed = new AtomicReference<>();
+            final Thread reloader = new Thread(() ->
+            {
+                try
+                {
+                    go.await();
+                    broker.reload(settings().maxConnections(3 + (int)(System.nanoTime() & 3))
+                        .addListener(new ListenerSettings(free, "127.0.0.1")).conclude());
+                }
+                catch (final Throwable ex)
+                {
+                    failed.set(ex);
+                }
+            });
+            reloader.start();
+            go.countDown();
+            broker.close();
+            reloader.join(20_000);
+            assertThat(reloader.isAlive()).isFalse();
+            assertThat(failed.get()).isNull();
+            try (ServerSocket again = new ServerSocket(free, 50, InetAddress.getByName("127.0.0.1")))
+            {
+                assertThat(again.getLocalPort()).as("round " + round + ": nothing left bound").isEqualTo(free);
+            }
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    @DisplayName("hostile: a storm of reloads from four threads while clients connect and leave: each returns with "
+        + "every owner on its limits, the last one holds, the connected stay served")
+    void reloadStorm() throws Exception
+    {
+        launch(settings().threading(BrokerContext.Threading.DEDICATED).ioThreads(2).maxConnections(50));
+        final Paho subscriber = closeLater(Paho.connect(broker.port(), "storm-sub"));
+        subscriber.client.subscribe("storm/t", 1);
+        final Paho publisher = closeLater(Paho.connect(broker.port(), "storm-pub"));
+        final AtomicReference<Throwable> failed = new AtomicReference<>();
+        final List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < 4; t++)
+        {
+            final int seed = t;
+            threads.add(new Thread(() ->
+            {
+                try
+                {
+                    for (int i = 0; i < 10; i++)
+                    {
+                        broker.reload(settings().threading(BrokerContext.Threading.DEDICATED).ioThreads(2)
+                            .maxConnections(40 + seed + i).maxQueued(100 + i).connectTimeoutMs(100 + i * 1000)
+                            .maxPacketSize(1024 * (1 + i)).conclude());
+                    }
+                }
+                catch (final Throwable ex)
+                {
+                    failed.set(ex);
+                }
+            }));
+        }
+        threads.add(new Thread(() ->
+        {
+            try
+            {
+                for (int i = 0; i < 20; i++)
+                {
+                    try (RawClient client = new RawClient(broker.port()))
+                    {
+                        client.handshake(RawClient.connect("storm-" + i, true, 60));
+                    }
+                }
+            }
+            catch (final Throwable ex)
+            {
+                failed.set(ex);
+            }
+        }));
+        threads.forEach(Thread::start);
+        for (final Thread thread : threads)
+        {
+            thread.join(90_000);
+            assertThat(thread.isAlive()).isFalse();
+        }
+        assertThat(failed.get()).isNull();
+
+        assertThat(broker.reload(settings().threading(BrokerContext.Threading.DEDICATED).ioThreads(2)
+            .maxConnections(3).conclude())).contains("max-connections");
+        try (RawClient third = new RawClient(broker.port()))
+        {
+            assertThat(third.handshake(RawClient.connect("storm-third", true, 60))).isZero();
+            try (RawClient fourth = new RawClient(broker.port()))
+            {
+                fourth.send(RawClient.connect("storm-fourth", true, 60));
+                assertThat(fourth.readPacketOrClosed(5_000)).as("over the last limit").isNegative();
+            }
+        }
+        publisher.publish("storm/t", "after", 1, false);
+        assertThat(subscriber.next()).as("still served").isNotNull();
+    }
+}
