@@ -9,6 +9,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -76,6 +77,95 @@ class ShutdownFlushTest
                     payloads.add(message.payload());
                 }
                 assertThat(payloads).hasSize(COUNT);
+            }
+            finally
+            {
+                again.close();
+            }
+        }
+        finally
+        {
+            second.close();
+        }
+    }
+
+    @ParameterizedTest(name = "--durability {0}")
+    @ValueSource(strings = {"sync", "periodic", "none"})
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    @DisplayName("hostile: SIGTERM while a publisher is mid-stream keeps every QoS 1 message PUBACKed before the "
+        + "stop for the offline persistent session [MQTT-4.3.2-2]")
+    void sigtermMidStreamKeepsAcknowledgedMessages(final String durability) throws Exception
+    {
+        final Path data = directory.resolve("data");
+        final String[] options = {"--sys-interval", "0", "--persistence", "rocksdb", "--data-dir", data.toString(),
+            "--durability", durability, "--max-queued", "100000", "--max-inflight", "65535"};
+        final Set<String> acked = ConcurrentHashMap.newKeySet();
+        final ForkedBroker first = ForkedBroker.start(directory, options);
+        final Thread publishing;
+        try
+        {
+            final Paho offline = Paho.connect(first.port(), "offline-sub", Paho.options(false));
+            offline.client.subscribe("flight/#", 1);
+            offline.client.disconnect();
+            offline.close();
+            final Paho publisher = Paho.connect(first.port(), "pub");
+            publishing = new Thread(() ->
+            {
+                try
+                {
+                    for (int i = 0; ; i++)
+                    {
+                        publisher.publish("flight/" + (i % 5), "m" + i, 1, false); // returns once PUBACKed
+                        acked.add("m" + i);
+                    }
+                }
+                catch (final Exception ex)
+                {
+                    // the broker stopped under it: what was acknowledged is in `acked`
+                }
+                finally
+                {
+                    try
+                    {
+                        publisher.close();
+                    }
+                    catch (final Exception ignored)
+                    {
+                        // closed by the stop already
+                    }
+                }
+            }, "mid-stream-publisher");
+            publishing.setDaemon(true);
+            publishing.start();
+            final long untilNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (acked.size() < 200 && System.nanoTime() < untilNs)
+            {
+                Thread.onSpinWait();
+            }
+            assertThat(acked.size()).as("the stream was under way").isGreaterThanOrEqualTo(200);
+        }
+        finally
+        {
+            first.close(); // SIGTERM mid-stream
+        }
+        publishing.join(20_000);
+        final Set<String> ackedBeforeStop = new HashSet<>(acked);
+
+        final ForkedBroker second = ForkedBroker.start(directory, options);
+        try
+        {
+            final Paho again = Paho.connect(second.port(), "offline-sub", Paho.options(false));
+            try
+            {
+                assertThat(again.sessionPresent()).isTrue();
+                final Set<String> payloads = new HashSet<>();
+                while (!payloads.containsAll(ackedBeforeStop))
+                {
+                    final Paho.Received message = again.next();
+                    assertThat(message).as("received %d, %d acknowledged before the stop", payloads.size(),
+                        ackedBeforeStop.size()).isNotNull();
+                    payloads.add(message.payload());
+                }
             }
             finally
             {
