@@ -518,6 +518,14 @@ public final class Broker implements AutoCloseable
     }
 
     /**
+     * @return the limits in force now (the last reload's), for tests and status.
+     */
+    BrokerContext limits()
+    {
+        return pipeline.limits().current();
+    }
+
+    /**
      * Publishes the live limits of {@code next} to every owner (I/O agents, stages), wakes them and waits until each
      * has taken them; logs the settings that changed but need a restart, which keep their old value.
      *

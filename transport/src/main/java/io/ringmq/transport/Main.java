@@ -429,38 +429,9 @@ public final class Main implements Callable<Integer>
             sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal ->
             {
                 final Broker broker = running.get();
-                if (null == broker)
+                if (null != broker) // still starting: it reads the file as it starts anyway
                 {
-                    return; // still starting: it reads the file as it starts anyway
-                }
-                final BrokerContext next;
-                final Main reread;
-                try
-                {
-                    reread = null == args ? null : reread(args); // the config file may have changed
-                    next = null == reread ? null : reread.context().conclude();
-                    if (null != reread)
-                    {
-                        Logging.level(reread.logLevel); // checked before anything is taken
-                    }
-                }
-                catch (final IOException | IllegalArgumentException ex)
-                {
-                    System.getLogger("io.ringmq").log(System.Logger.Level.WARNING,
-                        "reload failed, keeping the old configuration: " + ex.getMessage());
-                    return;
-                }
-                try
-                {
-                    broker.reload(next);
-                    if (null != reread)
-                    {
-                        Logging.reconfigureLevel(reread.logLevel); // the limits took, and the level with them
-                    }
-                }
-                catch (final IOException | IllegalArgumentException ex)
-                {
-                    // logged by the broker; the old configuration stays
+                    reloadOnSignal(broker, args);
                 }
             });
         }
@@ -470,6 +441,50 @@ public final class Main implements Callable<Integer>
             return false;
         }
         return true;
+    }
+
+    /** Serialises the SIGHUP handlers, each from reading the file to the end of its reload. */
+    private static final Object SIGNAL_RELOADS = new Object();
+
+    /**
+     * One SIGHUP (each runs on a thread of its own): reads the command line's config file again and reloads the
+     * broker with it, or with the same files when there are no arguments. One at a time, the file read once its turn
+     * comes: a storm of signals around edits ends on the last edit, never on a copy read before it and applied after.
+     */
+    static void reloadOnSignal(final Broker broker, final String[] args)
+    {
+        synchronized (SIGNAL_RELOADS)
+        {
+            final BrokerContext next;
+            final Main reread;
+            try
+            {
+                reread = null == args ? null : reread(args); // the config file may have changed
+                next = null == reread ? null : reread.context().conclude();
+                if (null != reread)
+                {
+                    Logging.level(reread.logLevel); // checked before anything is taken
+                }
+            }
+            catch (final IOException | IllegalArgumentException ex)
+            {
+                System.getLogger("io.ringmq").log(System.Logger.Level.WARNING,
+                    "reload failed, keeping the old configuration: " + ex.getMessage());
+                return;
+            }
+            try
+            {
+                broker.reload(next);
+                if (null != reread)
+                {
+                    Logging.reconfigureLevel(reread.logLevel); // the limits took, and the level with them
+                }
+            }
+            catch (final IOException | IllegalArgumentException ex)
+            {
+                // logged by the broker; the old configuration stays
+            }
+        }
     }
 
     /**

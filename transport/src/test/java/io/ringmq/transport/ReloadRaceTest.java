@@ -5,9 +5,13 @@ import io.ringmq.pipeline.ListenerSettings;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -23,6 +27,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ReloadRaceTest extends InProcessBrokerTest
 {
+    @TempDir
+    Path directory;
+
     private static BrokerContext settings()
     {
         return new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0).persistent(false);
@@ -163,5 +170,40 @@ class ReloadRaceTest extends InProcessBrokerTest
         }
         publisher.publish("storm/t", "after", 1, false);
         assertThat(subscriber.next()).as("still served").isNotNull();
+    }
+
+    @Test
+    @Timeout(60)
+    @DisplayName("hostile: SIGHUPs that come while a reload is under way, the file edited before each: the last "
+        + "edit is what stays (a signal's reload reads the file when its turn comes, not before)")
+    void overlappingSignalsKeepTheLastEdit() throws Exception
+    {
+        final Path config = directory.resolve("ringmq.conf");
+        Files.writeString(config, "max_queued_messages 100\n", StandardCharsets.UTF_8);
+        final String[] args = {"-c", config.toString(), "--bind", "127.0.0.1", "--port", "0", "--sys-interval", "0"};
+        launch(Main.rereadContext(args));
+        final List<Thread> signals = new ArrayList<>();
+        synchronized (broker) // a reload under way: the signals wait for it
+        {
+            for (int edit = 2; edit <= 4; edit++)
+            {
+                Files.writeString(config, "max_queued_messages " + edit * 100 + "\n", StandardCharsets.UTF_8);
+                final Thread signal = new Thread(() -> Main.reloadOnSignal(broker, args), "SIGHUP handler " + edit);
+                signal.start();
+                final long untilNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (signal.getState() != Thread.State.BLOCKED && System.nanoTime() < untilNs)
+                {
+                    Thread.sleep(1); // polled: a thread's state has no wait of its own
+                }
+                assertThat(signal.getState()).as("signal " + edit + " waits").isEqualTo(Thread.State.BLOCKED);
+                signals.add(signal);
+            }
+        }
+        for (final Thread signal : signals)
+        {
+            signal.join(20_000);
+            assertThat(signal.isAlive()).isFalse();
+        }
+        assertThat(broker.limits().maxQueued()).as("the file says 400").isEqualTo(400);
     }
 }
