@@ -206,4 +206,27 @@ class ReloadRaceTest extends InProcessBrokerTest
         }
         assertThat(broker.limits().maxQueued()).as("the file says 400").isEqualTo(400);
     }
+
+    @Test
+    @Timeout(60)
+    @DisplayName("reload, --threading shared-network with two I/O agents: every owner (the stages in one agent) takes "
+        + "the limits well within the reload's bound, and the new limit holds")
+    void sharedNetworkOwnersTakeTheLimits() throws Exception
+    {
+        launch(settings().threading(BrokerContext.Threading.SHARED_NETWORK).ioThreads(2).maxConnections(10));
+        final long startNs = System.nanoTime();
+        assertThat(broker.reload(settings().threading(BrokerContext.Threading.SHARED_NETWORK).ioThreads(2)
+            .maxConnections(1).conclude())).contains("max-connections");
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs))
+            .isLessThan(Broker.LIMITS_TAKEN_TIMEOUT_MS / 2);
+        try (RawClient first = new RawClient(broker.port()))
+        {
+            assertThat(first.handshake(RawClient.connect("sn-first", true, 60))).isZero();
+            try (RawClient second = new RawClient(broker.port()))
+            {
+                second.send(RawClient.connect("sn-second", true, 60));
+                assertThat(second.readPacketOrClosed(5_000)).as("over the new limit").isNegative();
+            }
+        }
+    }
 }
