@@ -7,7 +7,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -35,16 +37,11 @@ class ShutdownFlushTest
         + "the session itself [MQTT-3.1.2-4]: all delivered after the restart")
     void sigtermKeepsAcknowledgedMessages(final String durability) throws Exception
     {
-        final Path data = directory.resolve("data");
-        final String[] options = {"--sys-interval", "0", "--persistence", "rocksdb", "--data-dir", data.toString(),
-            "--durability", durability, "--max-queued", "10000"};
+        final String[] options = options(durability, "--max-queued", "10000");
         final ForkedBroker first = ForkedBroker.start(directory, options);
         try
         {
-            final Paho subscriber = Paho.connect(first.port(), "offline-sub", Paho.options(false));
-            subscriber.client.subscribe("flush/#", 1);
-            subscriber.client.disconnect();
-            subscriber.close();
+            subscribeOffline(first.port(), "flush/#");
             final Paho publisher = Paho.connect(first.port(), "pub");
             for (int i = 0; i < COUNT; i++)
             {
@@ -60,33 +57,12 @@ class ShutdownFlushTest
                 .isLessThan(STOP_BOUND_MS);
         }
 
-        final ForkedBroker second = ForkedBroker.start(directory, options);
-        try
+        final Set<String> published = new HashSet<>();
+        for (int i = 0; i < COUNT; i++)
         {
-            final String recovered = second.awaitLine("ringmq recovered", 10_000).orElseThrow();
-            assertThat(recovered).as("a clean stop, not a crash").doesNotContain("after a crash");
-            final Paho again = Paho.connect(second.port(), "offline-sub", Paho.options(false));
-            try
-            {
-                assertThat(again.sessionPresent()).isTrue();
-                final Set<String> payloads = new HashSet<>();
-                while (payloads.size() < COUNT)
-                {
-                    final Paho.Received message = again.next();
-                    assertThat(message).as("received %d of %d", payloads.size(), COUNT).isNotNull();
-                    payloads.add(message.payload());
-                }
-                assertThat(payloads).hasSize(COUNT);
-            }
-            finally
-            {
-                again.close();
-            }
+            published.add("m" + i);
         }
-        finally
-        {
-            second.close();
-        }
+        assertDeliveredAfterRestart(options, published);
     }
 
     @ParameterizedTest(name = "--durability {0}")
@@ -96,18 +72,13 @@ class ShutdownFlushTest
         + "stop for the offline persistent session [MQTT-4.3.2-2]")
     void sigtermMidStreamKeepsAcknowledgedMessages(final String durability) throws Exception
     {
-        final Path data = directory.resolve("data");
-        final String[] options = {"--sys-interval", "0", "--persistence", "rocksdb", "--data-dir", data.toString(),
-            "--durability", durability, "--max-queued", "100000", "--max-inflight", "65535"};
+        final String[] options = options(durability, "--max-queued", "100000", "--max-inflight", "65535");
         final Set<String> acked = ConcurrentHashMap.newKeySet();
         final ForkedBroker first = ForkedBroker.start(directory, options);
         final Thread publishing;
         try
         {
-            final Paho offline = Paho.connect(first.port(), "offline-sub", Paho.options(false));
-            offline.client.subscribe("flight/#", 1);
-            offline.client.disconnect();
-            offline.close();
+            subscribeOffline(first.port(), "flight/#");
             final Paho publisher = Paho.connect(first.port(), "pub");
             publishing = new Thread(() ->
             {
@@ -149,21 +120,48 @@ class ShutdownFlushTest
             first.close(); // SIGTERM mid-stream
         }
         publishing.join(20_000);
-        final Set<String> ackedBeforeStop = new HashSet<>(acked);
+        assertDeliveredAfterRestart(options, new HashSet<>(acked));
+    }
 
+    private String[] options(final String durability, final String... more)
+    {
+        final List<String> options = new ArrayList<>(List.of("--sys-interval", "0", "--persistence", "rocksdb",
+            "--data-dir", directory.resolve("data").toString(), "--durability", durability));
+        options.addAll(List.of(more));
+        return options.toArray(new String[0]);
+    }
+
+    /**
+     * A persistent session subscribes to {@code filter} and goes offline.
+     */
+    private static void subscribeOffline(final int port, final String filter) throws Exception
+    {
+        final Paho subscriber = Paho.connect(port, "offline-sub", Paho.options(false));
+        subscriber.client.subscribe(filter, 1);
+        subscriber.client.disconnect();
+        subscriber.close();
+    }
+
+    /**
+     * Starts the broker again on the same data directory: the stop was recorded clean, and the offline session is
+     * there with every one of {@code expected} (and perhaps more).
+     */
+    private void assertDeliveredAfterRestart(final String[] options, final Set<String> expected) throws Exception
+    {
         final ForkedBroker second = ForkedBroker.start(directory, options);
         try
         {
+            final String recovered = second.awaitLine("ringmq recovered", 10_000).orElseThrow();
+            assertThat(recovered).as("a clean stop, not a crash").doesNotContain("after a crash");
             final Paho again = Paho.connect(second.port(), "offline-sub", Paho.options(false));
             try
             {
                 assertThat(again.sessionPresent()).isTrue();
                 final Set<String> payloads = new HashSet<>();
-                while (!payloads.containsAll(ackedBeforeStop))
+                while (!payloads.containsAll(expected))
                 {
                     final Paho.Received message = again.next();
-                    assertThat(message).as("received %d, %d acknowledged before the stop", payloads.size(),
-                        ackedBeforeStop.size()).isNotNull();
+                    assertThat(message).as("received %d of %d", payloads.size(), expected.size()).isNotNull();
                     payloads.add(message.payload());
                 }
             }
