@@ -229,4 +229,22 @@ class ReloadRaceTest extends InProcessBrokerTest
             }
         }
     }
+
+    @Test
+    @Timeout(60)
+    @DisplayName("hostile: a SIGHUP while the broker is still starting (the file read already, a long recovery under "
+        + "way) is applied once it runs, not dropped")
+    void aSignalDuringTheStartIsApplied() throws Exception
+    {
+        final Path config = directory.resolve("ringmq.conf");
+        Files.writeString(config, "max_queued_messages 100\n", StandardCharsets.UTF_8);
+        final String[] args = {"-c", config.toString(), "--bind", "127.0.0.1", "--port", "0", "--sys-interval", "0"};
+        final Main.SignalReloads signals = new Main.SignalReloads(args);
+        final BrokerContext read = Main.rereadContext(args); // what the start reads
+        Files.writeString(config, "max_queued_messages 200\n", StandardCharsets.UTF_8);
+        signals.signal(); // the operator's SIGHUP while it starts
+        launch(read);
+        signals.started(broker);
+        assertThat(broker.limits().maxQueued()).as("the file says 200").isEqualTo(200);
+    }
 }
