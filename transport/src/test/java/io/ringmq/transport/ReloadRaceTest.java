@@ -35,6 +35,24 @@ class ReloadRaceTest extends InProcessBrokerTest
         return new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0).persistent(false);
     }
 
+    /**
+     * @return the config file the command line names: {@code max_queued_messages 100} to begin with.
+     */
+    private Path config() throws Exception
+    {
+        edit(100);
+        return directory.resolve("ringmq.conf");
+    }
+
+    /**
+     * The operator edits the config file.
+     */
+    private void edit(final int maxQueued) throws Exception
+    {
+        Files.writeString(directory.resolve("ringmq.conf"), "max_queued_messages " + maxQueued + "\n",
+            StandardCharsets.UTF_8);
+    }
+
     private static int freePort() throws Exception
     {
         try (ServerSocket probe = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1")))
@@ -178,24 +196,22 @@ class ReloadRaceTest extends InProcessBrokerTest
         + "edit is what stays (a signal's reload reads the file when its turn comes, not before)")
     void overlappingSignalsKeepTheLastEdit() throws Exception
     {
-        final Path config = directory.resolve("ringmq.conf");
-        Files.writeString(config, "max_queued_messages 100\n", StandardCharsets.UTF_8);
-        final String[] args = {"-c", config.toString(), "--bind", "127.0.0.1", "--port", "0", "--sys-interval", "0"};
+        final String[] args = {"-c", config().toString(), "--bind", "127.0.0.1", "--port", "0", "--sys-interval", "0"};
         launch(Main.rereadContext(args));
         final List<Thread> signals = new ArrayList<>();
         synchronized (broker) // a reload under way: the signals wait for it
         {
-            for (int edit = 2; edit <= 4; edit++)
+            for (int version = 2; version <= 4; version++)
             {
-                Files.writeString(config, "max_queued_messages " + edit * 100 + "\n", StandardCharsets.UTF_8);
-                final Thread signal = new Thread(() -> Main.reloadOnSignal(broker, args), "SIGHUP handler " + edit);
+                edit(version * 100);
+                final Thread signal = new Thread(() -> Main.reloadOnSignal(broker, args), "SIGHUP handler " + version);
                 signal.start();
                 final long untilNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
                 while (signal.getState() != Thread.State.BLOCKED && System.nanoTime() < untilNs)
                 {
                     Thread.sleep(1); // polled: a thread's state has no wait of its own
                 }
-                assertThat(signal.getState()).as("signal " + edit + " waits").isEqualTo(Thread.State.BLOCKED);
+                assertThat(signal.getState()).as("signal " + version + " waits").isEqualTo(Thread.State.BLOCKED);
                 signals.add(signal);
             }
         }
@@ -236,12 +252,10 @@ class ReloadRaceTest extends InProcessBrokerTest
         + "way) is applied once it runs, not dropped")
     void aSignalDuringTheStartIsApplied() throws Exception
     {
-        final Path config = directory.resolve("ringmq.conf");
-        Files.writeString(config, "max_queued_messages 100\n", StandardCharsets.UTF_8);
-        final String[] args = {"-c", config.toString(), "--bind", "127.0.0.1", "--port", "0", "--sys-interval", "0"};
+        final String[] args = {"-c", config().toString(), "--bind", "127.0.0.1", "--port", "0", "--sys-interval", "0"};
         final Main.SignalReloads signals = new Main.SignalReloads(args);
         final BrokerContext read = Main.rereadContext(args); // what the start reads
-        Files.writeString(config, "max_queued_messages 200\n", StandardCharsets.UTF_8);
+        edit(200);
         signals.signal(); // the operator's SIGHUP while it starts
         launch(read);
         signals.started(broker);
