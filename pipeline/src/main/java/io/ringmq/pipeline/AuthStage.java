@@ -181,7 +181,7 @@ public final class AuthStage implements Stage
                 maxClientIdLength = next.maxClientIdLength();
                 // connected anonymous clients stay, as Mosquitto's reload keeps them; new CONNECTs see the new policy
                 authenticator.anonymous(next.anonymous());
-                live.took();
+                live.took(next);
             }
         }
         final int acl = access.doDutyCycle();

@@ -16,16 +16,30 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class LiveLimits
 {
+    /**
+     * One publication and the owners that took it: an owner that takes an older one late counts toward that one,
+     * never toward the one published since (a reload whose wait timed out must not let the next return early).
+     */
+    private static final class Round
+    {
+        final BrokerContext limits;
+        final AtomicInteger taken = new AtomicInteger();
+
+        Round(final BrokerContext limits)
+        {
+            this.limits = limits;
+        }
+    }
+
     private final AtomicInteger followers = new AtomicInteger();
-    private final AtomicInteger taken = new AtomicInteger();
-    private volatile BrokerContext current;
+    private volatile Round current;
 
     /**
      * @param initial the limits the broker started with.
      */
     public LiveLimits(final BrokerContext initial)
     {
-        this.current = initial;
+        this.current = new Round(initial);
     }
 
     /**
@@ -36,7 +50,7 @@ public final class LiveLimits
     public BrokerContext follow()
     {
         followers.incrementAndGet();
-        return current;
+        return current.limits;
     }
 
     /**
@@ -44,7 +58,7 @@ public final class LiveLimits
      */
     public BrokerContext current()
     {
-        return current;
+        return current.limits;
     }
 
     /**
@@ -53,16 +67,24 @@ public final class LiveLimits
      */
     public BrokerContext changed(final BrokerContext held)
     {
-        final BrokerContext now = current;
+        final BrokerContext now = current.limits;
         return now == held ? null : now;
     }
 
     /**
-     * An owner applied the limits {@link #changed} handed it (on its own thread).
+     * An owner applied the limits {@link #changed} handed it (on its own thread). Counted only while they are still
+     * the latest: when newer ones were published meanwhile, the owner takes those at its next duty cycle and counts
+     * then.
+     *
+     * @param taken what {@link #changed} returned and the owner applied.
      */
-    public void took()
+    public void took(final BrokerContext taken)
     {
-        taken.incrementAndGet();
+        final Round round = current;
+        if (round.limits == taken)
+        {
+            round.taken.incrementAndGet();
+        }
     }
 
     /**
@@ -70,8 +92,7 @@ public final class LiveLimits
      */
     public void publish(final BrokerContext next)
     {
-        taken.set(0); // before the volatile write: no owner can count the new limits before they are visible
-        current = next;
+        current = new Round(next); // a new count with them: no owner can count them before they are visible
     }
 
     /**
@@ -81,8 +102,9 @@ public final class LiveLimits
      */
     public boolean awaitTaken(final long timeoutMs)
     {
+        final Round round = current;
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        while (taken.get() < followers.get())
+        while (round.taken.get() < followers.get())
         {
             if (System.nanoTime() - deadline > 0)
             {

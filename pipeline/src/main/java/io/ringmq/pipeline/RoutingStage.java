@@ -172,7 +172,7 @@ public final class RoutingStage implements Stage
                 context = next; // the retained and subscription limits; the rest is the same as at start
                 retained.limits(next.maxRetainedMessages(), next.maxRetainedBytes());
                 subscriptions.limits(next);
-                live.took();
+                live.took(next);
             }
         }
         int[] failed;

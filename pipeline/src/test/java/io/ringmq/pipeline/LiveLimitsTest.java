@@ -80,7 +80,7 @@ class LiveLimitsTest
                     {
                         held[0] = next;
                         seen.set(next);
-                        live.took();
+                        live.took(next);
                     }
                     Thread.onSpinWait();
                 }
@@ -99,5 +99,32 @@ class LiveLimitsTest
         }
         live.publish(first.withLiveLimitsOf(running()));
         assertThat(live.awaitTaken(50)).as("no owner runs: the wait ends at its bound").isFalse();
+    }
+
+    @Test
+    @DisplayName("hostile: an owner that took the limits of an earlier reload late (after the next was published) "
+        + "is not counted as having taken the next: the reload's wait goes on until it has")
+    void lateTakeOfAnEarlierReloadIsNotCounted()
+    {
+        final BrokerContext first = running();
+        final LiveLimits live = new LiveLimits(first);
+        final BrokerContext slowHeld = live.follow();
+        final BrokerContext fastHeld = live.follow();
+        final BrokerContext second = first.withLiveLimitsOf(new BrokerContext().port(0).maxConnections(2).conclude());
+        final BrokerContext third = first.withLiveLimitsOf(new BrokerContext().port(0).maxConnections(3).conclude());
+
+        live.publish(second);
+        final BrokerContext slowTakes = live.changed(slowHeld); // the slow owner sees the second, is preempted
+        assertThat(slowTakes).isSameAs(second);
+        assertThat(live.awaitTaken(10)).as("the second reload timed out (one owner stuck)").isFalse();
+        live.publish(third);
+        live.took(slowTakes); // the slow owner counts itself done with the second
+        live.took(live.changed(fastHeld)); // the fast one takes the third
+        assertThat(live.awaitTaken(10)).as("the slow owner still holds the second").isFalse();
+
+        final BrokerContext slowNext = live.changed(slowTakes);
+        assertThat(slowNext).isSameAs(third);
+        live.took(slowNext);
+        assertThat(live.awaitTaken(10)).isTrue();
     }
 }

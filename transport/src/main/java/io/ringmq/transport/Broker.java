@@ -446,13 +446,20 @@ public final class Broker implements AutoCloseable
      * Everything is read and bound before anything is taken: a bad file or a port in use changes nothing. The
      * limits of {@code next} ({@link BrokerContext#withLiveLimitsOf}) are published to their owners, each taking them
      * on its own thread; this returns once every one has them. Settings that need a restart keep their old value and
-     * are named in one log line.
+     * are named in one log line. A reload and {@link #close} do not overlap: one that comes after the close began
+     * does nothing.
      *
      * @param next the configuration now, or null to read the same files again.
      * @return what was reloaded, one line.
      */
     public synchronized String reload(final BrokerContext next) throws IOException
     {
+        if (closed)
+        {
+            // SIGHUP during SIGTERM: nothing to bind a listener for, no agent left to take a limit
+            LOG.log(System.Logger.Level.INFO, "reload: not reloaded, the broker is stopping");
+            return "not reloaded: the broker is stopping";
+        }
         final Path passwordPath = null == next ? passwordFile : next.passwordFile();
         final Path aclPath = null == next ? aclFile : next.aclFile();
         final Listener[] current = listeners;
@@ -508,6 +515,14 @@ public final class Broker implements AutoCloseable
             (removed.isEmpty() ? "" : " -" + removed)) + limitsDone;
         LOG.log(System.Logger.Level.INFO, "reload: " + done);
         return done;
+    }
+
+    /**
+     * @return the limits in force now (the last reload's), for tests and status.
+     */
+    BrokerContext limits()
+    {
+        return pipeline.limits().current();
     }
 
     /**
@@ -681,11 +696,14 @@ public final class Broker implements AutoCloseable
      */
     public void close()
     {
-        if (closed)
+        synchronized (this) // after a reload under way (its listeners are among those closed below); none after
         {
-            return;
+            if (closed)
+            {
+                return;
+            }
+            closed = true;
         }
-        closed = true;
         CloseHelper.quietClose(metrics); // first: a scrape in progress ends before anything it reads is closed
         Listener.closeAll(listeners); // stop accepting
         CloseHelper.quietCloseAll(runners); // then every agent: connections flushed and closed, no wills

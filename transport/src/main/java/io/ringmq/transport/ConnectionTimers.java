@@ -46,6 +46,8 @@ final class ConnectionTimers
     private final Expiry expiry;
     /** The first tick not walked yet: every tick before it has been walked since its end. */
     private long currentTick;
+    /** A poll is walking the spoke of {@link #currentTick} (an expiry may set timers meanwhile). */
+    private boolean walking;
     private int timerCount;
 
     ConnectionTimers(final long nowMs, final int connectTimeoutMs, final Expiry expiry)
@@ -120,6 +122,14 @@ final class ConnectionTimers
             currentTick = nowTick;
             return 0;
         }
+        walking = true;
+        final int expired = walk(nowTick, nowMs);
+        walking = false;
+        return expired;
+    }
+
+    private int walk(final long nowTick, final long nowMs)
+    {
         int expired = 0;
         final long lastTick = Math.min(nowTick, currentTick + TICKS_PER_WHEEL);
         while (currentTick < lastTick)
@@ -210,8 +220,9 @@ final class ConnectionTimers
 
     private void schedule(final Connection connection, final long deadlineMs)
     {
-        // a deadline already past goes to the tick under way (walked once it ends), never to one walked already
-        final int spoke = (int)(Math.max(tick(deadlineMs), currentTick) & TICK_MASK);
+        // a deadline already past goes to the tick under way (walked once it ends), never to one walked already:
+        // during a walk (a timer set by an expiry) the spoke being walked is behind the walk, so the next one
+        final int spoke = (int)(Math.max(tick(deadlineMs), walking ? currentTick + 1 : currentTick) & TICK_MASK);
         final Connection head = spokes[spoke];
         connection.timerDeadlineMs = deadlineMs;
         connection.timerSpoke = spoke;

@@ -19,7 +19,6 @@ import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.EpochClock;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.MessageHandler;
-import org.agrona.concurrent.SystemEpochClock;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 
 import java.io.IOException;
@@ -69,7 +68,13 @@ final class IoAgent implements Agent
         new ManyToOneConcurrentArrayQueue<>(4096);
     private final Long2ObjectHashMap<Connection> connections = new Long2ObjectHashMap<>();
     private final PausedConnections paused = new PausedConnections();
-    private final EpochClock clock = SystemEpochClock.INSTANCE;
+    /**
+     * Milliseconds on the monotonic clock (only differences count): a connection's connect timeout, keep-alive
+     * [MQTT-3.1.2-24] and close linger, the memory samples and the $SYS rounds hold when the wall clock is stepped
+     * back (they would stop until it caught up) or forward (every keep-alive would expire at once).
+     */
+    static final EpochClock CLOCK = () -> System.nanoTime() / 1_000_000;
+    private final EpochClock clock = CLOCK;
     private final AtomicInteger connectionCount;
     private final ConnectionTimers timers;
     private final MemoryBudget memoryBudget;
@@ -253,7 +258,7 @@ final class IoAgent implements Agent
             if (null != next)
             {
                 applyLimits(next);
-                live.took();
+                live.took(next);
             }
         }
         reader.nowMs(nowMs);

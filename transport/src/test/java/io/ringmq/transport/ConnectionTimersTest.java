@@ -190,4 +190,63 @@ class ConnectionTimersTest
         assertThat(expired).hasSize(1);
         assertThat(holder[0].timerCount()).isZero();
     }
+
+    @Test
+    @DisplayName("MQTT-3.1.2-24: keep-alive 65535 (the most a client may ask) expires at 98,302.5 s, not before")
+    void keepAliveAtItsMaximum()
+    {
+        final Connection connection = connection(30, 0);
+        connection.connectSeen = true;
+        connection.connack = Connection.CONNACK_ACCEPTED;
+        connection.keepAliveSeconds = 65_535;
+        timers.onConnected(connection);
+        for (long now = 0; now < 98_302_500L; now += 7_919) // a prime step: every spoke is walked many times
+        {
+            timers.poll(now);
+        }
+        assertThat(expired).isEmpty();
+        timers.poll(98_302_500L + ConnectionTimers.TICK_MS);
+        assertThat(expired).containsExactly("30:keep-alive");
+    }
+
+    @Test
+    @DisplayName("hostile: a timer set again for a connection already closed is dropped when it comes due")
+    void aTimerForAClosedConnectionIsDropped()
+    {
+        final Connection connection = connection(31, 0);
+        timers.onAccepted(connection);
+        connection.closed = true;
+        timers.onClosed(connection);
+        connection.closing = true;
+        connection.closeByMs = 500;
+        timers.onClosing(connection); // a late DISCONNECT path on a closed connection
+        timers.poll(10_000);
+        assertThat(expired).isEmpty();
+        assertThat(timers.timerCount()).isZero();
+    }
+
+    @Test
+    @DisplayName("hostile: a timer set from inside an expiry with a deadline already past fires within a tick, not a "
+        + "turn of the wheel later")
+    void aPastDeadlineSetDuringAWalkFiresWithinATick()
+    {
+        final Connection late = connection(41, 0);
+        late.connectSeen = true;
+        late.connack = Connection.CONNACK_ACCEPTED;
+        late.keepAliveSeconds = 1; // due at 1,500
+        final ConnectionTimers[] holder = new ConnectionTimers[1];
+        holder[0] = new ConnectionTimers(0, 1_000, (connection, cause) ->
+        {
+            expired.add(connection.id + ":" + cause);
+            if (connection.id == 40)
+            {
+                holder[0].onConnected(late); // its deadline (1,500) has passed by now
+            }
+        });
+        holder[0].onAccepted(connection(40, 1_000)); // due at 2,000
+        holder[0].poll(2_020);
+        holder[0].poll(2_020 + 2 * ConnectionTimers.TICK_MS);
+        assertThat(expired).containsExactly("40:" + ConnectionTimers.CONNECT_TIMEOUT,
+            "41:" + ConnectionTimers.KEEP_ALIVE_TIMEOUT);
+    }
 }

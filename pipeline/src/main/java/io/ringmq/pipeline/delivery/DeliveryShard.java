@@ -249,7 +249,7 @@ public final class DeliveryShard implements Stage
             if (null != next)
             {
                 applyLimits(next);
-                live.took();
+                live.took(next);
             }
         }
         moves.poll();
