@@ -443,8 +443,6 @@ final class IoAgent implements Agent
             final long id = ((long)index << 40) | (nextConnectionSeq++ & 0xFF_FFFF_FFFFL);
             final Connection connection = new Connection(id, accepted,
                 accepted.listener.layers.open(channel, () -> readyAgain(id)), clock.time());
-            connection.in = Buffers.allocate();
-            connection.out = Buffers.allocate();
             connection.key = channel.register(selector, SelectionKey.OP_READ, connection);
             connections.put(id, connection);
             timers.onAccepted(connection);
@@ -469,8 +467,8 @@ final class IoAgent implements Agent
         timers.onClosed(connection);
         connection.key.cancel();
         connection.layer.close();
-        connection.in.release();
-        connection.out.release();
+        reader.release(connection);
+        writer.release(connection);
         connections.remove(connection.id);
         connection.accepted.release(connectionCount);
         counters.increment(BrokerCounters.CONNECTIONS_CLOSED);
@@ -544,6 +542,31 @@ final class IoAgent implements Agent
     }
 
     /**
+     * @return this agent's open connections that hold a pooled buffer (inbound or outbound): bytes wait in them.
+     * For tests and diagnostics; an idle connection holds none. The agent's thread only.
+     */
+    int connectionsHoldingBuffers()
+    {
+        int count = 0;
+        for (final Connection connection : connections.values())
+        {
+            if (null != connection.in || null != connection.out)
+            {
+                count++;
+            }
+        }
+        return count;
+    }
+
+    /**
+     * @return this agent's open connections.
+     */
+    int connectionCount()
+    {
+        return connections.size();
+    }
+
+    /**
      * Writes every connection that was given bytes this cycle, once.
      */
     int flushTouched()
@@ -592,6 +615,7 @@ final class IoAgent implements Agent
             close(connection, IngressEvent.CONNECTION_LOST);
         }
         publishCounts();
+        reader.close();
         CloseHelper.quietClose(selector);
     }
 
