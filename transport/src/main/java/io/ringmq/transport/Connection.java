@@ -34,12 +34,17 @@ final class Connection
     SelectionKey key;
     /**
      * A partial packet (or packets held while the connection waits), taken from the pool when a read leaves bytes
-     * over and given back once they are processed; null while none wait. While a read is processed it may be the
-     * agent's scratch buffer ({@link ConnectionReader}), which is never released here.
+     * over; kept emptied while the connection keeps using it, given back by its agent's {@link IdleBuffers} once it
+     * does not. Null while none is held: reads then go into the agent's scratch buffer ({@link ConnectionReader}),
+     * lent as {@code in} while they are processed and never released here.
      */
     ByteBuf in;
-    /** Bytes the socket has not taken yet, taken from the pool by the first append and given back once written. */
+    /** Bytes the socket has not taken yet, taken from the pool by the first append; given back as {@link #in}. */
     ByteBuf out;
+    /** In its agent's {@link IdleBuffers}: holds a pooled buffer. */
+    boolean buffersHeld;
+    /** Read into or written to since its agent's last sweep of idle buffers. */
+    boolean buffersUsed;
     int version = MqttVersion.V5;
     boolean connectSeen;
     int connack = CONNACK_PENDING;

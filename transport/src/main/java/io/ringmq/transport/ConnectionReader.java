@@ -53,6 +53,7 @@ final class ConnectionReader
     private final UnsafeBuffer inView = new UnsafeBuffer(0, 0);
     /** Where a connection with no partial packet is read into: one per agent, so idle connections hold none. */
     private final ByteBuf scratch = Buffers.allocate(MAX_READ);
+    private final IdleBuffers idle;
     private final InboundPublishes publishes;
     /** The longest certificate name taken as a user name (X.509 allows 64 characters in a CN). */
     private static final int MAX_IDENTITY_LENGTH = 1024;
@@ -71,8 +72,10 @@ final class ConnectionReader
 
     ConnectionReader(final BrokerContext context, final BrokerCounters counters, final IngressProxy ingress,
         final ConnectionTimers timers, final ConnectionWriter writer, final PausedConnections paused,
-        final ConnectionWriter.Closer closer, final CredentialWorkers credentials, final int agentIndex)
+        final ConnectionWriter.Closer closer, final CredentialWorkers credentials, final int agentIndex,
+        final IdleBuffers idle)
     {
+        this.idle = idle;
         this.credentials = credentials;
         this.agentIndex = agentIndex;
         this.context = context;
@@ -170,6 +173,7 @@ final class ConnectionReader
             connection.in = scratch;
             return scratch;
         }
+        idle.use(connection);
         // room for what is likely there, never for what a header claims: memory follows arrived bytes
         in.ensureWritable(Math.min(MAX_READ, Math.max(MIN_READ, in.writableBytes())));
         return in;
@@ -177,8 +181,8 @@ final class ConnectionReader
 
     /**
      * After processing: bytes left over (a partial packet, or packets held while the connection waits) move from
-     * the scratch buffer into a pooled buffer of their own; an emptied buffer goes back to the pool. An idle
-     * connection holds none.
+     * the scratch buffer into a pooled buffer of their own; an emptied one of its own stays for the next read until
+     * {@link IdleBuffers} finds it unused. An idle connection holds none.
      */
     private void keepRest(final Connection connection)
     {
@@ -189,11 +193,7 @@ final class ConnectionReader
         }
         if (!in.isReadable())
         {
-            connection.in = null;
-            if (in != scratch)
-            {
-                in.release();
-            }
+            connection.in = in == scratch ? null : IdleBuffers.emptied(in);
         }
         else if (in == scratch)
         {
@@ -201,6 +201,7 @@ final class ConnectionReader
             final ByteBuf own = Buffers.allocate(Math.max(Buffers.INITIAL_CAPACITY, rest));
             own.writeBytes(in, rest);
             connection.in = own;
+            idle.use(connection);
         }
         else
         {

@@ -57,6 +57,7 @@ final class ConnectionWriter
     private final MemoryBudget memoryBudget;
     private final PausedConnections paused;
     private final Closer closer;
+    private final IdleBuffers idle;
     private final List<Connection> touched = new ArrayList<>();
     private final UnsafeBuffer outView = new UnsafeBuffer(0, 0);
     private final UnsafeBuffer constant = new UnsafeBuffer(new byte[0]);
@@ -85,8 +86,9 @@ final class ConnectionWriter
     }
 
     ConnectionWriter(final BrokerContext context, final BrokerCounters counters, final MemoryBudget memoryBudget,
-        final PausedConnections paused, final Closer closer)
+        final PausedConnections paused, final Closer closer, final IdleBuffers idle)
     {
+        this.idle = idle;
         this.context = context;
         this.counters = counters;
         this.memoryBudget = memoryBudget;
@@ -275,9 +277,10 @@ final class ConnectionWriter
         ByteBuf out = connection.out;
         if (null == out)
         {
-            out = Buffers.allocate(Math.max(Buffers.INITIAL_CAPACITY, length)); // given back once written
+            out = Buffers.allocate(Math.max(Buffers.INITIAL_CAPACITY, length)); // given back once unused
             connection.out = out;
         }
+        idle.use(connection);
         Buffers.append(out, outView, buffer, offset, length);
         packetsOut++; // one packet per append
         touch(connection);
@@ -361,7 +364,10 @@ final class ConnectionWriter
                 paused.add(connection); // packets it sent while it was not read from go on now
             }
         }
-        release(connection); // written: an idle connection holds no buffer
+        if (null != out)
+        {
+            connection.out = IdleBuffers.emptied(out); // written: kept while used, given back once idle
+        }
         if (connection.closeAfterFlush)
         {
             closer.close(connection, IngressEvent.CONNECTION_LOST);

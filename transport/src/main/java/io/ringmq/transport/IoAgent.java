@@ -67,6 +67,8 @@ final class IoAgent implements Agent
     private final ManyToOneConcurrentArrayQueue<Acceptor.Accepted> handoff =
         new ManyToOneConcurrentArrayQueue<>(4096);
     private final Long2ObjectHashMap<Connection> connections = new Long2ObjectHashMap<>();
+    /** Its connections holding a pooled buffer; gives back those they stopped using. */
+    private final IdleBuffers idleBuffers = new IdleBuffers();
     private final PausedConnections paused = new PausedConnections();
     private final EpochClock clock = SystemEpochClock.INSTANCE;
     private final AtomicInteger connectionCount;
@@ -140,14 +142,14 @@ final class IoAgent implements Agent
                 IoAgent.this.disconnect(connection, reasonCode, reasonString);
             }
         };
-        this.writer = new ConnectionWriter(context, counters, memoryBudget, paused, closer);
+        this.writer = new ConnectionWriter(context, counters, memoryBudget, paused, closer, idleBuffers);
         writer.credentials(credentials);
         this.sys = index == 0 ? new SysTopics(counters, context.sysIntervalMs(), nowMs, (packet, length) ->
             this.ingress.packet(IngressEvent.SYSTEM_CONNECTION, MqttVersion.V3_1_1, true, PacketType.PUBLISH, packet,
                 length)) : null;
         this.limits = new LimitReport(counters, LIMIT_REPORT_MS, nowMs);
         this.reader = new ConnectionReader(context, counters, this.ingress, timers, writer, paused, closer,
-            credentials, index);
+            credentials, index, idleBuffers);
         if (null != credentials)
         {
             credentials.sink(index, this::onVerdict);
@@ -231,6 +233,7 @@ final class IoAgent implements Agent
         work += ingress.retryEnds();
         work += writer.flushTouched();
         work += timers.poll(nowMs);
+        idleBuffers.sweep(nowMs); // no work: a sweep must not keep the agent from sleeping
         if (null != sys)
         {
             work += sys.poll(nowMs);
@@ -556,6 +559,30 @@ final class IoAgent implements Agent
             }
         }
         return count;
+    }
+
+    /**
+     * @return this agent's open connections that hold bytes in an inbound buffer (a partial packet, held packets).
+     */
+    int connectionsHoldingInbound()
+    {
+        int count = 0;
+        for (final Connection connection : connections.values())
+        {
+            if (connection.inBytes() > 0)
+            {
+                count++;
+            }
+        }
+        return count;
+    }
+
+    /**
+     * @return an open connection of this agent, or null; for tests. The agent's thread only.
+     */
+    Connection connection(final long connectionId)
+    {
+        return connections.get(connectionId);
     }
 
     /**

@@ -49,9 +49,9 @@ class IdleConnectionBuffersTest
                 client.send(RawClient.ping());
                 assertThat(edge.read(client)).isEqualTo(PacketType.PINGRESP);
             }
-            edge.agent.doWork(); // an idle duty cycle
+            // a buffer stays while it is used, and goes back within two sweeps once it is not
+            edge.step(() -> edge.agent.connectionsHoldingBuffers() == 0);
             assertThat(edge.agent.connectionCount()).isEqualTo(CONNECTIONS);
-            assertThat(edge.agent.connectionsHoldingBuffers()).as("idle connections holding a buffer").isZero();
             assertThat(pinned() - before).as("pool bytes held by %d idle connections", CONNECTIONS)
                 .isLessThan(TOLERANCE_BYTES);
 
@@ -68,7 +68,7 @@ class IdleConnectionBuffersTest
     @Test
     @Timeout(30)
     @DisplayName("bad input: a partial PUBLISH then idle keeps one buffer, only while it is partial; the rest of it "
-        + "arriving hands the PUBLISH on and gives the buffer back")
+        + "arriving hands the PUBLISH on, and the buffer goes back once unused")
     void partialPacketThenIdle() throws Exception
     {
         try (SteppedEdge edge = new SteppedEdge(new BrokerContext()))
@@ -77,20 +77,19 @@ class IdleConnectionBuffersTest
             final long id = edge.connect3(client, "partial");
             final byte[] publish = RawClient.publish("t/partial", new byte[3000], 0, 0);
             client.send(Arrays.copyOf(publish, 1500));
-            edge.step(() -> edge.agent.connectionsHoldingBuffers() == 1);
+            edge.step(() -> edge.agent.connectionsHoldingInbound() == 1);
             for (int i = 0; i < 10; i++)
             {
                 edge.agent.doWork(); // idle with half a packet: it is kept, not handed on
             }
             assertThat(edge.hasNext()).as("nothing handed on from half a packet").isFalse();
-            assertThat(edge.agent.connectionsHoldingBuffers()).isEqualTo(1);
+            assertThat(edge.agent.connectionsHoldingInbound()).isEqualTo(1);
 
             client.send(Arrays.copyOfRange(publish, 1500, publish.length));
             final IngressEvent event = edge.next();
             assertThat(event.connectionId).isEqualTo(id);
             assertThat(event.packetType).isEqualTo(PacketType.PUBLISH);
-            assertThat(edge.agent.connectionsHoldingBuffers()).as("the buffer went back once the packet was whole")
-                .isZero();
+            edge.step(() -> edge.agent.connectionsHoldingBuffers() == 0); // given back once unused for a sweep
         }
     }
 
@@ -111,7 +110,7 @@ class IdleConnectionBuffersTest
                 final long id = edge.connect3(cutPublish, "cut-publish-" + round);
                 cutPublish.send(Arrays.copyOf(
                     RawClient.publish("t", "payload".getBytes(StandardCharsets.UTF_8), 1, 1), 5));
-                edge.step(() -> edge.agent.connectionsHoldingBuffers() == 2);
+                edge.step(() -> edge.agent.connectionsHoldingInbound() == 2);
 
                 cutConnect.close(); // never got as far as CONNECT: no end goes to the pipeline
                 cutPublish.close();
@@ -125,14 +124,14 @@ class IdleConnectionBuffersTest
             held.send(both);
             final IngressEvent connectEvent = edge.next();
             assertThat(connectEvent.packetType).isEqualTo(PacketType.CONNECT);
-            assertThat(edge.agent.connectionsHoldingBuffers()).as("the cut PINGREQ waits behind the CONNECT")
+            assertThat(edge.agent.connectionsHoldingInbound()).as("the cut PINGREQ waits behind the CONNECT")
                 .isEqualTo(1);
             edge.answer(connectEvent.connectionId, SteppedEdge.CONNACK_V3, held, PacketType.CONNACK);
             for (int i = 0; i < 10; i++)
             {
                 edge.agent.doWork(); // the held byte is framed after the CONNACK: still partial, still kept
             }
-            assertThat(edge.agent.connectionsHoldingBuffers()).as("the cut PINGREQ waits in a buffer").isEqualTo(1);
+            assertThat(edge.agent.connectionsHoldingInbound()).as("the cut PINGREQ waits in a buffer").isEqualTo(1);
             held.close();
             edge.expectEnd(connectEvent.connectionId, IngressEvent.CONNECTION_LOST, 0);
             assertThat(edge.agent.connectionCount()).isZero();
@@ -143,8 +142,8 @@ class IdleConnectionBuffersTest
 
     @Test
     @Timeout(60)
-    @DisplayName("an outbound buffer is held only while the socket has not taken its bytes: a client that does not "
-        + "read keeps one, and once it reads everything the buffer goes back")
+    @DisplayName("an outbound buffer is held while the socket has not taken its bytes: a client that does not read "
+        + "keeps one, and once it read everything and nothing more is sent the buffer goes back")
     void outboundBufferOnlyWhileBlocked() throws Exception
     {
         final int publishes = 512;
@@ -177,6 +176,36 @@ class IdleConnectionBuffersTest
             edge.step(() -> edge.agent.connectionsHoldingBuffers() == 0);
             slow.close();
             edge.expectEnd(id, IngressEvent.CONNECTION_LOST, 0);
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    @DisplayName("a busy connection keeps its outbound buffer across duty cycles and sweeps (nothing taken from the "
+        + "pool per packet); once it goes quiet the buffer goes back")
+    void busyConnectionKeepsItsBuffer() throws Exception
+    {
+        try (SteppedEdge edge = new SteppedEdge(new BrokerContext()))
+        {
+            final RawClient client = edge.client();
+            final long id = edge.connect3(client, "busy");
+            final Connection connection = edge.agent.connection(id);
+            final io.netty.buffer.ByteBuf out = connection.out;
+            assertThat(out).as("the CONNACK's buffer").isNotNull();
+            final long until = System.currentTimeMillis() + 3 * IdleBuffers.SWEEP_INTERVAL_MS;
+            int pings = 0;
+            while (System.currentTimeMillis() < until)
+            {
+                client.send(RawClient.ping());
+                assertThat(edge.read(client)).isEqualTo(PacketType.PINGRESP);
+                assertThat(connection.out).as("the same buffer, ping %d", pings).isSameAs(out);
+                pings++;
+                final long next = System.currentTimeMillis() + IdleBuffers.SWEEP_INTERVAL_MS / 10;
+                edge.step(() -> System.currentTimeMillis() >= next);
+            }
+            assertThat(pings).isGreaterThan(10);
+            edge.step(() -> null == connection.out);
+            assertThat(connection.in).isNull();
         }
     }
 
