@@ -15,7 +15,7 @@ import java.util.ArrayList;
 final class IdleBuffers
 {
     /** How long an emptied buffer stays with a connection that does not use it: between one and two of these. */
-    static final long SWEEP_INTERVAL_MS = 1_000;
+    static final long SWEEP_INTERVAL_MS = 100;
 
     private final ArrayList<Connection> holding = new ArrayList<>();
     private long nextSweepMs;
