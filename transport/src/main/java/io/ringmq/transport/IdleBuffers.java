@@ -70,6 +70,10 @@ final class IdleBuffers
             if (connection.closed || (null == connection.in && null == connection.out))
             {
                 connection.buffersHeld = false; // a closed connection gave its buffers back when it closed
+                if (!connection.closed)
+                {
+                    connection.layer.releaseIdleBuffers(); // a framing layer's own (WebSocket)
+                }
             }
             else
             {
