@@ -322,12 +322,14 @@ final class ConnectionReader
         {
             return 0;
         }
-        final int handed = frame(connection, in);
-        if (!connection.closed)
+        try
         {
-            keepRest(connection);
+            return frame(connection, in);
         }
-        return handed;
+        finally
+        {
+            keepRest(connection); // even after an unexpected error: the scratch buffer is never left lent (closed: null)
+        }
     }
 
     private int frame(final Connection connection, final ByteBuf in)
