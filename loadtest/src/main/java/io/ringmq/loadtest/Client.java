@@ -51,6 +51,8 @@ final class Client
     long connectedNs = -1;
     int pingsOutstanding;
     long pingsAnswered;
+    /** When the oldest PINGREQ not answered yet was queued (PINGRESPs come back in order). */
+    long pingQueuedNs;
 
     // publisher
     final UnsafeBuffer payload;
@@ -160,6 +162,10 @@ final class Client
     {
         ensure(PingCodec.LENGTH);
         out.position(out.position() + PingCodec.encode(outView(), 0, PacketType.PINGREQ));
+        if (0 == pingsOutstanding)
+        {
+            pingQueuedNs = System.nanoTime();
+        }
         pingsOutstanding++;
         sinceLastPing = 0;
     }
@@ -395,6 +401,11 @@ final class Client
             case PacketType.PINGRESP:
                 pingsOutstanding--;
                 pingsAnswered++;
+                handler.onPingResponse(this, System.nanoTime() - pingQueuedNs);
+                if (pingsOutstanding > 0)
+                {
+                    pingQueuedNs = System.nanoTime(); // the next one's time is not known: count it from here
+                }
                 break;
             case PacketType.PUBACK:
             case PacketType.PUBCOMP:
@@ -481,6 +492,14 @@ final class Client
          * code (0x80 and above: refused by a 5.0 broker); {@link CrashLoss} records which sequence it confirmed.
          */
         default void onAck(Client client, int packetId, int reasonCode)
+        {
+        }
+
+        /**
+         * A PINGRESP came back {@code roundTripNs} after its PINGREQ was queued (the connection mode's check of
+         * held connections).
+         */
+        default void onPingResponse(Client client, long roundTripNs)
         {
         }
     }

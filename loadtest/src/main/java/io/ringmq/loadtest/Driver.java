@@ -39,6 +39,8 @@ final class Driver implements Runnable, Client.Handler
     final List<Client> clients = new ArrayList<>();
     final Histogram latency = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
     final Histogram connectTime = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+    /** PINGREQ to PINGRESP: the connection mode's check of held connections. */
+    final Histogram pingTime = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
     final Recorder intervals;
     private final Settings settings;
     private final Selector selector;
@@ -515,6 +517,11 @@ final class Driver implements Runnable, Client.Handler
             }
         }
         return work;
+    }
+
+    public void onPingResponse(final Client client, final long roundTripNs)
+    {
+        pingTime.recordValue(Math.min(roundTripNs, pingTime.getHighestTrackableValue()));
     }
 
     public void onConnack(final Client client, final int code)

@@ -184,17 +184,18 @@ final class Matrix implements Callable<Integer>
         if (reports.values().iterator().next().settings.connectionsOnly())
         {
             md.append("| broker | connections | established | connects/s | failed | alive | connect p50 ms | " +
-                "connect p99 ms | broker peak RSS MB |\n");
-            md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                "connect p99 ms | PINGREQ p99 ms | broker peak RSS MB |\n");
+            md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
             for (final Map.Entry<String, Report> entry : reports.entrySet())
             {
                 for (final Report.Level level : entry.getValue().levels)
                 {
-                    md.append(String.format(Locale.ROOT, "| %s | %,d | %,d | %,.0f | %,d | %,d | %.1f | %.1f | %.0f |%n",
+                    md.append(String.format(Locale.ROOT, "| %s | %,d | %,d | %,.0f | %,d | %,d | %.1f | %.1f | %.1f | %.0f |%n",
                         entry.getKey(), level.target(), level.established(), level.connectsPerSecond(), level.failed(),
                         level.alive(),
                         level.connectTime().getValueAtPercentile(50) / 1e6,
-                        level.connectTime().getValueAtPercentile(99) / 1e6, level.brokerPeakRssMb()));
+                        level.connectTime().getValueAtPercentile(99) / 1e6,
+                        level.pingTime().getValueAtPercentile(99) / 1e6, level.brokerPeakRssMb()));
                 }
             }
             return md.toString();

@@ -14,8 +14,8 @@ import java.util.Locale;
 final class Report
 {
     /** One connection level of conn mode. */
-    record Level(int target, int established, int failed, int alive, Histogram connectTime, double brokerPeakRssMb,
-        double dialSeconds)
+    record Level(int target, int established, int failed, int alive, Histogram connectTime, Histogram pingTime,
+        double brokerPeakRssMb, double dialSeconds)
     {
         double connectsPerSecond()
         {
@@ -242,10 +242,11 @@ final class Report
             {
                 out.printf(Locale.ROOT,
                     "  %,d connections: %,d established (%,.0f/s), %,d failed, %,d alive after hold; connect p50 " +
-                    "%.1f ms, p99 %.1f ms, max %.1f ms%s%n",
+                    "%.1f ms, p99 %.1f ms, max %.1f ms; PINGREQ p50 %.1f ms, p99 %.1f ms%s%n",
                     level.target(), level.established(), level.connectsPerSecond(), level.failed(), level.alive(),
                     level.connectTime().getValueAtPercentile(50) / 1e6, level.connectTime().getValueAtPercentile(99) / 1e6,
-                    level.connectTime().getMaxValue() / 1e6,
+                    level.connectTime().getMaxValue() / 1e6, level.pingTime().getValueAtPercentile(50) / 1e6,
+                    level.pingTime().getValueAtPercentile(99) / 1e6,
                     level.brokerPeakRssMb() >= 0 ? String.format(Locale.ROOT, "; broker peak RSS %.0f MB",
                         level.brokerPeakRssMb()) : "");
             }
@@ -313,6 +314,8 @@ final class Report
                 number(sb, "connect_p50_ms", level.connectTime().getValueAtPercentile(50) / 1e6);
                 number(sb, "connect_p99_ms", level.connectTime().getValueAtPercentile(99) / 1e6);
                 number(sb, "connect_max_ms", level.connectTime().getMaxValue() / 1e6);
+                number(sb, "ping_p50_ms", level.pingTime().getValueAtPercentile(50) / 1e6);
+                number(sb, "ping_p99_ms", level.pingTime().getValueAtPercentile(99) / 1e6);
                 number(sb, "broker_peak_rss_mb", level.brokerPeakRssMb());
                 trim(sb).append('}');
             }

@@ -280,10 +280,12 @@ final class ScenarioRunner
                 thread.join(10_000);
             }
             final Histogram connect = new Histogram(3);
+            final Histogram ping = new Histogram(3);
             int failed = 0;
             for (final Driver driver : drivers)
             {
                 connect.add(driver.connectTime);
+                ping.add(driver.pingTime);
                 failed += driver.failed;
             }
             double dialSeconds = 0;
@@ -291,7 +293,7 @@ final class ScenarioRunner
             {
                 dialSeconds = Math.max(dialSeconds, driver.dialSeconds());
             }
-            return new Report.Level(level, established, level - established, alive, connect,
+            return new Report.Level(level, established, level - established, alive, connect, ping,
                 null != broker && broker.isAvailable() ? broker.peakRssMb() : -1, dialSeconds);
         }
     }

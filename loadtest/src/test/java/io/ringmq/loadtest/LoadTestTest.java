@@ -164,7 +164,11 @@ class LoadTestTest
         final String output = run(0, "-addr", addr(), "-mode", "conn", "-levels", "50,200", "-hold", "200ms",
             "-dial-concurrency", "50");
         assertThat(output).contains("\"target\":50,\"established\":50,\"failed\":0,\"alive\":50")
-            .contains("\"target\":200,\"established\":200,\"failed\":0,\"alive\":200");
+            .contains("\"target\":200,\"established\":200,\"failed\":0,\"alive\":200")
+            .contains("PINGREQ p50");
+        // every held connection's PINGREQ came back, and its round trip was measured
+        assertThat(output).containsPattern("\"ping_p99_ms\":[0-9.]+,\"broker_peak_rss_mb\"");
+        assertThat(output).doesNotContain("\"ping_p99_ms\":0.000");
     }
 
     @Test

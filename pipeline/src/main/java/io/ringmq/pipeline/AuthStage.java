@@ -28,7 +28,9 @@ public final class AuthStage implements Stage
     private final ConnectFlyweight connect = new ConnectFlyweight();
     private final Authenticator authenticator;
     private final BrokerCounters counters;
-    private final int maxClientIdLength;
+    private int maxClientIdLength;
+    private BrokerContext limits;
+    private LiveLimits live;
     private final ConnectionControl control;
     private final AtomicReference<PasswordFile> reloaded = new AtomicReference<>();
     /** Connections admitted with a password-file user: the entry they were admitted under. */
@@ -155,11 +157,33 @@ public final class AuthStage implements Stage
     }
 
     /**
-     * Takes a reloaded password file: new CONNECTs are checked against it, and a connected client whose user was
-     * removed or whose entry changed is revoked (it reconnects with what now holds).
+     * Follows the limits a reload changes (before the stage runs): the client id length and who may connect
+     * anonymously, taken at the next duty cycle for the CONNECTs decided from then on.
+     */
+    public void follow(final LiveLimits live)
+    {
+        this.live = live;
+        this.limits = live.follow();
+    }
+
+    /**
+     * Takes reloaded limits, then a reloaded password file: new CONNECTs are checked against it, and a connected
+     * client whose user was removed or whose entry changed is revoked (it reconnects with what now holds).
      */
     public int doDutyCycle()
     {
+        if (null != live)
+        {
+            final BrokerContext next = live.changed(limits);
+            if (null != next)
+            {
+                limits = next;
+                maxClientIdLength = next.maxClientIdLength();
+                // connected anonymous clients stay, as Mosquitto's reload keeps them; new CONNECTs see the new policy
+                authenticator.anonymous(next.anonymous());
+                live.took();
+            }
+        }
         final int acl = access.doDutyCycle();
         final PasswordFile file = reloaded.getAndSet(null);
         if (null == file)
@@ -187,7 +211,7 @@ public final class AuthStage implements Stage
 
     public boolean hasPendingWork()
     {
-        return null != reloaded.get() || access.hasPendingWork();
+        return null != reloaded.get() || access.hasPendingWork() || (null != live && live.current() != limits);
     }
 
     private void decide(final IngressEvent event)

@@ -13,7 +13,7 @@ import java.nio.file.Path;
  * Every setting of a broker, with its default in one place. The command line fills it; {@link #conclude()}
  * validates it once before anything starts, and {@link #toString()} prints it at start.
  */
-public final class BrokerContext
+public final class BrokerContext implements Cloneable
 {
     /** How agents are mapped onto threads. */
     public enum Threading
@@ -34,7 +34,8 @@ public final class BrokerContext
     /** Threads of the TLS handshake pool (key exchanges, signatures, certificate checks). */
     private int tlsThreads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 4));
     private final java.util.List<ListenerSettings> extraListeners = new java.util.ArrayList<>();
-    private int ioThreads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 4));
+    // a quarter of the cores for I/O agents, and as many delivery shards (one per agent): 7 + 7 on a 28-core box
+    private int ioThreads = Math.max(1, Math.min(16, Runtime.getRuntime().availableProcessors() / 4));
     private Threading threading = Runtime.getRuntime().availableProcessors() <= 2 ? Threading.SHARED :
         Runtime.getRuntime().availableProcessors() <= 8 ? Threading.SHARED_NETWORK : Threading.DEDICATED;
     private String idleStrategy = "wake";
@@ -239,6 +240,153 @@ public final class BrokerContext
     public static int outboundRingBytesFor(final int maxPacketSize)
     {
         return BitUtil.findNextPositivePowerOfTwo((maxPacketSize + 64) * 8);
+    }
+
+    /**
+     * The settings a reload applies while clients stay connected: a copy of this (running, concluded) context with
+     * the live limits of {@code next} (concluded), every other setting as it runs now. The table of what reloads
+     * live is in README's "Reloading without dropping clients"; {@link #restartOnlyChanges} names the rest.
+     *
+     * @return the context to publish through {@link LiveLimits}.
+     */
+    public BrokerContext withLiveLimitsOf(final BrokerContext next)
+    {
+        final BrokerContext live;
+        try
+        {
+            live = (BrokerContext)clone(); // shallow: the listeners and credential settings are never changed
+        }
+        catch (final CloneNotSupportedException ex)
+        {
+            throw new IllegalStateException(ex);
+        }
+        live.maxConnections = next.maxConnections;
+        live.maxConnectionsPerAddress = next.maxConnectionsPerAddress;
+        live.limitLoopback = next.limitLoopback;
+        if (packetFitsBuffers(next.maxPacketSize)) // the rings and logs are sized at start: above them, a restart
+        {
+            live.maxPacketSize = next.maxPacketSize;
+        }
+        live.maxConnectSize = next.maxConnectSize;
+        live.maxInflight = next.maxInflight;
+        live.maxQueued = next.maxQueued;
+        live.maxQueuedBytes = next.maxQueuedBytes;
+        live.maxKeepAliveSeconds = next.maxKeepAliveSeconds;
+        live.connectTimeoutMs = next.connectTimeoutMs;
+        live.maxRetainedMessages = next.maxRetainedMessages;
+        live.maxRetainedBytes = next.maxRetainedBytes;
+        live.maxSubscriptionsPerClient = next.maxSubscriptionsPerClient;
+        live.maxTopicLevels = next.maxTopicLevels;
+        live.maxTopicLength = next.maxTopicLength;
+        live.maxClientIdLength = next.maxClientIdLength;
+        live.memoryBudgetBytes = next.memoryBudgetBytes;
+        live.sysIntervalMs = next.sysIntervalMs;
+        live.anonymous = next.anonymous;
+        live.outboundHighWaterBytes = next.outboundHighWaterBytes;
+        return live;
+    }
+
+    /**
+     * @return the live limits that differ between this context and {@code next}, as flag names (for the reload's
+     * log line).
+     */
+    public java.util.List<String> liveChanges(final BrokerContext next)
+    {
+        final java.util.List<String> changed = new java.util.ArrayList<>();
+        final BrokerContext live = withLiveLimitsOf(next);
+        differs(changed, "max-connections", maxConnections, live.maxConnections);
+        differs(changed, "max-connections-per-address", maxConnectionsPerAddress, live.maxConnectionsPerAddress);
+        differs(changed, "limit-loopback", limitLoopback, live.limitLoopback);
+        differs(changed, "max-packet-size", maxPacketSize, live.maxPacketSize);
+        differs(changed, "max-connect-size", maxConnectSize, live.maxConnectSize);
+        differs(changed, "max-inflight", maxInflight, live.maxInflight);
+        differs(changed, "max-queued", maxQueued, live.maxQueued);
+        differs(changed, "max-queued-bytes", maxQueuedBytes, live.maxQueuedBytes);
+        differs(changed, "max-keepalive", maxKeepAliveSeconds, live.maxKeepAliveSeconds);
+        differs(changed, "connect-timeout", connectTimeoutMs, live.connectTimeoutMs);
+        differs(changed, "max-retained-messages", maxRetainedMessages, live.maxRetainedMessages);
+        differs(changed, "max-retained-bytes", maxRetainedBytes, live.maxRetainedBytes);
+        differs(changed, "max-subscriptions-per-client", maxSubscriptionsPerClient, live.maxSubscriptionsPerClient);
+        differs(changed, "max-topic-levels", maxTopicLevels, live.maxTopicLevels);
+        differs(changed, "max-topic-length", maxTopicLength, live.maxTopicLength);
+        differs(changed, "max-client-id-length", maxClientIdLength, live.maxClientIdLength);
+        differs(changed, "memory-budget", memoryBudgetBytes, live.memoryBudgetBytes);
+        differs(changed, "sys-interval", sysIntervalMs, live.sysIntervalMs);
+        differs(changed, "anonymous", anonymous, live.anonymous);
+        differs(changed, "outbound-high-water", outboundHighWaterBytes, live.outboundHighWaterBytes);
+        return changed;
+    }
+
+    /**
+     * @return the settings that differ between this running context and {@code next} but take effect only at the
+     * next start (ring sizes, threading, persistence, ...), as flag names; a reload keeps their old values.
+     */
+    public java.util.List<String> restartOnlyChanges(final BrokerContext next)
+    {
+        final java.util.List<String> changed = new java.util.ArrayList<>();
+        differs(changed, "threading", threading, next.threading);
+        differs(changed, "io-threads", ioThreads, next.ioThreads);
+        differs(changed, "idle-strategy", idleStrategy, next.idleStrategy);
+        differs(changed, "pin", pin, next.pin);
+        differs(changed, "ring-size", ringSize, next.ringSize);
+        differs(changed, "tls-threads", tlsThreads, next.tlsThreads);
+        differs(changed, "accept-backlog", acceptBacklog, next.acceptBacklog);
+        differs(changed, "slot-inline-bytes", slotInlineBytes, next.slotInlineBytes);
+        if (next.messageLogBytes > messageLogBytes) // a smaller one (derived from a smaller packet size) is no change
+        {
+            changed.add("message-log-bytes");
+        }
+        if (next.outboundRingBytes > outboundRingBytes) // as the message log: sized at start
+        {
+            changed.add("outbound-ring-bytes");
+        }
+        if (!packetFitsBuffers(next.maxPacketSize))
+        {
+            changed.add("max-packet-size above what the rings were sized for at start");
+        }
+        differs(changed, "stage-batch-limit", stageBatchLimit, next.stageBatchLimit);
+        differs(changed, "max-sessions", maxSessions, next.maxSessions);
+        differs(changed, "receive-maximum", receiveMaximum, next.receiveMaximum);
+        differs(changed, "topic-alias-maximum", topicAliasMaximum, next.topicAliasMaximum);
+        differs(changed, "persistent-client-expiration", persistentClientExpirationMs,
+            next.persistentClientExpirationMs);
+        differs(changed, "shared-subscription-strategy", sharedSubscriptionStrategy, next.sharedSubscriptionStrategy);
+        differs(changed, "use-username-as-clientid", useUserNameAsClientId, next.useUserNameAsClientId);
+        differs(changed, "user", user, next.user);
+        differs(changed, "pass", password, next.password);
+        differs(changed, "auth settings", credentialSettings.toString(), next.credentialSettings.toString());
+        differs(changed, "persistence", persistent, next.persistent);
+        differs(changed, "data-dir", dataDir, next.dataDir);
+        differs(changed, "durability", durability, next.durability);
+        differs(changed, "fsync-interval", fsyncIntervalMs, next.fsyncIntervalMs);
+        differs(changed, "strict-recovery", strictRecovery, next.strictRecovery);
+        differs(changed, "persistence-cache", persistenceCacheBytes, next.persistenceCacheBytes);
+        differs(changed, "persistence-write-buffers", persistenceWriteBufferBytes, next.persistenceWriteBufferBytes);
+        differs(changed, "counters-dir", countersDir, next.countersDir);
+        differs(changed, "metrics-port", metricsPort, next.metricsPort);
+        differs(changed, "metrics-bind", metricsBindAddress, next.metricsBindAddress);
+        return changed;
+    }
+
+    private static void differs(final java.util.List<String> changed, final String name, final Object now,
+        final Object next)
+    {
+        if (!java.util.Objects.equals(now, next))
+        {
+            changed.add(name);
+        }
+    }
+
+    /**
+     * @return whether a packet of this size fits the outbound rings, the message logs and the routing log this
+     * context was sized for at start.
+     */
+    private boolean packetFitsBuffers(final int packetSize)
+    {
+        final long entry = maxSessions * 16L + 2L * packetSize + RETAINED_BYTES_PER_SUBSCRIBE +
+            DISCARDED_PER_ENTRY * 4L + RouteOutput.MAX_ID_INTS * 4L + 4096;
+        return (packetSize + 64L) * 8 <= outboundRingBytes && messageLogBytes / 2 >= packetSize &&
+            entry * 2 <= routeLogBytes;
     }
 
     /** The largest --max-packet-size: the outbound ring for it is 512 MiB per I/O agent. */

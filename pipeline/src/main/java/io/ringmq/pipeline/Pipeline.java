@@ -58,6 +58,8 @@ public final class Pipeline
     private final DurableStore store;
     private final StageAgent.Step[] shards;
     private final StageAgent.Step release;
+    /** The limits a reload changes, followed by the routing stage, the auth stage and every delivery shard. */
+    private final LiveLimits limits;
 
     /**
      * @param outbound the transport's port to every I/O agent's outbound ring (shard i writes to agent i only).
@@ -107,11 +109,14 @@ public final class Pipeline
             new java.util.concurrent.atomic.AtomicReference<>(AccessRules.load(context.aclFile()));
         this.routing = new RoutingStage(context, counters, routeLog, ring, windows, redispatch, failedCommits,
             accessRules, control);
+        this.limits = new LiveLimits(context);
+        routing.follow(limits);
 
         final StagePoller authPoller = new StagePoller(ring);
         final StagePoller routePoller = new StagePoller(ring, authPoller.sequence());
         authStage = new AuthStage(authenticator, counters, context.maxClientIdLength(), control,
             new AccessControl(accessRules, context.useUserNameAsClientId(), counters));
+        authStage.follow(limits);
         auth = step(authStage, authPoller,
             counters, BrokerCounters.EVENTS_AUTH);
         route = step(routing, routePoller, counters, BrokerCounters.EVENTS_ROUTE);
@@ -130,6 +135,7 @@ public final class Pipeline
             final StagePoller poller = new StagePoller(ring, shardsFollow);
             deliveryShards[i] = new DeliveryShard(i, context, outbound.forShard(i), counters, routeLog, handover,
                 windows, redispatch, ShardJournal.of(store));
+            deliveryShards[i].follow(limits);
             shards[i] = step(deliveryShards[i], poller, counters, BrokerCounters.EVENTS_DELIVER);
             shardSequences[i] = poller.sequence();
         }
@@ -205,6 +211,14 @@ public final class Pipeline
     public RingBuffer<IngressEvent> ring()
     {
         return ring;
+    }
+
+    /**
+     * @return the limits a reload publishes; the I/O agents follow them too.
+     */
+    public LiveLimits limits()
+    {
+        return limits;
     }
 
     /**

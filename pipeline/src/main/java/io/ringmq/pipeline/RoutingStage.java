@@ -61,7 +61,8 @@ public final class RoutingStage implements Stage
     private final SharedSubscriptions.Chooser<Subscription> chooser;
     private final SubscriptionChanges subscriptions;
     private final RoutingTicks ticks;
-    private final BrokerContext context;
+    private BrokerContext context;
+    private LiveLimits live;
     private final RouteOutput.Writer output = new RouteOutput.Writer();
     private final MessageLog log;
     private final BrokerCounters counters;
@@ -152,8 +153,28 @@ public final class RoutingStage implements Stage
         counters.set(BrokerCounters.RETAINED_CURRENT, retained.size());
     }
 
+    /**
+     * Follows the limits a reload changes (before the stage runs); they are taken at the next duty cycle.
+     */
+    public void follow(final LiveLimits live)
+    {
+        this.live = live;
+        live.follow();
+    }
+
     public int doDutyCycle()
     {
+        if (null != live)
+        {
+            final BrokerContext next = live.changed(context);
+            if (null != next)
+            {
+                context = next; // the retained and subscription limits; the rest is the same as at start
+                retained.limits(next.maxRetainedMessages(), next.maxRetainedBytes());
+                subscriptions.limits(next);
+                live.took();
+            }
+        }
         int[] failed;
         while (null != (failed = failedCommits.poll()))
         {
@@ -175,7 +196,7 @@ public final class RoutingStage implements Stage
 
     public boolean hasPendingWork()
     {
-        return ticks.hasPendingWork();
+        return ticks.hasPendingWork() || (null != live && live.current() != context);
     }
 
     public boolean onEvent(final IngressEvent event)

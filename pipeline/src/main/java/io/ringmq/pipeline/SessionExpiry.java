@@ -18,6 +18,7 @@ final class SessionExpiry implements DeadlineTimerWheel.TimerHandler
     private static final int TICK_MS = 1_024;
     private static final int TICKS_PER_WHEEL = 512;
     private static final int EXPIRY_LIMIT = 1_024;
+    private static final long POLL_INTERVAL_MS = 16;
 
     /** A session that is never dropped for being offline (5.0 Session Expiry Interval 0xFFFFFFFF). */
     static final long NEVER = 0xFFFF_FFFFL;
@@ -25,6 +26,7 @@ final class SessionExpiry implements DeadlineTimerWheel.TimerHandler
     private final Consumer<RoutingSession> onExpired;
     private final Consumer<RoutingSession> onWillDue;
     private final DeadlineTimerWheel wheel;
+    private long lastPollMs;
     private final Long2ObjectHashMap<RoutingSession> byTimer = new Long2ObjectHashMap<>();
     private final Long2ObjectHashMap<RoutingSession> willByTimer = new Long2ObjectHashMap<>();
 
@@ -98,9 +100,24 @@ final class SessionExpiry implements DeadlineTimerWheel.TimerHandler
     {
         if (byTimer.isEmpty() && willByTimer.isEmpty())
         {
+            wheel.currentTickTime(nowMs); // nothing to fire: keep the wheel's clock up to date for the next timer
             return 0;
         }
-        return wheel.poll(nowMs, this, EXPIRY_LIMIT);
+        // Agrona's wheel walks its current spoke's whole slot array on every poll, and this is polled every duty
+        // cycle: walk at most every POLL_INTERVAL_MS (a timer fires that much late at most), and catch up at most
+        // one turn of the wheel
+        if (nowMs - lastPollMs < POLL_INTERVAL_MS && nowMs < wheel.currentTickTime())
+        {
+            return 0;
+        }
+        lastPollMs = nowMs;
+        int expired = wheel.poll(nowMs, this, EXPIRY_LIMIT);
+        for (int ticks = 0; ticks < TICKS_PER_WHEEL && expired < EXPIRY_LIMIT && nowMs >= wheel.currentTickTime();
+            ticks++)
+        {
+            expired += wheel.poll(nowMs, this, EXPIRY_LIMIT - expired);
+        }
+        return expired;
     }
 
     public boolean onTimerExpiry(final TimeUnit timeUnit, final long now, final long timerId)

@@ -34,9 +34,9 @@ final class SubscriptionChanges
     private final BrokerCounters counters;
     private final SubscribeFlyweight subscribe = new SubscribeFlyweight();
     private final java.util.function.Predicate<Message> retainedVisitor = this::onRetained;
-    private final int maxSubscriptions;
-    private final int maxTopicLevels;
-    private final int maxTopicLength;
+    private int maxSubscriptions;
+    private int maxTopicLevels;
+    private int maxTopicLength;
     private final int retainedBytesPerSubscribe;
     private java.util.Set<String> subscribeFilters = new java.util.HashSet<>();
     private long retainedSteps;
@@ -55,9 +55,7 @@ final class SubscriptionChanges
         this.retained = retained;
         this.output = output;
         this.counters = counters;
-        this.maxSubscriptions = context.maxSubscriptionsPerClient();
-        this.maxTopicLevels = context.maxTopicLevels();
-        this.maxTopicLength = context.maxTopicLength();
+        limits(context);
         this.retainedBytesPerSubscribe = BrokerContext.RETAINED_BYTES_PER_SUBSCRIBE;
     }
 
@@ -290,5 +288,16 @@ final class SubscriptionChanges
     private void unsubscribeShared(final Subscription subscription)
     {
         shared.unsubscribe(subscription.shareName(), subscription.filter(), subscription);
+    }
+
+    /**
+     * Takes the subscription and topic limits (at start and on a reload; the routing stage's thread): the next
+     * SUBSCRIBE is judged by them, subscriptions held beyond them stay.
+     */
+    void limits(final BrokerContext context)
+    {
+        this.maxSubscriptions = context.maxSubscriptionsPerClient();
+        this.maxTopicLevels = context.maxTopicLevels();
+        this.maxTopicLength = context.maxTopicLength();
     }
 }

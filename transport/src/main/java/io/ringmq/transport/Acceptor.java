@@ -87,7 +87,8 @@ final class Acceptor
         }
     }
 
-    private final BrokerContext context;
+    /** The limits in force; a reload replaces them on the owning agent's thread. */
+    private BrokerContext context;
     private final BrokerCounters counters;
     private final Listener listener;
     private final ServerSocketChannel server;
@@ -227,5 +228,13 @@ final class Acceptor
         {
             return null;
         }
+    }
+
+    /**
+     * @param next the limits from now on (a reload; the owning agent's thread).
+     */
+    void limits(final BrokerContext next)
+    {
+        this.context = next;
     }
 }

@@ -14,8 +14,9 @@ import java.util.function.BiFunction;
 final class AddressLimit
 {
     private final ConcurrentHashMap<InetAddress, Integer> counts = new ConcurrentHashMap<>();
-    private final int maxPerAddress;
-    private final boolean limitLoopback;
+    /** The acceptor's thread only, as {@link #tryAcquire}; a reload changes them there. */
+    private int maxPerAddress;
+    private boolean limitLoopback;
     private final BiFunction<InetAddress, Integer, Integer> acquireOne = this::acquireOne;
     private final BiFunction<InetAddress, Integer, Integer> releaseOne = (address, count) -> count <= 1 ? null : count - 1;
     /** Written and read by the acceptor's thread only: compute runs its function on the calling thread. */
@@ -73,5 +74,15 @@ final class AddressLimit
         }
         admitted = true;
         return held + 1;
+    }
+
+    /**
+     * New limits (a reload; the acceptor's thread): addresses over the new maximum keep their connections and get
+     * no more until they are under it.
+     */
+    void limits(final int maxPerAddress, final boolean limitLoopback)
+    {
+        this.maxPerAddress = maxPerAddress;
+        this.limitLoopback = limitLoopback;
     }
 }

@@ -59,6 +59,8 @@ public final class Broker implements AutoCloseable
     private static final System.Logger LOG = System.getLogger("io.ringmq");
 
     private final BrokerContext context;
+    /** How long a reload waits for every owner to take its limits (each does within a duty cycle, unless stuck). */
+    static final long LIMITS_TAKEN_TIMEOUT_MS = 5_000;
     private final CountersFile countersFile;
     private final BrokerCounters counters;
     /** What the broker listens on now; a reload replaces it. */
@@ -142,6 +144,7 @@ public final class Broker implements AutoCloseable
                     context.outboundRingBytes() + RingBufferDescriptor.TRAILER_LENGTH)));
                 agents[i] = new IoAgent(i, context, counters, i == 0 ? listeners : new Listener[0], rings[i], pipeline.ring(),
                     pipeline.messageLog(i), connectionCount, credentials);
+                agents[i].follow(pipeline.limits());
             }
             acceptingAgent = agents[0];
             final StageLatencyCollector latencies = 0 == context.metricsPort() ? null :
@@ -440,8 +443,10 @@ public final class Broker implements AutoCloseable
      * Reloads with a configuration read again (the command line and its config file, as at start): the password
      * and ACL files it names, and its listeners: a listener it no longer has stops accepting (its connections
      * stay), a new one starts accepting, one whose settings changed is opened anew; one it keeps keeps its socket.
-     * Everything is read and bound before anything is taken: a bad file or a port in use changes nothing. Other
-     * settings take effect at the next start.
+     * Everything is read and bound before anything is taken: a bad file or a port in use changes nothing. The
+     * limits of {@code next} ({@link BrokerContext#withLiveLimitsOf}) are published to their owners, each taking them
+     * on its own thread; this returns once every one has them. Settings that need a restart keep their old value and
+     * are named in one log line.
      *
      * @param next the configuration now, or null to read the same files again.
      * @return what was reloaded, one line.
@@ -496,12 +501,48 @@ public final class Broker implements AutoCloseable
         }
         agentWake(0);
         listeners = now.toArray(new Listener[0]);
+        final String limitsDone = null == next ? "" : reloadLimits(next);
         final String done = "reloaded" + (null == passwordPath ? "" : " " + passwordPath) +
             (null == aclPath ? "" : " " + aclPath) + (added.isEmpty() && removed.isEmpty() ? "" :
             "; listeners: " + (bound.length > 0 ? "+" + java.util.Arrays.toString(bound) : "") +
-            (removed.isEmpty() ? "" : " -" + removed));
+            (removed.isEmpty() ? "" : " -" + removed)) + limitsDone;
         LOG.log(System.Logger.Level.INFO, "reload: " + done);
         return done;
+    }
+
+    /**
+     * Publishes the live limits of {@code next} to every owner (I/O agents, stages), wakes them and waits until each
+     * has taken them; logs the settings that changed but need a restart, which keep their old value.
+     *
+     * @return what changed, for the reload's line.
+     */
+    private String reloadLimits(final BrokerContext next)
+    {
+        final io.ringmq.pipeline.LiveLimits live = pipeline.limits();
+        final BrokerContext running = live.current();
+        final List<String> restart = running.restartOnlyChanges(next);
+        if (!restart.isEmpty())
+        {
+            LOG.log(System.Logger.Level.WARNING, "needs a restart: " + String.join(", ", restart) +
+                " (the old values stay until then)");
+        }
+        final List<String> changed = running.liveChanges(next);
+        if (changed.isEmpty())
+        {
+            return "";
+        }
+        live.publish(running.withLiveLimitsOf(next));
+        final Wakeable[] wakes = agentWakes;
+        for (int i = 0; null != wakes && i < wakes.length; i++)
+        {
+            agentWake(i);
+        }
+        if (null == invoker && !live.awaitTaken(LIMITS_TAKEN_TIMEOUT_MS))
+        {
+            LOG.log(System.Logger.Level.WARNING, "reload: not every agent has taken the new limits within " +
+                LIMITS_TAKEN_TIMEOUT_MS + " ms; they take them at their next duty cycle");
+        }
+        return "; limits: " + String.join(", ", changed);
     }
 
     /**

@@ -92,8 +92,13 @@ final class Connection
     TopicAliases topicAliases;
     /** The QoS 1 and 2 PUBLISHes not answered yet (receive maximum, 5.0); made on the first such PUBLISH. */
     InboundQuota inboundQuota;
-    /** The connection's timer in its agent's {@link ConnectionTimers}, or -1. */
-    long timerId = -1;
+    /** The spoke of its agent's {@link ConnectionTimers} wheel its timer is in, or -1 for none. */
+    int timerSpoke = -1;
+    /** Its timer's deadline, while {@link #timerSpoke} is set. */
+    long timerDeadlineMs;
+    /** Its neighbours in its timer spoke's list (the wheel links connections, it holds no arrays of its own). */
+    Connection timerPrev;
+    Connection timerNext;
 
     Connection(final long id, final Acceptor.Accepted accepted, final SocketLayer layer, final long nowMs)
     {

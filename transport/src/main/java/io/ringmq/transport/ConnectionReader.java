@@ -42,7 +42,8 @@ final class ConnectionReader
     private static final byte[] CONNACK_UNACCEPTABLE_VERSION = {0x20, 0x02, 0x00, 0x01};
     private static final byte[] CONNACK_IDENTIFIER_REJECTED = {0x20, 0x02, 0x00, 0x02};
 
-    private final BrokerContext context;
+    /** The limits in force; a reload replaces them on this agent's thread ({@link #limits}). */
+    private BrokerContext context;
     private final BrokerCounters counters;
     private final IngressProxy ingress;
     private final ConnectionTimers timers;
@@ -58,7 +59,7 @@ final class ConnectionReader
     /** The longest certificate name taken as a user name (X.509 allows 64 characters in a CN). */
     private static final int MAX_IDENTITY_LENGTH = 1024;
     private final ConnectIdentity identities = new ConnectIdentity();
-    private final int maxConnectLength;
+    private int maxConnectLength;
     /** Where CONNECT passwords are verified; null: the auth stage decides them itself (stage tests). */
     private final CredentialWorkers credentials;
     private final int agentIndex;
@@ -87,6 +88,17 @@ final class ConnectionReader
         this.closer = closer;
         this.maxConnectLength = Math.min(context.maxConnectSize(), context.maxPacketSize());
         this.publishes = new InboundPublishes(context, counters, ingress, closer);
+    }
+
+    /**
+     * Takes reloaded limits (this agent's thread): every packet from now on is judged by the new maximum packet
+     * size, topic limits and keep-alive cap, on connections old and new alike.
+     */
+    void limits(final BrokerContext next)
+    {
+        this.context = next;
+        this.maxConnectLength = Math.min(next.maxConnectSize(), next.maxPacketSize());
+        publishes.limits(next);
     }
 
     /**

@@ -1,17 +1,20 @@
 package io.ringmq.transport;
 
-import org.agrona.DeadlineTimerWheel;
-import org.agrona.collections.Long2ObjectHashMap;
-
-import java.util.concurrent.TimeUnit;
-
 /**
  * The connect timeout, the keep-alive check [MQTT-3.1.2-24] and the bound on a closing connection's last write, for
- * an I/O agent's connections, on Agrona's {@link DeadlineTimerWheel}: at most one timer per connection, set lazily.
- * A complete packet only records its time; when a timer fires it looks at the real deadline and either expires the
- * connection or sets itself again for what is left. The cost per duty cycle follows the timers due, not the number of connections.
+ * an I/O agent's connections: at most one timer per connection, set lazily. A complete packet only records its
+ * time; when a timer fires it looks at the real deadline and either expires the connection or sets itself again for
+ * what is left.
+ * <p>
+ * A hashed wheel whose spokes are lists linked through the {@link Connection}s themselves: scheduling and cancelling
+ * are O(1) and allocate nothing, a spoke is walked only once its tick has passed (at most once per tick, not once
+ * per duty cycle), and the wheel costs one array of {@value #TICKS_PER_WHEEL} references whatever the number of
+ * connections. (Agrona's {@code DeadlineTimerWheel}, used before, walks the whole current spoke's slot array on every
+ * poll, and a spoke's array grows for the largest burst of connections ever accepted in one tick: with 2,000
+ * clients a third of the I/O thread went to that walk.) A timer fires within one tick ({@value #TICK_MS} ms) after
+ * its deadline.
  */
-final class ConnectionTimers implements DeadlineTimerWheel.TimerHandler
+final class ConnectionTimers
 {
     /** No CONNECT arrived in time. */
     static final int CONNECT_TIMEOUT = 1;
@@ -30,18 +33,24 @@ final class ConnectionTimers implements DeadlineTimerWheel.TimerHandler
     }
 
     private static final long NO_TIMER = -1;
-    private static final int TICK_MS = 16;
-    private static final int TICKS_PER_WHEEL = 1024;
+    private static final int NO_SPOKE = -1;
+    private static final int TICK_SHIFT = 4;
+    static final int TICK_MS = 1 << TICK_SHIFT;
+    static final int TICKS_PER_WHEEL = 1024;
+    private static final int TICK_MASK = TICKS_PER_WHEEL - 1;
     private static final int EXPIRY_LIMIT = 4096;
 
-    private final DeadlineTimerWheel wheel;
-    private final Long2ObjectHashMap<Connection> byTimer = new Long2ObjectHashMap<>();
-    private final int connectTimeoutMs;
+    private final Connection[] spokes = new Connection[TICKS_PER_WHEEL];
+    private final long startMs;
+    private int connectTimeoutMs;
     private final Expiry expiry;
+    /** The first tick not walked yet: every tick before it has been walked since its end. */
+    private long currentTick;
+    private int timerCount;
 
     ConnectionTimers(final long nowMs, final int connectTimeoutMs, final Expiry expiry)
     {
-        this.wheel = new DeadlineTimerWheel(TimeUnit.MILLISECONDS, nowMs, TICK_MS, TICKS_PER_WHEEL);
+        this.startMs = nowMs;
         this.connectTimeoutMs = connectTimeoutMs;
         this.expiry = expiry;
     }
@@ -86,35 +95,82 @@ final class ConnectionTimers implements DeadlineTimerWheel.TimerHandler
     }
 
     /**
+     * @return timers set now.
+     */
+    int timerCount()
+    {
+        return timerCount;
+    }
+
+    /**
+     * Walks the spokes whose ticks have ended since the last poll, each at most once (a whole turn of the wheel
+     * walks every spoke once, whatever the time since), firing the timers due by {@code nowMs}.
+     *
      * @return how many timers fired.
      */
     int poll(final long nowMs)
     {
-        // the wheel moves one tick per poll while it holds timers: catch up with the clock
-        int expired = 0;
-        int ticks = 0;
-        do
+        final long nowTick = tick(nowMs); // the tick under way: those before it have ended
+        if (currentTick >= nowTick)
         {
-            expired += wheel.poll(nowMs, this, EXPIRY_LIMIT);
+            return 0;
         }
-        while (wheel.currentTickTime() <= nowMs && expired < EXPIRY_LIMIT && ++ticks < TICKS_PER_WHEEL);
+        if (0 == timerCount)
+        {
+            currentTick = nowTick;
+            return 0;
+        }
+        int expired = 0;
+        final long lastTick = Math.min(nowTick, currentTick + TICKS_PER_WHEEL);
+        while (currentTick < lastTick)
+        {
+            final int spoke = (int)(currentTick & TICK_MASK);
+            expired += expireSpoke(spoke, nowMs, EXPIRY_LIMIT - expired);
+            if (expired >= EXPIRY_LIMIT)
+            {
+                return expired; // the rest of this spoke on the next poll
+            }
+            currentTick++;
+        }
+        currentTick = nowTick;
         return expired;
     }
 
-    public boolean onTimerExpiry(final TimeUnit timeUnit, final long now, final long timerId)
+    private int expireSpoke(final int spoke, final long nowMs, final int limit)
     {
-        final Connection connection = byTimer.remove(timerId);
-        if (null == connection || connection.closed)
+        int expired = 0;
+        Connection connection = spokes[spoke];
+        while (null != connection && expired < limit)
         {
-            return true;
+            final Connection next = connection.timerNext;
+            if (connection.timerDeadlineMs <= nowMs)
+            {
+                unlink(connection);
+                expired++;
+                onExpiry(connection, nowMs);
+                // the handler may have cancelled others: if the next one left this spoke, walk it again from its head
+                connection = null == next || next.timerSpoke == spoke ? next : spokes[spoke];
+            }
+            else
+            {
+                connection = next; // a later turn of the wheel
+            }
         }
-        connection.timerId = NO_TIMER;
+        return expired;
+    }
+
+    private void onExpiry(final Connection connection, final long nowMs)
+    {
+        if (connection.closed)
+        {
+            return;
+        }
         final long deadline = deadline(connection);
         if (deadline == NO_TIMER)
         {
-            return true;
+            return;
         }
-        if (now >= deadline)
+        if (nowMs >= deadline)
         {
             expiry.expire(connection, connection.closing ? CLOSE_LINGER_TIMEOUT :
                 connection.connack != Connection.CONNACK_PENDING ? KEEP_ALIVE_TIMEOUT : CONNECT_TIMEOUT);
@@ -123,7 +179,6 @@ final class ConnectionTimers implements DeadlineTimerWheel.TimerHandler
         {
             schedule(connection, deadline); // it was heard from since: wait for the rest of its time
         }
-        return true;
     }
 
     private long deadline(final Connection connection)
@@ -148,20 +203,63 @@ final class ConnectionTimers implements DeadlineTimerWheel.TimerHandler
         return keepAlive;
     }
 
+    private long tick(final long timeMs)
+    {
+        return (timeMs - startMs) >> TICK_SHIFT;
+    }
+
     private void schedule(final Connection connection, final long deadlineMs)
     {
-        final long timerId = wheel.scheduleTimer(deadlineMs);
-        connection.timerId = timerId;
-        byTimer.put(timerId, connection);
+        // a deadline already past goes to the tick under way (walked once it ends), never to one walked already
+        final int spoke = (int)(Math.max(tick(deadlineMs), currentTick) & TICK_MASK);
+        final Connection head = spokes[spoke];
+        connection.timerDeadlineMs = deadlineMs;
+        connection.timerSpoke = spoke;
+        connection.timerPrev = null;
+        connection.timerNext = head;
+        if (null != head)
+        {
+            head.timerPrev = connection;
+        }
+        spokes[spoke] = connection;
+        timerCount++;
     }
 
     private void cancel(final Connection connection)
     {
-        if (connection.timerId != NO_TIMER)
+        if (connection.timerSpoke != NO_SPOKE)
         {
-            wheel.cancelTimer(connection.timerId);
-            byTimer.remove(connection.timerId);
-            connection.timerId = NO_TIMER;
+            unlink(connection);
         }
+    }
+
+    private void unlink(final Connection connection)
+    {
+        final Connection prev = connection.timerPrev;
+        final Connection next = connection.timerNext;
+        if (null == prev)
+        {
+            spokes[connection.timerSpoke] = next;
+        }
+        else
+        {
+            prev.timerNext = next;
+        }
+        if (null != next)
+        {
+            next.timerPrev = prev;
+        }
+        connection.timerPrev = null;
+        connection.timerNext = null;
+        connection.timerSpoke = NO_SPOKE;
+        timerCount--;
+    }
+
+    /**
+     * @param connectTimeoutMs the connect timeout of connections accepted from now on (a reload).
+     */
+    void connectTimeoutMs(final int connectTimeoutMs)
+    {
+        this.connectTimeoutMs = connectTimeoutMs;
     }
 }

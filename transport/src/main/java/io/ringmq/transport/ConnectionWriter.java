@@ -52,7 +52,8 @@ final class ConnectionWriter
 
     private static final int CONNACK_FIRST_BYTE = PacketType.CONNACK << 4;
 
-    private final BrokerContext context;
+    /** The limits in force; a reload replaces them on the owning agent's thread. */
+    private BrokerContext context;
     private final BrokerCounters counters;
     private final MemoryBudget memoryBudget;
     private final PausedConnections paused;
@@ -434,5 +435,13 @@ final class ConnectionWriter
     {
         constant.wrap(bytes);
         return constant;
+    }
+
+    /**
+     * @param next the limits from now on (a reload; the owning agent's thread).
+     */
+    void limits(final BrokerContext next)
+    {
+        this.context = next;
     }
 }

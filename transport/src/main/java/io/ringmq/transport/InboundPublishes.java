@@ -24,7 +24,8 @@ import org.agrona.DirectBuffer;
  */
 final class InboundPublishes
 {
-    private final BrokerContext context;
+    /** The limits in force; a reload replaces them on the owning agent's thread. */
+    private BrokerContext context;
     private final BrokerCounters counters;
     private final IngressProxy ingress;
     private final ConnectionWriter.Closer closer;
@@ -194,5 +195,13 @@ final class InboundPublishes
             }
         }
         return levels;
+    }
+
+    /**
+     * @param next the limits from now on (a reload; the owning agent's thread).
+     */
+    void limits(final BrokerContext next)
+    {
+        this.context = next;
     }
 }

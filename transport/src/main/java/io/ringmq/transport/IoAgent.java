@@ -3,6 +3,7 @@ package io.ringmq.transport;
 import com.lmax.disruptor.RingBuffer;
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.IngressEvent;
+import io.ringmq.pipeline.LiveLimits;
 import io.ringmq.pipeline.MessageLog;
 import io.ringmq.pipeline.auth.CredentialRequest;
 import io.ringmq.pipeline.auth.CredentialWorkers;
@@ -82,7 +83,9 @@ final class IoAgent implements Agent
     private final org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<Listener> addedListeners =
         new org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<>();
     private final AddressLimit addressLimit;
-    private final BrokerContext context;
+    /** The limits in force on this agent: a reload replaces them on this agent's thread. */
+    private BrokerContext context;
+    private LiveLimits live;
     private final AtomicInteger acceptorConnections;
     private IoAgent[] agents;
     private Wakeable[] agentWakes;
@@ -180,6 +183,36 @@ final class IoAgent implements Agent
         }
     }
 
+    /**
+     * Follows the limits a reload changes (before the agent runs); they are taken at the next duty cycle.
+     */
+    void follow(final LiveLimits live)
+    {
+        this.live = live;
+        live.follow();
+    }
+
+    /**
+     * Takes reloaded limits on this agent's thread: what its connections, acceptors and timers judge by.
+     */
+    private void applyLimits(final BrokerContext next)
+    {
+        context = next;
+        reader.limits(next);
+        writer.limits(next);
+        timers.connectTimeoutMs(next.connectTimeoutMs());
+        memoryBudget.budget(next.memoryBudgetBytes());
+        addressLimit.limits(next.maxConnectionsPerAddress(), next.limitLoopback());
+        for (final Acceptor acceptor : acceptors)
+        {
+            acceptor.limits(next);
+        }
+        if (null != sys)
+        {
+            sys.intervalMs(next.sysIntervalMs());
+        }
+    }
+
     Selector selector()
     {
         return selector;
@@ -191,7 +224,7 @@ final class IoAgent implements Agent
     boolean hasPendingWork()
     {
         return outbound.size() > 0 || !handoff.isEmpty() || !revocations.isEmpty() || !readyAgain.isEmpty() ||
-            !addedListeners.isEmpty() ||
+            !addedListeners.isEmpty() || (null != live && live.current() != context) ||
             reader.hasReadableAgain() || !verdicts.isEmpty();
     }
 
@@ -216,6 +249,15 @@ final class IoAgent implements Agent
     public int doWork() throws Exception
     {
         nowMs = clock.time();
+        if (null != live)
+        {
+            final BrokerContext next = live.changed(context);
+            if (null != next)
+            {
+                applyLimits(next);
+                live.took();
+            }
+        }
         reader.nowMs(nowMs);
         ingress.nowNs(System.nanoTime());
         memoryBudget.sample(nowMs);

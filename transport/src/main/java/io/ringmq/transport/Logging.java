@@ -47,6 +47,20 @@ final class Logging
         root.setLevel(julLevel);
     }
 
+    /**
+     * Sets the level of the root logger and its handlers (a reload); the format stays as at start.
+     */
+    static void reconfigureLevel(final String level)
+    {
+        final Level julLevel = level(level);
+        final Logger root = Logger.getLogger("");
+        for (final Handler handler : root.getHandlers())
+        {
+            handler.setLevel(julLevel);
+        }
+        root.setLevel(julLevel);
+    }
+
     static Level level(final String level)
     {
         return switch (level.toLowerCase(Locale.ROOT))

@@ -140,7 +140,7 @@ public final class Main implements Callable<Integer>
             + "(a thread per I/O agent and per stage); default by core count: <=2 shared, <=8 shared-network.")
     String threading;
 
-    @Option(names = "--io-threads", paramLabel = "N", description = "I/O agents (default: cores/4, 1..4).")
+    @Option(names = "--io-threads", paramLabel = "N", description = "I/O agents (default: cores/4, 1..16).")
     Integer ioThreads;
 
     @Option(names = "--idle-strategy", paramLabel = "NAME",
@@ -375,7 +375,8 @@ public final class Main implements Callable<Integer>
         final CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() ->
         {
-            broker.close();
+            watchStop(stopped);
+            broker.close(); // connections closed, stages stopped, the store synced, recorded clean, closed
             // java.util.logging may already be shut down by its own hook: print to the console directly
             System.out.println("ringmq stopped; counters:");
             System.out.print(broker.counters().describe(false));
@@ -392,8 +393,38 @@ public final class Main implements Callable<Integer>
     }
 
     /**
-     * SIGHUP reads the command line's config file again and reloads the password file, the ACL file and the
-     * listeners, as it does Mosquitto's; a failed reload is logged and changes nothing.
+     * Bounds a clean stop (SIGTERM): a close that has not finished within {@link #STOP_BOUND_MS} halts the process,
+     * rather than leave a supervisor waiting. What was acknowledged is in RocksDB's write-ahead log by then in every
+     * durability mode (written before the acknowledgement left), so the next start recovers it.
+     */
+    private static void watchStop(final CountDownLatch stopped)
+    {
+        final Thread watchdog = new Thread(() ->
+        {
+            try
+            {
+                if (!stopped.await(STOP_BOUND_MS, java.util.concurrent.TimeUnit.MILLISECONDS))
+                {
+                    System.err.println("ringmq: the stop did not finish within " + STOP_BOUND_MS + " ms; halting");
+                    Runtime.getRuntime().halt(1);
+                }
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }, "ringmq-stop-watchdog");
+        watchdog.setDaemon(true);
+        watchdog.start();
+    }
+
+    /** How long a clean stop may take before the process halts. */
+    static final long STOP_BOUND_MS = 30_000;
+
+    /**
+     * SIGHUP reads the command line's config file again and reloads the password file, the ACL file, the
+     * listeners, the limits that can change live and the log level, as it does Mosquitto's; a failed reload is logged
+     * and changes nothing, a setting that needs a restart is named in the log and keeps its value.
      */
     private static boolean onSighup(final java.util.concurrent.atomic.AtomicReference<Broker> running,
         final String[] args)
@@ -408,9 +439,15 @@ public final class Main implements Callable<Integer>
                     return; // still starting: it reads the file as it starts anyway
                 }
                 final BrokerContext next;
+                final Main reread;
                 try
                 {
-                    next = null == args ? null : rereadContext(args); // the config file may have changed
+                    reread = null == args ? null : reread(args); // the config file may have changed
+                    next = null == reread ? null : reread.context().conclude();
+                    if (null != reread)
+                    {
+                        Logging.level(reread.logLevel); // checked before anything is taken
+                    }
                 }
                 catch (final IOException | IllegalArgumentException ex)
                 {
@@ -421,6 +458,10 @@ public final class Main implements Callable<Integer>
                 try
                 {
                     broker.reload(next);
+                    if (null != reread)
+                    {
+                        Logging.reconfigureLevel(reread.logLevel); // the limits took, and the level with them
+                    }
                 }
                 catch (final IOException | IllegalArgumentException ex)
                 {
@@ -685,6 +726,15 @@ public final class Main implements Callable<Integer>
      */
     static BrokerContext rereadContext(final String[] args) throws IOException
     {
+        return reread(args).context().conclude();
+    }
+
+    /**
+     * Reads the command line and its config file again into a fresh {@code Main} (its log level is not in the
+     * context).
+     */
+    static Main reread(final String[] args) throws IOException
+    {
         final Options options = withConfigFile(args);
         final Main main = new Main();
         final CommandLine commandLine = new CommandLine(main);
@@ -699,7 +749,7 @@ public final class Main implements Callable<Integer>
             throw new IllegalArgumentException(ex.getMessage(), ex);
         }
         main.fromFile = options.fromFile();
-        return main.context().conclude();
+        return main;
     }
 
     /**

@@ -21,7 +21,7 @@ final class MemoryBudget
 {
     static final long SAMPLE_INTERVAL_MS = 100;
 
-    private final long budgetBytes;
+    private long budgetBytes;
     private final PooledByteBufAllocatorMetric pooled = PooledByteBufAllocator.DEFAULT.metric();
     private final Runtime runtime = Runtime.getRuntime();
     private long nextSampleMs = Long.MIN_VALUE;
@@ -30,7 +30,16 @@ final class MemoryBudget
 
     MemoryBudget(final long configuredBytes)
     {
+        budget(configuredBytes);
+    }
+
+    /**
+     * @param configuredBytes the budget from the next sample on ({@link BrokerContext#AUTO} for the default).
+     */
+    void budget(final long configuredBytes)
+    {
         this.budgetBytes = configuredBytes == BrokerContext.AUTO ? auto() : configuredBytes;
+        this.nextSampleMs = Long.MIN_VALUE; // judged again at the next duty cycle
     }
 
     /**

@@ -17,8 +17,9 @@ import java.util.concurrent.TimeUnit;
  * SIGHUP (as {@code kill -HUP} would). The broker is found by its counters file, as {@code ringmq stat} finds it.
  */
 @Command(name = "reload", mixinStandardHelpOptions = true,
-    description = "Reload a running broker's password file (SIGHUP): new CONNECTs use the new file, clients whose "
-        + "entry was removed or changed are disconnected.")
+    description = "Reload a running broker's configuration (SIGHUP): its config file, password and ACL files, "
+        + "listeners and limits; clients whose entry was removed or changed are disconnected, the others stay. "
+        + "Settings that need a restart are named in the broker's log.")
 final class ReloadCommand implements Callable<Integer>
 {
     @Option(names = "--pid", description = "The broker's process id (default: the only broker running); it must "

@@ -46,7 +46,7 @@ final class SysTopics
         BrokerCounters.QUEUED_BYTES_DROPPED, BrokerCounters.QOS0_SHED_MEMORY};
 
     private final BrokerCounters counters;
-    private final long intervalMs;
+    private long intervalMs;
     private final long startMs;
     private final Publisher publisher;
     private final PublishEncoder encoder = new PublishEncoder();
@@ -215,5 +215,17 @@ final class SysTopics
         packet.checkLimit(encoder.encodedLength());
         final int length = encoder.encode(packet, 0);
         return publisher.publish(packet, length);
+    }
+
+    /**
+     * A new interval (a reload; agent 0's thread): a round goes out at the next duty cycle, then one per interval.
+     */
+    void intervalMs(final long intervalMs)
+    {
+        if (intervalMs != this.intervalMs)
+        {
+            this.intervalMs = intervalMs;
+            this.nextMs = Long.MIN_VALUE;
+        }
     }
 }

@@ -37,7 +37,8 @@ public final class Authenticator
     public static final long CACHED = 0x40;
     private static final long CODE_MASK = 0x3F;
 
-    private final AnonymousPolicy anonymous;
+    /** The auth stage's thread only (as {@link #authenticate}); a reload changes it there. */
+    private AnonymousPolicy anonymous;
     private final CredentialCache cache;
     private final byte[] userMac;
     private final byte[] passwordMac;
@@ -73,6 +74,14 @@ public final class Authenticator
     private static byte[] utf8(final String text)
     {
         return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * @param anonymous who may connect without a user name from now on (a reload; the auth stage's thread).
+     */
+    public void anonymous(final AnonymousPolicy anonymous)
+    {
+        this.anonymous = anonymous;
     }
 
     /**

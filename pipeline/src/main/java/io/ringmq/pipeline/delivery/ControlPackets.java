@@ -24,7 +24,7 @@ import org.agrona.ExpandableArrayBuffer;
  */
 final class ControlPackets
 {
-    private final BrokerContext context;
+    private BrokerContext context;
     private final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(256);
     private final MqttProperties properties = new MqttProperties();
     private int[] codes = new int[16];
@@ -32,6 +32,14 @@ final class ControlPackets
     ControlPackets(final BrokerContext context)
     {
         this.context = context;
+    }
+
+    /**
+     * @param next the limits a CONNACK announces from now on (a reload; the shard's thread).
+     */
+    void limits(final BrokerContext next)
+    {
+        this.context = next;
     }
 
     ExpandableArrayBuffer buffer()

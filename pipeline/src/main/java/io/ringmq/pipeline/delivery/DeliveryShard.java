@@ -2,6 +2,7 @@ package io.ringmq.pipeline.delivery;
 
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.IngressEvent;
+import io.ringmq.pipeline.LiveLimits;
 import io.ringmq.pipeline.MessageLog;
 import io.ringmq.pipeline.Outbound;
 import io.ringmq.pipeline.RouteOutput;
@@ -38,10 +39,12 @@ import java.util.function.IntConsumer;
 public final class DeliveryShard implements Stage
 {
     private final int index;
-    private final BrokerContext context;
+    /** The limits in force: new sessions get the in-flight window, new CONNACKs what they announce. */
+    private BrokerContext context;
+    private LiveLimits live;
     private final BrokerCounters counters;
     private final MessageLog routeLog;
-    private final int maxInflight;
+    private int maxInflight;
     private final SessionWindows windows;
     private final RouteOutput route = new RouteOutput();
     private final ShardSessions sessions = new ShardSessions();
@@ -224,10 +227,47 @@ public final class DeliveryShard implements Stage
         }
     }
 
+    /**
+     * Follows the limits a reload changes (before the shard runs); they are taken at the next duty cycle.
+     */
+    public void follow(final LiveLimits live)
+    {
+        this.live = live;
+        live.follow();
+    }
+
+    public boolean hasPendingWork()
+    {
+        return null != live && live.current() != context;
+    }
+
     public int doDutyCycle()
     {
+        if (null != live)
+        {
+            final BrokerContext next = live.changed(context);
+            if (null != next)
+            {
+                applyLimits(next);
+                live.took();
+            }
+        }
         moves.poll();
         return output.drain();
+    }
+
+    /**
+     * Takes reloaded limits on this shard's thread: a session made from now on gets the new in-flight window (a
+     * connected one keeps the window it has), queues are judged by the new bounds from the next message on, and a
+     * new CONNACK announces the new maximum packet size and keep-alive.
+     */
+    private void applyLimits(final BrokerContext next)
+    {
+        context = next;
+        maxInflight = next.maxInflight();
+        moves.maxInflight(maxInflight);
+        messages.queueLimits(next.maxQueued(), next.maxQueuedBytes());
+        control.limits(next);
     }
 
     private void onConnect(final IngressEvent event, final boolean mine)

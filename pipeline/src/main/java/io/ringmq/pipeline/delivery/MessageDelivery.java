@@ -25,8 +25,8 @@ final class MessageDelivery
     private final ShardOutput output;
     private final BrokerCounters counters;
     private final SharedRedispatch redispatch;
-    private final int maxQueued;
-    private final long maxQueuedBytes;
+    private int maxQueued;
+    private long maxQueuedBytes;
     private final SharedMessage.Pool pool = new SharedMessage.Pool(1_024);
     private final PublishWriter writer = new PublishWriter();
     /** One-identifier arrays, shared by the messages they go with (bounded: past it, a message gets its own). */
@@ -527,5 +527,15 @@ final class MessageDelivery
         final byte[] payload = new byte[message.payloadLength()];
         message.buffer().getBytes(message.payloadOffset(), payload);
         return new Message(topic, payload, message.publishedQos(), false, properties, message.expiresAtMs());
+    }
+
+    /**
+     * New bounds of every session's queue (a reload), from the next message on: what is queued beyond them stays
+     * queued and drains as it would.
+     */
+    void queueLimits(final int maxQueued, final long maxQueuedBytes)
+    {
+        this.maxQueued = maxQueued;
+        this.maxQueuedBytes = maxQueuedBytes;
     }
 }

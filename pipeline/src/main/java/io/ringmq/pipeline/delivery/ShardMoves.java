@@ -20,7 +20,7 @@ final class ShardMoves
     private final ShardHandover handover;
     private final ShardSessions sessions;
     private final BrokerCounters counters;
-    private final int maxInflight;
+    private int maxInflight;
     private final SessionWindows windows;
     private final java.util.function.Consumer<DeliverySession> dropped;
     /** Sessions handed over by other shards, by the connection id of the CONNECT that moved them. */
@@ -164,5 +164,13 @@ final class ShardMoves
                 arrived.put(tag, session); // its CONNECT is still to come here: it waits in arrived
             }
         }
+    }
+
+    /**
+     * @param maxInflight the in-flight window of the sessions moved here from now on (a reload).
+     */
+    void maxInflight(final int maxInflight)
+    {
+        this.maxInflight = maxInflight;
     }
 }

@@ -55,8 +55,8 @@ public final class RetainedStore
     // a frame's cursor before the frame's node has been looked at
     private static final int UNVISITED = -1;
 
-    private final int maxCount;
-    private final long maxBytes;
+    private int maxCount;
+    private long maxBytes;
     private final Node root = new Node(null, null);
     private int size;
     private long bytes;
@@ -494,5 +494,15 @@ public final class RetainedStore
             this.parent = parent;
             this.level = level;
         }
+    }
+
+    /**
+     * New bounds (a reload; the owner's thread): messages held beyond them stay until replaced or cleared, and
+     * further ones are refused as any beyond the bounds are.
+     */
+    public void limits(final int maxCount, final long maxBytes)
+    {
+        this.maxCount = maxCount;
+        this.maxBytes = maxBytes;
     }
 }

@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# How ringmq scales with cores, unattended on a many-core machine: the same scenarios on 2, 4, 8 and 16 cores
+# (taskset for the broker, --threading and --pin chosen per count), the load generator pinned to the cores the
+# broker does not use, then the most connections the machine holds. Ends with one Markdown table (per scenario:
+# rate per core count, speed-up over the smallest count, and efficiency = speed-up / (cores / smallest)).
+#
+#   bench-configs/scaling.sh [options]
+#
+# Options:
+#   --cores "2 4 8 16"   broker core counts (default: those that leave at least 2 cores to the generator)
+#   --duration D         each measured run (default 10s, after a 5s warm-up run on the same broker)
+#   --connections N      the connection run's largest level (default 100000; 0: skip it), spread over
+#                        127.0.0.1..16 as source addresses, on the largest core count
+#   --flashmq            also run FlashMQ (FLASHMQ_BIN or flashmq on the PATH) on the same cores, thread per core
+#   --out DIR            where logs and the table go (default: bench-results/scaling-<date>)
+#   --ringmq-jar JAR     default: transport/target/ringmq.jar of this checkout
+#   --loadtest-jar JAR   default: loadtest/target/loadtest.jar of this checkout
+#
+# Core layout per count N (cores 0..N-1 for the broker; generator on N..): N=2 shared (one thread, pinned);
+# N=4 shared-network (io=0-1, pipeline=2-3, 2 I/O agents); N>=8 dedicated with a quarter of the cores for I/O agents
+# and as many delivery shards, one core each for auth, route and persist, the rest to delivery.
+# Needs: java 17+, taskset (util-linux), a raised open-file limit for the connection run (the script asks for
+# 1,048,576 and says what it got). Every broker runs on 127.0.0.1, is started fresh per scenario and stopped by
+# its pid; every run is bounded in time.
+set -euo pipefail
+
+die() { echo "scaling.sh: $*" >&2; exit 2; }
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
+
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(dirname "$SCRIPT_DIR")
+TOTAL=$(nproc)
+CORES=""
+DURATION=10s
+CONNECTIONS=100000
+WITH_FLASHMQ=0
+OUT=""
+RINGMQ_JAR="$REPO/transport/target/ringmq.jar"
+LOADTEST_JAR="$REPO/loadtest/target/loadtest.jar"
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --cores) CORES=${2:?}; shift 2 ;;
+        --duration) DURATION=${2:?}; shift 2 ;;
+        --connections) CONNECTIONS=${2:?}; shift 2 ;;
+        --flashmq) WITH_FLASHMQ=1; shift ;;
+        --out) OUT=${2:?}; shift 2 ;;
+        --ringmq-jar) RINGMQ_JAR=${2:?}; shift 2 ;;
+        --loadtest-jar) LOADTEST_JAR=${2:?}; shift 2 ;;
+        -h|--help) usage; exit 0 ;;
+        *) die "unknown option $1 (see --help)" ;;
+    esac
+done
+[[ -f $RINGMQ_JAR ]] || die "no broker jar at $RINGMQ_JAR (mvn -B -ntp package -DskipTests)"
+[[ -f $LOADTEST_JAR ]] || die "no loadtest jar at $LOADTEST_JAR (mvn -B -ntp package -DskipTests)"
+command -v taskset >/dev/null || die "taskset not found (util-linux)"
+JAVA=$(command -v "${JAVA:-java}") || die "java not found"
+if [[ -z $CORES ]]; then
+    for n in 2 4 8 16; do (( n + 2 <= TOTAL )) && CORES="$CORES $n"; done
+fi
+[[ -n ${CORES// /} ]] || die "this machine has $TOTAL cores: at least 4 are needed (2 broker, 2 generator)"
+FLASHMQ=""
+if (( WITH_FLASHMQ )); then
+    FLASHMQ=${FLASHMQ_BIN:-$(command -v flashmq || true)}
+    [[ -x $FLASHMQ ]] || die "--flashmq: no FlashMQ (set FLASHMQ_BIN; bench-configs/build-flashmq.sh builds it)"
+fi
+OUT=${OUT:-$REPO/bench-results/scaling-$(date +%Y-%m-%d_%H%M)}
+mkdir -p "$OUT"
+ulimit -n 1048576 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+echo "scaling.sh: $TOTAL cores, broker core counts:$CORES, open files $(ulimit -n), out $OUT" | tee "$OUT/run.txt"
+
+PORT=21883
+broker_pid=""
+stop_broker() {
+    if [[ -n $broker_pid ]] && kill -0 "$broker_pid" 2>/dev/null; then
+        kill "$broker_pid"
+        for _ in $(seq 100); do kill -0 "$broker_pid" 2>/dev/null || break; sleep 0.1; done
+        kill -0 "$broker_pid" 2>/dev/null && kill -9 "$broker_pid"
+    fi
+    broker_pid=""
+}
+trap stop_broker EXIT
+
+# the ringmq options for N cores (0..N-1)
+ringmq_layout() {
+    local n=$1 io deliver_from
+    if (( n <= 2 )); then
+        echo "--threading shared --io-threads 1 --pin pipeline=0"
+    elif (( n < 8 )); then
+        io=$(( n / 2 ))
+        echo "--threading shared-network --io-threads $io --pin io=0-$((io - 1)),pipeline=$io-$((n - 1))"
+    else
+        io=$(( n / 4 ))
+        deliver_from=$(( io + 3 ))
+        echo "--threading dedicated --io-threads $io --pin io=0-$((io - 1)),auth=$io,route=$((io + 1)),persist=$((io + 2)),deliver=$deliver_from-$((n - 1))"
+    fi
+}
+
+wait_port() {
+    for _ in $(seq 200); do
+        (echo >/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
+        kill -0 "$broker_pid" 2>/dev/null || return 1
+        sleep 0.1
+    done
+    return 1
+}
+
+# start_broker NAME N LOG: the broker on cores 0..N-1
+start_broker() {
+    local name=$1 n=$2 log=$3
+    PORT=$((PORT + 1))
+    if [[ $name == ringmq ]]; then
+        # shellcheck disable=SC2046
+        taskset -c 0-$((n - 1)) "$JAVA" -Xms1g -Xmx4g -XX:+UseParallelGC -XX:MaxDirectMemorySize=8g -jar "$RINGMQ_JAR" \
+            --bind 127.0.0.1 --port "$PORT" --data-dir "$OUT/data-$PORT" --max-connections 1000000 \
+            --max-connections-per-address 1000000 $(ringmq_layout "$n") >"$log" 2>&1 &
+    else
+        cat >"$OUT/flashmq-$PORT.conf" <<EOF
+thread_count $n
+max_packet_size 1048576
+listen {
+    protocol mqtt
+    inet_protocol ip4
+    inet4_bind_address 127.0.0.1
+    port $PORT
+}
+allow_anonymous true
+EOF
+        taskset -c 0-$((n - 1)) "$FLASHMQ" --config-file "$OUT/flashmq-$PORT.conf" >"$log" 2>&1 &
+    fi
+    broker_pid=$!
+    wait_port "$PORT" || { cat "$log" >&2; die "$name did not start on $n cores"; }
+}
+
+# loadtest N ARGS...: the generator on the cores after the broker's, its JSON line to stdout
+loadtest() {
+    local n=$1; shift
+    local gen=$(( TOTAL - n ))
+    taskset -c "$n-$((TOTAL - 1))" "$JAVA" -Xmx4g -jar "$LOADTEST_JAR" -addr 127.0.0.1:"$PORT" -threads "$gen" \
+        -broker-pid "$broker_pid" -quiet "$@" | tail -1
+}
+
+field() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" <<<"$2"; }
+
+SCENARIOS=(
+    "fanout-unlimited|-mode pubsub -subs 200 -pubs 20 -qos 0 -payload 64"
+    "fanout-1000x5-paced|-mode pubsub -subs 1000 -pubs 5 -qos 0 -rate 100 -payload 64"
+    "ingest-qos0|-mode pub -pubs 100 -qos 0 -payload 64"
+    "ingest-qos1|-mode pub -pubs 100 -qos 1 -inflight 32 -payload 64"
+)
+BROKERS=(ringmq)
+[[ -n $FLASHMQ ]] && BROKERS+=(flashmq)
+TSV="$OUT/scaling.tsv"
+printf 'broker\tscenario\tcores\trate_per_s\tp99_us (connections: ms)\tbroker_cpu_s\tbroker_peak_rss_mb\n' >"$TSV"
+for entry in "${SCENARIOS[@]}"; do
+    scenario=${entry%%|*}; args=${entry#*|}
+    for broker in "${BROKERS[@]}"; do
+        for n in $CORES; do
+            log="$OUT/$broker-$scenario-$n"
+            start_broker "$broker" "$n" "$log-broker.log"
+            # shellcheck disable=SC2086
+            loadtest "$n" $args -duration 5s >/dev/null 2>&1 || true # warm-up: the JIT, the pools
+            # shellcheck disable=SC2086
+            json=$(loadtest "$n" $args -duration "$DURATION" -out "$log" 2>"$log-loadtest.err" || true)
+            stop_broker
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$broker" "$scenario" "$n" "$(field rate_per_s "$json")" \
+                "$(field latency_p99_us "$json")" "$(field broker_cpu_s "$json")" \
+                "$(field broker_peak_rss_mb "$json")" | tee -a "$TSV"
+        done
+    done
+done
+
+if (( CONNECTIONS > 0 )); then
+    n=${CORES##* }
+    levels=$(( CONNECTIONS / 4 )),$(( CONNECTIONS / 2 )),$CONNECTIONS
+    for broker in "${BROKERS[@]}"; do
+        log="$OUT/$broker-connections-$n"
+        start_broker "$broker" "$n" "$log-broker.log"
+        json=$(loadtest "$n" -mode conn -levels "$levels" -hold 10s -dial-concurrency 1000 -source-ips 16 \
+            -out "$log" 2>"$log-loadtest.err" || true)
+        stop_broker
+        last=$(grep -o '{"target"[^}]*}' <<<"$json" | tail -1 || true) # the largest level
+        printf '%s\tconnections-%s\t%s\t%s established, %s/s\t%s\t\t%s\n' "$broker" "$CONNECTIONS" "$n" \
+            "$(field established "$last")" "$(field connects_per_s "$last")" "$(field connect_p99_ms "$last")" \
+            "$(field broker_peak_rss_mb "$last")" | tee -a "$TSV"
+    done
+fi
+
+# the table: speed-up and efficiency against the smallest core count, per broker and scenario
+awk -F'\t' '
+NR == 1 { next }
+$2 ~ /^connections/ { conn[++nc] = $0; next }
+{
+    key = $1 "\t" $2
+    if (!(key in base)) { base[key] = $4; basecores[key] = $3; order[++nk] = key }
+    rows[key] = rows[key] sprintf("%s cores: %.0f/s (x%.2f, efficiency %.2f, p99 %.1f ms); ", $3, $4,
+        base[key] > 0 ? $4 / base[key] : 0, base[key] > 0 ? ($4 / base[key]) / ($3 / basecores[key]) : 0, $5 / 1000)
+}
+END {
+    print "| broker | scenario | by core count |"
+    print "|---|---|---|"
+    for (i = 1; i <= nk; i++) { split(order[i], k, "\t"); print "| " k[1] " | " k[2] " | " rows[order[i]] " |" }
+    for (i = 1; i <= nc; i++) { split(conn[i], c, "\t"); printf "| %s | %s on %s cores | %s, connect p99 %s ms, peak RSS %s MB |\n", c[1], c[2], c[3], c[4], c[5], c[7] }
+}' "$TSV" | tee "$OUT/scaling.md"
+echo "scaling.sh: table in $OUT/scaling.md, every run under $OUT"

@@ -1,0 +1,103 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.pipeline.auth.Authenticator;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * What a reload takes from a new configuration: the live limits, never the settings sized at start, and the hand
+ * over to the owners of the limits.
+ */
+class LiveLimitsTest
+{
+    private static BrokerContext running()
+    {
+        return new BrokerContext().port(0).ringSize(1024).maxPacketSize(64 * 1024).maxConnections(10).conclude();
+    }
+
+    @Test
+    @DisplayName("the live limits are taken, the restart-only settings keep their running values")
+    void liveTakenRestartKept()
+    {
+        final BrokerContext running = running();
+        final BrokerContext next = new BrokerContext().port(0).ringSize(4096).maxPacketSize(2048).maxConnections(3)
+            .maxQueued(7).sysIntervalMs(500).anonymous(Authenticator.AnonymousPolicy.NONE).receiveMaximum(10)
+            .maxSessions(50).conclude();
+        final BrokerContext live = running.withLiveLimitsOf(next);
+        assertThat(live.maxConnections()).isEqualTo(3);
+        assertThat(live.maxPacketSize()).isEqualTo(2048);
+        assertThat(live.maxQueued()).isEqualTo(7);
+        assertThat(live.sysIntervalMs()).isEqualTo(500);
+        assertThat(live.anonymous()).isEqualTo(Authenticator.AnonymousPolicy.NONE);
+        assertThat(live.ringSize()).as("sized at start").isEqualTo(1024);
+        assertThat(live.receiveMaximum()).as("promised in every CONNACK").isEqualTo(running.receiveMaximum());
+        assertThat(live.maxSessions()).isEqualTo(running.maxSessions());
+        assertThat(live.messageLogBytes()).isEqualTo(running.messageLogBytes());
+        assertThat(running.maxConnections()).as("the running context is not touched").isEqualTo(10);
+        assertThat(running.restartOnlyChanges(next)).containsExactlyInAnyOrder("ring-size", "receive-maximum",
+            "max-sessions");
+        assertThat(running.liveChanges(next)).contains("max-connections", "max-packet-size", "max-queued",
+            "sys-interval", "anonymous");
+    }
+
+    @Test
+    @DisplayName("hostile: a packet size above what the rings were sized for is not taken (it needs a restart)")
+    void packetSizeAboveTheRings()
+    {
+        final BrokerContext running = running();
+        final BrokerContext next = new BrokerContext().port(0).ringSize(1024)
+            .maxPacketSize(BrokerContext.MAX_PACKET_SIZE_LIMIT).maxConnections(10).conclude();
+        assertThat(running.withLiveLimitsOf(next).maxPacketSize()).isEqualTo(64 * 1024);
+        assertThat(running.restartOnlyChanges(next)).anySatisfy(name -> assertThat(name)
+            .startsWith("max-packet-size above"));
+        assertThat(running.liveChanges(next)).doesNotContain("max-packet-size");
+        assertThat(running.liveChanges(running())).as("the same configuration: nothing to do").isEmpty();
+    }
+
+    @Test
+    @Timeout(10)
+    @DisplayName("each follower takes the published limits on its own thread; the publisher waits for all")
+    void followersTakeOnTheirThreads() throws Exception
+    {
+        final BrokerContext first = running();
+        final LiveLimits live = new LiveLimits(first);
+        final AtomicReference<BrokerContext> seen = new AtomicReference<>();
+        final Thread[] owners = new Thread[3];
+        for (int i = 0; i < owners.length; i++)
+        {
+            final BrokerContext[] held = {live.follow()};
+            owners[i] = new Thread(() ->
+            {
+                while (!Thread.currentThread().isInterrupted())
+                {
+                    final BrokerContext next = live.changed(held[0]);
+                    if (null != next)
+                    {
+                        held[0] = next;
+                        seen.set(next);
+                        live.took();
+                    }
+                    Thread.onSpinWait();
+                }
+            });
+            owners[i].setDaemon(true);
+            owners[i].start();
+        }
+        final BrokerContext second = first.withLiveLimitsOf(new BrokerContext().port(0).maxConnections(2).conclude());
+        live.publish(second);
+        assertThat(live.awaitTaken(5_000)).isTrue();
+        assertThat(seen.get()).isSameAs(second);
+        for (final Thread owner : owners)
+        {
+            owner.interrupt();
+            owner.join(1_000);
+        }
+        live.publish(first.withLiveLimitsOf(running()));
+        assertThat(live.awaitTaken(50)).as("no owner runs: the wait ends at its bound").isFalse();
+    }
+}
