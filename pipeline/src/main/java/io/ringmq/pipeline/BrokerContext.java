@@ -41,7 +41,8 @@ public final class BrokerContext implements Cloneable
     private String idleStrategy = "wake";
     private String pin = "";
     private int ringSize = 16_384;
-    private int outboundRingBytes = 16 * 1024 * 1024;
+    /** 0: sized from the maximum packet size (at least 16 MiB); see {@link #outboundRingBytesFor(int)}. */
+    private int outboundRingBytes = 0;
     private int maxConnections = 100_000;
     private int maxInflight = 32;
     private int maxQueued = 1_000;
@@ -145,9 +146,14 @@ public final class BrokerContext implements Cloneable
         check(maxRetainedMessages >= 1 && maxRetainedBytes >= 1, "--max-retained-messages and -bytes must be >= 1");
         check(persistentClientExpirationMs >= 0, "--persistent-client-expiration must be >= 0");
         // the outbound ring carries whole packets, at most an eighth of its capacity each (Agrona's limit)
-        outboundRingBytes = Math.max(outboundRingBytes,
-            BitUtil.findNextPositivePowerOfTwo((maxPacketSize + 64) * 8));
-        check(Integer.bitCount(outboundRingBytes) == 1, "outbound ring size must be a power of two");
+        final int leastOutbound = outboundRingBytesFor(maxPacketSize);
+        if (0 == outboundRingBytes)
+        {
+            outboundRingBytes = Math.max(DEFAULT_OUTBOUND_RING_BYTES, leastOutbound);
+        }
+        check(Integer.bitCount(outboundRingBytes) == 1 && outboundRingBytes >= leastOutbound,
+            "--outbound-ring-bytes must be a power of two of at least " + leastOutbound +
+            " (8 x (--max-packet-size + 64): Agrona's ring takes a message of at most an eighth of it)");
         if (0 == messageLogBytes)
         {
             messageLogBytes = Math.max(16 * 1024 * 1024, BitUtil.findNextPositivePowerOfTwo(maxPacketSize) * 2);
@@ -221,6 +227,19 @@ public final class BrokerContext implements Cloneable
             }
         }
         return shared;
+    }
+
+    /** The outbound ring's size when neither it nor a larger --max-packet-size says otherwise. */
+    public static final int DEFAULT_OUTBOUND_RING_BYTES = 16 * 1024 * 1024;
+
+    /**
+     * @return the smallest outbound ring that carries a packet of {@code maxPacketSize}: a message on an Agrona ring
+     * is at most an eighth of it, and a packet the broker sends may pass the client's by a few bytes (64 allowed:
+     * the frame's connection id, properties the broker adds), rounded up to a power of two.
+     */
+    public static int outboundRingBytesFor(final int maxPacketSize)
+    {
+        return BitUtil.findNextPositivePowerOfTwo((maxPacketSize + 64) * 8);
     }
 
     /**
@@ -317,6 +336,10 @@ public final class BrokerContext implements Cloneable
         {
             changed.add("message-log-bytes");
         }
+        if (next.outboundRingBytes > outboundRingBytes) // as the message log: sized at start
+        {
+            changed.add("outbound-ring-bytes");
+        }
         if (!packetFitsBuffers(next.maxPacketSize))
         {
             changed.add("max-packet-size above what the rings were sized for at start");
@@ -387,7 +410,7 @@ public final class BrokerContext implements Cloneable
             maxSubscriptionsPerClient + " max-queued-bytes=" + maxQueuedBytes + " max-retained=" +
             maxRetainedMessages + "/" + maxRetainedBytes + "B persistent-client-expiration=" +
             persistentClientExpirationMs / 1000 + "s max-sessions=" + maxSessions + " sys-interval=" + sysIntervalMs + "ms" + " slot-inline-bytes=" + slotInlineBytes + " message-log-bytes=" +
-            messageLogBytes + " anonymous=" + anonymous.name().toLowerCase() +
+            messageLogBytes + " outbound-ring-bytes=" + outboundRingBytes + " anonymous=" + anonymous.name().toLowerCase() +
             (null != user ? " user=" + user : "") + (null != passwordFile ? " password-file=" + passwordFile : "") +
             (null != aclFile ? " acl-file=" + aclFile : "") +
             (useUserNameAsClientId ? " use-username-as-clientid" : "") +
@@ -540,6 +563,10 @@ public final class BrokerContext implements Cloneable
         return outboundRingBytes;
     }
 
+    /**
+     * @param outboundRingBytes each I/O agent's outbound ring, a power of two of at least
+     *                          {@link #outboundRingBytesFor(int)} of the maximum packet size; 0 sizes it from that.
+     */
     public BrokerContext outboundRingBytes(final int outboundRingBytes)
     {
         this.outboundRingBytes = outboundRingBytes;

@@ -8,7 +8,9 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 /**
  * Connection buffers from netty-buffer's pooled allocator, seen through Agrona views so the codec can work on
- * them in place. Direct buffers are used where their address is reachable, heap buffers otherwise.
+ * them in place. Direct buffers are used where their address is reachable, heap buffers otherwise. A connection
+ * takes one only while bytes wait in it and gives it back once they are gone; the I/O agent's thread cache makes
+ * the take and the give-back cheap and allocation-free.
  */
 final class Buffers
 {
@@ -32,7 +34,12 @@ final class Buffers
 
     static ByteBuf allocate()
     {
-        return DIRECT ? ALLOCATOR.directBuffer(INITIAL_CAPACITY) : ALLOCATOR.heapBuffer(INITIAL_CAPACITY);
+        return allocate(INITIAL_CAPACITY);
+    }
+
+    static ByteBuf allocate(final int capacity)
+    {
+        return DIRECT ? ALLOCATOR.directBuffer(capacity) : ALLOCATOR.heapBuffer(capacity);
     }
 
     /**
@@ -61,21 +68,5 @@ final class Buffers
         view(view, out, writerIndex, length);
         view.putBytes(0, src, offset, length);
         out.writerIndex(writerIndex + length);
-    }
-
-    /**
-     * Resets an emptied buffer, giving back memory a burst took.
-     */
-    static void compact(final ByteBuf buf)
-    {
-        if (buf.isReadable())
-        {
-            return;
-        }
-        buf.clear();
-        if (buf.capacity() > SHRINK_ABOVE)
-        {
-            buf.capacity(INITIAL_CAPACITY);
-        }
     }
 }

@@ -9,8 +9,8 @@ import java.nio.channels.SelectionKey;
 
 /**
  * One client connection, owned by exactly one {@link IoAgent} for its whole life: its socket (behind a
- * {@link SocketLayer}), its inbound and outbound buffers (pooled by netty-buffer, grown only as bytes arrive and
- * shrunk back after bursts) and the little protocol state the edge needs (version, keep-alive, whether CONNECT
+ * {@link SocketLayer}), its inbound and outbound buffers (pooled by netty-buffer, held only while bytes wait in them:
+ * an idle connection holds none) and the little protocol state the edge needs (version, keep-alive, whether CONNECT
  * was seen and how it was answered, MQTT 5.0 topic aliases and receive maximum, and how it ended).
  */
 final class Connection
@@ -32,8 +32,19 @@ final class Connection
     boolean loopback;
     final long acceptedMs;
     SelectionKey key;
+    /**
+     * A partial packet (or packets held while the connection waits), taken from the pool when a read leaves bytes
+     * over; kept emptied while the connection keeps using it, given back by its agent's {@link IdleBuffers} once it
+     * does not. Null while none is held: reads then go into the agent's scratch buffer ({@link ConnectionReader}),
+     * lent as {@code in} while they are processed and never released here.
+     */
     ByteBuf in;
+    /** Bytes the socket has not taken yet, taken from the pool by the first append; given back as {@link #in}. */
     ByteBuf out;
+    /** In its agent's {@link IdleBuffers}: holds a pooled buffer. */
+    boolean buffersHeld;
+    /** Read into or written to since its agent's last sweep of idle buffers. */
+    boolean buffersUsed;
     int version = MqttVersion.V5;
     boolean connectSeen;
     int connack = CONNACK_PENDING;
@@ -107,7 +118,23 @@ final class Connection
     {
         // while its CONNECT is hashed it stays read (its end is noticed) until a little more than a CONNECT waits
         return !paused && !outFull && !awaitingConnack && connack != CONNACK_REFUSED && !closing && !closed &&
-            (!hashing || in.readableBytes() < HASHING_BUFFER_LIMIT);
+            (!hashing || inBytes() < HASHING_BUFFER_LIMIT);
+    }
+
+    /**
+     * @return inbound bytes buffered and not processed yet.
+     */
+    int inBytes()
+    {
+        return null == in ? 0 : in.readableBytes();
+    }
+
+    /**
+     * @return outbound bytes the socket has not taken yet.
+     */
+    int outBytes()
+    {
+        return null == out ? 0 : out.readableBytes();
     }
 
     /**

@@ -33,7 +33,7 @@ import java.net.InetSocketAddress;
  */
 final class ConnectionReader
 {
-    /** Largest single read; the buffer grows toward it only while the socket has that much. */
+    /** Largest single read, and the scratch buffer's size; a partial packet's buffer grows toward it. */
     private static final int MAX_READ = 16 * 1024;
     private static final int MIN_READ = 1024;
     /** Reads of a layer's buffered input in one go before the connection waits for the next duty cycle. */
@@ -52,6 +52,9 @@ final class ConnectionReader
     private final ConnectionWriter.Closer closer;
     private final PacketDecoder decoder = new PacketDecoder();
     private final UnsafeBuffer inView = new UnsafeBuffer(0, 0);
+    /** Where a connection with no partial packet is read into: one per agent, so idle connections hold none. */
+    private final ByteBuf scratch = Buffers.allocate(MAX_READ);
+    private final IdleBuffers idle;
     private final InboundPublishes publishes;
     /** The longest certificate name taken as a user name (X.509 allows 64 characters in a CN). */
     private static final int MAX_IDENTITY_LENGTH = 1024;
@@ -70,8 +73,10 @@ final class ConnectionReader
 
     ConnectionReader(final BrokerContext context, final BrokerCounters counters, final IngressProxy ingress,
         final ConnectionTimers timers, final ConnectionWriter writer, final PausedConnections paused,
-        final ConnectionWriter.Closer closer, final CredentialWorkers credentials, final int agentIndex)
+        final ConnectionWriter.Closer closer, final CredentialWorkers credentials, final int agentIndex,
+        final IdleBuffers idle)
     {
+        this.idle = idle;
         this.credentials = credentials;
         this.agentIndex = agentIndex;
         this.context = context;
@@ -118,7 +123,6 @@ final class ConnectionReader
         {
             return 0;
         }
-        final ByteBuf in = connection.in;
         final SocketLayer layer = connection.layer;
         int rounds = 0;
         do
@@ -126,9 +130,7 @@ final class ConnectionReader
             int read;
             try
             {
-                // room for what is likely there, never for what a header claims: memory follows arrived bytes
-                in.ensureWritable(Math.min(MAX_READ, Math.max(MIN_READ, in.writableBytes())));
-                read = layer.read(in);
+                read = layer.read(readBuffer(connection));
                 bytesIn += Math.max(0, read);
             }
             catch (final IOException ex)
@@ -140,13 +142,17 @@ final class ConnectionReader
                 closer.close(connection, IngressEvent.CONNECTION_LOST);
                 return 1;
             }
-            if (read > 0)
+            if (read == 0)
+            {
+                keepRest(connection); // gives the scratch buffer back
+            }
+            else
             {
                 if (!connection.addressSettled && !settleAddress(connection))
                 {
                     return 1;
                 }
-                processInbound(connection);
+                processInbound(connection); // also gives back what it no longer needs, the scratch buffer included
             }
         }
         while (layer.hasBufferedInput() && ++rounds < MAX_LAYER_ROUNDS && connection.readable());
@@ -163,6 +169,80 @@ final class ConnectionReader
             }
         }
         return 1;
+    }
+
+    /**
+     * @return where the next read goes: behind the connection's partial packet when one waits (its buffer grows
+     * toward {@link #MAX_READ} only as the socket has that much), else into the agent's scratch buffer, lent to
+     * the connection until {@link #processInbound} has taken what it can from it.
+     */
+    private ByteBuf readBuffer(final Connection connection)
+    {
+        final ByteBuf in = connection.in;
+        if (null == in)
+        {
+            scratch.clear();
+            connection.in = scratch;
+            return scratch;
+        }
+        idle.use(connection);
+        // room for what is likely there, never for what a header claims: memory follows arrived bytes
+        in.ensureWritable(Math.min(MAX_READ, Math.max(MIN_READ, in.writableBytes())));
+        return in;
+    }
+
+    /**
+     * After processing: bytes left over (a partial packet, or packets held while the connection waits) move from
+     * the scratch buffer into a pooled buffer of their own; an emptied one of its own stays for the next read until
+     * {@link IdleBuffers} finds it unused. An idle connection holds none.
+     */
+    private void keepRest(final Connection connection)
+    {
+        final ByteBuf in = connection.in;
+        if (null == in)
+        {
+            return;
+        }
+        if (!in.isReadable())
+        {
+            connection.in = in == scratch ? null : IdleBuffers.emptied(in);
+        }
+        else if (in == scratch)
+        {
+            final int rest = in.readableBytes();
+            final ByteBuf own = Buffers.allocate(Math.max(Buffers.INITIAL_CAPACITY, rest));
+            own.writeBytes(in, rest);
+            connection.in = own;
+            idle.use(connection);
+        }
+        else
+        {
+            in.discardReadBytes(); // keep a partial packet at the front; its buffer grows only as it arrives
+        }
+    }
+
+    /**
+     * Gives back a closed connection's inbound buffer, once; never the scratch buffer it may be borrowing.
+     */
+    void release(final Connection connection)
+    {
+        final ByteBuf in = connection.in;
+        connection.in = null;
+        if (null != in && in != scratch)
+        {
+            in.release();
+        }
+    }
+
+    /**
+     * Gives back the scratch buffer: the agent is closing.
+     */
+    void close()
+    {
+        if (scratch.refCnt() > 0)
+        {
+            scratch.release();
+        }
     }
 
     /**
@@ -250,8 +330,25 @@ final class ConnectionReader
     int processInbound(final Connection connection)
     {
         final ByteBuf in = connection.in;
+        if (null == in)
+        {
+            return 0;
+        }
+        try
+        {
+            return frame(connection, in);
+        }
+        finally
+        {
+            keepRest(connection); // even after an unexpected error: the scratch buffer is never left lent (closed: null)
+        }
+    }
+
+    private int frame(final Connection connection, final ByteBuf in)
+    {
         int handed = 0;
-        while (in.isReadable() && !connection.closed && !connection.closing)
+        // closed first: a closed connection's buffer has gone back to the pool
+        while (!connection.closed && !connection.closing && in.isReadable())
         {
             if (connection.connack == Connection.CONNACK_REFUSED)
             {
@@ -308,17 +405,6 @@ final class ConnectionReader
                 connection.updateInterest();
             }
             in.skipBytes(length);
-        }
-        if (!connection.closed)
-        {
-            if (in.isReadable())
-            {
-                in.discardReadBytes(); // keep a partial packet at the front; its buffer grows only as it arrives
-            }
-            else
-            {
-                Buffers.compact(in);
-            }
         }
         return handed;
     }
@@ -607,7 +693,7 @@ final class ConnectionReader
         {
             // [MQTT-3.1.2-2] answer in the 3.1.1 format, which 3.1 clients also read, then close
             refuseConnect(connection, CONNACK_UNACCEPTABLE_VERSION, DecodeError.describe(error));
-            connection.in.skipBytes(connection.in.readableBytes());
+            connection.in.skipBytes(connection.inBytes());
             return;
         }
         final int reasonCode = DecodeError.reasonCode(error); // 0x81 malformed, 0x82 protocol error, 0x95 too large

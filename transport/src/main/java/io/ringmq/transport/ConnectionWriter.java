@@ -58,6 +58,7 @@ final class ConnectionWriter
     private final MemoryBudget memoryBudget;
     private final PausedConnections paused;
     private final Closer closer;
+    private final IdleBuffers idle;
     private final List<Connection> touched = new ArrayList<>();
     private final UnsafeBuffer outView = new UnsafeBuffer(0, 0);
     private final UnsafeBuffer constant = new UnsafeBuffer(new byte[0]);
@@ -86,8 +87,9 @@ final class ConnectionWriter
     }
 
     ConnectionWriter(final BrokerContext context, final BrokerCounters counters, final MemoryBudget memoryBudget,
-        final PausedConnections paused, final Closer closer)
+        final PausedConnections paused, final Closer closer, final IdleBuffers idle)
     {
+        this.idle = idle;
         this.context = context;
         this.counters = counters;
         this.memoryBudget = memoryBudget;
@@ -113,7 +115,7 @@ final class ConnectionWriter
             // QoS 0 may be shed, except a 5.0 PUBLISH that tells the client a new topic alias: later ones use it
             if ((first & 0x06) == 0 && !(connection.version == MqttVersion.V5 && assignsAlias(buffer, offset, length)))
             {
-                if (connection.out.readableBytes() > context.outboundHighWaterBytes())
+                if (connection.outBytes() > context.outboundHighWaterBytes())
                 {
                     qos0Dropped++;
                     return;
@@ -215,7 +217,7 @@ final class ConnectionWriter
         if (accepted)
         {
             connection.connack = Connection.CONNACK_ACCEPTED;
-            if (held || connection.in.isReadable())
+            if (held || connection.inBytes() > 0)
             {
                 paused.add(connection); // its buffered packets go on in the next retry, after this CONNACK
             }
@@ -227,7 +229,10 @@ final class ConnectionWriter
             {
                 credentials.failedExchange(ConnectionReader.remoteAddress(connection), connection.loopback);
             }
-            connection.in.skipBytes(connection.in.readableBytes());
+            if (null != connection.in)
+            {
+                connection.in.skipBytes(connection.in.readableBytes());
+            }
             connection.closeAfterFlush = true;
         }
         connection.updateInterest();
@@ -270,7 +275,14 @@ final class ConnectionWriter
 
     private void append(final Connection connection, final DirectBuffer buffer, final int offset, final int length)
     {
-        Buffers.append(connection.out, outView, buffer, offset, length);
+        ByteBuf out = connection.out;
+        if (null == out)
+        {
+            out = Buffers.allocate(Math.max(Buffers.INITIAL_CAPACITY, length)); // given back once unused
+            connection.out = out;
+        }
+        idle.use(connection);
+        Buffers.append(out, outView, buffer, offset, length);
         packetsOut++; // one packet per append
         touch(connection);
     }
@@ -315,7 +327,7 @@ final class ConnectionWriter
         try
         {
             final boolean layerClear = !layer.hasPendingOutput() || layer.flush(); // the layer's own bytes first
-            if (layerClear && out.isReadable())
+            if (layerClear && null != out && out.isReadable())
             {
                 bytesOut += Math.max(0, layer.write(out));
             }
@@ -325,11 +337,11 @@ final class ConnectionWriter
             closer.close(connection, IngressEvent.CONNECTION_LOST);
             return;
         }
-        if (out.isReadable() || layer.hasPendingOutput())
+        if (connection.outBytes() > 0 || layer.hasPendingOutput())
         {
             // a client that will not read what it is owed (acknowledgements included) is not read from either,
             // past the high-water mark: what it is owed stays bounded
-            final boolean outFull = out.readableBytes() > context.outboundHighWaterBytes();
+            final boolean outFull = connection.outBytes() > context.outboundHighWaterBytes();
             if (!connection.writeBlocked || outFull != connection.outFull)
             {
                 if (!connection.writeBlocked)
@@ -348,15 +360,31 @@ final class ConnectionWriter
             final boolean wasFull = connection.outFull;
             connection.outFull = false;
             connection.updateInterest();
-            if (wasFull && connection.in.isReadable())
+            if (wasFull && connection.inBytes() > 0)
             {
                 paused.add(connection); // packets it sent while it was not read from go on now
             }
         }
-        Buffers.compact(out);
+        if (null != out)
+        {
+            connection.out = IdleBuffers.emptied(out); // written: kept while used, given back once idle
+        }
         if (connection.closeAfterFlush)
         {
             closer.close(connection, IngressEvent.CONNECTION_LOST);
+        }
+    }
+
+    /**
+     * Gives back a connection's outbound buffer, once: it was written, or the connection closed.
+     */
+    void release(final Connection connection)
+    {
+        final ByteBuf out = connection.out;
+        connection.out = null;
+        if (null != out)
+        {
+            out.release();
         }
     }
 
@@ -393,7 +421,7 @@ final class ConnectionWriter
             if (!connection.closed)
             {
                 flush(connection);
-                pending |= !connection.closed && (connection.out.isReadable() || connection.layer.hasPendingOutput());
+                pending |= !connection.closed && (connection.outBytes() > 0 || connection.layer.hasPendingOutput());
             }
         }
         return pending;

@@ -67,6 +67,8 @@ final class IoAgent implements Agent
     private final ManyToOneConcurrentArrayQueue<Acceptor.Accepted> handoff =
         new ManyToOneConcurrentArrayQueue<>(4096);
     private final Long2ObjectHashMap<Connection> connections = new Long2ObjectHashMap<>();
+    /** Its connections holding a pooled buffer; gives back those they stopped using. */
+    private final IdleBuffers idleBuffers = new IdleBuffers();
     private final PausedConnections paused = new PausedConnections();
     /**
      * Milliseconds on the monotonic clock (only differences count): a connection's connect timeout, keep-alive
@@ -148,14 +150,14 @@ final class IoAgent implements Agent
                 IoAgent.this.disconnect(connection, reasonCode, reasonString);
             }
         };
-        this.writer = new ConnectionWriter(context, counters, memoryBudget, paused, closer);
+        this.writer = new ConnectionWriter(context, counters, memoryBudget, paused, closer, idleBuffers);
         writer.credentials(credentials);
         this.sys = index == 0 ? new SysTopics(counters, context.sysIntervalMs(), nowMs, (packet, length) ->
             this.ingress.packet(IngressEvent.SYSTEM_CONNECTION, MqttVersion.V3_1_1, true, PacketType.PUBLISH, packet,
                 length)) : null;
         this.limits = new LimitReport(counters, LIMIT_REPORT_MS, nowMs);
         this.reader = new ConnectionReader(context, counters, this.ingress, timers, writer, paused, closer,
-            credentials, index);
+            credentials, index, idleBuffers);
         if (null != credentials)
         {
             credentials.sink(index, this::onVerdict);
@@ -278,6 +280,7 @@ final class IoAgent implements Agent
         work += ingress.retryEnds();
         work += writer.flushTouched();
         work += timers.poll(nowMs);
+        idleBuffers.sweep(nowMs); // no work: a sweep must not keep the agent from sleeping
         if (null != sys)
         {
             work += sys.poll(nowMs);
@@ -490,8 +493,6 @@ final class IoAgent implements Agent
             final long id = ((long)index << 40) | (nextConnectionSeq++ & 0xFF_FFFF_FFFFL);
             final Connection connection = new Connection(id, accepted,
                 accepted.listener.layers.open(channel, () -> readyAgain(id)), clock.time());
-            connection.in = Buffers.allocate();
-            connection.out = Buffers.allocate();
             connection.key = channel.register(selector, SelectionKey.OP_READ, connection);
             connections.put(id, connection);
             timers.onAccepted(connection);
@@ -516,8 +517,8 @@ final class IoAgent implements Agent
         timers.onClosed(connection);
         connection.key.cancel();
         connection.layer.close();
-        connection.in.release();
-        connection.out.release();
+        reader.release(connection);
+        writer.release(connection);
         connections.remove(connection.id);
         connection.accepted.release(connectionCount);
         counters.increment(BrokerCounters.CONNECTIONS_CLOSED);
@@ -591,6 +592,55 @@ final class IoAgent implements Agent
     }
 
     /**
+     * @return this agent's open connections that hold a pooled buffer (inbound or outbound): bytes wait in them.
+     * For tests and diagnostics; an idle connection holds none. The agent's thread only.
+     */
+    int connectionsHoldingBuffers()
+    {
+        int count = 0;
+        for (final Connection connection : connections.values())
+        {
+            if (null != connection.in || null != connection.out)
+            {
+                count++;
+            }
+        }
+        return count;
+    }
+
+    /**
+     * @return this agent's open connections that hold bytes in an inbound buffer (a partial packet, held packets).
+     */
+    int connectionsHoldingInbound()
+    {
+        int count = 0;
+        for (final Connection connection : connections.values())
+        {
+            if (connection.inBytes() > 0)
+            {
+                count++;
+            }
+        }
+        return count;
+    }
+
+    /**
+     * @return an open connection of this agent, or null; for tests. The agent's thread only.
+     */
+    Connection connection(final long connectionId)
+    {
+        return connections.get(connectionId);
+    }
+
+    /**
+     * @return this agent's open connections.
+     */
+    int connectionCount()
+    {
+        return connections.size();
+    }
+
+    /**
      * Writes every connection that was given bytes this cycle, once.
      */
     int flushTouched()
@@ -639,6 +689,7 @@ final class IoAgent implements Agent
             close(connection, IngressEvent.CONNECTION_LOST);
         }
         publishCounts();
+        reader.close();
         CloseHelper.quietClose(selector);
     }
 

@@ -230,6 +230,11 @@ public final class Main implements Callable<Integer>
             + "packets of --max-packet-size).")
     int messageLogBytes = DEFAULTS.messageLogBytes();
 
+    @Option(names = "--outbound-ring-bytes", paramLabel = "BYTES",
+        description = "Off-heap outbound ring per I/O agent (the delivery shards' bytes for its sockets), a power of "
+            + "two of at least 8 x (--max-packet-size + 64) (default: 16 MiB, or what --max-packet-size needs).")
+    int outboundRingBytes = DEFAULTS.outboundRingBytes();
+
     @Option(names = "--stage-batch-limit", paramLabel = "N",
         description = "Events a stage handles per duty cycle before others get the thread (default: ${DEFAULT-VALUE}).")
     int stageBatchLimit = DEFAULTS.stageBatchLimit();
@@ -616,6 +621,7 @@ public final class Main implements Callable<Integer>
             .sysIntervalMs(parseLongDurationMs(sysInterval))
             .slotInlineBytes(slotInlineBytes)
             .messageLogBytes(messageLogBytes)
+            .outboundRingBytes(outboundRingBytes)
             .stageBatchLimit(stageBatchLimit)
             .anonymous(parseEnum(Authenticator.AnonymousPolicy.class, anonymous, "--anonymous"))
             .credentials(user, password())

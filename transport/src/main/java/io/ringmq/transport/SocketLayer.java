@@ -66,6 +66,14 @@ interface SocketLayer
     }
 
     /**
+     * The connection is idle (its agent's {@link IdleBuffers} gave its buffers back): gives back a buffer the layer
+     * keeps between writes when nothing waits in it. Taken again by the next write.
+     */
+    default void releaseIdleBuffers()
+    {
+    }
+
+    /**
      * @return the peer's identity established by the layer (the CN of a TLS client certificate), or null.
      */
     default String peerIdentity()

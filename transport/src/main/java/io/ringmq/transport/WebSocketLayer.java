@@ -19,8 +19,9 @@ import java.net.InetSocketAddress;
  * {@link WebSocketFrameDecoder}, which leaves only the MQTT bytes. Outbound, what {@link #write} is given goes out
  * as unmasked binary frames of at most {@link #MAX_FRAME_PAYLOAD_LENGTH} bytes, framed into one reused buffer that
  * also carries the 101, pongs and the close frame: made for the 101, kept at its pooled 1 KiB, grown for a burst and
- * shrunk back once the burst is written, given back on close (releasing it whenever it empties would allocate per
- * flush). What the layer below does not take stays {@link #hasPendingOutput() pending}.
+ * shrunk back once the burst is written, given back on close or once the connection is idle
+ * ({@link #releaseIdleBuffers()}; releasing it whenever it empties would allocate per flush). What the layer below
+ * does not take stays {@link #hasPendingOutput() pending}.
  * <p>
  * A close from the client is echoed and ends the stream; a protocol error sends a close with its code (1002, or
  * 1003 for a text frame [MQTT-6.0.0-1]) and ends it. MQTT bytes that came before either in the same read are
@@ -116,6 +117,24 @@ final class WebSocketLayer implements SocketLayer, WebSocketFrameDecoder.Handler
     public boolean hasBufferedInput()
     {
         return endPending || (state != ENDED && below.hasBufferedInput());
+    }
+
+    public void releaseIdleBuffers()
+    {
+        if (null != wire && !wire.isReadable())
+        {
+            wire.release(); // written, and the connection idle: an idle connection holds no pooled buffer
+            wire = null;
+        }
+        below.releaseIdleBuffers();
+    }
+
+    /**
+     * @return whether the layer holds its frame buffer (tests).
+     */
+    boolean holdsBuffer()
+    {
+        return null != wire;
     }
 
     public String peerIdentity()

@@ -69,6 +69,19 @@ final class SteppedEdge implements AutoCloseable
         return client;
     }
 
+    int port() throws IOException
+    {
+        return ((InetSocketAddress)server.getLocalAddress()).getPort();
+    }
+
+    /**
+     * @return whether the outbound ring holds frames the agent has not drained yet.
+     */
+    boolean outboundPending()
+    {
+        return outbound.size() > 0;
+    }
+
     /**
      * Connects an MQTT 5.0 client and answers its CONNECT with an accepting CONNACK, as the pipeline would.
      *

@@ -220,6 +220,26 @@ class WebSocketLayerTest
         }
     }
 
+    @Test
+    @DisplayName("an idle connection's layer gives its frame buffer back, and the next write takes one again")
+    void idleLayerGivesItsBufferBack() throws IOException
+    {
+        try (LayerHarness pair = LayerHarness.open())
+        {
+            final WebSocketLayer layer = opened(pair, null);
+            assertThat(layer.holdsBuffer()).as("the 101's buffer").isTrue();
+            layer.releaseIdleBuffers();
+            assertThat(layer.holdsBuffer()).isFalse();
+            final io.netty.buffer.ByteBuf out = io.netty.buffer.Unpooled.wrappedBuffer(PINGREQ);
+            assertThat(pair.pump(layer, () -> writeMore(layer, out))).isTrue();
+            assertThat(layer.holdsBuffer()).as("taken again by the write").isTrue();
+            assertThat(receiveBinary(pair, PINGREQ.length)).isEqualTo(PINGREQ);
+            layer.releaseIdleBuffers();
+            layer.releaseIdleBuffers(); // once only
+            assertThat(layer.holdsBuffer()).isFalse();
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(ints = {125, 126, 65_535, 65_536, 200_000})
     @DisplayName("7-bit, 16-bit and 64-bit payload lengths")

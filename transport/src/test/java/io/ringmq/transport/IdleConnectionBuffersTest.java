@@ -1,0 +1,216 @@
+package io.ringmq.transport;
+
+import io.netty.buffer.PooledByteBufAllocator;
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.IngressEvent;
+import io.ringmq.protocol.PacketType;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Idle connections hold no pooled buffer: a connection takes its inbound buffer only while a partial packet waits
+ * and its outbound buffer only while bytes wait for the socket, and gives each back exactly once, however the
+ * connection ends. Counted two ways: the agent's connections that hold a buffer, and the bytes netty's pool has
+ * handed out and not had back ({@code pinnedDirectMemory} + {@code pinnedHeapMemory}, exact, thread caches aside).
+ */
+class IdleConnectionBuffersTest
+{
+    private static final int CONNECTIONS = 300;
+    /** Far less than one 1 KiB buffer per connection: what other threads of the test JVM may pin meanwhile. */
+    private static final long TOLERANCE_BYTES = CONNECTIONS * 128L;
+
+    @Test
+    @Timeout(120)
+    @DisplayName("many connections that went idle (CONNECT, CONNACK, PINGREQ answered) hold no pooled buffer; closed, "
+        + "the pool has every byte back")
+    void idleConnectionsHoldNoBuffer() throws Exception
+    {
+        try (SteppedEdge edge = new SteppedEdge(new BrokerContext()))
+        {
+            final long before = pinned();
+            final List<RawClient> clients = new ArrayList<>();
+            final List<Long> ids = new ArrayList<>();
+            for (int i = 0; i < CONNECTIONS; i++)
+            {
+                final RawClient client = edge.client();
+                clients.add(client);
+                ids.add(edge.connect3(client, "idle-" + i));
+            }
+            for (final RawClient client : clients)
+            {
+                client.send(RawClient.ping());
+                assertThat(edge.read(client)).isEqualTo(PacketType.PINGRESP);
+            }
+            // a buffer stays while it is used, and goes back within two sweeps once it is not
+            edge.step(() -> edge.agent.connectionsHoldingBuffers() == 0);
+            assertThat(edge.agent.connectionCount()).isEqualTo(CONNECTIONS);
+            assertThat(pinned() - before).as("pool bytes held by %d idle connections", CONNECTIONS)
+                .isLessThan(TOLERANCE_BYTES);
+
+            for (int i = 0; i < CONNECTIONS; i++)
+            {
+                clients.get(i).close();
+                edge.expectEnd(ids.get(i), IngressEvent.CONNECTION_LOST, 0);
+            }
+            assertThat(edge.agent.connectionCount()).isZero();
+            assertThat(pinned() - before).as("pool bytes after every connection closed").isLessThan(TOLERANCE_BYTES);
+        }
+    }
+
+    @Test
+    @Timeout(30)
+    @DisplayName("bad input: a partial PUBLISH then idle keeps one buffer, only while it is partial; the rest of it "
+        + "arriving hands the PUBLISH on, and the buffer goes back once unused")
+    void partialPacketThenIdle() throws Exception
+    {
+        try (SteppedEdge edge = new SteppedEdge(new BrokerContext()))
+        {
+            final RawClient client = edge.client();
+            final long id = edge.connect3(client, "partial");
+            final byte[] publish = RawClient.publish("t/partial", new byte[3000], 0, 0);
+            client.send(Arrays.copyOf(publish, 1500));
+            edge.step(() -> edge.agent.connectionsHoldingInbound() == 1);
+            for (int i = 0; i < 10; i++)
+            {
+                edge.agent.doWork(); // idle with half a packet: it is kept, not handed on
+            }
+            assertThat(edge.hasNext()).as("nothing handed on from half a packet").isFalse();
+            assertThat(edge.agent.connectionsHoldingInbound()).isEqualTo(1);
+
+            client.send(Arrays.copyOfRange(publish, 1500, publish.length));
+            final IngressEvent event = edge.next();
+            assertThat(event.connectionId).isEqualTo(id);
+            assertThat(event.packetType).isEqualTo(PacketType.PUBLISH);
+            edge.step(() -> edge.agent.connectionsHoldingBuffers() == 0); // given back once unused for a sweep
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    @DisplayName("bad input: partial packets then close (a cut CONNECT, a cut PUBLISH after CONNECT, a CONNECT with a "
+        + "PINGREQ cut behind it) free their buffers exactly once")
+    void partialPacketThenClose() throws Exception
+    {
+        try (SteppedEdge edge = new SteppedEdge(new BrokerContext()))
+        {
+            final long before = pinned();
+            for (int round = 0; round < 100; round++)
+            {
+                final RawClient cutConnect = edge.client();
+                cutConnect.send(Arrays.copyOf(RawClient.connect("cut-" + round, true, 60), 7));
+                final RawClient cutPublish = edge.client();
+                final long id = edge.connect3(cutPublish, "cut-publish-" + round);
+                cutPublish.send(Arrays.copyOf(
+                    RawClient.publish("t", "payload".getBytes(StandardCharsets.UTF_8), 1, 1), 5));
+                edge.step(() -> edge.agent.connectionsHoldingInbound() == 2);
+
+                cutConnect.close(); // never got as far as CONNECT: no end goes to the pipeline
+                cutPublish.close();
+                edge.expectEnd(id, IngressEvent.CONNECTION_LOST, 0);
+                edge.step(() -> edge.agent.connectionCount() == 0);
+            }
+            final RawClient held = edge.client();
+            final byte[] connect = RawClient.connect("held", true, 60);
+            final byte[] both = Arrays.copyOf(connect, connect.length + 1);
+            both[connect.length] = (byte)0xC0; // a PINGREQ's first byte, its length never comes
+            held.send(both);
+            final IngressEvent connectEvent = edge.next();
+            assertThat(connectEvent.packetType).isEqualTo(PacketType.CONNECT);
+            assertThat(edge.agent.connectionsHoldingInbound()).as("the cut PINGREQ waits behind the CONNECT")
+                .isEqualTo(1);
+            edge.answer(connectEvent.connectionId, SteppedEdge.CONNACK_V3, held, PacketType.CONNACK);
+            for (int i = 0; i < 10; i++)
+            {
+                edge.agent.doWork(); // the held byte is framed after the CONNACK: still partial, still kept
+            }
+            assertThat(edge.agent.connectionsHoldingInbound()).as("the cut PINGREQ waits in a buffer").isEqualTo(1);
+            held.close();
+            edge.expectEnd(connectEvent.connectionId, IngressEvent.CONNECTION_LOST, 0);
+            assertThat(edge.agent.connectionCount()).isZero();
+            assertThat(pinned() - before).as("pool bytes after 201 cut connections closed")
+                .isLessThan(TOLERANCE_BYTES);
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    @DisplayName("an outbound buffer is held while the socket has not taken its bytes: a client that does not read "
+        + "keeps one, and once it read everything and nothing more is sent the buffer goes back")
+    void outboundBufferOnlyWhileBlocked() throws Exception
+    {
+        final int publishes = 512;
+        try (SteppedEdge edge = new SteppedEdge(new BrokerContext()))
+        {
+            final RawClient slow = new RawClient(edge.port(), 4096);
+            final long id = edge.connect3(slow, "slow");
+            for (int i = 0; i < publishes; i++)
+            {
+                // QoS 1 (never shed): 8 MiB in all, more than the sockets between them hold
+                edge.send(id, RawClient.publish("t", new byte[16 * 1024], 1, i + 1));
+                if (i % 8 == 7)
+                {
+                    edge.step(() -> !edge.outboundPending());
+                }
+            }
+            edge.step(() -> edge.agent.connectionsHoldingBuffers() == 1 && !edge.outboundPending());
+            int read = 0;
+            final long deadline = System.nanoTime() + 30_000_000_000L;
+            while (read < publishes && System.nanoTime() < deadline)
+            {
+                edge.agent.doWork();
+                if (slow.hasBytes())
+                {
+                    assertThat(slow.readPacket(5_000)).isEqualTo(PacketType.PUBLISH);
+                    read++;
+                }
+            }
+            assertThat(read).as("every PUBLISH arrived").isEqualTo(publishes);
+            edge.step(() -> edge.agent.connectionsHoldingBuffers() == 0);
+            slow.close();
+            edge.expectEnd(id, IngressEvent.CONNECTION_LOST, 0);
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    @DisplayName("a busy connection keeps its outbound buffer across duty cycles and sweeps (nothing taken from the "
+        + "pool per packet); once it goes quiet the buffer goes back")
+    void busyConnectionKeepsItsBuffer() throws Exception
+    {
+        try (SteppedEdge edge = new SteppedEdge(new BrokerContext()))
+        {
+            final RawClient client = edge.client();
+            final long id = edge.connect3(client, "busy");
+            final Connection connection = edge.agent.connection(id);
+            final io.netty.buffer.ByteBuf out = connection.out;
+            assertThat(out).as("the CONNACK's buffer").isNotNull();
+            final long until = System.currentTimeMillis() + 3 * IdleBuffers.SWEEP_INTERVAL_MS;
+            int pings = 0;
+            while (System.currentTimeMillis() < until)
+            {
+                client.send(RawClient.ping());
+                assertThat(edge.read(client)).isEqualTo(PacketType.PINGRESP);
+                assertThat(connection.out).as("the same buffer, ping %d", pings).isSameAs(out);
+                pings++;
+                final long next = System.currentTimeMillis() + IdleBuffers.SWEEP_INTERVAL_MS / 10;
+                edge.step(() -> System.currentTimeMillis() >= next);
+            }
+            assertThat(pings).isGreaterThan(10);
+            edge.step(() -> null == connection.out);
+            assertThat(connection.in).isNull();
+        }
+    }
+
+    private static long pinned()
+    {
+        return PooledByteBufAllocator.DEFAULT.pinnedDirectMemory() + PooledByteBufAllocator.DEFAULT.pinnedHeapMemory();
+    }
+}
