@@ -81,11 +81,8 @@ final class Connection
     TopicAliases topicAliases;
     /** The QoS 1 and 2 PUBLISHes not answered yet (receive maximum, 5.0); made on the first such PUBLISH. */
     InboundQuota inboundQuota;
-    /** Its timer in its agent's {@link ConnectionTimers}: the deadline, the wheel slot (-1: none), its neighbours. */
-    long timerDeadlineMs;
-    int timerSlot = -1;
-    Connection timerNext;
-    Connection timerPrev;
+    /** The connection's timer in its agent's {@link ConnectionTimers}, or -1. */
+    long timerId = -1;
 
     Connection(final long id, final Acceptor.Accepted accepted, final SocketLayer layer, final long nowMs)
     {
