@@ -144,7 +144,7 @@ public final class AuthStage implements Stage
             authenticator.passwordFile().hashOf(userName);
         if (null != hash)
         {
-            admitted.put(event.connectionId, new Admitted(event.agentIndex, userName, hash.encode()));
+            admitted.put(event.connectionId, new Admitted(event.agentIndex, userName, hash));
         }
     }
 
@@ -198,11 +198,15 @@ public final class AuthStage implements Stage
             entries.next();
             final Admitted client = entries.getValue();
             final PasswordHash now = file.hashOf(client.user);
-            if (null == now || !now.encode().equals(client.hash))
+            if (null == now || !now.sameAs(client.hash))
             {
                 control.revoke(client.agentIndex, entries.getLongKey());
                 entries.remove();
                 revoked++;
+            }
+            else
+            {
+                client.hash = now; // the old file's entry is not kept alive by its connections
             }
         }
         counters.add(BrokerCounters.CONNECTIONS_REVOKED, revoked);
@@ -268,7 +272,7 @@ public final class AuthStage implements Stage
             final PasswordHash hash = authenticator.passwordFile().hashOf(userName);
             if (null != hash)
             {
-                admitted.put(event.connectionId, new Admitted(event.agentIndex, userName, hash.encode()));
+                admitted.put(event.connectionId, new Admitted(event.agentIndex, userName, hash));
             }
         }
         if (code == ReasonCode.V3_CONNECTION_ACCEPTED)
@@ -332,10 +336,21 @@ public final class AuthStage implements Stage
     }
 
     /**
-     * A connection admitted under a password-file entry.
+     * A connection admitted under a password-file entry: the file's entry itself, shared by the user's connections
+     * (not an encoding of it per connection).
      */
-    private record Admitted(int agentIndex, String user, String hash)
+    private static final class Admitted
     {
+        final int agentIndex;
+        final String user;
+        PasswordHash hash;
+
+        Admitted(final int agentIndex, final String user, final PasswordHash hash)
+        {
+            this.agentIndex = agentIndex;
+            this.user = user;
+            this.hash = hash;
+        }
     }
 
     public String name()

@@ -82,7 +82,7 @@ final class RoutingAccess
     private static boolean judge(final RoutingSession session)
     {
         boolean refused = false;
-        for (final Subscription subscription : session.subscriptions().values())
+        for (final Subscription subscription : session.subscriptions())
         {
             final int verdict = session.acl().classify(subscription.filter());
             subscription.readChecked(verdict != ClientAcl.FULL);

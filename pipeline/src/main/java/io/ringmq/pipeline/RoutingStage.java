@@ -181,7 +181,7 @@ public final class RoutingStage implements Stage
             final RoutingSession session = sessions.get(failed[0]);
             if (null != session)
             {
-                session.awaitingPubrel().remove(failed[1]); // never stored, never acknowledged: a resend is new
+                session.releasePubrel(failed[1]); // never stored, never acknowledged: a resend is new
             }
         }
         final int reloaded = access.follow(sessions);
@@ -344,7 +344,7 @@ public final class RoutingStage implements Stage
             case PacketType.PUBREL:
                 if (ack.wrap(event.packet, 0, event.packetLength, event.version) > 0)
                 {
-                    session.awaitingPubrel().remove(ack.packetId()); // the inbound QoS 2 exchange ends
+                    session.releasePubrel(ack.packetId()); // the inbound QoS 2 exchange ends
                 }
                 break;
             default:
@@ -431,7 +431,8 @@ public final class RoutingStage implements Stage
         }
         session.connection(event.agentIndex, event.connectionId);
         session.version(event.version);
-        access.bind(session, connect, event, aclClientId);
+        // a resumed session's client id as the CONNECT gave it is most often its own: one copy of it is kept
+        access.bind(session, connect, event, aclClientId.equals(session.clientId()) ? session.clientId() : aclClientId);
         setWill(session, event.aclVerdict == IngressEvent.ACL_ALLOWED); // a will the ACL refuses is not kept
         connections.put(event.connectionId, session);
         event.sessionId = session.id();
@@ -472,7 +473,7 @@ public final class RoutingStage implements Stage
         {
             return; // the ACL (or $SYS, the broker's) refused it: acknowledged as the protocol says, routed nowhere
         }
-        if (event.qos == 2 && null != session && session.awaitingPubrel().contains(event.packetId))
+        if (event.qos == 2 && null != session && session.awaitsPubrel(event.packetId))
         {
             return; // a resent QoS 2 PUBLISH before PUBREL: answered with PUBREC again, not delivered twice
         }
@@ -492,7 +493,7 @@ public final class RoutingStage implements Stage
     {
         if (event.qos == 2 && null != publishSession)
         {
-            publishSession.awaitingPubrel().add(event.packetId);
+            publishSession.awaitPubrel(event.packetId);
         }
         if (publishRetain)
         {
@@ -635,6 +636,7 @@ public final class RoutingStage implements Stage
         }
         else if (!session.isOnline())
         {
+            session.trim(); // offline: an empty set of QoS 2 packet ids waits for no one
             expiry.schedule(session, System.currentTimeMillis());
         }
     }
@@ -738,11 +740,11 @@ public final class RoutingStage implements Stage
     {
         expiry.cancel(session);
         expiry.cancelWill(session);
-        for (final Subscription subscription : session.subscriptions().values())
+        for (final Subscription subscription : session.subscriptions())
         {
             subscriptions.unindex(subscription);
         }
-        session.subscriptions().clear();
+        session.clearSubscriptions();
         sessions.discard(session);
     }
 
@@ -778,12 +780,12 @@ public final class RoutingStage implements Stage
     void restoreSubscription(final int sessionId, final String filter, final int options, final int subscriptionId)
     {
         subscriptions.restore(sessions.get(sessionId), filter, options, subscriptionId);
-        access.restored(sessions.get(sessionId).subscriptions().get(filter));
+        access.restored(sessions.get(sessionId).subscription(filter));
     }
 
     void restoreAwaitingPubrel(final int sessionId, final int packetId)
     {
-        sessions.get(sessionId).awaitingPubrel().add(packetId);
+        sessions.get(sessionId).awaitPubrel(packetId);
     }
 
     void restoreRetained(final Message message)

@@ -107,8 +107,8 @@ final class SubscriptionChanges
             }
             final int options = filters.options(i);
             final int granted = SubscriptionOptions.qos(options);
-            Subscription subscription = session.subscriptions().get(written);
-            if (null == subscription && session.subscriptions().size() >= maxSubscriptions)
+            Subscription subscription = session.subscription(written);
+            if (null == subscription && session.subscriptionCount() >= maxSubscriptions)
             {
                 counters.increment(BrokerCounters.SUBSCRIPTIONS_REFUSED_LIMIT);
                 // this filter only [MQTT-3.9.3-1]
@@ -119,7 +119,7 @@ final class SubscriptionChanges
             if (isNew)
             {
                 subscription = newSubscription(session, written);
-                session.subscriptions().put(written, subscription);
+                session.addSubscription(written, subscription);
             }
             subscription.update(options, event.subscriptionId);
             subscription.readChecked(acl != io.ringmq.pipeline.auth.ClientAcl.FULL); // only these pay per message
@@ -166,7 +166,7 @@ final class SubscriptionChanges
     void restore(final RoutingSession session, final String written, final int options, final int subscriptionId)
     {
         final Subscription subscription = newSubscription(session, written);
-        session.subscriptions().put(written, subscription);
+        session.addSubscription(written, subscription);
         subscription.update(options, subscriptionId);
         if (null == subscription.shareName())
         {
@@ -254,7 +254,7 @@ final class SubscriptionChanges
         final TopicFilterList filters = subscribe.filters();
         for (int i = 0; i < filters.count(); i++)
         {
-            final Subscription subscription = session.subscriptions().remove(filters.filter(i).asString());
+            final Subscription subscription = session.removeSubscription(filters.filter(i).asString());
             if (null != subscription)
             {
                 unindex(subscription);

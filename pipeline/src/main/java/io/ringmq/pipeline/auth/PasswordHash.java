@@ -169,6 +169,20 @@ public final class PasswordHash
         return scram;
     }
 
+    /**
+     * @return whether another entry holds the same secret, as its encoding would say (a reload's test of whether
+     * a user's entry changed), without encoding a {@code $7$} entry.
+     */
+    public boolean sameAs(final PasswordHash other)
+    {
+        if (null != scram || null != other.scram)
+        {
+            return null != scram && null != other.scram && scram.encode().equals(other.scram.encode());
+        }
+        return iterations == other.iterations && java.util.Arrays.equals(salt, other.salt) &&
+            java.util.Arrays.equals(hash, other.hash);
+    }
+
     public String encode()
     {
         if (null != scram)

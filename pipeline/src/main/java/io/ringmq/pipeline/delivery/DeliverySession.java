@@ -2,8 +2,11 @@ package io.ringmq.pipeline.delivery;
 
 /**
  * A delivery shard's half of one session: the connection it is bound to, packet identifiers, the outbound
- * in-flight window (parallel arrays, no object per message) and the bounded queue behind it. Owned by one shard
- * at a time; it moves, whole, to another shard when its client reconnects through another I/O agent.
+ * in-flight window ({@link InflightWindow}) and the bounded queue behind it ({@link SessionQueue}). An idle session
+ * holds neither: each is made when its first message needs it, grows as needed, and is given back once it is empty
+ * and quiet (at the end of the connection, or when a sweep finds it unused since the sweep before), so a steady
+ * stream of messages never makes and drops one per message. Owned by one shard at a time; it moves, whole, to
+ * another shard when its client reconnects through another I/O agent.
  */
 final class DeliverySession
 {
@@ -12,64 +15,45 @@ final class DeliverySession
     static final int AWAIT_PUBREC = 2;
     static final int AWAIT_PUBCOMP = 3;
 
+    private static final int[] NO_SLOTS = new int[0];
+
     final int id;
     final boolean persistent;
     long connectionId = -1;
     int version;
-    /** The client's limits toward it (MQTT 5.0 CONNECT): Maximum Packet Size, Topic Alias Maximum. */
+    /** The client's Maximum Packet Size (MQTT 5.0 CONNECT). */
     int maxPacketSize = Integer.MAX_VALUE;
-    /** The in-flight window: the broker's --max-inflight, or the client's smaller Receive Maximum [MQTT-3.3.4-7]. */
-    private int windowLimit;
-    /** Outbound topic aliases of the current connection (5.0), assigned by the broker per topic. */
-    final OutboundTopicAliases aliases = new OutboundTopicAliases();
     /** Its key in the store, when it is persistent and persistence is on; else 0. */
     long persistenceKey;
     /** While moving between shards: the connection id of the CONNECT that moves it. */
     long handoverTag = -1;
-
-    // the in-flight window, slot by slot; a free slot has no message
-    private final SharedMessage[] inflightMessage;
-    private final int[] inflightPacketId;
-    private final byte[] inflightQos;
-    private final byte[] inflightState;
-    private final boolean[] inflightRetain;
-    private final long[] inflightOrder;
-    private final int[][] inflightSubscriptionIds;
-    private final boolean[] inflightUnsent;
-    private final int[] inflightGroup;
-    private int unsentCount;
-    private int inflightCount;
+    /** The most slots its window may have: --max-inflight, or more for what recovery restored. */
+    private final int windowSlots;
+    /** The in-flight window: the broker's --max-inflight, or the client's smaller Receive Maximum [MQTT-3.3.4-7]. */
+    private int windowLimit;
     private int nextPacketId = 1;
-    private long sendOrder;
-
-    // the queue, a growing circular buffer of parallel arrays
-    private SharedMessage[] queueMessage = new SharedMessage[4];
-    private byte[] queueQos = new byte[4];
-    private boolean[] queueRetain = new boolean[4];
-    private int[][] queueSubscriptionIds = new int[4][];
-    private int[] queueGroup = new int[4];
-    private int queueHead;
-    private int queueSize;
-    private long queuedBytes;
+    /** A message went in flight or into the queue since the last sweep: keep what it used. */
+    private boolean lately;
+    /** Outbound topic aliases of the current connection (5.0), only while its client allows some. */
+    private OutboundTopicAliases aliases;
+    /** Null while nothing is (or lately was) in flight. */
+    private InflightWindow window;
+    /** Null while nothing waits (or lately waited). */
+    private SessionQueue queue;
 
     /** Where its free window is published for routing's least-loaded shared subscriptions. */
     private final io.ringmq.pipeline.SessionWindows windows;
 
+    /**
+     * @param maxInflight the most messages it may have in flight (its window is made only when first used).
+     */
     DeliverySession(final int id, final boolean persistent, final int maxInflight,
         final io.ringmq.pipeline.SessionWindows windows)
     {
         this.id = id;
         this.windows = windows;
         this.persistent = persistent;
-        inflightMessage = new SharedMessage[maxInflight];
-        inflightPacketId = new int[maxInflight];
-        inflightQos = new byte[maxInflight];
-        inflightState = new byte[maxInflight];
-        inflightRetain = new boolean[maxInflight];
-        inflightOrder = new long[maxInflight];
-        inflightSubscriptionIds = new int[maxInflight][];
-        inflightUnsent = new boolean[maxInflight];
-        inflightGroup = new int[maxInflight];
+        this.windowSlots = maxInflight;
         windowLimit = maxInflight;
         windows.free(id, maxInflight);
     }
@@ -80,8 +64,34 @@ final class DeliverySession
      */
     void receiveMaximum(final int receiveMaximum)
     {
-        windowLimit = Math.min(inflightMessage.length, receiveMaximum);
+        windowLimit = Math.min(windowSlots, receiveMaximum);
         windows.free(id, freeWindow());
+    }
+
+    /**
+     * Applies the client's Topic Alias Maximum of a new connection (0: none, and no aliases are kept); the old
+     * connection's mappings are gone either way [MQTT-3.3.2-7].
+     */
+    void topicAliasMaximum(final int clientMaximum)
+    {
+        if (clientMaximum <= 0)
+        {
+            aliases = null;
+            return;
+        }
+        if (null == aliases)
+        {
+            aliases = new OutboundTopicAliases();
+        }
+        aliases.reset(clientMaximum);
+    }
+
+    /**
+     * @return its outbound topic aliases, or null when its client allows none.
+     */
+    OutboundTopicAliases aliases()
+    {
+        return aliases;
     }
 
     boolean isOnline()
@@ -91,12 +101,12 @@ final class DeliverySession
 
     boolean canSendNow()
     {
-        return isOnline() && inflightCount < windowLimit && queueSize == 0 && unsentCount == 0;
+        return isOnline() && inflightCount() < windowLimit && queueSize() == 0 && unsentCount() == 0;
     }
 
     boolean hasInflightRoom()
     {
-        return inflightCount < windowLimit && unsentCount == 0;
+        return inflightCount() < windowLimit && unsentCount() == 0;
     }
 
     int windowLimit()
@@ -109,11 +119,7 @@ final class DeliverySession
      */
     void inflightUnsent(final int slot, final boolean unsent)
     {
-        if (inflightUnsent[slot] != unsent)
-        {
-            inflightUnsent[slot] = unsent;
-            unsentCount += unsent ? 1 : -1;
-        }
+        window.unsent(slot, unsent);
     }
 
     /**
@@ -122,19 +128,12 @@ final class DeliverySession
      */
     int nextUnsent()
     {
-        if (unsentCount == 0 || inflightCount - unsentCount >= windowLimit)
+        final int unsent = unsentCount();
+        if (unsent == 0 || inflightCount() - unsent >= windowLimit)
         {
             return -1;
         }
-        int earliest = -1;
-        for (int slot = 0; slot < inflightMessage.length; slot++)
-        {
-            if (inflightUnsent[slot] && (earliest < 0 || inflightOrder[slot] < inflightOrder[earliest]))
-            {
-                earliest = slot;
-            }
-        }
-        return earliest;
+        return window.earliestUnsent();
     }
 
     /**
@@ -142,7 +141,7 @@ final class DeliverySession
      */
     int freeWindow()
     {
-        return Math.max(0, windowLimit - inflightCount);
+        return Math.max(0, windowLimit - inflightCount());
     }
 
     /**
@@ -159,24 +158,15 @@ final class DeliverySession
             packetId = packetId == 65_535 ? 1 : packetId + 1;
         }
         nextPacketId = packetId == 65_535 ? 1 : packetId + 1;
-        for (int slot = 0; slot < inflightMessage.length; slot++)
+        if (null == window)
         {
-            if (null == inflightMessage[slot])
-            {
-                inflightMessage[slot] = message;
-                inflightPacketId[slot] = packetId;
-                inflightQos[slot] = (byte)qos;
-                inflightState[slot] = (byte)(qos == 1 ? AWAIT_PUBACK : AWAIT_PUBREC);
-                inflightRetain[slot] = retain;
-                inflightSubscriptionIds[slot] = subscriptionIds;
-                inflightGroup[slot] = group;
-                inflightOrder[slot] = ++sendOrder;
-                inflightCount++;
-                windows.free(id, freeWindow());
-                return slot;
-            }
+            window = new InflightWindow(Math.min(InflightWindow.INITIAL_SLOTS, windowSlots));
         }
-        throw new IllegalStateException("in-flight window full");
+        lately = true;
+        final int slot = window.add(message, packetId, qos, qos == 1 ? AWAIT_PUBACK : AWAIT_PUBREC, retain,
+            subscriptionIds, group, windowSlots);
+        windows.free(id, freeWindow());
+        return slot;
     }
 
     /**
@@ -195,7 +185,7 @@ final class DeliverySession
         final int at = nextPacketId;
         nextPacketId = packetId;
         final int slot = addInflight(message, qos, retain, subscriptionIds, 0);
-        inflightState[slot] = (byte)state;
+        window.state(slot, state);
         nextPacketId = Math.max(at, packetId == 65_535 ? 1 : packetId + 1);
         return slot;
     }
@@ -205,44 +195,37 @@ final class DeliverySession
      */
     int findInflight(final int packetId)
     {
-        for (int slot = 0; slot < inflightMessage.length; slot++)
-        {
-            if (null != inflightMessage[slot] && inflightPacketId[slot] == packetId)
-            {
-                return slot;
-            }
-        }
-        return -1;
+        return null == window ? -1 : window.find(packetId);
     }
 
     SharedMessage inflightMessage(final int slot)
     {
-        return inflightMessage[slot];
+        return window.message(slot);
     }
 
     int inflightPacketId(final int slot)
     {
-        return inflightPacketId[slot];
+        return window.packetId(slot);
     }
 
     int inflightQos(final int slot)
     {
-        return inflightQos[slot];
+        return window.qos(slot);
     }
 
     int inflightState(final int slot)
     {
-        return inflightState[slot];
+        return window.state(slot);
     }
 
     void inflightState(final int slot, final int state)
     {
-        inflightState[slot] = (byte)state;
+        window.state(slot, state);
     }
 
     boolean inflightRetain(final int slot)
     {
-        return inflightRetain[slot];
+        return window.retain(slot);
     }
 
     /**
@@ -250,15 +233,15 @@ final class DeliverySession
      */
     int inflightGroup(final int slot)
     {
-        return inflightGroup[slot];
+        return window.group(slot);
     }
 
     /**
-     * @return the in-flight window's slots (free or not), for a walk over them.
+     * @return the in-flight window's slots (free or not), for a walk over them; 0 while it has no window.
      */
     int windowCapacity()
     {
-        return inflightMessage.length;
+        return null == window ? 0 : window.capacity();
     }
 
     /**
@@ -266,17 +249,17 @@ final class DeliverySession
      */
     SharedMessage queuedMessage(final int i)
     {
-        return queueMessage[(queueHead + i) & (queueMessage.length - 1)];
+        return queue.message(i);
     }
 
     int queuedQos(final int i)
     {
-        return queueQos[(queueHead + i) & (queueMessage.length - 1)];
+        return queue.qos(i);
     }
 
     int queuedGroup(final int i)
     {
-        return queueGroup[(queueHead + i) & (queueMessage.length - 1)];
+        return queue.group(i);
     }
 
     /**
@@ -284,7 +267,7 @@ final class DeliverySession
      */
     int[] inflightSubscriptionIds(final int slot)
     {
-        return inflightSubscriptionIds[slot];
+        return window.subscriptionIds(slot);
     }
 
     /**
@@ -292,11 +275,7 @@ final class DeliverySession
      */
     SharedMessage removeInflight(final int slot)
     {
-        final SharedMessage message = inflightMessage[slot];
-        inflightMessage[slot] = null;
-        inflightSubscriptionIds[slot] = null;
-        inflightUnsent(slot, false);
-        inflightCount--;
+        final SharedMessage message = window.remove(slot);
         windows.free(id, freeWindow());
         return message;
     }
@@ -307,37 +286,17 @@ final class DeliverySession
      */
     int[] inflightInOrder()
     {
-        final int[] slots = new int[inflightCount];
-        int n = 0;
-        for (int slot = 0; slot < inflightMessage.length; slot++)
-        {
-            if (null != inflightMessage[slot])
-            {
-                slots[n++] = slot;
-            }
-        }
-        for (int i = 1; i < n; i++) // insertion sort by first send: a window is small, and nothing is boxed
-        {
-            final int slot = slots[i];
-            int j = i - 1;
-            while (j >= 0 && inflightOrder[slots[j]] > inflightOrder[slot])
-            {
-                slots[j + 1] = slots[j];
-                j--;
-            }
-            slots[j + 1] = slot;
-        }
-        return slots;
+        return null == window ? NO_SLOTS : window.inOrder();
     }
 
     int queueSize()
     {
-        return queueSize;
+        return null == queue ? 0 : queue.size();
     }
 
     long queuedBytes()
     {
-        return queuedBytes;
+        return null == queue ? 0 : queue.bytes();
     }
 
     /**
@@ -346,43 +305,37 @@ final class DeliverySession
     void enqueue(final SharedMessage message, final int qos, final boolean retain, final int[] subscriptionIds,
         final int group)
     {
-        if (queueSize == queueMessage.length)
+        if (null == queue)
         {
-            grow();
+            queue = new SessionQueue();
         }
-        final int at = (queueHead + queueSize) & (queueMessage.length - 1);
-        queueMessage[at] = message;
-        queueQos[at] = (byte)qos;
-        queueRetain[at] = retain;
-        queueSubscriptionIds[at] = subscriptionIds;
-        queueGroup[at] = group;
-        queueSize++;
-        queuedBytes += message.length();
+        lately = true;
+        queue.add(message, qos, retain, subscriptionIds, group);
     }
 
     SharedMessage peekMessage()
     {
-        return queueMessage[queueHead];
+        return queue.message(0);
     }
 
     int peekQos()
     {
-        return queueQos[queueHead];
+        return queue.qos(0);
     }
 
     boolean peekRetain()
     {
-        return queueRetain[queueHead];
+        return queue.retain(0);
     }
 
     int[] peekSubscriptionIds()
     {
-        return queueSubscriptionIds[queueHead];
+        return queue.subscriptionIds(0);
     }
 
     int peekGroup()
     {
-        return queueGroup[queueHead];
+        return queue.group(0);
     }
 
     /**
@@ -390,11 +343,7 @@ final class DeliverySession
      */
     void dequeue()
     {
-        queuedBytes -= queueMessage[queueHead].length();
-        queueMessage[queueHead] = null;
-        queueSubscriptionIds[queueHead] = null;
-        queueHead = (queueHead + 1) & (queueMessage.length - 1);
-        queueSize--;
+        queue.remove();
     }
 
     /**
@@ -402,43 +351,57 @@ final class DeliverySession
      */
     void clear(final SharedMessage.Pool pool)
     {
-        for (int slot = 0; slot < inflightMessage.length; slot++)
+        for (int slot = 0; slot < windowCapacity(); slot++)
         {
-            if (null != inflightMessage[slot])
+            if (null != window.message(slot))
             {
                 pool.release(removeInflight(slot));
             }
         }
-        while (queueSize > 0)
+        while (queueSize() > 0)
         {
             final SharedMessage message = peekMessage();
             dequeue();
             pool.release(message);
         }
+        window = null;
+        queue = null;
     }
 
-    private void grow()
+    /**
+     * Gives back its window and queue where they are empty: its connection ended, or (with {@code quietOnly}) a
+     * sweep found it; a sweep gives back only what was not used since the sweep before.
+     *
+     * @return whether it gave back anything.
+     */
+    boolean trim(final boolean quietOnly)
     {
-        final int capacity = queueMessage.length * 2;
-        final SharedMessage[] messages = new SharedMessage[capacity];
-        final byte[] qos = new byte[capacity];
-        final boolean[] retain = new boolean[capacity];
-        final int[][] ids = new int[capacity][];
-        final int[] groups = new int[capacity];
-        for (int i = 0; i < queueSize; i++)
+        if (quietOnly && lately)
         {
-            final int from = (queueHead + i) & (queueMessage.length - 1);
-            messages[i] = queueMessage[from];
-            qos[i] = queueQos[from];
-            retain[i] = queueRetain[from];
-            ids[i] = queueSubscriptionIds[from];
-            groups[i] = queueGroup[from];
+            lately = false;
+            return false;
         }
-        queueGroup = groups;
-        queueMessage = messages;
-        queueQos = qos;
-        queueRetain = retain;
-        queueSubscriptionIds = ids;
-        queueHead = 0;
+        boolean released = false;
+        if (null != window && window.isEmpty())
+        {
+            window = null;
+            released = true;
+        }
+        if (null != queue && queue.size() == 0)
+        {
+            queue = null;
+            released = true;
+        }
+        return released;
+    }
+
+    private int inflightCount()
+    {
+        return null == window ? 0 : window.count();
+    }
+
+    private int unsentCount()
+    {
+        return null == window ? 0 : window.unsentCount();
     }
 }

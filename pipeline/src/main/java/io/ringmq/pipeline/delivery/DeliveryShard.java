@@ -253,6 +253,7 @@ public final class DeliveryShard implements Stage
             }
         }
         moves.poll();
+        sessions.sweep(System.currentTimeMillis()); // housekeeping: it wakes nothing, so it counts as no work
         return output.drain();
     }
 
@@ -340,7 +341,7 @@ public final class DeliveryShard implements Stage
         session.receiveMaximum(v5 ? requested.intValue(PropertyId.RECEIVE_MAXIMUM, 65_535) : 65_535);
         session.maxPacketSize = v5 ? (int)Math.min(Integer.MAX_VALUE,
             requested.longValue(PropertyId.MAXIMUM_PACKET_SIZE, Integer.MAX_VALUE)) : Integer.MAX_VALUE;
-        session.aliases.reset(v5 ? requested.intValue(PropertyId.TOPIC_ALIAS_MAXIMUM, 0) : 0);
+        session.topicAliasMaximum(v5 ? requested.intValue(PropertyId.TOPIC_ALIAS_MAXIMUM, 0) : 0);
     }
 
     /**
@@ -461,6 +462,10 @@ public final class DeliveryShard implements Stage
             if (!session.persistent)
             {
                 forget(session.id); // a clean session ends with its connection
+            }
+            else
+            {
+                session.trim(false); // offline: an empty window or queue waits for no one
             }
         }
     }

@@ -132,7 +132,7 @@ final class PublishWriter
      */
     static boolean needsOwnEncoding(final DeliverySession session, final int subscriptionIdCount)
     {
-        return session.version == MqttVersion.V5 && (subscriptionIdCount > 0 || session.aliases.isEnabled());
+        return session.version == MqttVersion.V5 && (subscriptionIdCount > 0 || null != session.aliases());
     }
 
     /**
@@ -187,9 +187,10 @@ final class PublishWriter
     {
         int alias = 0;
         assignedAlias = false;
-        if (session.version == MqttVersion.V5 && session.aliases.isEnabled())
+        final OutboundTopicAliases aliases = session.version == MqttVersion.V5 ? session.aliases() : null;
+        if (null != aliases)
         {
-            alias = session.aliases.aliasFor(topic, topicOffset, topicLength);
+            alias = aliases.aliasFor(topic, topicOffset, topicLength);
             assignedAlias = alias < 0;
         }
         prepare(session.version, qos, dup, retain, packetId, topic, topicOffset, alias > 0 ? 0 : topicLength,
@@ -200,7 +201,7 @@ final class PublishWriter
         {
             if (assignedAlias)
             {
-                session.aliases.undoLast(); // never told to the client
+                aliases.undoLast(); // never told to the client
                 assignedAlias = false;
             }
             return TOO_LARGE;

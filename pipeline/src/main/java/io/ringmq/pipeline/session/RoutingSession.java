@@ -3,13 +3,16 @@ package io.ringmq.pipeline.session;
 import io.ringmq.pipeline.Message;
 import org.agrona.collections.IntHashSet;
 
+import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
-import java.util.Map;
 
 /**
  * The routing stage's half of one client's session: identity, subscriptions, will, inbound QoS 2 state, the
  * connection it is bound to, which delivery shard holds its other half, and its expiry timer. Owned by the
- * routing stage alone; other stages know it only by {@link #id()}.
+ * routing stage alone; other stages know it only by {@link #id()}. A session that subscribes to nothing and never
+ * receives QoS 2 holds no collection: the subscriptions are made on the first SUBSCRIBE (and dropped with the last
+ * UNSUBSCRIBE), the QoS 2 packet ids on the first QoS 2 PUBLISH (and kept while the session is connected).
  */
 public final class RoutingSession
 {
@@ -19,8 +22,10 @@ public final class RoutingSession
     private final int id;
     private final String clientId;
     private long expirySeconds;
-    private final Map<String, Subscription> subscriptions = new HashMap<>();
-    private final IntHashSet awaitingPubrel = new IntHashSet();
+    /** Its subscriptions by filter as the client wrote it; null while it has none. */
+    private HashMap<String, Subscription> subscriptions;
+    /** Packet ids of inbound QoS 2 messages not yet released by PUBREL; null until its first QoS 2 PUBLISH. */
+    private IntHashSet awaitingPubrel;
     private long connectionId = -1;
     private int agentIndex = -1;
     private int shard;
@@ -109,19 +114,97 @@ public final class RoutingSession
     }
 
     /**
-     * @return its subscriptions by filter as the client wrote it ({@code $share/...} included).
+     * @return its subscriptions ({@code $share/...} included); a view, empty when it has none.
      */
-    public Map<String, Subscription> subscriptions()
+    public Collection<Subscription> subscriptions()
     {
-        return subscriptions;
+        return null == subscriptions ? Collections.emptyList() : subscriptions.values();
     }
 
     /**
-     * @return packet ids of inbound QoS 2 messages received but not yet released by PUBREL.
+     * @return its subscription to a filter as the client wrote it, or null.
      */
-    public IntHashSet awaitingPubrel()
+    public Subscription subscription(final String filter)
     {
-        return awaitingPubrel;
+        return null == subscriptions ? null : subscriptions.get(filter);
+    }
+
+    public int subscriptionCount()
+    {
+        return null == subscriptions ? 0 : subscriptions.size();
+    }
+
+    public void addSubscription(final String filter, final Subscription subscription)
+    {
+        if (null == subscriptions)
+        {
+            subscriptions = new HashMap<>(4);
+        }
+        subscriptions.put(filter, subscription);
+    }
+
+    /**
+     * @return the subscription it had to that filter, or null.
+     */
+    public Subscription removeSubscription(final String filter)
+    {
+        if (null == subscriptions)
+        {
+            return null;
+        }
+        final Subscription removed = subscriptions.remove(filter);
+        if (subscriptions.isEmpty())
+        {
+            subscriptions = null;
+        }
+        return removed;
+    }
+
+    public void clearSubscriptions()
+    {
+        subscriptions = null;
+    }
+
+    /**
+     * @return whether an inbound QoS 2 message with that packet id was received and not yet released by PUBREL.
+     */
+    public boolean awaitsPubrel(final int packetId)
+    {
+        return null != awaitingPubrel && awaitingPubrel.contains(packetId);
+    }
+
+    /**
+     * An inbound QoS 2 message was received: its packet id awaits PUBREL.
+     */
+    public void awaitPubrel(final int packetId)
+    {
+        if (null == awaitingPubrel)
+        {
+            awaitingPubrel = new IntHashSet(4);
+        }
+        awaitingPubrel.add(packetId);
+    }
+
+    /**
+     * The inbound QoS 2 exchange of that packet id ended (PUBREL), or never began (its store write failed).
+     */
+    public void releasePubrel(final int packetId)
+    {
+        if (null != awaitingPubrel)
+        {
+            awaitingPubrel.remove(packetId);
+        }
+    }
+
+    /**
+     * Its connection ended: QoS 2 packet ids it no longer awaits need no set.
+     */
+    public void trim()
+    {
+        if (null != awaitingPubrel && awaitingPubrel.isEmpty())
+        {
+            awaitingPubrel = null;
+        }
     }
 
     public long connectionId()

@@ -3,10 +3,9 @@ package io.ringmq.pipeline.session;
 import io.ringmq.pipeline.OwnerThread;
 import org.agrona.collections.IntArrayList;
 import org.agrona.collections.IntArrayQueue;
+import org.agrona.collections.Object2ObjectHashMap;
 
 import java.util.Arrays;
-import java.util.HashMap;
-import java.util.Map;
 
 /**
  * The routing stage's registry of sessions: client id to session, session id to session. Session ids are small
@@ -14,11 +13,12 @@ import java.util.Map;
  * <p>
  * An id freed by {@link #discard} is not reused at once: it waits in {@link #takeDiscarded} until the routing
  * stage has told the delivery shards (in the output of the event it is processing), so a shard never confuses an
- * old session's state with a new one's. This is also where a durable store will plug in. Routing stage only.
+ * old session's state with a new one's. This is also where a durable store will plug in. The client ids are an
+ * open-addressing map (no entry object per session). Routing stage only.
  */
 public final class SessionRegistry
 {
-    private final Map<String, RoutingSession> byClientId = new HashMap<>();
+    private final Object2ObjectHashMap<String, RoutingSession> byClientId = new Object2ObjectHashMap<>();
     private final IntArrayQueue free = new IntArrayQueue();
     private final IntArrayList discarded = new IntArrayList();
     private final OwnerThread owner = new OwnerThread("session registry");
@@ -68,7 +68,10 @@ public final class SessionRegistry
         if (byId[session.id()] == session)
         {
             byId[session.id()] = null;
-            byClientId.remove(session.clientId(), session);
+            if (byClientId.get(session.clientId()) == session)
+            {
+                byClientId.remove(session.clientId());
+            }
             discarded.addInt(session.id());
         }
     }

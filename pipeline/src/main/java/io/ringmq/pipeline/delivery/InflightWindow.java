@@ -1,0 +1,250 @@
+package io.ringmq.pipeline.delivery;
+
+import java.util.Arrays;
+
+/**
+ * The slots of one session's outbound in-flight window: parallel arrays, no object per message. A session holds
+ * one only while it has (or lately had) QoS 1 and 2 messages in flight: it starts at {@link #INITIAL_SLOTS} slots
+ * and doubles, up to the session's limit, when every slot is taken; a slot keeps its index when it grows, so a
+ * caller's slot number stays good. {@link DeliverySession} makes it on first use and drops it once it is empty
+ * and quiet. Owned by the shard that holds the session.
+ * <pre>
+ *   slot:  message | packet id | flags (qos 2 bits, state 2 bits, retain, unsent) | send order | ids | group
+ * </pre>
+ */
+final class InflightWindow
+{
+    /** Slots of a new window: most sessions never have more than a few messages in flight. */
+    static final int INITIAL_SLOTS = 4;
+
+    private static final int QOS_MASK = 0x3;
+    private static final int STATE_SHIFT = 2;
+    private static final int STATE_MASK = 0x3 << STATE_SHIFT;
+    private static final int RETAIN = 0x10;
+    private static final int UNSENT = 0x20;
+
+    private SharedMessage[] messages;
+    private int[] packetIds;
+    private byte[] flags;
+    private long[] order;
+    private int[][] subscriptionIds;
+    private int[] groups;
+    private int count;
+    private int unsentCount;
+    private long sendOrder;
+
+    /**
+     * @param slots its first size (at least 1).
+     */
+    InflightWindow(final int slots)
+    {
+        messages = new SharedMessage[slots];
+        packetIds = new int[slots];
+        flags = new byte[slots];
+        order = new long[slots];
+        subscriptionIds = new int[slots][];
+        groups = new int[slots];
+    }
+
+    /**
+     * @return its slots, free or not.
+     */
+    int capacity()
+    {
+        return messages.length;
+    }
+
+    int count()
+    {
+        return count;
+    }
+
+    int unsentCount()
+    {
+        return unsentCount;
+    }
+
+    boolean isEmpty()
+    {
+        return count == 0;
+    }
+
+    /**
+     * Puts a message in the first free slot, growing (up to {@code maxSlots}) when there is none.
+     *
+     * @return the slot.
+     */
+    int add(final SharedMessage message, final int packetId, final int qos, final int state, final boolean retain,
+        final int[] ids, final int group, final int maxSlots)
+    {
+        int slot = freeSlot();
+        if (slot < 0)
+        {
+            if (messages.length >= maxSlots)
+            {
+                throw new IllegalStateException("in-flight window full");
+            }
+            slot = messages.length;
+            grow(Math.min(maxSlots, messages.length * 2));
+        }
+        messages[slot] = message;
+        packetIds[slot] = packetId;
+        flags[slot] = (byte)((qos & QOS_MASK) | (state << STATE_SHIFT) | (retain ? RETAIN : 0));
+        subscriptionIds[slot] = ids;
+        groups[slot] = group;
+        order[slot] = ++sendOrder;
+        count++;
+        return slot;
+    }
+
+    /**
+     * @return the message the slot held, which the caller releases.
+     */
+    SharedMessage remove(final int slot)
+    {
+        final SharedMessage message = messages[slot];
+        unsent(slot, false);
+        messages[slot] = null;
+        subscriptionIds[slot] = null;
+        flags[slot] = 0;
+        count--;
+        return message;
+    }
+
+    /**
+     * @return the slot of a packet identifier, or -1.
+     */
+    int find(final int packetId)
+    {
+        for (int slot = 0; slot < messages.length; slot++)
+        {
+            if (null != messages[slot] && packetIds[slot] == packetId)
+            {
+                return slot;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * Marks a message as not sent on the current connection (or as sent again).
+     */
+    void unsent(final int slot, final boolean unsent)
+    {
+        final boolean was = (flags[slot] & UNSENT) != 0;
+        if (was != unsent)
+        {
+            flags[slot] = (byte)(unsent ? flags[slot] | UNSENT : flags[slot] & ~UNSENT);
+            unsentCount += unsent ? 1 : -1;
+        }
+    }
+
+    /**
+     * @return the earliest slot not yet sent on this connection, or -1.
+     */
+    int earliestUnsent()
+    {
+        int earliest = -1;
+        for (int slot = 0; slot < messages.length; slot++)
+        {
+            if ((flags[slot] & UNSENT) != 0 && (earliest < 0 || order[slot] < order[earliest]))
+            {
+                earliest = slot;
+            }
+        }
+        return earliest;
+    }
+
+    /**
+     * @return the taken slots in the order their messages were first sent; one array per call (a reconnect).
+     */
+    int[] inOrder()
+    {
+        final int[] slots = new int[count];
+        int n = 0;
+        for (int slot = 0; slot < messages.length; slot++)
+        {
+            if (null != messages[slot])
+            {
+                slots[n++] = slot;
+            }
+        }
+        for (int i = 1; i < n; i++) // insertion sort by first send: a window is small, and nothing is boxed
+        {
+            final int slot = slots[i];
+            int j = i - 1;
+            while (j >= 0 && order[slots[j]] > order[slot])
+            {
+                slots[j + 1] = slots[j];
+                j--;
+            }
+            slots[j + 1] = slot;
+        }
+        return slots;
+    }
+
+    SharedMessage message(final int slot)
+    {
+        return messages[slot];
+    }
+
+    int packetId(final int slot)
+    {
+        return packetIds[slot];
+    }
+
+    int qos(final int slot)
+    {
+        return flags[slot] & QOS_MASK;
+    }
+
+    int state(final int slot)
+    {
+        return (flags[slot] & STATE_MASK) >> STATE_SHIFT;
+    }
+
+    void state(final int slot, final int state)
+    {
+        flags[slot] = (byte)((flags[slot] & ~STATE_MASK) | (state << STATE_SHIFT));
+    }
+
+    boolean retain(final int slot)
+    {
+        return (flags[slot] & RETAIN) != 0;
+    }
+
+    int[] subscriptionIds(final int slot)
+    {
+        return subscriptionIds[slot];
+    }
+
+    int group(final int slot)
+    {
+        return groups[slot];
+    }
+
+    private int freeSlot()
+    {
+        if (count < messages.length)
+        {
+            for (int slot = 0; slot < messages.length; slot++)
+            {
+                if (null == messages[slot])
+                {
+                    return slot;
+                }
+            }
+        }
+        return -1;
+    }
+
+    private void grow(final int slots)
+    {
+        messages = Arrays.copyOf(messages, slots);
+        packetIds = Arrays.copyOf(packetIds, slots);
+        flags = Arrays.copyOf(flags, slots);
+        order = Arrays.copyOf(order, slots);
+        subscriptionIds = Arrays.copyOf(subscriptionIds, slots);
+        groups = Arrays.copyOf(groups, slots);
+    }
+}

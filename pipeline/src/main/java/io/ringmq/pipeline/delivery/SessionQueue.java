@@ -1,0 +1,125 @@
+package io.ringmq.pipeline.delivery;
+
+/**
+ * The bounded queue behind one session's in-flight window: a circular buffer of parallel arrays (a power of two
+ * long) that doubles when full; the caller bounds it by count and bytes. A session holds one only while it has
+ * (or lately had) messages waiting: {@link DeliverySession} makes it on first use and drops it once it is empty
+ * and quiet. Owned by the shard that holds the session.
+ * <pre>
+ *   entry: message | flags (qos 2 bits, retain) | ids | group      head ──▶ head + size
+ * </pre>
+ */
+final class SessionQueue
+{
+    /** Entries of a new queue. */
+    static final int INITIAL_CAPACITY = 4;
+
+    private static final int QOS_MASK = 0x3;
+    private static final int RETAIN = 0x4;
+
+    private SharedMessage[] messages = new SharedMessage[INITIAL_CAPACITY];
+    private byte[] flags = new byte[INITIAL_CAPACITY];
+    private int[][] subscriptionIds = new int[INITIAL_CAPACITY][];
+    private int[] groups = new int[INITIAL_CAPACITY];
+    private int head;
+    private int size;
+    private long bytes;
+
+    int size()
+    {
+        return size;
+    }
+
+    /**
+     * @return the bytes of the messages it holds.
+     */
+    long bytes()
+    {
+        return bytes;
+    }
+
+    /**
+     * Adds a message at the tail (the caller has retained it).
+     */
+    void add(final SharedMessage message, final int qos, final boolean retain, final int[] ids, final int group)
+    {
+        if (size == messages.length)
+        {
+            grow();
+        }
+        final int at = (head + size) & (messages.length - 1);
+        messages[at] = message;
+        flags[at] = (byte)((qos & QOS_MASK) | (retain ? RETAIN : 0));
+        subscriptionIds[at] = ids;
+        groups[at] = group;
+        size++;
+        bytes += message.length();
+    }
+
+    /**
+     * Removes the oldest message; its reference passes to the caller (who peeked at it first).
+     */
+    void remove()
+    {
+        bytes -= messages[head].length();
+        messages[head] = null;
+        subscriptionIds[head] = null;
+        head = (head + 1) & (messages.length - 1);
+        size--;
+    }
+
+    /**
+     * @return the message {@code i}th from the oldest.
+     */
+    SharedMessage message(final int i)
+    {
+        return messages[index(i)];
+    }
+
+    int qos(final int i)
+    {
+        return flags[index(i)] & QOS_MASK;
+    }
+
+    boolean retain(final int i)
+    {
+        return (flags[index(i)] & RETAIN) != 0;
+    }
+
+    int[] subscriptionIds(final int i)
+    {
+        return subscriptionIds[index(i)];
+    }
+
+    int group(final int i)
+    {
+        return groups[index(i)];
+    }
+
+    private int index(final int i)
+    {
+        return (head + i) & (messages.length - 1);
+    }
+
+    private void grow()
+    {
+        final int capacity = messages.length * 2;
+        final SharedMessage[] newMessages = new SharedMessage[capacity];
+        final byte[] newFlags = new byte[capacity];
+        final int[][] newIds = new int[capacity][];
+        final int[] newGroups = new int[capacity];
+        for (int i = 0; i < size; i++)
+        {
+            final int from = index(i);
+            newMessages[i] = messages[from];
+            newFlags[i] = flags[from];
+            newIds[i] = subscriptionIds[from];
+            newGroups[i] = groups[from];
+        }
+        messages = newMessages;
+        flags = newFlags;
+        subscriptionIds = newIds;
+        groups = newGroups;
+        head = 0;
+    }
+}
