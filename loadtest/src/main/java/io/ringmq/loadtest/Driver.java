@@ -48,6 +48,9 @@ final class Driver implements Runnable, Client.Handler
     private final List<Client> publishers = new ArrayList<>();
     private final int dialConcurrency;
     private volatile int phase = DIALING;
+    /** conn with -ping-interval: the next connection to ping, and in which round. */
+    private int pingCursor;
+    private long pingRound;
     private volatile boolean subscribersWanted = true;
     private boolean subscribersOnline = true;
     volatile long resumedSessions;
@@ -212,6 +215,10 @@ final class Driver implements Runnable, Client.Handler
             {
                 finishPublishers(now); // after publish: the last PINGREQ follows the last message
             }
+            if (current == RUNNING && settings.connectionsOnly() && settings.pingIntervalNs > 0)
+            {
+                work += pingHeld(now);
+            }
             selector.selectNow();
             if (!selector.selectedKeys().isEmpty()) // keys an idle select() found stay in the set
             {
@@ -237,6 +244,34 @@ final class Driver implements Runnable, Client.Handler
                 idle(now);
             }
         }
+    }
+
+    /**
+     * conn with -ping-interval: connection {@code i} of {@code n} pings at {@code start + i * interval / n}, then
+     * every interval; a connection whose last PINGREQ is not answered yet skips its turn.
+     *
+     * @return PINGREQs queued.
+     */
+    private int pingHeld(final long now)
+    {
+        final int count = clients.size();
+        final long intervalNs = settings.pingIntervalNs;
+        int queued = 0;
+        while (count > 0 && now - (runStartNs + pingRound * intervalNs + intervalNs * pingCursor / count) >= 0)
+        {
+            final Client client = clients.get(pingCursor);
+            if (client.state == Client.State.READY && 0 == client.pingsOutstanding)
+            {
+                client.queuePing();
+                queued++;
+            }
+            if (++pingCursor == count)
+            {
+                pingCursor = 0;
+                pingRound++;
+            }
+        }
+        return queued;
     }
 
     private void onPhaseChange(final int current, final long now)
@@ -319,7 +354,8 @@ final class Driver implements Runnable, Client.Handler
         {
             try
             {
-                selector.select(phase == RUNNING && !publishers.isEmpty() ? 1 : 100);
+                final boolean timed = !publishers.isEmpty() || settings.pingIntervalNs > 0;
+                selector.select(phase == RUNNING && timed ? 1 : 100);
             }
             catch (final IOException ignore)
             {
@@ -521,6 +557,10 @@ final class Driver implements Runnable, Client.Handler
 
     public void onPingResponse(final Client client, final long roundTripNs)
     {
+        if (settings.pingIntervalNs > 0 && phase != RUNNING)
+        {
+            return; // with -ping-interval the figures are the hold's pings, not the final check's burst
+        }
         pingTime.recordValue(Math.min(roundTripNs, pingTime.getHighestTrackableValue()));
     }
 

@@ -102,6 +102,12 @@ public final class LoadTest implements Callable<Integer>
     @Option(names = {"-hold", "--hold"}, description = "conn: how long to hold each level (default: ${DEFAULT-VALUE}).")
     String hold = "3s";
 
+    @Option(names = {"-ping-interval", "--ping-interval"}, paramLabel = "DURATION",
+        description = "conn: every held connection sends a PINGREQ this often during the hold, the connections "
+            + "spread evenly over the interval (a keep-alive's traffic), and the PINGREQ figures are those pings'; "
+            + "0: only the check at the end of the hold, all at once (default: ${DEFAULT-VALUE}).")
+    String pingInterval = "0";
+
     @Option(names = {"-dial-concurrency", "--dial-concurrency"}, description = "Dials in progress at once (default: ${DEFAULT-VALUE}).")
     int dialConcurrency = 200;
 
@@ -309,6 +315,7 @@ public final class LoadTest implements Callable<Integer>
         }
         settings.levels = levels;
         settings.holdNs = parseDurationNs(hold, "-hold");
+        settings.pingIntervalNs = "0".equals(pingInterval) ? 0 : parseDurationNs(pingInterval, "-ping-interval");
         settings.dialConcurrency = positive(dialConcurrency, "-dial-concurrency");
         settings.publishers = settings.connectionsOnly() ? 0 : positive(pubs, "-pubs");
         switch (settings.mode)

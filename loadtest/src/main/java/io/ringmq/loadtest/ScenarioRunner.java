@@ -248,6 +248,14 @@ final class ScenarioRunner
             final Thread[] threads = start(drivers);
             awaitReady(drivers, level);
             final int established = countReady(drivers);
+            if (settings.pingIntervalNs > 0)
+            {
+                final long holdStartNs = System.nanoTime();
+                for (final Driver driver : drivers)
+                {
+                    driver.phase(Driver.RUNNING, holdStartNs); // held connections ping through the hold
+                }
+            }
             Thread.sleep(TimeUnit.NANOSECONDS.toMillis(settings.holdNs));
             for (final Driver driver : drivers)
             {

@@ -25,6 +25,8 @@ final class Settings
     int inflight = 32;
     int[] levels = {1000};
     long holdNs = 3_000_000_000L;
+    /** conn: each held connection sends a PINGREQ this often during the hold, spread evenly; 0 for none. */
+    long pingIntervalNs;
     int dialConcurrency = 200;
     int threads = 1;
     int sourceAddresses = 1;

@@ -198,6 +198,18 @@ class LoadTestTest
     }
 
     @Test
+    @DisplayName("conn mode with -ping-interval: held connections ping through the hold, each answered")
+    void connectionLevelsPingThroughTheHold()
+    {
+        final String output = run(0, "-addr", addr(), "-mode", "conn", "-levels", "100", "-hold", "600ms",
+            "-ping-interval", "100ms");
+        assertThat(output).contains("\"target\":100,\"established\":100,\"failed\":0,\"alive\":100");
+        assertThat(output).containsPattern("\"ping_p99_ms\":[0-9.]+,\"broker_peak_rss_mb\"")
+            .doesNotContain("\"ping_p99_ms\":0.000");
+        assertThat(run(2, "-addr", addr(), "-mode", "conn", "-ping-interval", "soon")).contains("-ping-interval");
+    }
+
+    @Test
     @DisplayName("conn-rate: connections are opened at the target rate")
     void connectionRate()
     {
