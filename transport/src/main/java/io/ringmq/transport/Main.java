@@ -215,6 +215,12 @@ public final class Main implements Callable<Integer>
             + "(default: ${DEFAULT-VALUE}).")
     String sysInterval = "10s";
 
+    @Option(names = "--warmup", paramLabel = "N",
+        description = "Loopback connections driven through the broker's own accept, CONNECT, SUBSCRIBE, PUBLISH and "
+            + "DISCONNECT paths at start, before its listeners accept, so the first clients meet compiled code; they "
+            + "leave no session, message or count behind. 0 turns it off (default: ${DEFAULT-VALUE}).")
+    int warmup = Warmup.DEFAULT_CONNECTIONS;
+
     @Option(names = "--max-sessions", paramLabel = "N",
         description = "Sessions held at once, online or offline; a CONNECT that would create one more is refused "
             + "(default: ${DEFAULT-VALUE}).")
@@ -520,6 +526,7 @@ public final class Main implements Callable<Integer>
             .persistentClientExpirationMs(parseLongDurationMs(persistentClientExpiration))
             .maxSessions(maxSessions)
             .sysIntervalMs(parseLongDurationMs(sysInterval))
+            .warmupConnections(warmup)
             .slotInlineBytes(slotInlineBytes)
             .messageLogBytes(messageLogBytes)
             .stageBatchLimit(stageBatchLimit)
