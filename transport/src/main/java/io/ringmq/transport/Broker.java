@@ -77,7 +77,7 @@ public final class Broker implements AutoCloseable
     private final int port;
     private final MetricsEndpoint metrics;
     /** What the warm-up at start did, or null without one. */
-    private final String warmedUp;
+    private final Warmup.Result warmedUp;
     private AgentInvoker invoker;
     private volatile Wakeable[] agentWakes;
     private volatile boolean fatal;
@@ -227,9 +227,9 @@ public final class Broker implements AutoCloseable
      * waits until their sessions are gone, closes that listener and puts every counter back as it was (so
      * {@code $SYS}, {@code ringmq stat} and the metrics show no trace of it). The real listeners are bound after it.
      *
-     * @return what the warm-up did, for the start line.
+     * @return what the warm-up did.
      */
-    private String warmUp(final Listener warmupListener, final AtomicInteger connectionCount)
+    private Warmup.Result warmUp(final Listener warmupListener, final AtomicInteger connectionCount)
     {
         final long[] before = new long[BrokerCounters.count()];
         for (int i = 0; i < before.length; i++)
@@ -241,9 +241,11 @@ public final class Broker implements AutoCloseable
         try
         {
             result = Warmup.run(warmupListener.port, context.warmupConnections(), Warmup.DEADLINE_NS);
-            // the last DISCONNECTs are still on their way through the stages: wait for them, a bounded while
+            // the last DISCONNECTs are still on their way through the stages: wait, a bounded while, until every
+            // connection is closed, every session gone and every event published to the ring released
             final long settleEndNs = System.nanoTime() + Warmup.SETTLE_NS;
-            while ((connectionCount.get() > 0 || pipeline.routing().sessionCount() > sessionsBefore) &&
+            while ((connectionCount.get() > 0 || pipeline.routing().sessionCount() > sessionsBefore ||
+                counters.get(BrokerCounters.EVENTS_RELEASE) < pipeline.ring().getCursor() + 1) &&
                 settleEndNs - System.nanoTime() > 0)
             {
                 java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
@@ -257,7 +259,7 @@ public final class Broker implements AutoCloseable
                 counters.set(i, before[i]);
             }
         }
-        return result.toString();
+        return result;
     }
 
     /**
@@ -651,6 +653,14 @@ public final class Broker implements AutoCloseable
             throw new IllegalStateException("invoke() is for --threading invoker");
         }
         return invoker.invoke();
+    }
+
+    /**
+     * @return what the warm-up at start did ({@code --warmup}), or null when there was none.
+     */
+    Warmup.Result warmup()
+    {
+        return warmedUp;
     }
 
     /**

@@ -748,6 +748,7 @@ public final class Main implements Callable<Integer>
      */
     public static int run(final String... args)
     {
+        quietNettyEvents();
         final Main main = new Main();
         final CommandLine commandLine = new CommandLine(main);
         commandLine.setOverwrittenOptionsAllowed(true);
@@ -772,6 +773,20 @@ public final class Main implements Callable<Integer>
         {
             System.err.println("ringmq: " + ex.getMessage());
             return 2;
+        }
+    }
+
+    /**
+     * Turns off netty's JFR allocation events unless {@code -Dio.netty.jfr.enabled} says otherwise: their first
+     * chunk allocation registers them with JFR, which loads and initialises JFR's metadata (about 80 classes, 0.25 to
+     * 0.4 s on a loaded 2-core machine) on an I/O thread, in front of the first connection, recording or not.
+     * JFR's own events (CPU, allocation, locks) are not affected; docs/perf/README.md says how to profile.
+     */
+    static void quietNettyEvents()
+    {
+        if (null == System.getProperty("io.netty.jfr.enabled"))
+        {
+            System.setProperty("io.netty.jfr.enabled", "false");
         }
     }
 
