@@ -28,8 +28,8 @@ import java.util.concurrent.TimeUnit;
  */
 final class Warmup
 {
-    /** What the command line drives by default: enough for the connect path to be compiled by C1 and C2. */
-    static final int DEFAULT_CONNECTIONS = 2_000;
+    /** What the command line drives by default: every per-connection method past C1's compile threshold (200 calls). */
+    static final int DEFAULT_CONNECTIONS = 500;
     /** Connections in progress at once. */
     static final int PARALLEL = 32;
     /** The most a warm-up may take, whatever its count: the broker starts then, warm or not. */
