@@ -14,7 +14,9 @@
 #   bench-configs/cold-connect.sh --runs 5 flashmq \
 #       bin='bin/ringmq --bind 127.0.0.1 --port {port} --persistence memory' \
 #       jar='java -jar transport/target/ringmq.jar --bind 127.0.0.1 --port {port} --persistence memory'
-# Only the broker this script started is stopped, by its pid.
+# A broker that exits because its port was taken meanwhile (it binds late with --warmup, and other processes take
+# ephemeral ports) is started again on another port, up to 3 times. Only the broker this script started is stopped,
+# by its pid.
 set -euo pipefail
 RUNS=5 LEVELS=1000 DIALS=200 HOLD=1s
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -57,8 +59,9 @@ results="$OUT/results.tsv"
 for ((run = 1; run <= RUNS; run++)); do
     for i in "${!names[@]}"; do
         name=${names[i]}
-        port=$(free_port)
         log="$OUT/$name-$run"
+        for _attempt in 1 2 3; do # a broker binding late (--warmup) may find its port taken: try another
+        port=$(free_port)
         if [[ $name == flashmq && -z ${commands[i]} ]]; then
             cat >"$log.conf" <<EOF
 listen {
@@ -87,6 +90,9 @@ EOF
             sleep 0.01
         done
         listen_ms=$((($(date +%s%N) - t0) / 1000000))
+        ((listening)) || ! grep -q "already in use" "$log.broker.log" || { stop_broker; continue; }
+        break
+        done
         if ((!listening)); then
             echo "cold-connect.sh: $name did not listen on $port (log: $log.broker.log)" >&2
             stop_broker; continue
