@@ -47,8 +47,15 @@ final class Warmup
     private static final int SUBACK = 9;
     private static final int UNSUBACK = 11;
     private static final int PINGRESP = 13;
-    /** SUBACK, PUBACK, two PUBLISHes and PINGRESP: what the first round owes. */
-    private static final int ROUND_REPLIES = 5;
+    /** SUBACK, PUBACK and PINGRESP: the acknowledgements the first round owes. */
+    private static final int ROUND_ACKS = 3;
+    /** Both PUBLISHes back, when the SUBSCRIBE was granted. */
+    private static final int ROUND_DELIVERIES = 2;
+    /**
+     * How long after its acknowledgements a connection waits for its own messages: an ACL may grant the SUBSCRIBE
+     * and refuse the PUBLISHes, and nothing then comes.
+     */
+    private static final long DELIVERY_GRACE_NS = TimeUnit.MILLISECONDS.toNanos(100);
     private static final byte[] PAYLOAD = "ringmq warm-up..".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] DISCONNECT = {(byte)0xE0, 0};
 
@@ -82,7 +89,11 @@ final class Warmup
         final byte[] topic;
         /** 0: waiting for CONNACK; 1: waiting for the first round's replies; 2: for UNSUBACK. */
         int step;
-        int replies;
+        int acks;
+        int deliveries;
+        /** PUBLISHes to wait for: none when the SUBSCRIBE was refused (an ACL). */
+        int expectedDeliveries = ROUND_DELIVERIES;
+        long acknowledgedNs;
 
         Client(final int index, final SocketChannel channel)
         {
@@ -146,6 +157,24 @@ final class Warmup
                         }
                         else
                         {
+                            failed++;
+                        }
+                    }
+                }
+                final long nowNs = System.nanoTime();
+                for (final SelectionKey key : selector.keys()) // rounds whose messages will not come (an ACL)
+                {
+                    final Client client = (Client)key.attachment();
+                    if (key.isValid() && 1 == client.step && client.acks >= ROUND_ACKS)
+                    {
+                        try
+                        {
+                            roundDone(client, nowNs);
+                        }
+                        catch (final IOException ex)
+                        {
+                            CloseHelper.quietClose(client.channel);
+                            open--;
                             failed++;
                         }
                     }
@@ -274,18 +303,29 @@ final class Warmup
                 return 0;
 
             case PUBLISH:
+                if (0 == client.step)
+                {
+                    return -1;
+                }
                 if (((flags >> 1) & 3) == 1) // QoS 1: acknowledge it with its packet id
                 {
                     final int topicLength = ((in.get(body) & 0xFF) << 8) | (in.get(body + 1) & 0xFF);
                     final int id = body + 2 + topicLength;
                     write(client, new byte[]{0x40, 2, in.get(id), in.get(id + 1)}, 4);
                 }
-                return replied(client);
+                client.deliveries++;
+                return roundDone(client, System.nanoTime());
 
             case SUBACK:
+                if (length >= 3 && (in.get(body + length - 1) & 0xFF) >= 0x80) // its one filter refused
+                {
+                    client.expectedDeliveries = 0;
+                }
+                return acknowledged(client);
+
             case PUBACK:
             case PINGRESP:
-                return replied(client);
+                return acknowledged(client);
 
             case UNSUBACK:
                 if (2 != client.step)
@@ -300,13 +340,27 @@ final class Warmup
         }
     }
 
-    private static int replied(final Client client) throws IOException
+    private static int acknowledged(final Client client) throws IOException
     {
         if (1 != client.step)
         {
             return -1;
         }
-        if (++client.replies == ROUND_REPLIES)
+        final long nowNs = System.nanoTime();
+        if (++client.acks == ROUND_ACKS)
+        {
+            client.acknowledgedNs = nowNs;
+        }
+        return roundDone(client, nowNs);
+    }
+
+    /**
+     * Ends the first round once it is acknowledged and its messages are back, or their grace is over: UNSUBSCRIBE.
+     */
+    private static int roundDone(final Client client, final long nowNs) throws IOException
+    {
+        if (1 == client.step && client.acks >= ROUND_ACKS && (client.deliveries >= client.expectedDeliveries ||
+            nowNs - client.acknowledgedNs - DELIVERY_GRACE_NS >= 0))
         {
             client.step = 2;
             final ByteBuffer out = start(client, 0xA2);

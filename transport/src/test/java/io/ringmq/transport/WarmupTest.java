@@ -95,6 +95,23 @@ class WarmupTest
     }
 
     @Test
+    @DisplayName("under an ACL that refuses anonymous clients, and with anonymous clients refused, the warm-up still "
+        + "goes through, without waiting for messages that cannot come")
+    void anAclThatRefusesEverything() throws Exception
+    {
+        final Path acl = java.nio.file.Files.writeString(directory.resolve("acl"), "user alice\ntopic readwrite a/#\n");
+        try (Broker broker = Broker.launch(TestBrokers.v5Context().aclFile(acl)
+            .anonymous(io.ringmq.pipeline.auth.Authenticator.AnonymousPolicy.NONE).warmupConnections(30)))
+        {
+            assertThat(broker.warmup().completed()).isEqualTo(30);
+            assertThat(broker.warmup().elapsedNs()).isLessThan(Warmup.DEADLINE_NS);
+            assertThat(broker.sessionCount()).isZero();
+            assertThat(broker.counters().get(BrokerCounters.CONNECTIONS_ACCEPTED)).isZero();
+            assertThat(broker.counters().get(BrokerCounters.AUTH_FAILURES)).isZero();
+        }
+    }
+
+    @Test
     void invokerThreadingHasNoWarmup() throws Exception
     {
         try (Broker broker = Broker.launch(TestBrokers.v5Context().threading(BrokerContext.Threading.INVOKER)
@@ -142,6 +159,29 @@ class WarmupTest
         final Warmup.Result result = againstPeer(2, (in, out) -> reply(in, out, new byte[]{0x20, 2, 0, 5}));
         assertThat(result.completed()).isZero();
         assertThat(result.failed()).isEqualTo(2);
+    }
+
+    @Test
+    @DisplayName("a peer that grants the SUBSCRIBE and acknowledges everything but delivers nothing: the round ends "
+        + "after its grace and the connection still completes")
+    void acknowledgedButNothingDelivered() throws Exception
+    {
+        final Warmup.Result result = againstPeer(1, (in, out) ->
+        {
+            final byte[] sink = new byte[256];
+            in.read(sink); // CONNECT
+            out.write(new byte[]{0x20, 2, 0, 0});
+            out.flush();
+            in.read(sink); // SUBSCRIBE, two PUBLISHes, PINGREQ: one write
+            out.write(new byte[]{(byte)0x90, 3, 0, 1, 1, 0x40, 2, 0, 2, (byte)0xD0, 0});
+            out.flush();
+            in.read(sink); // UNSUBSCRIBE
+            out.write(new byte[]{(byte)0xB0, 2, 0, 3});
+            out.flush();
+            drain(in);
+        });
+        assertThat(result.completed()).isEqualTo(1);
+        assertThat(result.failed()).isZero();
     }
 
     @Test
