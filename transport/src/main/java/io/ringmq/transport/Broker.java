@@ -240,7 +240,10 @@ public final class Broker implements AutoCloseable
         Warmup.Result result = null;
         try
         {
-            result = Warmup.run(warmupListener.port, context.warmupConnections(), Warmup.DEADLINE_NS);
+            // at most half of --max-connections (and of the per-address limit) at once: nothing refused, nothing logged
+            final int parallel = Math.max(1, Math.min(Warmup.PARALLEL,
+                Math.min(context.maxConnections(), context.maxConnectionsPerAddress()) / 2));
+            result = Warmup.run(warmupListener.port, context.warmupConnections(), parallel, Warmup.DEADLINE_NS);
             // the last DISCONNECTs are still on their way through the stages: wait, a bounded while, until every
             // connection is closed, every session gone and every event published to the ring released
             final long settleEndNs = System.nanoTime() + Warmup.SETTLE_NS;

@@ -23,7 +23,8 @@ import java.util.concurrent.TimeUnit;
  * {@code $ringmq/warmup/} (a {@code $} topic: no recovered wildcard subscription matches it [MQTT-4.7.2-1]);
  * PUBLISH at QoS 0 and QoS 1 to it, PINGREQ; SUBACK, PUBACK, both PUBLISHes back (the QoS 1 one acknowledged),
  * PINGRESP; UNSUBSCRIBE, UNSUBACK; DISCONNECT. Nothing is retained and no will is set: a clean session leaves
- * nothing behind. Runs on the caller's thread with a selector of its own, {@link #PARALLEL} connections at a time,
+ * nothing behind. Runs on the caller's thread with a selector of its own, at most {@link #PARALLEL} connections at a
+ * time (fewer under a low {@code --max-connections}: none is refused, so no limit is reported),
  * and gives up at its deadline: a broker that cannot warm up still starts.
  */
 final class Warmup
@@ -115,6 +116,14 @@ final class Warmup
      */
     static Result run(final int port, final int connections, final long deadlineNs)
     {
+        return run(port, connections, PARALLEL, deadlineNs);
+    }
+
+    /**
+     * @param parallel connections in progress at once.
+     */
+    static Result run(final int port, final int connections, final int parallel, final long deadlineNs)
+    {
         final long startNs = System.nanoTime();
         final long endNs = startNs + deadlineNs;
         final InetSocketAddress address = new InetSocketAddress("127.0.0.1", port);
@@ -126,7 +135,7 @@ final class Warmup
         {
             while ((started < connections || open > 0) && endNs - System.nanoTime() > 0)
             {
-                while (started < connections && open < PARALLEL)
+                while (started < connections && open < parallel)
                 {
                     try
                     {
