@@ -112,6 +112,22 @@ class WarmupTest
     }
 
     @Test
+    @DisplayName("a port in use, found after the warm-up (the real listeners are bound last), refuses the start")
+    void aPortInUseIsFoundAfterTheWarmup() throws Exception
+    {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress()))
+        {
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> Broker.launch(TestBrokers.v5Context()
+                .port(taken.getLocalPort()).warmupConnections(10)))
+                .isInstanceOf(IOException.class).hasMessageContaining("cannot listen on");
+        }
+        try (Broker broker = Broker.launch(TestBrokers.v5Context().warmupConnections(10)))
+        {
+            assertThat(broker.warmup().completed()).as("the failed start left nothing in the way").isEqualTo(10);
+        }
+    }
+
+    @Test
     void invokerThreadingHasNoWarmup() throws Exception
     {
         try (Broker broker = Broker.launch(TestBrokers.v5Context().threading(BrokerContext.Threading.INVOKER)
