@@ -133,72 +133,90 @@ final class Warmup
         int open = 0;
         try (Selector selector = Selector.open())
         {
-            while ((started < connections || open > 0) && endNs - System.nanoTime() > 0)
+            try
             {
-                while (started < connections && open < parallel)
+                while ((started < connections || open > 0) && endNs - System.nanoTime() > 0)
                 {
-                    try
-                    {
-                        open(selector, address, started);
-                        open++;
-                    }
-                    catch (final IOException ex)
-                    {
-                        failed++;
-                    }
-                    started++;
-                }
-                selector.select(10);
-                final Iterator<SelectionKey> keys = selector.selectedKeys().iterator();
-                while (keys.hasNext())
-                {
-                    final SelectionKey key = keys.next();
-                    keys.remove();
-                    final Client client = (Client)key.attachment();
-                    final int outcome = step(key, client);
-                    if (0 != outcome)
-                    {
-                        CloseHelper.quietClose(client.channel);
-                        open--;
-                        if (outcome > 0)
-                        {
-                            completed++;
-                        }
-                        else
-                        {
-                            failed++;
-                        }
-                    }
-                }
-                final long nowNs = System.nanoTime();
-                for (final SelectionKey key : selector.keys()) // rounds whose messages will not come (an ACL)
-                {
-                    final Client client = (Client)key.attachment();
-                    if (key.isValid() && 1 == client.step && client.acks >= ROUND_ACKS)
+                    while (started < connections && open < parallel)
                     {
                         try
                         {
-                            roundDone(client, nowNs);
+                            open(selector, address, started);
+                            open++;
                         }
                         catch (final IOException ex)
                         {
-                            CloseHelper.quietClose(client.channel);
-                            open--;
                             failed++;
                         }
+                        started++;
                     }
+                    selector.select(10);
+                    final Iterator<SelectionKey> keys = selector.selectedKeys().iterator();
+                    while (keys.hasNext())
+                    {
+                        final SelectionKey key = keys.next();
+                        keys.remove();
+                        final Client client = (Client)key.attachment();
+                        final int outcome = step(key, client);
+                        if (0 != outcome)
+                        {
+                            CloseHelper.quietClose(client.channel);
+                            open--;
+                            if (outcome > 0)
+                            {
+                                completed++;
+                            }
+                            else
+                            {
+                                failed++;
+                            }
+                        }
+                    }
+                    final int stalled = endRoundsPastGrace(selector, System.nanoTime());
+                    open -= stalled;
+                    failed += stalled;
                 }
             }
-            for (final SelectionKey key : selector.keys())
+            finally
             {
-                CloseHelper.quietClose(key.channel()); // cut short by the deadline
+                for (final SelectionKey key : selector.keys())
+                {
+                    CloseHelper.quietClose(key.channel()); // cut short by the deadline or a failed select
+                }
             }
         }
         catch (final IOException ex)
         {
-            // no selector: nothing was started
+            // no selector, or it failed: what was open is closed, and counted as failed below
         }
         return new Result(completed, failed + open + (connections - started), System.nanoTime() - startNs);
+    }
+
+    /**
+     * Ends the first round of every connection acknowledged and past its grace: its messages will not come (an ACL).
+     *
+     * @return the connections that failed doing so (closed).
+     */
+    private static int endRoundsPastGrace(final Selector selector, final long nowNs)
+    {
+        int failed = 0;
+        for (final SelectionKey key : selector.keys())
+        {
+            final Client client = (Client)key.attachment();
+            if (key.isValid() && 1 == client.step && client.acks >= ROUND_ACKS)
+            {
+                try
+                {
+                    roundDone(client, nowNs);
+                }
+                catch (final IOException ex)
+                {
+                    CloseHelper.quietClose(client.channel);
+                    failed++;
+                }
+            }
+        }
+        return failed;
     }
 
     private static void open(final Selector selector, final InetSocketAddress address, final int index)
