@@ -209,10 +209,6 @@ public final class RocksDbStore implements DurableStore
             {
                 syncFailure = ex;
             }
-            if (null == syncFailure)
-            {
-                flushQuietly(); // then the memtables to table files: the next start replays no log
-            }
             synchronized (writers)
             {
                 writers.forEach(RocksDbWriter::free);
@@ -254,21 +250,6 @@ public final class RocksDbStore implements DurableStore
     /**
      * Flushes the memtables into a table file and waits; for tests that need table files.
      */
-    /**
-     * Flushes the memtables at close (bounded by --persistence-write-buffers); a failure leaves the synced log to
-     * replay at the next start, nothing lost.
-     */
-    private void flushQuietly()
-    {
-        try (FlushOptions flush = new FlushOptions().setWaitForFlush(true))
-        {
-            db.flush(flush);
-        }
-        catch (final RocksDBException ex)
-        {
-            // the write-ahead log was synced: the next start replays it
-        }
-    }
 
     void flush()
     {

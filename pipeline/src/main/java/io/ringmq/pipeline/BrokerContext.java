@@ -50,6 +50,8 @@ public final class BrokerContext implements Cloneable
     private int connectTimeoutMs = 10_000;
     private int outboundHighWaterBytes = 1024 * 1024;
     private int acceptBacklog = 4_096;
+    /** Loopback connections driven through the broker before its listeners accept; 0 (embedded, tests): none. */
+    private int warmupConnections = 0;
     // ---- pipeline sizes and per-client limits
     /** Bytes of a packet kept inside its ingress slot; larger packets go to the I/O agent's message log. */
     private int slotInlineBytes = 256;
@@ -133,6 +135,7 @@ public final class BrokerContext implements Cloneable
         check(maxQueued >= 0, "--max-queued must be >= 0");
         check(maxPacketSize >= 64 && maxPacketSize <= 268_435_460, "--max-packet-size must be 64..268435460");
         check(connectTimeoutMs >= 100, "--connect-timeout must be at least 100 ms");
+        check(warmupConnections >= 0 && warmupConnections <= 1_000_000, "--warmup must be 0..1000000");
         check((null == user) == (null == password), "--user and --pass go together");
         credentialSettings.conclude();
         check(maxPacketSize <= MAX_PACKET_SIZE_LIMIT, "--max-packet-size must be at most " + MAX_PACKET_SIZE_LIMIT +
@@ -425,7 +428,8 @@ public final class BrokerContext implements Cloneable
             (memoryBudgetBytes == AUTO ? "auto" : String.valueOf(memoryBudgetBytes)) + " max-topic-levels=" +
             maxTopicLevels + " max-topic-length=" + maxTopicLength + " max-keepalive=" + maxKeepAliveSeconds +
             " topic-alias-maximum=" + topicAliasMaximum + " receive-maximum=" + receiveMaximum +
-            " shared-subscription-strategy=" + sharedSubscriptionStrategy;
+            " shared-subscription-strategy=" + sharedSubscriptionStrategy +
+            (warmupConnections > 0 ? " warmup=" + warmupConnections : "");
     }
 
     public String bindAddress()
@@ -647,6 +651,21 @@ public final class BrokerContext implements Cloneable
     public BrokerContext acceptBacklog(final int acceptBacklog)
     {
         this.acceptBacklog = acceptBacklog;
+        return this;
+    }
+
+    /**
+     * @return how many loopback connections the broker drives through its own paths at start, before its listeners
+     * accept (loading classes and compiling the connect path ahead of the first clients); 0: none.
+     */
+    public int warmupConnections()
+    {
+        return warmupConnections;
+    }
+
+    public BrokerContext warmupConnections(final int warmupConnections)
+    {
+        this.warmupConnections = warmupConnections;
         return this;
     }
 

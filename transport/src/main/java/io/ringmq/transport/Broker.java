@@ -78,6 +78,8 @@ public final class Broker implements AutoCloseable
     private final ErrorLog errors;
     private final int port;
     private final MetricsEndpoint metrics;
+    /** What the warm-up at start did, or null without one. */
+    private final Warmup.Result warmedUp;
     private AgentInvoker invoker;
     private volatile Wakeable[] agentWakes;
     private volatile boolean fatal;
@@ -92,16 +94,19 @@ public final class Broker implements AutoCloseable
         this.aclFile = context.aclFile();
         final Authenticator authenticator = authenticator(context);
         store = openStore(context); // first: a data directory in use refuses the start before the port is taken
+        // a warm-up accepts on a loopback listener of its own, and the real ones are bound after it: a client (or a
+        // supervisor's probe) that finds the port open meets a warm broker
+        final Listener[] warmupListeners = warmupListeners(context);
         try
         {
-            listeners = Listener.bindAll(context.listeners(), context.acceptBacklog(), tlsTasks);
+            listeners = null == warmupListeners ?
+                Listener.bindAll(context.listeners(), context.acceptBacklog(), tlsTasks) : new Listener[0];
         }
         catch (final IOException | RuntimeException ex)
         {
             store.close();
             throw ex;
         }
-        port = listeners[0].port;
         try
         {
             countersFile = CountersFile.create(context.countersDir());
@@ -109,6 +114,7 @@ public final class Broker implements AutoCloseable
         catch (final IOException ex)
         {
             Listener.closeAll(listeners);
+            Listener.closeAll(null == warmupListeners ? new Listener[0] : warmupListeners);
             tlsTasks.close();
             CloseHelper.quietClose(store);
             throw new IOException("cannot create a counters file in " + context.countersDir() + ": " + ex, ex);
@@ -142,14 +148,30 @@ public final class Broker implements AutoCloseable
             {
                 rings[i] = new ManyToOneRingBuffer(new UnsafeBuffer(ByteBuffer.allocateDirect(
                     context.outboundRingBytes() + RingBufferDescriptor.TRAILER_LENGTH)));
-                agents[i] = new IoAgent(i, context, counters, i == 0 ? listeners : new Listener[0], rings[i], pipeline.ring(),
-                    pipeline.messageLog(i), connectionCount, credentials);
+                agents[i] = new IoAgent(i, context, counters, i == 0 ? (null != warmupListeners ? warmupListeners :
+                    listeners) : new Listener[0], rings[i], pipeline.ring(), pipeline.messageLog(i), connectionCount,
+                    credentials);
                 agents[i].follow(pipeline.limits());
             }
             acceptingAgent = agents[0];
             final StageLatencyCollector latencies = 0 == context.metricsPort() ? null :
                 StageLatencyCollector.attach(pipeline);
             start(agents, outbound);
+            if (null != warmupListeners)
+            {
+                warmedUp = warmUp(warmupListeners[0], connectionCount);
+                listeners = Listener.bindAll(context.listeners(), context.acceptBacklog(), tlsTasks);
+                for (final Listener listener : listeners)
+                {
+                    acceptingAgent.addListener(listener);
+                }
+                agentWake(0);
+            }
+            else
+            {
+                warmedUp = null;
+            }
+            port = listeners[0].port;
             metrics = MetricsEndpoint.start(context, counters, latencies, () -> !closed && !fatal);
         }
         catch (final RuntimeException | IOException | Error ex) // out of direct memory too: nothing may stay behind
@@ -167,6 +189,7 @@ public final class Broker implements AutoCloseable
                 }
             }
             Listener.closeAll(listeners);
+            Listener.closeAll(null == warmupListeners ? new Listener[0] : warmupListeners);
             tlsTasks.close();
             CloseHelper.quietCloseAll(credentials, countersFile, store); // the metrics endpoint starts last: none here
             if (ex instanceof StoreException)
@@ -176,7 +199,73 @@ public final class Broker implements AutoCloseable
             throw ex;
         }
         LOG.log(System.Logger.Level.INFO, "ringmq listening on " + context.bindAddress() + ":" + port + " (" +
-            context + "); counters in " + countersFile.path());
+            context + "); counters in " + countersFile.path() + (null == warmedUp ? "" : "; " + warmedUp));
+    }
+
+    /**
+     * @return a plain listener on an ephemeral loopback port, anonymous clients allowed, for the warm-up; null when
+     * there is no warm-up ({@code --warmup 0}, {@code invoker} threading: no thread would serve it) or no loopback
+     * port to be had (the broker then starts cold).
+     */
+    private static Listener[] warmupListeners(final BrokerContext context)
+    {
+        if (context.warmupConnections() <= 0 || context.threading() == BrokerContext.Threading.INVOKER)
+        {
+            return null;
+        }
+        try
+        {
+            return Listener.bindAll(List.of(new ListenerSettings(0, "127.0.0.1")
+                .anonymous(Authenticator.AnonymousPolicy.ALL).conclude()), 128, null);
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            LOG.log(System.Logger.Level.DEBUG, "no warm-up: " + ex);
+            return null;
+        }
+    }
+
+    /**
+     * Drives {@code --warmup} connections through the broker's own paths ({@link Warmup}) on the warm-up listener,
+     * waits until their sessions are gone, closes that listener and puts every counter back as it was (so
+     * {@code $SYS}, {@code ringmq stat} and the metrics show no trace of it). The real listeners are bound after it.
+     *
+     * @return what the warm-up did.
+     */
+    private Warmup.Result warmUp(final Listener warmupListener, final AtomicInteger connectionCount)
+    {
+        final long[] before = new long[BrokerCounters.count()];
+        for (int i = 0; i < before.length; i++)
+        {
+            before[i] = counters.get(i);
+        }
+        final int sessionsBefore = pipeline.routing().sessionCount();
+        Warmup.Result result = null;
+        try
+        {
+            // at most half of --max-connections (and of the per-address limit) at once: nothing refused, nothing logged
+            final int parallel = Math.max(1, Math.min(Warmup.PARALLEL,
+                Math.min(context.maxConnections(), context.maxConnectionsPerAddress()) / 2));
+            result = Warmup.run(warmupListener.port, context.warmupConnections(), parallel, Warmup.DEADLINE_NS);
+            // the last DISCONNECTs are still on their way through the stages: wait, a bounded while, until every
+            // connection is closed, every session gone and every event published to the ring released
+            final long settleEndNs = System.nanoTime() + Warmup.SETTLE_NS;
+            while ((connectionCount.get() > 0 || pipeline.routing().sessionCount() > sessionsBefore ||
+                counters.get(BrokerCounters.EVENTS_RELEASE) < pipeline.ring().getCursor() + 1) &&
+                settleEndNs - System.nanoTime() > 0)
+            {
+                java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
+            }
+        }
+        finally
+        {
+            warmupListener.close();
+            for (int i = 0; i < before.length; i++)
+            {
+                counters.set(i, before[i]);
+            }
+        }
+        return result;
     }
 
     /**
@@ -623,6 +712,14 @@ public final class Broker implements AutoCloseable
             throw new IllegalStateException("invoke() is for --threading invoker");
         }
         return invoker.invoke();
+    }
+
+    /**
+     * @return what the warm-up at start did ({@code --warmup}), or null when there was none.
+     */
+    Warmup.Result warmup()
+    {
+        return warmedUp;
     }
 
     /**

@@ -215,6 +215,12 @@ public final class Main implements Callable<Integer>
             + "(default: ${DEFAULT-VALUE}).")
     String sysInterval = "10s";
 
+    @Option(names = "--warmup", paramLabel = "N",
+        description = "Loopback connections driven through the broker's own accept, CONNECT, SUBSCRIBE, PUBLISH and "
+            + "DISCONNECT paths at start, before its listeners accept, so the first clients meet compiled code; they "
+            + "leave no session, message or count behind. 0 turns it off (default: ${DEFAULT-VALUE}).")
+    int warmup = Warmup.DEFAULT_CONNECTIONS;
+
     @Option(names = "--max-sessions", paramLabel = "N",
         description = "Sessions held at once, online or offline; a CONNECT that would create one more is refused "
             + "(default: ${DEFAULT-VALUE}).")
@@ -619,6 +625,7 @@ public final class Main implements Callable<Integer>
             .persistentClientExpirationMs(parseLongDurationMs(persistentClientExpiration))
             .maxSessions(maxSessions)
             .sysIntervalMs(parseLongDurationMs(sysInterval))
+            .warmupConnections(warmup)
             .slotInlineBytes(slotInlineBytes)
             .messageLogBytes(messageLogBytes)
             .outboundRingBytes(outboundRingBytes)
@@ -850,6 +857,7 @@ public final class Main implements Callable<Integer>
      */
     public static int run(final String... args)
     {
+        quietNettyEvents();
         final Main main = new Main();
         final CommandLine commandLine = new CommandLine(main);
         commandLine.setOverwrittenOptionsAllowed(true);
@@ -874,6 +882,20 @@ public final class Main implements Callable<Integer>
         {
             System.err.println("ringmq: " + ex.getMessage());
             return 2;
+        }
+    }
+
+    /**
+     * Turns off netty's JFR allocation events unless {@code -Dio.netty.jfr.enabled} says otherwise: their first
+     * chunk allocation registers them with JFR, which loads and initialises JFR's metadata (about 80 classes, 0.25 to
+     * 0.4 s on a loaded 2-core machine) on an I/O thread, in front of the first connection, recording or not.
+     * JFR's own events (CPU, allocation, locks) are not affected; docs/perf/README.md says how to profile.
+     */
+    static void quietNettyEvents()
+    {
+        if (null == System.getProperty("io.netty.jfr.enabled"))
+        {
+            System.setProperty("io.netty.jfr.enabled", "false");
         }
     }
 

@@ -22,7 +22,9 @@ import java.util.function.Consumer;
  * <p>
  * Defaults differ from the command line's only where a test needs them to: listen on 127.0.0.1 on a free port,
  * keep the counters file in a fresh temporary directory that {@link RingMq#close()} removes, and keep nothing on
- * disk ({@code --persistence memory}; {@code .option("persistence", "rocksdb").option("data-dir", dir)} keeps it).
+ * disk ({@code --persistence memory}; {@code .option("persistence", "rocksdb").option("data-dir", dir)} keeps it),
+ * and start without a warm-up ({@code --warmup 0}; {@code .option("warmup", "500")} warms it up as the command line
+ * does).
  * Anonymous clients are accepted from loopback only, as the command line does.
  * <pre>{@code
  * try (RingMq broker = RingMq.builder().user("u", "p").option("max-inflight", "64").start())
@@ -34,7 +36,9 @@ import java.util.function.Consumer;
  */
 public final class RingMqBuilder
 {
-    private static final String[] EMBEDDED_DEFAULTS = {"--bind=127.0.0.1", "--port=0", "--persistence=memory"};
+    /** An embedded broker (a test, an application) starts cold: {@code option("warmup", "500")} asks for one. */
+    private static final String[] EMBEDDED_DEFAULTS = {"--bind=127.0.0.1", "--port=0", "--persistence=memory",
+        "--warmup=0"};
 
     private final List<String> args = new ArrayList<>();
     private final List<Consumer<BrokerContext>> customisers = new ArrayList<>();

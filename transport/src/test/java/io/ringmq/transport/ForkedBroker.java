@@ -101,7 +101,7 @@ final class ForkedBroker implements AutoCloseable
             "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
             "-cp", System.getProperty("java.class.path"), Main.class.getName(),
             "--bind", "127.0.0.1", "--port", "0", "--counters-dir", countersDir.toString(),
-            "--data-dir", directory.resolve("data").toString()));
+            "--data-dir", directory.resolve("data").toString(), "--warmup", "0")); // no warm-up: a quicker start
         command.addAll(List.of(options));
         final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
