@@ -95,6 +95,33 @@ class WarmupTest
     }
 
     @Test
+    @DisplayName("a persistent session recovered with a '$ringmq/#' subscription gets none of the warm-up's "
+        + "messages either: nothing queued for it, nothing stored")
+    void aRecoveredSessionSubscribedToTheWarmupPrefixIsNotTouched() throws Exception
+    {
+        final BrokerContext first = TestBrokers.v5Context().persistent(true).dataDir(directory.resolve("data"));
+        try (Broker broker = Broker.launch(first);
+            RawClient keeper = new RawClient(broker.port()))
+        {
+            assertThat(keeper.handshake(RawClient.connect("keeper", false, 60))).isZero();
+            keeper.send(RawClient.subscribe(1, "$ringmq/#", 1));
+            assertThat(keeper.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
+        }
+        final BrokerContext second = TestBrokers.v5Context().persistent(true).dataDir(directory.resolve("data"))
+            .warmupConnections(20);
+        try (Broker broker = Broker.launch(second);
+            RawClient keeper = new RawClient(broker.port()))
+        {
+            assertThat(broker.warmup().completed()).isEqualTo(20);
+            assertThat(keeper.handshake(RawClient.connect("keeper", false, 60))).isZero();
+            assertThat(keeper.decoder().connack().isSessionPresent()).isTrue();
+            keeper.send(RawClient.ping());
+            assertThat(keeper.readPacket(5_000)).as("nothing queued before the PINGRESP")
+                .isEqualTo(PacketType.PINGRESP);
+        }
+    }
+
+    @Test
     @DisplayName("under an ACL that refuses anonymous clients, and with anonymous clients refused, the warm-up still "
         + "goes through, without waiting for messages that cannot come")
     void anAclThatRefusesEverything() throws Exception
