@@ -158,6 +158,12 @@ final class ConnectionReader
         while (layer.hasBufferedInput() && ++rounds < MAX_LAYER_ROUNDS && connection.readable());
         if (!connection.closed)
         {
+            if (layer.holdsIdleBuffers())
+            {
+                // what the layer wrote of its own (a WebSocket pong, the 101) took its buffer: the sweep gives it
+                // back once the connection is idle, as it does the connection's own
+                idle.use(connection);
+            }
             if (layer.hasPendingOutput())
             {
                 writer.flush(connection);

@@ -609,6 +609,22 @@ final class IoAgent implements Agent
     }
 
     /**
+     * @return this agent's open WebSocket connections whose layer holds its frame buffer (tests).
+     */
+    int webSocketLayersHoldingBuffers()
+    {
+        int count = 0;
+        for (final Connection connection : connections.values())
+        {
+            if (connection.layer instanceof WebSocketLayer && ((WebSocketLayer)connection.layer).holdsBuffer())
+            {
+                count++;
+            }
+        }
+        return count;
+    }
+
+    /**
      * @return this agent's open connections that hold bytes in an inbound buffer (a partial packet, held packets).
      */
     int connectionsHoldingInbound()

@@ -38,7 +38,14 @@ final class Listener implements AutoCloseable
      */
     static Listener[] wrap(final ServerSocketChannel server) throws IOException
     {
-        final ListenerSettings settings = new ListenerSettings(0, null);
+        return wrap(server, new ListenerSettings(0, null));
+    }
+
+    /**
+     * A listener of those settings (no TLS) over a socket already bound (stepped tests).
+     */
+    static Listener[] wrap(final ServerSocketChannel server, final ListenerSettings settings) throws IOException
+    {
         return new Listener[]{new Listener(settings, server, SocketLayers.of(settings, null))};
     }
 

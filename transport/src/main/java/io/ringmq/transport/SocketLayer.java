@@ -74,6 +74,14 @@ interface SocketLayer
     }
 
     /**
+     * @return whether the layer keeps a buffer of its own that {@link #releaseIdleBuffers()} would give back.
+     */
+    default boolean holdsIdleBuffers()
+    {
+        return false;
+    }
+
+    /**
      * @return the peer's identity established by the layer (the CN of a TLS client certificate), or null.
      */
     default String peerIdentity()

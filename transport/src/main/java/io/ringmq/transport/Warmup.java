@@ -18,7 +18,9 @@ import java.util.concurrent.TimeUnit;
  * <p>
  * Each connection, MQTT 3.1.1 and 5.0 in turn, clean and with an empty client id (the broker assigns one, so no
  * session the store recovered can be taken over): CONNECT, CONNACK; SUBSCRIBE at QoS 1 to a topic of its own under
- * {@code $ringmq/warmup/} (a {@code $} topic: no recovered wildcard subscription matches it [MQTT-4.7.2-1]);
+ * {@code $ringmq-warmup-<nonce>/}, a first level new to each run: a {@code $} topic, so no filter that starts with a
+ * wildcard matches it [MQTT-4.7.2-1], and one no recovered filter names (a fixed prefix such as
+ * {@code $ringmq/warmup/} was matched by a recovered {@code $ringmq/#}, which then had every message queued);
  * PUBLISH at QoS 0 and QoS 1 to it, PINGREQ; SUBACK, PUBACK, both PUBLISHes back (the QoS 1 one acknowledged),
  * PINGRESP; UNSUBSCRIBE, UNSUBACK; DISCONNECT. Nothing is retained and no will is set: a clean session leaves
  * nothing behind. Runs on the caller's thread with a selector of its own, at most {@link #PARALLEL} connections at a
@@ -35,8 +37,8 @@ final class Warmup
     static final long DEADLINE_NS = TimeUnit.SECONDS.toNanos(5);
     /** The most the broker waits after it for the warm-up's last sessions to be gone. */
     static final long SETTLE_NS = TimeUnit.SECONDS.toNanos(2);
-    /** The topic prefix of the warm-up's own messages. */
-    static final String TOPIC_PREFIX = "$ringmq/warmup/";
+    /** The topic prefix of the warm-up's own messages, before its run's nonce. */
+    static final String TOPIC_PREFIX = "$ringmq-warmup-";
 
 
     /**
@@ -79,6 +81,7 @@ final class Warmup
         final long startNs = System.nanoTime();
         final long endNs = startNs + deadlineNs;
         final InetSocketAddress address = new InetSocketAddress("127.0.0.1", port);
+        final String topicPrefix = topicPrefix();
         int started = 0;
         int completed = 0;
         int failed = 0;
@@ -93,7 +96,7 @@ final class Warmup
                     {
                         try
                         {
-                            open(selector, address, started);
+                            open(selector, address, started, topicPrefix);
                             open++;
                         }
                         catch (final IOException ex)
@@ -171,14 +174,24 @@ final class Warmup
         return failed;
     }
 
-    private static void open(final Selector selector, final InetSocketAddress address, final int index)
+    /**
+     * @return the first topic level of a run's messages and its separator: {@link #TOPIC_PREFIX} and a nonce, so
+     * that no subscription the store recovered names it.
+     */
+    static String topicPrefix()
+    {
+        return TOPIC_PREFIX + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong()) + '/';
+    }
+
+    private static void open(
+        final Selector selector, final InetSocketAddress address, final int index, final String topicPrefix)
         throws IOException
     {
         final SocketChannel channel = SocketChannel.open();
         try
         {
             channel.configureBlocking(false);
-            final WarmupConnection client = new WarmupConnection(index, channel);
+            final WarmupConnection client = new WarmupConnection(index, channel, topicPrefix);
             final int interest = channel.connect(address) ? SelectionKey.OP_READ : SelectionKey.OP_CONNECT;
             channel.register(selector, interest, client);
             if (SelectionKey.OP_READ == interest)

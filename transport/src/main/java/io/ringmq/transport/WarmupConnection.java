@@ -49,12 +49,15 @@ final class WarmupConnection
     int expectedDeliveries = ROUND_DELIVERIES;
     long acknowledgedNs;
 
-    WarmupConnection(final int index, final SocketChannel channel)
+    /**
+     * @param topicPrefix its run's first topic level and separator ({@link Warmup#topicPrefix()}).
+     */
+    WarmupConnection(final int index, final SocketChannel channel, final String topicPrefix)
     {
         this.index = index;
         this.mqtt5 = (index & 1) == 1;
         this.channel = channel;
-        this.topic = (Warmup.TOPIC_PREFIX + index).getBytes(StandardCharsets.US_ASCII);
+        this.topic = (topicPrefix + index).getBytes(StandardCharsets.US_ASCII);
     }
 
     /**

@@ -129,6 +129,11 @@ final class WebSocketLayer implements SocketLayer, WebSocketFrameDecoder.Handler
         below.releaseIdleBuffers();
     }
 
+    public boolean holdsIdleBuffers()
+    {
+        return null != wire || below.holdsIdleBuffers();
+    }
+
     /**
      * @return whether the layer holds its frame buffer (tests).
      */

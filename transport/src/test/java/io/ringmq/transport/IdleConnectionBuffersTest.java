@@ -28,6 +28,59 @@ class IdleConnectionBuffersTest
     private static final long TOLERANCE_BYTES = CONNECTIONS * 128L;
 
     @Test
+    @Timeout(60)
+    @DisplayName("a WebSocket connection that went idle, then pinged only at the WebSocket level (a proxy's "
+        + "keep-alive, MQTT keep-alive 0), holds no frame buffer once its pong is written")
+    void webSocketPingThenIdleHoldsNoFrameBuffer() throws Exception
+    {
+        final io.ringmq.pipeline.ListenerSettings webSocket = new io.ringmq.pipeline.ListenerSettings(0, null)
+            .protocol(io.ringmq.pipeline.ListenerSettings.Protocol.WEBSOCKETS);
+        try (SteppedEdge edge = new SteppedEdge(new BrokerContext(), webSocket);
+            java.net.Socket socket = new java.net.Socket("127.0.0.1", edge.port()))
+        {
+            final java.io.InputStream in = socket.getInputStream();
+            final java.io.OutputStream out = socket.getOutputStream();
+            out.write(("GET /mqtt HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+                "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: " + WebSocketLayerTest.RFC_KEY + "\r\n" +
+                "Sec-WebSocket-Protocol: mqtt\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            final StringBuilder response = new StringBuilder();
+            edge.step(() -> readAvailable(in, response).endsWith("\r\n\r\n"));
+            assertThat(response.toString()).startsWith("HTTP/1.1 101 ");
+            out.write(WebSocketLayerTest.frame(0x82, RawClient.connect("ws-idle", true, 0)));
+            final IngressEvent connect = edge.next();
+            assertThat(connect.packetType).isEqualTo(PacketType.CONNECT);
+            edge.send(connect.connectionId, SteppedEdge.CONNACK_V3);
+            final StringBuilder connack = new StringBuilder();
+            edge.step(() -> readAvailable(in, connack).length() >= 2 + 4); // a binary frame's header, the CONNACK
+            edge.step(() -> edge.agent.connectionsHoldingBuffers() == 0 &&
+                edge.agent.webSocketLayersHoldingBuffers() == 0);
+
+            out.write(WebSocketLayerTest.frame(0x89, "hi".getBytes(StandardCharsets.US_ASCII))); // a ping
+            final StringBuilder pong = new StringBuilder();
+            edge.step(() -> readAvailable(in, pong).length() >= 2 + 2);
+            assertThat(pong.charAt(0)).as("a pong").isEqualTo((char)0x8A);
+            edge.step(() -> edge.agent.webSocketLayersHoldingBuffers() == 0); // given back once unused for a sweep
+            assertThat(edge.agent.connectionCount()).isEqualTo(1);
+        }
+    }
+
+    private static String readAvailable(final java.io.InputStream in, final StringBuilder into)
+    {
+        try
+        {
+            while (in.available() > 0)
+            {
+                into.append((char)in.read());
+            }
+        }
+        catch (final java.io.IOException ex)
+        {
+            throw new java.io.UncheckedIOException(ex);
+        }
+        return into.toString();
+    }
+
+    @Test
     @Timeout(120)
     @DisplayName("many connections that went idle (CONNECT, CONNACK, PINGREQ answered) hold no pooled buffer; closed, "
         + "the pool has every byte back")

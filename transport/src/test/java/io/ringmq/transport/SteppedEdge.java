@@ -49,6 +49,14 @@ final class SteppedEdge implements AutoCloseable
 
     SteppedEdge(final BrokerContext context) throws IOException
     {
+        this(context, new io.ringmq.pipeline.ListenerSettings(0, null));
+    }
+
+    /**
+     * @param listener the settings of its one listener (plain MQTT, or WebSocket; no TLS).
+     */
+    SteppedEdge(final BrokerContext context, final io.ringmq.pipeline.ListenerSettings listener) throws IOException
+    {
         this.context = context.bindAddress("127.0.0.1").port(0).sysIntervalMs(0).conclude();
         ring = RingBuffer.createMultiProducer(() -> new IngressEvent(256), 1024, new BlockingWaitStrategy());
         ring.addGatingSequences(consumed);
@@ -57,7 +65,7 @@ final class SteppedEdge implements AutoCloseable
         server = ServerSocketChannel.open();
         server.bind(new InetSocketAddress("127.0.0.1", 0));
         server.configureBlocking(false);
-        agent = new IoAgent(0, this.context, counters, Listener.wrap(server), outbound, ring, new MessageLog(1 << 22),
+        agent = new IoAgent(0, this.context, counters, Listener.wrap(server, listener), outbound, ring, new MessageLog(1 << 22),
             new AtomicInteger());
         agent.wire(new IoAgent[]{agent}, new Wakeable[]{Wakeable.NONE}, Wakeable.NONE);
     }

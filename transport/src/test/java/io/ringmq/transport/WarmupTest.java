@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -66,17 +67,18 @@ class WarmupTest
         }
     }
 
-    @Test
-    @DisplayName("a persistent session recovered with a '#' subscription gets none of the warm-up's $ messages, and "
-        + "keeps its session [MQTT-4.7.2-1]")
-    void aRecoveredSessionIsNotTouched() throws Exception
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"#", "$ringmq/#"})
+    @DisplayName("a persistent session recovered with a '#' subscription, or one to the broker's own '$ringmq/#', gets "
+        + "none of the warm-up's $ messages (nothing queued for it), and keeps its session [MQTT-4.7.2-1]")
+    void aRecoveredSessionIsNotTouched(final String filter) throws Exception
     {
         final BrokerContext first = TestBrokers.v5Context().persistent(true).dataDir(directory.resolve("data"));
         try (Broker broker = Broker.launch(first);
             RawClient keeper = new RawClient(broker.port()))
         {
             assertThat(keeper.handshake(RawClient.connect("keeper", false, 60))).isZero();
-            keeper.send(RawClient.subscribe(1, "#", 1));
+            keeper.send(RawClient.subscribe(1, filter, 1));
             assertThat(keeper.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
         }
         final BrokerContext second = TestBrokers.v5Context().persistent(true).dataDir(directory.resolve("data"))
