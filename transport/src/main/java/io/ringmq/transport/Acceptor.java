@@ -168,6 +168,10 @@ final class Acceptor
      */
     private Accepted admit(final SocketChannel channel)
     {
+        if (!listener.admits(channel))
+        {
+            return null; // not one of the warm-up's own sockets on its listener
+        }
         if (connectionCount.incrementAndGet() > context.maxConnections())
         {
             connectionCount.decrementAndGet();

@@ -246,7 +246,10 @@ public final class Broker implements AutoCloseable
             // at most half of --max-connections (and of the per-address limit) at once: nothing refused, nothing logged
             final int parallel = Math.max(1, Math.min(Warmup.PARALLEL,
                 Math.min(context.maxConnections(), context.maxConnectionsPerAddress()) / 2));
-            result = Warmup.run(warmupListener.port, context.warmupConnections(), parallel, Warmup.DEADLINE_NS);
+            final java.util.Set<Integer> ownPorts = java.util.concurrent.ConcurrentHashMap.newKeySet();
+            warmupListener.admitOnly(ownPorts::contains); // its anonymous listener takes its own sockets only
+            result = Warmup.run(warmupListener.port, context.warmupConnections(), parallel, Warmup.DEADLINE_NS,
+                ownPorts);
             // the last DISCONNECTs are still on their way through the stages: wait, a bounded while, until every
             // connection is closed, every session gone and every event published to the ring released
             final long settleEndNs = System.nanoTime() + Warmup.SETTLE_NS;

@@ -23,6 +23,8 @@ final class Listener implements AutoCloseable
     final SocketLayers layers;
     /** Connections held through this listener, against its {@code max_connections}. */
     final AtomicInteger connectionCount = new AtomicInteger();
+    /** When set, only sockets from these loopback ports are admitted (the warm-up's own); null: any. */
+    private volatile java.util.function.IntPredicate peerPorts;
 
     private Listener(final ListenerSettings settings, final ServerSocketChannel server, final SocketLayers layers)
         throws IOException
@@ -31,6 +33,37 @@ final class Listener implements AutoCloseable
         this.server = server;
         this.port = ((InetSocketAddress)server.getLocalAddress()).getPort();
         this.layers = layers;
+    }
+
+    /**
+     * Admits only sockets whose peer is a loopback address and a port {@code peerPorts} accepts: the warm-up's
+     * listener takes its own connections and no one else's (a local process could otherwise get in without
+     * credentials while the broker starts).
+     */
+    void admitOnly(final java.util.function.IntPredicate peerPorts)
+    {
+        this.peerPorts = peerPorts;
+    }
+
+    /**
+     * @return whether a socket accepted on this listener may be admitted at all.
+     */
+    boolean admits(final java.nio.channels.SocketChannel channel)
+    {
+        final java.util.function.IntPredicate only = peerPorts;
+        if (null == only)
+        {
+            return true;
+        }
+        try
+        {
+            final InetSocketAddress peer = (InetSocketAddress)channel.getRemoteAddress();
+            return null != peer && peer.getAddress().isLoopbackAddress() && only.test(peer.getPort());
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            return false;
+        }
     }
 
     /**

@@ -70,13 +70,14 @@ final class Warmup
      */
     static Result run(final int port, final int connections, final long deadlineNs)
     {
-        return run(port, connections, PARALLEL, deadlineNs);
+        return run(port, connections, PARALLEL, deadlineNs, java.util.concurrent.ConcurrentHashMap.newKeySet());
     }
 
     /**
      * @param parallel connections in progress at once.
      */
-    static Result run(final int port, final int connections, final int parallel, final long deadlineNs)
+    static Result run(final int port, final int connections, final int parallel, final long deadlineNs,
+        final java.util.Set<Integer> ownPorts)
     {
         final long startNs = System.nanoTime();
         final long endNs = startNs + deadlineNs;
@@ -96,7 +97,7 @@ final class Warmup
                     {
                         try
                         {
-                            open(selector, address, started, topicPrefix);
+                            open(selector, address, started, topicPrefix, ownPorts);
                             open++;
                         }
                         catch (final IOException ex)
@@ -115,7 +116,7 @@ final class Warmup
                         final int outcome = WarmupConnection.step(key, client);
                         if (0 != outcome)
                         {
-                            CloseHelper.quietClose(client.channel);
+                            close(client.channel, ownPorts);
                             open--;
                             if (outcome > 0)
                             {
@@ -127,7 +128,7 @@ final class Warmup
                             }
                         }
                     }
-                    final int stalled = endRoundsPastGrace(selector, System.nanoTime());
+                    final int stalled = endRoundsPastGrace(selector, System.nanoTime(), ownPorts);
                     open -= stalled;
                     failed += stalled;
                 }
@@ -136,7 +137,7 @@ final class Warmup
             {
                 for (final SelectionKey key : selector.keys())
                 {
-                    CloseHelper.quietClose(key.channel()); // cut short by the deadline or a failed select
+                    close(key.channel(), ownPorts); // cut short by the deadline or a failed select
                 }
             }
         }
@@ -152,7 +153,8 @@ final class Warmup
      *
      * @return the connections that failed doing so (closed).
      */
-    private static int endRoundsPastGrace(final Selector selector, final long nowNs)
+    private static int endRoundsPastGrace(final Selector selector, final long nowNs,
+        final java.util.Set<Integer> ownPorts)
     {
         int failed = 0;
         for (final SelectionKey key : selector.keys())
@@ -166,12 +168,35 @@ final class Warmup
                 }
                 catch (final IOException ex)
                 {
-                    CloseHelper.quietClose(client.channel);
+                    close(client.channel, ownPorts);
                     failed++;
                 }
             }
         }
         return failed;
+    }
+
+    /**
+     * Closes one of the warm-up's sockets; its port no longer admits anyone on the warm-up's listener.
+     */
+    private static void close(final java.nio.channels.Channel channel, final java.util.Set<Integer> ownPorts)
+    {
+        try
+        {
+            if (channel instanceof SocketChannel && channel.isOpen())
+            {
+                final java.net.SocketAddress local = ((SocketChannel)channel).getLocalAddress();
+                if (local instanceof InetSocketAddress)
+                {
+                    ownPorts.remove(((InetSocketAddress)local).getPort());
+                }
+            }
+        }
+        catch (final IOException ex)
+        {
+            // closed already: its port went with it
+        }
+        CloseHelper.quietClose(channel);
     }
 
     /**
@@ -183,14 +208,16 @@ final class Warmup
         return TOPIC_PREFIX + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong()) + '/';
     }
 
-    private static void open(
-        final Selector selector, final InetSocketAddress address, final int index, final String topicPrefix)
-        throws IOException
+    private static void open(final Selector selector, final InetSocketAddress address, final int index,
+        final String topicPrefix, final java.util.Set<Integer> ownPorts) throws IOException
     {
         final SocketChannel channel = SocketChannel.open();
         try
         {
             channel.configureBlocking(false);
+            // bound first, so the listener knows its port before it connects: it admits the warm-up's sockets only
+            channel.bind(new InetSocketAddress(address.getAddress(), 0));
+            ownPorts.add(((InetSocketAddress)channel.getLocalAddress()).getPort());
             final WarmupConnection client = new WarmupConnection(index, channel, topicPrefix);
             final int interest = channel.connect(address) ? SelectionKey.OP_READ : SelectionKey.OP_CONNECT;
             channel.register(selector, interest, client);
@@ -201,7 +228,7 @@ final class Warmup
         }
         catch (final IOException | RuntimeException ex)
         {
-            CloseHelper.quietClose(channel);
+            close(channel, ownPorts);
             throw ex;
         }
     }

@@ -1,6 +1,7 @@
 package io.ringmq.transport;
 
 import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.ListenerSettings;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.PacketType;
 import org.junit.jupiter.api.DisplayName;
@@ -144,6 +145,49 @@ class WarmupTest
     {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> new BrokerContext().warmupConnections(-1).conclude())
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--warmup");
+    }
+
+    @Test
+    @DisplayName("the warm-up's anonymous listener admits the warm-up's own sockets only: a local process that "
+        + "connects while the broker starts is not admitted")
+    void theWarmupListenerAdmitsItsOwnSocketsOnly() throws IOException
+    {
+        final Listener[] listeners = Listener.bindAll(java.util.List.of(new ListenerSettings(0, "127.0.0.1")
+            .anonymous(io.ringmq.pipeline.auth.Authenticator.AnonymousPolicy.ALL).conclude()), 16, null);
+        try (java.nio.channels.SocketChannel stranger = java.nio.channels.SocketChannel.open();
+            java.nio.channels.SocketChannel own = java.nio.channels.SocketChannel.open())
+        {
+            final Listener listener = listeners[0];
+            final java.util.Set<Integer> ownPorts = java.util.concurrent.ConcurrentHashMap.newKeySet();
+            listener.admitOnly(ownPorts::contains);
+            own.bind(new java.net.InetSocketAddress("127.0.0.1", 0));
+            ownPorts.add(((java.net.InetSocketAddress)own.getLocalAddress()).getPort());
+            own.connect(new java.net.InetSocketAddress("127.0.0.1", listener.port));
+            stranger.connect(new java.net.InetSocketAddress("127.0.0.1", listener.port));
+            final java.util.Map<Integer, Boolean> admitted = new java.util.HashMap<>();
+            for (int i = 0; i < 2; i++)
+            {
+                java.nio.channels.SocketChannel accepted = listener.server.accept(); // a non-blocking listener
+                final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                while (null == accepted && System.nanoTime() < deadline)
+                {
+                    Thread.onSpinWait();
+                    accepted = listener.server.accept();
+                }
+                assertThat(accepted).isNotNull();
+                admitted.put(((java.net.InetSocketAddress)accepted.getRemoteAddress()).getPort(),
+                    listener.admits(accepted));
+                accepted.close();
+            }
+            assertThat(admitted).containsEntry(((java.net.InetSocketAddress)own.getLocalAddress()).getPort(), true)
+                .containsEntry(((java.net.InetSocketAddress)stranger.getLocalAddress()).getPort(), false);
+            listener.admitOnly(null);
+            assertThat(listener.admits(stranger)).isTrue(); // any listener but the warm-up's admits anyone
+        }
+        finally
+        {
+            Listener.closeAll(listeners);
+        }
     }
 
     @Test
