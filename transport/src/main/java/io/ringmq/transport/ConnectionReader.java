@@ -137,6 +137,11 @@ final class ConnectionReader
             {
                 read = -1;
             }
+            catch (final RuntimeException ex)
+            {
+                keepRest(connection); // a layer that throws never leaves the scratch buffer lent to its connection
+                throw ex;
+            }
             if (read < 0)
             {
                 closer.close(connection, IngressEvent.CONNECTION_LOST);
