@@ -42,8 +42,11 @@ final class TestBrokers
             broker.close();
             if (expectNoErrors)
             {
+                final StringBuilder seen = new StringBuilder();
+                org.agrona.concurrent.errors.ErrorLogReader.read(broker.counters().file().errorLogBuffer(),
+                    (count, first, last, text) -> seen.append(count).append(" x ").append(text).append('\n'));
                 assertThat(broker.counters().get(BrokerCounters.UNEXPECTED_ERRORS))
-                    .as("unexpected errors in the broker").isZero();
+                    .as("unexpected errors in the broker:%n%s", seen).isZero();
             }
         }
     }
