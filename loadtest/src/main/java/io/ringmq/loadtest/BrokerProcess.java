@@ -24,6 +24,8 @@ final class BrokerProcess implements AutoCloseable
 {
     static final String MOQUETTE_VERSION = "0.17";
     static final String FLASHMQ = "flashmq";
+    /** A broker whose port was taken between choosing and binding it is started again on another, this often. */
+    private static final int START_ATTEMPTS = 3;
     /** FlashMQ's QoS queue per client, as Mosquitto's {@code max_queued_messages} below. */
     static final int FLASHMQ_QUEUED_MESSAGES = 1000;
 
@@ -45,6 +47,31 @@ final class BrokerProcess implements AutoCloseable
      * @param env where FlashMQ is looked for ({@code FLASHMQ_BIN}, {@code PATH})
      */
     static BrokerProcess start(final String name, final Path folder, final Path ringmqJar,
+        final Map<String, String> commands, final List<String> ringmqArgs, final boolean persistence,
+        final String flashmqConfig, final Map<String, String> env) throws IOException, InterruptedException
+    {
+        // the free port is found, then handed to the broker: between the two another process (or the broker's own
+        // warm-up, whose client sockets take ephemeral ports before it binds) may take it; start again elsewhere
+        for (int attempt = 1; ; attempt++)
+        {
+            try
+            {
+                return startOnce(name, folder, ringmqJar, commands, ringmqArgs, persistence, flashmqConfig, env);
+            }
+            catch (final IOException ex)
+            {
+                final Path log = folder.resolve(name + ".log");
+                final boolean taken = Files.isReadable(log) &&
+                    Files.readString(log).toLowerCase(java.util.Locale.ROOT).contains("address already in use");
+                if (!taken || attempt >= START_ATTEMPTS)
+                {
+                    throw ex;
+                }
+            }
+        }
+    }
+
+    private static BrokerProcess startOnce(final String name, final Path folder, final Path ringmqJar,
         final Map<String, String> commands, final List<String> ringmqArgs, final boolean persistence,
         final String flashmqConfig, final Map<String, String> env) throws IOException, InterruptedException
     {
