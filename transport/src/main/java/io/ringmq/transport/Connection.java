@@ -39,7 +39,10 @@ final class Connection
      * lent as {@code in} while they are processed and never released here.
      */
     ByteBuf in;
-    /** Bytes the socket has not taken yet, taken from the pool by the first append; given back as {@link #in}. */
+    /**
+     * Bytes the socket has not taken yet, taken from the pool when staged bytes ({@link SmallWrites}) were not all
+     * taken or a packet could not be staged; given back as {@link #in}.
+     */
     ByteBuf out;
     /**
      * Where its small outbound bytes of this duty cycle wait in its agent's {@link SmallWrites} buffer (only while

@@ -24,6 +24,8 @@ import java.util.List;
  * The writing role of an I/O agent: appends the pipeline's bytes to connection buffers, sheds QoS 0 where a
  * subscriber lags or memory is over budget, notes each connection's CONNACK, and flushes every touched
  * connection once per duty cycle through its {@link SocketLayer}, stopping at a socket that will not take more.
+ * Small packets for a connection with nothing waiting are staged in the agent's {@link SmallWrites} buffer and
+ * written from there: a keep-alive answer takes nothing from the pool.
  */
 final class ConnectionWriter
 {
