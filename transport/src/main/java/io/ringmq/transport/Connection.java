@@ -39,8 +39,17 @@ final class Connection
      * lent as {@code in} while they are processed and never released here.
      */
     ByteBuf in;
-    /** Bytes the socket has not taken yet, taken from the pool by the first append; given back as {@link #in}. */
+    /**
+     * Bytes the socket has not taken yet, taken from the pool when staged bytes ({@link SmallWrites}) were not all
+     * taken or a packet could not be staged; given back as {@link #in}.
+     */
     ByteBuf out;
+    /**
+     * Where its small outbound bytes of this duty cycle wait in its agent's {@link SmallWrites} buffer (only while
+     * {@link #out} is null), and how many; 0 when none do.
+     */
+    int stagedOffset;
+    int stagedLength;
     /** In its agent's {@link IdleBuffers}: holds a pooled buffer. */
     boolean buffersHeld;
     /** Read into or written to since its agent's last sweep of idle buffers. */
@@ -130,11 +139,11 @@ final class Connection
     }
 
     /**
-     * @return outbound bytes the socket has not taken yet.
+     * @return outbound bytes the socket has not taken yet (staged or in {@link #out}).
      */
     int outBytes()
     {
-        return null == out ? 0 : out.readableBytes();
+        return stagedLength + (null == out ? 0 : out.readableBytes());
     }
 
     /**

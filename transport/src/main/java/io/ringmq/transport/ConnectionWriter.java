@@ -24,6 +24,8 @@ import java.util.List;
  * The writing role of an I/O agent: appends the pipeline's bytes to connection buffers, sheds QoS 0 where a
  * subscriber lags or memory is over budget, notes each connection's CONNACK, and flushes every touched
  * connection once per duty cycle through its {@link SocketLayer}, stopping at a socket that will not take more.
+ * Small packets for a connection with nothing waiting are staged in the agent's {@link SmallWrites} buffer and
+ * written from there: a keep-alive answer takes nothing from the pool.
  */
 final class ConnectionWriter
 {
@@ -60,6 +62,8 @@ final class ConnectionWriter
     private final Closer closer;
     private final IdleBuffers idle;
     private final List<Connection> touched = new ArrayList<>();
+    /** Small packets for connections with nothing waiting: written from here, no pooled buffer taken. */
+    private final SmallWrites smallWrites = new SmallWrites();
     private final UnsafeBuffer outView = new UnsafeBuffer(0, 0);
     private final UnsafeBuffer constant = new UnsafeBuffer(new byte[0]);
     private final byte[] pingResponse = new byte[PingCodec.LENGTH];
@@ -278,7 +282,13 @@ final class ConnectionWriter
         ByteBuf out = connection.out;
         if (null == out)
         {
-            out = Buffers.allocate(Math.max(Buffers.INITIAL_CAPACITY, length)); // given back once unused
+            if (smallWrites.stage(connection, buffer, offset, length))
+            {
+                packetsOut++;
+                touch(connection); // written from the agent's own buffer when flushed
+                return;
+            }
+            out = smallWrites.spill(connection, length); // given back once unused; what was staged goes first
             connection.out = out;
         }
         idle.use(connection);
@@ -314,6 +324,7 @@ final class ConnectionWriter
             }
         }
         touched.clear();
+        smallWrites.reset(); // every staged connection was flushed or closed (its staged bytes discarded)
         return count;
     }
 
@@ -322,14 +333,21 @@ final class ConnectionWriter
      */
     void flush(final Connection connection)
     {
-        final ByteBuf out = connection.out;
         final SocketLayer layer = connection.layer;
         try
         {
             final boolean layerClear = !layer.hasPendingOutput() || layer.flush(); // the layer's own bytes first
-            if (layerClear && null != out && out.isReadable())
+            if (connection.stagedLength > 0)
             {
-                bytesOut += Math.max(0, layer.write(out));
+                bytesOut += smallWrites.write(connection, layerClear); // the rest, if any, into a pooled out
+                if (null != connection.out || layer.holdsIdleBuffers())
+                {
+                    idle.use(connection); // a pooled out, or a framing layer's own buffer, given back once idle
+                }
+            }
+            else if (layerClear && null != connection.out && connection.out.isReadable())
+            {
+                bytesOut += Math.max(0, layer.write(connection.out));
             }
         }
         catch (final IOException ex)
@@ -365,6 +383,7 @@ final class ConnectionWriter
                 paused.add(connection); // packets it sent while it was not read from go on now
             }
         }
+        final ByteBuf out = connection.out;
         if (null != out)
         {
             connection.out = IdleBuffers.emptied(out); // written: kept while used, given back once idle
@@ -380,12 +399,21 @@ final class ConnectionWriter
      */
     void release(final Connection connection)
     {
+        SmallWrites.discard(connection);
         final ByteBuf out = connection.out;
         connection.out = null;
         if (null != out)
         {
             out.release();
         }
+    }
+
+    /**
+     * Gives back the agent's small-write buffer: the agent is closing, its connections are closed.
+     */
+    void close()
+    {
+        smallWrites.close();
     }
 
     /**

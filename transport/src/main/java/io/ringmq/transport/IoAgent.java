@@ -706,6 +706,7 @@ final class IoAgent implements Agent
         }
         publishCounts();
         reader.close();
+        writer.close();
         CloseHelper.quietClose(selector);
     }
 
