@@ -29,18 +29,8 @@ done
 ((${#names[@]})) || { echo "empty-rss.sh: name at least one broker (see --help)" >&2; exit 2; }
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-broker_pid=""
-stop_broker() {
-    if [[ -n $broker_pid ]] && kill -0 "$broker_pid" 2>/dev/null; then
-        kill "$broker_pid"; for _ in $(seq 100); do kill -0 "$broker_pid" 2>/dev/null || break; sleep 0.1; done
-        kill -0 "$broker_pid" 2>/dev/null && kill -9 "$broker_pid"
-        wait "$broker_pid" 2>/dev/null || true
-    fi
-    broker_pid=""
-}
-trap stop_broker EXIT
+source "$REPO/bench-configs/broker-runs.sh"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 connacks() {
     python3 - "$1" <<'PY'
 import socket, struct, sys, time
@@ -68,15 +58,8 @@ for ((run = 1; run <= RUNS; run++)); do
         port=$(free_port)
         cmd=${commands[i]//\{port\}/$port}
         read -r -a cmd <<<"${cmd//\{dir\}/$dir}"
-        (cd "$REPO" && exec "${cmd[@]}") >"$dir/broker.log" 2>&1 &
-        broker_pid=$!
-        listening=0
-        for _ in $(seq 3000); do
-            if (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null; then listening=1; break; fi
-            kill -0 "$broker_pid" 2>/dev/null || break
-            sleep 0.01
-        done
-        ((listening)) || ! grep -q "already in use" "$dir/broker.log" || { stop_broker; rm -rf "$dir"; continue; }
+        start_broker "$dir/broker.log" "$port" "${cmd[@]}"
+        ((port_taken)) && { stop_broker; rm -rf "$dir"; continue; }
         break
         done
         if ((listening)); then

@@ -30,10 +30,7 @@ class LazyStoreTest
     void bookkeepingAloneOpensNothingAndIsDroppedAtClose()
     {
         final StoreWriter writer = store.writer(true);
-        value.putLong(0, 1);
-        writer.put(key, 0, Records.epochKey(key), value, 0, 8);
-        writer.delete(key, 0, Records.stopKey(key));
-        writer.commit();
+        startEpoch(writer, 1);
         writer.put(key, 0, Records.aliveKey(key), value, 0, 8);
         writer.commit();
         store.writer(true).put(key, 0, Records.stopKey(key), value, 0, 8);
@@ -52,10 +49,7 @@ class LazyStoreTest
         final StoreWriter recovery = store.writer(true);
         final StoreWriter stage = store.writer(true);
         final StoreWriter shard = store.writer(false); // made before the opening, bound after it
-        value.putLong(0, 7);
-        recovery.put(key, 0, Records.epochKey(key), value, 0, 8);
-        recovery.delete(key, 0, Records.stopKey(key));
-        recovery.commit();
+        startEpoch(recovery, 7);
         stage.put(key, 0, Records.aliveKey(key), value, 0, 8);
         stage.commit();
         assertThat(opens).hasValue(0);
@@ -137,6 +131,17 @@ class LazyStoreTest
         assertThatThrownBy(() -> writer.put(key, 0, Records.sessionKey(key, 1, Records.SESSION), value, 0, 4))
             .isInstanceOf(StoreException.class).hasMessageContaining("closed");
         assertThat(opens).hasValue(0);
+    }
+
+    /**
+     * What recovery writes at every start: the new epoch, and no clean stop.
+     */
+    private void startEpoch(final StoreWriter writer, final long epoch)
+    {
+        value.putLong(0, epoch);
+        writer.put(key, 0, Records.epochKey(key), value, 0, 8);
+        writer.delete(key, 0, Records.stopKey(key));
+        writer.commit();
     }
 
     private List<String> keys()
