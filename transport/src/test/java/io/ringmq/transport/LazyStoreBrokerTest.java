@@ -99,6 +99,41 @@ class LazyStoreBrokerTest
         }
     }
 
+    @Test
+    @DisplayName("two brokers on one missing data directory both start; the first to keep something holds it, and " +
+        "the other refuses its persistent session (refused) and goes on serving clean ones")
+    void aSecondBrokerOnAnEmptyDirectoryCannotKeepAnything() throws Exception
+    {
+        final Path data = directory.resolve("data");
+        try (RingMq first = start(data);
+             RingMq second = start(data))
+        {
+            try (Paho persistent = Paho.connect(first.port(), "first", Paho.options(false)))
+            {
+                persistent.client.subscribe("f/#", 1);
+            }
+            try (RawClient client = new RawClient(second.port()))
+            {
+                int code;
+                try
+                {
+                    code = client.handshake(RawClient.connect("second", false, 0));
+                }
+                catch (final java.io.IOException closed)
+                {
+                    code = -1;
+                }
+                assertThat(code).as("a session it cannot keep is refused (CONNACK return code, or closed)")
+                    .isNotZero();
+            }
+            try (Paho clean = Paho.connect(second.port(), "clean"))
+            {
+                assertThat(clean.client.isConnected()).isTrue();
+            }
+            assertThat(first.unexpectedErrors()).isZero();
+        }
+    }
+
     private RingMq start(final Path data)
     {
         return RingMq.builder().threading(BrokerContext.Threading.SHARED).option("persistence", "rocksdb")
