@@ -101,7 +101,7 @@ class LazyStoreBrokerTest
 
     @Test
     @DisplayName("two brokers on one missing data directory both start; the first to keep something holds it, and " +
-        "the other refuses its persistent session (refused) and goes on serving clean ones")
+        "the other refuses its persistent session and goes on serving clean ones")
     void aSecondBrokerOnAnEmptyDirectoryCannotKeepAnything() throws Exception
     {
         final Path data = directory.resolve("data");
