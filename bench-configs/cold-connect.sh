@@ -41,18 +41,7 @@ LT="$REPO/loadtest/target/loadtest.jar"
 mkdir -p "$OUT"
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
-broker_pid=""
-stop_broker() {
-    if [[ -n $broker_pid ]] && kill -0 "$broker_pid" 2>/dev/null; then
-        kill "$broker_pid"; for _ in $(seq 100); do kill -0 "$broker_pid" 2>/dev/null || break; sleep 0.1; done
-        kill -0 "$broker_pid" 2>/dev/null && kill -9 "$broker_pid"
-        wait "$broker_pid" 2>/dev/null || true
-    fi
-    broker_pid=""
-}
-trap stop_broker EXIT
+source "$REPO/bench-configs/broker-runs.sh"
 
 results="$OUT/results.tsv"
 : >"$results"
@@ -81,16 +70,9 @@ EOF
             read -r -a cmd <<<"${commands[i]//\{port\}/$port}"
         fi
         t0=$(date +%s%N)
-        (cd "$REPO" && exec "${cmd[@]}") >"$log.broker.log" 2>&1 &
-        broker_pid=$!
-        listening=0
-        for _ in $(seq 3000); do
-            if (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null; then listening=1; break; fi
-            kill -0 "$broker_pid" 2>/dev/null || break
-            sleep 0.01
-        done
+        start_broker "$log.broker.log" "$port" "${cmd[@]}"
         listen_ms=$((($(date +%s%N) - t0) / 1000000))
-        ((listening)) || ! grep -q "already in use" "$log.broker.log" || { stop_broker; continue; }
+        ((port_taken)) && { stop_broker; continue; }
         break
         done
         if ((!listening)); then

@@ -104,4 +104,28 @@ public record RocksDbSettings(
     {
         return new RocksDbSettings(directory, durability, fsyncIntervalMs, blockCacheLength, writeBufferLength, strict);
     }
+
+    /**
+     * @return the store's line for the start banner, e.g. {@code rocksdb /var/lib/ringmq durability=sync ...}.
+     */
+    public String describe(final Path absoluteDirectory)
+    {
+        final String durabilityName = durability == Durability.PERIODIC ?
+            "periodic(" + fsyncIntervalMs + "ms)" : durability.name().toLowerCase();
+        return "rocksdb " + absoluteDirectory + " durability=" + durabilityName + " cache=" + size(blockCacheLength) +
+            " write-buffers=" + size(writeBufferLength) + (strict ? " strict" : "");
+    }
+
+    private static String size(final long length)
+    {
+        if (length >= (1L << 20) && length % (1L << 20) == 0)
+        {
+            return (length >> 20) + "MiB";
+        }
+        if (length >= 1024 && length % 1024 == 0)
+        {
+            return (length >> 10) + "KiB";
+        }
+        return length + "B";
+    }
 }

@@ -154,10 +154,7 @@ public final class RocksDbStore implements DurableStore
 
     public String describe()
     {
-        final String durability = settings.durability() == Durability.PERIODIC ?
-            "periodic(" + settings.fsyncIntervalMs() + "ms)" : settings.durability().name().toLowerCase();
-        return "rocksdb " + dir + " durability=" + durability + " cache=" + size(settings.blockCacheLength()) +
-            " write-buffers=" + size(settings.writeBufferLength()) + (settings.strict() ? " strict" : "");
+        return settings.describe(dir);
     }
 
     /**
@@ -386,18 +383,5 @@ public final class RocksDbStore implements DurableStore
             }
         }
         return found;
-    }
-
-    private static String size(final long length)
-    {
-        if (length >= (1L << 20) && length % (1L << 20) == 0)
-        {
-            return (length >> 20) + "MiB";
-        }
-        if (length >= 1024 && length % 1024 == 0)
-        {
-            return (length >> 10) + "KiB";
-        }
-        return length + "B";
     }
 }

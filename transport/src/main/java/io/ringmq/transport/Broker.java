@@ -12,7 +12,7 @@ import io.ringmq.pipeline.persistence.DurableStore;
 import io.ringmq.pipeline.persistence.MemoryStore;
 import io.ringmq.pipeline.persistence.StoreException;
 import io.ringmq.persistence.RocksDbSettings;
-import io.ringmq.persistence.RocksDbStore;
+import io.ringmq.persistence.RocksDbStoreOpener;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.status.CountersFile;
 import io.ringmq.pipeline.status.ErrorLog;
@@ -301,7 +301,8 @@ public final class Broker implements AutoCloseable
     }
 
     /**
-     * Opens the store {@code --persistence} asks for: RocksDB under {@code --data-dir}, or nothing kept.
+     * Opens the store {@code --persistence} asks for: RocksDB under {@code --data-dir} (created and opened at the
+     * first record to keep when the directory is missing or empty), or nothing kept.
      *
      * @throws IOException when it cannot be opened (in use by another broker, not a directory, damaged under
      *                     {@code --strict-recovery}), with a one-line reason.
@@ -314,7 +315,7 @@ public final class Broker implements AutoCloseable
         }
         try
         {
-            return RocksDbStore.open(RocksDbSettings.defaults(context.dataDir())
+            return RocksDbStoreOpener.open(RocksDbSettings.defaults(context.dataDir())
                 .withDurability(context.durability())
                 .withFsyncIntervalMs(context.fsyncIntervalMs())
                 .withBlockCacheLength(context.persistenceCacheBytes())

@@ -160,11 +160,16 @@ class PersistenceBrokerTest
     }
 
     @Test
-    @DisplayName("a second broker on the same data directory is refused with a message that names it")
+    @DisplayName("a second broker on the same data directory (one that holds a store) is refused with a message " +
+        "that names it")
     void secondBrokerOnTheSameDirectoryIsRefused() throws Exception
     {
         try (RingMq broker = start(BrokerContext.Threading.SHARED))
         {
+            try (Paho persistent = Paho.connect(broker.port(), "holder", Paho.options(false)))
+            {
+                persistent.client.subscribe("h/#", 1); // the first record to keep creates the store
+            }
             assertThatThrownBy(() -> start(BrokerContext.Threading.SHARED)).isInstanceOf(java.io.UncheckedIOException.class)
                 .hasMessageContaining(directory.resolve("data").toString()).hasMessageContaining("in use");
             assertThat(broker.unexpectedErrors()).isZero();
