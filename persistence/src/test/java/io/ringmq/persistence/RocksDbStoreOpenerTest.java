@@ -44,7 +44,7 @@ class RocksDbStoreOpenerTest
         writer.commit();
         put(writer, ALIVE, "2");
         writer.commit();
-        assertThat(data).as("bookkeeping alone creates nothing").doesNotExist();
+        assertThat(data.resolve("CURRENT")).as("bookkeeping alone creates no store").doesNotExist();
 
         put(writer, "session-1", "kept");
         writer.commit();
@@ -78,9 +78,13 @@ class RocksDbStoreOpenerTest
         put(writer, ALIVE, "1");
         writer.commit();
         store.close();
-        assertThat(data).doesNotExist();
+        assertThat(data).as("its lock alone").isDirectoryContaining(p -> p.endsWith(DirectoryLock.FILE))
+            .isDirectoryNotContaining(p -> !p.endsWith(DirectoryLock.FILE));
         assertThatThrownBy(() -> put(writer, "session-1", "late")).isInstanceOf(StoreException.class);
-        assertThat(data).as("nothing is created after close").doesNotExist();
+        assertThat(data.resolve("CURRENT")).as("nothing is created after close").doesNotExist();
+        final DurableStore again = RocksDbStoreOpener.open(RocksDbSettings.defaults(data));
+        again.close();
+        assertThat(again).as("a directory holding only the lock is still empty").isInstanceOf(LazyStore.class);
     }
 
     @Test
@@ -90,7 +94,7 @@ class RocksDbStoreOpenerTest
         final DurableStore lazy = RocksDbStoreOpener.open(RocksDbSettings.defaults(empty));
         lazy.close();
         assertThat(lazy).isInstanceOf(LazyStore.class);
-        assertThat(empty).isEmptyDirectory();
+        assertThat(empty.resolve("CURRENT")).doesNotExist();
 
         final Path stale = Files.createDirectories(directory.resolve("stale"));
         Files.writeString(stale.resolve(DataDirectory.PID_FILE), "1\n");

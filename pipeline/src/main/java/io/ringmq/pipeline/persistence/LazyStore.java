@@ -37,6 +37,7 @@ public final class LazyStore implements DurableStore
 
     private final Supplier<DurableStore> opener;
     private final String description;
+    private final Runnable onClose;
     /** Bookkeeping committed while nothing was opened: key to value, or {@link #DELETED}; guarded by this. */
     private final TreeMap<byte[], byte[]> pending = new TreeMap<>(Arrays::compareUnsigned);
     private volatile DurableStore opened;
@@ -48,8 +49,17 @@ public final class LazyStore implements DurableStore
      */
     public LazyStore(final Supplier<DurableStore> opener, final String description)
     {
+        this(opener, description, () -> { });
+    }
+
+    /**
+     * @param onClose what else {@link #close()} lets go, after the store (the data directory's lock).
+     */
+    public LazyStore(final Supplier<DurableStore> opener, final String description, final Runnable onClose)
+    {
         this.opener = opener;
         this.description = description;
+        this.onClose = onClose;
     }
 
     public StoreWriter writer(final boolean groupCommit)
@@ -99,9 +109,16 @@ public final class LazyStore implements DurableStore
         closed = true;
         pending.clear();
         final DurableStore store = opened;
-        if (null != store)
+        try
         {
-            store.close();
+            if (null != store)
+            {
+                store.close();
+            }
+        }
+        finally
+        {
+            onClose.run();
         }
     }
 
