@@ -36,6 +36,13 @@ final class ConnectionReader
     /** Largest single read, and the scratch buffer's size; a partial packet's buffer grows toward it. */
     private static final int MAX_READ = 16 * 1024;
     private static final int MIN_READ = 1024;
+    /**
+     * A partial packet up to this long is carried into the scratch buffer and read behind there, so the read takes
+     * up to {@code MAX_READ - CARRY_LENGTH} bytes: with packets of a KiB nearly every read ends mid-packet, and reading
+     * behind the partial in its own small buffer took one packet per read system call. A longer partial packet grows
+     * its own buffer instead, toward the length that arrives.
+     */
+    private static final int CARRY_LENGTH = MAX_READ / 4;
     /** Reads of a layer's buffered input in one go before the connection waits for the next duty cycle. */
     private static final int MAX_LAYER_ROUNDS = 4;
     private static final System.Logger LOG = System.getLogger("io.ringmq.transport");
@@ -183,16 +190,22 @@ final class ConnectionReader
     }
 
     /**
-     * @return where the next read goes: behind the connection's partial packet when one waits (its buffer grows
-     * toward {@link #MAX_READ} only as the socket has that much), else into the agent's scratch buffer, lent to
-     * the connection until {@link #processInbound} has taken what it can from it.
+     * @return where the next read goes: into the agent's scratch buffer, lent to the connection until
+     * {@link #processInbound} has taken what it can from it, behind the connection's partial packet when one of at
+     * most {@link #CARRY_LENGTH} waits (carried over from its own buffer, which goes back to the pool); behind a
+     * longer partial packet in its own buffer, which grows toward {@link #MAX_READ} only as the socket has that much.
      */
     private ByteBuf readBuffer(final Connection connection)
     {
         final ByteBuf in = connection.in;
-        if (null == in)
+        if (null == in || in.readableBytes() <= CARRY_LENGTH)
         {
             scratch.clear();
+            if (null != in)
+            {
+                scratch.writeBytes(in, in.readerIndex(), in.readableBytes()); // what remains is kept in order
+                in.release();
+            }
             connection.in = scratch;
             return scratch;
         }
