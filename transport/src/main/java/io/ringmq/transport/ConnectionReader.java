@@ -61,6 +61,13 @@ final class ConnectionReader
     private final UnsafeBuffer inView = new UnsafeBuffer(0, 0);
     /** Where a connection with no partial packet is read into: one per agent, so idle connections hold none. */
     private final ByteBuf scratch = Buffers.allocate(MAX_READ);
+    /**
+     * The connection whose partial packet the scratch buffer carries, during one read, and its own buffer, emptied:
+     * {@link #keepRest} gives it back to the connection, with the rest in it, so carrying takes nothing from the
+     * pool (netty's recycler would allocate a buffer object for most takes) and the connection keeps what it held.
+     */
+    private Connection carriedFor;
+    private ByteBuf carriedFrom;
     private final IdleBuffers idle;
     private final InboundPublishes publishes;
     /** The longest certificate name taken as a user name (X.509 allows 64 characters in a CN). */
@@ -192,7 +199,7 @@ final class ConnectionReader
     /**
      * @return where the next read goes: into the agent's scratch buffer, lent to the connection until
      * {@link #processInbound} has taken what it can from it, behind the connection's partial packet when one of at
-     * most {@link #CARRY_LENGTH} waits (carried over from its own buffer, which goes back to the pool); behind a
+     * most {@link #CARRY_LENGTH} waits (carried over from its own buffer, {@link #carriedFrom}); behind a
      * longer partial packet in its own buffer, which grows toward {@link #MAX_READ} only as the socket has that much.
      */
     private ByteBuf readBuffer(final Connection connection)
@@ -203,8 +210,10 @@ final class ConnectionReader
             scratch.clear();
             if (null != in)
             {
+                idle.use(connection);
                 scratch.writeBytes(in, in.readerIndex(), in.readableBytes()); // what remains is kept in order
-                in.release();
+                carriedFor = connection;
+                carriedFrom = in.clear();
             }
             connection.in = scratch;
             return scratch;
@@ -223,19 +232,24 @@ final class ConnectionReader
     private void keepRest(final Connection connection)
     {
         final ByteBuf in = connection.in;
+        final ByteBuf carried = takeCarried(connection);
         if (null == in)
         {
+            if (null != carried)
+            {
+                carried.release(); // never left behind, whatever took the connection's buffer
+            }
             return;
         }
         if (!in.isReadable())
         {
-            connection.in = in == scratch ? null : IdleBuffers.emptied(in);
+            connection.in = in != scratch ? IdleBuffers.emptied(in) : null != carried ? IdleBuffers.emptied(carried) : null;
         }
         else if (in == scratch)
         {
             final int rest = in.readableBytes();
-            final ByteBuf own = Buffers.allocate(Math.max(Buffers.INITIAL_CAPACITY, rest));
-            own.writeBytes(in, rest);
+            final ByteBuf own = null != carried ? carried : Buffers.allocate(Math.max(Buffers.INITIAL_CAPACITY, rest));
+            own.writeBytes(in, rest); // grows a carried buffer when the rest is longer than it was
             connection.in = own;
             idle.use(connection);
         }
@@ -246,15 +260,37 @@ final class ConnectionReader
     }
 
     /**
-     * Gives back a closed connection's inbound buffer, once; never the scratch buffer it may be borrowing.
+     * @return the connection's own buffer while the scratch buffer carries its partial packet (no longer noted as
+     * carried), or null.
+     */
+    private ByteBuf takeCarried(final Connection connection)
+    {
+        if (carriedFor != connection)
+        {
+            return null;
+        }
+        final ByteBuf carried = carriedFrom;
+        carriedFor = null;
+        carriedFrom = null;
+        return carried;
+    }
+
+    /**
+     * Gives back a closed connection's inbound buffer, once, and its own buffer when the scratch buffer it is
+     * borrowing carries its partial packet; never the scratch buffer.
      */
     void release(final Connection connection)
     {
         final ByteBuf in = connection.in;
+        final ByteBuf carried = takeCarried(connection);
         connection.in = null;
         if (null != in && in != scratch)
         {
             in.release();
+        }
+        if (null != carried)
+        {
+            carried.release();
         }
     }
 
