@@ -33,8 +33,11 @@ import java.net.InetSocketAddress;
  */
 final class ConnectionReader
 {
-    /** Largest single read, and the scratch buffer's size; a partial packet's buffer grows toward it. */
-    private static final int MAX_READ = 16 * 1024;
+    /**
+     * Largest single read, and the scratch buffer's size; a partial packet's buffer grows toward it. 64 KiB: with a
+     * client streaming 1 KiB PUBLISHes a read took 15 KiB of 16 and 52 KiB of 64 (docs/perf/2026-11-30-ingest-1k.md).
+     */
+    private static final int MAX_READ = 64 * 1024;
     private static final int MIN_READ = 1024;
     /**
      * A partial packet up to this long is carried into the scratch buffer and read behind there, so the read takes
@@ -42,7 +45,7 @@ final class ConnectionReader
      * behind the partial in its own small buffer took one packet per read system call. A longer partial packet grows
      * its own buffer instead, toward the length that arrives.
      */
-    private static final int CARRY_LENGTH = MAX_READ / 4;
+    private static final int CARRY_LENGTH = 4 * 1024;
     /** Reads of a layer's buffered input in one go before the connection waits for the next duty cycle. */
     private static final int MAX_LAYER_ROUNDS = 4;
     private static final System.Logger LOG = System.getLogger("io.ringmq.transport");
