@@ -246,7 +246,8 @@ final class ConnectionReader
         }
         if (!in.isReadable())
         {
-            connection.in = in != scratch ? IdleBuffers.emptied(in) : null != carried ? IdleBuffers.emptied(carried) : null;
+            final ByteBuf own = in != scratch ? in : carried; // the scratch buffer never stays with a connection
+            connection.in = null == own ? null : IdleBuffers.emptied(own);
         }
         else if (in == scratch)
         {

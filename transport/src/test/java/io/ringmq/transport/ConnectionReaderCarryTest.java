@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the next read carries a rest of up to 4 KiB into the agent's scratch buffer and reads behind it there (a longer
  * one grows its own buffer). Whatever the split, every packet reaches the ingress ring whole, once, in order, with
  * its bytes as sent: just below, at and above a slot's inline size (256 bytes here), a KiB, the carry limit, and
- * larger than the scratch buffer.
+ * larger than the scratch buffer (64 KiB).
  */
 class ConnectionReaderCarryTest
 {
@@ -72,12 +72,12 @@ class ConnectionReaderCarryTest
 
     @Test
     @Timeout(120)
-    @DisplayName("a stream of PUBLISHes of mixed sizes (64 B to 40 KiB, past the scratch buffer) sent in chunks of "
-        + "random length: every one handed on whole, once, in order")
+    @DisplayName("a stream of PUBLISHes of mixed sizes (64 B to 70 KiB, past the 64 KiB scratch buffer) sent in "
+        + "chunks of random length: every one handed on whole, once, in order")
     void mixedSizesInRandomChunks() throws Exception
     {
         final SplittableRandom random = new SplittableRandom(11);
-        final int[] sizes = {64, INLINE, INLINE + 1, 1040, CARRY + 1, 9000, 17_000, 40_000};
+        final int[] sizes = {64, INLINE, INLINE + 1, 1040, CARRY + 1, 9000, 17_000, 70_000};
         final List<byte[]> packets = new ArrayList<>();
         final ByteArrayOutputStream stream = new ByteArrayOutputStream();
         for (int i = 0; i < 300; i++)
