@@ -40,10 +40,10 @@ final class ConnectionReader
     private static final int MAX_READ = 64 * 1024;
     private static final int MIN_READ = 1024;
     /**
-     * A partial packet up to this long is carried into the scratch buffer and read behind there, so the read takes
-     * up to {@code MAX_READ - CARRY_LENGTH} bytes: with packets of a KiB nearly every read ends mid-packet, and reading
-     * behind the partial in its own small buffer took one packet per read system call. A longer partial packet grows
-     * its own buffer instead, toward the length that arrives.
+     * A partial packet up to this long is carried into the scratch buffer and read behind there, so the read has room
+     * for at least {@code MAX_READ - CARRY_LENGTH} bytes: with packets of a KiB nearly every read ends mid-packet, and
+     * reading behind the partial in its own small buffer took one packet per read system call. A longer partial
+     * packet grows its own buffer instead, toward the length that arrives.
      */
     private static final int CARRY_LENGTH = 4 * 1024;
     /** Reads of a layer's buffered input in one go before the connection waits for the next duty cycle. */
