@@ -33,9 +33,19 @@ import java.net.InetSocketAddress;
  */
 final class ConnectionReader
 {
-    /** Largest single read, and the scratch buffer's size; a partial packet's buffer grows toward it. */
-    private static final int MAX_READ = 16 * 1024;
+    /**
+     * Largest single read, and the scratch buffer's size; a partial packet's buffer grows toward it. 64 KiB: with a
+     * client streaming 1 KiB PUBLISHes a read took 15 KiB of 16 and 52 KiB of 64 (docs/perf/2026-11-30-ingest-1k.md).
+     */
+    private static final int MAX_READ = 64 * 1024;
     private static final int MIN_READ = 1024;
+    /**
+     * A partial packet up to this long is carried into the scratch buffer and read behind there, so the read has room
+     * for at least {@code MAX_READ - CARRY_LENGTH} bytes: with packets of a KiB nearly every read ends mid-packet, and
+     * reading behind the partial in its own small buffer took one packet per read system call. A longer partial
+     * packet grows its own buffer instead, toward the length that arrives.
+     */
+    private static final int CARRY_LENGTH = 4 * 1024;
     /** Reads of a layer's buffered input in one go before the connection waits for the next duty cycle. */
     private static final int MAX_LAYER_ROUNDS = 4;
     private static final System.Logger LOG = System.getLogger("io.ringmq.transport");
@@ -54,6 +64,13 @@ final class ConnectionReader
     private final UnsafeBuffer inView = new UnsafeBuffer(0, 0);
     /** Where a connection with no partial packet is read into: one per agent, so idle connections hold none. */
     private final ByteBuf scratch = Buffers.allocate(MAX_READ);
+    /**
+     * The connection whose partial packet the scratch buffer carries, during one read, and its own buffer, emptied:
+     * {@link #keepRest} gives it back to the connection, with the rest in it, so carrying takes nothing from the
+     * pool (netty's recycler would allocate a buffer object for most takes) and the connection keeps what it held.
+     */
+    private Connection carriedFor;
+    private ByteBuf carriedFrom;
     private final IdleBuffers idle;
     private final InboundPublishes publishes;
     /** The longest certificate name taken as a user name (X.509 allows 64 characters in a CN). */
@@ -183,16 +200,24 @@ final class ConnectionReader
     }
 
     /**
-     * @return where the next read goes: behind the connection's partial packet when one waits (its buffer grows
-     * toward {@link #MAX_READ} only as the socket has that much), else into the agent's scratch buffer, lent to
-     * the connection until {@link #processInbound} has taken what it can from it.
+     * @return where the next read goes: into the agent's scratch buffer, lent to the connection until
+     * {@link #processInbound} has taken what it can from it, behind the connection's partial packet when one of at
+     * most {@link #CARRY_LENGTH} waits (carried over from its own buffer, {@link #carriedFrom}); behind a
+     * longer partial packet in its own buffer, which grows toward {@link #MAX_READ} only as the socket has that much.
      */
     private ByteBuf readBuffer(final Connection connection)
     {
         final ByteBuf in = connection.in;
-        if (null == in)
+        if (null == in || in.readableBytes() <= CARRY_LENGTH)
         {
             scratch.clear();
+            if (null != in)
+            {
+                idle.use(connection);
+                scratch.writeBytes(in, in.readerIndex(), in.readableBytes()); // what remains is kept in order
+                carriedFor = connection;
+                carriedFrom = in.clear();
+            }
             connection.in = scratch;
             return scratch;
         }
@@ -210,19 +235,25 @@ final class ConnectionReader
     private void keepRest(final Connection connection)
     {
         final ByteBuf in = connection.in;
+        final ByteBuf carried = takeCarried(connection);
         if (null == in)
         {
+            if (null != carried)
+            {
+                carried.release(); // never left behind, whatever took the connection's buffer
+            }
             return;
         }
         if (!in.isReadable())
         {
-            connection.in = in == scratch ? null : IdleBuffers.emptied(in);
+            final ByteBuf own = in != scratch ? in : carried; // the scratch buffer never stays with a connection
+            connection.in = null == own ? null : IdleBuffers.emptied(own);
         }
         else if (in == scratch)
         {
             final int rest = in.readableBytes();
-            final ByteBuf own = Buffers.allocate(Math.max(Buffers.INITIAL_CAPACITY, rest));
-            own.writeBytes(in, rest);
+            final ByteBuf own = null != carried ? carried : Buffers.allocate(Math.max(Buffers.INITIAL_CAPACITY, rest));
+            own.writeBytes(in, rest); // grows a carried buffer when the rest is longer than it was
             connection.in = own;
             idle.use(connection);
         }
@@ -233,15 +264,37 @@ final class ConnectionReader
     }
 
     /**
-     * Gives back a closed connection's inbound buffer, once; never the scratch buffer it may be borrowing.
+     * @return the connection's own buffer while the scratch buffer carries its partial packet (no longer noted as
+     * carried), or null.
+     */
+    private ByteBuf takeCarried(final Connection connection)
+    {
+        if (carriedFor != connection)
+        {
+            return null;
+        }
+        final ByteBuf carried = carriedFrom;
+        carriedFor = null;
+        carriedFrom = null;
+        return carried;
+    }
+
+    /**
+     * Gives back a closed connection's inbound buffer, once, and its own buffer when the scratch buffer it is
+     * borrowing carries its partial packet; never the scratch buffer.
      */
     void release(final Connection connection)
     {
         final ByteBuf in = connection.in;
+        final ByteBuf carried = takeCarried(connection);
         connection.in = null;
         if (null != in && in != scratch)
         {
             in.release();
+        }
+        if (null != carried)
+        {
+            carried.release();
         }
     }
 
