@@ -82,6 +82,7 @@ public final class RoutingStage implements Stage
     private boolean replaying;
     private int epoch;
     private long expiryTickMs;
+    private long publishesRouted;
     private DirectBuffer matchTopic;
     private int matchOffset;
     private int matchLength;
@@ -621,6 +622,7 @@ public final class RoutingStage implements Stage
             return; // a resent QoS 2 PUBLISH before PUBREL: answered with PUBREC again, not delivered twice
         }
         event.routed = true;
+        publishesRouted++;
         publisher = session;
         fanOut(topic.buffer(), topic.offset(), topic.length(), event.qos);
         // what the PUBLISH changes is applied only once its output is committed: a failed slot changes nothing
@@ -990,6 +992,14 @@ public final class RoutingStage implements Stage
             }
         }
         return count;
+    }
+
+    /**
+     * @return the PUBLISHes this shard has routed (for tests: the shards share the work).
+     */
+    long publishesRouted()
+    {
+        return publishesRouted;
     }
 
     /**
