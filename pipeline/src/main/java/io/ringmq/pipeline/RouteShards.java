@@ -1,9 +1,9 @@
 package io.ringmq.pipeline;
 
 import io.ringmq.protocol.PacketType;
-import io.ringmq.protocol.Slice;
 import org.agrona.DirectBuffer;
 
+import java.nio.ByteOrder;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
@@ -94,17 +94,48 @@ final class RouteShards
     }
 
     /**
-     * @param topic the PUBLISH's topic, when the slot is a PUBLISH from a client with QoS below 2 and no RETAIN.
-     * @return the shard that routes it.
+     * @param packet a PUBLISH from a client as its slot holds it, whole and validated by the I/O agent (its topic
+     *               canonical: no topic alias).
+     * @return the shard that routes it: the one its topic hashes to, or 0 for QoS 2 and RETAIN (their state is
+     * shard 0's). Read straight from the fixed header and the topic's bytes, 8 at a time: shard 0 pays this for
+     * every PUBLISH.
      */
-    int ownerOf(final Slice topic)
+    int ownerOf(final DirectBuffer packet, final int length)
     {
-        final DirectBuffer buffer = topic.buffer();
-        int hash = 0;
-        for (int i = topic.offset(), end = topic.offset() + topic.length(); i < end; i++)
+        final int flags = packet.getByte(0);
+        if ((flags & 0x01) != 0 || ((flags >> 1) & 0x03) == 2)
         {
-            hash = 31 * hash + buffer.getByte(i);
+            return 0;
         }
-        return (org.agrona.collections.Hashing.hash(hash) & Integer.MAX_VALUE) % count;
+        int offset = 1;
+        while (offset < 5 && offset < length && (packet.getByte(offset++) & 0x80) != 0)
+        {
+            // the remaining length: 1 to 4 bytes
+        }
+        if (offset + 2 > length)
+        {
+            return 0; // never past the slot, whatever it holds
+        }
+        final int topicLength = packet.getShort(offset, ByteOrder.BIG_ENDIAN) & 0xFFFF;
+        return offset + 2 + topicLength > length ? 0 : ownerOfTopic(packet, offset + 2, topicLength);
+    }
+
+    /**
+     * @return the shard a topic's PUBLISHes go to.
+     */
+    int ownerOfTopic(final DirectBuffer buffer, final int offset, final int length)
+    {
+        long hash = length;
+        int i = offset;
+        for (final int words = offset + (length & ~7); i < words; i += 8)
+        {
+            hash = (hash ^ buffer.getLong(i, ByteOrder.LITTLE_ENDIAN)) * 0x9E37_79B9_7F4A_7C15L;
+        }
+        for (final int end = offset + length; i < end; i++)
+        {
+            hash = (hash ^ buffer.getByte(i)) * 0x9E37_79B9_7F4A_7C15L;
+        }
+        hash ^= hash >>> 29;
+        return (int)((hash & Long.MAX_VALUE) % count);
     }
 }

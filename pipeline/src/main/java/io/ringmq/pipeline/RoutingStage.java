@@ -352,15 +352,8 @@ public final class RoutingStage implements Stage
             event.routeTimeMs = System.currentTimeMillis();
             return;
         }
-        event.routeShard = 0;
-        if (routeShards.replicated() && event.connectionId != IngressEvent.SYSTEM_CONNECTION)
-        {
-            publish.wrapValidated(event.packet, 0, event.packetLength, event.version);
-            if (publish.qos() < 2 && !publish.isRetain())
-            {
-                event.routeShard = routeShards.ownerOf(publish.topic()); // QoS 2 and RETAIN keep state: shard 0's
-            }
-        }
+        event.routeShard = routeShards.replicated() && event.connectionId != IngressEvent.SYSTEM_CONNECTION ?
+            routeShards.ownerOf(event.packet, event.packetLength) : 0;
     }
 
     /**
