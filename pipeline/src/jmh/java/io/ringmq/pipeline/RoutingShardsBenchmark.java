@@ -51,6 +51,9 @@ public class RoutingShardsBenchmark
     private RoutingStage shard1;
     private final IngressEvent event = new IngressEvent(256);
     private byte[] publish;
+    private AccessControl access;
+    private ReleaseStage release;
+    private final IngressEvent authEvent = new IngressEvent(256);
 
     @Setup
     public void setUp()
@@ -71,6 +74,22 @@ public class RoutingShardsBenchmark
             offer(stage, SUBSCRIBER, encode(subscribe.encodedLength(), b -> subscribe.encode(b, 0)));
         }
         offer(shard0, PUBLISHER, publish); // stamps routeShard 1 into the slot, as shard 0 would before shard 1
+
+        access = AccessControl.open(new BrokerCounters());
+        final ConnectEncoder encoder = new ConnectEncoder().reset().cleanStart(true).keepAlive(60);
+        encoder.clientId().wrap("pub");
+        final byte[] connect = encode(encoder.encodedLength(), b -> encoder.encode(b, 0));
+        final io.ringmq.protocol.ConnectFlyweight flyweight = new io.ringmq.protocol.ConnectFlyweight();
+        flyweight.wrap(new UnsafeBuffer(connect), 0, connect.length);
+        authEvent.packet(0, PUBLISHER, MqttVersion.V3_1_1, true, PacketType.CONNECT, new UnsafeBuffer(connect),
+            connect.length, null, -1);
+        access.admit(authEvent, flyweight, null);
+        authEvent.packet(0, PUBLISHER, MqttVersion.V3_1_1, true, PacketType.PUBLISH, new UnsafeBuffer(publish),
+            publish.length, null, -1);
+        final com.lmax.disruptor.RingBuffer<IngressEvent> ring = com.lmax.disruptor.RingBuffer.createMultiProducer(
+            () -> new IngressEvent(16), 64);
+        release = new ReleaseStage(new MessageLog[]{new MessageLog(1 << 16)}, new MessageLog[]{log}, ring,
+            new com.lmax.disruptor.Sequence(), new BrokerCounters());
     }
 
     private RoutingStage stage(final RouteShards shards, final int shard)
@@ -152,6 +171,21 @@ public class RoutingShardsBenchmark
     {
         event.routeShard = 1;
         return route(shard1);
+    }
+
+    /** The auth stage's ACL check of the PUBLISH (no ACL file: what a broker without one pays). */
+    @Benchmark
+    public int authPublish()
+    {
+        access.onPublish(authEvent);
+        return authEvent.aclVerdict;
+    }
+
+    /** The release stage's end of a slot that holds no log entry (a small PUBLISH routed to nobody). */
+    @Benchmark
+    public boolean releaseSlot()
+    {
+        return release.onEvent(authEvent);
     }
 
     private interface Writer
