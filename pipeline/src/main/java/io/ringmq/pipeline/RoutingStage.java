@@ -692,7 +692,10 @@ public final class RoutingStage implements Stage
     {
         if (null != session.will() && !session.isOnline())
         {
-            ticks.willDue(Wills.toPublish(session.will()), session.id());
+            if (0 == shard)
+            {
+                ticks.willDue(Wills.toPublish(session.will()), session.id()); // only shard 0 publishes wills
+            }
             session.will(null);
         }
     }
