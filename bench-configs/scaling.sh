@@ -18,7 +18,8 @@
 #
 # Core layout per count N (cores 0..N-1 for the broker; generator on N..): N=2 shared (one thread, pinned);
 # N=4 shared-network (io=0-1, pipeline=2-3, 2 I/O agents); N>=8 dedicated with a quarter of the cores for I/O agents
-# and as many delivery shards, one core each for auth, route and persist, the rest to delivery.
+# and as many delivery shards, one core each for auth and persist, N/8 routing shards (--route-shards) a core each,
+# the rest to delivery.
 # Needs: java 17+, taskset (util-linux), a raised open-file limit for the connection run (the script asks for
 # 1,048,576 and says what it got). Every broker runs on 127.0.0.1, is started fresh per scenario and stopped by
 # its pid; every run is bounded in time.
@@ -90,8 +91,9 @@ ringmq_layout() {
         echo "--threading shared-network --io-threads $io --pin io=0-$((io - 1)),pipeline=$io-$((n - 1))"
     else
         io=$(( n / 4 ))
-        deliver_from=$(( io + 3 ))
-        echo "--threading dedicated --io-threads $io --pin io=0-$((io - 1)),auth=$io,route=$((io + 1)),persist=$((io + 2)),deliver=$deliver_from-$((n - 1))"
+        routes=$(( n / 8 )) # routing shards: 1 on 8 cores, 2 on 16
+        deliver_from=$(( io + 2 + routes ))
+        echo "--threading dedicated --io-threads $io --route-shards $routes --pin io=0-$((io - 1)),auth=$io,route=$((io + 1))-$((io + routes)),persist=$((io + routes + 1)),deliver=$deliver_from-$((n - 1))"
     fi
 }
 

@@ -36,6 +36,7 @@ public final class BrokerContext implements Cloneable
     private final java.util.List<ListenerSettings> extraListeners = new java.util.ArrayList<>();
     // a quarter of the cores for I/O agents, and as many delivery shards (one per agent): 7 + 7 on a 28-core box
     private int ioThreads = Math.max(1, Math.min(16, Runtime.getRuntime().availableProcessors() / 4));
+    private int routeShards = 1;
     private Threading threading = Runtime.getRuntime().availableProcessors() <= 2 ? Threading.SHARED :
         Runtime.getRuntime().availableProcessors() <= 8 ? Threading.SHARED_NETWORK : Threading.DEDICATED;
     private String idleStrategy = "wake";
@@ -129,6 +130,7 @@ public final class BrokerContext implements Cloneable
     {
         check(port() >= 0 && port() <= 65_535, "--port must be 0..65535");
         check(ioThreads >= 1 && ioThreads <= 256, "--io-threads must be 1..256");
+        check(routeShards >= 1 && routeShards <= 64, "--route-shards must be 1..64");
         check(ringSize >= 64 && Integer.bitCount(ringSize) == 1, "--ring-size must be a power of two >= 64");
         check(maxConnections >= 1, "--max-connections must be positive");
         check(maxInflight >= 1 && maxInflight <= 65_535, "--max-inflight must be 1..65535");
@@ -329,6 +331,7 @@ public final class BrokerContext implements Cloneable
         final java.util.List<String> changed = new java.util.ArrayList<>();
         differs(changed, "threading", threading, next.threading);
         differs(changed, "io-threads", ioThreads, next.ioThreads);
+        differs(changed, "route-shards", routeShards, next.routeShards);
         differs(changed, "idle-strategy", idleStrategy, next.idleStrategy);
         differs(changed, "pin", pin, next.pin);
         differs(changed, "ring-size", ringSize, next.ringSize);
@@ -406,7 +409,8 @@ public final class BrokerContext implements Cloneable
     public String toString()
     {
         return "listeners=" + listeners() + " threading=" + threading.name().toLowerCase().replace('_', '-') +
-            " io-threads=" + ioThreads + " idle-strategy=" + idleStrategy + (pin.isEmpty() ? "" : " pin=" + pin) +
+            " io-threads=" + ioThreads + (routeShards == 1 ? "" : " route-shards=" + routeShards) +
+            " idle-strategy=" + idleStrategy + (pin.isEmpty() ? "" : " pin=" + pin) +
             " ring-size=" + ringSize + " max-connections=" + maxConnections + " max-inflight=" + maxInflight +
             " max-queued=" + maxQueued + " max-packet-size=" + maxPacketSize + " connect-timeout=" +
             connectTimeoutMs + "ms max-client-id-length=" + maxClientIdLength + " max-subscriptions-per-client=" +
@@ -510,6 +514,21 @@ public final class BrokerContext implements Cloneable
     public int ioThreads()
     {
         return ioThreads;
+    }
+
+    /**
+     * @return routing stages that split the PUBLISHes between them by topic, each holding a replica of the sessions
+     * and subscriptions (1: one routing stage, as always).
+     */
+    public int routeShards()
+    {
+        return routeShards;
+    }
+
+    public BrokerContext routeShards(final int routeShards)
+    {
+        this.routeShards = routeShards;
+        return this;
     }
 
     public BrokerContext ioThreads(final int ioThreads)

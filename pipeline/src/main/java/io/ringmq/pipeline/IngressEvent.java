@@ -127,6 +127,16 @@ public final class IngressEvent
     public int authDataLength = NONE;
 
     // ---- routing stage
+    /**
+     * With {@code --route-shards} above 1: the routing shard that routes this slot and writes its output (0 for
+     * everything but a PUBLISH whose topic hashes to another shard), its routing log's index. Written by shard 0
+     * before any other shard reads the slot; kept by {@link #resetRouting()}.
+     */
+    public int routeShard;
+    /** The wall time shard 0 judged the slot by: the other shards replay its session changes at the same time. */
+    public long routeTimeMs;
+    /** The limits shard 0 judged the slot by (the number of reloads it has taken), for the other shards. */
+    public int routeEpoch;
     /** The session of the connection, or {@link #NONE} (refused, unknown, already ended). */
     public int sessionId = NONE;
     /** CONNECT: the session is new, so its shard starts its delivery half afresh. */
@@ -296,7 +306,47 @@ public final class IngressEvent
         aclGeneration = 0;
         aclFilterCount = 0;
         aclUserNamed = false;
+        routeShard = 0;
+        routeTimeMs = 0;
+        routeEpoch = 0;
         resetRouting();
+    }
+
+    /**
+     * Copies what the I/O agent, the auth stage and routing shard 0 wrote into {@code copy}, whose routing verdict
+     * starts empty: a routing shard replays a slot another shard routes on its own copy, never writing the slot.
+     * The packet is shared, not copied (no stage writes it).
+     */
+    void copyInputsTo(final IngressEvent copy)
+    {
+        copy.kind = kind;
+        copy.agentIndex = agentIndex;
+        copy.connectionId = connectionId;
+        copy.version = version;
+        copy.loopback = loopback;
+        copy.packetType = packetType;
+        copy.packet.wrap(packet, 0, packetLength);
+        copy.packetLength = packetLength;
+        copy.logEnd = logEnd;
+        copy.ingressNs = ingressNs;
+        copy.reasonCode = reasonCode;
+        copy.sessionExpiryInterval = sessionExpiryInterval;
+        copy.failed = failed;
+        copy.authCode = authCode;
+        copy.aclVerdict = aclVerdict;
+        copy.aclGeneration = aclGeneration;
+        copy.aclUserNamed = aclUserNamed;
+        copy.aclFilterCount = aclFilterCount;
+        if (aclFilterCount > 0)
+        {
+            System.arraycopy(aclFilters, 0, copy.aclFilters(aclFilterCount), 0, aclFilterCount);
+        }
+        copy.credentialVerdict = credentialVerdict;
+        copy.authDataLength = NONE;
+        copy.routeShard = routeShard;
+        copy.routeTimeMs = routeTimeMs;
+        copy.routeEpoch = routeEpoch;
+        copy.resetRouting();
     }
 
     /**

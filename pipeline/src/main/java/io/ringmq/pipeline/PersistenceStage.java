@@ -48,7 +48,7 @@ final class PersistenceStage implements Stage
 
     private final BrokerContext context;
     private final BrokerCounters counters;
-    private final MessageLog routeLog;
+    private final MessageLog[] routeLogs;
     private final DurableStore store;
     private final StoreWriter writer;
     private final RouteOutput route = new RouteOutput();
@@ -76,13 +76,13 @@ final class PersistenceStage implements Stage
     /** How often the alive-at record is written. */
     static final long ALIVE_INTERVAL_MS = 1_000;
 
-    PersistenceStage(final BrokerContext context, final BrokerCounters counters, final MessageLog routeLog,
+    PersistenceStage(final BrokerContext context, final BrokerCounters counters, final MessageLog[] routeLogs,
         final DurableStore store, final FailedCommits failedCommits)
     {
         this.failedCommits = failedCommits;
         this.context = context;
         this.counters = counters;
-        this.routeLog = routeLog;
+        this.routeLogs = routeLogs;
         this.store = store;
         this.writer = store.writer(true);
         this.batch = new IngressEvent[context.stageBatchLimit()];
@@ -165,7 +165,7 @@ final class PersistenceStage implements Stage
         {
             return true;
         }
-        route.wrap(routeLog, event);
+        route.wrap(routeLogs, event);
         if (event.kind == IngressEvent.PACKET)
         {
             onPacket(event);
@@ -208,7 +208,7 @@ final class PersistenceStage implements Stage
     {
         if (event.routeLogEnd >= 0)
         {
-            route.wrap(routeLog, event);
+            route.wrap(routeLogs, event);
             discarded(event);
         }
     }

@@ -27,6 +27,9 @@ import java.util.function.Function;
  *                                        ▼
  *                                   RoutingStage    sessions, subscription index, retained store, fan-out
  *                                        │          ──▶ its output (targets, codes, wills, retained) in the route log
+ *                                        │          (--route-shards N: shard 0, then shards 1..N-1 in parallel, each
+ *                                        │          routing the PUBLISHes whose topic hashes to it, with a replica
+ *                                        │          of the sessions and its own route log: see RouteShards)
  *                                        ▼
  *                                   PersistenceStage  persistent sessions, their QoS 1/2 messages, retained: one
  *                                        │            group commit per batch, before the shards see it (only when
@@ -48,11 +51,11 @@ public final class Pipeline
     private final ErrorLog errors;
     private final RoutingStage routing;
     private final MessageLog[] logs;
-    private final MessageLog routeLog;
+    private final MessageLog[] routeLogs;
     private final int batchLimit;
     private final StageAgent.Step auth;
     private final AuthStage authStage;
-    private final StageAgent.Step route;
+    private final StageAgent.Step[] routes;
     private final StageAgent.Step persist;
     private final String recovered;
     private final DurableStore store;
@@ -101,31 +104,55 @@ public final class Pipeline
         {
             logs[i] = new MessageLog(context.messageLogBytes());
         }
-        this.routeLog = new MessageLog(context.routeLogBytes());
+        final RouteShards routeShards = new RouteShards(context.routeShards(), context);
+        this.routeLogs = new MessageLog[routeShards.count()];
+        for (int i = 0; i < routeLogs.length; i++)
+        {
+            routeLogs[i] = new MessageLog(context.routeLogBytes());
+        }
         final SessionWindows windows = new SessionWindows(context.maxSessions());
         final SharedRedispatch redispatch = new SharedRedispatch(counters);
         final FailedCommits failedCommits = new FailedCommits();
         final java.util.concurrent.atomic.AtomicReference<AccessRules> accessRules =
             new java.util.concurrent.atomic.AtomicReference<>(AccessRules.load(context.aclFile()));
-        this.routing = new RoutingStage(context, counters, routeLog, ring, windows, redispatch, failedCommits,
-            accessRules, control);
+        this.routing = new RoutingStage(context, counters, routeLogs[0], ring, windows, redispatch, failedCommits,
+            accessRules, control, routeShards, 0);
         this.limits = new LiveLimits(context);
-        routing.follow(limits);
+        routing.follow(limits); // shard 0 takes reloaded limits; the other shards take them from its stamps
 
         final StagePoller authPoller = new StagePoller(ring);
-        final StagePoller routePoller = new StagePoller(ring, authPoller.sequence());
         authStage = new AuthStage(authenticator, counters, context.maxClientIdLength(), control,
             new AccessControl(accessRules, context.useUserNameAsClientId(), counters));
         authStage.follow(limits);
         auth = step(authStage, authPoller,
             counters, BrokerCounters.EVENTS_AUTH);
-        route = step(routing, routePoller, counters, BrokerCounters.EVENTS_ROUTE);
+        // shard 0 after auth; every other routing shard after shard 0 (it reads shard 0's stamps), in parallel
+        routes = new StageAgent.Step[routeShards.count()];
+        final Sequence[] routeSequences = new Sequence[routes.length];
+        final RoutingStage[] replicas = new RoutingStage[routes.length - 1];
+        for (int i = 0; i < routes.length; i++)
+        {
+            final StagePoller poller = 0 == i ? new StagePoller(ring, authPoller.sequence()) :
+                new StagePoller(ring, routeSequences[0]);
+            final RoutingStage stage = 0 == i ? routing : new RoutingStage(context, counters, routeLogs[i], null,
+                windows, new SharedRedispatch(), new FailedCommits(), accessRules, ConnectionControl.NONE,
+                routeShards, i);
+            if (i > 0)
+            {
+                replicas[i - 1] = stage;
+            }
+            routes[i] = 0 == i ? step(stage, poller, counters, BrokerCounters.EVENTS_ROUTE) :
+                new StageAgent.Step(stage, poller, errors, batchLimit, null, 0); // shard 0 counts the slots
+            routeSequences[i] = poller.sequence();
+        }
+        routing.replicas(replicas);
         final PersistenceStage persistence = store.isDurable() ?
-            new PersistenceStage(context, counters, routeLog, store, failedCommits) : null;
-        final StagePoller persistPoller = null == persistence ? null : new StagePoller(ring, routePoller.sequence());
+            new PersistenceStage(context, counters, routeLogs, store, failedCommits) : null;
+        final StagePoller persistPoller = null == persistence ? null : new StagePoller(ring, routeSequences);
         persist = null == persistence ? null :
             step(persistence, persistPoller, counters, BrokerCounters.EVENTS_PERSIST);
-        final Sequence shardsFollow = null == persistence ? routePoller.sequence() : persistPoller.sequence();
+        final Sequence[] shardsFollow = null == persistence ? routeSequences :
+            new Sequence[]{persistPoller.sequence()};
         final ShardHandover handover = new ShardHandover(shardCount);
         shards = new StageAgent.Step[shardCount];
         final DeliveryShard[] deliveryShards = new DeliveryShard[shardCount];
@@ -133,7 +160,7 @@ public final class Pipeline
         for (int i = 0; i < shardCount; i++)
         {
             final StagePoller poller = new StagePoller(ring, shardsFollow);
-            deliveryShards[i] = new DeliveryShard(i, context, outbound.forShard(i), counters, routeLog, handover,
+            deliveryShards[i] = new DeliveryShard(i, context, outbound.forShard(i), counters, routeLogs, handover,
                 windows, redispatch, ShardJournal.of(store));
             deliveryShards[i].follow(limits);
             shards[i] = step(deliveryShards[i], poller, counters, BrokerCounters.EVENTS_DELIVER);
@@ -142,7 +169,7 @@ public final class Pipeline
         recovered = null == persistence ? null :
             new PersistenceRecovery(store, routing, persistence, deliveryShards[0]).run(context.strictRecovery());
         final StagePoller releasePoller = new StagePoller(ring, shardSequences);
-        release = step(new ReleaseStage(logs, routeLog, ring, releasePoller.sequence(), counters), releasePoller,
+        release = step(new ReleaseStage(logs, routeLogs, ring, releasePoller.sequence(), counters), releasePoller,
             counters, BrokerCounters.EVENTS_RELEASE);
         ring.addGatingSequences(releasePoller.sequence()); // producers wait for the last stage
     }
@@ -163,7 +190,10 @@ public final class Pipeline
     public void latencySinks(final Function<String, LatencySink> sinkForStage)
     {
         auth.latency(sinkForStage.apply("auth"));
-        route.latency(sinkForStage.apply("route"));
+        for (int i = 0; i < routes.length; i++)
+        {
+            routes[i].latency(sinkForStage.apply(0 == i ? "route" : "route-" + i));
+        }
         if (null != persist)
         {
             persist.latency(sinkForStage.apply("persist"));
@@ -243,6 +273,14 @@ public final class Pipeline
     }
 
     /**
+     * @return a routing shard (0: {@link #routing()}); the others' structures are their threads' own.
+     */
+    RoutingStage routing(final int shard)
+    {
+        return (RoutingStage)routes[shard].stage();
+    }
+
+    /**
      * @return the number of delivery shards, one per I/O agent.
      */
     public int shardCount()
@@ -255,13 +293,13 @@ public final class Pipeline
      */
     public StageAgent allStages(final String roleName)
     {
-        final int before = null == persist ? 2 : 3;
+        final int before = 1 + routes.length + (null == persist ? 0 : 1);
         final StageAgent.Step[] steps = new StageAgent.Step[shards.length + before + 1];
         steps[0] = auth;
-        steps[1] = route;
+        System.arraycopy(routes, 0, steps, 1, routes.length);
         if (null != persist)
         {
-            steps[2] = persist;
+            steps[before - 1] = persist;
         }
         System.arraycopy(shards, 0, steps, before, shards.length);
         steps[steps.length - 1] = release;
@@ -276,9 +314,17 @@ public final class Pipeline
         return new StageAgent("auth", new StageAgent.Step[]{auth, release});
     }
 
-    public StageAgent routingAgent()
+    /**
+     * @return one agent per routing shard (dedicated mode: a thread each), shard 0 first.
+     */
+    public StageAgent[] routingAgents()
     {
-        return new StageAgent("route", new StageAgent.Step[]{route});
+        final StageAgent[] agents = new StageAgent[routes.length];
+        for (int i = 0; i < agents.length; i++)
+        {
+            agents[i] = new StageAgent(0 == i ? "route" : "route-" + i, new StageAgent.Step[]{routes[i]});
+        }
+        return agents;
     }
 
     /**

@@ -12,7 +12,7 @@ import io.ringmq.pipeline.status.BrokerCounters;
 final class ReleaseStage implements Stage
 {
     private final MessageLog[] packetLogs;
-    private final MessageLog routeLog;
+    private final MessageLog[] routeLogs;
     private final RingBuffer<IngressEvent> ring;
     private final Sequence released;
     private final BrokerCounters counters;
@@ -20,11 +20,11 @@ final class ReleaseStage implements Stage
     /**
      * @param released this stage's own sequence, for the ring's occupancy gauge.
      */
-    ReleaseStage(final MessageLog[] packetLogs, final MessageLog routeLog, final RingBuffer<IngressEvent> ring,
+    ReleaseStage(final MessageLog[] packetLogs, final MessageLog[] routeLogs, final RingBuffer<IngressEvent> ring,
         final Sequence released, final BrokerCounters counters)
     {
         this.packetLogs = packetLogs;
-        this.routeLog = routeLog;
+        this.routeLogs = routeLogs;
         this.ring = ring;
         this.released = released;
         this.counters = counters;
@@ -54,7 +54,7 @@ final class ReleaseStage implements Stage
         }
         if (event.routeLogEnd >= 0)
         {
-            routeLog.release(event.routeLogEnd);
+            routeLogs[event.routeShard].release(event.routeLogEnd); // each routing log in its own append order
         }
     }
 

@@ -46,6 +46,16 @@ public final class RouteOutput
      *
      * @return this.
      */
+    public RouteOutput wrap(final MessageLog[] logs, final IngressEvent event)
+    {
+        return wrap(logs[event.routeShard], event); // the log of the routing shard that routed it
+    }
+
+    /**
+     * Points at the entry of an event, read from one routing stage's log.
+     *
+     * @return this.
+     */
     public RouteOutput wrap(final MessageLog log, final IngressEvent event)
     {
         this.event = event;

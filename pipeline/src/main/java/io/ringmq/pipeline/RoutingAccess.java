@@ -23,6 +23,8 @@ final class RoutingAccess
     private final ConnectionControl control;
     private final BrokerCounters counters;
     private final boolean useUserNameAsClientId;
+    /** Routing shards above 0 follow the rules too, but only shard 0 revokes and counts. */
+    private final boolean countsRevocations;
     private AccessRules rules;
 
     /**
@@ -30,8 +32,9 @@ final class RoutingAccess
      * @param control   where a connection is revoked whose subscription reloaded rules refuse.
      */
     RoutingAccess(final AtomicReference<AccessRules> published, final ConnectionControl control,
-        final BrokerCounters counters, final boolean useUserNameAsClientId)
+        final BrokerCounters counters, final boolean useUserNameAsClientId, final boolean countsRevocations)
     {
+        this.countsRevocations = countsRevocations;
         this.published = published;
         this.rules = published.get();
         this.control = control;
@@ -159,7 +162,10 @@ final class RoutingAccess
                 revoked++;
             }
         }
-        counters.add(BrokerCounters.CONNECTIONS_REVOKED, revoked);
+        if (countsRevocations)
+        {
+            counters.add(BrokerCounters.CONNECTIONS_REVOKED, revoked);
+        }
         return 1 + sessions.size();
     }
 }

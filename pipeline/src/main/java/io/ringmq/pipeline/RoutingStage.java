@@ -70,6 +70,19 @@ public final class RoutingStage implements Stage
     private final SessionExpiry expiry;
     private final FailedCommits failedCommits;
     private final RoutingAccess access;
+    /** The routing shards of this pipeline, and this one's index: shard 0 stamps every slot for the others. */
+    private final RouteShards routeShards;
+    private final int shard;
+    /** Shard 0's counters for what happens to sessions; the other shards replay those changes on a muted set. */
+    private final BrokerCounters sessionCounters;
+    /** Shards above 0: the copy of a slot shard 0 routes, replayed here to keep the sessions the same. */
+    private final IngressEvent replay;
+    /** Shard 0: the other shards, which recovery fills as it fills this one. */
+    private RoutingStage[] replicas = new RoutingStage[0];
+    private boolean replaying;
+    private int epoch;
+    private long expiryTickMs;
+    private long publishesRouted;
     private DirectBuffer matchTopic;
     private int matchOffset;
     private int matchLength;
@@ -93,7 +106,7 @@ public final class RoutingStage implements Stage
     public RoutingStage(final BrokerContext context, final BrokerCounters counters, final MessageLog log)
     {
         this(context, counters, log, null, new SessionWindows(1), new SharedRedispatch(), new FailedCommits(),
-            new AtomicReference<>(AccessRules.OPEN), ConnectionControl.NONE);
+            new AtomicReference<>(AccessRules.OPEN), ConnectionControl.NONE, new RouteShards(1, context), 0);
     }
 
     /**
@@ -104,13 +117,20 @@ public final class RoutingStage implements Stage
      * @param failedCommits QoS 2 PUBLISHes the persistence stage could not keep: routed anew when resent.
      * @param accessRules the ACL rules in force, as the auth stage publishes them.
      * @param control     where a connection is revoked whose subscription reloaded rules refuse.
+     * @param routeShards the routing shards of the pipeline.
+     * @param shard       this shard's index: 0 routes all but the PUBLISHes the others take, and puts the ticks on
+     *                    the ring; the others take no ring, redispatch, failed commits or control of their own.
      */
     RoutingStage(final BrokerContext context, final BrokerCounters counters, final MessageLog log,
         final RingBuffer<IngressEvent> ring, final SessionWindows windows, final SharedRedispatch redispatch,
         final FailedCommits failedCommits, final AtomicReference<AccessRules> accessRules,
-        final ConnectionControl control)
+        final ConnectionControl control, final RouteShards routeShards, final int shard)
     {
-        this.access = new RoutingAccess(accessRules, control, counters, context.useUserNameAsClientId());
+        this.routeShards = routeShards;
+        this.shard = shard;
+        this.sessionCounters = shard == 0 ? counters : new BrokerCounters();
+        this.replay = shard == 0 ? null : new IngressEvent(0);
+        this.access = new RoutingAccess(accessRules, control, counters, context.useUserNameAsClientId(), shard == 0);
         this.failedCommits = failedCommits;
         this.ticks = new RoutingTicks(ring, redispatch);
         this.shared = new SharedSubscriptions<>(context.sharedSubscriptionStrategy());
@@ -136,9 +156,17 @@ public final class RoutingStage implements Stage
         this.log = log;
         this.maxSessions = context.maxSessions();
         this.retained = new RetainedStore(context.maxRetainedMessages(), context.maxRetainedBytes());
-        this.subscriptions = new SubscriptionChanges(context, index, shared, retained, output, counters);
+        this.subscriptions = new SubscriptionChanges(context, index, shared, retained, output, sessionCounters);
         output.maxTargets(context.maxSessions()); // the routing log holds a target per session, no more
-        this.expiry = new SessionExpiry(this::expire, this::willDue);
+        this.expiry = new SessionExpiry(this::expire, this::willDue, routeShards.startMs());
+    }
+
+    /**
+     * Shard 0 only, before any stage runs: the other routing shards, filled by recovery as this one is.
+     */
+    void replicas(final RoutingStage[] replicas)
+    {
+        this.replicas = replicas;
     }
 
     /**
@@ -147,6 +175,10 @@ public final class RoutingStage implements Stage
      */
     public void onBatchEnd()
     {
+        if (shard != 0)
+        {
+            return; // the same levels as shard 0's
+        }
         counters.set(BrokerCounters.CLIENTS_CONNECTED, connections.size());
         counters.set(BrokerCounters.SESSIONS_CURRENT, sessions.size());
         counters.set(BrokerCounters.SUBSCRIPTIONS_CURRENT, index.size() + shared.size());
@@ -172,6 +204,7 @@ public final class RoutingStage implements Stage
                 context = next; // the retained and subscription limits; the rest is the same as at start
                 retained.limits(next.maxRetainedMessages(), next.maxRetainedBytes());
                 subscriptions.limits(next);
+                routeShards.took(++epoch, next); // before any slot is stamped with it
                 live.took(next);
             }
         }
@@ -185,7 +218,21 @@ public final class RoutingStage implements Stage
             }
         }
         final int reloaded = access.follow(sessions);
-        final int expired = expiry.poll(System.currentTimeMillis());
+        int expired = 0;
+        if (!routeShards.replicated())
+        {
+            expired = expiry.poll(System.currentTimeMillis());
+        }
+        else if (shard == 0 && expiry.hasTimers())
+        {
+            // every shard expires sessions at the same slot: a tick shard 0 puts on the ring, at its stamped time
+            final long nowMs = System.currentTimeMillis();
+            if (nowMs - expiryTickMs >= SessionExpiry.SHARDED_POLL_MS)
+            {
+                expiryTickMs = nowMs;
+                ticks.expiryDue();
+            }
+        }
         if (expired > 0)
         {
             onBatchEnd(); // the gauges move with expiry too, events or not
@@ -204,6 +251,18 @@ public final class RoutingStage implements Stage
         if (pending == event)
         {
             return commit(event); // processed already: only its output waits for room in the log
+        }
+        if (shard == 0)
+        {
+            stamp(event);
+        }
+        if (event.routeShard != shard && event != replay)
+        {
+            if (shard != 0 && !RouteShards.isPublish(event))
+            {
+                replay(event, false); // shard 0 routes it: the same session changes here, no output
+            }
+            return true; // a PUBLISH another shard routes
         }
         if (event.aclGeneration != access.generation())
         {
@@ -240,6 +299,18 @@ public final class RoutingStage implements Stage
      */
     public void onFailed(final IngressEvent event)
     {
+        if (shard == 0)
+        {
+            stamp(event);
+        }
+        if (event.routeShard != shard && event != replay)
+        {
+            if (shard != 0 && !RouteShards.isPublish(event))
+            {
+                replay(event, true);
+            }
+            return; // a PUBLISH another shard routes
+        }
         if (pending == event)
         {
             pending = null;
@@ -265,8 +336,71 @@ public final class RoutingStage implements Stage
             if (null != session)
             {
                 event.sessionId = session.id();
-                endSession(session, event.connectionId);
+                endSession(session, event.connectionId, event.routeTimeMs);
             }
+        }
+    }
+
+    /**
+     * Shard 0: which shard routes the slot, and the clock and limits it is judged by.
+     */
+    private void stamp(final IngressEvent event)
+    {
+        event.routeEpoch = epoch;
+        if (!RouteShards.isPublish(event))
+        {
+            event.routeTimeMs = System.currentTimeMillis();
+            return;
+        }
+        event.routeShard = routeShards.replicated() && event.connectionId != IngressEvent.SYSTEM_CONNECTION ?
+            routeShards.ownerOf(event.packet, event.packetLength) : 0;
+    }
+
+    /**
+     * A shard above 0 replays a slot shard 0 routes on its own copy of it: the same changes to sessions and
+     * subscriptions in the same order (each shard's session ids are the same), its output dropped.
+     */
+    private void replay(final IngressEvent event, final boolean failed)
+    {
+        event.copyInputsTo(replay);
+        if (replay.routeEpoch != epoch)
+        {
+            epoch = replay.routeEpoch;
+            context = routeShards.limits(epoch); // the limits shard 0 judged the slot by
+            subscriptions.limits(context);
+        }
+        replaying = true;
+        try
+        {
+            if (failed)
+            {
+                onFailed(replay);
+                return;
+            }
+            if (replay.aclGeneration != access.generation())
+            {
+                access.follow(sessions);
+            }
+            output.reset();
+            moved = null;
+            publisher = null;
+            switch (replay.kind)
+            {
+                case IngressEvent.PACKET: onPacket(replay); break;
+                case IngressEvent.CONNECTION_LOST: onConnectionEnd(replay, true); break;
+                case IngressEvent.TICK: onTick(replay); break;
+                default: onConnectionEnd(replay, replay.reasonCode != ReasonCode.NORMAL_DISCONNECTION);
+            }
+            // shard 0 hands the same discarded ids to the shards in this slot's output: they may be reused now
+            sessions.releaseDiscarded(Math.min(sessions.takeDiscarded().size(), BrokerContext.DISCARDED_PER_ENTRY));
+            if (replay.kind == IngressEvent.TICK)
+            {
+                ticks.done();
+            }
+        }
+        finally
+        {
+            replaying = false;
         }
     }
 
@@ -290,7 +424,9 @@ public final class RoutingStage implements Stage
     private boolean writeOutput(final IngressEvent event)
     {
         final IntArrayList discarded = sessions.takeDiscarded();
-        final int discardedCount = Math.min(discarded.size(), BrokerContext.DISCARDED_PER_ENTRY); // the rest: next
+        // the rest: next; with routing shards, only in slots every shard replays, so each reuses them at the same one
+        final int discardedCount = routeShards.replicated() && RouteShards.isPublish(event) ? 0 :
+            Math.min(discarded.size(), BrokerContext.DISCARDED_PER_ENTRY);
         final int length = output.length(discardedCount);
         if (length == 0)
         {
@@ -308,6 +444,7 @@ public final class RoutingStage implements Stage
             return false; // no room until the last stage releases older entries: try again next duty cycle
         }
         output.write(log.buffer(), log.indexOf(end, length), discarded, discardedCount, event);
+        event.routeShard = shard; // the routing log the later stages read it from
         event.routeLogLength = length;
         event.routeLogEnd = end;
         sessions.releaseDiscarded(discardedCount); // the shards learn of them in this entry: their ids may be reused
@@ -368,7 +505,7 @@ public final class RoutingStage implements Stage
         String clientId = aclClientId;
         if (clientId.isEmpty())
         {
-            clientId = "ringmq-" + Long.toHexString(System.nanoTime()) + "-" + (++assignedIds); // [MQTT-3.1.3-6]
+            clientId = routeShards.assignedClientId(++assignedIds); // [MQTT-3.1.3-6], the same on every shard
             if (event.version == MqttVersion.V5)
             {
                 output.assignedClientId(clientId.getBytes(java.nio.charset.StandardCharsets.UTF_8)); // [MQTT-3.2.2-16]
@@ -382,7 +519,7 @@ public final class RoutingStage implements Stage
             event.takeoverConnectionId = existing.connectionId();
             event.takeoverVersion = existing.version(); // its shard may no longer hold its session to ask
             connections.remove(existing.connectionId());
-            counters.increment(BrokerCounters.CONNECTIONS_TAKEN_OVER);
+            sessionCounters.increment(BrokerCounters.CONNECTIONS_TAKEN_OVER);
             // it ends without DISCONNECT: its will goes out, as Mosquitto does, unless it is delayed and its session
             // is resumed right here, within the delay [MQTT-3.1.3-9]
             if (null != existing.will() && (existing.willDelaySeconds() == 0 || clean || !existing.isPersistent()))
@@ -423,7 +560,7 @@ public final class RoutingStage implements Stage
             }
             else if (sessions.size() >= maxSessions)
             {
-                counters.increment(BrokerCounters.SESSIONS_REFUSED_LIMIT); // its shard refuses it: no session
+                sessionCounters.increment(BrokerCounters.SESSIONS_REFUSED_LIMIT); // its shard refuses it: no session
                 return;
             }
             session = sessions.create(clientId, expirySeconds, event.agentIndex);
@@ -478,6 +615,7 @@ public final class RoutingStage implements Stage
             return; // a resent QoS 2 PUBLISH before PUBREL: answered with PUBREC again, not delivered twice
         }
         event.routed = true;
+        publishesRouted++;
         publisher = session;
         fanOut(topic.buffer(), topic.offset(), topic.length(), event.qos);
         // what the PUBLISH changes is applied only once its output is committed: a failed slot changes nothing
@@ -541,10 +679,10 @@ public final class RoutingStage implements Stage
         else
         {
             // published when the delay has passed or the session ends, whichever comes first [MQTT-3.1.3-9]
-            expiry.scheduleWill(session, System.currentTimeMillis() +
+            expiry.scheduleWill(session, event.routeTimeMs +
                 Math.min(session.willDelaySeconds(), session.expirySeconds()) * 1000);
         }
-        endSession(session, event.connectionId);
+        endSession(session, event.connectionId, event.routeTimeMs);
     }
 
     /**
@@ -554,7 +692,10 @@ public final class RoutingStage implements Stage
     {
         if (null != session.will() && !session.isOnline())
         {
-            ticks.willDue(Wills.toPublish(session.will()), session.id());
+            if (0 == shard)
+            {
+                ticks.willDue(Wills.toPublish(session.will()), session.id()); // only shard 0 publishes wills
+            }
             session.will(null);
         }
     }
@@ -579,6 +720,10 @@ public final class RoutingStage implements Stage
 
     private void onTick(final IngressEvent event)
     {
+        if (routeShards.replicated() && expiry.poll(event.routeTimeMs) > 0)
+        {
+            onBatchEnd(); // the gauges move with expiry too
+        }
         final Message will = ticks.takeWill();
         if (null != will)
         {
@@ -624,7 +769,7 @@ public final class RoutingStage implements Stage
      * The connection of a session ended: a clean session goes, a persistent one waits for its client until it
      * expires.
      */
-    private void endSession(final RoutingSession session, final long connectionId)
+    private void endSession(final RoutingSession session, final long connectionId, final long nowMs)
     {
         if (session.connectionId() == connectionId)
         {
@@ -637,7 +782,7 @@ public final class RoutingStage implements Stage
         else if (!session.isOnline())
         {
             session.trim(); // offline: an empty set of QoS 2 packet ids waits for no one
-            expiry.schedule(session, System.currentTimeMillis());
+            expiry.schedule(session, nowMs);
         }
     }
 
@@ -645,7 +790,7 @@ public final class RoutingStage implements Stage
     {
         if (!session.isOnline() && sessions.find(session.clientId()) == session)
         {
-            counters.increment(BrokerCounters.SESSIONS_EXPIRED);
+            sessionCounters.increment(BrokerCounters.SESSIONS_EXPIRED);
             willDue(session); // the session ends: its delayed will goes now [MQTT-3.1.3-9]
             discard(session); // its shard forgets it with the next event's output
         }
@@ -653,6 +798,10 @@ public final class RoutingStage implements Stage
 
     private void publishWill(final IngressEvent event, final Message will)
     {
+        if (replaying)
+        {
+            return; // shard 0 publishes it (and keeps it when retained)
+        }
         willTopic.wrap(will.topic());
         willPayload.wrap(will.payload());
         willProperties.wrap(will.properties());
@@ -764,6 +913,16 @@ public final class RoutingStage implements Stage
             return IngressEvent.NONE;
         }
         final RoutingSession session = sessions.create(clientId, expirySeconds, 0); // its shard: shard 0's
+        for (final RoutingStage replica : replicas)
+        {
+            final int same = replica.restoreSession(clientId, version, expirySeconds, will, willDelaySeconds,
+                disconnectedAtMs, willPending, nowMs);
+            if (same != session.id())
+            {
+                throw new IllegalStateException("routing shards restored " + clientId + " as " + session.id() +
+                    " and " + same);
+            }
+        }
         session.version(version);
         access.restored(session);
         final long awayMs = disconnectedAtMs == 0 ? nowMs : disconnectedAtMs;
@@ -781,6 +940,10 @@ public final class RoutingStage implements Stage
     {
         subscriptions.restore(sessions.get(sessionId), filter, options, subscriptionId);
         access.restored(sessions.get(sessionId).subscription(filter));
+        for (final RoutingStage replica : replicas)
+        {
+            replica.restoreSubscription(sessionId, filter, options, subscriptionId);
+        }
     }
 
     void restoreAwaitingPubrel(final int sessionId, final int packetId)
@@ -801,6 +964,10 @@ public final class RoutingStage implements Stage
      */
     void restored()
     {
+        for (final RoutingStage replica : replicas)
+        {
+            replica.restored();
+        }
         sessions.releaseOwner();
         onBatchEnd(); // the gauges show what was restored
     }
@@ -824,6 +991,14 @@ public final class RoutingStage implements Stage
     }
 
     /**
+     * @return the PUBLISHes this shard has routed (for tests: the shards share the work).
+     */
+    long publishesRouted()
+    {
+        return publishesRouted;
+    }
+
+    /**
      * @return the number of sessions known, online or not.
      */
     public int sessionCount()
@@ -838,6 +1013,6 @@ public final class RoutingStage implements Stage
 
     public String name()
     {
-        return "route";
+        return 0 == shard ? "route" : "route-" + shard;
     }
 }

@@ -24,6 +24,7 @@ final class RoutingTicks
     private final org.agrona.collections.IntArrayQueue dueWillSessions = new org.agrona.collections.IntArrayQueue();
     private final ArrayDeque<SharedRedispatch.Entry> dueRedispatch = new ArrayDeque<>();
     private boolean tickPending;
+    private boolean expiryDue;
     private boolean tickWill;
     private boolean tickRedispatch;
 
@@ -48,6 +49,14 @@ final class RoutingTicks
     /**
      * @return the session of the will {@link #takeWill()} returned.
      */
+    /**
+     * With routing shards: a tick is wanted so that every shard polls its session expiry at the same slot.
+     */
+    void expiryDue()
+    {
+        expiryDue = true;
+    }
+
     int takeWillSession()
     {
         return dueWillSessions.isEmpty() ? IngressEvent.NONE : dueWillSessions.peekInt();
@@ -67,7 +76,7 @@ final class RoutingTicks
             dueRedispatch.add(entry);
             taken++;
         }
-        if ((!dueWills.isEmpty() || !dueRedispatch.isEmpty()) && !tickPending)
+        if ((!dueWills.isEmpty() || !dueRedispatch.isEmpty() || expiryDue) && !tickPending)
         {
             requestTick();
         }
@@ -77,7 +86,7 @@ final class RoutingTicks
     boolean hasPendingWork()
     {
         return null != ring && !tickPending &&
-            (!dueWills.isEmpty() || !dueRedispatch.isEmpty() || !redispatch.isEmpty());
+            (!dueWills.isEmpty() || !dueRedispatch.isEmpty() || !redispatch.isEmpty() || expiryDue);
     }
 
     private void requestTick()
@@ -98,6 +107,7 @@ final class RoutingTicks
         ring.get(sequence).end(IngressEvent.TICK, 0, IngressEvent.SYSTEM_CONNECTION, MqttVersion.V5);
         ring.publish(sequence);
         tickPending = true;
+        expiryDue = false;
     }
 
     /**

@@ -19,6 +19,11 @@ final class SessionExpiry implements DeadlineTimerWheel.TimerHandler
     private static final int TICKS_PER_WHEEL = 512;
     private static final int EXPIRY_LIMIT = 1_024;
     private static final long POLL_INTERVAL_MS = 16;
+    /**
+     * With routing shards, sessions expire on ticks shard 0 puts on the ring (each shard polls at the tick's time):
+     * at most this often while a timer is set (a timer fires up to this much later than with one routing stage).
+     */
+    static final long SHARDED_POLL_MS = 100;
 
     /** A session that is never dropped for being offline (5.0 Session Expiry Interval 0xFFFFFFFF). */
     static final long NEVER = 0xFFFF_FFFFL;
@@ -36,10 +41,26 @@ final class SessionExpiry implements DeadlineTimerWheel.TimerHandler
      */
     SessionExpiry(final Consumer<RoutingSession> onExpired, final Consumer<RoutingSession> onWillDue)
     {
+        this(onExpired, onWillDue, System.currentTimeMillis());
+    }
+
+    /**
+     * @param startMs when the wheel starts: routing shards share it, so the same timers fire at the same poll.
+     */
+    SessionExpiry(final Consumer<RoutingSession> onExpired, final Consumer<RoutingSession> onWillDue,
+        final long startMs)
+    {
         this.onExpired = onExpired;
         this.onWillDue = onWillDue;
-        this.wheel = new DeadlineTimerWheel(TimeUnit.MILLISECONDS, System.currentTimeMillis(), TICK_MS,
-            TICKS_PER_WHEEL);
+        this.wheel = new DeadlineTimerWheel(TimeUnit.MILLISECONDS, startMs, TICK_MS, TICKS_PER_WHEEL);
+    }
+
+    /**
+     * @return whether a session waits to expire or a will to fall due.
+     */
+    boolean hasTimers()
+    {
+        return !byTimer.isEmpty() || !willByTimer.isEmpty();
     }
 
     /**

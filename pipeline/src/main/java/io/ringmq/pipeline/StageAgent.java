@@ -109,6 +109,11 @@ public final class StageAgent implements Agent
             this.workCounter = workCounter;
         }
 
+        Stage stage()
+        {
+            return stage;
+        }
+
         int poll()
         {
             assert owner.isCurrent();

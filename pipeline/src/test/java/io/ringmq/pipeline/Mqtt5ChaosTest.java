@@ -43,7 +43,38 @@ class Mqtt5ChaosTest
     {
         for (long seed = Long.getLong("chaos.from", 1); seed <= Long.getLong("chaos.to", 50); seed++)
         {
-            run(seed, null);
+            run(seed, null, 1, false);
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    @DisplayName("the chaos with 3 routing shards: no stage throws, and every shard holds the same sessions and "
+        + "subscriptions as shard 0")
+    void chaosOnRouteShards()
+    {
+        final long[] routed = new long[3];
+        for (long seed = Long.getLong("chaos.from", 1); seed <= Long.getLong("chaos.to", 50); seed++)
+        {
+            final PipelineHarness harness = run(seed, null, 3, false);
+            for (int shard = 0; shard < routed.length; shard++)
+            {
+                routed[shard] += harness.pipeline.routing(shard).publishesRouted();
+            }
+        }
+        assertThat(java.util.Arrays.stream(routed).boxed()).as("PUBLISHes routed by each shard")
+            .allSatisfy(count -> assertThat(count).isPositive());
+    }
+
+    @Test
+    @Timeout(120)
+    @DisplayName("with 3 routing shards every connection is sent exactly what one routing stage sends it, in the same "
+        + "order (chaos without timers, hash-chosen shared members)")
+    void routeShardsSendWhatOneStageSends()
+    {
+        for (long seed = Long.getLong("chaos.from", 1); seed <= Long.getLong("chaos.to", 50); seed++)
+        {
+            assertThat(sent(run(seed, null, 3, true))).as("seed " + seed).isEqualTo(sent(run(seed, null, 1, true)));
         }
     }
 
@@ -55,11 +86,28 @@ class Mqtt5ChaosTest
     {
         for (long seed = Long.getLong("chaos.from", 1); seed <= Long.getLong("chaos.to", 50); seed++)
         {
-            run(seed, io.ringmq.pipeline.persistence.MemoryStore.retaining());
+            run(seed, io.ringmq.pipeline.persistence.MemoryStore.retaining(), 1, false);
         }
     }
 
-    private static void run(final long seed, final io.ringmq.pipeline.persistence.MemoryStore store)
+    @Test
+    @Timeout(120)
+    @DisplayName("the chaos with restarts on 2 routing shards: recovery fills every shard alike")
+    void chaosWithRestartsOnRouteShards()
+    {
+        for (long seed = Long.getLong("chaos.from", 1); seed <= Long.getLong("chaos.to", 20); seed++)
+        {
+            run(seed, io.ringmq.pipeline.persistence.MemoryStore.retaining(), 2, false);
+        }
+    }
+
+    /**
+     * @param timeless no session or message expiry, will delay or assigned client id: what is sent depends on the
+     *                 events alone, not on the clock.
+     * @return the pipeline after the run.
+     */
+    private static PipelineHarness run(final long seed, final io.ringmq.pipeline.persistence.MemoryStore store,
+        final int routeShards, final boolean timeless)
     {
         final SplittableRandom random = new SplittableRandom(seed);
         final BrokerContext context = new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2)
@@ -67,7 +115,7 @@ class Mqtt5ChaosTest
             .maxQueuedBytes(random.nextBoolean() ? 1_024 : 1 << 20)
             .maxSessions(random.nextBoolean() ? 6 : 1_000)
             .maxSubscriptionsPerClient(1 + random.nextInt(4))
-            .sharedSubscriptionStrategy(BrokerContext.SHARED_STRATEGIES.get(random.nextInt(6)));
+            .sharedSubscriptionStrategy(strategy(random, timeless)).routeShards(routeShards);
         final Authenticator authenticator = new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null);
         PipelineHarness harness = null == store ? new PipelineHarness(context, authenticator) :
             new PipelineHarness(context, authenticator, store);
@@ -95,7 +143,7 @@ class Mqtt5ChaosTest
                 agent[client] = random.nextInt(2);
                 clean[client] = random.nextInt(3) == 0;
                 version[client] = random.nextInt(4) == 0 ? MqttVersion.V3_1_1 : MqttVersion.V5;
-                final byte[] connect = connect(random, client, clean[client], version[client]);
+                final byte[] connect = connect(random, client, clean[client], version[client], timeless);
                 assigned += connect.length == emptyIdLength(connect) ? 1 : 0;
                 harness.offer(agent[client], connection[client], true, connect, IngressEvent.PACKET,
                     version[client], 0, IngressEvent.NONE);
@@ -106,11 +154,11 @@ class Mqtt5ChaosTest
             {
                 case 1: case 2: packet = subscribe(random, version[client]); break;
                 case 3: packet = unsubscribe(random, version[client]); break;
-                case 4: case 5: case 6: packet = publish(random, version[client]); break;
+                case 4: case 5: case 6: packet = publish(random, version[client], timeless); break;
                 case 7: packet = ack(random); break;
                 default:
                     final int kind = random.nextBoolean() ? IngressEvent.CONNECTION_LOST : IngressEvent.DISCONNECTED;
-                    final long expiry = kind == IngressEvent.DISCONNECTED && random.nextBoolean() ?
+                    final long expiry = kind == IngressEvent.DISCONNECTED && random.nextBoolean() && !timeless ?
                         random.nextInt(3) : IngressEvent.NONE;
                     final boolean v5 = version[client] == MqttVersion.V5;
                     harness.offer(agent[client], connection[client], true, new byte[0], kind, version[client],
@@ -133,6 +181,14 @@ class Mqtt5ChaosTest
         assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).as("seed " + seed).isZero();
         assertThat(harness.pipeline.routing().sessionCount()).as("seed " + seed + ": only sessions that expire later")
             .isLessThanOrEqualTo(Math.min(context.maxSessions(), CLIENTS + assigned));
+        for (int shard = 1; shard < routeShards; shard++)
+        {
+            final RoutingStage replica = harness.pipeline.routing(shard);
+            assertThat(new int[]{replica.sessionCount(), replica.persistentSessionCount(), replica.index().size()})
+                .as("seed " + seed + ": routing shard " + shard + " holds what shard 0 holds")
+                .containsExactly(harness.pipeline.routing().sessionCount(),
+                    harness.pipeline.routing().persistentSessionCount(), harness.pipeline.routing().index().size());
+        }
         if (null != store)
         {
             final int[] stored = new int[1];
@@ -147,6 +203,31 @@ class Mqtt5ChaosTest
             assertThat(stored[0]).as("seed " + seed + ": stored sessions").isEqualTo(
                 harness.pipeline.routing().persistentSessionCount());
         }
+        return harness;
+    }
+
+    /**
+     * @return what was sent, a line per packet ("connection type length"), in order.
+     */
+    private static java.util.List<String> sent(final PipelineHarness harness)
+    {
+        final java.util.List<String> sent = new java.util.ArrayList<>();
+        for (final Object[] packet : harness.outbound.sent)
+        {
+            final byte[] bytes = (byte[])packet[1];
+            sent.add(packet[0] + " " + ((bytes[0] & 0xFF) >>> 4) + " " + bytes.length);
+        }
+        return sent;
+    }
+
+    /**
+     * @return a shared subscription strategy drawn at random, or, for a run without timers, the one that chooses by
+     * the publisher alone (the same member whichever routing shard chooses).
+     */
+    private static String strategy(final SplittableRandom random, final boolean timeless)
+    {
+        final String drawn = BrokerContext.SHARED_STRATEGIES.get(random.nextInt(6));
+        return timeless ? "hash-client" : drawn;
     }
 
     /**
@@ -160,7 +241,7 @@ class Mqtt5ChaosTest
     }
 
     private static byte[] connect(final SplittableRandom random, final int client, final boolean clean,
-        final int version)
+        final int version, final boolean timeless)
     {
         if (version != MqttVersion.V5)
         {
@@ -171,12 +252,12 @@ class Mqtt5ChaosTest
                 encoder.willTopic().wrap(TOPICS[random.nextInt(TOPICS.length)]);
                 encoder.willPayload().wrap("gone");
             }
-            encoder.clientId().wrap(clean && random.nextInt(20) == 0 ? "" : "c" + client);
+            encoder.clientId().wrap(clean && random.nextInt(20) == 0 && !timeless ? "" : "c" + client);
             return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
         }
         final MqttProperties properties = new MqttProperties();
         final int expiry = random.nextInt(4);
-        if (expiry > 0)
+        if (expiry > 0 && !timeless)
         {
             properties.setInt(PropertyId.SESSION_EXPIRY_INTERVAL, expiry == 3 ? -1 : expiry * 60);
         }
@@ -196,13 +277,14 @@ class Mqtt5ChaosTest
             .keepAlive(60).properties(properties);
         if (random.nextBoolean())
         {
-            final MqttProperties will = new MqttProperties().setInt(PropertyId.WILL_DELAY_INTERVAL, random.nextInt(2))
-                .setInt(PropertyId.MESSAGE_EXPIRY_INTERVAL, random.nextInt(100)).addUserProperty("w", "1");
+            final MqttProperties will = timeless ? new MqttProperties().addUserProperty("w", "1") :
+                new MqttProperties().setInt(PropertyId.WILL_DELAY_INTERVAL, random.nextInt(2))
+                    .setInt(PropertyId.MESSAGE_EXPIRY_INTERVAL, random.nextInt(100)).addUserProperty("w", "1");
             encoder.will(random.nextInt(3), random.nextBoolean(), will);
             encoder.willTopic().wrap(TOPICS[random.nextInt(TOPICS.length)]);
             encoder.willPayload().wrap("gone");
         }
-        encoder.clientId().wrap(random.nextInt(20) == 0 ? "" : "c" + client);
+        encoder.clientId().wrap(random.nextInt(20) == 0 && !timeless ? "" : "c" + client);
         return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
@@ -233,11 +315,11 @@ class Mqtt5ChaosTest
         return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
-    private static byte[] publish(final SplittableRandom random, final int version)
+    private static byte[] publish(final SplittableRandom random, final int version, final boolean timeless)
     {
         final int qos = random.nextInt(3);
         final MqttProperties properties = new MqttProperties();
-        if (random.nextBoolean())
+        if (random.nextBoolean() && !timeless)
         {
             properties.setInt(PropertyId.MESSAGE_EXPIRY_INTERVAL, random.nextInt(3));
         }

@@ -396,10 +396,16 @@ public final class Broker implements AutoCloseable
             {
                 // auth (with the light release stage), route, and one thread per delivery shard
                 final StageAgent auth = pipeline.authAgent();
-                final StageAgent route = pipeline.routingAgent();
+                final StageAgent[] routes = pipeline.routingAgents();
                 final StageAgent[] shards = new StageAgent[pipeline.shardCount()];
                 final IdleStrategy authIdle = stageIdle(wake, auth);
-                final IdleStrategy routeIdle = stageIdle(wake, route);
+                final IdleStrategy[] routeIdle = new IdleStrategy[routes.length];
+                final Wakeable[] routeWakes = new Wakeable[routes.length];
+                for (int i = 0; i < routes.length; i++)
+                {
+                    routeIdle[i] = stageIdle(wake, routes[i]);
+                    routeWakes[i] = wakeable(routeIdle[i]);
+                }
                 final IdleStrategy[] shardIdle = new IdleStrategy[shards.length];
                 final Wakeable[] shardWakes = new Wakeable[shards.length];
                 for (int i = 0; i < shards.length; i++)
@@ -409,8 +415,7 @@ public final class Broker implements AutoCloseable
                     shardWakes[i] = wakeable(shardIdle[i]);
                 }
                 final Wakeable authWake = wakeable(authIdle);
-                final Wakeable routeWake = wakeable(routeIdle);
-                auth.afterWork(routeWake::wake);
+                auth.afterWork(routeWakes[0]::wake);
                 final Runnable wakeShards = () ->
                 {
                     for (final Wakeable shardWake : shardWakes)
@@ -420,15 +425,28 @@ public final class Broker implements AutoCloseable
                 };
                 final StageAgent persist = pipeline.persistenceAgent(); // its own thread: an fsync holds up no one
                 final IdleStrategy persistIdle = null == persist ? null : stageIdle(wake, persist);
+                final Runnable afterRouting;
                 if (null != persist)
                 {
-                    final Wakeable persistWake = wakeable(persistIdle);
-                    route.afterWork(persistWake::wake);
+                    afterRouting = wakeable(persistIdle)::wake;
                     persist.afterWork(wakeShards);
                 }
                 else
                 {
-                    route.afterWork(wakeShards);
+                    afterRouting = wakeShards;
+                }
+                // routing shard 0 wakes the other shards, which follow it; each wakes what follows them all
+                routes[0].afterWork(() ->
+                {
+                    for (int i = 1; i < routeWakes.length; i++)
+                    {
+                        routeWakes[i].wake();
+                    }
+                    afterRouting.run();
+                });
+                for (int i = 1; i < routes.length; i++)
+                {
+                    routes[i].afterWork(afterRouting);
                 }
                 for (final StageAgent shard : shards)
                 {
@@ -436,7 +454,10 @@ public final class Broker implements AutoCloseable
                 }
                 startIoAgents(agents, agentWakes, agentIdle, authWake, pinning);
                 run(pinning.pin("auth", 0, auth), authIdle);
-                run(pinning.pin("route", 0, route), routeIdle);
+                for (int i = 0; i < routes.length; i++)
+                {
+                    run(pinning.pin("route", i, routes[i]), routeIdle[i]);
+                }
                 if (null != persist)
                 {
                     run(pinning.pin("persist", 0, persist), persistIdle);

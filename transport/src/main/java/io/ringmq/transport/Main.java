@@ -143,6 +143,11 @@ public final class Main implements Callable<Integer>
     @Option(names = "--io-threads", paramLabel = "N", description = "I/O agents (default: cores/4, 1..16).")
     Integer ioThreads;
 
+    @Option(names = "--route-shards", paramLabel = "N", description = "Routing stages that share the PUBLISHes by " +
+        "topic, each with a replica of the sessions and subscriptions (default 1; for many cores with --threading " +
+        "dedicated: one thread each, --pin route=A-B).")
+    Integer routeShards;
+
     @Option(names = "--idle-strategy", paramLabel = "NAME",
         description = "wake (sleep until given work), busy-spin, yield or backoff (default: ${DEFAULT-VALUE}).")
     String idleStrategy = "wake";
@@ -666,6 +671,10 @@ public final class Main implements Callable<Integer>
         if (null != ioThreads)
         {
             context.ioThreads(ioThreads);
+        }
+        if (null != routeShards)
+        {
+            context.routeShards(routeShards);
         }
         if (!List.of("wake", "busy-spin", "yield", "backoff").contains(idleStrategy))
         {

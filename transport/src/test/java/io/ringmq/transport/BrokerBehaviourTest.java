@@ -40,6 +40,14 @@ abstract class BrokerBehaviourTest
 
     abstract BrokerContext.Threading threading();
 
+    /**
+     * @return routing shards (--route-shards) the behaviours run on.
+     */
+    int routeShards()
+    {
+        return 1;
+    }
+
     Broker broker()
     {
         return broker(context -> { });
@@ -48,7 +56,7 @@ abstract class BrokerBehaviourTest
     Broker broker(final Consumer<BrokerContext> settings)
     {
         final BrokerContext context = new BrokerContext().bindAddress("127.0.0.1").port(0).threading(threading()).sysIntervalMs(0)
-            .ioThreads(2);
+            .ioThreads(2).routeShards(routeShards());
         settings.accept(context);
         try
         {

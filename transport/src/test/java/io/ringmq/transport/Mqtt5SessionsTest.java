@@ -2,6 +2,7 @@ package io.ringmq.transport;
 
 import com.hivemq.client.mqtt.mqtt5.message.publish.Mqtt5PayloadFormatIndicator;
 import com.hivemq.client.mqtt.mqtt5.message.publish.Mqtt5Publish;
+import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.MqttProperties;
 import io.ringmq.protocol.MqttVersion;
@@ -32,7 +33,15 @@ class Mqtt5SessionsTest extends InProcessBrokerTest
     @BeforeEach
     void start() throws Exception
     {
-        port = launch(TestBrokers.v5Context());
+        port = launch(context());
+    }
+
+    /**
+     * @return the broker the sessions live on.
+     */
+    BrokerContext context()
+    {
+        return TestBrokers.v5Context();
     }
 
     private static void await(final String what, final BooleanSupplier condition) throws InterruptedException

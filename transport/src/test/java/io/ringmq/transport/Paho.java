@@ -105,6 +105,14 @@ final class Paho implements AutoCloseable
     }
 
     /**
+     * @return the next message to arrive within {@code millis}, or null.
+     */
+    Received nextWithin(final long millis) throws InterruptedException
+    {
+        return received.poll(millis, TimeUnit.MILLISECONDS);
+    }
+
+    /**
      * Publishes a marker on {@code topic} and returns every message received before it: the broker keeps a
      * publisher's order per subscriber, so anything sent earlier has arrived when the marker does.
      */

@@ -43,7 +43,7 @@ public final class DeliveryShard implements Stage
     private BrokerContext context;
     private LiveLimits live;
     private final BrokerCounters counters;
-    private final MessageLog routeLog;
+    private final MessageLog[] routeLogs;
     private int maxInflight;
     private final SessionWindows windows;
     private final RouteOutput route = new RouteOutput();
@@ -66,24 +66,25 @@ public final class DeliveryShard implements Stage
     public DeliveryShard(final int index, final BrokerContext context, final Outbound outbound,
         final BrokerCounters counters, final MessageLog routeLog, final ShardHandover handover)
     {
-        this(index, context, outbound, counters, routeLog, handover, new SessionWindows(1), new SharedRedispatch(),
-            ShardJournal.none());
+        this(index, context, outbound, counters, new MessageLog[]{routeLog}, handover, new SessionWindows(1),
+            new SharedRedispatch(), ShardJournal.none());
     }
 
     /**
      * @param windows    where its sessions' free in-flight room is published for the routing stage.
      * @param redispatch where a shared subscriber's unacknowledged messages go back when its session ends.
      * @param journal    where the life of a stored message goes on (its QoS 2 exchange, its end).
+     * @param routeLogs  each routing shard's output log, read here.
      */
     public DeliveryShard(final int index, final BrokerContext context, final Outbound outbound,
-        final BrokerCounters counters, final MessageLog routeLog, final ShardHandover handover,
+        final BrokerCounters counters, final MessageLog[] routeLogs, final ShardHandover handover,
         final SessionWindows windows, final SharedRedispatch redispatch, final ShardJournal journal)
     {
         this.journal = journal;
         this.index = index;
         this.context = context;
         this.counters = counters;
-        this.routeLog = routeLog;
+        this.routeLogs = routeLogs;
         this.windows = windows;
         this.maxInflight = context.maxInflight();
         this.output = new ShardOutput(index, outbound, counters);
@@ -101,7 +102,7 @@ public final class DeliveryShard implements Stage
         {
             return false; // the session's delivery half is still on its way from the shard that held it
         }
-        route.wrap(routeLog, event);
+        route.wrap(routeLogs, event);
         messages.event(route);
         for (int i = 0; i < event.discardedCount; i++)
         {
@@ -160,7 +161,7 @@ public final class DeliveryShard implements Stage
         }
         if (event.routeLogEnd >= 0)
         {
-            route.wrap(routeLog, event);
+            route.wrap(routeLogs, event);
             for (int i = 0; i < event.discardedCount; i++)
             {
                 forget(route.discarded(i)); // routing reused nothing yet: these ids must still be forgotten here

@@ -1,0 +1,141 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.protocol.PacketType;
+import org.agrona.DirectBuffer;
+
+import java.nio.ByteOrder;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * What the routing shards of one pipeline share ({@code --route-shards N}), and the rule that splits the slots
+ * between them.
+ * <pre>
+ *   auth ──▶ route-0 ──┬──▶ route-1 ──┐
+ *              │       ├──▶ route-2 ──┼──▶ persistence, delivery shards (each waits for every routing shard)
+ *              └───────┴──────────────┘
+ * </pre>
+ * Shard 0 sees every slot first and stamps it ({@link IngressEvent#routeShard}, {@link IngressEvent#routeTimeMs},
+ * {@link IngressEvent#routeEpoch}). A QoS 0 or 1 PUBLISH without RETAIN from a client is routed by the shard its
+ * topic hashes to (per-topic order is the ring's order, which every later stage keeps); everything else (CONNECT,
+ * SUBSCRIBE, the end of a connection, ticks, QoS 2 and retained PUBLISHes, whose state is shard 0's) is routed by
+ * shard 0, and every other shard replays it on a copy of the slot, so each shard holds the same sessions,
+ * subscriptions and session ids: a deterministic replica, its session counters and outputs muted. What could make
+ * a replica differ is taken from the stamps instead: shard 0's clock, the limits it judged by, session expiry (on
+ * {@link IngressEvent#TICK}s shard 0 puts on the ring, at the tick's stamped time) and assigned client ids (a
+ * prefix fixed at start and a count).
+ */
+final class RouteShards
+{
+    /** Limits taken by shard 0 that a lagging shard may still need: reloads are far rarer than this many slots. */
+    private static final int EPOCHS = 16;
+
+    private final int count;
+    private final long startMs;
+    private final String clientIdPrefix;
+    private final AtomicReferenceArray<BrokerContext> epochs = new AtomicReferenceArray<>(EPOCHS);
+
+    /**
+     * @param count   the number of routing shards, 1 for one routing stage.
+     * @param context the limits in force at start (epoch 0).
+     */
+    RouteShards(final int count, final BrokerContext context)
+    {
+        this.count = count;
+        this.startMs = System.currentTimeMillis();
+        this.clientIdPrefix = "ringmq-" + Long.toHexString(System.nanoTime()) + "-";
+        epochs.set(0, context);
+    }
+
+    int count()
+    {
+        return count;
+    }
+
+    boolean replicated()
+    {
+        return count > 1;
+    }
+
+    /**
+     * @return when every shard's session expiry wheel starts: the same, so the same timers fire at the same poll.
+     */
+    long startMs()
+    {
+        return startMs;
+    }
+
+    /**
+     * @return the client id assigned to the {@code n}th CONNECT without one [MQTT-3.1.3-6]: the same on every shard.
+     */
+    String assignedClientId(final long n)
+    {
+        return clientIdPrefix + n;
+    }
+
+    /**
+     * Shard 0 took new limits: the slots it stamps with {@code epoch} from now on were judged by them.
+     */
+    void took(final int epoch, final BrokerContext context)
+    {
+        epochs.set(epoch & (EPOCHS - 1), context);
+    }
+
+    /**
+     * @return the limits shard 0 judged a slot stamped with {@code epoch} by.
+     */
+    BrokerContext limits(final int epoch)
+    {
+        return epochs.get(epoch & (EPOCHS - 1));
+    }
+
+    static boolean isPublish(final IngressEvent event)
+    {
+        return event.kind == IngressEvent.PACKET && event.packetType == PacketType.PUBLISH;
+    }
+
+    /**
+     * @param packet a PUBLISH from a client as its slot holds it, whole and validated by the I/O agent (its topic
+     *               canonical: no topic alias).
+     * @return the shard that routes it: the one its topic hashes to, or 0 for QoS 2 and RETAIN (their state is
+     * shard 0's). Read straight from the fixed header and the topic's bytes, 8 at a time: shard 0 pays this for
+     * every PUBLISH.
+     */
+    int ownerOf(final DirectBuffer packet, final int length)
+    {
+        final int flags = packet.getByte(0);
+        if ((flags & 0x01) != 0 || ((flags >> 1) & 0x03) == 2)
+        {
+            return 0;
+        }
+        int offset = 1;
+        while (offset < 5 && offset < length && (packet.getByte(offset++) & 0x80) != 0)
+        {
+            // the remaining length: 1 to 4 bytes
+        }
+        if (offset + 2 > length)
+        {
+            return 0; // never past the slot, whatever it holds
+        }
+        final int topicLength = packet.getShort(offset, ByteOrder.BIG_ENDIAN) & 0xFFFF;
+        return offset + 2 + topicLength > length ? 0 : ownerOfTopic(packet, offset + 2, topicLength);
+    }
+
+    /**
+     * @return the shard a topic's PUBLISHes go to.
+     */
+    int ownerOfTopic(final DirectBuffer buffer, final int offset, final int length)
+    {
+        long hash = length;
+        int i = offset;
+        for (final int words = offset + (length & ~7); i < words; i += 8)
+        {
+            hash = (hash ^ buffer.getLong(i, ByteOrder.LITTLE_ENDIAN)) * 0x9E37_79B9_7F4A_7C15L;
+        }
+        for (final int end = offset + length; i < end; i++)
+        {
+            hash = (hash ^ buffer.getByte(i)) * 0x9E37_79B9_7F4A_7C15L;
+        }
+        hash ^= hash >>> 29;
+        return (int)((hash & Long.MAX_VALUE) % count);
+    }
+}
