@@ -7,7 +7,6 @@ import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.ConnectEncoder;
 import io.ringmq.protocol.MqttVersion;
 import io.ringmq.protocol.PacketType;
-import io.ringmq.protocol.Slice;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -38,15 +37,21 @@ class RouteShardsReviewTest
      */
     static String topicOf(final int owner, final int count)
     {
+        return topicOf("m/", owner, count);
+    }
+
+    /**
+     * @return a topic under {@code prefix} that routing shard {@code owner} of {@code count} routes.
+     */
+    static String topicOf(final String prefix, final int owner, final int count)
+    {
         final RouteShards shards = new RouteShards(count, new BrokerContext());
         for (int i = 0; ; i++)
         {
-            final byte[] bytes = ("m/" + i).getBytes(StandardCharsets.UTF_8);
-            final Slice slice = new Slice();
-            slice.wrap(new UnsafeBuffer(bytes), 0, bytes.length);
-            if (shards.ownerOf(slice) == owner)
+            final byte[] bytes = (prefix + i).getBytes(StandardCharsets.UTF_8);
+            if (shards.ownerOfTopic(new UnsafeBuffer(bytes), 0, bytes.length) == owner)
             {
-                return "m/" + i;
+                return prefix + i;
             }
         }
     }
@@ -85,10 +90,10 @@ class RouteShardsReviewTest
     {
         final BrokerContext context = new BrokerContext().routeShards(2).conclude();
         final BrokerCounters counters = new BrokerCounters();
-        final AccessRules allowing = AccessRules.of(AclFile.parse("acl", "topic read t/#"));
-        final AtomicReference<AccessRules> published = new AtomicReference<>(allowing);
-        final AuthStage auth = new AuthStage(ANONYMOUS, counters, 1024, ConnectionControl.NONE,
-            new AccessControl(published, false, counters));
+        final AtomicReference<AccessRules> published =
+            new AtomicReference<>(AccessRules.of(AclFile.parse("acl", "topic readwrite t/#")));
+        final AccessControl access = new AccessControl(published, false, counters);
+        final AuthStage auth = new AuthStage(ANONYMOUS, counters, 1024, ConnectionControl.NONE, access);
         final RouteShards shards = new RouteShards(2, context);
         final RoutingStage zero = routing(context, counters, published, shards, 0);
         final RoutingStage one = routing(context, counters, published, shards, 1);
@@ -101,13 +106,24 @@ class RouteShardsReviewTest
         zero.onEvent(subscribe); // granted under the rules it was judged by
         assertThat(zero.index().size()).isEqualTo(1);
 
-        published.set(allowing.next(AclFile.parse("acl", "topic read other/#"))); // a reload: t/# refused
+        access.reload(AclFile.parse("acl", "topic readwrite other/#")); // a reload: t/# refused
+        auth.doDutyCycle(); // published
         one.doDutyCycle(); // shard 1's thread happens to look before it reaches the SUBSCRIBE
         one.onEvent(subscribe);
         zero.doDutyCycle();
-
         assertThat(one.index().size()).as("shard 1 holds the subscription shard 0 holds")
             .isEqualTo(zero.index().size());
+
+        access.reload(AclFile.parse("acl", "topic readwrite t/#")); // allowed again
+        auth.doDutyCycle();
+        zero.doDutyCycle();
+        one.doDutyCycle();
+        final IngressEvent publisher = packet(connect("pub", true), 2);
+        run(publisher, auth, zero, one);
+        final IngressEvent message = packet(publish(topicOf("t/", 1, 2), 0, 0, false), 2);
+        run(message, auth, zero, one);
+        assertThat(message.routeShard).isEqualTo(1);
+        assertThat(message.targetCount).as("shard 1 routes it to the subscriber").isEqualTo(1);
     }
 
     @Test
