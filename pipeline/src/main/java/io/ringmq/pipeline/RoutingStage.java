@@ -80,6 +80,8 @@ public final class RoutingStage implements Stage
     /** Shard 0: the other shards, which recovery fills as it fills this one. */
     private RoutingStage[] replicas = new RoutingStage[0];
     private boolean replaying;
+    /** A shard above 0 that failed replaying a slot: its sessions may differ from shard 0's from then on. */
+    private boolean replicaDiverged;
     /** The slot this stage is routing, until its output is committed: shard 0 throwing on one is told apart. */
     private IngressEvent routing;
     private int epoch;
@@ -275,9 +277,17 @@ public final class RoutingStage implements Stage
             }
             return true; // a PUBLISH another shard routes
         }
-        if (event.routeEpoch != epoch && event != replay)
+        if (shard != 0 && event != replay)
         {
-            takeEpoch(event.routeEpoch); // a shard above 0: the limits and rules shard 0 judged it by
+            if (replicaDiverged)
+            {
+                // fail closed: its session ids may not be shard 0's, so the PUBLISH could reach the wrong client
+                throw new IllegalStateException(name() + " failed replaying a slot: it routes no PUBLISH since");
+            }
+            if (event.routeEpoch != epoch)
+            {
+                takeEpoch(event.routeEpoch); // the limits and rules shard 0 judged it by
+            }
         }
         routing = event;
         event.resetRouting();
@@ -380,10 +390,8 @@ public final class RoutingStage implements Stage
      */
     private void replay(final IngressEvent event, final boolean failed)
     {
-        if (routeShards.hasDiverged())
-        {
-            return; // shard 0 routes every PUBLISH now: what this shard holds no longer matters
-        }
+        // replayed even once the shards have diverged: this shard may still have PUBLISHes to route that shard 0
+        // stamped before, and they are routed by what the slots before them changed
         replaying = true;
         try
         {
@@ -417,6 +425,7 @@ public final class RoutingStage implements Stage
         catch (final RuntimeException error)
         {
             // never the shared slot's failure: shard 0 routed it, and the later stages act on its verdict
+            replicaDiverged = true;
             routeShards.diverged("routing shard " + shard + " failed replaying a slot", error);
         }
         finally

@@ -166,7 +166,8 @@ class RouteShardsReviewTest
 
     @Test
     @DisplayName("a routing shard above 0 that throws replaying a slot shard 0 routed never marks the shared slot "
-        + "failed (the later stages would close a connection shard 0 admitted)")
+        + "failed (the later stages would close a connection shard 0 admitted); the PUBLISHes it was given fail "
+        + "closed, and shard 0 routes every later one")
     void replicaThrowingLeavesTheSlotAlone()
     {
         final BrokerContext context = new BrokerContext().routeShards(2).conclude();
@@ -181,9 +182,22 @@ class RouteShardsReviewTest
         final IngressEvent connect = packet(connect("sub", true), 1);
         auth.onEvent(connect);
         step(zero, connect);
+        final IngressEvent given = packet(publish(topicOf(1, 2), 0, 0, false), 1);
+        auth.onEvent(given);
+        step(zero, given);
+        assertThat(given.routeShard).as("stamped for shard 1").isEqualTo(1);
+
         connect.routeEpoch = 99; // a stamp shard 1 cannot take (an epoch shard 0 never recorded): it throws
         step(one, connect);
         assertThat(connect.failed).as("shard 0 routed it: the slot stands").isFalse();
+        step(one, given);
+        assertThat(given.failed).as("shard 1 may hold other session ids now: failed, not routed").isTrue();
+
+        final IngressEvent later = packet(publish(topicOf(1, 2), 0, 0, false), 1);
+        run(later, auth, zero, one);
+        assertThat(later.routeShard).as("shard 0 routes it").isZero();
+        assertThat(later.failed).isFalse();
+        assertThat(later.routed).isTrue();
     }
 
     private static RoutingStage routing(final BrokerContext context, final BrokerCounters counters,
