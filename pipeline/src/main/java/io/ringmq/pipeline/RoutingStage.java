@@ -321,9 +321,9 @@ public final class RoutingStage implements Stage
      */
     public void onFailed(final IngressEvent event)
     {
-        if (shard == 0)
+        if (shard == 0 && routing != event && pending != event)
         {
-            stamp(event);
+            stamp(event); // failed before this stage (one it threw on keeps the stamp it was routed by)
         }
         if (event.routeShard != shard && event != replay)
         {
