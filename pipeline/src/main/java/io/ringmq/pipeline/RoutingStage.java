@@ -1059,6 +1059,14 @@ public final class RoutingStage implements Stage
     }
 
     /**
+     * @return the sessions (for tests: every routing shard holds the same, id by id).
+     */
+    SessionRegistry sessions()
+    {
+        return sessions;
+    }
+
+    /**
      * @return the PUBLISHes this shard has routed (for tests: the shards share the work).
      */
     long publishesRouted()

@@ -188,6 +188,8 @@ class Mqtt5ChaosTest
                 .as("seed " + seed + ": routing shard " + shard + " holds what shard 0 holds")
                 .containsExactly(harness.pipeline.routing().sessionCount(),
                     harness.pipeline.routing().persistentSessionCount(), harness.pipeline.routing().index().size());
+            assertThat(sessions(replica)).as("seed " + seed + ": routing shard " + shard + " session by session")
+                .isEqualTo(sessions(harness.pipeline.routing()));
         }
         if (null != store)
         {
@@ -204,6 +206,35 @@ class Mqtt5ChaosTest
                 harness.pipeline.routing().persistentSessionCount());
         }
         return harness;
+    }
+
+    /**
+     * @return what a routing shard holds of each session, a line per session id: its client, delivery shard,
+     * connection, expiry and will with their timers, and its subscriptions.
+     */
+    static java.util.List<String> sessions(final RoutingStage routing)
+    {
+        final java.util.List<String> lines = new java.util.ArrayList<>();
+        for (int id = 0, seen = 0; seen < routing.sessionCount(); id++)
+        {
+            final io.ringmq.pipeline.session.RoutingSession session = routing.sessions().get(id);
+            if (null == session)
+            {
+                continue;
+            }
+            seen++;
+            final java.util.TreeSet<String> filters = new java.util.TreeSet<>();
+            for (final io.ringmq.pipeline.session.Subscription subscription : session.subscriptions())
+            {
+                filters.add(subscription.filter() + "@" + subscription.options() + "#" +
+                    subscription.subscriptionId() + (subscription.readChecked() ? "!" : ""));
+            }
+            lines.add(id + " " + session.clientId() + " shard=" + session.shard() + " agent=" +
+                session.agentIndex() + " connection=" + session.connectionId() + " expiry=" +
+                session.expirySeconds() + "/" + session.expiryTimerId() + " will=" + (null != session.will()) + "/" +
+                session.willDelaySeconds() + "/" + session.willTimerId() + " " + filters);
+        }
+        return lines;
     }
 
     /**

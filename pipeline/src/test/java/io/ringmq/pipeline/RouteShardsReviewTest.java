@@ -74,7 +74,7 @@ class RouteShardsReviewTest
         harness.offer(0, 30, true, connect("mover", false), IngressEvent.PACKET); // moves to delivery shard 0
         assertThat(harness.outbound.takePackets(30)).hasSize(1);
 
-        harness.offer(0, 40, true, connectWithCredentials("eve", "eve", "x"), IngressEvent.PACKET); // fails in auth
+        harness.offer(0, 40, true, PipelineFaultsTest.connectWithCredentials("eve", "eve", "x"), IngressEvent.PACKET); // fails in auth
         assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).as("the auth stage threw").isPositive();
 
         harness.offer(0, 20, true, connect("pub", true), IngressEvent.PACKET);
@@ -88,16 +88,10 @@ class RouteShardsReviewTest
         + "under the old rules: every shard holds the subscription, and it receives when the rules allow it again")
     void aclReloadTakenAtTheSameSlotOnEveryShard()
     {
-        final BrokerContext context = new BrokerContext().routeShards(2).conclude();
-        final BrokerCounters counters = new BrokerCounters();
-        final AtomicReference<AccessRules> published =
-            new AtomicReference<>(AccessRules.of(AclFile.parse("acl", "topic readwrite t/#")));
-        final AccessControl access = new AccessControl(published, false, counters);
-        final AuthStage auth = new AuthStage(ANONYMOUS, counters, 1024, ConnectionControl.NONE, access);
-        final RouteShards shards = new RouteShards(2, context);
-        final RoutingStage zero = routing(context, counters, published, shards, 0);
-        final RoutingStage one = routing(context, counters, published, shards, 1);
-        zero.replicas(new RoutingStage[]{one});
+        final Shards shards = new Shards(AccessRules.of(AclFile.parse("acl", "topic readwrite t/#")), 1 << 20);
+        final AuthStage auth = shards.auth;
+        final RoutingStage zero = shards.zero;
+        final RoutingStage one = shards.one;
 
         final IngressEvent connect = packet(connect("sub", true), 1);
         run(connect, auth, zero, one);
@@ -106,7 +100,7 @@ class RouteShardsReviewTest
         zero.onEvent(subscribe); // granted under the rules it was judged by
         assertThat(zero.index().size()).isEqualTo(1);
 
-        access.reload(AclFile.parse("acl", "topic readwrite other/#")); // a reload: t/# refused
+        shards.access.reload(AclFile.parse("acl", "topic readwrite other/#")); // a reload: t/# refused
         auth.doDutyCycle(); // published
         one.doDutyCycle(); // shard 1's thread happens to look before it reaches the SUBSCRIBE
         one.onEvent(subscribe);
@@ -114,7 +108,7 @@ class RouteShardsReviewTest
         assertThat(one.index().size()).as("shard 1 holds the subscription shard 0 holds")
             .isEqualTo(zero.index().size());
 
-        access.reload(AclFile.parse("acl", "topic readwrite t/#")); // allowed again
+        shards.access.reload(AclFile.parse("acl", "topic readwrite t/#")); // allowed again
         auth.doDutyCycle();
         zero.doDutyCycle();
         one.doDutyCycle();
@@ -131,18 +125,11 @@ class RouteShardsReviewTest
         + "same session ids on every shard that routes their PUBLISHes, so nothing reaches another client")
     void shardZeroThrowingPartWayDoesNotShiftSessionIds()
     {
-        final BrokerContext context = new BrokerContext().routeShards(2).conclude();
-        final BrokerCounters counters = new BrokerCounters();
-        final AtomicReference<AccessRules> published = new AtomicReference<>(AccessRules.OPEN);
-        final AuthStage auth = new AuthStage(ANONYMOUS, counters, 1024, ConnectionControl.NONE,
-            new AccessControl(published, false, counters));
-        final RouteShards shards = new RouteShards(2, context);
         // shard 0's log is too small for a 5.0 CONNACK's assigned client id: its output throws, as a bug would
-        final RoutingStage zero = new RoutingStage(context, counters, new MessageLog(32), null,
-            new SessionWindows(context.maxSessions()), new SharedRedispatch(), new FailedCommits(), published,
-            ConnectionControl.NONE, shards, 0);
-        final RoutingStage one = routing(context, counters, published, shards, 1);
-        zero.replicas(new RoutingStage[]{one});
+        final Shards shards = new Shards(AccessRules.OPEN, 32);
+        final AuthStage auth = shards.auth;
+        final RoutingStage zero = shards.zero;
+        final RoutingStage one = shards.one;
 
         final IngressEvent anonymous = new IngressEvent(256);
         final byte[] bytes = connect5WithoutClientId();
@@ -170,15 +157,10 @@ class RouteShardsReviewTest
         + "closed, and shard 0 routes every later one")
     void replicaThrowingLeavesTheSlotAlone()
     {
-        final BrokerContext context = new BrokerContext().routeShards(2).conclude();
-        final BrokerCounters counters = new BrokerCounters();
-        final AtomicReference<AccessRules> published = new AtomicReference<>(AccessRules.OPEN);
-        final AuthStage auth = new AuthStage(ANONYMOUS, counters, 1024, ConnectionControl.NONE,
-            new AccessControl(published, false, counters));
-        final RouteShards shards = new RouteShards(2, context);
-        final RoutingStage zero = routing(context, counters, published, shards, 0);
-        final RoutingStage one = routing(context, counters, published, shards, 1);
-        zero.replicas(new RoutingStage[]{one});
+        final Shards shards = new Shards(AccessRules.OPEN, 1 << 20);
+        final AuthStage auth = shards.auth;
+        final RoutingStage zero = shards.zero;
+        final RoutingStage one = shards.one;
         final IngressEvent connect = packet(connect("sub", true), 1);
         auth.onEvent(connect);
         step(zero, connect);
@@ -200,12 +182,39 @@ class RouteShardsReviewTest
         assertThat(later.routed).isTrue();
     }
 
-    private static RoutingStage routing(final BrokerContext context, final BrokerCounters counters,
-        final AtomicReference<AccessRules> published, final RouteShards shards, final int shard)
+    /**
+     * An auth stage and two routing shards as the pipeline wires them, stepped by hand.
+     */
+    private static final class Shards
     {
-        return new RoutingStage(context, counters, new MessageLog(1 << 20), null,
-            new SessionWindows(context.maxSessions()), new SharedRedispatch(), new FailedCommits(), published,
-            ConnectionControl.NONE, shards, shard);
+        final BrokerContext context = new BrokerContext().routeShards(2).conclude();
+        final BrokerCounters counters = new BrokerCounters();
+        final AtomicReference<AccessRules> published;
+        final AccessControl access;
+        final AuthStage auth;
+        final RoutingStage zero;
+        final RoutingStage one;
+
+        /**
+         * @param zeroLogBytes the size of shard 0's routing log.
+         */
+        Shards(final AccessRules rules, final int zeroLogBytes)
+        {
+            published = new AtomicReference<>(rules);
+            access = new AccessControl(published, false, counters);
+            auth = new AuthStage(ANONYMOUS, counters, 1024, ConnectionControl.NONE, access);
+            final RouteShards shards = new RouteShards(2, context);
+            zero = routing(shards, 0, zeroLogBytes);
+            one = routing(shards, 1, 1 << 20);
+            zero.replicas(new RoutingStage[]{one});
+        }
+
+        private RoutingStage routing(final RouteShards shards, final int shard, final int logBytes)
+        {
+            return new RoutingStage(context, counters, new MessageLog(logBytes), null,
+                new SessionWindows(context.maxSessions()), new SharedRedispatch(), new FailedCommits(), published,
+                ConnectionControl.NONE, shards, shard);
+        }
     }
 
     /**
@@ -252,17 +261,6 @@ class RouteShardsReviewTest
     {
         final ConnectEncoder encoder = new ConnectEncoder().reset().version(MqttVersion.V5).cleanStart(true);
         encoder.clientId().wrap("");
-        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
-        encoder.encode(buffer, 0);
-        return buffer.byteArray();
-    }
-
-    private static byte[] connectWithCredentials(final String clientId, final String user, final String password)
-    {
-        final ConnectEncoder encoder = new ConnectEncoder().reset().cleanStart(true);
-        encoder.clientId().wrap(clientId);
-        encoder.userName().wrap(user);
-        encoder.password().wrap(password.getBytes(StandardCharsets.UTF_8));
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
         encoder.encode(buffer, 0);
         return buffer.byteArray();
