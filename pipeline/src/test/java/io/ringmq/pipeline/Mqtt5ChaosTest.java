@@ -271,7 +271,7 @@ class Mqtt5ChaosTest
         return flyweight.clientId().length() == 0 ? connect.length : -1;
     }
 
-    private static byte[] connect(final SplittableRandom random, final int client, final boolean clean,
+    static byte[] connect(final SplittableRandom random, final int client, final boolean clean,
         final int version, final boolean timeless)
     {
         if (version != MqttVersion.V5)
@@ -319,7 +319,7 @@ class Mqtt5ChaosTest
         return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
-    private static byte[] subscribe(final SplittableRandom random, final int version)
+    static byte[] subscribe(final SplittableRandom random, final int version)
     {
         final boolean v5 = version == MqttVersion.V5;
         final SubscribeEncoder encoder = new SubscribeEncoder().reset(PacketType.SUBSCRIBE).version(version)
@@ -338,7 +338,7 @@ class Mqtt5ChaosTest
         return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
-    private static byte[] unsubscribe(final SplittableRandom random, final int version)
+    static byte[] unsubscribe(final SplittableRandom random, final int version)
     {
         final SubscribeEncoder encoder = new SubscribeEncoder().reset(PacketType.UNSUBSCRIBE).version(version)
             .packetId(1 + random.nextInt(65_535));
@@ -346,7 +346,7 @@ class Mqtt5ChaosTest
         return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
-    private static byte[] publish(final SplittableRandom random, final int version, final boolean timeless)
+    static byte[] publish(final SplittableRandom random, final int version, final boolean timeless)
     {
         final int qos = random.nextInt(3);
         final MqttProperties properties = new MqttProperties();
@@ -365,7 +365,7 @@ class Mqtt5ChaosTest
         return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
-    private static byte[] ack(final SplittableRandom random)
+    static byte[] ack(final SplittableRandom random)
     {
         final int type = PacketType.PUBACK + random.nextInt(4);
         return encode(4, buffer -> AckEncoder.encode(buffer, 0, type, 1 + random.nextInt(8)));
