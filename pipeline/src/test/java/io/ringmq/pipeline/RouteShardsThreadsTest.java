@@ -1,5 +1,6 @@
 package io.ringmq.pipeline;
 
+import io.ringmq.pipeline.auth.AclFile;
 import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.MqttVersion;
@@ -7,6 +8,11 @@ import org.agrona.DirectBuffer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -25,6 +31,9 @@ class RouteShardsThreadsTest
 {
     private static final int CLIENTS = 12;
     private static final int EVENTS = 4_000;
+    /** ACL files a run reloads in turn: everything, then filters the chaos uses refused or read-checked. */
+    private static final String[] ACLS = {"topic readwrite #", "topic readwrite t/a\ntopic read t/+\ntopic write #",
+        "topic readwrite t/#\ntopic readwrite u"};
 
     @Test
     @Timeout(120)
@@ -34,15 +43,37 @@ class RouteShardsThreadsTest
     {
         for (long seed = 1; seed <= 3; seed++)
         {
-            run(seed);
+            run(seed, null);
         }
     }
 
-    private static void run(final long seed) throws Exception
+    @Test
+    @Timeout(120)
+    @DisplayName("the same with an ACL file and limits reloaded every 20 events while the shards run: every shard "
+        + "takes each reload at the slot shard 0 stamps with it, and holds what shard 0 holds")
+    void replicasTakeReloadsAtShardZerosSlot(@TempDir final Path directory) throws Exception
+    {
+        final Path acl = directory.resolve("acl");
+        Files.writeString(acl, ACLS[0], StandardCharsets.UTF_8);
+        for (long seed = 1; seed <= 3; seed++)
+        {
+            run(seed, acl);
+        }
+    }
+
+    private static BrokerContext context(final int maxSubscriptions)
+    {
+        return new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2).ringSize(256)
+            .sysIntervalMs(0).maxSessions(1_000).maxSubscriptionsPerClient(maxSubscriptions).routeShards(3);
+    }
+
+    /**
+     * @param acl the ACL file to start with and reload others over, or null for none.
+     */
+    private static void run(final long seed, final Path acl) throws Exception
     {
         final SplittableRandom random = new SplittableRandom(seed);
-        final BrokerContext context = new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2)
-            .ringSize(256).sysIntervalMs(0).maxSessions(1_000).maxSubscriptionsPerClient(3).routeShards(3);
+        final BrokerContext context = context(3).aclFile(acl);
         final PipelineHarness harness = new PipelineHarness(context,
             new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null), new Discarding(),
             new PipelineTest.RecordingOutbound());
@@ -62,7 +93,7 @@ class RouteShardsThreadsTest
         runners.forEach(Runner::start);
         try
         {
-            produce(harness, random);
+            produce(harness, random, null == acl ? null : context);
             final BrokerCounters counters = harness.counters;
             // every slot through every stage (shard 0 may still put ticks on the ring: then again)
             await(() -> pipeline.ring().getMinimumGatingSequence() == pipeline.ring().getCursor());
@@ -87,7 +118,8 @@ class RouteShardsThreadsTest
     /**
      * Chaos events from one producer thread (an I/O agent's part), the stages running on theirs.
      */
-    private static void produce(final PipelineHarness harness, final SplittableRandom random)
+    private static void produce(final PipelineHarness harness, final SplittableRandom random,
+        final BrokerContext reloading)
     {
         final long[] connection = new long[CLIENTS];
         final int[] agent = new int[CLIENTS];
@@ -95,6 +127,12 @@ class RouteShardsThreadsTest
         long nextConnection = 1;
         for (int step = 0; step < EVENTS; step++)
         {
+            if (null != reloading && step % 20 == 19)
+            {
+                final int reload = step / 20;
+                harness.pipeline.reloadAclFile(AclFile.parse("acl", ACLS[reload % ACLS.length]));
+                harness.pipeline.limits().publish(reloading.withLiveLimitsOf(context(1 + reload % 3).conclude()));
+            }
             final int client = random.nextInt(CLIENTS);
             final int op = random.nextInt(10);
             if (connection[client] == 0 || op == 0)
