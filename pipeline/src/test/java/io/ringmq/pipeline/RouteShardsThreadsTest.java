@@ -2,6 +2,7 @@ package io.ringmq.pipeline;
 
 import io.ringmq.pipeline.auth.AclFile;
 import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.auth.PasswordFile;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.MqttVersion;
 import org.agrona.DirectBuffer;
@@ -43,7 +44,21 @@ class RouteShardsThreadsTest
     {
         for (long seed = 1; seed <= 3; seed++)
         {
-            run(seed, null);
+            run(seed, null, null);
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    @DisplayName("the same with CONNECTs that fail in the auth stage (a failed slot every shard sees) among sessions "
+        + "that move between delivery shards: no shard undoes a move, every shard holds what shard 0 holds")
+    void failedSlotsAmongMovesUnderThreads(@TempDir final Path directory) throws Exception
+    {
+        final Path passwords = directory.resolve("passwd");
+        Files.writeString(passwords, "eve:$7$1000$$AAAA\n", StandardCharsets.UTF_8); // malformed: the stage throws
+        for (long seed = 1; seed <= 3; seed++)
+        {
+            run(seed, null, passwords);
         }
     }
 
@@ -57,7 +72,7 @@ class RouteShardsThreadsTest
         Files.writeString(acl, ACLS[0], StandardCharsets.UTF_8);
         for (long seed = 1; seed <= 3; seed++)
         {
-            run(seed, acl);
+            run(seed, acl, null);
         }
     }
 
@@ -68,14 +83,16 @@ class RouteShardsThreadsTest
     }
 
     /**
-     * @param acl the ACL file to start with and reload others over, or null for none.
+     * @param acl       the ACL file to start with and reload others over, or null for none.
+     * @param passwords a password file whose user "eve" makes the auth stage throw, or null for none (no failures).
      */
-    private static void run(final long seed, final Path acl) throws Exception
+    private static void run(final long seed, final Path acl, final Path passwords) throws Exception
     {
         final SplittableRandom random = new SplittableRandom(seed);
         final BrokerContext context = context(3).aclFile(acl);
         final PipelineHarness harness = new PipelineHarness(context,
-            new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null), new Discarding(),
+            new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null,
+                null == passwords ? null : PasswordFile.load(passwords)), new Discarding(),
             new PipelineTest.RecordingOutbound());
         final Pipeline pipeline = harness.pipeline;
         final StageAgent[] routes = pipeline.routingAgents();
@@ -93,14 +110,15 @@ class RouteShardsThreadsTest
         runners.forEach(Runner::start);
         try
         {
-            produce(harness, random, null == acl ? null : context);
+            final int failures = produce(harness, random, null == acl ? null : context, null != passwords);
             final BrokerCounters counters = harness.counters;
             // every slot through every stage (shard 0 may still put ticks on the ring: then again)
             await(() -> pipeline.ring().getMinimumGatingSequence() == pipeline.ring().getCursor());
             runners.get(0).stop(); // shard 0 stops: the others catch up with it and stop too
             await(() -> !routes[1].hasPendingWork() && !routes[2].hasPendingWork());
             runners.forEach(Runner::stop);
-            assertThat(counters.get(BrokerCounters.UNEXPECTED_ERRORS)).as("seed " + seed).isZero();
+            assertThat(counters.get(BrokerCounters.UNEXPECTED_ERRORS)).as("seed " + seed + ": the failures made")
+                .isEqualTo(failures);
             for (int shard = 1; shard < routes.length; shard++)
             {
                 assertThat(Mqtt5ChaosTest.sessions(pipeline.routing(shard)))
@@ -118,9 +136,14 @@ class RouteShardsThreadsTest
     /**
      * Chaos events from one producer thread (an I/O agent's part), the stages running on theirs.
      */
-    private static void produce(final PipelineHarness harness, final SplittableRandom random,
-        final BrokerContext reloading)
+    /**
+     * @param failing whether to put CONNECTs on the ring that fail in the auth stage.
+     * @return how many failed.
+     */
+    private static int produce(final PipelineHarness harness, final SplittableRandom random,
+        final BrokerContext reloading, final boolean failing)
     {
+        int failures = 0;
         final long[] connection = new long[CLIENTS];
         final int[] agent = new int[CLIENTS];
         final int[] version = new int[CLIENTS];
@@ -132,6 +155,14 @@ class RouteShardsThreadsTest
                 final int reload = step / 20;
                 harness.pipeline.reloadAclFile(AclFile.parse("acl", ACLS[reload % ACLS.length]));
                 harness.pipeline.limits().publish(reloading.withLiveLimitsOf(context(1 + reload % 3).conclude()));
+            }
+            if (failing && random.nextInt(40) == 0)
+            {
+                harness.put(random.nextInt(2), nextConnection++, true,
+                    PipelineFaultsTest.connectWithCredentials("eve", "eve", "x"), IngressEvent.PACKET,
+                    MqttVersion.V3_1_1, 0, IngressEvent.NONE);
+                failures++;
+                continue;
             }
             final int client = random.nextInt(CLIENTS);
             final int op = random.nextInt(10);
@@ -164,6 +195,7 @@ class RouteShardsThreadsTest
             harness.put(agent[client], connection[client], true, packet, IngressEvent.PACKET, version[client], 0,
                 IngressEvent.NONE);
         }
+        return failures;
     }
 
     private static void await(final BooleanSupplier condition) throws InterruptedException
