@@ -104,7 +104,7 @@ public final class Pipeline
         {
             logs[i] = new MessageLog(context.messageLogBytes());
         }
-        final RouteShards routeShards = new RouteShards(context.routeShards(), context);
+        final RouteShards routeShards = new RouteShards(context.routeShards(), context, errors);
         this.routeLogs = new MessageLog[routeShards.count()];
         for (int i = 0; i < routeLogs.length; i++)
         {

@@ -1,5 +1,6 @@
 package io.ringmq.pipeline;
 
+import io.ringmq.pipeline.status.ErrorLog;
 import io.ringmq.protocol.PacketType;
 import org.agrona.DirectBuffer;
 
@@ -21,18 +22,25 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * shard 0, and every other shard replays it on a copy of the slot, so each shard holds the same sessions,
  * subscriptions and session ids: a deterministic replica, its session counters and outputs muted. What could make
  * a replica differ is taken from the stamps instead: shard 0's clock, the limits it judged by, session expiry (on
- * {@link IngressEvent#TICK}s shard 0 puts on the ring, at the tick's stamped time) and assigned client ids (a
- * prefix fixed at start and a count).
+ * {@link IngressEvent#TICK}s shard 0 puts on the ring, at the tick's stamped time), the ACL rules it held (a reload
+ * is an epoch, as new limits are) and assigned client ids (a prefix fixed at start and a count).
+ * <p>
+ * A replica is only as good as its replay: when shard 0 throws part-way through a slot that changes sessions (its
+ * changes up to the throw are its own), or a replica throws replaying one, the replicas may differ from shard 0 from
+ * then on, and a PUBLISH routed by one could reach the wrong session id. The shards have then {@link #diverged}:
+ * shard 0 routes every PUBLISH itself from the next slot it stamps, the others only finish what it gave them.
  */
 final class RouteShards
 {
-    /** Limits taken by shard 0 that a lagging shard may still need: reloads are far rarer than this many slots. */
-    private static final int EPOCHS = 16;
+    /** Limits and rules taken by shard 0 that a lagging shard may still need: reloads are far rarer than slots. */
+    private static final int EPOCHS = 64;
 
     private final int count;
     private final long startMs;
     private final String clientIdPrefix;
-    private final AtomicReferenceArray<BrokerContext> epochs = new AtomicReferenceArray<>(EPOCHS);
+    private final AtomicReferenceArray<Epoch> epochs = new AtomicReferenceArray<>(EPOCHS);
+    private final ErrorLog errors;
+    private volatile boolean diverged;
 
     /**
      * @param count   the number of routing shards, 1 for one routing stage.
@@ -40,10 +48,19 @@ final class RouteShards
      */
     RouteShards(final int count, final BrokerContext context)
     {
+        this(count, context, null);
+    }
+
+    /**
+     * @param errors where the shards' divergence is reported (null: counted nowhere, for tests).
+     */
+    RouteShards(final int count, final BrokerContext context, final ErrorLog errors)
+    {
         this.count = count;
+        this.errors = errors;
         this.startMs = System.currentTimeMillis();
         this.clientIdPrefix = "ringmq-" + Long.toHexString(System.nanoTime()) + "-";
-        epochs.set(0, context);
+        epochs.set(0, new Epoch(0, context, null));
     }
 
     int count()
@@ -73,19 +90,63 @@ final class RouteShards
     }
 
     /**
-     * Shard 0 took new limits: the slots it stamps with {@code epoch} from now on were judged by them.
+     * Shard 0 took new limits or ACL rules: the slots it stamps with {@code epoch} from now on were judged by them.
      */
-    void took(final int epoch, final BrokerContext context)
+    void took(final int epoch, final BrokerContext context, final AccessRules rules)
     {
-        epochs.set(epoch & (EPOCHS - 1), context);
+        epochs.set(epoch & (EPOCHS - 1), new Epoch(epoch, context, rules)); // a reload: rare, allocation is fine
     }
 
     /**
      * @return the limits shard 0 judged a slot stamped with {@code epoch} by.
+     * @throws IllegalStateException when a later epoch took its place: the shard lagged that many reloads behind.
      */
     BrokerContext limits(final int epoch)
     {
-        return epochs.get(epoch & (EPOCHS - 1));
+        return epoch(epoch).limits;
+    }
+
+    /**
+     * @return the ACL rules shard 0 held when it stamped a slot with {@code epoch} (null for epoch 0: those at
+     * start, which every shard took then).
+     */
+    AccessRules rules(final int epoch)
+    {
+        return epoch(epoch).rules;
+    }
+
+    private Epoch epoch(final int number)
+    {
+        final Epoch epoch = epochs.get(number & (EPOCHS - 1));
+        if (null == epoch || epoch.number != number)
+        {
+            throw new IllegalStateException("a routing shard lagged more than " + EPOCHS + " reloads behind");
+        }
+        return epoch;
+    }
+
+    /**
+     * A replica may differ from shard 0 from now on (any thread): shard 0 routes every PUBLISH itself.
+     */
+    void diverged(final String why, final Throwable cause)
+    {
+        if (!diverged)
+        {
+            diverged = true;
+            if (null != errors)
+            {
+                errors.record("route shards", new IllegalStateException(why + ": routing shard 0 routes every " +
+                    "PUBLISH from now on", cause));
+            }
+        }
+    }
+
+    /**
+     * @return whether the replicas may differ from shard 0 (a volatile read, once per PUBLISH shard 0 stamps).
+     */
+    boolean hasDiverged()
+    {
+        return diverged;
     }
 
     static boolean isPublish(final IngressEvent event)
@@ -137,5 +198,22 @@ final class RouteShards
         }
         hash ^= hash >>> 29;
         return (int)((hash & Long.MAX_VALUE) % count);
+    }
+
+    /**
+     * What shard 0 judged the slots of one epoch by.
+     */
+    private static final class Epoch
+    {
+        final int number;
+        final BrokerContext limits;
+        final AccessRules rules;
+
+        Epoch(final int number, final BrokerContext limits, final AccessRules rules)
+        {
+            this.number = number;
+            this.limits = limits;
+            this.rules = rules;
+        }
     }
 }

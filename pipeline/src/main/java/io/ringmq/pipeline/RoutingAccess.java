@@ -51,6 +51,14 @@ final class RoutingAccess
     }
 
     /**
+     * @return the rules this stage judges by.
+     */
+    AccessRules rules()
+    {
+        return rules;
+    }
+
+    /**
      * @return the client id of a CONNECT as the broker knows it (empty: one is to be assigned).
      */
     String clientIdOf(final ConnectFlyweight connect)
@@ -140,7 +148,17 @@ final class RoutingAccess
      */
     int follow(final SessionRegistry sessions)
     {
-        final AccessRules now = published.get();
+        return follow(sessions, published.get());
+    }
+
+    /**
+     * Takes {@code now}, the rules routing shard 0 held at a slot another routing shard replays (so each takes a
+     * reload at the same slot), when they are new.
+     *
+     * @return the work done.
+     */
+    int follow(final SessionRegistry sessions, final AccessRules now)
+    {
         if (now == rules)
         {
             return 0;

@@ -80,6 +80,10 @@ public final class RoutingStage implements Stage
     /** Shard 0: the other shards, which recovery fills as it fills this one. */
     private RoutingStage[] replicas = new RoutingStage[0];
     private boolean replaying;
+    /** A shard above 0 that failed replaying a slot: its sessions may differ from shard 0's from then on. */
+    private boolean replicaDiverged;
+    /** The slot this stage is routing, until its output is committed: shard 0 throwing on one is told apart. */
+    private IngressEvent routing;
     private int epoch;
     private long expiryTickMs;
     private long publishesRouted;
@@ -159,6 +163,10 @@ public final class RoutingStage implements Stage
         this.subscriptions = new SubscriptionChanges(context, index, shared, retained, output, sessionCounters);
         output.maxTargets(context.maxSessions()); // the routing log holds a target per session, no more
         this.expiry = new SessionExpiry(this::expire, this::willDue, routeShards.startMs());
+        if (0 == shard)
+        {
+            routeShards.took(0, context, access.rules()); // what every shard holds at start
+        }
     }
 
     /**
@@ -204,7 +212,7 @@ public final class RoutingStage implements Stage
                 context = next; // the retained and subscription limits; the rest is the same as at start
                 retained.limits(next.maxRetainedMessages(), next.maxRetainedBytes());
                 subscriptions.limits(next);
-                routeShards.took(++epoch, next); // before any slot is stamped with it
+                routeShards.took(++epoch, next, access.rules()); // before any slot is stamped with it
                 live.took(next);
             }
         }
@@ -217,7 +225,8 @@ public final class RoutingStage implements Stage
                 session.releasePubrel(failed[1]); // never stored, never acknowledged: a resend is new
             }
         }
-        final int reloaded = access.follow(sessions);
+        // the other routing shards take the rules at the slot shard 0 stamps with them, never on their own clock
+        final int reloaded = 0 == shard ? followRules() : 0;
         int expired = 0;
         if (!routeShards.replicated())
         {
@@ -254,6 +263,10 @@ public final class RoutingStage implements Stage
         }
         if (shard == 0)
         {
+            if (event.aclGeneration != access.generation())
+            {
+                followRules(); // judged by rules this stage has not taken yet: taken before the slot is stamped
+            }
             stamp(event);
         }
         if (event.routeShard != shard && event != replay)
@@ -264,10 +277,19 @@ public final class RoutingStage implements Stage
             }
             return true; // a PUBLISH another shard routes
         }
-        if (event.aclGeneration != access.generation())
+        if (shard != 0 && event != replay)
         {
-            access.follow(sessions); // judged by rules this stage has not taken yet
+            if (replicaDiverged)
+            {
+                // fail closed: its session ids may not be shard 0's, so the PUBLISH could reach the wrong client
+                throw new IllegalStateException(name() + " failed replaying a slot: it routes no PUBLISH since");
+            }
+            if (event.routeEpoch != epoch)
+            {
+                takeEpoch(event.routeEpoch); // the limits and rules shard 0 judged it by
+            }
         }
+        routing = event;
         event.resetRouting();
         output.reset();
         moved = null;
@@ -299,9 +321,9 @@ public final class RoutingStage implements Stage
      */
     public void onFailed(final IngressEvent event)
     {
-        if (shard == 0)
+        if (shard == 0 && routing != event && pending != event)
         {
-            stamp(event);
+            stamp(event); // failed before this stage (one it threw on keeps the stamp it was routed by)
         }
         if (event.routeShard != shard && event != replay)
         {
@@ -311,6 +333,12 @@ public final class RoutingStage implements Stage
             }
             return; // a PUBLISH another shard routes
         }
+        if (routing == event && shard == 0 && routeShards.replicated() && !RouteShards.isPublish(event))
+        {
+            // it threw part-way through a slot the others replay: their sessions may no longer be the same
+            routeShards.diverged("routing shard 0 failed on a slot the other shards replay", null);
+        }
+        routing = null;
         if (pending == event)
         {
             pending = null;
@@ -352,8 +380,8 @@ public final class RoutingStage implements Stage
             event.routeTimeMs = System.currentTimeMillis();
             return;
         }
-        event.routeShard = routeShards.replicated() && event.connectionId != IngressEvent.SYSTEM_CONNECTION ?
-            routeShards.ownerOf(event.packet, event.packetLength) : 0;
+        event.routeShard = routeShards.replicated() && event.connectionId != IngressEvent.SYSTEM_CONNECTION &&
+            !routeShards.hasDiverged() ? routeShards.ownerOf(event.packet, event.packetLength) : 0;
     }
 
     /**
@@ -362,24 +390,20 @@ public final class RoutingStage implements Stage
      */
     private void replay(final IngressEvent event, final boolean failed)
     {
-        event.copyInputsTo(replay);
-        if (replay.routeEpoch != epoch)
-        {
-            epoch = replay.routeEpoch;
-            context = routeShards.limits(epoch); // the limits shard 0 judged the slot by
-            subscriptions.limits(context);
-        }
+        // replayed even once the shards have diverged: this shard may still have PUBLISHes to route that shard 0
+        // stamped before, and they are routed by what the slots before them changed
         replaying = true;
         try
         {
+            event.copyInputsTo(replay);
+            if (replay.routeEpoch != epoch)
+            {
+                takeEpoch(replay.routeEpoch);
+            }
             if (failed)
             {
                 onFailed(replay);
                 return;
-            }
-            if (replay.aclGeneration != access.generation())
-            {
-                access.follow(sessions);
             }
             output.reset();
             moved = null;
@@ -398,10 +422,52 @@ public final class RoutingStage implements Stage
                 ticks.done();
             }
         }
+        catch (final RuntimeException error)
+        {
+            // never the shared slot's failure: shard 0 routed it, and the later stages act on its verdict
+            replicaDiverged = true;
+            routeShards.diverged("routing shard " + shard + " failed replaying a slot", error);
+        }
         finally
         {
             replaying = false;
+            moved = null; // the move stands (or never happened): a later failed slot must not undo it
         }
+    }
+
+    /**
+     * A shard above 0 takes the limits and ACL rules shard 0 stamped a slot with, before it replays or routes it.
+     */
+    private void takeEpoch(final int routeEpoch)
+    {
+        final BrokerContext limits = routeShards.limits(routeEpoch);
+        final AccessRules rules = routeShards.rules(routeEpoch);
+        epoch = routeEpoch;
+        if (limits != context)
+        {
+            context = limits;
+            subscriptions.limits(context);
+        }
+        if (null != rules)
+        {
+            access.follow(sessions, rules);
+        }
+    }
+
+    /**
+     * Shard 0 (or the only routing stage): takes the ACL rules the auth stage published, when new; the slots it
+     * stamps from now on carry them to the other shards.
+     *
+     * @return the work done.
+     */
+    private int followRules()
+    {
+        final int work = access.follow(sessions);
+        if (work > 0)
+        {
+            routeShards.took(++epoch, context, access.rules());
+        }
+        return work;
     }
 
     private boolean commit(final IngressEvent event)
@@ -410,6 +476,8 @@ public final class RoutingStage implements Stage
         {
             return false;
         }
+        moved = null; // the move stands: a later failed slot must not undo it
+        routing = null;
         if (publishPending)
         {
             applyPublish(event);
@@ -988,6 +1056,14 @@ public final class RoutingStage implements Stage
             }
         }
         return count;
+    }
+
+    /**
+     * @return the sessions (for tests: every routing shard holds the same, id by id).
+     */
+    SessionRegistry sessions()
+    {
+        return sessions;
     }
 
     /**

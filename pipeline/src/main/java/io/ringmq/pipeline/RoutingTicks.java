@@ -47,9 +47,6 @@ final class RoutingTicks
     }
 
     /**
-     * @return the session of the will {@link #takeWill()} returned.
-     */
-    /**
      * With routing shards: a tick is wanted so that every shard polls its session expiry at the same slot.
      */
     void expiryDue()
@@ -57,6 +54,9 @@ final class RoutingTicks
         expiryDue = true;
     }
 
+    /**
+     * @return the session of the will {@link #takeWill()} returned.
+     */
     int takeWillSession()
     {
         return dueWillSessions.isEmpty() ? IngressEvent.NONE : dueWillSessions.peekInt();

@@ -188,6 +188,8 @@ class Mqtt5ChaosTest
                 .as("seed " + seed + ": routing shard " + shard + " holds what shard 0 holds")
                 .containsExactly(harness.pipeline.routing().sessionCount(),
                     harness.pipeline.routing().persistentSessionCount(), harness.pipeline.routing().index().size());
+            assertThat(sessions(replica)).as("seed " + seed + ": routing shard " + shard + " session by session")
+                .isEqualTo(sessions(harness.pipeline.routing()));
         }
         if (null != store)
         {
@@ -204,6 +206,35 @@ class Mqtt5ChaosTest
                 harness.pipeline.routing().persistentSessionCount());
         }
         return harness;
+    }
+
+    /**
+     * @return what a routing shard holds of each session, a line per session id: its client, delivery shard,
+     * connection, expiry and will with their timers, and its subscriptions.
+     */
+    static java.util.List<String> sessions(final RoutingStage routing)
+    {
+        final java.util.List<String> lines = new java.util.ArrayList<>();
+        for (int id = 0, seen = 0; seen < routing.sessionCount(); id++)
+        {
+            final io.ringmq.pipeline.session.RoutingSession session = routing.sessions().get(id);
+            if (null == session)
+            {
+                continue;
+            }
+            seen++;
+            final java.util.TreeSet<String> filters = new java.util.TreeSet<>();
+            for (final io.ringmq.pipeline.session.Subscription subscription : session.subscriptions())
+            {
+                filters.add(subscription.filter() + "@" + subscription.options() + "#" +
+                    subscription.subscriptionId() + (subscription.readChecked() ? "!" : ""));
+            }
+            lines.add(id + " " + session.clientId() + " shard=" + session.shard() + " agent=" +
+                session.agentIndex() + " connection=" + session.connectionId() + " expiry=" +
+                session.expirySeconds() + "/" + session.expiryTimerId() + " will=" + (null != session.will()) + "/" +
+                session.willDelaySeconds() + "/" + session.willTimerId() + " " + filters);
+        }
+        return lines;
     }
 
     /**
@@ -240,7 +271,7 @@ class Mqtt5ChaosTest
         return flyweight.clientId().length() == 0 ? connect.length : -1;
     }
 
-    private static byte[] connect(final SplittableRandom random, final int client, final boolean clean,
+    static byte[] connect(final SplittableRandom random, final int client, final boolean clean,
         final int version, final boolean timeless)
     {
         if (version != MqttVersion.V5)
@@ -288,7 +319,7 @@ class Mqtt5ChaosTest
         return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
-    private static byte[] subscribe(final SplittableRandom random, final int version)
+    static byte[] subscribe(final SplittableRandom random, final int version)
     {
         final boolean v5 = version == MqttVersion.V5;
         final SubscribeEncoder encoder = new SubscribeEncoder().reset(PacketType.SUBSCRIBE).version(version)
@@ -307,7 +338,7 @@ class Mqtt5ChaosTest
         return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
-    private static byte[] unsubscribe(final SplittableRandom random, final int version)
+    static byte[] unsubscribe(final SplittableRandom random, final int version)
     {
         final SubscribeEncoder encoder = new SubscribeEncoder().reset(PacketType.UNSUBSCRIBE).version(version)
             .packetId(1 + random.nextInt(65_535));
@@ -315,7 +346,7 @@ class Mqtt5ChaosTest
         return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
-    private static byte[] publish(final SplittableRandom random, final int version, final boolean timeless)
+    static byte[] publish(final SplittableRandom random, final int version, final boolean timeless)
     {
         final int qos = random.nextInt(3);
         final MqttProperties properties = new MqttProperties();
@@ -334,7 +365,7 @@ class Mqtt5ChaosTest
         return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
-    private static byte[] ack(final SplittableRandom random)
+    static byte[] ack(final SplittableRandom random)
     {
         final int type = PacketType.PUBACK + random.nextInt(4);
         return encode(4, buffer -> AckEncoder.encode(buffer, 0, type, 1 + random.nextInt(8)));

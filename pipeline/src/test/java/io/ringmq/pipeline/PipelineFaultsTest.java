@@ -371,7 +371,7 @@ class PipelineFaultsTest
         return decoder.publish().packetId();
     }
 
-    private static byte[] connectWithCredentials(final String clientId, final String user, final String password)
+    static byte[] connectWithCredentials(final String clientId, final String user, final String password)
     {
         final io.ringmq.protocol.ConnectEncoder encoder = new io.ringmq.protocol.ConnectEncoder().reset()
             .cleanStart(true);

@@ -80,6 +80,17 @@ final class PipelineHarness
     void offer(final int agent, final long connectionId, final boolean loopback, final byte[] packet,
         final int kind, final int version, final int reasonCode, final long sessionExpiryInterval)
     {
+        put(agent, connectionId, loopback, packet, kind, version, reasonCode, sessionExpiryInterval);
+        step();
+    }
+
+    /**
+     * As {@link #offer(int, long, boolean, byte[], int, int, int, long)} without stepping the stages (their own
+     * threads may be running them); one producer thread only.
+     */
+    void put(final int agent, final long connectionId, final boolean loopback, final byte[] packet,
+        final int kind, final int version, final int reasonCode, final long sessionExpiryInterval)
+    {
         final long sequence = pipeline.ring().next();
         final IngressEvent event = pipeline.ring().get(sequence);
         if (kind == IngressEvent.PACKET)
@@ -95,7 +106,6 @@ final class PipelineHarness
             event.end(kind, agent, connectionId, version, reasonCode, sessionExpiryInterval);
         }
         pipeline.ring().publish(sequence);
-        step();
     }
 
     /**
