@@ -208,9 +208,15 @@ final class ConnectionReader
     private ByteBuf readBuffer(final Connection connection)
     {
         final ByteBuf in = connection.in;
-        if (null == in || in.readableBytes() <= CARRY_LENGTH)
+        if (null == in || in.readableBytes() <= CARRY_LENGTH || connection.hashing)
         {
             scratch.clear();
+            if (connection.hashing)
+            {
+                // not admitted yet: a read takes at most what a hashing connection may hold, whatever the socket has
+                final int start = MAX_READ - Connection.HASHING_BUFFER_LIMIT - (null == in ? 0 : in.readableBytes());
+                scratch.setIndex(start, start);
+            }
             if (null != in)
             {
                 idle.use(connection);

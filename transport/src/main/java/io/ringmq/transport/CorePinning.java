@@ -88,6 +88,12 @@ final class CorePinning
             return agent;
         }
         final int core = list.get(ordinal % list.size());
+        if (ordinal == list.size())
+        {
+            // once per role: more agents than cores named for it, so some share a core (harmful with busy-spin)
+            LOG.log(System.Logger.Level.WARNING, "--pin " + role + " names " + list.size() + " core(s) for more " +
+                role + " agents: " + agent.roleName() + " and later ones share them");
+        }
         return new Agent()
         {
             public void onStart()
