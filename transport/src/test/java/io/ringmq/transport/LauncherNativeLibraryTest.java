@@ -105,6 +105,18 @@ class LauncherNativeLibraryTest
     }
 
     @Test
+    @DisplayName("a library cut short in the cache (a full disk, a crash) is inflated again, never mapped")
+    void aTruncatedLibraryIsInflatedAgain() throws Exception
+    {
+        final Path jar = jar("jar.jar", "library, whole");
+        dryRun(jar, cache.toString());
+        final Path library = onlyLibrary();
+        Files.writeString(library, "library"); // the first bytes only
+        dryRun(jar, cache.toString());
+        assertThat(library).hasContent("library, whole");
+    }
+
+    @Test
     @DisplayName("no library path, and a normal start, with --persistence memory, an unwritable cache or a jar without " +
         "the library; no temporary file is left")
     void neverFatal() throws Exception
