@@ -11,22 +11,32 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The data directory held by one broker before its store exists: an OS lock on {@value #FILE} (with the holder's
  * pid in it), taken at start, so that a second broker given the same directory is refused at start, as it is when
  * the store exists (RocksDB's own LOCK), not later at its first persistent client. The file stays when the lock is
  * let go; a directory holding only it is still an empty one ({@link RocksDbStoreOpener}).
+ * <p>
+ * The OS lock belongs to the process, and closing any descriptor of the file lets go of it: a second broker in this
+ * JVM (tests, embedding) is refused by {@link #HELD} before it opens the file, or its refusal would unlock the first.
  */
 final class DirectoryLock implements AutoCloseable
 {
     static final String FILE = "ringmq.lock";
 
+    /** The lock files this JVM holds, by real path. */
+    private static final Set<Path> HELD = ConcurrentHashMap.newKeySet();
+
+    private final Path held;
     private final FileChannel channel;
     private final FileLock lock;
 
-    private DirectoryLock(final FileChannel channel, final FileLock lock)
+    private DirectoryLock(final Path held, final FileChannel channel, final FileLock lock)
     {
+        this.held = held;
         this.channel = channel;
         this.lock = lock;
     }
@@ -38,11 +48,18 @@ final class DirectoryLock implements AutoCloseable
      */
     static DirectoryLock acquire(final Path dir)
     {
-        final Path file = dir.resolve(FILE);
+        Path held = null;
         FileChannel channel = null;
         try
         {
             Files.createDirectories(dir);
+            final Path file = dir.toRealPath().resolve(FILE);
+            if (!HELD.add(file))
+            {
+                throw new StoreException("data directory " + dir + " is in use by another broker in this process (pid " +
+                    ProcessHandle.current().pid() + "): give each broker its own --data-dir");
+            }
+            held = file;
             channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.READ);
             FileLock lock;
@@ -52,7 +69,7 @@ final class DirectoryLock implements AutoCloseable
             }
             catch (final OverlappingFileLockException heldHere)
             {
-                lock = null; // another broker in this JVM holds it
+                lock = null; // not through this class: refused all the same
             }
             if (null == lock)
             {
@@ -64,11 +81,19 @@ final class DirectoryLock implements AutoCloseable
             channel.truncate(0);
             channel.write(ByteBuffer.wrap((ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII)),
                 0);
-            return new DirectoryLock(channel, lock);
+            return new DirectoryLock(file, channel, lock);
         }
-        catch (final IOException ex)
+        catch (final IOException | RuntimeException ex)
         {
             closeQuietly(channel);
+            if (null != held)
+            {
+                HELD.remove(held);
+            }
+            if (ex instanceof RuntimeException)
+            {
+                throw (RuntimeException)ex;
+            }
             throw new StoreException("cannot lock data directory " + dir + ": " + ex.getMessage(), ex);
         }
     }
@@ -84,6 +109,7 @@ final class DirectoryLock implements AutoCloseable
             // the channel's close below lets it go too
         }
         closeQuietly(channel);
+        HELD.remove(held);
     }
 
     private static void closeQuietly(final FileChannel channel)

@@ -84,12 +84,13 @@ public final class RocksDbStore implements DurableStore
         final RecoveryReport report = new RecoveryReport();
         final StallListener stallListener = new StallListener();
         final RocksDbOptions options = new RocksDbOptions(settings, stallListener);
+        RocksDB db = null;
         try
         {
             final long holderPid = DataDirectory.readPid(dir);
             restoreSetAside(dir); // logs an interrupted repair set aside are read, never dropped
             final List<String> tornLogs = tornLogs(dir);
-            final RocksDB db = openOrRepair(settings, dir, options, report, holderPid);
+            db = openOrRepair(settings, dir, options, report, holderPid);
             if (report.isClean()) // a repair checks and reports the logs itself
             {
                 tornLogs.forEach(report::lost);
@@ -104,6 +105,10 @@ public final class RocksDbStore implements DurableStore
         }
         catch (final RuntimeException ex)
         {
+            if (null != db)
+            {
+                db.close(); // lets go of RocksDB's LOCK: a store opened lazily tries again at the next write
+            }
             options.close();
             stallListener.close();
             throw ex;

@@ -70,6 +70,40 @@ class RocksDbStoreOpenerTest
     }
 
     @Test
+    void aFirstOpenFailingAfterRocksDbOpenedLeavesNoLockAndTheNextWriteOpensIt() throws Exception
+    {
+        final Path data = directory.resolve("data");
+        final DurableStore store = RocksDbStoreOpener.open(RocksDbSettings.defaults(data));
+        try
+        {
+            final Path blocker = Files.createDirectories(data.resolve("ringmq.pid.tmp").resolve("x"));
+            final StoreWriter writer = store.writer(true);
+            assertThatThrownBy(() -> put(writer, "session-1", "first")).as("the pid file cannot be written")
+                .isInstanceOf(StoreException.class);
+            Files.delete(blocker);
+            Files.delete(blocker.getParent());
+
+            final StoreWriter next = store.writer(true);
+            put(next, "session-1", "kept");
+            next.commit();
+            assertThat(((LazyStore)store).isOpened()).as("opened once the cause is gone").isTrue();
+        }
+        finally
+        {
+            store.close();
+        }
+        final DurableStore again = RocksDbStoreOpener.open(RocksDbSettings.defaults(data));
+        try
+        {
+            assertThat(StoreFixtures.scan((RocksDbStore)again).records()).containsEntry("session-1", "kept");
+        }
+        finally
+        {
+            again.close();
+        }
+    }
+
+    @Test
     void aStoreNeverWrittenLeavesNothingBehind()
     {
         final Path data = directory.resolve("data");

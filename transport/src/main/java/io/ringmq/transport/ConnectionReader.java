@@ -211,9 +211,10 @@ final class ConnectionReader
         if (null == in || in.readableBytes() <= CARRY_LENGTH || connection.hashing)
         {
             scratch.clear();
-            if (connection.hashing)
+            if (connection.hashing || connection.connack != Connection.CONNACK_ACCEPTED)
             {
-                // not admitted yet: a read takes at most what a hashing connection may hold, whatever the socket has
+                // not admitted yet (its CONNECT hashed, in the pipeline or still to come, as when it arrives with a
+                // burst behind it): a read takes at most what a hashing connection may hold, whatever the socket has
                 final int start = MAX_READ - Connection.HASHING_BUFFER_LIMIT - (null == in ? 0 : in.readableBytes());
                 scratch.setIndex(start, start);
             }

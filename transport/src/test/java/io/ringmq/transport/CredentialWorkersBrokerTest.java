@@ -345,6 +345,37 @@ class CredentialWorkersBrokerTest extends InProcessBrokerTest
 
     @Test
     @Timeout(60)
+    @DisplayName("hostile: bytes sent with the CONNECT in one segment, before its hash runs, are read only up to a " +
+        "small bound too")
+    void bytesSentWithAHashingConnectAreBounded() throws Exception
+    {
+        slowHashes(false);
+        launch(context(passwords("alice", "a-pw")));
+        final RawClient flooder = closeLater(new RawClient(broker.port()));
+        final byte[] connect = RawClient.connect("flooder", "alice", "a-pw");
+        final byte[] publish = RawClient.publish("t", new byte[1_000], 0, 0);
+        final byte[] burst = new byte[connect.length + publish.length * 256];
+        System.arraycopy(connect, 0, burst, 0, connect.length);
+        for (int i = 0; i < 256; i++)
+        {
+            System.arraycopy(publish, 0, burst, connect.length + i * publish.length, publish.length);
+        }
+        flooder.send(burst); // the CONNECT and 256 kB behind it, before the broker read any of it
+        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(500);
+        while (System.nanoTime() < deadline)
+        {
+            assertThat(count(BrokerCounters.BYTES_IN)).as("read with and behind the CONNECT")
+                .isLessThanOrEqualTo(2 * Connection.HASHING_BUFFER_LIMIT);
+            Thread.onSpinWait();
+        }
+        release.countDown();
+        assertThat(flooder.readPacket(10_000)).isEqualTo(PacketType.CONNACK);
+        await(() -> count(BrokerCounters.BYTES_IN) >= burst.length, "the rest read once it was admitted");
+    }
+
+    @Test
+    @Timeout(60)
     @DisplayName("behind a PROXY-protocol listener the back-off counts the client the header names, not the proxy")
     void backoffBehindAProxy() throws Exception
     {

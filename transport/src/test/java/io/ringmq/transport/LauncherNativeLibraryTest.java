@@ -65,6 +65,34 @@ class LauncherNativeLibraryTest
     }
 
     @Test
+    @DisplayName("a jar behind a symbolic link replaced where it points (the link unchanged) is inflated again: the " +
+        "new jar's classes never meet the old jar's library")
+    void aJarReplacedBehindItsLinkIsInflatedAgain() throws Exception
+    {
+        jar("ringmq-current.jar", "library one");
+        final Path link = Files.createSymbolicLink(directory.resolve("ringmq.jar"), Path.of("ringmq-current.jar"));
+        dryRun(link, cache.toString());
+        assertThat(Files.readString(onlyLibrary())).isEqualTo("library one");
+
+        jar("ringmq-current.jar", "library two, a longer one"); // an upgrade in place, the link kept
+        dryRun(link, cache.toString());
+        assertThat(Files.readString(onlyLibrary())).isEqualTo("library two, a longer one");
+    }
+
+    @Test
+    @DisplayName("a cache directory whose name holds pattern characters keeps the library it just inflated")
+    void aCacheNamedWithPatternCharactersKeepsItsLibrary() throws Exception
+    {
+        cache = directory.resolve("ca[c]he*");
+        final Path jar = jar("jar.jar", "library");
+        final String command = dryRun(jar, cache.toString());
+        final Path library = onlyLibrary();
+        assertThat(command).contains("-Djava.library.path=").contains(library.getParent().getFileName().toString());
+        assertThat(dryRun(jar, cache.toString())).isEqualTo(command);
+        assertThat(library).hasContent("library");
+    }
+
+    @Test
     @DisplayName("an empty file where the library should be is inflated again, never used")
     void anEmptyLibraryIsInflatedAgain() throws Exception
     {
@@ -74,6 +102,18 @@ class LauncherNativeLibraryTest
         Files.write(library, new byte[0]);
         dryRun(jar, cache.toString());
         assertThat(Files.readString(library)).isEqualTo("library");
+    }
+
+    @Test
+    @DisplayName("a library cut short in the cache (a full disk, a crash) is inflated again, never mapped")
+    void aTruncatedLibraryIsInflatedAgain() throws Exception
+    {
+        final Path jar = jar("jar.jar", "library, whole");
+        dryRun(jar, cache.toString());
+        final Path library = onlyLibrary();
+        Files.writeString(library, "library"); // the first bytes only
+        dryRun(jar, cache.toString());
+        assertThat(library).hasContent("library, whole");
     }
 
     @Test
