@@ -1,4 +1,5 @@
-# Shared by the scripts that start a fresh broker per run (cold-connect.sh, empty-rss.sh); sourced, not run.
+# Shared by the scripts that start a fresh broker per run (cold-connect.sh, empty-rss.sh, ingest-ab.sh); sourced,
+# not run.
 #   free_port                      a loopback port free now
 #   start_broker LOG PORT CMD...   starts CMD in the repository ($REPO) with its output in LOG, sets broker_pid, and
 #                                  waits until PORT accepts a TCP connection (polled every 10 ms, 30 s at most) or the

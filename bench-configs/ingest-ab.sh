@@ -42,19 +42,9 @@ LT="$REPO/loadtest/target/loadtest.jar"
 [[ -f $LT ]] || { echo "ingest-ab.sh: $LT not found: mvn -B -ntp package -DskipTests" >&2; exit 1; }
 mkdir -p "$OUT"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# shellcheck source=broker-runs.sh
+. "$REPO/bench-configs/broker-runs.sh" # free_port, stop_broker (also at exit)
 proc_io() { awk '/^(rchar|syscr):/{printf "%s ", $2}' "/proc/$1/io" 2>/dev/null || echo "0 0"; }
-
-broker_pid=""
-stop_broker() {
-    if [[ -n $broker_pid ]] && kill -0 "$broker_pid" 2>/dev/null; then
-        kill "$broker_pid"; for _ in $(seq 100); do kill -0 "$broker_pid" 2>/dev/null || break; sleep 0.1; done
-        kill -0 "$broker_pid" 2>/dev/null && kill -9 "$broker_pid"
-        wait "$broker_pid" 2>/dev/null || true
-    fi
-    broker_pid=""
-}
-trap stop_broker EXIT
 
 results="$OUT/results.tsv"
 : >"$results"
