@@ -4,7 +4,6 @@ import org.agrona.BitUtil;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
-import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -38,7 +37,7 @@ public final class MessageLog
             throw new IllegalArgumentException("message log capacity must be a power of two: " + capacity);
         }
         this.capacity = capacity;
-        this.buffer = new UnsafeBuffer(ByteBuffer.allocateDirect(capacity));
+        this.buffer = new UnsafeBuffer(RingMemory.allocate(capacity)); // resident only where entries are written
     }
 
     /**

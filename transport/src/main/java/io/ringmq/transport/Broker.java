@@ -3,6 +3,7 @@ package io.ringmq.transport;
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.ListenerSettings;
 import io.ringmq.pipeline.Pipeline;
+import io.ringmq.pipeline.RingMemory;
 import io.ringmq.pipeline.StageAgent;
 import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.auth.AclFile;
@@ -29,7 +30,6 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -146,7 +146,7 @@ public final class Broker implements AutoCloseable
             final AtomicInteger connectionCount = new AtomicInteger();
             for (int i = 0; i < ioCount; i++)
             {
-                rings[i] = new ManyToOneRingBuffer(new UnsafeBuffer(ByteBuffer.allocateDirect(
+                rings[i] = new ManyToOneRingBuffer(new UnsafeBuffer(RingMemory.allocate( // resident as written
                     context.outboundRingBytes() + RingBufferDescriptor.TRAILER_LENGTH)));
                 agents[i] = new IoAgent(i, context, counters, i == 0 ? (null != warmupListeners ? warmupListeners :
                     listeners) : new Listener[0], rings[i], pipeline.ring(), pipeline.messageLog(i), connectionCount,
