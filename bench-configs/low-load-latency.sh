@@ -9,19 +9,21 @@
 # figure to compare is the median of the rounds' p99s, with every round's p99 beside it.
 #
 #   bench-configs/low-load-latency.sh [--rounds 5] [--duration 10s] [--warmup 5s] [--rows 'p2p-1000x10 ...'] \
-#       [--brokers 'ringmq mosquitto flashmq'] [--out DIR]
+#       [--brokers 'ringmq mosquitto flashmq'] [--out DIR] [--ports LO-HI]
 #
 # Prints, per row and broker: every round's p99 (µs), their median, and the medians of the broker's and the
 # generator's CPU seconds and of the generator's send lag p99 (how late it sent after the due time, µs; empty with
 # an older loadtest.jar). Writes results.tsv (one line per run), summary.md and each run's loadtest output and
-# broker log under --out (default bench-results/low-load-latency). flashmq is left out when not found
-# (FLASHMQ_BIN, else /usr/local/bin/flashmq, else flashmq on the PATH).
+# broker log under --out (default bench-results/low-load-latency). --ports LO-HI takes each broker's port from
+# that range, next in turn (default: any free port; a range below the ephemeral ports cannot be taken meanwhile by
+# some client's socket); a broker that finds its port taken is started again on another, twice at most. flashmq
+# is left out when not found (FLASHMQ_BIN, else /usr/local/bin/flashmq, else flashmq on the PATH).
 # Environment: LOADTEST_JAR (default loadtest/target/loadtest.jar), RINGMQ_CMD (default
 # 'bin/ringmq --bind 127.0.0.1 --port {port} --data-dir DIR'), MOSQUITTO_BIN (default mosquitto on the PATH).
-# Bounded: a broker gets 30 s to listen, a loadtest duration + warm-up + 90 s; only processes this script started
-# are stopped, by their pids.
+# Bounded: a broker gets 30 s to listen (3 ports at most), a loadtest duration + warm-up + 90 s; only processes
+# this script started are stopped, by their pids.
 set -euo pipefail
-ROUNDS=5 DURATION=10s WARMUP=5s ROWS="p2p-1000x10 pubsub-10x10-100" BROKERS="ringmq mosquitto flashmq"
+ROUNDS=5 DURATION=10s WARMUP=5s ROWS="p2p-1000x10 pubsub-10x10-100" BROKERS="ringmq mosquitto flashmq" PORTS=""
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=$REPO/bench-results/low-load-latency
 die() { echo "low-load-latency.sh: $*" >&2; exit 2; }
@@ -33,11 +35,13 @@ while [[ $# -gt 0 ]]; do
         --rows) ROWS=${2:?}; shift 2 ;;
         --brokers) BROKERS=${2:?}; shift 2 ;;
         --out) OUT=${2:?}; shift 2 ;;
+        --ports) PORTS=${2:?}; shift 2 ;;
         -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument $1 (see --help)" ;;
     esac
 done
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "--rounds must be a positive number"
+[[ -z $PORTS || $PORTS =~ ^[1-9][0-9]*-[1-9][0-9]*$ ]] || die "--ports must be LO-HI"
 LT=${LOADTEST_JAR:-$REPO/loadtest/target/loadtest.jar}
 [[ -f $LT ]] || die "$LT not found: mvn -B -ntp package -DskipTests"
 MATRIX=$REPO/bench-configs/performance-scaled.json
@@ -76,6 +80,29 @@ stop_all() {
 }
 trap stop_all EXIT
 
+next_port=0
+pick_port() { # a port free now: the next free one in --ports after the last picked, else any
+    if [[ -z $PORTS ]]; then free_port; return; fi
+    python3 - "${PORTS%-*}" "${PORTS#*-}" "$next_port" <<'PY'
+import socket, sys
+lo, hi, last = (int(a) for a in sys.argv[1:4])
+span = hi - lo + 1
+for k in range(span):
+    port = lo + (max(0, last - lo) + 1 + k) % span
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(port)
+    break
+else:
+    sys.exit("no free port in %d-%d" % (lo, hi))
+PY
+}
+
 broker_command() { # NAME PORT LOG-PREFIX: sets cmd
     local name=$1 port=$2 log=$3
     case "$name" in
@@ -88,20 +115,7 @@ broker_command() { # NAME PORT LOG-PREFIX: sets cmd
                 "$port" >"$log.conf"
             cmd=("$MOSQUITTO" -c "$log.conf") ;;
         flashmq)
-            cat >"$log.conf" <<EOF
-listen {
-  protocol mqtt
-  inet_protocol ip4
-  inet4_bind_address 127.0.0.1
-  port $port
-  tcp_nodelay true
-}
-allow_anonymous true
-thread_count $(nproc)
-max_qos_msg_pending_per_client 1000
-log_level notice
-rlimit_nofile $(ulimit -n)
-EOF
+            { flashmq_conf "$port" "$(nproc)"; echo "max_qos_msg_pending_per_client 1000"; } >"$log.conf"
             cmd=("$FLASHMQ" --config-file "$log.conf") ;;
     esac
 }
@@ -119,12 +133,19 @@ for ((round = 1; round <= ROUNDS; round++)); do
     for row in $ROWS; do
         for name in "${order[@]}"; do
             log=$OUT/$row-$name-$round
-            port=$(free_port)
-            broker_command "$name" "$port" "$log"
-            start_broker "$log.broker.log" "$port" "${cmd[@]}"
+            for _attempt in 1 2 3; do # the port may be taken between the pick and the broker's bind: another
+                port=$(pick_port)
+                next_port=$port
+                broker_command "$name" "$port" "$log"
+                start_broker "$log.broker.log" "$port" "${cmd[@]}"
+                ((port_taken)) || break
+                stop_broker
+                rm -rf "$log-data"
+            done
             if ((!listening)); then
                 echo "$row $name round $round: the broker did not listen: $(tail -2 "$log.broker.log")" >&2
                 stop_broker
+                rm -rf "$log-data"
                 continue
             fi
             read -r -a row_argv <<<"${row_args[$row]}"
