@@ -6,6 +6,8 @@
 #                                  broker exits; sets listening=1 or 0, and port_taken=1 when it exited because its
 #                                  port was taken meanwhile (a broker binding late, after its warm-up, can find that)
 #   stop_broker                    stops the broker this script started, by its pid (also at exit)
+#   flashmq_conf PORT THREADS      prints a FlashMQ config for one run: loopback PORT, TCP_NODELAY, anonymous,
+#                                  THREADS threads, notice logging, rlimit_nofile this shell's open-files limit
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
@@ -35,4 +37,9 @@ start_broker() {
     if ((!listening)) && grep -q "already in use" "$log"; then
         port_taken=1
     fi
+}
+
+flashmq_conf() {
+    printf 'listen {\n  protocol mqtt\n  inet_protocol ip4\n  inet4_bind_address 127.0.0.1\n  port %s\n  tcp_nodelay true\n}\n' "$1"
+    printf 'allow_anonymous true\nthread_count %s\nlog_level notice\nrlimit_nofile %s\n' "$2" "$(ulimit -n)"
 }

@@ -62,6 +62,12 @@ final class Client
     final FixedRateSchedule schedule;
     /** Whether this publisher has stopped publishing for the run and queued its last PINGREQ (see {@link Driver}). */
     boolean finished;
+    /** This publisher's index among its driver's publishers. */
+    int publisherIndex;
+    /** Whether this publisher waits in its driver's {@link DueQueue}. */
+    boolean dueListed;
+    /** Whether this client is on its driver's list of clients to flush. */
+    boolean flushListed;
     int sequence;
     int inflight;
     /**

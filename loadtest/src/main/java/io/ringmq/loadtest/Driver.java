@@ -11,10 +11,10 @@ import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Iterator;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
 
 /**
  * One generator thread: a selector and the clients it owns. It dials with bounded concurrency, keeps each
@@ -26,6 +26,11 @@ import java.util.concurrent.locks.LockSupport;
  * (its window full, its socket backed up) sends the rest late, still stamped with their due times, for up to
  * {@link Settings#lateGraceNs} after the end; what is still unsent then is counted ({@link #unsentCount}), not sent.
  * Each publisher's last PINGREQ follows its last message.
+ *
+ * <p>Per message the work is O(log publishers), not O(publishers): paced publishers wait in a {@link DueQueue} by
+ * their next due time, so a wake takes exactly the messages due and sleeps until the next one
+ * ({@link DeadlineSleeper}); only clients with bytes queued are flushed (the flush list); keys are handled by the
+ * selector's consumer forms, which allocate no selected-key set or iterator.
  */
 final class Driver implements Runnable, Client.Handler
 {
@@ -35,17 +40,38 @@ final class Driver implements Runnable, Client.Handler
     static final int STOPPED = 3;
     private static final int FLOOD_BATCH = 64;
     private static final int BACKLOG_LIMIT = 16 * 1024 * 1024;
+    /** The longest a paced publisher driver sleeps in select while RUNNING (a phase change wakes it anyway). */
+    private static final long MAX_PACED_SELECT_MS = 10;
+    /**
+     * How often a driver of paced publishers only polls its sockets while it wakes for due messages: they read only
+     * acknowledgements and PINGRESPs, and a window of 32 QoS 1 messages refills every poll at up to 128,000 msg/s.
+     */
+    private static final long PACED_POLL_INTERVAL_NS = 250_000;
 
     final List<Client> clients = new ArrayList<>();
     final Histogram latency = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
     final Histogram connectTime = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
     /** PINGREQ to PINGRESP: the connection mode's check of held connections. */
     final Histogram pingTime = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+    /** -rate: how late each message was queued after the time it was due (and is stamped with). */
+    final Histogram sendLag = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
     final Recorder intervals;
     private final Settings settings;
     private final Selector selector;
     private final ArrayDeque<Client> toDial = new ArrayDeque<>();
     private final List<Client> publishers = new ArrayList<>();
+    /** -rate: the publishers that owe a message (by index in {@link #publishers}), by when the next is due. */
+    private final DueQueue due = new DueQueue(16);
+    /** Publishers taken out of {@link #due} for this pass only (backlog or window full), put back after it. */
+    private int[] stalled = new int[16];
+    /** Clients with bytes queued, each once ({@link Client#flushListed}); flushed once per duty cycle. */
+    private Client[] flushList = new Client[16];
+    private int flushCount;
+    private final Consumer<SelectionKey> keyHandler = this::onKey;
+    private final DeadlineSleeper sleeper = new DeadlineSleeper();
+    /** Whether any client of this driver subscribes (then every cycle polls: deliveries are timed on arrival). */
+    private boolean hasSubscribers;
+    private long lastPollNs;
     private final int dialConcurrency;
     private volatile int phase = DIALING;
     /** conn with -ping-interval: the next connection to ping, and in which round. */
@@ -105,7 +131,12 @@ final class Driver implements Runnable, Client.Handler
         toDial.add(client);
         if (client.publisher)
         {
+            client.publisherIndex = publishers.size();
             publishers.add(client);
+        }
+        else
+        {
+            hasSubscribers = true;
         }
     }
 
@@ -192,6 +223,7 @@ final class Driver implements Runnable, Client.Handler
     private void loop() throws IOException
     {
         int lastPhase = DIALING;
+        boolean polled = false;
         while (phase != STOPPED)
         {
             final long now = System.nanoTime();
@@ -219,18 +251,13 @@ final class Driver implements Runnable, Client.Handler
             {
                 work += pingHeld(now);
             }
-            selector.selectNow();
-            if (!selector.selectedKeys().isEmpty()) // keys an idle select() found stay in the set
+            // no second poll when the idle select that ended the last cycle handled its keys already
+            if (!polled && (hasSubscribers || settings.rate == 0 || now - lastPollNs >= PACED_POLL_INTERVAL_NS))
             {
-                work += handleKeys();
+                lastPollNs = now;
+                work += selector.selectNow(keyHandler);
             }
-            for (final Client client : clients)
-            {
-                if (client.pendingOut() > 0 && client.state != Client.State.CLOSED)
-                {
-                    flush(client);
-                }
-            }
+            flushListed();
             if (published != publishedCount)
             {
                 publishedCount = published; // counters leave the thread once per duty cycle, not per message
@@ -239,10 +266,7 @@ final class Driver implements Runnable, Client.Handler
             {
                 uniqueCount = unique;
             }
-            if (work == 0)
-            {
-                idle(now);
-            }
+            polled = work == 0 && idle(now) > 0;
         }
     }
 
@@ -263,6 +287,7 @@ final class Driver implements Runnable, Client.Handler
             if (client.state == Client.State.READY && 0 == client.pingsOutstanding)
             {
                 client.queuePing();
+                toFlush(client);
                 queued++;
             }
             if (++pingCursor == count)
@@ -279,13 +304,16 @@ final class Driver implements Runnable, Client.Handler
         if (current == RUNNING)
         {
             final long intervalNs = settings.rate > 0 ? FixedRateSchedule.offsetNs(1, settings.rate) : 0;
+            due.clear();
             for (int i = 0; i < publishers.size(); i++)
             {
                 final Client publisher = publishers.get(i);
+                publisher.dueListed = false;
                 if (null != publisher.schedule)
                 {
                     // spread the publishers' starts across one interval so they do not all fire at once
                     publisher.schedule.start(runStartNs + intervalNs * i / publishers.size());
+                    listDue(publisher);
                 }
             }
         }
@@ -299,6 +327,7 @@ final class Driver implements Runnable, Client.Handler
                     if (client.state == Client.State.READY)
                     {
                         client.queuePing(); // a PINGRESP proves the broker read everything sent before it
+                        toFlush(client);
                     }
                 }
             }
@@ -333,6 +362,7 @@ final class Driver implements Runnable, Client.Handler
                     unsentCount += schedule.remaining();
                 }
                 publisher.queuePing();
+                toFlush(publisher);
                 publisher.finished = true;
             }
             else
@@ -345,47 +375,39 @@ final class Driver implements Runnable, Client.Handler
 
     /**
      * A driver of subscribers sleeps in {@code select} so a delivery is timed the moment it arrives; a driver of
-     * paced publishers sleeps until the next message is due (its own acknowledgements can wait that long).
+     * paced publishers sleeps until the next message is due (its own acknowledgements can wait that long): in
+     * {@code select} when that is a millisecond or more away, else parked ({@link DeadlineSleeper}).
+     *
+     * @return the keys a select handled.
      */
-    private void idle(final long now)
+    private int idle(final long now)
     {
         final boolean publishing = phase == RUNNING || (phase == DRAINING && !publishingDone);
-        if (publishers.isEmpty() || !publishing || settings.rate == 0)
+        try
         {
-            try
+            if (publishers.isEmpty() || !publishing || settings.rate == 0)
             {
                 final boolean timed = !publishers.isEmpty() || settings.pingIntervalNs > 0;
-                selector.select(phase == RUNNING && timed ? 1 : 100);
+                return selector.select(keyHandler, phase == RUNNING && timed ? 1 : 100);
             }
-            catch (final IOException ignore)
+            // the first in the queue may have finished or gone: then the next pass drops it, without sleeping
+            final long waitNs = due.isEmpty() ? Long.MAX_VALUE : due.peekDueNs() - now;
+            if (waitNs >= 1_000_000)
             {
-                // the next selectNow reports it
+                // nothing due soon (or no publisher left): sleep on the sockets, waking before the next is due
+                return selector.select(keyHandler, phase == RUNNING ?
+                    Math.min(MAX_PACED_SELECT_MS, waitNs / 1_000_000) : 1);
             }
-            return;
+            if (waitNs > 0)
+            {
+                sleeper.sleepUntil(due.peekDueNs());
+            }
         }
-        long waitNs = 1_000_000;
-        for (final Client publisher : publishers)
+        catch (final IOException ignore)
         {
-            if (publisher.state == Client.State.READY && !publisher.finished && !publisher.schedule.isComplete())
-            {
-                waitNs = Math.min(waitNs, publisher.schedule.nextDueNs() - now);
-            }
+            // the next selectNow reports it
         }
-        if (waitNs >= 1_000_000)
-        {
-            try
-            {
-                selector.select(1); // nothing due soon (or no publisher left): sleep on the sockets
-            }
-            catch (final IOException ignore)
-            {
-                // the next selectNow reports it
-            }
-        }
-        else if (waitNs > 0)
-        {
-            LockSupport.parkNanos(waitNs);
-        }
+        return 0;
     }
 
     private int dial(final long now) throws IOException
@@ -433,49 +455,94 @@ final class Driver implements Runnable, Client.Handler
     private void onTcpConnected(final Client client)
     {
         client.queueConnect("lt-" + (client.publisher ? "p" : "s") + "-" + client.id + "-" + settings.runId, settings);
+        toFlush(client);
     }
 
-    private int handleKeys()
+    /**
+     * One ready key, from {@code selectNow} or {@code select} in their consumer forms.
+     */
+    private void onKey(final SelectionKey key)
     {
-        int work = 0;
-        final Iterator<SelectionKey> keys = selector.selectedKeys().iterator();
-        while (keys.hasNext())
+        final Client client = (Client)key.attachment();
+        try
         {
-            final SelectionKey key = keys.next();
-            keys.remove();
-            final Client client = (Client)key.attachment();
-            work++;
-            try
+            if (!key.isValid())
             {
-                if (!key.isValid())
+                return;
+            }
+            if (key.isConnectable())
+            {
+                if (client.channel.finishConnect())
                 {
-                    continue;
+                    key.interestOps(SelectionKey.OP_READ);
+                    onTcpConnected(client);
                 }
-                if (key.isConnectable())
-                {
-                    if (client.channel.finishConnect())
-                    {
-                        key.interestOps(SelectionKey.OP_READ);
-                        onTcpConnected(client);
-                    }
-                    continue;
-                }
-                if (key.isReadable() && !client.read(this))
+                return;
+            }
+            if (key.isReadable())
+            {
+                if (!client.read(this))
                 {
                     dropped(client);
                 }
-            }
-            catch (final IOException ex)
-            {
-                if (client.state == Client.State.CONNECTING || client.state == Client.State.DIALING)
+                else if (client.pendingOut() > 0)
                 {
-                    refused++;
+                    toFlush(client); // acknowledgements, a SUBSCRIBE after CONNACK, TLS handshake steps
                 }
-                onTlsFailure(ex);
-                dropped(client);
             }
         }
-        return work;
+        catch (final IOException ex)
+        {
+            if (client.state == Client.State.CONNECTING || client.state == Client.State.DIALING)
+            {
+                refused++;
+            }
+            onTlsFailure(ex);
+            dropped(client);
+        }
+    }
+
+    /**
+     * Lists {@code client} for the end of this duty cycle's flush, once.
+     */
+    private void toFlush(final Client client)
+    {
+        if (client.flushListed)
+        {
+            return;
+        }
+        if (flushCount == flushList.length)
+        {
+            flushList = Arrays.copyOf(flushList, flushCount * 2);
+        }
+        flushList[flushCount++] = client;
+        client.flushListed = true;
+    }
+
+    /**
+     * Writes what each listed client has queued; one the socket did not take all of stays listed for the next cycle.
+     */
+    private void flushListed()
+    {
+        int kept = 0;
+        for (int i = 0; i < flushCount; i++)
+        {
+            final Client client = flushList[i];
+            flushList[i] = null;
+            if (client.state != Client.State.CLOSED && client.pendingOut() > 0)
+            {
+                flush(client);
+            }
+            if (client.state != Client.State.CLOSED && client.pendingOut() > 0)
+            {
+                flushList[kept++] = client;
+            }
+            else
+            {
+                client.flushListed = false;
+            }
+        }
+        flushCount = kept;
     }
 
     private void flush(final Client client)
@@ -505,6 +572,82 @@ final class Driver implements Runnable, Client.Handler
 
     private int publish(final long now)
     {
+        return settings.rate > 0 ? publishPaced(now) : publishFlood();
+    }
+
+    /**
+     * -rate: sends every message due by {@code now}, taking publishers from the front of {@link #due}; never past
+     * what a schedule owes, however late the end is noticed.
+     */
+    private int publishPaced(final long now)
+    {
+        int work = 0;
+        int stalledCount = 0;
+        while (!due.isEmpty() && due.peekDueNs() - now <= 0)
+        {
+            final int index = due.peekSlot();
+            final Client publisher = publishers.get(index);
+            final FixedRateSchedule schedule = publisher.schedule;
+            if (publisher.state != Client.State.READY || publisher.finished || schedule.isComplete())
+            {
+                due.poll();
+                publisher.dueListed = false; // a publisher that becomes ready later is listed again (onConnack)
+                continue;
+            }
+            if (publisher.pendingOut() > BACKLOG_LIMIT || (settings.qos > 0 && publisher.inflight >= publisher.window))
+            {
+                backlogStalls++;
+                due.poll(); // stays due: its stamp keeps the intended time, so the delay is measured
+                if (stalledCount == stalled.length)
+                {
+                    stalled = Arrays.copyOf(stalled, stalledCount * 2);
+                }
+                stalled[stalledCount++] = index;
+                continue;
+            }
+            final long dueNs = schedule.nextDueNs();
+            publisher.queuePublish(settings.qos, StampClock.stampOf(dueNs));
+            sendLag.recordValue(Math.min(now - dueNs, sendLag.getHighestTrackableValue()));
+            schedule.advance();
+            toFlush(publisher);
+            published++;
+            work++;
+            if (schedule.isComplete())
+            {
+                due.poll();
+                publisher.dueListed = false;
+            }
+            else
+            {
+                due.rescheduleFirst(schedule.nextDueNs());
+            }
+        }
+        for (int i = 0; i < stalledCount; i++)
+        {
+            final int index = stalled[i];
+            due.add(index, publishers.get(index).schedule.nextDueNs()); // tried again next cycle
+        }
+        return work;
+    }
+
+    /**
+     * Puts a paced publisher that owes messages in {@link #due}, once.
+     */
+    private void listDue(final Client publisher)
+    {
+        if (!publisher.dueListed && null != publisher.schedule && !publisher.schedule.isComplete())
+        {
+            due.add(publisher.publisherIndex, publisher.schedule.nextDueNs());
+            publisher.dueListed = true;
+        }
+    }
+
+    /**
+     * -rate 0: QoS 0 publishers send a batch while fewer than two PINGREQs are unanswered; QoS 1/2 ones fill their
+     * window.
+     */
+    private int publishFlood()
+    {
         int work = 0;
         for (final Client publisher : publishers)
         {
@@ -512,24 +655,7 @@ final class Driver implements Runnable, Client.Handler
             {
                 continue;
             }
-            final FixedRateSchedule schedule = publisher.schedule;
-            if (null != schedule)
-            {
-                while (schedule.isDue(now)) // never past what the schedule owes, however late the end is noticed
-                {
-                    if (publisher.pendingOut() > BACKLOG_LIMIT || (settings.qos > 0 &&
-                        publisher.inflight >= publisher.window))
-                    {
-                        backlogStalls++;
-                        break; // stays due: its stamp keeps the intended time, so the delay is measured
-                    }
-                    publisher.queuePublish(settings.qos, StampClock.stampOf(schedule.nextDueNs()));
-                    schedule.advance();
-                    published++;
-                    work++;
-                }
-            }
-            else if (settings.qos == 0)
+            if (settings.qos == 0)
             {
                 if (publisher.pingsOutstanding < 2)
                 {
@@ -539,6 +665,7 @@ final class Driver implements Runnable, Client.Handler
                     }
                     published += FLOOD_BATCH;
                     publisher.queuePing();
+                    toFlush(publisher);
                     work++;
                 }
             }
@@ -547,6 +674,7 @@ final class Driver implements Runnable, Client.Handler
                 while (publisher.inflight < publisher.window)
                 {
                     publisher.queuePublish(settings.qos, StampClock.nowNs());
+                    toFlush(publisher);
                     published++;
                     work++;
                 }
@@ -590,6 +718,10 @@ final class Driver implements Runnable, Client.Handler
         {
             client.state = Client.State.READY;
             ready++;
+            if (client.publisher && phase != DIALING)
+            {
+                listDue(client); // ready after the run began: what it owes is due already, and goes late
+            }
         }
     }
 

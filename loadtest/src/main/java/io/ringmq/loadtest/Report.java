@@ -46,6 +46,8 @@ final class Report
     long duplicates;
     long reordered;
     long backlogStalls;
+    /** -rate: how late the generator queued each message after its due time (its own timing jitter); null if none. */
+    Histogram sendLag;
     long resumedSessions;
     /** Clients that never became ready (refused CONNACK or SUBACK, closed before either). */
     long failed;
@@ -77,9 +79,14 @@ final class Report
     void collect(final Driver[] drivers, final ShareGroupTracker group)
     {
         latency = new Histogram(3);
+        sendLag = settings.rate > 0 ? new Histogram(3) : null;
         for (final Driver driver : drivers)
         {
             latency.add(driver.latency);
+            if (null != sendLag)
+            {
+                sendLag.add(driver.sendLag);
+            }
             backlogStalls += driver.backlogStalls;
             failed += driver.failed;
             subscribeRefused += driver.subscribeRefused;
@@ -227,6 +234,16 @@ final class Report
         sb.append(sb.length() > 0 ? "; " : "").append(text);
     }
 
+    private boolean hasSendLag()
+    {
+        return null != sendLag && sendLag.getTotalCount() > 0;
+    }
+
+    private double sendLagMicros(final double percentile)
+    {
+        return sendLag.getValueAtPercentile(percentile) / 1000.0;
+    }
+
     private double percentileMicros(final double percentile)
     {
         return null == latency || latency.getTotalCount() == 0 ? 0 : latency.getValueAtPercentile(percentile) / 1000.0;
@@ -283,7 +300,9 @@ final class Report
             out.printf(Locale.ROOT, "  broker pid %d: CPU %.2f s (avg %.0f%%, peak %.0f%%), peak RSS %.0f MB%n",
                 brokerPid, brokerCpuSeconds, brokerAvgCpu, brokerPeakCpu, brokerPeakRssMb);
         }
-        out.printf(Locale.ROOT, "  generator: CPU %.2f s (avg %.0f%%)%s%n", generatorCpuSeconds, generatorAvgCpu,
+        out.printf(Locale.ROOT, "  generator: CPU %.2f s (avg %.0f%%)%s%s%n", generatorCpuSeconds, generatorAvgCpu,
+            hasSendLag() ? String.format(Locale.ROOT, "; sent after due µs: p50 %.0f, p99 %.0f, max %.0f",
+            sendLagMicros(50), sendLagMicros(99), sendLag.getMaxValue() / 1000.0) : "",
             backlogStalls > 0 ? String.format(Locale.ROOT, "; %,d sends held back (backlog or window)", backlogStalls) : "");
     }
 
@@ -362,6 +381,11 @@ final class Report
         number(sb, "broker_peak_rss_mb", brokerPeakRssMb);
         number(sb, "generator_cpu_s", generatorCpuSeconds);
         number(sb, "generator_avg_cpu_pct", generatorAvgCpu);
+        if (hasSendLag())
+        {
+            number(sb, "send_lag_p99_us", sendLagMicros(99));
+            number(sb, "send_lag_max_us", sendLag.getMaxValue() / 1000.0);
+        }
         return trim(sb).append('}').toString();
     }
 
