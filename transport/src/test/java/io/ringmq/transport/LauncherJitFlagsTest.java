@@ -1,0 +1,88 @@
+package io.ringmq.transport;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * {@code bin/ringmq}'s JIT flags, through {@code --dry-run} on a stand-in jar: C1 only with a 32m code cache below
+ * 512m (C2's compiles of the connection path cost 21-27 MB of peak RSS there: docs/perf/2026-12-01-jit-at-256m.md),
+ * the JVM's tiered C1 + C2 with a 64m code cache from 512m, and {@code RINGMQ_JAVA_OPTS} after them, so an operator
+ * can choose C2 at 256m.
+ */
+@Timeout(60)
+class LauncherJitFlagsTest
+{
+    private static final Path LAUNCHER = Path.of("..", "bin", "ringmq").toAbsolutePath().normalize();
+
+    @TempDir
+    Path directory;
+    private Path jar;
+
+    @BeforeEach
+    void aLauncherAndAJar() throws Exception
+    {
+        assumeTrue(Files.isExecutable(LAUNCHER), "bin/ringmq not found from " + Path.of("").toAbsolutePath());
+        jar = Files.writeString(directory.resolve("ringmq.jar"), "not run: --dry-run");
+    }
+
+    @Test
+    @DisplayName("below 512m C1 only with a 32m code cache; from 512m tiered C1 + C2 with 64m")
+    void c1OnlyBelow512m() throws Exception
+    {
+        assertThat(dryRun("", 0)).contains("-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=32m ");
+        assertThat(dryRun("", 0, "--memory-limit", "511m")).contains("-XX:TieredStopAtLevel=1 ");
+        final String large = dryRun("", 0, "--memory-limit", "512m");
+        assertThat(large).doesNotContain("TieredStopAtLevel").contains("-XX:ReservedCodeCacheSize=64m ");
+        assertThat(dryRun("", 0, "--memory-limit", "1g")).doesNotContain("TieredStopAtLevel");
+    }
+
+    @Test
+    @DisplayName("RINGMQ_JAVA_OPTS come after the launcher's JIT flags, just before -jar, so they win")
+    void javaOptsWin() throws Exception
+    {
+        final String command = dryRun("-XX:TieredStopAtLevel=4 -XX:ReservedCodeCacheSize=16m", 0);
+        assertThat(command).contains("-XX:TieredStopAtLevel=4 -XX:ReservedCodeCacheSize=16m -jar ");
+        assertThat(command.indexOf("-XX:TieredStopAtLevel=1")).isLessThan(command.indexOf("-XX:TieredStopAtLevel=4"));
+    }
+
+    @Test
+    @DisplayName("a --memory-limit that is not a size, empty, negative or overflowing is refused, nothing started")
+    void malformedLimitRefused() throws Exception
+    {
+        for (final String limit : List.of("lots", "", "-256m", "256q", "9999999999999g", "256m;id"))
+        {
+            assertThat(dryRun("", 2, "--memory-limit", limit)).as(limit)
+                .contains("--memory-limit")
+                .doesNotContain("-jar");
+        }
+        assertThat(dryRun("", 2, "--memory-limit")).contains("needs a SIZE");
+    }
+
+    private String dryRun(final String javaOpts, final int exit, final String... args) throws Exception
+    {
+        final List<String> command =
+            new ArrayList<>(List.of(LAUNCHER.toString(), "--dry-run", "--persistence", "memory"));
+        command.addAll(List.of(args));
+        final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().put("RINGMQ_JAR", jar.toString());
+        builder.environment().put("RINGMQ_JAVA_OPTS", javaOpts);
+        final Process process = builder.start();
+        final String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(process.exitValue()).as(output).isEqualTo(exit);
+        return output;
+    }
+}
