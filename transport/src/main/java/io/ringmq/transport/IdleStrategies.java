@@ -8,9 +8,11 @@ import org.agrona.concurrent.YieldingIdleStrategy;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.invoke.VarHandle;
+import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.concurrent.locks.LockSupport;
 
@@ -23,28 +25,37 @@ import java.util.concurrent.locks.LockSupport;
 final class IdleStrategies
 {
     static final String WAKE = "wake";
-    /** A sleep in {@code select} only waits: the agent's own {@code selectNow} then handles the ready keys. */
-    private static final java.util.function.Consumer<java.nio.channels.SelectionKey> WAKE_ONLY = key ->
-    {
-    };
     /**
      * Idle polls before sleeping. Each poll is a {@code selectNow} system call, so spinning pays only where a core
      * is to spare: on a 2-core machine it would take CPU from the clients (and the load generator) instead.
      */
     private static final int SPINS = Integer.getInteger("ringmq.idle.spins",
         Runtime.getRuntime().availableProcessors() > 2 ? 100 : 20);
-    private static final long SLEEP_MS = 100;
+    static final long SLEEP_MS = 100;
 
     private IdleStrategies()
     {
     }
 
     /**
-     * @param selector the agent's selector to block in, or null for a parking thread.
+     * @param selector    the agent's selector to block in, or null for a parking thread.
+     * @param pendingWork whether another thread left work, for the last look before sleeping.
+     * @param onReady     the agent's handler for a key the sleeping {@code select} found ready (null with no
+     *                    selector): the key is handled there and then, so a wake-up costs one {@code epoll_wait},
+     *                    not a second {@code selectNow} in the next duty cycle.
      */
-    static SleepingIdleStrategy wake(final Selector selector, final BooleanSupplier pendingWork)
+    static SleepingIdleStrategy wake(
+        final Selector selector, final BooleanSupplier pendingWork, final Consumer<SelectionKey> onReady)
     {
-        return new SleepingIdleStrategy(selector, pendingWork);
+        return new SleepingIdleStrategy(selector, pendingWork, onReady);
+    }
+
+    /**
+     * @return a strategy that parks its thread when idle (a stage thread).
+     */
+    static SleepingIdleStrategy park(final BooleanSupplier pendingWork)
+    {
+        return new SleepingIdleStrategy(null, pendingWork, null);
     }
 
     static IdleStrategy named(final String name)
@@ -76,15 +87,22 @@ final class IdleStrategies
     {
         private final Selector selector;
         private final BooleanSupplier pendingWork;
+        private final Consumer<SelectionKey> onReady;
         private volatile boolean sleeping;
         private volatile Thread thread;
         private LongSupplier sleepLimitMs;
         private int spins;
 
-        SleepingIdleStrategy(final Selector selector, final BooleanSupplier pendingWork)
+        SleepingIdleStrategy(
+            final Selector selector, final BooleanSupplier pendingWork, final Consumer<SelectionKey> onReady)
         {
+            if (null != selector && null == onReady)
+            {
+                throw new IllegalArgumentException("a sleep in select needs the agent's handler for ready keys");
+            }
             this.selector = selector;
             this.pendingWork = pendingWork;
+            this.onReady = onReady;
         }
 
         /**
@@ -130,7 +148,12 @@ final class IdleStrategies
                 }
                 else if (null != selector)
                 {
-                    selector.select(WAKE_ONLY, sleepMs); // readiness stays (level-triggered): the agent handles it
+                    // ready keys go straight to the agent's handler: the next duty cycle's selectNow finds only
+                    // what came since (level-triggered: a connection read only in part is still ready there)
+                    if (selector.select(onReady, sleepMs) > 0)
+                    {
+                        spins = 0;
+                    }
                 }
                 else
                 {
@@ -150,6 +173,14 @@ final class IdleStrategies
         public void reset()
         {
             spins = 0;
+        }
+
+        /**
+         * @return whether the owner sleeps now (tests: what they send then meets a sleeping agent).
+         */
+        boolean isSleeping()
+        {
+            return sleeping;
         }
 
         public void wake()

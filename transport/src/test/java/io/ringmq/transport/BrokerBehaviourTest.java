@@ -563,4 +563,39 @@ abstract class BrokerBehaviourTest
         assertThat(received).isEqualTo(rounds * perRound);
         assertThat(broker.counters().get(BrokerCounters.QOS0_DROPPED_SLOW_SUBSCRIBER)).isGreaterThan(0);
     }
+    @Test
+    @DisplayName("MQTT-4.3.2-2, MQTT-4.3.2-4: a QoS 1 PUBLISH that meets the broker asleep is handled once, " +
+        "delivered once and acknowledged once, and no wake-up on the way is lost")
+    void publishToASleepingBroker() throws Exception
+    {
+        broker();
+        final RawClient subscriber = raw();
+        assertThat(subscriber.handshake(RawClient.connect("sleep-sub", true, 0))).isZero();
+        subscriber.send(RawClient.subscribe(1, "sleep/#", 1));
+        assertThat(subscriber.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
+        final RawClient publisher = raw();
+        assertThat(publisher.handshake(RawClient.connect("sleep-pub", true, 0))).isZero();
+        final int rounds = 20;
+        long elapsedNs = 0;
+        for (int round = 0; round < rounds; round++)
+        {
+            TestBrokers.await("the broker asleep", broker::ioAgentsAsleep);
+            final long startNs = System.nanoTime();
+            publisher.send(RawClient.publish("sleep/" + round, new byte[]{(byte)round}, 1, 1 + round));
+            assertThat(publisher.readPacket(5_000)).isEqualTo(PacketType.PUBACK);
+            assertThat(subscriber.readPacket(5_000)).isEqualTo(PacketType.PUBLISH);
+            elapsedNs += System.nanoTime() - startNs;
+            assertThat(subscriber.decoder().publish().topic().asString()).isEqualTo("sleep/" + round);
+            subscriber.send(RawClient.ack(PacketType.PUBACK, subscriber.decoder().publish().packetId()));
+        }
+        // a ping round trip on each: a packet handled twice would have put a second PUBLISH or PUBACK before it
+        publisher.send(RawClient.ping());
+        subscriber.send(RawClient.ping());
+        assertThat(publisher.readPacket(5_000)).isEqualTo(PacketType.PINGRESP);
+        assertThat(subscriber.readPacket(5_000)).isEqualTo(PacketType.PINGRESP);
+        assertThat(broker.counters().get(BrokerCounters.PUBLISH_IN)).isEqualTo(rounds);
+        // a lost wake-up costs a whole sleep (100 ms): were it lost in every round, they would take 2 s
+        assertThat(TimeUnit.NANOSECONDS.toMillis(elapsedNs)).as("%d rounds from a sleeping broker", rounds)
+            .isLessThan(rounds * IdleStrategies.SLEEP_MS / 2);
+    }
 }
