@@ -26,11 +26,14 @@ final class IdleStrategies
 {
     static final String WAKE = "wake";
     /**
-     * Idle polls before sleeping. Each poll is a {@code selectNow} system call, so spinning pays only where a core
-     * is to spare: on a 2-core machine it would take CPU from the clients (and the load generator) instead.
+     * Idle polls before sleeping. Each poll is a whole duty cycle with a {@code selectNow} system call, so spinning
+     * pays only where a core is to spare: on 2 cores none is (the clients and the load generator need the other),
+     * and the measurement (docs/perf/2026-12-01-low-load-cpu.md) found 20 polls cost a quarter of the broker's CPU
+     * at 10,000 msg/s (6.5 of its 8.5 system calls per message) and bought no throughput, even for synchronous
+     * QoS 1: so 0 there, the thread sleeps at the first idle cycle. {@code -Dringmq.idle.spins} overrides it.
      */
     private static final int SPINS = Integer.getInteger("ringmq.idle.spins",
-        Runtime.getRuntime().availableProcessors() > 2 ? 100 : 20);
+        Runtime.getRuntime().availableProcessors() > 2 ? 100 : 0);
     static final long SLEEP_MS = 100;
 
     private IdleStrategies()
