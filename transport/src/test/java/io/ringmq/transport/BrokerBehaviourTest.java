@@ -563,6 +563,7 @@ abstract class BrokerBehaviourTest
         assertThat(received).isEqualTo(rounds * perRound);
         assertThat(broker.counters().get(BrokerCounters.QOS0_DROPPED_SLOW_SUBSCRIBER)).isGreaterThan(0);
     }
+
     @Test
     @DisplayName("MQTT-4.3.2-2, MQTT-4.3.2-4: a QoS 1 PUBLISH that meets the broker asleep is handled once, " +
         "delivered once and acknowledged once, and no wake-up on the way is lost")
@@ -597,5 +598,38 @@ abstract class BrokerBehaviourTest
         // a lost wake-up costs a whole sleep (100 ms): were it lost in every round, they would take 2 s
         assertThat(TimeUnit.NANOSECONDS.toMillis(elapsedNs)).as("%d rounds from a sleeping broker", rounds)
             .isLessThan(rounds * IdleStrategies.SLEEP_MS / 2);
+    }
+
+    @Test
+    @DisplayName("MQTT-3.3.1-4: a malformed PUBLISH (QoS 3), a truncated packet and a reset that meet the broker " +
+        "asleep end only their own connections; the broker sleeps again and serves the next PUBLISH")
+    void hostileInputToASleepingBroker() throws Exception
+    {
+        broker();
+        final RawClient calm = raw();
+        assertThat(calm.handshake(RawClient.connect("calm", true, 0))).isZero();
+        calm.send(RawClient.subscribe(1, "calm/#", 0));
+        assertThat(calm.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
+
+        final RawClient malformed = raw();
+        assertThat(malformed.handshake(RawClient.connect("malformed", true, 0))).isZero();
+        TestBrokers.await("the broker asleep", broker::ioAgentsAsleep);
+        malformed.send(new byte[]{0x36, 0x05, 0x00, 0x01, 't', 0x00, 0x01}); // QoS 3 [MQTT-3.3.1-4]
+        assertThat(malformed.closedWithin(5_000)).as("a QoS 3 PUBLISH closes its connection").isTrue();
+
+        final RawClient truncated = raw();
+        assertThat(truncated.handshake(RawClient.connect("truncated", true, 0))).isZero();
+        TestBrokers.await("the broker asleep", broker::ioAgentsAsleep);
+        final byte[] publish = RawClient.publish("calm/lost", new byte[64], 0, 0);
+        truncated.send(java.util.Arrays.copyOf(publish, publish.length / 2)); // half a packet, then a reset
+        TestBrokers.await("the broker asleep", broker::ioAgentsAsleep);
+        truncated.kill();
+
+        TestBrokers.await("the broker asleep", broker::ioAgentsAsleep);
+        calm.send(RawClient.publish("calm/1", new byte[]{1}, 0, 0));
+        assertThat(calm.readPacket(5_000)).isEqualTo(PacketType.PUBLISH);
+        assertThat(calm.decoder().publish().topic().asString()).isEqualTo("calm/1");
+        assertThat(broker.counters().get(BrokerCounters.PUBLISH_IN)).as("the half PUBLISH never counted")
+            .isEqualTo(1);
     }
 }
