@@ -85,6 +85,27 @@ abstract class BrokerBehaviourTest
         return closeLater(new RawClient(broker.port()));
     }
 
+    /**
+     * @return a raw 3.1.1 client, connected with a clean session.
+     */
+    RawClient rawConnected(final String clientId) throws IOException
+    {
+        final RawClient client = raw();
+        assertThat(client.handshake(RawClient.connect(clientId, true, 0))).isZero();
+        return client;
+    }
+
+    /**
+     * @return a raw 3.1.1 client, connected with a clean session and subscribed to the filter.
+     */
+    RawClient rawSubscriber(final String clientId, final String filter, final int qos) throws IOException
+    {
+        final RawClient client = rawConnected(clientId);
+        client.send(RawClient.subscribe(1, filter, qos));
+        assertThat(client.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
+        return client;
+    }
+
     @AfterEach
     void tearDown() throws Exception
     {
@@ -570,12 +591,8 @@ abstract class BrokerBehaviourTest
     void publishToASleepingBroker() throws Exception
     {
         broker();
-        final RawClient subscriber = raw();
-        assertThat(subscriber.handshake(RawClient.connect("sleep-sub", true, 0))).isZero();
-        subscriber.send(RawClient.subscribe(1, "sleep/#", 1));
-        assertThat(subscriber.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
-        final RawClient publisher = raw();
-        assertThat(publisher.handshake(RawClient.connect("sleep-pub", true, 0))).isZero();
+        final RawClient subscriber = rawSubscriber("sleep-sub", "sleep/#", 1);
+        final RawClient publisher = rawConnected("sleep-pub");
         final int rounds = 20;
         long elapsedNs = 0;
         for (int round = 0; round < rounds; round++)
@@ -606,19 +623,14 @@ abstract class BrokerBehaviourTest
     void hostileInputToASleepingBroker() throws Exception
     {
         broker();
-        final RawClient calm = raw();
-        assertThat(calm.handshake(RawClient.connect("calm", true, 0))).isZero();
-        calm.send(RawClient.subscribe(1, "calm/#", 0));
-        assertThat(calm.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
+        final RawClient calm = rawSubscriber("calm", "calm/#", 0);
 
-        final RawClient malformed = raw();
-        assertThat(malformed.handshake(RawClient.connect("malformed", true, 0))).isZero();
+        final RawClient malformed = rawConnected("malformed");
         TestBrokers.await("the broker asleep", broker::ioAgentsAsleep);
         malformed.send(new byte[]{0x36, 0x05, 0x00, 0x01, 't', 0x00, 0x01}); // QoS 3 [MQTT-3.3.1-4]
         assertThat(malformed.closedWithin(5_000)).as("a QoS 3 PUBLISH closes its connection").isTrue();
 
-        final RawClient truncated = raw();
-        assertThat(truncated.handshake(RawClient.connect("truncated", true, 0))).isZero();
+        final RawClient truncated = rawConnected("truncated");
         TestBrokers.await("the broker asleep", broker::ioAgentsAsleep);
         final byte[] publish = RawClient.publish("calm/lost", new byte[64], 0, 0);
         truncated.send(java.util.Arrays.copyOf(publish, publish.length / 2)); // half a packet, then a reset
