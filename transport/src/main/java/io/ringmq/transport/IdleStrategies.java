@@ -27,13 +27,17 @@ final class IdleStrategies
     static final String WAKE = "wake";
     /**
      * Idle polls before sleeping. Each poll is a whole duty cycle with a {@code selectNow} system call, so spinning
-     * pays only where a core is to spare: on 2 cores none is (the clients and the load generator need the other),
-     * and the measurement (docs/perf/2026-12-01-low-load-cpu.md) found 20 polls cost a quarter of the broker's CPU
-     * at 10,000 msg/s (6.5 of its 8.5 system calls per message) and bought no throughput, even for synchronous
-     * QoS 1: so 0 there, the thread sleeps at the first idle cycle. {@code -Dringmq.idle.spins} overrides it.
+     * pays only where a core is to spare or where work comes back within the polls. On <= 2 cores the polls are
+     * adaptive (docs/perf/2026-12-01-low-load-cpu.md): 20 polls at 10,000 msg/s from 1,000 clients cost a quarter
+     * of the broker's CPU and caught nothing, yet synchronous QoS 1 lost 15 % of its rate without them, so the
+     * thread polls only while the last idle spell ended with work within {@link #SPIN_WINDOW_NS}.
+     * {@code -Dringmq.idle.spins} sets a fixed count instead.
      */
-    private static final int SPINS = Integer.getInteger("ringmq.idle.spins",
-        Runtime.getRuntime().availableProcessors() > 2 ? 100 : 0);
+    private static final boolean FEW_CORES = Runtime.getRuntime().availableProcessors() <= 2;
+    private static final int SPINS = Integer.getInteger("ringmq.idle.spins", FEW_CORES ? 20 : 100);
+    private static final boolean ADAPTIVE = FEW_CORES && null == Integer.getInteger("ringmq.idle.spins");
+    /** An idle spell ended by work sooner than this would have been caught by the polls: keep polling. */
+    static final long SPIN_WINDOW_NS = 50_000;
     static final long SLEEP_MS = 100;
 
     private IdleStrategies()
@@ -95,6 +99,9 @@ final class IdleStrategies
         private volatile Thread thread;
         private LongSupplier sleepLimitMs;
         private int spins;
+        /** Whether the polls caught work lately (adaptive): false, the thread sleeps at its first idle cycle. */
+        private boolean spinPays = !ADAPTIVE;
+        private long idleSinceNs;
 
         SleepingIdleStrategy(
             final Selector selector, final BooleanSupplier pendingWork, final Consumer<SelectionKey> onReady)
@@ -120,7 +127,7 @@ final class IdleStrategies
         {
             if (workCount > 0)
             {
-                spins = 0;
+                spins = 0; // spinPays stays: work during the polls is what they are for
                 return;
             }
             idle();
@@ -128,7 +135,11 @@ final class IdleStrategies
 
         public void idle()
         {
-            if (spins++ < SPINS)
+            if (ADAPTIVE && 0 == spins)
+            {
+                idleSinceNs = System.nanoTime(); // the idle spell begins
+            }
+            if (spins++ < SPINS && spinPays)
             {
                 Thread.onSpinWait();
                 return;
@@ -171,11 +182,32 @@ final class IdleStrategies
             {
                 sleeping = false;
             }
+            if (ADAPTIVE)
+            {
+                // work that came within the window, or was pending at the last look, would have met the polls
+                spinPays = System.nanoTime() - idleSinceNs < SPIN_WINDOW_NS;
+            }
         }
 
         public void reset()
         {
             spins = 0;
+        }
+
+        /**
+         * @return whether the owner polls before its next sleep (tests: the adaptive rule on <= 2 cores).
+         */
+        boolean polling()
+        {
+            return spinPays;
+        }
+
+        /**
+         * @return whether the polls adapt to the load (<= 2 cores, no {@code -Dringmq.idle.spins}).
+         */
+        static boolean adaptive()
+        {
+            return ADAPTIVE;
         }
 
         /**

@@ -142,6 +142,32 @@ class IdleStrategiesTest
         assertThat(TimeUnit.NANOSECONDS.toMillis(elapsedNs)).isLessThan(rounds * IdleStrategies.SLEEP_MS / 2);
     }
 
+    @Test
+    @DisplayName("adaptive polls (<= 2 cores): a spell that ends in a sleep turns them off, work found at once " +
+        "turns them on")
+    void pollsFollowTheLastIdleSpell() throws Exception
+    {
+        org.junit.jupiter.api.Assumptions.assumeTrue(IdleStrategies.SleepingIdleStrategy.adaptive(),
+            "the polls adapt only on <= 2 cores without -Dringmq.idle.spins");
+        final AtomicBoolean work = new AtomicBoolean();
+        final IdleStrategies.SleepingIdleStrategy idle = IdleStrategies.park(work::get);
+        idle.sleepLimit(() -> 1);
+        assertThat(idle.polling()).as("no polls before any work").isFalse();
+        work.set(true); // pending at the last look: the spell ends at once, within the window
+        for (int attempt = 0; attempt < 100 && !idle.polling(); attempt++)
+        {
+            idle.idle(0);
+        }
+        assertThat(idle.polling()).as("work found at once turns the polls on").isTrue();
+        work.set(false);
+        final long startNs = System.nanoTime();
+        while (System.nanoTime() - startNs < TimeUnit.MILLISECONDS.toNanos(500) && idle.polling())
+        {
+            idle.idle(0); // polls, then parks for 1 ms
+        }
+        assertThat(idle.polling()).as("a spell that ends in a sleep turns them off").isFalse();
+    }
+
     @ParameterizedTest(name = "{0} threading, {1}")
     @CsvSource({
         "SHARED, wake", "SHARED, busy-spin", "SHARED, yield", "SHARED, backoff",
