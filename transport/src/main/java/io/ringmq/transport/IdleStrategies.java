@@ -29,7 +29,7 @@ final class IdleStrategies
      * Idle polls before sleeping. Each poll is a whole duty cycle with a {@code selectNow} system call, so spinning
      * pays only where a core is to spare or where work comes back within the polls. On <= 2 cores the polls are
      * adaptive (docs/perf/2026-12-01-low-load-cpu.md): 20 polls at 10,000 msg/s from 1,000 clients cost a quarter
-     * of the broker's CPU and caught nothing, yet synchronous QoS 1 lost 15 % of its rate without them, so the
+     * of the broker's CPU, yet synchronous QoS 1 lost 15 % of its rate without them, so the
      * thread polls only while the last idle spell ended with work within {@link #SPIN_WINDOW_NS}.
      * {@code -Dringmq.idle.spins} sets a fixed count instead.
      */
