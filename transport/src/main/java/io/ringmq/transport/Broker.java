@@ -349,7 +349,7 @@ public final class Broker implements AutoCloseable
             if (wake)
             {
                 final IdleStrategies.SleepingIdleStrategy idle =
-                    IdleStrategies.wake(agent.selector(), agent::hasPendingWork);
+                    IdleStrategies.wake(agent.selector(), agent::hasPendingWork, agent.readyAfterSleep());
                 agentIdle[i] = idle;
                 agentWakes[i] = idle;
             }
@@ -375,12 +375,17 @@ public final class Broker implements AutoCloseable
             case SHARED:
             {
                 final StageAgent stages = pipeline.allStages("pipeline");
+                if (wake)
+                {
+                    // the one sleeper of this thread is the agent's wake too (the router and this.agentWakes share
+                    // the array): a TLS task's readyAgain wakes it, and wire() gives it the paused connections' limit
+                    final IdleStrategies.SleepingIdleStrategy idle = IdleStrategies.wake(agents[0].selector(),
+                        () -> agents[0].hasPendingWork() || stages.hasPendingWork(), agents[0].readyAfterSleep());
+                    agentIdle[0] = idle;
+                    agentWakes[0] = idle;
+                }
                 agents[0].wire(agents, agentWakes, Wakeable.NONE);
-                final IdleStrategy idle = wake ?
-                    IdleStrategies.wake(agents[0].selector(), () -> agents[0].hasPendingWork() ||
-                        stages.hasPendingWork()) :
-                    agentIdle[0];
-                run(new CompositeAgent(pinning.pin("io", 0, agents[0]), stages), idle);
+                run(new CompositeAgent(pinning.pin("io", 0, agents[0]), stages), agentIdle[0]);
                 break;
             }
             case SHARED_NETWORK:
@@ -495,7 +500,7 @@ public final class Broker implements AutoCloseable
 
     private IdleStrategy stageIdle(final boolean wake, final StageAgent stages)
     {
-        return wake ? IdleStrategies.wake(null, stages::hasPendingWork) : IdleStrategies.named(context.idleStrategy());
+        return wake ? IdleStrategies.park(stages::hasPendingWork) : IdleStrategies.named(context.idleStrategy());
     }
 
     private void startIoAgents(final IoAgent[] agents, final Wakeable[] agentWakes, final IdleStrategy[] agentIdle,
@@ -721,6 +726,28 @@ public final class Broker implements AutoCloseable
         {
             wakes[agentIndex].wake();
         }
+    }
+
+    /**
+     * @return whether every I/O agent that sleeps when idle ({@code --idle-strategy wake}) sleeps now, true when
+     * none does (other idle strategies); for tests, so that what they send then meets a sleeping broker.
+     */
+    boolean ioAgentsAsleep()
+    {
+        final Wakeable[] wakes = agentWakes;
+        if (null == wakes)
+        {
+            return false;
+        }
+        for (final Wakeable wake : wakes)
+        {
+            if (wake instanceof IdleStrategies.SleepingIdleStrategy &&
+                !((IdleStrategies.SleepingIdleStrategy)wake).isSleeping())
+            {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**

@@ -97,6 +97,7 @@ final class IoAgent implements Agent
     private final MessageHandler outboundHandler = this::onOutbound;
     private final PausedConnections.Retry retry;
     private final java.util.function.Consumer<SelectionKey> onReady = this::onReady;
+    private final java.util.function.Consumer<SelectionKey> onReadyAfterSleep = this::onReadyAfterSleep;
     private int selectedWork;
     /** How often agent 0 logs the limits hit since its last line. */
     private static final long LIMIT_REPORT_MS = 60_000;
@@ -251,9 +252,18 @@ final class IoAgent implements Agent
         return handoff.offer(accepted);
     }
 
+    /**
+     * @return the handler for a key the idle strategy's sleeping {@code select} found ready (this agent's thread):
+     * it handles the key as this agent's own {@code selectNow} would, after the sleep, with the clock read again.
+     */
+    java.util.function.Consumer<SelectionKey> readyAfterSleep()
+    {
+        return onReadyAfterSleep;
+    }
+
     public int doWork() throws Exception
     {
-        nowMs = clock.time();
+        tick();
         if (null != live)
         {
             final BrokerContext next = live.changed(context);
@@ -263,8 +273,6 @@ final class IoAgent implements Agent
                 live.took(next);
             }
         }
-        reader.nowMs(nowMs);
-        ingress.nowNs(System.nanoTime());
         memoryBudget.sample(nowMs);
         int work = drainHandoff();
         work += drainRevocations();
@@ -292,6 +300,18 @@ final class IoAgent implements Agent
         }
         publishCounts();
         return work;
+    }
+
+    /**
+     * Reads the clock once: {@link #CLOCK}'s milliseconds for timers and keep-alive, nanoseconds for the packets'
+     * arrival stamps.
+     */
+    private void tick()
+    {
+        final long nowNs = System.nanoTime();
+        nowMs = nowNs / 1_000_000;
+        reader.nowMs(nowMs);
+        ingress.nowNs(nowNs);
     }
 
     private void publishCounts()
@@ -333,6 +353,16 @@ final class IoAgent implements Agent
         {
             throw new java.io.UncheckedIOException(ex);
         }
+    }
+
+    /**
+     * Handles a key the sleeping {@code select} found ready: the sleep may have lasted up to its timeout, so the
+     * clock is read first (a packet's arrival stamp, a keep-alive's last-seen time).
+     */
+    private void onReadyAfterSleep(final SelectionKey key)
+    {
+        tick();
+        onReady(key);
     }
 
     private int handle(final SelectionKey key) throws IOException

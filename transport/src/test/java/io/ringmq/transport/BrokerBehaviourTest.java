@@ -85,6 +85,27 @@ abstract class BrokerBehaviourTest
         return closeLater(new RawClient(broker.port()));
     }
 
+    /**
+     * @return a raw 3.1.1 client, connected with a clean session.
+     */
+    RawClient rawConnected(final String clientId) throws IOException
+    {
+        final RawClient client = raw();
+        assertThat(client.handshake(RawClient.connect(clientId, true, 0))).isZero();
+        return client;
+    }
+
+    /**
+     * @return a raw 3.1.1 client, connected with a clean session and subscribed to the filter.
+     */
+    RawClient rawSubscriber(final String clientId, final String filter, final int qos) throws IOException
+    {
+        final RawClient client = rawConnected(clientId);
+        client.send(RawClient.subscribe(1, filter, qos));
+        assertThat(client.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
+        return client;
+    }
+
     @AfterEach
     void tearDown() throws Exception
     {
@@ -562,5 +583,65 @@ abstract class BrokerBehaviourTest
         }
         assertThat(received).isEqualTo(rounds * perRound);
         assertThat(broker.counters().get(BrokerCounters.QOS0_DROPPED_SLOW_SUBSCRIBER)).isGreaterThan(0);
+    }
+
+    @Test
+    @DisplayName("MQTT-4.3.2-2, MQTT-4.3.2-4: a QoS 1 PUBLISH that meets the broker asleep is handled once, " +
+        "delivered once and acknowledged once, and no wake-up on the way is lost")
+    void publishToASleepingBroker() throws Exception
+    {
+        broker();
+        final RawClient subscriber = rawSubscriber("sleep-sub", "sleep/#", 1);
+        final RawClient publisher = rawConnected("sleep-pub");
+        final int rounds = 20;
+        long elapsedNs = 0;
+        for (int round = 0; round < rounds; round++)
+        {
+            TestBrokers.await("the broker asleep", broker::ioAgentsAsleep);
+            final long startNs = System.nanoTime();
+            publisher.send(RawClient.publish("sleep/" + round, new byte[]{(byte)round}, 1, 1 + round));
+            assertThat(publisher.readPacket(5_000)).isEqualTo(PacketType.PUBACK);
+            assertThat(subscriber.readPacket(5_000)).isEqualTo(PacketType.PUBLISH);
+            elapsedNs += System.nanoTime() - startNs;
+            assertThat(subscriber.decoder().publish().topic().asString()).isEqualTo("sleep/" + round);
+            subscriber.send(RawClient.ack(PacketType.PUBACK, subscriber.decoder().publish().packetId()));
+        }
+        // a ping round trip on each: a packet handled twice would have put a second PUBLISH or PUBACK before it
+        publisher.send(RawClient.ping());
+        subscriber.send(RawClient.ping());
+        assertThat(publisher.readPacket(5_000)).isEqualTo(PacketType.PINGRESP);
+        assertThat(subscriber.readPacket(5_000)).isEqualTo(PacketType.PINGRESP);
+        assertThat(broker.counters().get(BrokerCounters.PUBLISH_IN)).isEqualTo(rounds);
+        // a lost wake-up costs a whole sleep (100 ms): were it lost in every round, they would take 2 s
+        assertThat(TimeUnit.NANOSECONDS.toMillis(elapsedNs)).as("%d rounds from a sleeping broker", rounds)
+            .isLessThan(rounds * IdleStrategies.SLEEP_MS / 2);
+    }
+
+    @Test
+    @DisplayName("MQTT-3.3.1-4: a malformed PUBLISH (QoS 3), a truncated packet and a reset that meet the broker " +
+        "asleep end only their own connections; the broker sleeps again and serves the next PUBLISH")
+    void hostileInputToASleepingBroker() throws Exception
+    {
+        broker();
+        final RawClient calm = rawSubscriber("calm", "calm/#", 0);
+
+        final RawClient malformed = rawConnected("malformed");
+        TestBrokers.await("the broker asleep", broker::ioAgentsAsleep);
+        malformed.send(new byte[]{0x36, 0x05, 0x00, 0x01, 't', 0x00, 0x01}); // QoS 3 [MQTT-3.3.1-4]
+        assertThat(malformed.closedWithin(5_000)).as("a QoS 3 PUBLISH closes its connection").isTrue();
+
+        final RawClient truncated = rawConnected("truncated");
+        TestBrokers.await("the broker asleep", broker::ioAgentsAsleep);
+        final byte[] publish = RawClient.publish("calm/lost", new byte[64], 0, 0);
+        truncated.send(java.util.Arrays.copyOf(publish, publish.length / 2)); // half a packet, then a reset
+        TestBrokers.await("the broker asleep", broker::ioAgentsAsleep);
+        truncated.kill();
+
+        TestBrokers.await("the broker asleep", broker::ioAgentsAsleep);
+        calm.send(RawClient.publish("calm/1", new byte[]{1}, 0, 0));
+        assertThat(calm.readPacket(5_000)).isEqualTo(PacketType.PUBLISH);
+        assertThat(calm.decoder().publish().topic().asString()).isEqualTo("calm/1");
+        assertThat(broker.counters().get(BrokerCounters.PUBLISH_IN)).as("the half PUBLISH never counted")
+            .isEqualTo(1);
     }
 }

@@ -64,7 +64,8 @@ class IoAgentBackpressureTest
             server.configureBlocking(false);
             final IoAgent agent = new IoAgent(0, context, counters, Listener.wrap(server), outbound, ring,
                 new io.ringmq.pipeline.MessageLog(1 << 20), new AtomicInteger());
-            final IdleStrategies.SleepingIdleStrategy idle = IdleStrategies.wake(agent.selector(), agent::hasPendingWork);
+            final IdleStrategies.SleepingIdleStrategy idle =
+                IdleStrategies.wake(agent.selector(), agent::hasPendingWork, agent.readyAfterSleep());
             agent.wire(new IoAgent[]{agent}, new Wakeable[]{idle}, Wakeable.NONE);
             final AgentRunner runner = new AgentRunner(idle, Throwable::printStackTrace, null, agent);
             final Thread thread = AgentRunner.startOnThread(runner);

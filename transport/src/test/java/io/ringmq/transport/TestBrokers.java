@@ -4,6 +4,8 @@ import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.status.BrokerCounters;
 
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -23,6 +25,19 @@ final class TestBrokers
     static BrokerContext v5Context()
     {
         return new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0);
+    }
+
+    /**
+     * Waits for a condition, for 10 s at most.
+     */
+    static void await(final String what, final BooleanSupplier condition) throws InterruptedException
+    {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean())
+        {
+            assertThat(System.nanoTime() < deadline).as("timed out waiting for " + what).isTrue();
+            Thread.sleep(1);
+        }
     }
 
     /**

@@ -1,0 +1,198 @@
+package io.ringmq.transport;
+
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.protocol.PacketType;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.nio.ByteBuffer;
+import java.nio.channels.Pipe;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The {@code wake} idle strategy on its own (a key the sleeping {@code select} finds is handed to the agent's
+ * handler exactly once; a wake-up while asleep is not lost), and a real broker in each threading mode and idle
+ * strategy.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class IdleStrategiesTest
+{
+    @Test
+    @DisplayName("a key the sleeping select finds ready is handed to the agent's handler once, not left for a " +
+        "second select")
+    void readyKeyHandledOnceFromTheSleep() throws Exception
+    {
+        try (Selector selector = Selector.open())
+        {
+            final Pipe pipe = Pipe.open();
+            pipe.source().configureBlocking(false);
+            pipe.source().register(selector, SelectionKey.OP_READ);
+            final AtomicInteger handled = new AtomicInteger();
+            final ByteBuffer drain = ByteBuffer.allocate(16);
+            final IdleStrategies.SleepingIdleStrategy idle = IdleStrategies.wake(selector, () -> false, key ->
+            {
+                try
+                {
+                    drain.clear();
+                    ((Pipe.SourceChannel)key.channel()).read(drain); // the agent reads what made the key ready
+                }
+                catch (final java.io.IOException ex)
+                {
+                    throw new java.io.UncheckedIOException(ex);
+                }
+                handled.incrementAndGet();
+            });
+            final AtomicBoolean running = new AtomicBoolean(true);
+            final AtomicInteger sleptAfter = new AtomicInteger();
+            final Thread owner = new Thread(() ->
+            {
+                while (running.get())
+                {
+                    idle.idle(0);
+                    if (handled.get() > 0)
+                    {
+                        sleptAfter.incrementAndGet(); // idle passes (spins and sleeps) after the key was handled
+                    }
+                }
+            }, "idle-owner");
+            owner.start();
+            try
+            {
+                TestBrokers.await("the owner asleep", idle::isSleeping);
+                pipe.sink().write(ByteBuffer.wrap(new byte[]{1}));
+                TestBrokers.await("the key handled", () -> handled.get() > 0);
+                TestBrokers.await("the owner asleep again", () -> sleptAfter.get() > 0 && idle.isSleeping());
+                assertThat(handled.get()).as("handled once, in the sleep").isEqualTo(1);
+            }
+            finally
+            {
+                running.set(false);
+                idle.wake();
+                owner.join(5_000);
+                pipe.sink().close();
+                pipe.source().close();
+            }
+            assertThat(selector.selectNow(key -> handled.incrementAndGet())).as("nothing left for the agent")
+                .isZero();
+            assertThat(handled.get()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    @DisplayName("a wake-up from another thread reaches a sleeper in select and a parked one, round after round")
+    void wakeWhileAsleepIsNeverLost() throws Exception
+    {
+        try (Selector selector = Selector.open())
+        {
+            final AtomicBoolean work = new AtomicBoolean();
+            assertWakes(IdleStrategies.wake(selector, work::get, key -> { }), work);
+            assertWakes(IdleStrategies.park(work::get), work);
+        }
+    }
+
+    private static void assertWakes(final IdleStrategies.SleepingIdleStrategy idle, final AtomicBoolean work)
+        throws Exception
+    {
+        final AtomicBoolean running = new AtomicBoolean(true);
+        final AtomicInteger taken = new AtomicInteger();
+        final Thread owner = new Thread(() ->
+        {
+            while (running.get())
+            {
+                final boolean took = work.getAndSet(false);
+                if (took)
+                {
+                    taken.incrementAndGet();
+                }
+                idle.idle(took ? 1 : 0);
+            }
+        }, "idle-owner");
+        owner.start();
+        final int rounds = 20;
+        long elapsedNs = 0;
+        try
+        {
+            for (int round = 0; round < rounds; round++)
+            {
+                TestBrokers.await("the owner asleep", idle::isSleeping);
+                final long startNs = System.nanoTime();
+                work.set(true); // the producer publishes its work, then wakes
+                idle.wake();
+                final int expected = round + 1;
+                TestBrokers.await("the work taken", () -> taken.get() == expected);
+                elapsedNs += System.nanoTime() - startNs;
+            }
+        }
+        finally
+        {
+            running.set(false);
+            idle.wake();
+            owner.join(5_000);
+        }
+        // a lost wake-up costs a whole sleep (100 ms): were it lost in every round, they would take 2 s
+        assertThat(TimeUnit.NANOSECONDS.toMillis(elapsedNs)).isLessThan(rounds * IdleStrategies.SLEEP_MS / 2);
+    }
+
+    @Test
+    @DisplayName("adaptive polls (<= 2 cores): a spell that ends in a sleep turns them off, work found at once " +
+        "turns them on")
+    void pollsFollowTheLastIdleSpell() throws Exception
+    {
+        org.junit.jupiter.api.Assumptions.assumeTrue(IdleStrategies.SleepingIdleStrategy.adaptive(),
+            "the polls adapt only on <= 2 cores without -Dringmq.idle.spins");
+        final AtomicBoolean work = new AtomicBoolean();
+        final IdleStrategies.SleepingIdleStrategy idle = IdleStrategies.park(work::get);
+        idle.sleepLimit(() -> 1);
+        assertThat(idle.polling()).as("no polls before any work").isFalse();
+        work.set(true); // pending at the last look: the spell ends at once, within the window
+        for (int attempt = 0; attempt < 100 && !idle.polling(); attempt++)
+        {
+            idle.idle(0);
+        }
+        assertThat(idle.polling()).as("work found at once turns the polls on").isTrue();
+        work.set(false);
+        final long startNs = System.nanoTime();
+        while (System.nanoTime() - startNs < TimeUnit.MILLISECONDS.toNanos(500) && idle.polling())
+        {
+            idle.idle(0); // polls, then parks for 1 ms
+        }
+        assertThat(idle.polling()).as("a spell that ends in a sleep turns them off").isFalse();
+    }
+
+    @ParameterizedTest(name = "{0} threading, {1}")
+    @CsvSource({
+        "SHARED, wake", "SHARED, busy-spin", "SHARED, yield", "SHARED, backoff",
+        "SHARED_NETWORK, wake", "SHARED_NETWORK, backoff", "DEDICATED, wake", "DEDICATED, backoff"})
+    @DisplayName("every threading mode with every idle strategy delivers a PUBLISH and its PUBACK")
+    void everyModeAndStrategyDelivers(final BrokerContext.Threading threading, final String idleStrategy)
+        throws Exception
+    {
+        try (Broker broker = Broker.launch(TestBrokers.v5Context().threading(threading).idleStrategy(idleStrategy)
+            .ioThreads(2));
+            RawClient subscriber = new RawClient(broker.port());
+            RawClient publisher = new RawClient(broker.port()))
+        {
+            assertThat(subscriber.handshake(RawClient.connect("idle-sub", true, 0))).isZero();
+            subscriber.send(RawClient.subscribe(1, "idle/#", 1));
+            assertThat(subscriber.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
+            assertThat(publisher.handshake(RawClient.connect("idle-pub", true, 0))).isZero();
+            for (int i = 1; i <= 3; i++)
+            {
+                TestBrokers.await("the broker idle", broker::ioAgentsAsleep);
+                publisher.send(RawClient.publish("idle/" + i, new byte[]{(byte)i}, 1, i));
+                assertThat(publisher.readPacket(5_000)).isEqualTo(PacketType.PUBACK);
+                assertThat(subscriber.readPacket(5_000)).isEqualTo(PacketType.PUBLISH);
+                assertThat(subscriber.decoder().publish().topic().asString()).isEqualTo("idle/" + i);
+            }
+        }
+    }
+}
