@@ -402,6 +402,12 @@ final class Driver implements Runnable, Client.Handler
             {
                 sleeper.sleepUntil(due.peekDueNs());
             }
+            else
+            {
+                // overdue yet no work this cycle: every publisher due is stalled (its window full, or its socket's
+                // backlog), so wait on the sockets, where its acknowledgement wakes it, instead of spinning a core
+                return selector.select(keyHandler, 1);
+            }
         }
         catch (final IOException ignore)
         {

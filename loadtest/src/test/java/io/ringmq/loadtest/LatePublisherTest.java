@@ -84,4 +84,27 @@ class LatePublisherTest
             assertThat(report.json()).contains("\"scheduled\":50,\"unsent\":" + report.unsent + ",");
         }
     }
+
+    @Test
+    @DisplayName("a paced publisher whose window is full waits on its socket for the acknowledgement, not spinning")
+    void aFullWindowIsWaitedForNotSpun() throws Exception
+    {
+        try (ScriptedBroker broker = slowAcks(50)) // each PUBACK 50 ms late: the window of 1 is full nearly always
+        {
+            final LoadTest flags = new LoadTest();
+            new CommandLine(flags).parseArgs("-addr", "127.0.0.1:" + broker.port(), "-mode", "pub", "-pubs", "1",
+                "-qos", "1", "-inflight", "1", "-rate", "200", "-duration", "1500ms", "-quiet");
+            final Settings settings = flags.settings();
+            settings.lateGraceNs = TimeUnit.MILLISECONDS.toNanos(100);
+            final com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+            final long cpuBefore = os.getProcessCpuTime();
+            final long wallBefore = System.nanoTime();
+            final Report report = new ScenarioRunner(settings, null, "").runMessages(-1);
+            final double cpuShare = (double)(os.getProcessCpuTime() - cpuBefore) / (System.nanoTime() - wallBefore);
+            assertThat(report.behind).as(report.json()).isEqualTo(1); // the window was full, the schedule behind
+            // spinning on an overdue publisher whose window is full is a whole core (1.0) for the run
+            assertThat(cpuShare).as("the process's CPU per second of the run").isLessThan(0.5);
+        }
+    }
 }

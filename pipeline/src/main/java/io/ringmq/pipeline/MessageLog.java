@@ -134,6 +134,14 @@ public final class MessageLog
     }
 
     /**
+     * Gives the log's memory back now (RingMemory.release), once no thread will touch the log again.
+     */
+    public void releaseMemory()
+    {
+        RingMemory.release(buffer.byteBuffer());
+    }
+
+    /**
      * Gives back everything up to {@code end}; the last stage only, in ring order.
      */
     public void release(final long end)

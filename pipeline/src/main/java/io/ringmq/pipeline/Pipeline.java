@@ -206,6 +206,22 @@ public final class Pipeline
     }
 
     /**
+     * Unmaps the message logs and routing logs (RingMemory) once every stage and I/O thread has stopped: nothing may
+     * touch them after this.
+     */
+    public void releaseMemory()
+    {
+        for (final MessageLog log : logs)
+        {
+            log.releaseMemory();
+        }
+        for (final MessageLog log : routeLogs)
+        {
+            log.releaseMemory();
+        }
+    }
+
+    /**
      * A clean stop, once every stage thread has stopped: the store records when, so the next start knows the
      * sessions connected now went away normally (no wills) and counts their expiry from now.
      */

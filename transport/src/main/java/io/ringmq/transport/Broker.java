@@ -74,6 +74,8 @@ public final class Broker implements AutoCloseable
     private final DurableStore store;
     private final List<AgentRunner> runners = new ArrayList<>();
     private final Pipeline pipeline;
+    /** The I/O agents' outbound rings: mapped memory (RingMemory), unmapped by {@link #close()}. */
+    private final ManyToOneRingBuffer[] rings;
     private final CredentialWorkers credentials;
     private final ErrorLog errors;
     private final int port;
@@ -127,7 +129,7 @@ public final class Broker implements AutoCloseable
             counters);
         final int ioCount = context.ioThreads();
         final BrokerContext.Threading threading = context.threading();
-        final ManyToOneRingBuffer[] rings = new ManyToOneRingBuffer[ioCount];
+        rings = new ManyToOneRingBuffer[ioCount];
         final IoAgent[] agents = new IoAgent[ioCount];
         final boolean[] direct = new boolean[ioCount];
         direct[0] = threading == BrokerContext.Threading.SHARED || threading == BrokerContext.Threading.INVOKER;
@@ -869,6 +871,13 @@ public final class Broker implements AutoCloseable
         }
         CloseHelper.quietClose(store); // what the stages committed is synced, then closed
         CloseHelper.quietClose(countersFile);
+        // every thread that touched the rings and logs has stopped: unmap them now, not at some later collection
+        // (a JVM that starts many brokers, tests, kept every closed one's mappings and written pages until then)
+        for (final ManyToOneRingBuffer ring : rings)
+        {
+            RingMemory.release(ring.buffer().byteBuffer());
+        }
+        pipeline.releaseMemory();
         LOG.log(System.Logger.Level.INFO, "ringmq stopped; counters:\n" + counters.describe(false));
     }
 }
