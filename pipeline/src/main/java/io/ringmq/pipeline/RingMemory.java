@@ -2,8 +2,13 @@ package io.ringmq.pipeline;
 
 import org.agrona.BufferUtil;
 
+import com.sun.management.HotSpotDiagnosticMXBean;
+
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.lang.management.BufferPoolMXBean;
+import java.lang.management.ManagementFactory;
+import java.lang.ref.Cleaner;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
@@ -12,7 +17,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Off-heap memory for the broker's rings and logs that is zero-filled yet resident only where it is written.
@@ -35,9 +43,12 @@ import java.util.Set;
  * several distributions). Where neither will do (a read-only file system, a full inode table), {@link #allocate}
  * falls back to {@link ByteBuffer#allocateDirect}, resident at once as before, and says why once in the log.
  * <p>
- * This memory is not direct memory: {@code -XX:MaxDirectMemorySize} does not count it. As with a direct buffer, the
- * garbage collector unmaps it once nothing refers to the buffer; {@link #release} does it at once, for callers that
- * know no thread will touch it again.
+ * This memory is not direct memory, but it is counted against the same limit, {@code -XX:MaxDirectMemorySize}: a
+ * mapping is refused with an {@link OutOfMemoryError}, as {@link ByteBuffer#allocateDirect} would refuse it, when
+ * the mappings made here and the JVM's direct buffers would together exceed it. The rings fill up under load, so the
+ * limit a broker starts with still bounds what they can come to hold. As with a direct buffer, the garbage collector
+ * unmaps it once nothing refers to the buffer; {@link #release} does it at once, for callers that know no thread
+ * will touch it again.
  */
 public final class RingMemory
 {
@@ -48,6 +59,13 @@ public final class RingMemory
     private static final String FILE_PREFIX = "ringmq-ring-";
     private static final System.Logger LOG = System.getLogger("io.ringmq");
     private static volatile boolean fallbackReported;
+    /** {@code -XX:MaxDirectMemorySize}, or the JVM's default for it (the maximum heap). */
+    private static final long LIMIT = maxDirectMemory();
+    /** Bytes mapped here and not yet unmapped. */
+    private static final AtomicLong MAPPED = new AtomicLong();
+    /** What gives each mapping's bytes back to {@link #MAPPED}: at {@link #release}, or once the buffer is gone. */
+    private static final Map<Long, Cleaner.Cleanable> RESERVATIONS = new ConcurrentHashMap<>();
+    private static final Cleaner CLEANER = Cleaner.create();
 
     private RingMemory()
     {
@@ -69,17 +87,19 @@ public final class RingMemory
     {
         checkLength(length);
         final List<String> reasons = new ArrayList<>();
+        reserve(length);
         for (final Path directory : directories)
         {
             try
             {
-                return map(directory, length);
+                return counted(map(directory, length), length);
             }
             catch (final IOException ex)
             {
                 reasons.add(ex.getMessage());
             }
         }
+        MAPPED.addAndGet(-length); // not mapped: allocateDirect below counts itself
         if (!fallbackReported)
         {
             fallbackReported = true;
@@ -142,7 +162,97 @@ public final class RingMemory
      */
     public static void release(final ByteBuffer buffer)
     {
+        final Cleaner.Cleanable reservation = RESERVATIONS.remove(BufferUtil.address(buffer));
         BufferUtil.free(buffer); // its cleaner: munmap for a mapping, free for a direct buffer
+        if (null != reservation)
+        {
+            reservation.clean();
+        }
+    }
+
+    /**
+     * @return the bytes mapped by {@link #allocate} and not yet unmapped.
+     */
+    static long mappedBytes()
+    {
+        return MAPPED.get();
+    }
+
+    /**
+     * Counts {@code length} more mapped bytes, or refuses them as the JDK refuses a direct buffer past its limit
+     * (after one collection, which unmaps the buffers nothing refers to any more).
+     */
+    private static void reserve(final int length)
+    {
+        for (int attempt = 0; ; attempt++)
+        {
+            final long mapped = MAPPED.get();
+            if (mapped + length + directBytesUsed() <= LIMIT)
+            {
+                if (MAPPED.compareAndSet(mapped, mapped + length))
+                {
+                    return;
+                }
+                continue;
+            }
+            if (attempt >= 3)
+            {
+                throw new OutOfMemoryError("cannot reserve " + length + " bytes of ring memory: " + mapped +
+                    " mapped and " + directBytesUsed() + " of direct buffers, -XX:MaxDirectMemorySize " + LIMIT);
+            }
+            System.gc(); // as Bits.reserveMemory does: buffers nothing refers to are unmapped by their cleaners
+            try
+            {
+                Thread.sleep(10L << attempt);
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
+                throw new OutOfMemoryError("interrupted while reserving " + length + " bytes of ring memory");
+            }
+        }
+    }
+
+    /**
+     * Gives a mapping's bytes back to the count when it is released or collected; the action holds no reference to
+     * the buffer, which would keep it from ever being collected.
+     */
+    private static MappedByteBuffer counted(final MappedByteBuffer buffer, final int length)
+    {
+        final long address = BufferUtil.address(buffer);
+        final Cleaner.Cleanable reservation = CLEANER.register(buffer, () ->
+        {
+            RESERVATIONS.remove(address);
+            MAPPED.addAndGet(-length);
+        });
+        RESERVATIONS.put(address, reservation);
+        return buffer;
+    }
+
+    private static long directBytesUsed()
+    {
+        for (final BufferPoolMXBean pool : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class))
+        {
+            if ("direct".equals(pool.getName()))
+            {
+                return pool.getMemoryUsed();
+            }
+        }
+        return 0;
+    }
+
+    private static long maxDirectMemory()
+    {
+        try
+        {
+            final long configured = Long.parseLong(ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class)
+                .getVMOption("MaxDirectMemorySize").getValue());
+            return configured > 0 ? configured : Runtime.getRuntime().maxMemory();
+        }
+        catch (final RuntimeException ex)
+        {
+            return Runtime.getRuntime().maxMemory(); // the JDK's default for direct memory
+        }
     }
 
     /**

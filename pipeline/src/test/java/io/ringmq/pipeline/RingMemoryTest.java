@@ -205,6 +205,26 @@ class RingMemoryTest
             .isInstanceOf(IllegalArgumentException.class);
     }
 
+    @Test
+    @DisplayName("mapped memory counts against -XX:MaxDirectMemorySize: past it the mapping is refused with an "
+        + "OutOfMemoryError, as a direct buffer would be, and a release gives its bytes back")
+    void mappingsCountAgainstTheDirectMemoryLimit()
+    {
+        // other tests' buffers may be collected (and uncounted) at any time: the count only ever falls by itself
+        final ByteBuffer buffer = RingMemory.allocate(List.of(directory), 1 << 20);
+        assumeTrue(buffer instanceof MappedByteBuffer, "mapped in the test's directory");
+        final long counted = RingMemory.mappedBytes();
+        assertThat(counted).isGreaterThanOrEqualTo(1 << 20);
+        RingMemory.release(buffer);
+        final long before = RingMemory.mappedBytes();
+        assertThat(before).as("a release gives the bytes back").isLessThanOrEqualTo(counted - (1 << 20));
+        // this JVM runs with -Xmx1g and no MaxDirectMemorySize: its limit is the heap's, under 1 GiB
+        assertThatThrownBy(() -> RingMemory.allocate(List.of(directory), 1 << 30))
+            .isInstanceOf(OutOfMemoryError.class);
+        // at most what was counted before: the collection it tried first may have unmapped older buffers
+        assertThat(RingMemory.mappedBytes()).as("a refused mapping leaves nothing counted").isLessThanOrEqualTo(before);
+    }
+
     private static void assumeDiskBacked(final Path directory) throws IOException
     {
         final String type = Files.getFileStore(directory).type().toLowerCase(Locale.ROOT);
