@@ -2,12 +2,8 @@ package io.ringmq.pipeline;
 
 import org.agrona.BufferUtil;
 
-import com.sun.management.HotSpotDiagnosticMXBean;
-
 import java.io.IOException;
 import java.io.RandomAccessFile;
-import java.lang.management.BufferPoolMXBean;
-import java.lang.management.ManagementFactory;
 import java.lang.ref.Cleaner;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
@@ -45,10 +41,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>
  * This memory is not direct memory, but it is counted against the same limit, {@code -XX:MaxDirectMemorySize}: a
  * mapping is refused with an {@link OutOfMemoryError}, as {@link ByteBuffer#allocateDirect} would refuse it, when
- * the mappings made here and the JVM's direct buffers would together exceed it. The rings fill up under load, so the
- * limit a broker starts with still bounds what they can come to hold. As with a direct buffer, the garbage collector
- * unmaps it once nothing refers to the buffer; {@link #release} does it at once, for callers that know no thread
- * will touch it again.
+ * the mappings made here would together exceed it (the JVM's own direct buffers are not added in: reading their
+ * total needs {@code java.management}, some 60 classes more in an idle broker's metadata). The rings fill up under
+ * load, so the limit a broker starts with still bounds what they can come to hold. As with a direct buffer, the
+ * garbage collector unmaps it once nothing refers to the buffer; {@link #release} does it at once, for callers that
+ * know no thread will touch it again.
  */
 public final class RingMemory
 {
@@ -187,7 +184,7 @@ public final class RingMemory
         for (int attempt = 0; ; attempt++)
         {
             final long mapped = MAPPED.get();
-            if (mapped + length + directBytesUsed() <= LIMIT)
+            if (mapped + length <= LIMIT)
             {
                 if (MAPPED.compareAndSet(mapped, mapped + length))
                 {
@@ -198,7 +195,7 @@ public final class RingMemory
             if (attempt >= 3)
             {
                 throw new OutOfMemoryError("cannot reserve " + length + " bytes of ring memory: " + mapped +
-                    " mapped and " + directBytesUsed() + " of direct buffers, -XX:MaxDirectMemorySize " + LIMIT);
+                    " already mapped, -XX:MaxDirectMemorySize " + LIMIT);
             }
             System.gc(); // as Bits.reserveMemory does: buffers nothing refers to are unmapped by their cleaners
             try
@@ -229,29 +226,20 @@ public final class RingMemory
         return buffer;
     }
 
-    private static long directBytesUsed()
-    {
-        for (final BufferPoolMXBean pool : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class))
-        {
-            if ("direct".equals(pool.getName()))
-            {
-                return pool.getMemoryUsed();
-            }
-        }
-        return 0;
-    }
-
+    /**
+     * The JDK's own figure ({@code jdk.internal.misc.VM.maxDirectMemory()}, a class loaded at start; the launcher and
+     * the tests open its package as Agrona needs it), or where it cannot be read, the JDK's default: the heap's limit.
+     */
     private static long maxDirectMemory()
     {
         try
         {
-            final long configured = Long.parseLong(ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class)
-                .getVMOption("MaxDirectMemorySize").getValue());
-            return configured > 0 ? configured : Runtime.getRuntime().maxMemory();
+            final Object max = Class.forName("jdk.internal.misc.VM").getMethod("maxDirectMemory").invoke(null);
+            return (Long)max;
         }
-        catch (final RuntimeException ex)
+        catch (final ReflectiveOperationException | RuntimeException | LinkageError ex)
         {
-            return Runtime.getRuntime().maxMemory(); // the JDK's default for direct memory
+            return Runtime.getRuntime().maxMemory();
         }
     }
 
