@@ -19,7 +19,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * {@code bin/ringmq}'s JIT flags, through {@code --dry-run} on a stand-in jar: C1 only with a 32m code cache below
  * 512m (C2's compiles of the connection path cost 21-27 MB of peak RSS there: docs/perf/2026-12-01-jit-at-256m.md),
- * the JVM's tiered C1 + C2 with a 64m code cache from 512m, and {@code RINGMQ_JAVA_OPTS} after them, so an operator
+ * its call counts scaled to a tenth for the connect path's packages (so the warm-up at start leaves that path compiled:
+ * docs/perf/2026-12-01-connect-path-compiles.md), the JVM's tiered C1 + C2 with a 64m code cache from 512m, and {@code RINGMQ_JAVA_OPTS} after them, so an operator
  * can choose C2 at 256m.
  */
 @Timeout(60)
@@ -50,6 +51,38 @@ class LauncherJitFlagsTest
     }
 
     @Test
+    @DisplayName("below 512m the connect path's packages compile at a tenth of C1's counts, and this JVM parses the commands")
+    void connectPathCompilesEarlyBelow512m() throws Exception
+    {
+        final List<String> commands = compileCommands(dryRun("", 0));
+        assertThat(commands).containsExactly(
+            "-XX:CompileCommand=quiet",
+            "-XX:CompileCommand=CompileThresholdScaling,io.ringmq.*::*,0.1",
+            "-XX:CompileCommand=CompileThresholdScaling,org.agrona.*::*,0.1",
+            "-XX:CompileCommand=CompileThresholdScaling,sun.nio.ch.*::*,0.1");
+        assertThat(compileCommands(dryRun("", 0, "--memory-limit", "1g"))).isEmpty();
+        // an operator who chooses the compilers (C2 at 256m) gets no scaling: C2 would compile on a tenth of its profile
+        assertThat(compileCommands(dryRun("-XX:TieredStopAtLevel=4 -XX:ReservedCodeCacheSize=16m", 0))).isEmpty();
+
+        // JDK 17 reports a command it cannot parse (a line "CompileCommand: An error occurred during parsing" and
+        // one "Error: ...") and goes on without it: this JVM, as the launcher runs it, must report nothing
+        final List<String> java = new ArrayList<>();
+        java.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        java.add("-XX:TieredStopAtLevel=1");
+        java.addAll(commands);
+        java.add("-version");
+        final ProcessBuilder builder = new ProcessBuilder(java).redirectErrorStream(true);
+        builder.environment().keySet().removeAll(List.of("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"));
+        final Process process = builder.start();
+        final String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(process.exitValue()).as(output).isZero();
+        assertThat(output.lines()).as(output)
+            .noneMatch(line -> line.startsWith("CompileCommand:") || line.startsWith("Error:"))
+            .anyMatch(line -> line.contains("version"));
+    }
+
+    @Test
     @DisplayName("RINGMQ_JAVA_OPTS come after the launcher's JIT flags, just before -jar, so they win")
     void javaOptsWin() throws Exception
     {
@@ -69,6 +102,23 @@ class LauncherJitFlagsTest
                 .doesNotContain("-jar");
         }
         assertThat(dryRun("", 2, "--memory-limit")).contains("needs a SIZE");
+    }
+
+    /**
+     * @return the {@code -XX:CompileCommand} arguments of a dry run's command, unquoted (it prints them as the shell
+     *         would read them).
+     */
+    private static List<String> compileCommands(final String command)
+    {
+        final List<String> commands = new ArrayList<>();
+        for (final String argument : command.trim().split("\\s+"))
+        {
+            if (argument.startsWith("-XX:CompileCommand="))
+            {
+                commands.add(argument.replace("\\", ""));
+            }
+        }
+        return commands;
     }
 
     private String dryRun(final String javaOpts, final int exit, final String... args) throws Exception
