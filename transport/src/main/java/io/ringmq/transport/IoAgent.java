@@ -280,6 +280,10 @@ final class IoAgent implements Agent
         work += drainAddedListeners();
         work += drainVerdicts();
         work += outbound.read(outboundHandler, 4096);
+        // what the outbound ring delivered goes out before this cycle reads more: a read of every ready connection
+        // would otherwise come between a message and its subscribers (the flush below takes what the reads wrote;
+        // in shared threading the delivery stage flushes at the end of its batches)
+        work += writer.flushTouched();
         selectedWork = 0;
         selector.selectNow(onReady); // ready keys straight to the handler: no selected-key set, no iterator
         work += selectedWork;
