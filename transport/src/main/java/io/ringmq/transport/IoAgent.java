@@ -99,6 +99,8 @@ final class IoAgent implements Agent
     private final java.util.function.Consumer<SelectionKey> onReady = this::onReady;
     private final java.util.function.Consumer<SelectionKey> onReadyAfterSleep = this::onReadyAfterSleep;
     private int selectedWork;
+    /** The sleeping select handed keys over: the duty cycle after it skips its selectNow. */
+    private boolean selectedInSleep;
     /** How often agent 0 logs the limits hit since its last line. */
     private static final long LIMIT_REPORT_MS = 60_000;
     /** Agent 0 publishes the $SYS tree; the others have none. */
@@ -284,9 +286,18 @@ final class IoAgent implements Agent
         // would otherwise come between a message and its subscribers (the flush below takes what the reads wrote;
         // in shared threading the delivery stage flushes at the end of its batches)
         work += writer.flushTouched();
-        selectedWork = 0;
-        selector.selectNow(onReady); // ready keys straight to the handler: no selected-key set, no iterator
-        work += selectedWork;
+        if (selectedInSleep)
+        {
+            // the sleeping select handed every ready key over a moment ago: a selectNow would find only what came
+            // since, which the next cycle's finds, or the next sleep's (it returns at once for a ready key)
+            selectedInSleep = false;
+        }
+        else
+        {
+            selectedWork = 0;
+            selector.selectNow(onReady); // ready keys straight to the handler: no selected-key set, no iterator
+            work += selectedWork;
+        }
         work += paused.retry(retry); // counts only packets that moved: a still-full ring is no work
         work += reader.readAgain();
         work += ingress.retryEnds();
@@ -366,6 +377,7 @@ final class IoAgent implements Agent
     private void onReadyAfterSleep(final SelectionKey key)
     {
         tick();
+        selectedInSleep = true;
         onReady(key);
     }
 
