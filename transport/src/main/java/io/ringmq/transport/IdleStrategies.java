@@ -26,11 +26,12 @@ final class IdleStrategies
 {
     static final String WAKE = "wake";
     /**
-     * Idle polls before sleeping. Each poll is a whole duty cycle with a {@code selectNow} system call, so spinning
-     * pays only where a core is to spare or where work comes back within the polls. On <= 2 cores the polls are
-     * adaptive (docs/perf/2026-12-01-low-load-cpu.md): 20 polls at 10,000 msg/s from 1,000 clients cost a quarter
-     * of the broker's CPU, yet synchronous QoS 1 lost 15 % of its rate without them, so the
-     * thread polls only while the last idle spell ended with work within {@link #SPIN_WINDOW_NS}.
+     * Idle polls before sleeping. Each poll is a whole duty cycle with a {@code selectNow} system call (but the first
+     * after a sleep's handover, in shared threading), so spinning pays only where a core is to spare or where work
+     * comes back within the polls. On <= 2 cores the polls are adaptive (docs/perf/2026-12-01-low-load-cpu.md): 20
+     * polls at 10,000 msg/s from 1,000 clients cost a quarter of the broker's CPU, yet synchronous QoS 1 lost 15 % of
+     * its rate without them, so the thread polls only while the last idle spell ended with work within
+     * {@link #SPIN_WINDOW_NS}.
      * {@code -Dringmq.idle.spins} sets a fixed count instead.
      */
     private static final boolean FEW_CORES = Runtime.getRuntime().availableProcessors() <= 2;
@@ -162,8 +163,9 @@ final class IdleStrategies
                 }
                 else if (null != selector)
                 {
-                    // ready keys go straight to the agent's handler: the next duty cycle's selectNow finds only
-                    // what came since (level-triggered: a connection read only in part is still ready there)
+                    // ready keys go straight to the agent's handler: a later selectNow finds only what came since
+                    // (level-triggered: a connection read only in part is still ready there); in shared threading
+                    // the duty cycle right after this one skips its selectNow (IoAgent.selectedInSleep)
                     if (selector.select(onReady, sleepMs) > 0)
                     {
                         spins = 0;

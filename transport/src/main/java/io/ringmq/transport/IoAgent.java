@@ -99,8 +99,9 @@ final class IoAgent implements Agent
     private final java.util.function.Consumer<SelectionKey> onReady = this::onReady;
     private final java.util.function.Consumer<SelectionKey> onReadyAfterSleep = this::onReadyAfterSleep;
     private int selectedWork;
-    /** The sleeping select handed keys over: the duty cycle after it skips its selectNow. */
+    /** The sleeping select handed keys over: the duty cycle after it skips its selectNow (shared threading). */
     private boolean selectedInSleep;
+    private final boolean skipSelectAfterSleep;
     /** How often agent 0 logs the limits hit since its last line. */
     private static final long LIMIT_REPORT_MS = 60_000;
     /** Agent 0 publishes the $SYS tree; the others have none. */
@@ -167,6 +168,7 @@ final class IoAgent implements Agent
         }
         this.retry = reader::processInbound;
         this.context = context;
+        this.skipSelectAfterSleep = context.threading() == BrokerContext.Threading.SHARED;
         this.acceptorConnections = connectionCount;
         this.addressLimit = new AddressLimit(context.maxConnectionsPerAddress(), context.limitLoopback());
         for (final Listener listener : listeners)
@@ -289,7 +291,9 @@ final class IoAgent implements Agent
         if (selectedInSleep)
         {
             // the sleeping select handed every ready key over a moment ago: a selectNow would find only what came
-            // since, which the next cycle's finds, or the next sleep's (it returns at once for a ready key)
+            // since, which the next cycle's finds, or the next sleep's (it returns at once for a ready key); shared
+            // threading only, where this cycle's stages have the handed packets to work on, so the cycle does not
+            // end idle and start a short idle spell that turns the adaptive polls on (a ring threading's would)
             selectedInSleep = false;
         }
         else
@@ -377,7 +381,7 @@ final class IoAgent implements Agent
     private void onReadyAfterSleep(final SelectionKey key)
     {
         tick();
-        selectedInSleep = true;
+        selectedInSleep = skipSelectAfterSleep;
         onReady(key);
     }
 

@@ -1,26 +1,17 @@
 package io.ringmq.transport;
 
-import com.lmax.disruptor.BlockingWaitStrategy;
 import com.lmax.disruptor.RingBuffer;
-import com.lmax.disruptor.Sequence;
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.IngressEvent;
-import io.ringmq.pipeline.MessageLog;
-import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.MqttVersion;
 import io.ringmq.protocol.PacketType;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
-import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.channels.ServerSocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -38,19 +29,13 @@ class IoAgentSteppedTest
     void stepsOneAgent() throws Exception
     {
         final BrokerContext context = new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0).conclude();
-        final RingBuffer<IngressEvent> ring =
-            RingBuffer.createMultiProducer(() -> new IngressEvent(256), 64, new BlockingWaitStrategy());
-        ring.addGatingSequences(new Sequence(Long.MAX_VALUE - 1)); // nothing consumes: the test reads the slots
-        final ManyToOneRingBuffer outbound = new ManyToOneRingBuffer(new UnsafeBuffer(
-            ByteBuffer.allocateDirect(64 * 1024 + RingBufferDescriptor.TRAILER_LENGTH)));
-        try (ServerSocketChannel server = ServerSocketChannel.open())
+        try (SteppedAgent stepped = SteppedAgent.open(context))
         {
-            server.bind(new InetSocketAddress("127.0.0.1", 0));
-            server.configureBlocking(false);
-            final IoAgent agent = new IoAgent(0, context, new BrokerCounters(), Listener.wrap(server), outbound, ring,
-                new MessageLog(1 << 20), new AtomicInteger());
+            final RingBuffer<IngressEvent> ring = stepped.ring;
+            final ManyToOneRingBuffer outbound = stepped.outbound;
+            final IoAgent agent = stepped.agent;
             agent.wire(new IoAgent[]{agent}, new Wakeable[]{Wakeable.NONE}, Wakeable.NONE);
-            try (RawClient client = new RawClient(((InetSocketAddress)server.getLocalAddress()).getPort()))
+            try (RawClient client = new RawClient(stepped.port()))
             {
                 client.send(RawClient.connect("c", true, 60));
                 step(agent, () -> ring.getCursor() == 0);
