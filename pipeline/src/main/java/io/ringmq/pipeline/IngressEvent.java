@@ -1,5 +1,6 @@
 package io.ringmq.pipeline;
 
+import io.ringmq.protocol.SmallCopy;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -258,7 +259,7 @@ public final class IngressEvent
         this.logEnd = logEnd;
         if (logEnd < 0)
         {
-            inline.putBytes(0, bytes, 0, length);
+            SmallCopy.copy(inline, 0, bytes, 0, length);
             packet.wrap(inline, 0, length);
         }
         else

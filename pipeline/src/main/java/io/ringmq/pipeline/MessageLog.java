@@ -1,5 +1,6 @@
 package io.ringmq.pipeline;
 
+import io.ringmq.protocol.SmallCopy;
 import org.agrona.BitUtil;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -65,7 +66,7 @@ public final class MessageLog
         final long end = claim(length);
         if (end >= 0)
         {
-            buffer.putBytes(indexOf(end, length), src, offset, length);
+            SmallCopy.copy(buffer, indexOf(end, length), src, offset, length);
         }
         return end;
     }

@@ -83,7 +83,7 @@ final class Fields
         putUnsignedShort(buffer, offset, length);
         if (length > 0)
         {
-            buffer.putBytes(offset + 2, slice.buffer(), slice.offset(), length);
+            SmallCopy.copy(buffer, offset + 2, slice.buffer(), slice.offset(), length);
         }
         return offset + 2 + length;
     }

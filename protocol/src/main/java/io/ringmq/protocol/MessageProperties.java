@@ -38,7 +38,7 @@ public final class MessageProperties
             final int size = propertyLength(src, at, end);
             if (forwarded(id))
             {
-                dst.putBytes(to, src, at, size);
+                SmallCopy.copy(dst, to, src, at, size);
                 to += size;
             }
             at += size;

@@ -230,7 +230,7 @@ public final class PublishEncoder
         }
         if (forwarded.length() > 0)
         {
-            buffer.putBytes(pos, forwarded.buffer(), forwarded.offset(), forwarded.length());
+            SmallCopy.copy(buffer, pos, forwarded.buffer(), forwarded.offset(), forwarded.length());
             pos += forwarded.length();
         }
         if (messageExpiry >= 0)
@@ -286,7 +286,7 @@ public final class PublishEncoder
         final int payloadLength = payload.length();
         if (payloadLength > 0)
         {
-            buffer.putBytes(pos, payload.buffer(), payload.offset(), payloadLength);
+            SmallCopy.copy(buffer, pos, payload.buffer(), payload.offset(), payloadLength);
         }
         return pos + payloadLength - offset;
     }

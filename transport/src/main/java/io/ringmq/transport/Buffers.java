@@ -3,6 +3,7 @@ package io.ringmq.transport;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.ringmq.protocol.SmallCopy;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -66,7 +67,7 @@ final class Buffers
         out.ensureWritable(length);
         final int writerIndex = out.writerIndex();
         view(view, out, writerIndex, length);
-        view.putBytes(0, src, offset, length);
+        SmallCopy.copy(view, 0, src, offset, length);
         out.writerIndex(writerIndex + length);
     }
 }

@@ -1,5 +1,6 @@
 package io.ringmq.transport;
 
+import io.ringmq.protocol.SmallCopy;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 
@@ -34,7 +35,7 @@ final class OutboundFrame
             return false;
         }
         ring.buffer().putLong(index + CONNECTION_ID_OFFSET, connectionId);
-        ring.buffer().putBytes(index + BYTES_OFFSET, buffer, offset, length);
+        SmallCopy.copy(ring.buffer(), index + BYTES_OFFSET, buffer, offset, length);
         ring.commit(index);
         return true;
     }

@@ -1,6 +1,7 @@
 package io.ringmq.transport;
 
 import io.netty.buffer.ByteBuf;
+import io.ringmq.protocol.SmallCopy;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -50,7 +51,7 @@ final class SmallWrites
             connection.stagedOffset = used;
         }
         Buffers.view(view, staging, used, length);
-        view.putBytes(0, src, offset, length);
+        SmallCopy.copy(view, 0, src, offset, length);
         used += length;
         connection.stagedLength = staged + length;
         return true;

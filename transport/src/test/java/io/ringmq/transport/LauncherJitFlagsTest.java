@@ -59,7 +59,8 @@ class LauncherJitFlagsTest
             "-XX:CompileCommand=quiet",
             "-XX:CompileCommand=CompileThresholdScaling,io.ringmq.*::*,0.1",
             "-XX:CompileCommand=CompileThresholdScaling,org.agrona.*::*,0.1",
-            "-XX:CompileCommand=CompileThresholdScaling,sun.nio.ch.*::*,0.1");
+            "-XX:CompileCommand=CompileThresholdScaling,sun.nio.ch.*::*,0.1",
+            "-XX:CompileCommand=inline,jdk.internal.util.Preconditions::checkFromIndexSize");
         assertThat(compileCommands(dryRun("", 0, "--memory-limit", "1g"))).isEmpty();
         // an operator who chooses the compilers (C2 at 256m) gets no scaling: C2 would compile on a tenth of its profile
         assertThat(compileCommands(dryRun("-XX:TieredStopAtLevel=4 -XX:ReservedCodeCacheSize=16m", 0))).isEmpty();

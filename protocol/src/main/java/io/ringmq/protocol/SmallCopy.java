@@ -1,0 +1,69 @@
+package io.ringmq.protocol;
+
+import org.agrona.AbstractMutableDirectBuffer;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.UnsafeApi;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * Copies a short run of bytes between Agrona buffers a word at a time, for the hot path's small copies: a PUBLISH
+ * into its ring slot, an acknowledgement into a connection's staging, a topic or payload into an outgoing packet.
+ *
+ * <p>{@link MutableDirectBuffer#putBytes(int, DirectBuffer, int, int)} ends in {@code Unsafe.copyMemory}, which C1
+ * (the only compiler below 512m: {@code bin/ringmq}) does not make an intrinsic: each copy runs the JDK's checks,
+ * two native {@code Class.isArray} calls for a heap buffer and a native call for the copy itself. For a 64-byte
+ * PUBLISH that was a tenth of the broker's CPU at ingest (docs/perf/2026-12-01-c1-hot-path.md). Here both ranges are
+ * checked once and the bytes move in 8-byte loads and stores (C1's intrinsics); longer runs, and destinations other than
+ * an {@link UnsafeBuffer} (one that would grow), still go to {@code putBytes}, whose fixed cost they amortise.
+ */
+public final class SmallCopy
+{
+    /** Runs up to this many bytes are copied in words here; longer ones by {@code putBytes}. */
+    public static final int WORD_COPY_MAX_LENGTH = 256;
+
+    private SmallCopy()
+    {
+    }
+
+    /**
+     * As {@code dst.putBytes(dstIndex, src, srcIndex, length)}, with the same bounds checks: an
+     * {@link IndexOutOfBoundsException} and nothing written when either range falls outside its buffer. The ranges
+     * must not overlap (the word loop copies forwards).
+     */
+    public static void copy(
+        final MutableDirectBuffer dst, final int dstIndex, final DirectBuffer src, final int srcIndex, final int length)
+    {
+        // into an UnsafeBuffer (the slots, views and rings of the hot path; an ExpandableArrayBuffer would grow) from
+        // any of Agrona's buffers, through their classes: calls through the interfaces are itable dispatches under C1
+        if (length <= WORD_COPY_MAX_LENGTH && dst instanceof UnsafeBuffer && src instanceof AbstractMutableDirectBuffer)
+        {
+            copyWords((UnsafeBuffer)dst, dstIndex, (AbstractMutableDirectBuffer)src, srcIndex, length);
+        }
+        else
+        {
+            dst.putBytes(dstIndex, src, srcIndex, length);
+        }
+    }
+
+    private static void copyWords(
+        final UnsafeBuffer dst, final int dstIndex, final AbstractMutableDirectBuffer src, final int srcIndex,
+        final int length)
+    {
+        dst.boundsCheck(dstIndex, length);
+        src.boundsCheck(srcIndex, length);
+        final byte[] dstArray = dst.byteArray();
+        final long dstAddress = dst.addressOffset() + dstIndex;
+        final byte[] srcArray = src.byteArray();
+        final long srcAddress = src.addressOffset() + srcIndex;
+        int i = 0;
+        for (final int words = length & ~7; i < words; i += 8)
+        {
+            UnsafeApi.putLong(dstArray, dstAddress + i, UnsafeApi.getLong(srcArray, srcAddress + i));
+        }
+        for (; i < length; i++)
+        {
+            UnsafeApi.putByte(dstArray, dstAddress + i, UnsafeApi.getByte(srcArray, srcAddress + i));
+        }
+    }
+}
