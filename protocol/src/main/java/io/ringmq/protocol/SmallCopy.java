@@ -14,7 +14,7 @@ import org.agrona.concurrent.UnsafeBuffer;
  * (the only compiler below 512m: {@code bin/ringmq}) does not make an intrinsic: each copy runs the JDK's checks,
  * two native {@code Class.isArray} calls for a heap buffer and a native call for the copy itself. For a 64-byte
  * PUBLISH that was a tenth of the broker's CPU at ingest (docs/perf/2026-12-01-c1-hot-path.md). Here both ranges are
- * checked once and the bytes move in 8-byte loads and stores (C1's intrinsics); longer runs, and destinations other than
+ * checked once and the bytes move in 8-byte loads and stores (C1's intrinsics), the tail in at most three more; longer runs, and destinations other than
  * an {@link UnsafeBuffer} (one that would grow), still go to {@code putBytes}, whose fixed cost they amortise.
  */
 public final class SmallCopy
@@ -61,7 +61,17 @@ public final class SmallCopy
         {
             UnsafeApi.putLong(dstArray, dstAddress + i, UnsafeApi.getLong(srcArray, srcAddress + i));
         }
-        for (; i < length; i++)
+        if ((length & 4) != 0)
+        {
+            UnsafeApi.putInt(dstArray, dstAddress + i, UnsafeApi.getInt(srcArray, srcAddress + i));
+            i += 4;
+        }
+        if ((length & 2) != 0)
+        {
+            UnsafeApi.putShort(dstArray, dstAddress + i, UnsafeApi.getShort(srcArray, srcAddress + i));
+            i += 2;
+        }
+        if ((length & 1) != 0)
         {
             UnsafeApi.putByte(dstArray, dstAddress + i, UnsafeApi.getByte(srcArray, srcAddress + i));
         }

@@ -45,10 +45,16 @@ class WebSocketSteadyStateTest
 
         final int messages = Math.min(100_000, BYTES / (4 * length));
         exchange(layer, below, in, out, payload, messages); // warm up
-        final long before = threads.getCurrentThreadAllocatedBytes();
-        exchange(layer, below, in, out, payload, messages);
-        final long allocated = threads.getCurrentThreadAllocatedBytes() - before;
-        assertThat(before).as("the JVM counts allocations").isNotNegative();
+        // the least of three runs: a one-off (a deoptimization and its recompile, seen once in a full build: 19.8 KB
+        // for 100,000 messages) happens in one run; an allocation per message, 100 KB or more, happens in all three
+        long allocated = Long.MAX_VALUE;
+        for (int run = 0; run < 3 && allocated >= 16 * 1024; run++)
+        {
+            final long before = threads.getCurrentThreadAllocatedBytes();
+            assertThat(before).as("the JVM counts allocations").isNotNegative();
+            exchange(layer, below, in, out, payload, messages);
+            allocated = Math.min(allocated, threads.getCurrentThreadAllocatedBytes() - before);
+        }
 
         assertThat(allocated).as("bytes allocated for %d messages in and out", 4 * messages).isLessThan(16 * 1024);
         layer.close();

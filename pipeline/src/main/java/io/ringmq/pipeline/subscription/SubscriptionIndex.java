@@ -134,6 +134,10 @@ public final class SubscriptionIndex<S>
                 {
                     node.hash.emit(matcher); // '#' matches this level and everything below [MQTT-4.7.1-2]
                 }
+                if (node.children.isEmpty() && !(wildcards && null != node.plus))
+                {
+                    continue; // nothing below this node can match: no need to find or hash the level
+                }
                 int levelEnd = pos;
                 while (levelEnd < end && topic.getByte(levelEnd) != '/')
                 {
