@@ -14,8 +14,9 @@ import org.agrona.concurrent.UnsafeBuffer;
  * (the only compiler below 512m: {@code bin/ringmq}) does not make an intrinsic: each copy runs the JDK's checks,
  * two native {@code Class.isArray} calls for a heap buffer and a native call for the copy itself. For a 64-byte
  * PUBLISH that was a tenth of the broker's CPU at ingest (docs/perf/2026-12-01-c1-hot-path.md). Here both ranges are
- * checked once and the bytes move in 8-byte loads and stores (C1's intrinsics), the tail in at most three more; longer runs, and destinations other than
- * an {@link UnsafeBuffer} (one that would grow), still go to {@code putBytes}, whose fixed cost they amortise.
+ * checked once and the bytes move in 8-byte loads and stores (C1's intrinsics), the tail in at most three more;
+ * longer runs, a destination that must grow and overlapping ranges still go to {@code putBytes}, whose fixed cost
+ * long runs amortise.
  */
 public final class SmallCopy
 {
@@ -27,18 +28,20 @@ public final class SmallCopy
     }
 
     /**
-     * As {@code dst.putBytes(dstIndex, src, srcIndex, length)}, with the same bounds checks: an
-     * {@link IndexOutOfBoundsException} and nothing written when either range falls outside its buffer. The ranges
-     * must not overlap (the word loop copies forwards).
+     * As {@code dst.putBytes(dstIndex, src, srcIndex, length)}: an {@link IndexOutOfBoundsException} and nothing
+     * written when either range falls outside its buffer (checked here even where Agrona's own checks are turned
+     * off), a destination that must grow grown by {@code putBytes}, overlapping ranges copied as by
+     * {@code putBytes}.
      */
     public static void copy(
         final MutableDirectBuffer dst, final int dstIndex, final DirectBuffer src, final int srcIndex, final int length)
     {
-        // into an UnsafeBuffer (the slots, views and rings of the hot path; an ExpandableArrayBuffer would grow) from
-        // any of Agrona's buffers, through their classes: calls through the interfaces are itable dispatches under C1
-        if (length <= WORD_COPY_MAX_LENGTH && dst instanceof UnsafeBuffer && src instanceof AbstractMutableDirectBuffer)
+        // through the buffers' classes: calls through their interfaces are itable dispatches under C1
+        if (length <= WORD_COPY_MAX_LENGTH && src instanceof AbstractMutableDirectBuffer &&
+            (dst instanceof UnsafeBuffer ||
+            dst instanceof AbstractMutableDirectBuffer && (long)dstIndex + length <= dst.capacity())) // no growth
         {
-            copyWords((UnsafeBuffer)dst, dstIndex, (AbstractMutableDirectBuffer)src, srcIndex, length);
+            copyWords((AbstractMutableDirectBuffer)dst, dstIndex, (AbstractMutableDirectBuffer)src, srcIndex, length);
         }
         else
         {
@@ -47,8 +50,8 @@ public final class SmallCopy
     }
 
     private static void copyWords(
-        final UnsafeBuffer dst, final int dstIndex, final AbstractMutableDirectBuffer src, final int srcIndex,
-        final int length)
+        final AbstractMutableDirectBuffer dst, final int dstIndex, final AbstractMutableDirectBuffer src,
+        final int srcIndex, final int length)
     {
         dst.boundsCheck(dstIndex, length);
         src.boundsCheck(srcIndex, length);
@@ -56,6 +59,11 @@ public final class SmallCopy
         final long dstAddress = dst.addressOffset() + dstIndex;
         final byte[] srcArray = src.byteArray();
         final long srcAddress = src.addressOffset() + srcIndex;
+        if (srcArray == dstArray && srcAddress < dstAddress + length && dstAddress < srcAddress + length)
+        {
+            dst.putBytes(dstIndex, src, srcIndex, length); // overlapping: the word loop copies forwards only
+            return;
+        }
         int i = 0;
         for (final int words = length & ~7; i < words; i += 8)
         {

@@ -95,6 +95,49 @@ class SmallCopyTest
     }
 
     @Test
+    @DisplayName("overlapping ranges of one buffer, either way round, as putBytes copies them")
+    void overlappingAsPutBytes()
+    {
+        for (final IntFunction<UnsafeBuffer> kind : DESTINATIONS)
+        {
+            for (final int shift : new int[]{-9, -8, -1, 1, 3, 8, 17})
+            {
+                final UnsafeBuffer buffer = kind.apply(CAPACITY);
+                final UnsafeBuffer expected = new UnsafeBuffer(new byte[CAPACITY]);
+                for (int i = 0; i < CAPACITY; i++)
+                {
+                    buffer.putByte(i, (byte)i);
+                    expected.putByte(i, (byte)i);
+                }
+                final int from = 20;
+                final int length = 100;
+                SmallCopy.copy(buffer, from + shift, buffer, from, length);
+                expected.putBytes(from + shift, expected, from, length);
+                assertThat(bytes(buffer)).as("shift %d", shift).isEqualTo(bytes(expected));
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("an ExpandableArrayBuffer destination: copied into where it fits, grown as putBytes grows it where not")
+    void expandableDestination()
+    {
+        final UnsafeBuffer src = new UnsafeBuffer(new byte[40]);
+        for (int i = 0; i < 40; i++)
+        {
+            src.putByte(i, (byte)(i + 1));
+        }
+        final MutableDirectBuffer fits = new ExpandableArrayBuffer(64);
+        SmallCopy.copy(fits, 24, src, 0, 40);
+        assertThat(fits.capacity()).isEqualTo(64);
+        for (int i = 0; i < 40; i++)
+        {
+            assertThat(fits.getByte(24 + i)).isEqualTo((byte)(i + 1));
+        }
+        assertThatThrownBy(() -> SmallCopy.copy(fits, -1, src, 0, 8)).isInstanceOf(IndexOutOfBoundsException.class);
+    }
+
+    @Test
     @DisplayName("a destination that grows (ExpandableArrayBuffer) grows as putBytes would grow it")
     void expandableDestinationGrows()
     {
