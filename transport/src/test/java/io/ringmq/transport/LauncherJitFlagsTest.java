@@ -20,8 +20,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * {@code bin/ringmq}'s JIT flags, through {@code --dry-run} on a stand-in jar: C1 only with a 32m code cache below
  * 512m (C2's compiles of the connection path cost 21-27 MB of peak RSS there: docs/perf/2026-12-01-jit-at-256m.md),
  * its call counts scaled to a tenth for the connect path's packages (so the warm-up at start leaves that path compiled:
- * docs/perf/2026-12-01-connect-path-compiles.md), the JVM's tiered C1 + C2 with a 64m code cache from 512m, and {@code RINGMQ_JAVA_OPTS} after them, so an operator
- * can choose C2 at 256m.
+ * docs/perf/2026-12-01-connect-path-compiles.md), the JVM's tiered C1 + C2 with a 64m code cache from 512m, the same
+ * scaling there with C2's thresholds raised thirtyfold so that C2 comes in at three times its counts
+ * (docs/perf/2026-12-01-jit-counts.md), and {@code RINGMQ_JAVA_OPTS} after them, so an operator can choose C2 at 256m.
  */
 @Timeout(60)
 class LauncherJitFlagsTest
@@ -61,26 +62,45 @@ class LauncherJitFlagsTest
             "-XX:CompileCommand=CompileThresholdScaling,org.agrona.*::*,0.1",
             "-XX:CompileCommand=CompileThresholdScaling,sun.nio.ch.*::*,0.1",
             "-XX:CompileCommand=inline,jdk.internal.util.Preconditions::checkFromIndexSize");
-        assertThat(compileCommands(dryRun("", 0, "--memory-limit", "1g"))).isEmpty();
-        // an operator who chooses the compilers (C2 at 256m) gets no scaling: C2 would compile on a tenth of its profile
-        assertThat(compileCommands(dryRun("-XX:TieredStopAtLevel=4 -XX:ReservedCodeCacheSize=16m", 0))).isEmpty();
+        // an operator who chooses the compilers or their counts (C2 at 256m) gets no scaling: it would apply to theirs
+        for (final String chosen : List.of("-XX:TieredStopAtLevel=4 -XX:ReservedCodeCacheSize=16m",
+            "-XX:Tier4InvocationThreshold=5000", "-XX:CompileThresholdScaling=0.5", "-XX:-TieredCompilation"))
+        {
+            assertThat(compileCommands(dryRun(chosen, 0))).as(chosen).isEmpty();
+            final String large = dryRun(chosen, 0, "--memory-limit", "1g");
+            assertThat(compileCommands(large)).as(chosen).isEmpty();
+            assertThat(large).as(chosen).doesNotContain("Tier4CompileThreshold=450000", "Tier4BackEdgeThreshold");
+        }
+        assertThat(tier4(dryRun("", 0))).isEmpty();
 
-        // JDK 17 reports a command it cannot parse (a line "CompileCommand: An error occurred during parsing" and
-        // one "Error: ...") and goes on without it: this JVM, as the launcher runs it, must report nothing
-        final List<String> java = new ArrayList<>();
-        java.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        java.add("-XX:TieredStopAtLevel=1");
-        java.addAll(commands);
-        java.add("-version");
-        final ProcessBuilder builder = new ProcessBuilder(java).redirectErrorStream(true);
-        builder.environment().keySet().removeAll(List.of("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"));
-        final Process process = builder.start();
-        final String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        assertThat(process.exitValue()).as(output).isZero();
-        assertThat(output.lines()).as(output)
-            .noneMatch(line -> line.startsWith("CompileCommand:") || line.startsWith("Error:"))
-            .anyMatch(line -> line.contains("version"));
+        final List<String> flags = new ArrayList<>();
+        flags.add("-XX:TieredStopAtLevel=1");
+        flags.addAll(commands);
+        assertParses(flags);
+    }
+
+    @Test
+    @DisplayName("from 512m the same packages' counts scaled to a tenth, C2's thresholds thirtyfold, and this JVM parses them")
+    void c2ThresholdsUndoTheScalingFrom512m() throws Exception
+    {
+        final String command = dryRun("", 0, "--memory-limit", "1g");
+        final List<String> commands = compileCommands(command);
+        assertThat(commands).containsExactly(
+            "-XX:CompileCommand=quiet",
+            "-XX:CompileCommand=CompileThresholdScaling,io.ringmq.*::*,0.1",
+            "-XX:CompileCommand=CompileThresholdScaling,org.agrona.*::*,0.1",
+            "-XX:CompileCommand=CompileThresholdScaling,sun.nio.ch.*::*,0.1");
+        final List<String> thresholds = tier4(command);
+        // the JVM's defaults 5,000 / 600 / 15,000 / 40,000: times 30, times 10 for the minimum (a tenth of it stays)
+        assertThat(thresholds).containsExactly(
+            "-XX:Tier4InvocationThreshold=150000",
+            "-XX:Tier4MinInvocationThreshold=6000",
+            "-XX:Tier4CompileThreshold=450000",
+            "-XX:Tier4BackEdgeThreshold=1200000");
+        assertThat(dryRun("", 0, "--memory-limit", "512m")).contains(String.join(" ", thresholds));
+        final List<String> flags = new ArrayList<>(commands);
+        flags.addAll(thresholds);
+        assertParses(flags);
     }
 
     @Test
@@ -103,6 +123,44 @@ class LauncherJitFlagsTest
                 .doesNotContain("-jar");
         }
         assertThat(dryRun("", 2, "--memory-limit")).contains("needs a SIZE");
+    }
+
+    /**
+     * JDK 17 reports a command it cannot parse (a line "CompileCommand: An error occurred during parsing" and one
+     * "Error: ...") and goes on without it: this JVM, given the flags as the launcher passes them, must report
+     * nothing and start.
+     */
+    private static void assertParses(final List<String> flags) throws Exception
+    {
+        final List<String> java = new ArrayList<>();
+        java.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        java.addAll(flags);
+        java.add("-version");
+        final ProcessBuilder builder = new ProcessBuilder(java).redirectErrorStream(true);
+        builder.environment().keySet().removeAll(List.of("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"));
+        final Process process = builder.start();
+        final String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(process.exitValue()).as(output).isZero();
+        assertThat(output.lines()).as(output)
+            .noneMatch(line -> line.startsWith("CompileCommand:") || line.startsWith("Error:"))
+            .anyMatch(line -> line.contains("version"));
+    }
+
+    /**
+     * @return the {@code -XX:Tier4...} arguments of a dry run's command.
+     */
+    private static List<String> tier4(final String command)
+    {
+        final List<String> flags = new ArrayList<>();
+        for (final String argument : command.trim().split("\\s+"))
+        {
+            if (argument.startsWith("-XX:Tier4"))
+            {
+                flags.add(argument);
+            }
+        }
+        return flags;
     }
 
     /**
