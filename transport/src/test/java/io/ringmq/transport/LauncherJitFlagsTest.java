@@ -21,8 +21,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * 512m (C2's compiles of the connection path cost 21-27 MB of peak RSS there: docs/perf/2026-12-01-jit-at-256m.md),
  * its call counts scaled to a tenth for the connect path's packages (so the warm-up at start leaves that path compiled:
  * docs/perf/2026-12-01-connect-path-compiles.md), the JVM's tiered C1 + C2 with a 64m code cache from 512m, the same
- * scaling there with C2's thresholds raised thirtyfold so that C2 comes in at three times its counts
- * (docs/perf/2026-12-01-jit-counts.md), and {@code RINGMQ_JAVA_OPTS} after them, so an operator can choose C2 at 256m.
+ * scaling there with C2's thresholds raised thirtyfold (the minimum count tenfold) so that C2 comes in at three times
+ * its counts for that code (docs/perf/2026-12-01-jit-counts.md), and {@code RINGMQ_JAVA_OPTS} after them, so an
+ * operator can choose C2 at 256m.
  */
 @Timeout(60)
 class LauncherJitFlagsTest
@@ -52,7 +53,7 @@ class LauncherJitFlagsTest
     }
 
     @Test
-    @DisplayName("below 512m the connect path's packages compile at a tenth of C1's counts, and this JVM parses the commands")
+    @DisplayName("below 512m the connect path compiles at a tenth of C1's counts, and this JVM parses the commands")
     void connectPathCompilesEarlyBelow512m() throws Exception
     {
         final List<String> commands = compileCommands(dryRun("", 0));
@@ -62,14 +63,19 @@ class LauncherJitFlagsTest
             "-XX:CompileCommand=CompileThresholdScaling,org.agrona.*::*,0.1",
             "-XX:CompileCommand=CompileThresholdScaling,sun.nio.ch.*::*,0.1",
             "-XX:CompileCommand=inline,jdk.internal.util.Preconditions::checkFromIndexSize");
-        // an operator who chooses the compilers or their counts (C2 at 256m) gets no scaling: it would apply to theirs
+        // an operator who chooses the compilers (C2 at 256m) or sets their counts gets no scaling (it would apply to
+        // the operator's counts) and, from 512m, none of the launcher's C2 thresholds; the inlining below 512m stays
+        // unless the compilers are chosen
         for (final String chosen : List.of("-XX:TieredStopAtLevel=4 -XX:ReservedCodeCacheSize=16m",
-            "-XX:Tier4InvocationThreshold=5000", "-XX:CompileThresholdScaling=0.5", "-XX:-TieredCompilation"))
+            "-XX:-TieredCompilation", "-XX:CompilationMode=high-only", "-XX:Tier4InvocationThreshold=5000",
+            "-XX:Tier3InvocationThreshold=100", "-XX:CompileThreshold=100", "-XX:CompileThresholdScaling=0.5"))
         {
-            assertThat(compileCommands(dryRun(chosen, 0))).as(chosen).isEmpty();
+            final boolean compilersChosen = chosen.contains("Tiered") || chosen.contains("CompilationMode");
+            assertThat(compileCommands(dryRun(chosen, 0))).as(chosen).containsExactlyElementsOf(compilersChosen ?
+                List.of() : List.of("-XX:CompileCommand=inline,jdk.internal.util.Preconditions::checkFromIndexSize"));
             final String large = dryRun(chosen, 0, "--memory-limit", "1g");
             assertThat(compileCommands(large)).as(chosen).isEmpty();
-            assertThat(large).as(chosen).doesNotContain("Tier4CompileThreshold=450000", "Tier4BackEdgeThreshold");
+            assertThat(tier4(large)).as(chosen).allMatch(chosen::contains);
         }
         assertThat(tier4(dryRun("", 0))).isEmpty();
 
@@ -80,8 +86,8 @@ class LauncherJitFlagsTest
     }
 
     @Test
-    @DisplayName("from 512m the same packages' counts scaled to a tenth, C2's thresholds thirtyfold, and this JVM parses them")
-    void c2ThresholdsUndoTheScalingFrom512m() throws Exception
+    @DisplayName("from 512m the same scaling, C2's thresholds thirtyfold, and this JVM parses them")
+    void c2AtThreeTimesItsCountsFrom512m() throws Exception
     {
         final String command = dryRun("", 0, "--memory-limit", "1g");
         final List<String> commands = compileCommands(command);
@@ -110,6 +116,10 @@ class LauncherJitFlagsTest
         final String command = dryRun("-XX:TieredStopAtLevel=4 -XX:ReservedCodeCacheSize=16m", 0);
         assertThat(command).contains("-XX:TieredStopAtLevel=4 -XX:ReservedCodeCacheSize=16m -jar ");
         assertThat(command.indexOf("-XX:TieredStopAtLevel=1")).isLessThan(command.indexOf("-XX:TieredStopAtLevel=4"));
+        final String large = dryRun("-XX:+UseStringDeduplication", 0, "--memory-limit", "1g");
+        assertThat(large).contains("-XX:Tier4BackEdgeThreshold=1200000 ")
+            .contains("-XX:+UseStringDeduplication -jar ");
+        assertThat(large.indexOf("Tier4BackEdgeThreshold")).isLessThan(large.indexOf("UseStringDeduplication"));
     }
 
     @Test
