@@ -45,6 +45,13 @@ final class Connection
      */
     ByteBuf out;
     /**
+     * The bytes {@link #out} took in the last duty cycle that emptied it, when that grew it past
+     * {@link Buffers#SHRINK_ABOVE} and so gave it back (0 otherwise): the next {@code out} is taken at that size, so a
+     * subscriber that gets as much every cycle does not grow a buffer from 1 KB again each time (docs/perf/
+     * 2026-12-01-outbound-growth.md). Never more than its own buffer held, so it bounds nothing anew.
+     */
+    int outLengthHint;
+    /**
      * Where its small outbound bytes of this duty cycle wait in its agent's {@link SmallWrites} buffer (only while
      * {@link #out} is null), and how many; 0 when none do.
      */

@@ -386,7 +386,9 @@ final class ConnectionWriter
         final ByteBuf out = connection.out;
         if (null != out)
         {
+            final int written = out.writerIndex(); // all of it went: what this cycle appended, from index 0
             connection.out = IdleBuffers.emptied(out); // written: kept while used, given back once idle
+            connection.outLengthHint = null == connection.out ? written : 0; // given back grown: the next starts there
         }
         if (connection.closeAfterFlush)
         {

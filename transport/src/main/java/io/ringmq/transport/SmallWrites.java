@@ -64,7 +64,7 @@ final class SmallWrites
     ByteBuf spill(final Connection connection, final int extraLength)
     {
         final int staged = connection.stagedLength;
-        final ByteBuf out = Buffers.allocate(Math.max(Buffers.INITIAL_CAPACITY, staged + extraLength));
+        final ByteBuf out = takeOut(connection, staged + extraLength);
         if (staged > 0)
         {
             out.writeBytes(staging, connection.stagedOffset, staged);
@@ -89,11 +89,22 @@ final class SmallWrites
         final int rest = staged - taken;
         if (rest > 0)
         {
-            final ByteBuf out = Buffers.allocate(Math.max(Buffers.INITIAL_CAPACITY, rest));
+            final ByteBuf out = takeOut(connection, rest);
             out.writeBytes(staging, offset + taken, rest); // only what the socket did not take
             connection.out = out;
         }
         return taken;
+    }
+
+    /**
+     * @return a pooled buffer for a connection's outbound bytes, with room for {@code length}, or as many as its last
+     * emptied buffer took when that was more ({@link Connection#outLengthHint}).
+     */
+    private static ByteBuf takeOut(final Connection connection, final int length)
+    {
+        final int capacity = Math.max(Math.max(Buffers.INITIAL_CAPACITY, connection.outLengthHint), length);
+        connection.outLengthHint = 0; // taken: the next emptying says again how much a cycle needs
+        return Buffers.allocate(capacity);
     }
 
     /**

@@ -297,6 +297,75 @@ class SmallWritesTest
     }
 
     @Test
+    @DisplayName("a cycle that grew a connection's buffer past the shrink size gives it back once written, and the next "
+        + "buffer is taken at what that cycle wrote (no growth from 1 KB each cycle); a smaller cycle lowers it again")
+    void grownBufferSizeCarriesToTheNextCycle()
+    {
+        final FakeLayer layer = new FakeLayer();
+        final Connection subscriber = connection(layer);
+        final int count = 2 * Buffers.SHRINK_ABOVE / 1000;
+        final ByteArrayOutputStream expected = new ByteArrayOutputStream();
+
+        final int burst = cycle(subscriber, count, 1, expected);
+        assertThat(burst).isGreaterThan(Buffers.SHRINK_ABOVE);
+        writer.flushTouched();
+        assertThat(subscriber.out).as("given back once written: grown past the shrink size").isNull();
+        assertThat(subscriber.outLengthHint).isEqualTo(burst);
+
+        // the same again: the buffer taken for it holds the whole cycle without growing
+        final int[] capacityWhenTaken = new int[1];
+        assertThat(cycle(subscriber, count, count + 1, expected, capacityWhenTaken)).isEqualTo(burst);
+        assertThat(capacityWhenTaken[0]).isGreaterThanOrEqualTo(burst);
+        assertThat(subscriber.out.capacity()).as("not grown").isEqualTo(capacityWhenTaken[0]);
+        writer.flushTouched();
+        assertThat(subscriber.out).isNull();
+        assertThat(subscriber.outLengthHint).isEqualTo(burst);
+
+        // a small cycle: taken at the old size once, then the hint follows what was written
+        final int small = cycle(subscriber, 20, 2 * count + 1, expected);
+        writer.flushTouched();
+        assertThat(subscriber.outLengthHint).isEqualTo(small);
+        cycle(subscriber, 20, 2 * count + 21, expected, capacityWhenTaken);
+        assertThat(capacityWhenTaken[0]).isLessThanOrEqualTo(Buffers.SHRINK_ABOVE);
+        writer.flushTouched();
+        assertThat(subscriber.out).as("kept while used: within the shrink size").isNotNull();
+        assertThat(subscriber.outLengthHint).isZero();
+        assertThat(layer.wire.toByteArray()).isEqualTo(expected.toByteArray());
+    }
+
+    /**
+     * Sends {@code count} QoS 1 PUBLISHes of 1,000 bytes to a connection (packet ids from {@code firstId}), noting them
+     * in {@code expected}.
+     *
+     * @return the bytes waiting for the connection afterwards.
+     */
+    private int cycle(final Connection connection, final int count, final int firstId,
+        final ByteArrayOutputStream expected)
+    {
+        return cycle(connection, count, firstId, expected, new int[1]);
+    }
+
+    /**
+     * @param capacityWhenTaken gets the capacity of the pooled buffer the connection took during the cycle.
+     */
+    private int cycle(final Connection connection, final int count, final int firstId,
+        final ByteArrayOutputStream expected, final int[] capacityWhenTaken)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            final boolean held = null != connection.out;
+            final byte[] publish = RawClient.publish("t", new byte[1000 - 8], 1, firstId + i);
+            send(connection, publish);
+            expected.writeBytes(publish);
+            if (!held && null != connection.out)
+            {
+                capacityWhenTaken[0] = connection.out.capacity();
+            }
+        }
+        return connection.outBytes();
+    }
+
+    @Test
     @DisplayName("hostile: a socket that fails while its staged bytes are written closes only that connection; the "
         + "next connections' bytes are written whole")
     void failingSocketClosesOnlyItsConnection()
