@@ -45,12 +45,13 @@ final class Connection
      */
     ByteBuf out;
     /**
-     * The bytes {@link #out} took in the last duty cycle that emptied it, when that grew it past
-     * {@link Buffers#SHRINK_ABOVE} and so gave it back (0 otherwise): the next {@code out} is taken at that size, so a
-     * subscriber that gets as much every cycle does not grow a buffer from 1 KB again each time (docs/perf/
-     * 2026-12-01-outbound-growth.md). Never more than its own buffer held, so it bounds nothing anew.
+     * How large to take the next {@link #out}: the bytes the last one was written (at most the outbound high-water
+     * mark, which a subscriber that does not read may hold anyway) when it went back to the pool grown past
+     * {@link Buffers#SHRINK_ABOVE}; 0 once one was taken at it, or once its agent's {@link IdleBuffers} sweep found
+     * no pooled buffer used for an interval. A subscriber that gets as much every cycle then takes its buffer at that
+     * size instead of growing one from 1 KB again each cycle (docs/perf/2026-12-01-outbound-growth.md).
      */
-    int outLengthHint;
+    int nextOutLength;
     /**
      * Where its small outbound bytes of this duty cycle wait in its agent's {@link SmallWrites} buffer (only while
      * {@link #out} is null), and how many; 0 when none do.

@@ -386,10 +386,15 @@ final class ConnectionWriter
         final ByteBuf out = connection.out;
         if (null != out)
         {
-            final int written = out.writerIndex(); // all of it went: what this cycle appended, from index 0
+            // all of it went: what it took since it was taken (several cycles' when the socket lagged)
+            final int written = out.writerIndex();
             connection.out = IdleBuffers.emptied(out); // written: kept while used, given back once idle
-            connection.outLengthHint = null == connection.out ? written : 0; // given back grown: the next starts there
+            // given back grown: the next is taken at that size, at most the high-water mark (what a subscriber that
+            // does not read may hold anyway)
+            connection.nextOutLength = null != connection.out ? 0 :
+                Math.min(written, context.outboundHighWaterBytes());
         }
+
         if (connection.closeAfterFlush)
         {
             closer.close(connection, IngressEvent.CONNECTION_LOST);

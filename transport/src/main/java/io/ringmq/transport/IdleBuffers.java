@@ -65,9 +65,10 @@ final class IdleBuffers
                     connection.out = null;
                     released++;
                 }
+                connection.nextOutLength = 0; // no pooled buffer used for an interval: its last busy cycle is stale
             }
             connection.buffersUsed = false;
-            if (connection.closed || (null == connection.in && null == connection.out))
+            if (connection.closed || (null == connection.in && null == connection.out && 0 == connection.nextOutLength))
             {
                 connection.buffersHeld = false; // a closed connection gave its buffers back when it closed
                 if (!connection.closed)

@@ -89,7 +89,7 @@ final class SmallWrites
         final int rest = staged - taken;
         if (rest > 0)
         {
-            final ByteBuf out = takeOut(connection, rest);
+            final ByteBuf out = takeOut(connection, rest); // a lagging subscriber's next appends go here too
             out.writeBytes(staging, offset + taken, rest); // only what the socket did not take
             connection.out = out;
         }
@@ -97,13 +97,13 @@ final class SmallWrites
     }
 
     /**
-     * @return a pooled buffer for a connection's outbound bytes, with room for {@code length}, or as many as its last
-     * emptied buffer took when that was more ({@link Connection#outLengthHint}).
+     * @return a pooled buffer for a connection's outbound bytes, with room for {@code length}, or for
+     * {@link Connection#nextOutLength} when that is more (taken once).
      */
     private static ByteBuf takeOut(final Connection connection, final int length)
     {
-        final int capacity = Math.max(Math.max(Buffers.INITIAL_CAPACITY, connection.outLengthHint), length);
-        connection.outLengthHint = 0; // taken: the next emptying says again how much a cycle needs
+        final int capacity = Math.max(Math.max(Buffers.INITIAL_CAPACITY, connection.nextOutLength), length);
+        connection.nextOutLength = 0; // taken: the next emptying says again how much a cycle needs
         return Buffers.allocate(capacity);
     }
 

@@ -310,26 +310,90 @@ class SmallWritesTest
         assertThat(burst).isGreaterThan(Buffers.SHRINK_ABOVE);
         writer.flushTouched();
         assertThat(subscriber.out).as("given back once written: grown past the shrink size").isNull();
-        assertThat(subscriber.outLengthHint).isEqualTo(burst);
+        assertThat(subscriber.nextOutLength).isEqualTo(burst);
 
         // the same again: the buffer taken for it holds the whole cycle without growing
         final int[] capacityWhenTaken = new int[1];
         assertThat(cycle(subscriber, count, count + 1, expected, capacityWhenTaken)).isEqualTo(burst);
         assertThat(capacityWhenTaken[0]).isGreaterThanOrEqualTo(burst);
         assertThat(subscriber.out.capacity()).as("not grown").isEqualTo(capacityWhenTaken[0]);
+        assertThat(subscriber.nextOutLength).as("taken once").isZero();
         writer.flushTouched();
         assertThat(subscriber.out).isNull();
-        assertThat(subscriber.outLengthHint).isEqualTo(burst);
+        assertThat(subscriber.nextOutLength).isEqualTo(burst);
 
         // a small cycle: taken at the old size once, then the hint follows what was written
         final int small = cycle(subscriber, 20, 2 * count + 1, expected);
         writer.flushTouched();
-        assertThat(subscriber.outLengthHint).isEqualTo(small);
+        assertThat(subscriber.nextOutLength).isEqualTo(small);
         cycle(subscriber, 20, 2 * count + 21, expected, capacityWhenTaken);
         assertThat(capacityWhenTaken[0]).isLessThanOrEqualTo(Buffers.SHRINK_ABOVE);
         writer.flushTouched();
         assertThat(subscriber.out).as("kept while used: within the shrink size").isNotNull();
-        assertThat(subscriber.outLengthHint).isZero();
+        assertThat(subscriber.nextOutLength).isZero();
+        assertThat(layer.wire.toByteArray()).isEqualTo(expected.toByteArray());
+    }
+
+    @Test
+    @DisplayName("the carried size is taken once, also for what a socket refused; it goes once a sweep interval passed "
+        + "without a pooled buffer, and stops at the high-water mark when a lagging socket's buffer took several "
+        + "cycles' bytes")
+    void carriedSizeIsBounded()
+    {
+        final FakeLayer layer = new FakeLayer();
+        final Connection subscriber = connection(layer);
+        final int count = 2 * Buffers.SHRINK_ABOVE / 1000;
+        final ByteArrayOutputStream expected = new ByteArrayOutputStream();
+        final int burst = cycle(subscriber, count, 1, expected);
+        writer.flushTouched();
+        assertThat(subscriber.nextOutLength).isEqualTo(burst);
+
+        // a socket that takes nothing of a small cycle: the rest goes to a buffer of the carried size, once
+        layer.allowance = 0;
+        writer.sendPingResponse(subscriber);
+        expected.writeBytes(PINGRESP);
+        writer.flushTouched();
+        assertThat(subscriber.out.capacity()).isGreaterThanOrEqualTo(burst);
+        assertThat(subscriber.nextOutLength).isZero();
+        layer.allowance = -1;
+        writer.flush(subscriber);
+        assertThat(subscriber.out).as("given back: grown past the shrink size").isNull();
+        assertThat(subscriber.nextOutLength).as("what it was written").isEqualTo(PINGRESP.length);
+        writer.release(subscriber);
+
+        // grown again, then cycles small enough to be written from the agent's buffer: the size stays while the
+        // connection is busy, and goes once a sweep interval passed without a pooled buffer
+        cycle(subscriber, count, count + 1, expected);
+        writer.flushTouched();
+        assertThat(subscriber.nextOutLength).isEqualTo(burst);
+        final long nowMs = 1_000_000;
+        idle.sweep(nowMs);
+        writer.sendPingResponse(subscriber);
+        expected.writeBytes(PINGRESP);
+        assertThat(subscriber.out).isNull();
+        writer.flushTouched();
+        assertThat(subscriber.nextOutLength).isEqualTo(burst);
+        idle.sweep(nowMs + IdleBuffers.SWEEP_INTERVAL_MS);
+        assertThat(subscriber.nextOutLength).as("an interval without a pooled buffer").isZero();
+        assertThat(idle.size()).isZero();
+
+        // a socket that takes a little per cycle while more arrives: the buffer counts every byte it took, the
+        // carried size stops at the high-water mark
+        final int highWater = new BrokerContext().conclude().outboundHighWaterBytes();
+        layer.allowance = 60_000;
+        int id = 2 * count + 1;
+        for (int i = 0; i < 12; i++)
+        {
+            cycle(subscriber, count, id, expected);
+            id += count;
+            writer.flushTouched();
+        }
+        assertThat(subscriber.outBytes()).as("still under the high-water mark").isLessThan(highWater);
+        assertThat(subscriber.out.writerIndex()).isGreaterThan(highWater);
+        layer.allowance = -1;
+        writer.flush(subscriber);
+        assertThat(subscriber.out).isNull();
+        assertThat(subscriber.nextOutLength).isEqualTo(highWater);
         assertThat(layer.wire.toByteArray()).isEqualTo(expected.toByteArray());
     }
 
