@@ -141,7 +141,8 @@ final class Acceptor
     }
 
     /**
-     * Takes every pending socket.
+     * Takes every pending socket. A listening socket closed under it (the broker closing, a reload) takes none: its key
+     * was ready when the selector looked, the socket closed on another thread since.
      *
      * @return how many were taken (admitted or refused).
      */
@@ -149,7 +150,7 @@ final class Acceptor
     {
         int accepted = 0;
         SocketChannel channel;
-        while (null != (channel = server.accept()))
+        while (null != (channel = takeNext()))
         {
             accepted++;
             final Accepted admitted = admit(channel);
@@ -161,6 +162,21 @@ final class Acceptor
             handOff(admitted);
         }
         return accepted;
+    }
+
+    /**
+     * @return the next pending socket, or null when none is pending or the listening socket is closed.
+     */
+    private SocketChannel takeNext() throws IOException
+    {
+        try
+        {
+            return server.accept();
+        }
+        catch (final java.nio.channels.ClosedChannelException ex)
+        {
+            return null; // closed by another thread after the selector found it ready (AsynchronousCloseException too)
+        }
     }
 
     /**
