@@ -96,19 +96,21 @@ final class AccessControl
             return;
         }
         final Client client = clients.get(event.connectionId);
-        if (null == client || publish.wrapValidated(event.packet, 0, event.packetLength, event.version) < 0)
+        if (null == client ||
+            (!event.located && publish.wrapValidated(event.packet, 0, event.packetLength, event.version) < 0))
         {
             event.aclVerdict = IngressEvent.ACL_DENIED; // not admitted, or a corrupt slot: fail closed
             return;
         }
-        final Slice topic = publish.topic();
-        if (client.acl.canWrite(topic.buffer(), topic.offset(), topic.length()))
+        final int topicOffset = event.located ? event.topicOffset : publish.topic().offset();
+        final int topicLength = event.located ? event.topicLength : publish.topic().length();
+        if (client.acl.canWrite(event.packet, topicOffset, topicLength))
         {
             event.aclVerdict = IngressEvent.ACL_ALLOWED;
             return;
         }
         event.aclVerdict = IngressEvent.ACL_DENIED;
-        counters.increment(ClientAcl.isSys(topic.buffer(), topic.offset(), topic.length()) ?
+        counters.increment(ClientAcl.isSys(event.packet, topicOffset, topicLength) ?
             BrokerCounters.SYS_PUBLISH_REFUSED : BrokerCounters.ACL_PUBLISH_DENIED);
     }
 

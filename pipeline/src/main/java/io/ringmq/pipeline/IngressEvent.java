@@ -90,6 +90,12 @@ public final class IngressEvent
      * the one of the CONNECT [MQTT-3.14.2-2]; {@link #NONE} when it carried none.
      */
     public long sessionExpiryInterval = NONE;
+    /**
+     * A PUBLISH the I/O agent validated: true when it also wrote where the topic and payload lie in {@link #packet}
+     * ({@link #topicOffset}, {@link #topicLength}, {@link #payloadOffset}, {@link #payloadLength}), so no stage
+     * parses the packet again; false for every other slot, where a stage that needs them finds them itself.
+     */
+    public boolean located;
     private final UnsafeBuffer inline;
 
     // ---- any stage
@@ -152,7 +158,10 @@ public final class IngressEvent
     public int takeoverVersion;
     /** PUBLISH, or the will of a lost or taken-over connection: the message goes to the targets. */
     public boolean routed;
-    /** PUBLISH: its QoS and packet id, and its topic and payload within {@link #packet}. */
+    /**
+     * PUBLISH: its QoS and packet id, and its topic and payload within {@link #packet} (the topic and payload
+     * written by the I/O agent when {@link #located}, else by the routing stage; kept by {@link #resetRouting()}).
+     */
     public int qos;
     public int packetId;
     public int topicOffset;
@@ -269,6 +278,20 @@ public final class IngressEvent
     }
 
     /**
+     * Notes where a validated PUBLISH's topic and payload lie in {@link #packet} (after {@link #packet}, before the
+     * slot is published): its fixed header, packet identifier and properties lie around them.
+     */
+    public void located(final int topicOffset, final int topicLength, final int payloadOffset,
+        final int payloadLength)
+    {
+        this.topicOffset = topicOffset;
+        this.topicLength = topicLength;
+        this.payloadOffset = payloadOffset;
+        this.payloadLength = payloadLength;
+        located = true;
+    }
+
+    /**
      * Lays out a slot for the end of a connection: {@link #CONNECTION_LOST} or {@link #DISCONNECTED}.
      */
     public void end(final int kind, final int agentIndex, final long connectionId, final int version)
@@ -300,6 +323,7 @@ public final class IngressEvent
         this.connectionId = connectionId;
         this.version = version;
         failed = false;
+        located = false;
         authCode = AUTH_UNDECIDED;
         credentialVerdict = io.ringmq.pipeline.auth.CredentialRequest.NO_VERDICT; // fail closed on slot reuse
         authDataLength = NONE;
@@ -332,6 +356,15 @@ public final class IngressEvent
         copy.ingressNs = ingressNs;
         copy.reasonCode = reasonCode;
         copy.sessionExpiryInterval = sessionExpiryInterval;
+        copy.located = located;
+        if (located)
+        {
+            // the I/O agent's, never written by a stage (shard 0 writes them only where it was not located)
+            copy.topicOffset = topicOffset;
+            copy.topicLength = topicLength;
+            copy.payloadOffset = payloadOffset;
+            copy.payloadLength = payloadLength;
+        }
         copy.failed = failed;
         copy.authCode = authCode;
         copy.aclVerdict = aclVerdict;

@@ -659,20 +659,33 @@ public final class RoutingStage implements Stage
 
     private void onPublish(final IngressEvent event, final RoutingSession session)
     {
-        publish.wrapValidated(event.packet, 0, event.packetLength, event.version); // validated by the I/O agent
-        event.qos = publish.qos();
-        event.packetId = publish.packetId();
-        event.retain = publish.isRetain();
-        final Slice topic = publish.topic();
-        final Slice payload = publish.payload();
-        event.topicOffset = topic.offset();
-        event.topicLength = topic.length();
-        event.payloadOffset = payload.offset();
-        event.payloadLength = payload.length();
-        if (publish.propertiesLength() > 0)
+        final UnsafeBuffer packet = event.packet;
+        if (!event.located)
         {
-            event.propertiesOffset = MessageProperties.sectionStart(event.packet, publish.propertiesOffset());
-            event.propertiesLength = MessageProperties.sectionLength(event.packet, publish.propertiesOffset());
+            // not laid out by the I/O agent (the broker's own $SYS messages, a topic alias resolved): validated
+            // all the same, by the I/O agent or the broker
+            publish.wrapValidated(packet, 0, event.packetLength, event.version);
+            final Slice topic = publish.topic();
+            final Slice payload = publish.payload();
+            event.topicOffset = topic.offset();
+            event.topicLength = topic.length();
+            event.payloadOffset = payload.offset();
+            event.payloadLength = payload.length();
+        }
+        // the packet identifier and properties lie between the topic and the payload
+        final int first = packet.getByte(0);
+        event.qos = PublishFlyweight.qosOf(first);
+        event.retain = PublishFlyweight.isRetainOf(first);
+        int pos = event.topicOffset + event.topicLength;
+        if (event.qos > 0)
+        {
+            event.packetId = packet.getShort(pos, java.nio.ByteOrder.BIG_ENDIAN) & 0xFFFF;
+            pos += 2;
+        }
+        if (event.payloadOffset > pos) // 5.0: the property section, from its length
+        {
+            event.propertiesOffset = MessageProperties.sectionStart(packet, pos);
+            event.propertiesLength = MessageProperties.sectionLength(packet, pos);
         }
         if (null != session && event.aclVerdict != IngressEvent.ACL_ALLOWED)
         {
@@ -685,10 +698,10 @@ public final class RoutingStage implements Stage
         event.routed = true;
         publishesRouted++;
         publisher = session;
-        fanOut(topic.buffer(), topic.offset(), topic.length(), event.qos);
+        fanOut(packet, event.topicOffset, event.topicLength, event.qos);
         // what the PUBLISH changes is applied only once its output is committed: a failed slot changes nothing
         publishSession = session;
-        publishRetain = publish.isRetain();
+        publishRetain = event.retain;
         publishPending = true;
     }
 

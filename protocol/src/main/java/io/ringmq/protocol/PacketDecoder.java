@@ -41,7 +41,8 @@ public final class PacketDecoder
         {
             case PacketType.CONNECT: return connect.wrap(buffer, offset, length);
             case PacketType.CONNACK: return connack.wrap(buffer, offset, length, version);
-            case PacketType.PUBLISH: return publish.wrap(buffer, offset, length, version);
+            case PacketType.PUBLISH:
+                return publish.wrapFramed(buffer, offset, length, frame.headerLength(), version); // framed above
             case PacketType.PUBACK:
             case PacketType.PUBREC:
             case PacketType.PUBREL:

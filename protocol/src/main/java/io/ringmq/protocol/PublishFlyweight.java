@@ -36,11 +36,25 @@ public final class PublishFlyweight
      */
     public int wrap(final DirectBuffer buffer, final int offset, final int length, final int version)
     {
-        int pos = Fields.checkFixedHeader(buffer, offset, length, PacketType.PUBLISH);
+        final int pos = Fields.checkFixedHeader(buffer, offset, length, PacketType.PUBLISH);
         if (pos < 0)
         {
             return pos;
         }
+        return wrapFramed(buffer, offset, length, pos - offset, version);
+    }
+
+    /**
+     * {@link #wrap} of a PUBLISH that {@link FrameDecoder} has framed: its type and remaining length are known
+     * to agree with {@code length}, so they are not read again.
+     *
+     * @param headerLength the fixed header's length, {@link FrameDecoder#headerLength()}.
+     * @return {@code length}, or a negative {@link DecodeError}.
+     */
+    public int wrapFramed(
+        final DirectBuffer buffer, final int offset, final int length, final int headerLength, final int version)
+    {
+        int pos = offset + headerLength;
         this.buffer = buffer;
         this.offset = offset;
         this.length = length;
@@ -157,12 +171,28 @@ public final class PublishFlyweight
 
     public int qos()
     {
-        return (flags >>> 1) & 0x03;
+        return qosOf(flags);
+    }
+
+    /**
+     * @return the QoS a PUBLISH's first byte (or its four flag bits) carries.
+     */
+    public static int qosOf(final int firstByte)
+    {
+        return (firstByte >>> 1) & 0x03;
+    }
+
+    /**
+     * @return the RETAIN flag a PUBLISH's first byte (or its four flag bits) carries.
+     */
+    public static boolean isRetainOf(final int firstByte)
+    {
+        return (firstByte & 0x01) != 0;
     }
 
     public boolean isRetain()
     {
-        return (flags & 0x01) != 0;
+        return isRetainOf(flags);
     }
 
     /**

@@ -118,7 +118,8 @@ public final class Topics
     /**
      * Validates a topic name's bytes in one pass: well-formed UTF-8 without U+0000 [MQTT-1.5.4-1]
      * [MQTT-1.5.4-2], at least one character [MQTT-4.7.3-1], no wildcard [MQTT-3.3.2-2]. The PUBLISH hot path:
-     * plain ASCII is checked eight bytes at a time.
+     * plain ASCII is checked eight bytes at a time, a name of eight bytes or more ending in one last word that
+     * overlaps the one before, so only a name with other bytes is read byte by byte.
      *
      * @return 0 when valid, else a negative {@link DecodeError}.
      */
@@ -132,6 +133,11 @@ public final class Topics
         while (i + Long.BYTES <= length && isPlainAsciiWord(buffer.getLong(offset + i)))
         {
             i += Long.BYTES;
+        }
+        if (i == length ||
+            (i > 0 && length - i < Long.BYTES && isPlainAsciiWord(buffer.getLong(offset + length - Long.BYTES))))
+        {
+            return 0; // every byte plain ASCII: fewer than eight were left, and the last word overlaps checked ones
         }
         // from a word boundary after plain ASCII, so i is on a character boundary
         final int valid = Utf8.validate(buffer, offset + i, length - i);

@@ -104,6 +104,31 @@ class TopicsTest
         });
     }
 
+    @org.junit.jupiter.api.Test
+    void aWildcardNulOrNonAsciiByteInTheLastWordIsFoundWhereverItStands()
+    {
+        // names of 8 to 17 bytes: the last word overlaps the words before it by 0 to 7 bytes
+        final byte[] special = {(byte)'+', (byte)'#', (byte)0, (byte)0xC3, (byte)0x80};
+        for (int length = 1; length <= 17; length++)
+        {
+            for (int at = 0; at < length; at++)
+            {
+                for (final byte b : special)
+                {
+                    final byte[] bytes = new byte[length];
+                    java.util.Arrays.fill(bytes, (byte)'a');
+                    bytes[at] = b;
+                    final UnsafeBuffer buffer = new UnsafeBuffer(bytes);
+                    assertThat(Topics.validateNameUtf8(buffer, 0, length))
+                        .as(() -> HexFormat.of().formatHex(bytes)).isNegative();
+                }
+            }
+            final byte[] plain = new byte[length];
+            java.util.Arrays.fill(plain, (byte)'a');
+            assertThat(Topics.validateNameUtf8(new UnsafeBuffer(plain), 0, length)).isZero();
+        }
+    }
+
     /**
      * Up to 40 bytes of printable ASCII, one in 31 replaced by a wildcard, a separator, NUL or a piece of a
      * multi-byte sequence (well formed, or an encoded surrogate, or cut short).

@@ -101,8 +101,7 @@ final class InboundPublishes
         }
         else
         {
-            handed = ingress.packet(connection.id, connection.version, connection.loopback, PacketType.PUBLISH,
-                packet, length);
+            handed = ingress.publish(connection.id, connection.version, connection.loopback, packet, length, publish);
         }
         if (handed && counted)
         {

@@ -5,6 +5,9 @@ import com.lmax.disruptor.RingBuffer;
 import io.ringmq.pipeline.IngressEvent;
 import io.ringmq.pipeline.MessageLog;
 import io.ringmq.pipeline.auth.CredentialRequest;
+import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.PublishFlyweight;
+import io.ringmq.protocol.Slice;
 import org.agrona.DirectBuffer;
 
 import java.util.ArrayDeque;
@@ -62,6 +65,24 @@ final class IngressProxy
     boolean packet(final long connectionId, final int version, final boolean loopback, final int packetType,
         final DirectBuffer bytes, final int length, final long credentialVerdict)
     {
+        return hand(connectionId, version, loopback, packetType, bytes, length, credentialVerdict, null);
+    }
+
+    /**
+     * As {@link #packet(long, int, boolean, int, DirectBuffer, int)}, for a PUBLISH whose flyweight wraps
+     * {@code bytes} from offset 0: where its topic and payload lie goes into the slot with it
+     * ({@link IngressEvent#located}), so the stages need not find them again.
+     */
+    boolean publish(final long connectionId, final int version, final boolean loopback, final DirectBuffer bytes,
+        final int length, final PublishFlyweight layout)
+    {
+        return hand(connectionId, version, loopback, PacketType.PUBLISH, bytes, length, CredentialRequest.NO_VERDICT,
+            layout);
+    }
+
+    private boolean hand(final long connectionId, final int version, final boolean loopback, final int packetType,
+        final DirectBuffer bytes, final int length, final long credentialVerdict, final PublishFlyweight layout)
+    {
         if (!pendingEnds.isEmpty())
         {
             retryEnds();
@@ -89,6 +110,12 @@ final class IngressProxy
         }
         final IngressEvent event = ring.get(sequence);
         event.packet(agentIndex, connectionId, version, loopback, packetType, bytes, length, log, logEnd);
+        if (null != layout)
+        {
+            final Slice topic = layout.topic();
+            final Slice payload = layout.payload();
+            event.located(topic.offset(), topic.length(), payload.offset(), payload.length());
+        }
         event.ingressNs = nowNs;
         event.credentialVerdict = credentialVerdict;
         ring.publish(sequence); // the slot is visible to the stages only once every field is written
