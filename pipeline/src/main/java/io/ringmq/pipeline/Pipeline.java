@@ -96,8 +96,16 @@ public final class Pipeline
         this.errors = errors;
         this.batchLimit = context.stageBatchLimit();
         final int inline = context.slotInlineBytes();
-        this.ring = RingBuffer.createMultiProducer(() -> new IngressEvent(inline), context.ringSize(),
-            new YieldingWaitStrategy());
+        // shared and invoker threading run the one I/O agent and every stage (the routing stage's ticks are the
+        // other producer) on one thread: a single producer claims without a CAS and publishes without the
+        // per-slot availability flags
+        final boolean oneThread = context.threading() == BrokerContext.Threading.SHARED ||
+            context.threading() == BrokerContext.Threading.INVOKER;
+        this.ring = oneThread ?
+            RingBuffer.createSingleProducer(() -> new IngressEvent(inline), context.ringSize(),
+                new YieldingWaitStrategy()) :
+            RingBuffer.createMultiProducer(() -> new IngressEvent(inline), context.ringSize(),
+                new YieldingWaitStrategy());
         final int shardCount = context.ioThreads();
         this.logs = new MessageLog[shardCount];
         for (int i = 0; i < logs.length; i++)
