@@ -102,8 +102,9 @@ final class AccessControl
             event.aclVerdict = IngressEvent.ACL_DENIED; // not admitted, or a corrupt slot: fail closed
             return;
         }
-        final int topicOffset = event.located ? event.topicOffset : publish.topic().offset();
-        final int topicLength = event.located ? event.topicLength : publish.topic().length();
+        final Slice wrapped = publish.topic();
+        final int topicOffset = event.located ? event.topicOffset : wrapped.offset();
+        final int topicLength = event.located ? event.topicLength : wrapped.length();
         if (client.acl.canWrite(event.packet, topicOffset, topicLength))
         {
             event.aclVerdict = IngressEvent.ACL_ALLOWED;

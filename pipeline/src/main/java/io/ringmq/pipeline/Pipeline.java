@@ -43,7 +43,9 @@ import java.util.function.Function;
  *                                   ReleaseStage    gives back log entries; gates the ring's producers
  * </pre>
  * Each stage is polled through a {@link StagePoller}, so the transport decides which stages share a thread:
- * all in one {@link StageAgent} (shared modes) or one agent per stage (dedicated).
+ * all in one {@link StageAgent} (shared modes) or one agent per stage (dedicated). With {@code shared} or
+ * {@code invoker} threading the ingress ring has a single producer: the I/O agent and every stage then run on one
+ * thread ({@link #allStages}), which is also the one that produces onto {@link #ring()}.
  */
 public final class Pipeline
 {
@@ -98,7 +100,8 @@ public final class Pipeline
         final int inline = context.slotInlineBytes();
         // shared and invoker threading run the one I/O agent and every stage (the routing stage's ticks are the
         // other producer) on one thread: a single producer claims without a CAS and publishes without the
-        // per-slot availability flags
+        // per-slot availability flags. Whoever runs this pipeline's agents must then run them all, and produce
+        // onto its ring, from one thread (allStages(), as Broker does); tryNext has no same-thread assertion
         final boolean oneThread = context.threading() == BrokerContext.Threading.SHARED ||
             context.threading() == BrokerContext.Threading.INVOKER;
         this.ring = oneThread ?

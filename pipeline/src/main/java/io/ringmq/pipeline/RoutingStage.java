@@ -24,6 +24,7 @@ import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 import com.lmax.disruptor.RingBuffer;
 
+import java.nio.ByteOrder;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -679,7 +680,7 @@ public final class RoutingStage implements Stage
         int pos = event.topicOffset + event.topicLength;
         if (event.qos > 0)
         {
-            event.packetId = packet.getShort(pos, java.nio.ByteOrder.BIG_ENDIAN) & 0xFFFF;
+            event.packetId = packet.getShort(pos, ByteOrder.BIG_ENDIAN) & 0xFFFF;
             pos += 2;
         }
         if (event.payloadOffset > pos) // 5.0: the property section, from its length

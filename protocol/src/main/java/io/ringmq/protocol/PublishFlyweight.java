@@ -48,10 +48,11 @@ public final class PublishFlyweight
      * {@link #wrap} of a PUBLISH that {@link FrameDecoder} has framed: its type and remaining length are known
      * to agree with {@code length}, so they are not read again.
      *
-     * @param headerLength the fixed header's length, {@link FrameDecoder#headerLength()}.
+     * @param headerLength the fixed header's length, {@link FrameDecoder#headerLength()}: trusted, so only the
+     *                     package's {@link PacketDecoder} calls this.
      * @return {@code length}, or a negative {@link DecodeError}.
      */
-    public int wrapFramed(
+    int wrapFramed(
         final DirectBuffer buffer, final int offset, final int length, final int headerLength, final int version)
     {
         int pos = offset + headerLength;

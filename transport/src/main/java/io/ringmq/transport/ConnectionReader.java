@@ -292,6 +292,7 @@ final class ConnectionReader
      */
     void release(final Connection connection)
     {
+        ingress.flush(); // its PUBLISHes read in this batch are copied before their bytes go back to the pool
         final ByteBuf in = connection.in;
         final ByteBuf carried = takeCarried(connection);
         connection.in = null;
@@ -405,12 +406,14 @@ final class ConnectionReader
         {
             return 0;
         }
+        ingress.beginBatch(); // the packets' bytes stay where they were read until endBatch has copied them
         try
         {
             return frame(connection, in);
         }
         finally
         {
+            ingress.endBatch();
             keepRest(connection); // even after an unexpected error: the scratch buffer is never left lent (closed: null)
         }
     }

@@ -153,6 +153,42 @@ class ConnectionReaderCarryTest
 
     @Test
     @Timeout(30)
+    @DisplayName("malformed after a run of PUBLISHes read into the connection's own buffer: the connection closes "
+        + "with 0x81 and gives its buffer back, and every PUBLISH before it is handed on whole, once, in order")
+    void malformedAfterARunInItsOwnBuffer() throws Exception
+    {
+        try (SteppedEdge edge = new SteppedEdge(new BrokerContext()))
+        {
+            final RawClient client = edge.client();
+            final long id = edge.connect5(client, "run-then-malformed", 60, null);
+            final byte[] large = RawClient.publish5("t/a", new byte[9000], 0, 0, null);
+            client.send(Arrays.copyOf(large, CARRY + 1000)); // a rest too long to carry: its own buffer grows
+            edge.step(() -> edge.agent.connectionsHoldingInbound() == 1);
+            final List<byte[]> run = new ArrayList<>();
+            final ByteArrayOutputStream rest = new ByteArrayOutputStream();
+            rest.write(Arrays.copyOfRange(large, CARRY + 1000, large.length));
+            for (int i = 0; i < 5; i++)
+            {
+                final byte[] payload = new byte[1000];
+                Arrays.fill(payload, (byte)('a' + i));
+                final byte[] publish = RawClient.publish5("t/run", payload, 0, 0, null);
+                run.add(publish);
+                rest.write(publish);
+            }
+            rest.write(new byte[]{0x30, (byte)0xFF, (byte)0xFF, (byte)0xFF, (byte)0xFF}); // five length bytes
+            client.send(rest.toByteArray());
+            expectPublish(edge, id, large, "the one completed in its own buffer");
+            for (int i = 0; i < run.size(); i++)
+            {
+                expectPublish(edge, id, run.get(i), "run " + i);
+            }
+            edge.expectDisconnect(client, id, ReasonCode.MALFORMED_PACKET);
+            edge.step(() -> edge.agent.connectionsHoldingInbound() == 0);
+        }
+    }
+
+    @Test
+    @Timeout(30)
     @DisplayName("truncated: a connection lost with a partial packet carried hands on nothing of it, only its end")
     void truncatedThenLost() throws Exception
     {

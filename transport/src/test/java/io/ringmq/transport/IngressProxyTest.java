@@ -7,6 +7,8 @@ import io.ringmq.pipeline.IngressEvent;
 import io.ringmq.pipeline.MessageLog;
 import io.ringmq.protocol.MqttVersion;
 import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.PublishEncoder;
+import io.ringmq.protocol.PublishFlyweight;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -89,5 +91,107 @@ class IngressProxyTest
         assertThat(ring.get(4).logEnd).isEqualTo(before + 1000);
         assertThat(ring.get(4).packet.capacity()).isEqualTo(1000);
         assertThat(log.used()).isEqualTo(1000);
+    }
+
+    @Test
+    @DisplayName("in a batch, PUBLISHes that follow one another in what was read are copied into the log in one go "
+        + "and their slots published only then, in order, before any slot claimed after them")
+    void aBatchCopiesARunOnceAndPublishesItFirst()
+    {
+        final UnsafeBuffer read = new UnsafeBuffer(new byte[1024]);
+        final int length = encodePublish(read, 0, (byte)'a');
+        encodePublish(read, length, (byte)'b');
+        final PublishFlyweight publish = new PublishFlyweight();
+        final UnsafeBuffer view = new UnsafeBuffer(0, 0);
+        proxy.beginBatch();
+        for (int i = 0; i < 2; i++)
+        {
+            view.wrap(read, i * length, length);
+            assertThat(publish.wrap(view, 0, length, MqttVersion.V3_1_1)).isEqualTo(length);
+            assertThat(proxy.publish(10 + i, MqttVersion.V3_1_1, true, view, length, publish)).isTrue();
+        }
+        assertThat(ring.getCursor()).as("claimed, not published").isEqualTo(1);
+        assertThat(ring.isAvailable(0)).isFalse();
+        assertThat(proxy.packet(12, MqttVersion.V3_1_1, true, PacketType.PINGREQ, bytes, 2)).isTrue(); // inline
+        assertThat(ring.isAvailable(0) && ring.isAvailable(1) && ring.isAvailable(2)).isTrue();
+        for (int i = 0; i < 2; i++)
+        {
+            final IngressEvent event = ring.get(i);
+            assertThat(event.located).isTrue();
+            assertThat(bytesOf(event.packet, 0, length)).isEqualTo(bytesOf(read, i * length, length));
+            assertThat((char)event.packet.getByte(event.payloadOffset)).isEqualTo(i == 0 ? 'a' : 'b');
+        }
+        proxy.endBatch();
+        assertThat(proxy.takePublished()).isTrue();
+    }
+
+    @Test
+    @DisplayName("a batch's PUBLISHes are copied when the batch ends or is flushed, before their bytes may change; a "
+        + "packet handed without its layout (a resolved topic alias, from a reused buffer) is copied at once")
+    void aBatchIsCopiedBeforeItsBytesChange()
+    {
+        final UnsafeBuffer read = new UnsafeBuffer(new byte[1024]);
+        final int length = encodePublish(read, 0, (byte)'x');
+        final byte[] original = bytesOf(read, 0, length);
+        final PublishFlyweight publish = new PublishFlyweight();
+        assertThat(publish.wrap(read, 0, length, MqttVersion.V3_1_1)).isEqualTo(length);
+        proxy.beginBatch();
+        assertThat(proxy.publish(1, MqttVersion.V3_1_1, true, new UnsafeBuffer(read, 0, length), length, publish))
+            .isTrue();
+        proxy.flush(); // as a connection closed in the batch does before its buffer goes back
+        assertThat(ring.isAvailable(0)).isTrue();
+        read.setMemory(0, length, (byte)0);
+        assertThat(bytesOf(ring.get(0).packet, 0, length)).isEqualTo(original);
+
+        final UnsafeBuffer reused = new UnsafeBuffer(original.clone());
+        assertThat(proxy.packet(2, MqttVersion.V3_1_1, true, PacketType.PUBLISH, reused, length)).isTrue();
+        assertThat(ring.isAvailable(1)).as("published at once").isTrue();
+        reused.setMemory(0, length, (byte)0);
+        assertThat(bytesOf(ring.get(1).packet, 0, length)).isEqualTo(original);
+        assertThat(ring.get(1).located).isFalse();
+        proxy.endBatch();
+    }
+
+    @Test
+    @DisplayName("a run breaks where the next PUBLISH is not right behind it in what was read: each part is copied "
+        + "from where it was")
+    void aRunBreaksWhereTheBytesDoNotFollow()
+    {
+        final UnsafeBuffer read = new UnsafeBuffer(new byte[1024]);
+        final int length = encodePublish(read, 0, (byte)'p');
+        encodePublish(read, length + 2, (byte)'q'); // a PINGREQ's two bytes between them
+        final PublishFlyweight publish = new PublishFlyweight();
+        proxy.beginBatch();
+        for (int i = 0; i < 2; i++)
+        {
+            final UnsafeBuffer view = new UnsafeBuffer(read, i * (length + 2), length);
+            assertThat(publish.wrap(view, 0, length, MqttVersion.V3_1_1)).isEqualTo(length);
+            assertThat(proxy.publish(1, MqttVersion.V3_1_1, true, view, length, publish)).isTrue();
+        }
+        assertThat(ring.isAvailable(0)).as("the first run, copied when the second began").isTrue();
+        assertThat(ring.isAvailable(1)).isFalse();
+        proxy.endBatch();
+        assertThat(ring.isAvailable(1)).isTrue();
+        assertThat((char)ring.get(0).packet.getByte(ring.get(0).payloadOffset)).isEqualTo('p');
+        assertThat((char)ring.get(1).packet.getByte(ring.get(1).payloadOffset)).isEqualTo('q');
+        assertThat(log.used()).isEqualTo(2L * length);
+    }
+
+    /**
+     * A QoS 0 PUBLISH larger than a slot's 64 inline bytes, its 100-byte payload all {@code fill}.
+     */
+    private static int encodePublish(final UnsafeBuffer buffer, final int offset, final byte fill)
+    {
+        final byte[] payload = new byte[100];
+        java.util.Arrays.fill(payload, fill);
+        return new PublishEncoder().reset().version(MqttVersion.V3_1_1).qos(0).topic("t/run").payload(payload)
+            .encode(buffer, offset);
+    }
+
+    private static byte[] bytesOf(final org.agrona.DirectBuffer buffer, final int offset, final int length)
+    {
+        final byte[] copy = new byte[length];
+        buffer.getBytes(offset, copy);
+        return copy;
     }
 }
