@@ -178,9 +178,12 @@ final class IngressProxy
     {
         final byte[] array = bytes.byteArray();
         final long address = bytes.addressOffset();
-        if (runLength > 0 && (array != runArray || address != runAddress + runLength || index != runIndex + runLength))
+        if (runLength > 0 && (sequence != runLast + 1 || array != runArray || address != runAddress + runLength ||
+            index != runIndex + runLength))
         {
-            flushRun(); // not where the run ends, in what was read or in the log (an entry never wraps)
+            // not right behind the run: in the ring (another producer claimed between: publishing a range would
+            // publish its slot too), in what was read, or in the log (an entry never wraps)
+            flushRun();
         }
         if (runLength == 0)
         {
@@ -207,17 +210,25 @@ final class IngressProxy
         {
             runSource.wrap(runArray, (int)(runAddress - BufferUtil.ARRAY_BASE_OFFSET), runLength);
         }
-        log.buffer().putBytes(runIndex, runSource, 0, runLength);
-        runSource.wrap(0, 0);
-        runArray = null;
-        runLength = 0;
-        ring.publish(runFirst, runLast);
+        try
+        {
+            log.buffer().putBytes(runIndex, runSource, 0, runLength);
+        }
+        finally
+        {
+            runSource.wrap(0, 0);
+            runArray = null;
+            runLength = 0; // a copy that threw leaves no run behind to throw again at every later publish
+        }
+        ring.publish(runFirst, runLast); // one range: the run's slots are consecutive
         published = true;
     }
 
     /**
      * Publishes a slot, after every slot claimed before it that waits in a run (a single-producer ring's cursor
-     * publishes every slot below it).
+     * publishes every slot below it). A single-producer ring's {@code tryNext} may also move its cursor to the last
+     * slot claimed; that a run's slots are then visible before their copy is harmless only because such a ring is
+     * consumed on this very thread, after the batch ({@code Pipeline}: shared and invoker threading).
      */
     private void publish(final long sequence)
     {

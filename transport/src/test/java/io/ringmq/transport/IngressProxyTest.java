@@ -177,6 +177,31 @@ class IngressProxyTest
         assertThat(log.used()).isEqualTo(2L * length);
     }
 
+    @Test
+    @DisplayName("a run breaks where another producer claimed a slot between two of its PUBLISHes: that slot is "
+        + "never published by this one, whose bytes follow all the same")
+    void aRunBreaksAtAnotherProducersSlot()
+    {
+        final UnsafeBuffer read = new UnsafeBuffer(new byte[1024]);
+        final int length = encodePublish(read, 0, (byte)'m');
+        encodePublish(read, length, (byte)'n');
+        final PublishFlyweight publish = new PublishFlyweight();
+        proxy.beginBatch();
+        final UnsafeBuffer first = new UnsafeBuffer(read, 0, length);
+        assertThat(publish.wrap(first, 0, length, MqttVersion.V3_1_1)).isEqualTo(length);
+        assertThat(proxy.publish(1, MqttVersion.V3_1_1, true, first, length, publish)).isTrue();
+        final long other = ring.next(); // another I/O agent, or the routing stage's tick, on a multi-producer ring
+        final UnsafeBuffer second = new UnsafeBuffer(read, length, length);
+        assertThat(publish.wrap(second, 0, length, MqttVersion.V3_1_1)).isEqualTo(length);
+        assertThat(proxy.publish(1, MqttVersion.V3_1_1, true, second, length, publish)).isTrue();
+        proxy.endBatch();
+        assertThat(ring.isAvailable(0)).isTrue();
+        assertThat(ring.isAvailable(other)).as("the other producer's slot, still its own to publish").isFalse();
+        assertThat(ring.isAvailable(2)).isTrue();
+        assertThat((char)ring.get(2).packet.getByte(ring.get(2).payloadOffset)).isEqualTo('n');
+        ring.publish(other);
+    }
+
     /**
      * A QoS 0 PUBLISH larger than a slot's 64 inline bytes, its 100-byte payload all {@code fill}.
      */
