@@ -38,6 +38,7 @@ final class IngressProxy
      * and length, and its first and last slots.
      */
     private boolean batching;
+    private final boolean batchCopies;
     private byte[] runArray;
     private long runAddress;
     private int runIndex;
@@ -48,6 +49,16 @@ final class IngressProxy
 
     IngressProxy(final RingBuffer<IngressEvent> ring, final MessageLog log, final int agentIndex)
     {
+        this(ring, log, agentIndex, true);
+    }
+
+    /**
+     * @param batchCopies whether PUBLISHes handed inside a batch may be copied in runs ({@link #beginBatch}).
+     */
+    IngressProxy(final RingBuffer<IngressEvent> ring, final MessageLog log, final int agentIndex,
+        final boolean batchCopies)
+    {
+        this.batchCopies = batchCopies;
         this.ring = ring;
         this.log = log;
         this.agentIndex = agentIndex;
@@ -96,7 +107,7 @@ final class IngressProxy
         final int length, final PublishFlyweight layout)
     {
         return hand(connectionId, version, loopback, PacketType.PUBLISH, bytes, length, CredentialRequest.NO_VERDICT,
-            layout, batching);
+            layout, batching && batchCopies);
     }
 
     private boolean hand(final long connectionId, final int version, final boolean loopback, final int packetType,

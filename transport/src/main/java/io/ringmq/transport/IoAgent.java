@@ -131,7 +131,12 @@ final class IoAgent implements Agent
         this.index = index;
         this.counters = counters;
         this.outbound = outbound;
-        this.ingress = new IngressProxy(ingress, log, index);
+        // copies in runs only where the ring is consumed on this agent's own thread, after the batch (shared and
+        // invoker threading): with stages on other threads a slot's bytes must be in place when it is published,
+        // and a run holds its slots back from every consumer meanwhile
+        this.ingress = new IngressProxy(ingress, log, index,
+            context.threading() == BrokerContext.Threading.SHARED ||
+            context.threading() == BrokerContext.Threading.INVOKER);
         this.connectionCount = connectionCount;
         this.selector = Selector.open();
         this.nowMs = clock.time();
