@@ -101,14 +101,10 @@ class IngressProxyTest
         final UnsafeBuffer read = new UnsafeBuffer(new byte[1024]);
         final int length = encodePublish(read, 0, (byte)'a');
         encodePublish(read, length, (byte)'b');
-        final PublishFlyweight publish = new PublishFlyweight();
-        final UnsafeBuffer view = new UnsafeBuffer(0, 0);
         proxy.beginBatch();
         for (int i = 0; i < 2; i++)
         {
-            view.wrap(read, i * length, length);
-            assertThat(publish.wrap(view, 0, length, MqttVersion.V3_1_1)).isEqualTo(length);
-            assertThat(proxy.publish(10 + i, MqttVersion.V3_1_1, true, view, length, publish)).isTrue();
+            handPublish(10 + i, read, i * length, length);
         }
         assertThat(ring.getCursor()).as("claimed, not published").isEqualTo(1);
         assertThat(ring.isAvailable(0)).isFalse();
@@ -133,11 +129,8 @@ class IngressProxyTest
         final UnsafeBuffer read = new UnsafeBuffer(new byte[1024]);
         final int length = encodePublish(read, 0, (byte)'x');
         final byte[] original = bytesOf(read, 0, length);
-        final PublishFlyweight publish = new PublishFlyweight();
-        assertThat(publish.wrap(read, 0, length, MqttVersion.V3_1_1)).isEqualTo(length);
         proxy.beginBatch();
-        assertThat(proxy.publish(1, MqttVersion.V3_1_1, true, new UnsafeBuffer(read, 0, length), length, publish))
-            .isTrue();
+        handPublish(1, read, 0, length);
         proxy.flush(); // as a connection closed in the batch does before its buffer goes back
         assertThat(ring.isAvailable(0)).isTrue();
         read.setMemory(0, length, (byte)0);
@@ -160,13 +153,10 @@ class IngressProxyTest
         final UnsafeBuffer read = new UnsafeBuffer(new byte[1024]);
         final int length = encodePublish(read, 0, (byte)'p');
         encodePublish(read, length + 2, (byte)'q'); // a PINGREQ's two bytes between them
-        final PublishFlyweight publish = new PublishFlyweight();
         proxy.beginBatch();
         for (int i = 0; i < 2; i++)
         {
-            final UnsafeBuffer view = new UnsafeBuffer(read, i * (length + 2), length);
-            assertThat(publish.wrap(view, 0, length, MqttVersion.V3_1_1)).isEqualTo(length);
-            assertThat(proxy.publish(1, MqttVersion.V3_1_1, true, view, length, publish)).isTrue();
+            handPublish(1, read, i * (length + 2), length);
         }
         assertThat(ring.isAvailable(0)).as("the first run, copied when the second began").isTrue();
         assertThat(ring.isAvailable(1)).isFalse();
@@ -185,21 +175,28 @@ class IngressProxyTest
         final UnsafeBuffer read = new UnsafeBuffer(new byte[1024]);
         final int length = encodePublish(read, 0, (byte)'m');
         encodePublish(read, length, (byte)'n');
-        final PublishFlyweight publish = new PublishFlyweight();
         proxy.beginBatch();
-        final UnsafeBuffer first = new UnsafeBuffer(read, 0, length);
-        assertThat(publish.wrap(first, 0, length, MqttVersion.V3_1_1)).isEqualTo(length);
-        assertThat(proxy.publish(1, MqttVersion.V3_1_1, true, first, length, publish)).isTrue();
+        handPublish(1, read, 0, length);
         final long other = ring.next(); // another I/O agent, or the routing stage's tick, on a multi-producer ring
-        final UnsafeBuffer second = new UnsafeBuffer(read, length, length);
-        assertThat(publish.wrap(second, 0, length, MqttVersion.V3_1_1)).isEqualTo(length);
-        assertThat(proxy.publish(1, MqttVersion.V3_1_1, true, second, length, publish)).isTrue();
+        handPublish(1, read, length, length);
         proxy.endBatch();
         assertThat(ring.isAvailable(0)).isTrue();
         assertThat(ring.isAvailable(other)).as("the other producer's slot, still its own to publish").isFalse();
         assertThat(ring.isAvailable(2)).isTrue();
         assertThat((char)ring.get(2).packet.getByte(ring.get(2).payloadOffset)).isEqualTo('n');
         ring.publish(other);
+    }
+
+    /**
+     * Hands the PUBLISH at {@code offset} in what was read, with its layout, as the I/O agent does: a view of it from
+     * its first byte, wrapped by the flyweight.
+     */
+    private void handPublish(final long connectionId, final UnsafeBuffer read, final int offset, final int length)
+    {
+        final UnsafeBuffer view = new UnsafeBuffer(read, offset, length);
+        final PublishFlyweight publish = new PublishFlyweight();
+        assertThat(publish.wrap(view, 0, length, MqttVersion.V3_1_1)).isEqualTo(length);
+        assertThat(proxy.publish(connectionId, MqttVersion.V3_1_1, true, view, length, publish)).isTrue();
     }
 
     /**
