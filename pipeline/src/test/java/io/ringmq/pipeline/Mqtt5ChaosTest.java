@@ -80,6 +80,20 @@ class Mqtt5ChaosTest
 
     @Test
     @Timeout(120)
+    @DisplayName("a PUBLISH located by the I/O agent and one the stages parse themselves send the same bytes to every "
+        + "connection, in the same order (chaos without timers, 1 and 3 routing shards)")
+    void locatedPublishesSendWhatParsedOnesSend()
+    {
+        for (long seed = Long.getLong("chaos.from", 1); seed <= Long.getLong("chaos.to", 50); seed++)
+        {
+            final int shards = 1 + (int)(seed % 2) * 2;
+            assertThat(sentBytes(run(seed, null, shards, true, true))).as("seed " + seed)
+                .isEqualTo(sentBytes(run(seed, null, shards, true, false)));
+        }
+    }
+
+    @Test
+    @Timeout(120)
     @DisplayName("the same chaos on a store, with restarts: recovery never loses a record or throws, and the store "
         + "holds exactly the sessions routing holds")
     void chaosWithRestarts()
@@ -109,6 +123,15 @@ class Mqtt5ChaosTest
     private static PipelineHarness run(final long seed, final io.ringmq.pipeline.persistence.MemoryStore store,
         final int routeShards, final boolean timeless)
     {
+        return run(seed, store, routeShards, timeless, true);
+    }
+
+    /**
+     * @param locate whether PUBLISHes go in located, as the I/O agent hands them ({@link PipelineHarness#locatePublishes}).
+     */
+    private static PipelineHarness run(final long seed, final io.ringmq.pipeline.persistence.MemoryStore store,
+        final int routeShards, final boolean timeless, final boolean locate)
+    {
         final SplittableRandom random = new SplittableRandom(seed);
         final BrokerContext context = new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2)
             .maxInflight(1 + random.nextInt(4)).maxQueued(random.nextInt(9)).sysIntervalMs(0)
@@ -119,6 +142,7 @@ class Mqtt5ChaosTest
         final Authenticator authenticator = new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null);
         PipelineHarness harness = null == store ? new PipelineHarness(context, authenticator) :
             new PipelineHarness(context, authenticator, store);
+        harness.locatePublishes = locate;
         final long[] connection = new long[CLIENTS]; // the live connection id of each client, 0 when none
         final int[] agent = new int[CLIENTS];
         final boolean[] clean = new boolean[CLIENTS];
@@ -133,6 +157,7 @@ class Mqtt5ChaosTest
             {
                 assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).as("seed " + seed).isZero();
                 harness = new PipelineHarness(context, authenticator, store); // a crash: every connection is gone
+                harness.locatePublishes = locate;
                 assertThat(harness.pipeline.recovered()).as("seed " + seed).endsWith("nothing lost");
                 java.util.Arrays.fill(connection, 0);
                 continue;
@@ -247,6 +272,19 @@ class Mqtt5ChaosTest
         {
             final byte[] bytes = (byte[])packet[1];
             sent.add(packet[0] + " " + ((bytes[0] & 0xFF) >>> 4) + " " + bytes.length);
+        }
+        return sent;
+    }
+
+    /**
+     * @return what was sent, a line per packet ("connection bytes in hex"), in order.
+     */
+    private static java.util.List<String> sentBytes(final PipelineHarness harness)
+    {
+        final java.util.List<String> sent = new java.util.ArrayList<>();
+        for (final Object[] packet : harness.outbound.sent)
+        {
+            sent.add(packet[0] + " " + java.util.HexFormat.of().formatHex((byte[])packet[1]));
         }
         return sent;
     }

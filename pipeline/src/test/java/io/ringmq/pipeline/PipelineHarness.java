@@ -4,11 +4,15 @@ import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.status.ErrorLog;
 import io.ringmq.protocol.MqttVersion;
+import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.PropertyId;
+import io.ringmq.protocol.PublishFlyweight;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
  * The three stages in-process, without sockets: events go onto the real ingress ring as an I/O agent would put
- * them (through the slot's own writer, big packets through agent 0's message log), one {@link StageAgent} is
+ * them (through the slot's own writer, big packets through agent 0's message log; a valid PUBLISH without a Topic
+ * Alias located, {@link IngressEvent#located}, unless {@link #locatePublishes} is off), one {@link StageAgent} is
  * stepped by hand until every stage has seen them, and what the broker would send is recorded.
  */
 final class PipelineHarness
@@ -17,6 +21,12 @@ final class PipelineHarness
     final BrokerCounters counters = new BrokerCounters();
     final Pipeline pipeline;
     final StageAgent agent;
+    /**
+     * Whether a PUBLISH goes in located, as the I/O agent hands one it validated in place; off, every PUBLISH takes
+     * the stages' own path (as a resolved Topic Alias or a broker's {@code $SYS} message does).
+     */
+    boolean locatePublishes = true;
+    private final PublishFlyweight layout = new PublishFlyweight();
 
     PipelineHarness(final BrokerContext context, final Authenticator authenticator)
     {
@@ -100,12 +110,31 @@ final class PipelineHarness
                 log.append(new UnsafeBuffer(packet), 0, packet.length) : -1;
             event.packet(agent, connectionId, version, loopback, (packet[0] & 0xFF) >>> 4,
                 new UnsafeBuffer(packet), packet.length, log, logEnd);
+            if (locatePublishes && event.packetType == PacketType.PUBLISH)
+            {
+                locate(event, version);
+            }
         }
         else
         {
             event.end(kind, agent, connectionId, version, reasonCode, sessionExpiryInterval);
         }
         pipeline.ring().publish(sequence);
+    }
+
+    /**
+     * Locates a PUBLISH as the I/O agent does ({@code InboundPublishes}): one that validates and carries no Topic
+     * Alias; any other is left for the stages to find (a malformed one: a test of their own checks).
+     */
+    private void locate(final IngressEvent event, final int version)
+    {
+        if (layout.wrap(event.packet, 0, event.packetLength, version) != event.packetLength ||
+            version == MqttVersion.V5 && layout.properties().has(PropertyId.TOPIC_ALIAS))
+        {
+            return;
+        }
+        event.located(layout.topic().offset(), layout.topic().length(), layout.payload().offset(),
+            layout.payload().length());
     }
 
     /**
