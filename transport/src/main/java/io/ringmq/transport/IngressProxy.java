@@ -126,7 +126,7 @@ final class IngressProxy
         long logEnd = -1;
         if (length > inlineCapacity)
         {
-            logEnd = defer ? log.claim(length) : log.append(bytes, 0, length); // deferred: copied by flushRun
+            logEnd = defer ? log.claim(length) : log.append(bytes, 0, length); // deferred: copied by flush
             if (logEnd < 0)
             {
                 logFull = true;
@@ -173,16 +173,7 @@ final class IngressProxy
     void endBatch()
     {
         batching = false;
-        flushRun();
-    }
-
-    /**
-     * Copies what waits and publishes its slots, before the bytes it was read into may change (a connection closed
-     * in the middle of a batch gives its buffer back).
-     */
-    void flush()
-    {
-        flushRun();
+        flush();
     }
 
     private void addToRun(final DirectBuffer bytes, final int index, final int length, final long sequence)
@@ -194,7 +185,7 @@ final class IngressProxy
         {
             // not right behind the run: in the ring (another producer claimed between: publishing a range would
             // publish its slot too), in what was read, or in the log (an entry never wraps)
-            flushRun();
+            flush();
         }
         if (runLength == 0)
         {
@@ -207,7 +198,11 @@ final class IngressProxy
         runLast = sequence;
     }
 
-    private void flushRun()
+    /**
+     * Copies what waits and publishes its slots, before the bytes it was read into may change (a connection closed
+     * in the middle of a batch gives its buffer back).
+     */
+    void flush()
     {
         if (runLength == 0)
         {
@@ -243,7 +238,7 @@ final class IngressProxy
      */
     private void publish(final long sequence)
     {
-        flushRun();
+        flush();
         ring.publish(sequence);
         published = true;
     }
