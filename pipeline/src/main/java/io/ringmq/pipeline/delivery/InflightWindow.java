@@ -10,6 +10,7 @@ import java.util.Arrays;
  * and quiet. Owned by the shard that holds the session.
  * <pre>
  *   slot:  message | packet id | flags (qos 2 bits, state 2 bits, retain, unsent) | send order | ids | group
+ *   index: packet id -> slot, open addressing at twice the slots (every acknowledgement, every new packet id)
  * </pre>
  */
 final class InflightWindow
@@ -29,6 +30,14 @@ final class InflightWindow
     private long[] order;
     private int[][] subscriptionIds;
     private int[] groups;
+    /**
+     * The taken slots by packet identifier: {@code packetId << 16 | slot}, 0 where empty (a packet identifier is
+     * never 0); linear probing from {@code packetId & mask}. Sequential identifiers land in sequential cells, so a
+     * lookup is one probe or a few where a window wraps past 65,535. A window under load holds hundreds of
+     * messages per subscriber, and a scan of its slots per acknowledgement was 2 % of the broker's thread in a QoS 1
+     * fan-out.
+     */
+    private int[] index;
     private int count;
     private int unsentCount;
     private long sendOrder;
@@ -44,6 +53,7 @@ final class InflightWindow
         order = new long[slots];
         subscriptionIds = new int[slots][];
         groups = new int[slots];
+        index = new int[indexLength(slots)];
     }
 
     /**
@@ -94,6 +104,7 @@ final class InflightWindow
         groups[slot] = group;
         order[slot] = ++sendOrder;
         count++;
+        indexPut(packetId, slot);
         return slot;
     }
 
@@ -103,6 +114,7 @@ final class InflightWindow
     SharedMessage remove(final int slot)
     {
         final SharedMessage message = messages[slot];
+        indexRemove(packetIds[slot], slot);
         unsent(slot, false);
         messages[slot] = null;
         subscriptionIds[slot] = null;
@@ -116,14 +128,19 @@ final class InflightWindow
      */
     int find(final int packetId)
     {
-        for (int slot = 0; slot < messages.length; slot++)
+        final int mask = index.length - 1;
+        for (int cell = packetId & mask; ; cell = (cell + 1) & mask)
         {
-            if (null != messages[slot] && packetIds[slot] == packetId)
+            final int entry = index[cell];
+            if (0 == entry)
             {
-                return slot;
+                return -1;
+            }
+            if (entry >>> 16 == packetId)
+            {
+                return entry & 0xFFFF;
             }
         }
-        return -1;
     }
 
     /**
@@ -246,5 +263,66 @@ final class InflightWindow
         order = Arrays.copyOf(order, slots);
         subscriptionIds = Arrays.copyOf(subscriptionIds, slots);
         groups = Arrays.copyOf(groups, slots);
+        index = new int[indexLength(slots)];
+        for (int slot = 0; slot < slots; slot++)
+        {
+            if (null != messages[slot])
+            {
+                indexPut(packetIds[slot], slot);
+            }
+        }
+    }
+
+    /**
+     * @return a power of two at least twice {@code slots}: the index stays at most half full.
+     */
+    private static int indexLength(final int slots)
+    {
+        return Math.max(8, Integer.highestOneBit(Math.max(1, slots) * 4 - 1));
+    }
+
+    /**
+     * Notes a taken slot's packet identifier; one already noted (which its callers never hand in) moves to
+     * {@code slot}.
+     */
+    private void indexPut(final int packetId, final int slot)
+    {
+        final int mask = index.length - 1;
+        int cell = packetId & mask;
+        while (0 != index[cell] && index[cell] >>> 16 != packetId)
+        {
+            cell = (cell + 1) & mask;
+        }
+        index[cell] = packetId << 16 | slot;
+    }
+
+    /**
+     * Forgets a slot's packet identifier, moving back the entries after it that probed past its cell (no markers
+     * left behind: a lookup stops at the first empty cell).
+     */
+    private void indexRemove(final int packetId, final int slot)
+    {
+        final int mask = index.length - 1;
+        int hole = packetId & mask;
+        while (index[hole] != (packetId << 16 | slot))
+        {
+            if (0 == index[hole])
+            {
+                return; // not noted for this slot
+            }
+            hole = (hole + 1) & mask;
+        }
+        for (int cell = (hole + 1) & mask; 0 != index[cell]; cell = (cell + 1) & mask)
+        {
+            final int home = (index[cell] >>> 16) & mask;
+            // the entry may fill the hole unless its home lies after the hole, up to its cell (cyclically)
+            final boolean stays = hole <= cell ? hole < home && home <= cell : hole < home || home <= cell;
+            if (!stays)
+            {
+                index[hole] = index[cell];
+                hole = cell;
+            }
+        }
+        index[hole] = 0;
     }
 }
