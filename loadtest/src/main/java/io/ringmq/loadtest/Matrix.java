@@ -201,20 +201,22 @@ final class Matrix implements Callable<Integer>
             return md.toString();
         }
         md.append("| broker | msg/s | ratio | lost | dup | reord | p50 µs | p99 µs | p99.9 µs | max µs | " +
-            "broker CPU s | broker peak RSS MB | generator CPU s |\n");
-        md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+            "broker CPU s | broker peak RSS MB | generator CPU s | generator send lag p99 µs |\n");
+        md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         final double baseline = reports.containsKey("mosquitto") ? reports.get("mosquitto").messageRate() : 0;
         for (final Map.Entry<String, Report> entry : reports.entrySet())
         {
             final Report r = entry.getValue();
             final boolean pub = "pub".equals(r.settings.mode);
             md.append(String.format(Locale.ROOT,
-                "| %s | %,.0f | %s | %,d | %,d | %,d | %s | %s | %s | %s | %.2f | %.0f | %.2f |%n",
+                "| %s | %,.0f | %s | %,d | %,d | %,d | %s | %s | %s | %s | %.2f | %.0f | %.2f | %s |%n",
                 entry.getKey(), r.messageRate(), baseline > 0 ? String.format(Locale.ROOT, "%.2f×",
                     r.messageRate() / baseline) : "–", pub ? 0 : r.lost(), r.duplicates, r.reordered,
                 latency(r, 50, pub), latency(r, 99, pub), latency(r, 99.9, pub),
                 pub || null == r.latency ? "–" : String.format(Locale.ROOT, "%,.0f", r.latency.getMaxValue() / 1000.0),
-                r.brokerCpuSeconds, r.brokerPeakRssMb, r.generatorCpuSeconds));
+                r.brokerCpuSeconds, r.brokerPeakRssMb, r.generatorCpuSeconds,
+                // paced rows: how late the generator itself sent at p99, beside the broker's p99
+                r.hasSendLag() ? String.format(Locale.ROOT, "%,.0f", r.sendLagMicros(99)) : "–"));
         }
         return md.toString();
     }

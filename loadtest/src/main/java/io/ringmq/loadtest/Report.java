@@ -234,12 +234,19 @@ final class Report
         sb.append(sb.length() > 0 ? "; " : "").append(text);
     }
 
-    private boolean hasSendLag()
+    /**
+     * @return whether a paced run timed how late it sent each message after its due time.
+     */
+    boolean hasSendLag()
     {
         return null != sendLag && sendLag.getTotalCount() > 0;
     }
 
-    private double sendLagMicros(final double percentile)
+    /**
+     * @return how late the generator sent a message after its due time at {@code percentile} (needs
+     * {@link #hasSendLag}): a latency percentile near it is the generator's, not the broker's.
+     */
+    double sendLagMicros(final double percentile)
     {
         return sendLag.getValueAtPercentile(percentile) / 1000.0;
     }
