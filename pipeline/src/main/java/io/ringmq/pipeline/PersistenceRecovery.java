@@ -353,14 +353,20 @@ final class PersistenceRecovery implements RecordVisitor
                 // in the order routed: everything up to the last one with a QoS 2 exchange goes back in flight
                 // (that one must, and what came before it must go out before it), the rest into the queue
                 int lastExchange = -1;
+                final int[] exchangeIds = new int[messages.size()];
+                int exchangeCount = 0;
                 for (int i = 0; i < messages.size(); i++)
                 {
-                    if (messages.get(i).qos() == 2 && null != exchanges.get(messages.get(i).number()))
+                    final int[] exchange = messages.get(i).qos() == 2 ? exchanges.get(messages.get(i).number()) :
+                        null;
+                    if (null != exchange)
                     {
                         lastExchange = i;
+                        exchangeIds[exchangeCount++] = exchange[0];
                     }
                 }
-                shard.restoreSession(sessionId, sessionKey, version, lastExchange + 1);
+                shard.restoreSession(sessionId, sessionKey, version, lastExchange + 1,
+                    java.util.Arrays.copyOf(exchangeIds, exchangeCount));
                 for (int i = 0; i < messages.size(); i++)
                 {
                     final Stored stored = messages.get(i);

@@ -32,6 +32,11 @@ final class DeliverySession
     /** The in-flight window: the broker's --max-inflight, or the client's smaller Receive Maximum [MQTT-3.3.4-7]. */
     private int windowLimit;
     private int nextPacketId = 1;
+    /**
+     * Recovery only: the packet ids of the QoS 2 exchanges still to be restored, which a message restored before
+     * them (given a new id) must not take; null once all are back in flight, and for every live session.
+     */
+    private java.util.BitSet reservedPacketIds;
     /** A message went in flight or into the queue since the last sweep: keep what it used. */
     private boolean lately;
     /** Outbound topic aliases of the current connection (5.0), only while its client allows some. */
@@ -153,7 +158,7 @@ final class DeliverySession
         final int[] subscriptionIds, final int group)
     {
         int packetId = nextPacketId;
-        while (findInflight(packetId) >= 0)
+        while (findInflight(packetId) >= 0 || null != reservedPacketIds && reservedPacketIds.get(packetId))
         {
             packetId = packetId == 65_535 ? 1 : packetId + 1;
         }
@@ -178,9 +183,17 @@ final class DeliverySession
     int restoreInflight(final SharedMessage message, final int qos, final boolean retain,
         final int[] subscriptionIds, final int packetId, final int state)
     {
-        if (packetId == 0 || findInflight(packetId) >= 0)
+        if (null != reservedPacketIds && packetId > 0 && packetId <= 65_535)
         {
-            return addInflight(message, qos, retain, subscriptionIds, 0);
+            reservedPacketIds.clear(packetId); // its own: it takes it now
+            if (reservedPacketIds.isEmpty())
+            {
+                reservedPacketIds = null;
+            }
+        }
+        if (packetId <= 0 || packetId > 65_535 || findInflight(packetId) >= 0)
+        {
+            return addInflight(message, qos, retain, subscriptionIds, 0); // none, or one no client can have seen
         }
         final int at = nextPacketId;
         nextPacketId = packetId;
@@ -188,6 +201,28 @@ final class DeliverySession
         window.state(slot, state);
         nextPacketId = Math.max(at, packetId == 65_535 ? 1 : packetId + 1);
         return slot;
+    }
+
+    /**
+     * Recovery, before any message of the session is restored: the packet ids its QoS 2 exchanges had, which the
+     * messages restored before them (in flight with new ids: QoS 1 keeps none in the store) must leave free. Without
+     * this a QoS 1 message restored first could take the id of a later QoS 2 message awaiting PUBCOMP after the ids
+     * had wrapped past 65,535, and that one would lose its id and state: sent again as a new PUBLISH instead of its
+     * PUBREL, a second delivery of an exactly-once message [MQTT-4.3.3].
+     */
+    void reservePacketIds(final int[] packetIds)
+    {
+        for (final int packetId : packetIds)
+        {
+            if (packetId > 0 && packetId <= 65_535)
+            {
+                if (null == reservedPacketIds)
+                {
+                    reservedPacketIds = new java.util.BitSet();
+                }
+                reservedPacketIds.set(packetId);
+            }
+        }
     }
 
     /**

@@ -195,14 +195,18 @@ public final class DeliveryShard implements Stage
     /**
      * Recovery, before any stage runs: a persistent session's delivery half, offline, with its stored key.
      *
-     * @param inflightCount messages it will restore in flight: its window holds them all, whatever --max-inflight
-     *                      is now (a QoS 2 message awaiting PUBCOMP can never go back to the queue).
+     * @param inflightCount     messages it will restore in flight: its window holds them all, whatever
+     *                          --max-inflight is now (a QoS 2 message awaiting PUBCOMP can never go back to the
+     *                          queue).
+     * @param exchangePacketIds the packet ids of its stored QoS 2 exchanges, kept for them while the messages
+     *                          before them are restored.
      */
     public void restoreSession(final int sessionId, final long persistenceKey, final int version,
-        final int inflightCount)
+        final int inflightCount, final int[] exchangePacketIds)
     {
         final DeliverySession session = new DeliverySession(sessionId, true, Math.max(maxInflight, inflightCount),
             windows);
+        session.reservePacketIds(exchangePacketIds);
         session.persistenceKey = persistenceKey;
         session.version = version;
         sessions.put(session);

@@ -162,8 +162,9 @@ final class MessageDelivery
             return;
         }
         final int slot = session.restoreInflight(message, qos, retain, ids, packetId, state);
-        if (qos == 2 && packetId == 0)
+        if (qos == 2 && session.inflightPacketId(slot) != packetId)
         {
+            // a new id (none stored, or a stored one that could not be kept): written before it can be sent
             journal.exchange(session.persistenceKey, number, session.inflightPacketId(slot),
                 DeliverySession.AWAIT_PUBREC);
         }
