@@ -19,9 +19,10 @@ import java.util.List;
 /**
  * Recovery at start, before any stage runs: one scan of the store in key order ({@link Records}) puts every
  * persistent session back into the routing stage (offline, its expiry and delayed will counting from when its
- * client went away), its subscriptions into the index, its messages into delivery shard 0 (in flight with their
- * packet ids and QoS 2 state, or queued, in the order they were routed; a client that comes back through another I/O
- * agent takes its session there), the QoS 2 PUBLISHes it sent whose PUBREL is awaited, and the retained messages.
+ * client went away), its subscriptions into the index, its messages into delivery shard 0 in the order they were
+ * routed (in flight up to its last QoS 2 exchange, QoS 2 ones with their packet ids and state, QoS 1 ones on new ids
+ * that leave the exchanges' ids free; queued after it; a client that comes back through another I/O agent takes its
+ * session there), the QoS 2 PUBLISHes it sent whose PUBREL is awaited, and the retained messages.
  * A record it cannot decode is counted as lost and skipped; records of a session with no session record are deleted.
  * The thread that runs it hands every structure over to the stage threads that start after it.
  */
