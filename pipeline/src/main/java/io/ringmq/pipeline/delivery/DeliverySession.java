@@ -193,7 +193,7 @@ final class DeliverySession
         }
         if (packetId <= 0 || packetId > 65_535 || findInflight(packetId) >= 0)
         {
-            return addInflight(message, qos, retain, subscriptionIds, 0); // none, or one no client can have seen
+            return addInflight(message, qos, retain, subscriptionIds, 0); // none, out of range, or taken already
         }
         final int at = nextPacketId;
         nextPacketId = packetId;
