@@ -99,9 +99,7 @@ class IngressProxyTest
     void aBatchCopiesARunOnceAndPublishesItFirst()
     {
         final UnsafeBuffer read = new UnsafeBuffer(new byte[1024]);
-        final int length = encodePublish(read, 0, (byte)'a');
-        encodePublish(read, length, (byte)'b');
-        proxy.beginBatch();
+        final int length = twoPublishesInABatch(read, (byte)'a', 0, (byte)'b');
         for (int i = 0; i < 2; i++)
         {
             handPublish(10 + i, read, i * length, length);
@@ -151,9 +149,7 @@ class IngressProxyTest
     void aRunBreaksWhereTheBytesDoNotFollow()
     {
         final UnsafeBuffer read = new UnsafeBuffer(new byte[1024]);
-        final int length = encodePublish(read, 0, (byte)'p');
-        encodePublish(read, length + 2, (byte)'q'); // a PINGREQ's two bytes between them
-        proxy.beginBatch();
+        final int length = twoPublishesInABatch(read, (byte)'p', 2, (byte)'q'); // a PINGREQ's two bytes between
         for (int i = 0; i < 2; i++)
         {
             handPublish(1, read, i * (length + 2), length);
@@ -173,9 +169,7 @@ class IngressProxyTest
     void aRunBreaksAtAnotherProducersSlot()
     {
         final UnsafeBuffer read = new UnsafeBuffer(new byte[1024]);
-        final int length = encodePublish(read, 0, (byte)'m');
-        encodePublish(read, length, (byte)'n');
-        proxy.beginBatch();
+        final int length = twoPublishesInABatch(read, (byte)'m', 0, (byte)'n');
         handPublish(1, read, 0, length);
         final long other = ring.next(); // another I/O agent, or the routing stage's tick, on a multi-producer ring
         handPublish(1, read, length, length);
@@ -197,6 +191,20 @@ class IngressProxyTest
         final PublishFlyweight publish = new PublishFlyweight();
         assertThat(publish.wrap(view, 0, length, MqttVersion.V3_1_1)).isEqualTo(length);
         assertThat(proxy.publish(connectionId, MqttVersion.V3_1_1, true, view, length, publish)).isTrue();
+    }
+
+    /**
+     * Two PUBLISHes as one read holds them ({@link #encodePublish}, {@code gap} bytes between them), and a batch
+     * begun for them.
+     *
+     * @return the length of each.
+     */
+    private int twoPublishesInABatch(final UnsafeBuffer read, final byte first, final int gap, final byte second)
+    {
+        final int length = encodePublish(read, 0, first);
+        encodePublish(read, length + gap, second);
+        proxy.beginBatch();
+        return length;
     }
 
     /**
