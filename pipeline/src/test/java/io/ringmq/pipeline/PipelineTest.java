@@ -191,6 +191,59 @@ class PipelineTest
     }
 
     @Test
+    @DisplayName("a run of PUBACKs in one slot, as the I/O agent hands those read back to back, ends each message it "
+        + "names: the window takes the queued ones; an unknown or repeated identifier in the run changes nothing")
+    void aRunOfAcknowledgementsInOneSlot() throws Exception
+    {
+        packet(1, connect("sub", true));
+        packet(1, subscribe("q", 1));
+        packet(2, connect("pub", true));
+        outbound.sent.clear();
+        for (int i = 1; i <= 5; i++)
+        {
+            final PublishEncoder encoder = new PublishEncoder().reset().qos(1).packetId(i).topic("q")
+                .payload(new byte[]{(byte)('0' + i)});
+            final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
+            encoder.encode(buffer, 0);
+            packet(2, buffer.byteArray());
+        }
+        final List<byte[]> first = outbound.takePackets(1);
+        assertThat(payloads(first)).containsExactly("1", "2"); // max-inflight 2; 3 queued
+        final java.io.ByteArrayOutputStream run = new java.io.ByteArrayOutputStream();
+        run.write(ack(PacketType.PUBACK, packetId(first.get(0))));
+        run.write(ack(PacketType.PUBACK, 999)); // none in flight with it
+        run.write(ack(PacketType.PUBACK, packetId(first.get(1))));
+        run.write(ack(PacketType.PUBACK, packetId(first.get(1)))); // again: already ended
+        packet(1, run.toByteArray());
+        final List<byte[]> next = outbound.takePackets(1);
+        assertThat(payloads(next)).containsExactly("3", "4");
+        run.reset();
+        run.write(ack(PacketType.PUBACK, packetId(next.get(0))));
+        run.write(ack(PacketType.PUBACK, packetId(next.get(1))));
+        packet(1, run.toByteArray());
+        assertThat(payloads(outbound.takePackets(1))).containsExactly("5");
+    }
+
+    private static int packetId(final byte[] publish)
+    {
+        final PacketDecoder decoder = new PacketDecoder();
+        decoder.decode(new UnsafeBuffer(publish), 0, publish.length, MqttVersion.V3_1_1, 1 << 20);
+        return decoder.publish().packetId();
+    }
+
+    private static List<String> payloads(final List<byte[]> publishes)
+    {
+        final List<String> payloads = new java.util.ArrayList<>();
+        for (final byte[] publish : publishes)
+        {
+            final PacketDecoder decoder = new PacketDecoder();
+            decoder.decode(new UnsafeBuffer(publish), 0, publish.length, MqttVersion.V3_1_1, 1 << 20);
+            payloads.add(decoder.publish().payload().asString());
+        }
+        return payloads;
+    }
+
+    @Test
     @DisplayName("anonymous clients from a non-loopback address are refused with return code 5 and closed")
     void anonymousNotFromLoopback() throws Exception
     {

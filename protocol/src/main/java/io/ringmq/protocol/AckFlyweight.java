@@ -50,6 +50,32 @@ public final class AckFlyweight
     }
 
     /**
+     * Decodes the acknowledgement that starts at {@code offset} among several laid end to end (a run the I/O agent
+     * handed on in one slot): its length is its own fixed header's.
+     *
+     * @param limit one past the last byte of the run.
+     * @return the length of this acknowledgement (where the next one starts), or a negative {@link DecodeError}.
+     */
+    public int wrapNext(final DirectBuffer buffer, final int offset, final int limit, final int version)
+    {
+        if (limit - offset < 2)
+        {
+            return DecodeError.FIELD_OVERRUNS_PACKET;
+        }
+        final int packed = VariableByteInteger.decode(buffer, offset + 1, limit);
+        if (packed <= 0)
+        {
+            return packed == 0 ? DecodeError.FIELD_OVERRUNS_PACKET : packed;
+        }
+        final long length = 1L + VariableByteInteger.byteCount(packed) + VariableByteInteger.value(packed);
+        if (length > limit - offset)
+        {
+            return DecodeError.FIELD_OVERRUNS_PACKET;
+        }
+        return wrap(buffer, offset, (int)length, version);
+    }
+
+    /**
      * @return PUBACK, PUBREC, PUBREL or PUBCOMP.
      */
     public int packetType()

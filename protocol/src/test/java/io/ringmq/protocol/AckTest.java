@@ -97,4 +97,41 @@ class AckTest
         assertThat(ack.wrap(Bytes.buffer("40 01 00"), 0, 3, MqttVersion.V3_1_1))
             .isEqualTo(DecodeError.FIELD_OVERRUNS_PACKET);
     }
+
+    @Test
+    void aRunOfAcknowledgementsIsWalkedOneAtATime()
+    {
+        // as the I/O agent hands consecutive acknowledgements of one read: 3.1.1 short, 5.0 with reason, properties
+        final UnsafeBuffer run = Bytes.buffer("40 02 00 01 40 03 00 02 10 40 08 00 03 80 04 1F 00 01 78 40 02 00 04");
+        final int[] ids = new int[4];
+        final int[] reasons = new int[4];
+        int count = 0;
+        for (int offset = 0; offset < run.capacity(); count++)
+        {
+            final int length = ack.wrapNext(run, offset, run.capacity(), MqttVersion.V5);
+            assertThat(length).isPositive();
+            ids[count] = ack.packetId();
+            reasons[count] = ack.reasonCode();
+            offset += length;
+        }
+        assertThat(count).isEqualTo(4);
+        assertThat(ids).containsExactly(1, 2, 3, 4);
+        assertThat(reasons).containsExactly(0, ReasonCode.NO_MATCHING_SUBSCRIBERS, ReasonCode.UNSPECIFIED_ERROR, 0);
+        assertThat(ack.wrapNext(run, 4, 9, MqttVersion.V3_1_1)).isEqualTo(DecodeError.REMAINING_LENGTH_INVALID);
+    }
+
+    @Test
+    void aRunCutShortOrMalformedIsRejected()
+    {
+        final UnsafeBuffer run = Bytes.buffer("40 02 00 01 40 02 00");
+        assertThat(ack.wrapNext(run, 0, run.capacity(), MqttVersion.V3_1_1)).isEqualTo(4);
+        assertThat(ack.wrapNext(run, 4, run.capacity(), MqttVersion.V3_1_1)).isEqualTo(DecodeError.FIELD_OVERRUNS_PACKET);
+        assertThat(ack.wrapNext(run, 6, run.capacity(), MqttVersion.V3_1_1)).isEqualTo(DecodeError.FIELD_OVERRUNS_PACKET);
+        assertThat(ack.wrapNext(Bytes.buffer("40 80"), 0, 2, MqttVersion.V5)).isEqualTo(DecodeError.FIELD_OVERRUNS_PACKET);
+        assertThat(ack.wrapNext(Bytes.buffer("40 FF FF FF FF 01"), 0, 6, MqttVersion.V5))
+            .isEqualTo(DecodeError.MALFORMED_VARIABLE_BYTE_INTEGER);
+        assertThat(ack.wrapNext(Bytes.buffer("40 FF FF FF 7F 00 01"), 0, 7, MqttVersion.V5))
+            .isEqualTo(DecodeError.FIELD_OVERRUNS_PACKET);
+        assertThat(ack.wrapNext(Bytes.buffer("30 02 00 01"), 0, 4, MqttVersion.V5)).isEqualTo(DecodeError.RESERVED_PACKET_TYPE);
+    }
 }

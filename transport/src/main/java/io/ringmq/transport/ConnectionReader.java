@@ -62,6 +62,9 @@ final class ConnectionReader
     private final ConnectionWriter.Closer closer;
     private final PacketDecoder decoder = new PacketDecoder();
     private final UnsafeBuffer inView = new UnsafeBuffer(0, 0);
+    private final UnsafeBuffer runView = new UnsafeBuffer(0, 0);
+    /** The acknowledgements read back to back since the last packet handed on: one slot for them all. */
+    private final AckRun acks;
     /** Where a connection with no partial packet is read into: one per agent, so idle connections hold none. */
     private final ByteBuf scratch = Buffers.allocate(MAX_READ);
     /**
@@ -105,6 +108,7 @@ final class ConnectionReader
         this.closer = closer;
         this.maxConnectLength = Math.min(context.maxConnectSize(), context.maxPacketSize());
         this.publishes = new InboundPublishes(context, counters, ingress, closer);
+        this.acks = new AckRun(ingress.inlineCapacity());
     }
 
     /**
@@ -413,6 +417,7 @@ final class ConnectionReader
         }
         finally
         {
+            acks.clear(); // handed on or read again: never carried to the next connection, even after an error
             ingress.endBatch();
             keepRest(connection); // even after an unexpected error: the scratch buffer is never left lent (closed: null)
         }
@@ -450,6 +455,20 @@ final class ConnectionReader
             {
                 break;
             }
+            if (joinRun(connection, in, length))
+            {
+                continue;
+            }
+            final int run = handRun(connection, in);
+            if (run < 0)
+            {
+                return handed; // the ring is full: the run and what follows it wait, kept buffered
+            }
+            handed += run;
+            if (joinRun(connection, in, length))
+            {
+                continue; // the first of the next run
+            }
             if (length < 0)
             {
                 onBadPacket(connection, length);
@@ -480,7 +499,58 @@ final class ConnectionReader
             }
             in.skipBytes(length);
         }
+        if (!connection.closed)
+        {
+            handed += Math.max(0, handRun(connection, in)); // closed: its acknowledgements no longer matter
+        }
         return handed;
+    }
+
+    /**
+     * Adds a complete acknowledgement to the run when it may join it: it is skipped, and handed on with the run.
+     */
+    private boolean joinRun(final Connection connection, final ByteBuf in, final int length)
+    {
+        if (length <= 0 || !connection.connectSeen || !acks.fits(decoder.packetType(), length))
+        {
+            return false;
+        }
+        acks.add(in.readerIndex(), decoder.packetType(), length);
+        connection.lastPacketMs = nowMs; // a complete packet: only that resets keep-alive [MQTT-3.1.2-24]
+        in.skipBytes(length);
+        return true;
+    }
+
+    /**
+     * Hands on the run of acknowledgements read so far, if any, in one slot. When the ring is full, the connection
+     * is paused with its buffer back at the run's start, so the run is read again, and what follows it after it.
+     *
+     * @return the acknowledgements handed on, -1 when the ring is full.
+     */
+    private int handRun(final Connection connection, final ByteBuf in)
+    {
+        final int count = acks.count();
+        if (count == 0)
+        {
+            return 0;
+        }
+        Buffers.view(runView, in, acks.start(), acks.length());
+        if (!ingress.packet(connection.id, connection.version, connection.loopback, acks.packetType(), runView,
+            acks.length()))
+        {
+            in.readerIndex(acks.start());
+            acks.clear();
+            pause(connection);
+            return -1;
+        }
+        acks.clear();
+        packetsIn += count;
+        if (connection.paused)
+        {
+            connection.paused = false;
+            connection.updateInterest();
+        }
+        return count;
     }
 
     /**

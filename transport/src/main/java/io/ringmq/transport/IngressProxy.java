@@ -87,6 +87,14 @@ final class IngressProxy
     }
 
     /**
+     * @return the most bytes a packet may have to travel in its slot, without a message log entry.
+     */
+    int inlineCapacity()
+    {
+        return inlineCapacity;
+    }
+
+    /**
      * As {@link #packet(long, int, boolean, int, DirectBuffer, int)}, for a CONNECT with the credential workers'
      * verdict on it ({@link CredentialRequest#NO_VERDICT} when it needed none).
      */

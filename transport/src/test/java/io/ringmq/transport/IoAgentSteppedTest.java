@@ -12,7 +12,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
-import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -38,7 +37,7 @@ class IoAgentSteppedTest
             try (RawClient client = new RawClient(stepped.port()))
             {
                 client.send(RawClient.connect("c", true, 60));
-                step(agent, () -> ring.getCursor() == 0);
+                stepped.stepUntil(() -> ring.getCursor() == 0);
                 final IngressEvent connect = ring.get(0);
                 assertThat(connect.kind).isEqualTo(IngressEvent.PACKET);
                 assertThat(connect.packetType).isEqualTo(PacketType.CONNECT);
@@ -53,14 +52,14 @@ class IoAgentSteppedTest
                 }
                 assertThat(OutboundFrame.send(outbound, connect.connectionId,
                     new UnsafeBuffer(new byte[]{0x20, 0x02, 0x00, 0x00}), 0, 4)).isTrue(); // the pipeline's CONNACK
-                step(agent, () -> bytesFor(client));
+                stepped.stepUntil(() -> SteppedAgent.hasBytes(client));
                 assertThat(client.readPacket(5_000)).isEqualTo(PacketType.CONNACK);
-                step(agent, () -> bytesFor(client));
+                stepped.stepUntil(() -> SteppedAgent.hasBytes(client));
                 assertThat(client.readPacket(5_000)).isEqualTo(PacketType.PINGRESP);
 
                 final byte[] publish = RawClient.publish("t", "hello".getBytes(StandardCharsets.UTF_8), 1, 3);
                 client.send(publish);
-                step(agent, () -> ring.getCursor() == 1);
+                stepped.stepUntil(() -> ring.getCursor() == 1);
                 final IngressEvent message = ring.get(1);
                 assertThat(message.packetType).isEqualTo(PacketType.PUBLISH);
                 assertThat(message.connectionId).isEqualTo(connect.connectionId);
@@ -69,31 +68,6 @@ class IoAgentSteppedTest
                 assertThat(seen).isEqualTo(publish);
             }
             agent.onClose();
-        }
-    }
-
-    /**
-     * Steps the agent until the condition holds (bounded: sockets take their time).
-     */
-    private static void step(final IoAgent agent, final BooleanSupplier until) throws Exception
-    {
-        final long deadline = System.nanoTime() + 10_000_000_000L;
-        while (!until.getAsBoolean() && System.nanoTime() < deadline)
-        {
-            agent.doWork();
-        }
-        assertThat(until.getAsBoolean()).isTrue();
-    }
-
-    private static boolean bytesFor(final RawClient client)
-    {
-        try
-        {
-            return client.hasBytes();
-        }
-        catch (final java.io.IOException ex)
-        {
-            throw new java.io.UncheckedIOException(ex);
         }
     }
 }

@@ -408,19 +408,32 @@ public final class DeliveryShard implements Stage
         }
     }
 
+    /**
+     * One acknowledgement, or a run of them of one type: the I/O agent hands the PUBACKs, PUBRECs or PUBCOMPs it
+     * read back to back from one connection in one slot, each validated; a PUBREL always comes alone.
+     */
     private void onAck(final IngressEvent event)
     {
-        if (ack.wrap(event.packet, 0, event.packetLength, event.version) < 0)
+        final DeliverySession session = event.packetType == PacketType.PUBREL ? null : sessions.get(event.sessionId);
+        final int end = event.packetLength;
+        for (int offset = 0, length; offset < end; offset += length)
         {
-            return;
+            length = ack.wrapNext(event.packet, offset, end, event.version);
+            if (length < 0)
+            {
+                return;
+            }
+            onAck(event, session, ack.packetId());
         }
-        final int packetId = ack.packetId();
+    }
+
+    private void onAck(final IngressEvent event, final DeliverySession session, final int packetId)
+    {
         if (event.packetType == PacketType.PUBREL)
         {
             sendAck(event.connectionId, PacketType.PUBCOMP, packetId);
             return;
         }
-        final DeliverySession session = sessions.get(event.sessionId);
         final int slot = null == session ? -1 : session.findInflight(packetId);
         if (slot < 0)
         {

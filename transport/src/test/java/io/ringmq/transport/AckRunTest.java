@@ -1,0 +1,159 @@
+package io.ringmq.transport;
+
+import com.lmax.disruptor.RingBuffer;
+import com.lmax.disruptor.Sequence;
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.IngressEvent;
+import io.ringmq.protocol.PacketType;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * One I/O agent, stepped, between a raw client and a ring the test reads: the acknowledgements a client sends back
+ * to back go on as runs, one slot each (PUBACK, PUBREC or PUBCOMP, one type to a run, as many as a slot's inline
+ * bytes hold), in the order sent among the other packets, and a run that meets a full ring is read again whole.
+ */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class AckRunTest
+{
+    private static final BrokerContext CONTEXT =
+        new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0).conclude();
+
+    @Test
+    @DisplayName("acknowledgements read back to back take one slot per run of one type; PUBREL and others go alone")
+    void runsOfOneTypeShareASlot() throws Exception
+    {
+        try (SteppedAgent stepped = SteppedAgent.open(CONTEXT); RawClient client = connected(stepped))
+        {
+            final ByteArrayOutputStream sent = new ByteArrayOutputStream();
+            acks(sent, PacketType.PUBACK, 1, 3);
+            sent.write(RawClient.ping());
+            acks(sent, PacketType.PUBCOMP, 10, 2);
+            acks(sent, PacketType.PUBREL, 20, 2);
+            acks(sent, PacketType.PUBREC, 30, 2);
+            acks(sent, PacketType.PUBACK, 100, 70); // 64 fit in 256 inline bytes: a run of 64, then one of 6
+            sent.write(RawClient.subscribe(7, "t", 1));
+            client.send(sent.toByteArray());
+            stepped.stepUntil(() -> stepped.ring.getCursor() == 8);
+            assertThat(client.readPacket(5_000)).as("the PINGREQ between runs answered").isEqualTo(PacketType.PINGRESP);
+
+            final RingBuffer<IngressEvent> ring = stepped.ring;
+            assertRun(ring.get(1), PacketType.PUBACK, 1, 3);
+            assertRun(ring.get(2), PacketType.PUBCOMP, 10, 2);
+            assertRun(ring.get(3), PacketType.PUBREL, 20, 1);
+            assertRun(ring.get(4), PacketType.PUBREL, 21, 1);
+            assertRun(ring.get(5), PacketType.PUBREC, 30, 2);
+            assertRun(ring.get(6), PacketType.PUBACK, 100, 64);
+            assertRun(ring.get(7), PacketType.PUBACK, 164, 6);
+            assertThat(ring.get(8).packetType).isEqualTo(PacketType.SUBSCRIBE);
+        }
+    }
+
+    @Test
+    @DisplayName("a run that meets a full ingress ring waits, and goes on whole, in order, once there is room")
+    void aRunMeetingAFullRingIsReadAgain() throws Exception
+    {
+        final Sequence consumed = new Sequence(); // nothing taken yet: 64 slots from the CONNECT's fill the ring
+        try (SteppedAgent stepped = SteppedAgent.open(CONTEXT, consumed); RawClient client = connected(stepped))
+        {
+            final ByteArrayOutputStream sent = new ByteArrayOutputStream();
+            for (int i = 0; i < 63; i++)
+            {
+                sent.write(RawClient.publish("t", new byte[]{(byte)i}, 0, 0)); // slots 1..63: the ring is full
+            }
+            acks(sent, PacketType.PUBACK, 1, 5);
+            sent.write(RawClient.publish("t", new byte[]{99}, 0, 0));
+            client.send(sent.toByteArray());
+            stepped.stepUntil(() -> stepped.ring.getCursor() == 63);
+            for (int i = 0; i < 20; i++)
+            {
+                stepped.agent.doWork(); // the run finds no room: it stays buffered, the connection paused
+            }
+            assertThat(stepped.ring.getCursor()).isEqualTo(63);
+
+            consumed.set(1); // two slots free: the run and the PUBLISH behind it
+            stepped.stepUntil(() -> stepped.ring.getCursor() == 65);
+            assertRun(stepped.ring.get(64), PacketType.PUBACK, 1, 5);
+            assertThat(stepped.ring.get(65).packetType).isEqualTo(PacketType.PUBLISH);
+            assertThat(stepped.ring.get(65).packet.getByte(stepped.ring.get(65).packetLength - 1)).isEqualTo((byte)99);
+        }
+    }
+
+    @Test
+    @DisplayName("the acknowledgements before a malformed packet go on before the connection's end [MQTT-4.13.1-1]")
+    void aRunBeforeAMalformedPacketGoesOnFirst() throws Exception
+    {
+        try (SteppedAgent stepped = SteppedAgent.open(CONTEXT); RawClient client = connected(stepped))
+        {
+            final ByteArrayOutputStream sent = new ByteArrayOutputStream();
+            acks(sent, PacketType.PUBACK, 1, 2);
+            sent.write(new byte[]{0x40, 0x02, 0x00, 0x00}); // packet identifier 0 [MQTT-2.3.1-1]
+            acks(sent, PacketType.PUBACK, 3, 2);
+            client.send(sent.toByteArray());
+            stepped.stepUntil(() -> stepped.ring.getCursor() == 2);
+            assertRun(stepped.ring.get(1), PacketType.PUBACK, 1, 2);
+            assertThat(stepped.ring.get(2).kind).as("the end, nothing after it").isEqualTo(IngressEvent.CONNECTION_LOST);
+            for (int i = 0; i < 20; i++)
+            {
+                stepped.agent.doWork();
+            }
+            assertThat(stepped.ring.getCursor()).isEqualTo(2);
+        }
+    }
+
+    /**
+     * Connects a raw 3.1.1 client through the agent and answers its CONNECT as the pipeline would (slot 0).
+     */
+    private static RawClient connected(final SteppedAgent stepped) throws Exception
+    {
+        stepped.agent.wire(new IoAgent[]{stepped.agent}, new Wakeable[]{Wakeable.NONE}, Wakeable.NONE);
+        final RawClient client = new RawClient(stepped.port());
+        client.send(RawClient.connect("c", true, 60));
+        stepped.stepUntil(() -> stepped.ring.getCursor() == 0);
+        assertThat(OutboundFrame.send(stepped.outbound, stepped.ring.get(0).connectionId,
+            new UnsafeBuffer(new byte[]{0x20, 0x02, 0x00, 0x00}), 0, 4)).isTrue();
+        stepped.stepUntil(() -> SteppedAgent.hasBytes(client));
+        assertThat(client.readPacket(5_000)).isEqualTo(PacketType.CONNACK);
+        return client;
+    }
+
+    private static void acks(final ByteArrayOutputStream out, final int packetType, final int firstId, final int count)
+        throws java.io.IOException
+    {
+        for (int i = 0; i < count; i++)
+        {
+            out.write(RawClient.ack(packetType, firstId + i));
+        }
+    }
+
+    /**
+     * The slot holds exactly the acknowledgements of that type with consecutive identifiers from {@code firstId}.
+     */
+    private static void assertRun(final IngressEvent event, final int packetType, final int firstId, final int count)
+    {
+        assertThat(event.kind).isEqualTo(IngressEvent.PACKET);
+        assertThat(event.packetType).isEqualTo(packetType);
+        assertThat(event.packetLength).isEqualTo(4 * count);
+        final List<Integer> ids = new ArrayList<>();
+        for (int offset = 0; offset < event.packetLength; offset += 4)
+        {
+            assertThat(event.packet.getByte(offset + 1)).isEqualTo((byte)2);
+            ids.add(event.packet.getShort(offset + 2, java.nio.ByteOrder.BIG_ENDIAN) & 0xFFFF);
+        }
+        final List<Integer> expected = new ArrayList<>();
+        for (int i = 0; i < count; i++)
+        {
+            expected.add(firstId + i);
+        }
+        assertThat(ids).isEqualTo(expected);
+    }
+}
