@@ -192,12 +192,14 @@ public final class RingMemory
                 }
                 continue;
             }
-            if (attempt >= 3)
+            if (attempt >= 7)
             {
                 throw new OutOfMemoryError("cannot reserve " + length + " bytes of ring memory: " + mapped +
                     " already mapped, -XX:MaxDirectMemorySize " + LIMIT);
             }
-            System.gc(); // as Bits.reserveMemory does: buffers nothing refers to are unmapped by their cleaners
+            // as Bits.reserveMemory does: buffers nothing refers to are unmapped by their cleaners, which run on the
+            // cleaner's thread after the collection; on busy cores that takes a while (up to 1.27 s in all here)
+            System.gc();
             try
             {
                 Thread.sleep(10L << attempt);

@@ -8,6 +8,7 @@ import io.ringmq.protocol.MqttProperties;
 import io.ringmq.protocol.MqttVersion;
 import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.PropertyId;
+import io.ringmq.protocol.ReasonCode;
 import io.ringmq.protocol.PublishEncoder;
 import io.ringmq.protocol.SubscribeEncoder;
 import io.ringmq.protocol.SubscriptionOptions;
@@ -94,6 +95,20 @@ class Mqtt5ChaosTest
 
     @Test
     @Timeout(120)
+    @DisplayName("acknowledgements handed on in runs, one slot each, and one by one send the same bytes to every "
+        + "connection, in the same order (chaos without timers, 1 and 3 routing shards)")
+    void ackRunsSendWhatSingleAcksSend()
+    {
+        for (long seed = Long.getLong("chaos.from", 1); seed <= Long.getLong("chaos.to", 50); seed++)
+        {
+            final int shards = 1 + (int)(seed % 2) * 2;
+            assertThat(sentBytes(run(seed, null, shards, true, true, false))).as("seed " + seed)
+                .isEqualTo(sentBytes(run(seed, null, shards, true, true, true)));
+        }
+    }
+
+    @Test
+    @Timeout(120)
     @DisplayName("the same chaos on a store, with restarts: recovery never loses a record or throws, and the store "
         + "holds exactly the sessions routing holds")
     void chaosWithRestarts()
@@ -115,6 +130,16 @@ class Mqtt5ChaosTest
         }
     }
 
+    @Test
+    @Timeout(60)
+    @DisplayName("seed 33 with restarts: client 10 resumes its stored session with Session Expiry Interval 0, then "
+        + "connects again under an empty client id; its first connection, still open, ends with the run before the "
+        + "stored sessions are counted")
+    void replacedConnectionUnderAnotherClientIdEndsWithTheRun()
+    {
+        run(33, io.ringmq.pipeline.persistence.MemoryStore.retaining(), 1, false);
+    }
+
     /**
      * @param timeless no session or message expiry, will delay or assigned client id: what is sent depends on the
      *                 events alone, not on the clock.
@@ -132,6 +157,16 @@ class Mqtt5ChaosTest
     private static PipelineHarness run(final long seed, final io.ringmq.pipeline.persistence.MemoryStore store,
         final int routeShards, final boolean timeless, final boolean locate)
     {
+        return run(seed, store, routeShards, timeless, locate, false);
+    }
+
+    /**
+     * @param splitRuns whether a run of acknowledgements goes in one slot per packet instead of one slot for the run,
+     *                  as the I/O agent hands those a client sent back to back ({@code AckRun}).
+     */
+    private static PipelineHarness run(final long seed, final io.ringmq.pipeline.persistence.MemoryStore store,
+        final int routeShards, final boolean timeless, final boolean locate, final boolean splitRuns)
+    {
         final SplittableRandom random = new SplittableRandom(seed);
         final BrokerContext context = new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2)
             .maxInflight(1 + random.nextInt(4)).maxQueued(random.nextInt(9)).sysIntervalMs(0)
@@ -147,6 +182,9 @@ class Mqtt5ChaosTest
         final int[] agent = new int[CLIENTS];
         final boolean[] clean = new boolean[CLIENTS];
         final int[] version = new int[CLIENTS];
+        // connections a new CONNECT of their client replaced: {agent, connection, version}; one under another client
+        // id (an empty one, or a named one after an empty one) took nothing over and is still open
+        final java.util.List<long[]> replaced = new java.util.ArrayList<>();
         long nextConnection = 1;
         int assigned = 0; // CONNECTs with an empty client id: each gets a session of its own
         for (int step = 0; step < 2_000; step++)
@@ -160,10 +198,15 @@ class Mqtt5ChaosTest
                 harness.locatePublishes = locate;
                 assertThat(harness.pipeline.recovered()).as("seed " + seed).endsWith("nothing lost");
                 java.util.Arrays.fill(connection, 0);
+                replaced.clear();
                 continue;
             }
             if (connection[client] == 0 || op == 0)
             {
+                if (connection[client] != 0)
+                {
+                    replaced.add(new long[]{agent[client], connection[client], version[client]});
+                }
                 connection[client] = nextConnection++; // a new connection: a takeover when one is live
                 agent[client] = random.nextInt(2);
                 clean[client] = random.nextInt(3) == 0;
@@ -180,7 +223,14 @@ class Mqtt5ChaosTest
                 case 1: case 2: packet = subscribe(random, version[client]); break;
                 case 3: packet = unsubscribe(random, version[client]); break;
                 case 4: case 5: case 6: packet = publish(random, version[client], timeless); break;
-                case 7: packet = ack(random); break;
+                case 7:
+                    packet = ackRun(random, version[client]);
+                    if (splitRuns)
+                    {
+                        offerOneByOne(harness, agent[client], connection[client], packet, version[client]);
+                        continue;
+                    }
+                    break;
                 default:
                     final int kind = random.nextBoolean() ? IngressEvent.CONNECTION_LOST : IngressEvent.DISCONNECTED;
                     final long expiry = kind == IngressEvent.DISCONNECTED && random.nextBoolean() && !timeless ?
@@ -195,6 +245,12 @@ class Mqtt5ChaosTest
                 IngressEvent.NONE);
         }
         assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).as("seed " + seed).isZero();
+        for (final long[] old : replaced)
+        {
+            // every client goes: a replaced connection still open too (one taken over is gone, its end changes nothing)
+            harness.offer((int)old[0], old[1], true, new byte[0], IngressEvent.CONNECTION_LOST, (int)old[2], 0,
+                IngressEvent.NONE);
+        }
         for (int client = 0; client < CLIENTS; client++)
         {
             if (connection[client] != 0)
@@ -407,6 +463,42 @@ class Mqtt5ChaosTest
     {
         final int type = PacketType.PUBACK + random.nextInt(4);
         return encode(4, buffer -> AckEncoder.encode(buffer, 0, type, 1 + random.nextInt(8)));
+    }
+
+    /**
+     * @return 1 to 4 acknowledgements of one type back to back, as the I/O agent hands a run (a PUBREL alone); on 5.0
+     * some PUBACKs and PUBRECs carry a reason code, a PUBREC's 0x80 refusing its message.
+     */
+    static byte[] ackRun(final SplittableRandom random, final int version)
+    {
+        final int type = PacketType.PUBACK + random.nextInt(4);
+        final int count = type == PacketType.PUBREL ? 1 : 1 + random.nextInt(4);
+        final java.io.ByteArrayOutputStream run = new java.io.ByteArrayOutputStream();
+        for (int i = 0; i < count; i++)
+        {
+            final int packetId = 1 + random.nextInt(8);
+            final int reason = version == MqttVersion.V5 && type != PacketType.PUBREL && type != PacketType.PUBCOMP &&
+                random.nextInt(3) == 0 ? (random.nextBoolean() ? ReasonCode.UNSPECIFIED_ERROR :
+                ReasonCode.NO_MATCHING_SUBSCRIBERS) : ReasonCode.SUCCESS;
+            final UnsafeBuffer buffer = new UnsafeBuffer(new byte[5]);
+            run.write(buffer.byteArray(), 0, AckEncoder.encode(buffer, 0, type, packetId, version, reason, null));
+        }
+        return run.toByteArray();
+    }
+
+    /**
+     * Offers a run's acknowledgements one slot each.
+     */
+    private static void offerOneByOne(final PipelineHarness harness, final int agent, final long connection,
+        final byte[] run, final int version)
+    {
+        for (int offset = 0; offset < run.length; )
+        {
+            final int length = 2 + run[offset + 1];
+            harness.offer(agent, connection, true, java.util.Arrays.copyOfRange(run, offset, offset + length),
+                IngressEvent.PACKET, version, 0, IngressEvent.NONE);
+            offset += length;
+        }
     }
 
     private interface Writer

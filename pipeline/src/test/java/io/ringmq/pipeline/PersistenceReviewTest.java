@@ -516,6 +516,54 @@ class PersistenceReviewTest
         assertThat(keys()).as("records left: only the epoch and the alive-at record").containsExactly("0061", "0065");
     }
 
+    @Test
+    @DisplayName("[MQTT-3.1.2-23] a persistent session resumed with Session Expiry Interval 0 keeps its records only while its connection is open: they go when it ends, and a crash meanwhile brings no session back (checked, holds)")
+    void sessionResumedWithExpiryZeroLeavesNoGhost()
+    {
+        packet5(1, connect5("c", false, 60, null, 0, false, 0));
+        packet5(1, subscribe5("t", 1));
+        lost5(1);
+        assertThat(storedSessions()).as("offline and persistent: stored").isEqualTo(1);
+        packet5(2, connect5("c", false, 0, null, 0, false, 0)); // resumed; it now ends with this connection
+        assertThat(sessionPresent(2)).as("resumed").isTrue();
+        assertThat(broker.pipeline.routing().sessionCount()).as("routing holds it, online").isEqualTo(1);
+        assertThat(broker.pipeline.routing().persistentSessionCount()).as("no longer persistent").isZero();
+        assertThat(storedSessions()).as("its record stays (state: expiry 0) until its connection ends").isEqualTo(1);
+        restart(); // a crash with that connection open
+        assertThat(broker.pipeline.recovered()).contains(" 0 session(s)").endsWith("nothing lost");
+        assertThat(storedSessions()).as("deleted by recovery").isZero();
+        packet5(3, connect5("c", false, 60, null, 0, false, 0));
+        assertThat(sessionPresent(3)).as("no session brought back").isFalse();
+        lost5(3);
+        packet5(4, connect5("c", false, 0, null, 0, false, 0));
+        assertThat(sessionPresent(4)).as("resumed").isTrue();
+        lost5(4);
+        assertThat(broker.pipeline.routing().sessionCount()).as("ended with its connection").isZero();
+        assertThat(storedSessions()).as("and so did its records").isZero();
+    }
+
+    private int storedSessions()
+    {
+        final int[] count = new int[1];
+        store.scan((key, keyLength, value, valueLength) ->
+        {
+            if (key.getByte(0) == io.ringmq.pipeline.persistence.Records.SESSIONS &&
+                io.ringmq.pipeline.persistence.Records.kindOf(key) == io.ringmq.pipeline.persistence.Records.SESSION)
+            {
+                count[0]++;
+            }
+        });
+        return count[0];
+    }
+
+    private boolean sessionPresent(final long connectionId)
+    {
+        final byte[] connack = broker.outbound.takePackets(connectionId).get(0);
+        assertThat((connack[0] & 0xFF) >>> 4).as("CONNACK").isEqualTo(PacketType.CONNACK);
+        assertThat(connack[3]).as("accepted").isEqualTo((byte)0);
+        return (connack[2] & 1) != 0;
+    }
+
     private List<String> keys()
     {
         final List<String> keys = new ArrayList<>();
