@@ -197,8 +197,9 @@ public final class RingMemory
                 throw new OutOfMemoryError("cannot reserve " + length + " bytes of ring memory: " + mapped +
                     " already mapped, -XX:MaxDirectMemorySize " + LIMIT);
             }
-            // as Bits.reserveMemory does: buffers nothing refers to are unmapped by their cleaners, which run on the
-            // cleaner's thread after the collection; on busy cores that takes a while (up to 1.27 s in all here)
+            // buffers nothing refers to are unmapped by their cleaners (as Bits.reserveMemory relies on for direct
+            // buffers), which run on the cleaner's thread after a collection: on busy cores that can take a while,
+            // so it waits up to 1.27 s in all, collecting again each time
             System.gc();
             try
             {

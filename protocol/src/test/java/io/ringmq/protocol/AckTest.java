@@ -125,13 +125,26 @@ class AckTest
     {
         final UnsafeBuffer run = Bytes.buffer("40 02 00 01 40 02 00");
         assertThat(ack.wrapNext(run, 0, run.capacity(), MqttVersion.V3_1_1)).isEqualTo(4);
-        assertThat(ack.wrapNext(run, 4, run.capacity(), MqttVersion.V3_1_1)).isEqualTo(DecodeError.FIELD_OVERRUNS_PACKET);
-        assertThat(ack.wrapNext(run, 6, run.capacity(), MqttVersion.V3_1_1)).isEqualTo(DecodeError.FIELD_OVERRUNS_PACKET);
-        assertThat(ack.wrapNext(Bytes.buffer("40 80"), 0, 2, MqttVersion.V5)).isEqualTo(DecodeError.FIELD_OVERRUNS_PACKET);
+        final int overruns = DecodeError.FIELD_OVERRUNS_PACKET;
+        assertThat(ack.wrapNext(run, 4, run.capacity(), MqttVersion.V3_1_1)).isEqualTo(overruns);
+        assertThat(ack.wrapNext(run, 6, run.capacity(), MqttVersion.V3_1_1)).isEqualTo(overruns);
+        assertThat(ack.wrapNext(Bytes.buffer("40 80"), 0, 2, MqttVersion.V5)).isEqualTo(overruns);
         assertThat(ack.wrapNext(Bytes.buffer("40 FF FF FF FF 01"), 0, 6, MqttVersion.V5))
             .isEqualTo(DecodeError.MALFORMED_VARIABLE_BYTE_INTEGER);
-        assertThat(ack.wrapNext(Bytes.buffer("40 FF FF FF 7F 00 01"), 0, 7, MqttVersion.V5))
-            .isEqualTo(DecodeError.FIELD_OVERRUNS_PACKET);
-        assertThat(ack.wrapNext(Bytes.buffer("30 02 00 01"), 0, 4, MqttVersion.V5)).isEqualTo(DecodeError.RESERVED_PACKET_TYPE);
+        assertThat(ack.wrapNext(Bytes.buffer("40 FF FF FF 7F 00 01"), 0, 7, MqttVersion.V5)).isEqualTo(overruns);
+        assertThat(ack.wrapNext(Bytes.buffer("30 02 00 01"), 0, 4, MqttVersion.V5))
+            .isEqualTo(DecodeError.RESERVED_PACKET_TYPE);
+    }
+
+    @Test
+    void aRunWalksAnAcknowledgementWithATwoByteRemainingLength()
+    {
+        // PUBACK 1, 0x80, a 122-character Reason String: remaining length 129, two bytes (81 01); then PUBACK 2
+        final UnsafeBuffer run = Bytes.buffer("40 81 01 00 01 80 7D 1F 00 7A" + " 61".repeat(122) + " 40 02 00 02");
+        assertThat(ack.wrapNext(run, 0, run.capacity(), MqttVersion.V5)).isEqualTo(132);
+        assertThat(ack.reasonCode()).isEqualTo(ReasonCode.UNSPECIFIED_ERROR);
+        assertThat(ack.properties().slice(PropertyId.REASON_STRING).length()).isEqualTo(122);
+        assertThat(ack.wrapNext(run, 132, run.capacity(), MqttVersion.V5)).isEqualTo(4);
+        assertThat(ack.packetId()).isEqualTo(2);
     }
 }

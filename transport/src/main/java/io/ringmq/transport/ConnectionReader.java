@@ -455,19 +455,23 @@ final class ConnectionReader
             {
                 break;
             }
-            if (joinRun(connection, in, length))
+            if (!canJoinRun(connection, length))
             {
+                // the run goes on before this packet: a packet of another kind, or an acknowledgement of another
+                // type or past the run's room, which then starts the next run
+                final int run = handRun(connection, in);
+                if (run < 0)
+                {
+                    return handed; // the ring is full: the run and what follows it wait, kept buffered
+                }
+                handed += run;
+            }
+            if (canJoinRun(connection, length))
+            {
+                acks.add(in.readerIndex(), decoder.packetType(), length);
+                connection.lastPacketMs = nowMs; // a complete packet: only that resets keep-alive [MQTT-3.1.2-24]
+                in.skipBytes(length); // handed on with its run
                 continue;
-            }
-            final int run = handRun(connection, in);
-            if (run < 0)
-            {
-                return handed; // the ring is full: the run and what follows it wait, kept buffered
-            }
-            handed += run;
-            if (joinRun(connection, in, length))
-            {
-                continue; // the first of the next run
             }
             if (length < 0)
             {
@@ -492,11 +496,7 @@ final class ConnectionReader
             {
                 return handed; // DISCONNECT or a protocol violation: nothing more of it is read
             }
-            if (connection.paused)
-            {
-                connection.paused = false;
-                connection.updateInterest();
-            }
+            resume(connection);
             in.skipBytes(length);
         }
         if (!connection.closed)
@@ -507,18 +507,11 @@ final class ConnectionReader
     }
 
     /**
-     * Adds a complete acknowledgement to the run when it may join it: it is skipped, and handed on with the run.
+     * @return whether the complete packet just framed may join the run of acknowledgements (start it, when none).
      */
-    private boolean joinRun(final Connection connection, final ByteBuf in, final int length)
+    private boolean canJoinRun(final Connection connection, final int length)
     {
-        if (length <= 0 || !connection.connectSeen || !acks.fits(decoder.packetType(), length))
-        {
-            return false;
-        }
-        acks.add(in.readerIndex(), decoder.packetType(), length);
-        connection.lastPacketMs = nowMs; // a complete packet: only that resets keep-alive [MQTT-3.1.2-24]
-        in.skipBytes(length);
-        return true;
+        return length > 0 && connection.connectSeen && acks.fits(decoder.packetType(), length);
     }
 
     /**
@@ -545,12 +538,20 @@ final class ConnectionReader
         }
         acks.clear();
         packetsIn += count;
+        resume(connection);
+        return count;
+    }
+
+    /**
+     * A packet went on: a connection paused on a full ring is read again.
+     */
+    private static void resume(final Connection connection)
+    {
         if (connection.paused)
         {
             connection.paused = false;
             connection.updateInterest();
         }
-        return count;
     }
 
     /**

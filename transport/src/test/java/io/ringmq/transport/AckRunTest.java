@@ -4,7 +4,12 @@ import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.Sequence;
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.IngressEvent;
+import io.ringmq.protocol.AckEncoder;
+import io.ringmq.protocol.AckFlyweight;
+import io.ringmq.protocol.MqttProperties;
+import io.ringmq.protocol.MqttVersion;
 import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.PropertyId;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -101,7 +106,8 @@ class AckRunTest
             client.send(sent.toByteArray());
             stepped.stepUntil(() -> stepped.ring.getCursor() == 2);
             assertRun(stepped.ring.get(1), PacketType.PUBACK, 1, 2);
-            assertThat(stepped.ring.get(2).kind).as("the end, nothing after it").isEqualTo(IngressEvent.CONNECTION_LOST);
+            assertThat(stepped.ring.get(2).kind).as("the end, nothing after it")
+                .isEqualTo(IngressEvent.CONNECTION_LOST);
             for (int i = 0; i < 20; i++)
             {
                 stepped.agent.doWork();
@@ -110,14 +116,136 @@ class AckRunTest
         }
     }
 
+    @Test
+    @DisplayName("a run that ends the read goes on at the end of it, whole; one cut by a partial packet goes on in two")
+    void aRunEndingTheReadGoesOn() throws Exception
+    {
+        try (SteppedAgent stepped = SteppedAgent.open(CONTEXT); RawClient client = connected(stepped))
+        {
+            final ByteArrayOutputStream sent = new ByteArrayOutputStream();
+            acks(sent, PacketType.PUBACK, 1, 3);
+            client.send(sent.toByteArray());
+            stepped.stepUntil(() -> stepped.ring.getCursor() == 1);
+            assertRun(stepped.ring.get(1), PacketType.PUBACK, 1, 3);
+
+            sent.reset();
+            acks(sent, PacketType.PUBCOMP, 4, 3);
+            final byte[] bytes = sent.toByteArray();
+            client.send(java.util.Arrays.copyOf(bytes, 10)); // two and a half
+            stepped.stepUntil(() -> stepped.ring.getCursor() == 2);
+            client.send(java.util.Arrays.copyOfRange(bytes, 10, bytes.length));
+            stepped.stepUntil(() -> stepped.ring.getCursor() == 3);
+            assertRun(stepped.ring.get(2), PacketType.PUBCOMP, 4, 2);
+            assertRun(stepped.ring.get(3), PacketType.PUBCOMP, 6, 1);
+        }
+    }
+
+    @Test
+    @DisplayName("a run that ends the read and meets a full ingress ring goes on whole once there is room")
+    void aRunEndingTheReadMeetingAFullRing() throws Exception
+    {
+        final Sequence consumed = new Sequence();
+        try (SteppedAgent stepped = SteppedAgent.open(CONTEXT, consumed); RawClient client = connected(stepped))
+        {
+            final ByteArrayOutputStream sent = new ByteArrayOutputStream();
+            for (int i = 0; i < 63; i++)
+            {
+                sent.write(RawClient.publish("t", new byte[]{(byte)i}, 0, 0));
+            }
+            acks(sent, PacketType.PUBACK, 1, 5);
+            client.send(sent.toByteArray());
+            stepped.stepUntil(() -> stepped.ring.getCursor() == 63);
+            for (int i = 0; i < 20; i++)
+            {
+                stepped.agent.doWork();
+            }
+            assertThat(stepped.ring.getCursor()).isEqualTo(63);
+            consumed.set(0);
+            stepped.stepUntil(() -> stepped.ring.getCursor() == 64);
+            assertRun(stepped.ring.get(64), PacketType.PUBACK, 1, 5);
+        }
+    }
+
+    @Test
+    @DisplayName("[MQTT-3.1.2-24] acknowledgements alone keep a connection alive: each resets its keep-alive")
+    void acknowledgementsResetKeepAlive() throws Exception
+    {
+        try (SteppedAgent stepped = SteppedAgent.open(CONTEXT); RawClient client = connected(stepped, 1))
+        {
+            final long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(3); // twice the 1.5 s a silent one gets
+            int packetId = 1;
+            while (System.nanoTime() < end)
+            {
+                client.send(RawClient.ack(PacketType.PUBACK, packetId++));
+                final long next = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
+                while (System.nanoTime() < next)
+                {
+                    stepped.agent.doWork();
+                    Thread.sleep(1); // the client's pace, not a wait for the agent
+                }
+            }
+            for (long sequence = 1; sequence <= stepped.ring.getCursor(); sequence++)
+            {
+                assertThat(stepped.ring.get(sequence).kind).as("slot " + sequence).isEqualTo(IngressEvent.PACKET);
+            }
+            assertThat(stepped.ring.getCursor()).isGreaterThanOrEqualTo(9);
+        }
+    }
+
+    @Test
+    @DisplayName("5.0 acknowledgements with reason codes join a run; one past a slot's inline bytes goes alone, "
+        + "in order")
+    void mqtt5RunsAndAnAcknowledgementTooLargeForARun() throws Exception
+    {
+        try (SteppedAgent stepped = SteppedAgent.open(CONTEXT); RawClient client = new RawClient(stepped.port()))
+        {
+            stepped.agent.wire(new IoAgent[]{stepped.agent}, new Wakeable[]{Wakeable.NONE}, Wakeable.NONE);
+            client.send(RawClient.connect5("c5", 60, null));
+            stepped.stepUntil(() -> stepped.ring.getCursor() == 0);
+            assertThat(OutboundFrame.send(stepped.outbound, stepped.ring.get(0).connectionId,
+                new UnsafeBuffer(new byte[]{0x20, 0x03, 0x00, 0x00, 0x00}), 0, 5)).isTrue();
+            stepped.stepUntil(() -> SteppedAgent.hasBytes(client));
+            client.discardAvailable();
+            final ByteArrayOutputStream sent = new ByteArrayOutputStream();
+            sent.write(new byte[]{0x50, 0x03, 0x00, 0x01, (byte)0x80}); // PUBREC 1: refused
+            sent.write(new byte[]{0x50, 0x02, 0x00, 0x02});
+            final UnsafeBuffer large = new UnsafeBuffer(new byte[400]);
+            final int largeLength = AckEncoder.encode(large, 0, PacketType.PUBREC, 3, MqttVersion.V5, 0x80,
+                new MqttProperties().set(PropertyId.REASON_STRING, "x".repeat(300)));
+            sent.write(large.byteArray(), 0, largeLength);
+            sent.write(new byte[]{0x50, 0x02, 0x00, 0x04});
+            client.send(sent.toByteArray());
+            stepped.stepUntil(() -> stepped.ring.getCursor() == 3);
+            final AckFlyweight ack = new AckFlyweight();
+            final List<String> seen = new ArrayList<>();
+            for (long sequence = 1; sequence <= 3; sequence++)
+            {
+                final IngressEvent event = stepped.ring.get(sequence);
+                for (int offset = 0, length; offset < event.packetLength; offset += length)
+                {
+                    length = ack.wrapNext(event.packet, offset, event.packetLength, MqttVersion.V5);
+                    assertThat(length).isPositive();
+                    seen.add(sequence + ":" + ack.packetId() + "/" + ack.reasonCode());
+                }
+            }
+            assertThat(seen).containsExactly("1:1/128", "1:2/0", "2:3/128", "3:4/0");
+            assertThat(stepped.ring.get(2).packetLength).isEqualTo(largeLength);
+        }
+    }
+
+    private static RawClient connected(final SteppedAgent stepped) throws Exception
+    {
+        return connected(stepped, 60);
+    }
+
     /**
      * Connects a raw 3.1.1 client through the agent and answers its CONNECT as the pipeline would (slot 0).
      */
-    private static RawClient connected(final SteppedAgent stepped) throws Exception
+    private static RawClient connected(final SteppedAgent stepped, final int keepAliveSeconds) throws Exception
     {
         stepped.agent.wire(new IoAgent[]{stepped.agent}, new Wakeable[]{Wakeable.NONE}, Wakeable.NONE);
         final RawClient client = new RawClient(stepped.port());
-        client.send(RawClient.connect("c", true, 60));
+        client.send(RawClient.connect("c", true, keepAliveSeconds));
         stepped.stepUntil(() -> stepped.ring.getCursor() == 0);
         assertThat(OutboundFrame.send(stepped.outbound, stepped.ring.get(0).connectionId,
             new UnsafeBuffer(new byte[]{0x20, 0x02, 0x00, 0x00}), 0, 4)).isTrue();

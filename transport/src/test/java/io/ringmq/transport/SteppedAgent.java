@@ -21,9 +21,10 @@ import java.util.function.BooleanSupplier;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * One I/O agent for a test to step on its own thread: a loopback listening socket, an ingress ring of 64 slots
- * nobody consumes (the test reads its slots) and an outbound ring the test writes (what the pipeline would answer). The caller wires
- * the agent ({@link IoAgent#wire}) with the wake it wants.
+ * One I/O agent for a test to step on its own thread: a loopback listening socket, an ingress ring of 64 slots that
+ * no stage consumes (the test reads its slots, and says which it has taken, {@link #open(BrokerContext, Sequence)})
+ * and an outbound ring the test writes (what the pipeline would answer). The caller wires the agent
+ * ({@link IoAgent#wire}) with the wake it wants.
  */
 final class SteppedAgent implements AutoCloseable
 {

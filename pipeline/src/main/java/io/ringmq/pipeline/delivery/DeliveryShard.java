@@ -423,11 +423,14 @@ public final class DeliveryShard implements Stage
             {
                 return;
             }
-            onAck(event, session, ack.packetId());
+            acknowledge(event, session, ack.packetId());
         }
     }
 
-    private void onAck(final IngressEvent event, final DeliverySession session, final int packetId)
+    /**
+     * One acknowledgement of the slot's type, the one {@link #ack} holds; {@code session} null when not this shard's.
+     */
+    private void acknowledge(final IngressEvent event, final DeliverySession session, final int packetId)
     {
         if (event.packetType == PacketType.PUBREL)
         {
