@@ -36,7 +36,6 @@ final class RouteShards
     private static final int EPOCHS = 64;
 
     private final int count;
-    private final long startMs;
     private final String clientIdPrefix;
     private final AtomicReferenceArray<Epoch> epochs = new AtomicReferenceArray<>(EPOCHS);
     private final ErrorLog errors;
@@ -58,7 +57,6 @@ final class RouteShards
     {
         this.count = count;
         this.errors = errors;
-        this.startMs = System.currentTimeMillis();
         this.clientIdPrefix = "ringmq-" + Long.toHexString(System.nanoTime()) + "-";
         epochs.set(0, new Epoch(0, context, null));
     }
@@ -71,14 +69,6 @@ final class RouteShards
     boolean replicated()
     {
         return count > 1;
-    }
-
-    /**
-     * @return when every shard's session expiry wheel starts: the same, so the same timers fire at the same poll.
-     */
-    long startMs()
-    {
-        return startMs;
     }
 
     /**

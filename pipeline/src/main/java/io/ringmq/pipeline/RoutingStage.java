@@ -163,7 +163,7 @@ public final class RoutingStage implements Stage
         this.retained = new RetainedStore(context.maxRetainedMessages(), context.maxRetainedBytes());
         this.subscriptions = new SubscriptionChanges(context, index, shared, retained, output, sessionCounters);
         output.maxTargets(context.maxSessions()); // the routing log holds a target per session, no more
-        this.expiry = new SessionExpiry(this::expire, this::willDue, routeShards.startMs());
+        this.expiry = new SessionExpiry(this::expire, this::willDue);
         if (0 == shard)
         {
             routeShards.took(0, context, access.rules()); // what every shard holds at start

@@ -1,24 +1,20 @@
 package io.ringmq.pipeline;
 
 import io.ringmq.pipeline.session.RoutingSession;
-import org.agrona.DeadlineTimerWheel;
 import org.agrona.collections.Long2ObjectHashMap;
 
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
  * When persistent sessions whose clients never come back are dropped (Mosquitto's
- * {@code persistent_client_expiration}): one timer per offline session on Agrona's {@link DeadlineTimerWheel},
- * cancelled when its client reconnects. Owned by the routing stage, polled once per duty cycle, at most
- * {@link #EXPIRY_LIMIT} sessions per poll.
+ * {@code persistent_client_expiration}), and when delayed wills fall due: one timer per offline session (and one per
+ * pending will) in a {@link DeadlineHeap}, cancelled when its client reconnects. Owned by the routing stage, polled
+ * once per duty cycle (a timer fires at the first poll at or after its deadline), at most {@link #EXPIRY_LIMIT}
+ * sessions per poll.
  */
-final class SessionExpiry implements DeadlineTimerWheel.TimerHandler
+final class SessionExpiry implements DeadlineHeap.Handler
 {
-    private static final int TICK_MS = 1_024;
-    private static final int TICKS_PER_WHEEL = 512;
     private static final int EXPIRY_LIMIT = 1_024;
-    private static final long POLL_INTERVAL_MS = 16;
     /**
      * With routing shards, sessions expire on ticks shard 0 puts on the ring (each shard polls at the tick's time):
      * at most this often while a timer is set (a timer fires up to this much later than with one routing stage).
@@ -30,8 +26,7 @@ final class SessionExpiry implements DeadlineTimerWheel.TimerHandler
 
     private final Consumer<RoutingSession> onExpired;
     private final Consumer<RoutingSession> onWillDue;
-    private final DeadlineTimerWheel wheel;
-    private long lastPollMs;
+    private final DeadlineHeap timers = new DeadlineHeap();
     private final Long2ObjectHashMap<RoutingSession> byTimer = new Long2ObjectHashMap<>();
     private final Long2ObjectHashMap<RoutingSession> willByTimer = new Long2ObjectHashMap<>();
 
@@ -41,18 +36,8 @@ final class SessionExpiry implements DeadlineTimerWheel.TimerHandler
      */
     SessionExpiry(final Consumer<RoutingSession> onExpired, final Consumer<RoutingSession> onWillDue)
     {
-        this(onExpired, onWillDue, System.currentTimeMillis());
-    }
-
-    /**
-     * @param startMs when the wheel starts: routing shards share it, so the same timers fire at the same poll.
-     */
-    SessionExpiry(final Consumer<RoutingSession> onExpired, final Consumer<RoutingSession> onWillDue,
-        final long startMs)
-    {
         this.onExpired = onExpired;
         this.onWillDue = onWillDue;
-        this.wheel = new DeadlineTimerWheel(TimeUnit.MILLISECONDS, startMs, TICK_MS, TICKS_PER_WHEEL);
     }
 
     /**
@@ -73,7 +58,7 @@ final class SessionExpiry implements DeadlineTimerWheel.TimerHandler
         {
             return;
         }
-        final long timerId = wheel.scheduleTimer(nowMs + session.expirySeconds() * 1000);
+        final long timerId = timers.schedule(nowMs + session.expirySeconds() * 1000);
         session.expiryTimerId(timerId);
         byTimer.put(timerId, session);
     }
@@ -86,7 +71,7 @@ final class SessionExpiry implements DeadlineTimerWheel.TimerHandler
         final long timerId = session.expiryTimerId();
         if (timerId != RoutingSession.NO_TIMER)
         {
-            wheel.cancelTimer(timerId);
+            timers.cancel(timerId);
             byTimer.remove(timerId);
             session.expiryTimerId(RoutingSession.NO_TIMER);
         }
@@ -98,7 +83,7 @@ final class SessionExpiry implements DeadlineTimerWheel.TimerHandler
     void scheduleWill(final RoutingSession session, final long atMs)
     {
         cancelWill(session);
-        final long timerId = wheel.scheduleTimer(atMs);
+        final long timerId = timers.schedule(atMs);
         session.willTimerId(timerId);
         willByTimer.put(timerId, session);
     }
@@ -108,7 +93,7 @@ final class SessionExpiry implements DeadlineTimerWheel.TimerHandler
         final long timerId = session.willTimerId();
         if (timerId != RoutingSession.NO_TIMER)
         {
-            wheel.cancelTimer(timerId);
+            timers.cancel(timerId);
             willByTimer.remove(timerId);
             session.willTimerId(RoutingSession.NO_TIMER);
         }
@@ -119,36 +104,17 @@ final class SessionExpiry implements DeadlineTimerWheel.TimerHandler
      */
     int poll(final long nowMs)
     {
-        if (byTimer.isEmpty() && willByTimer.isEmpty())
-        {
-            wheel.currentTickTime(nowMs); // nothing to fire: keep the wheel's clock up to date for the next timer
-            return 0;
-        }
-        // Agrona's wheel walks its current spoke's whole slot array on every poll, and this is polled every duty
-        // cycle: walk at most every POLL_INTERVAL_MS (a timer fires that much late at most), and catch up at most
-        // one turn of the wheel
-        if (nowMs - lastPollMs < POLL_INTERVAL_MS && nowMs < wheel.currentTickTime())
-        {
-            return 0;
-        }
-        lastPollMs = nowMs;
-        int expired = wheel.poll(nowMs, this, EXPIRY_LIMIT);
-        for (int ticks = 0; ticks < TICKS_PER_WHEEL && expired < EXPIRY_LIMIT && nowMs >= wheel.currentTickTime();
-            ticks++)
-        {
-            expired += wheel.poll(nowMs, this, EXPIRY_LIMIT - expired);
-        }
-        return expired;
+        return timers.poll(nowMs, this, EXPIRY_LIMIT);
     }
 
-    public boolean onTimerExpiry(final TimeUnit timeUnit, final long now, final long timerId)
+    public void onDeadline(final long timerId)
     {
         final RoutingSession session = byTimer.remove(timerId);
         if (null != session)
         {
             session.expiryTimerId(RoutingSession.NO_TIMER);
             onExpired.accept(session);
-            return true;
+            return;
         }
         final RoutingSession willOf = willByTimer.remove(timerId);
         if (null != willOf)
@@ -156,6 +122,5 @@ final class SessionExpiry implements DeadlineTimerWheel.TimerHandler
             willOf.willTimerId(RoutingSession.NO_TIMER);
             onWillDue.accept(willOf);
         }
-        return true;
     }
 }
