@@ -77,6 +77,10 @@ final class PersistenceRecovery implements RecordVisitor
     private int retainedCount;
     private int sessionsOverLimit;
     private int sessionsUnreadable;
+    /** Messages of sessions that expired while the broker was down: not restored. */
+    private int expiredCount;
+    /** The session being read expired while the broker was down. */
+    private boolean expired;
     /** The session being read ended for a known reason (over the limit, expiry 0): not a loss of its records. */
     private boolean sessionEnded;
     /** The session being read has records that only a restored session could use. */
@@ -103,6 +107,7 @@ final class PersistenceRecovery implements RecordVisitor
         final RecoveryReport report = store.scan(this);
         finishSession();
         routing.restored();
+        final int distinctMessages = shard.restored();
         if (decodeLosses.unreadableRecords() > 0)
         {
             for (long i = 0; i < decodeLosses.unreadableRecords(); i++)
@@ -146,7 +151,9 @@ final class PersistenceRecovery implements RecordVisitor
         final long tookMs = (System.nanoTime() - startNs) / 1_000_000;
         final String how = !epochRead ? "(a new store) " : stoppedAtMs != 0 ? "" : "(after a crash) ";
         return "ringmq recovered " + how + sessionCount + " session(s), " + subscriptionCount + " subscription(s), " +
-            queuedCount + " queued and " + inflightCount + " in-flight message(s), " + awaitingCount +
+            queuedCount + " queued and " + inflightCount + " in-flight message(s) (" + distinctMessages +
+            " distinct" + (expiredCount > 0 ? "; " + expiredCount + " of sessions expired while it was down, dropped" :
+            "") + "), " + awaitingCount +
             " QoS 2 PUBLISH(es) awaiting PUBREL, " + retainedCount + " retained message(s) in " + tookMs +
             " ms from " + store.describe() + "; " + report;
     }
@@ -333,6 +340,9 @@ final class PersistenceRecovery implements RecordVisitor
             return false;
         }
         final long awayMs = disconnectedAtMs == 0 ? nowMs : disconnectedAtMs;
+        // its expiry ran out while the broker was down: routing ends it (and sends its will) at the first tick, so
+        // its messages are not brought back only to be discarded [MQTT-4.1.0-2]; the store drops them with it
+        expired = expirySeconds < SessionExpiry.NEVER && awayMs + expirySeconds * 1000 <= nowMs;
         final boolean willStillPending = null != will && (willPending || disconnectedAtMs == 0);
         persistence.restored(sessionId, sessionKey, expirySeconds, willStillPending, willDelaySeconds, awayMs);
         if (wasConnected)
@@ -353,6 +363,11 @@ final class PersistenceRecovery implements RecordVisitor
             {
                 // in the order routed: everything up to the last one with a QoS 2 exchange goes back in flight
                 // (that one must, and what came before it must go out before it), the rest into the queue
+                if (expired)
+                {
+                    expiredCount += messages.size();
+                    messages.clear();
+                }
                 int lastExchange = -1;
                 final int[] exchangeIds = new int[messages.size()];
                 int exchangeCount = 0;
@@ -404,6 +419,7 @@ final class PersistenceRecovery implements RecordVisitor
         stateRead = false;
         sessionId = IngressEvent.NONE;
         will = null;
+        expired = false;
     }
 
     private void onRetained(final DirectBuffer key, final int keyLength, final DirectBuffer value)

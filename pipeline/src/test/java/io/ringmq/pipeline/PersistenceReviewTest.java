@@ -542,6 +542,65 @@ class PersistenceReviewTest
         assertThat(storedSessions()).as("and so did its records").isZero();
     }
 
+    @Test
+    @DisplayName("a message stored for 50 sessions comes back as one shared copy; each session still gets it, on its "
+        + "return, and its acknowledgement frees only its own")
+    void aMessageStoredForManySessionsComesBackAsOneCopy()
+    {
+        for (int i = 0; i < 50; i++)
+        {
+            packet(1 + i, connect("s" + i, false));
+            packet(1 + i, subscribe("fan/#", 1));
+            lost(1 + i);
+        }
+        packet(100, connect("p", true));
+        packet(100, publish("fan/a", 1, 1, false, "one"));
+        packet(100, publish("fan/b", 1, 2, false, "two"));
+        restart();
+        assertThat(broker.pipeline.recovered()).contains(" 100 queued and 0 in-flight message(s) (2 distinct)")
+            .endsWith("nothing lost");
+        for (int i = 0; i < 50; i += 7)
+        {
+            packet(200 + i, connect("s" + i, false));
+            final List<Delivery> got = publishes(200 + i, MqttVersion.V3_1_1);
+            assertThat(got).extracting(Delivery::payload).as("session s" + i).containsExactly("one", "two");
+            packet(200 + i, PipelineTest.ack(PacketType.PUBACK, got.get(0).packetId()));
+        }
+        packet(300, connect("s1", false)); // not yet back: its copy is whole after others acknowledged theirs
+        assertThat(publishes(300, MqttVersion.V3_1_1)).extracting(Delivery::payload).containsExactly("one", "two");
+    }
+
+    @Test
+    @DisplayName("[MQTT-4.1.0-2] a session whose expiry ran out while the broker was down is not restored with its "
+        + "messages: it ends at once, its records go, and its client finds no session")
+    void aSessionExpiredWhileDownIsNotRestored() throws Exception
+    {
+        packet5(1, connect5("gone", false, 1, null, 0, false, 0));
+        packet5(1, subscribe5("t", 1));
+        lost5(1);
+        final long wentAwayMs = System.currentTimeMillis();
+        packet(2, connect("p", true));
+        packet(2, publish("t", 1, 1, false, "late"));
+        while (System.currentTimeMillis() <= wentAwayMs + 1_100)
+        {
+            Thread.sleep(20); // the broker is down past the session's 1 s expiry
+        }
+        restart();
+        assertThat(broker.pipeline.recovered())
+            .contains(" 0 queued and 0 in-flight message(s) (0 distinct; 1 of sessions expired while it was down, " +
+                "dropped)").endsWith("nothing lost");
+        final long deadline = System.currentTimeMillis() + 5_000;
+        while (broker.pipeline.routing().sessionCount() > 0 && System.currentTimeMillis() < deadline)
+        {
+            broker.step(); // the routing stage's first poll ends it
+        }
+        assertThat(broker.pipeline.routing().sessionCount()).isZero();
+        packet(4, connect("other", true)); // the stages learn of the ended session with the next event
+        assertThat(storedSessions()).isZero();
+        packet5(3, connect5("gone", false, 60, null, 0, false, 0));
+        assertThat(sessionPresent(3)).isFalse();
+    }
+
     private int storedSessions()
     {
         final int[] count = new int[1];

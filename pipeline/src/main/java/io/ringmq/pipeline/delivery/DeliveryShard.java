@@ -233,6 +233,16 @@ public final class DeliveryShard implements Stage
     }
 
     /**
+     * Recovery is over (before the shard runs).
+     *
+     * @return the distinct messages it restored, each one copy however many sessions it was stored for.
+     */
+    public int restored()
+    {
+        return messages.restored();
+    }
+
+    /**
      * Follows the limits a reload changes (before the shard runs); they are taken at the next duty cycle.
      */
     public void follow(final LiveLimits live)

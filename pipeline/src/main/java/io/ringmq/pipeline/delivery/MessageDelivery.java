@@ -10,6 +10,7 @@ import io.ringmq.protocol.MessageProperties;
 import io.ringmq.protocol.MqttVersion;
 import org.agrona.DirectBuffer;
 import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.collections.Long2ObjectHashMap;
 
 /**
  * A delivery shard's application messages: it delivers each event's message to the shard's targets (QoS 0 sent
@@ -31,6 +32,11 @@ final class MessageDelivery
     private final PublishWriter writer = new PublishWriter();
     /** One-identifier arrays, shared by the messages they go with (bounded: past it, a message gets its own). */
     private final Int2ObjectHashMap<int[]> singleIds = new Int2ObjectHashMap<>();
+    /**
+     * During recovery, the copies restored so far by message number: a message routed to many persistent sessions is
+     * stored once per session but comes back as one copy they share, as it was held before the restart.
+     */
+    private final Long2ObjectHashMap<SharedMessage> restoring = new Long2ObjectHashMap<>();
     private final ShardJournal journal;
     private RouteOutput route;
     private SharedMessage eventMessage;
@@ -142,19 +148,26 @@ final class MessageDelivery
 
     /**
      * Recovery: a stored message of a session goes back in flight (with its packet id and QoS 2 state when it had
-     * them, else a new packet id, written before it can be sent) or into the queue.
+     * them, else a new packet id, written before it can be sent) or into the queue; one copy per message number,
+     * shared by every session it was stored for, until {@link #restored()}.
      */
     void restore(final DeliverySession session, final io.ringmq.pipeline.Message stored, final long number,
         final int qos, final boolean retain, final int publishedQos, final int[] ids, final boolean inflight,
         final int packetId, final int state)
     {
-        final byte[] topic = stored.topic();
-        final byte[] properties = stored.properties();
-        final byte[] payload = stored.payload();
-        final SharedMessage message = pool.copy(new org.agrona.concurrent.UnsafeBuffer(topic), 0, topic.length,
-            new org.agrona.concurrent.UnsafeBuffer(properties), 0, properties.length,
-            new org.agrona.concurrent.UnsafeBuffer(payload), 0, payload.length, stored.expiresAtMs(), publishedQos);
-        message.messageNumber(number);
+        SharedMessage message = restoring.get(number);
+        if (null == message)
+        {
+            final byte[] topic = stored.topic();
+            final byte[] properties = stored.properties();
+            final byte[] payload = stored.payload();
+            message = pool.copy(new org.agrona.concurrent.UnsafeBuffer(topic), 0, topic.length,
+                new org.agrona.concurrent.UnsafeBuffer(properties), 0, properties.length,
+                new org.agrona.concurrent.UnsafeBuffer(payload), 0, payload.length, stored.expiresAtMs(),
+                publishedQos);
+            message.messageNumber(number);
+            restoring.put(number, message);
+        }
         message.retain();
         if (!inflight)
         {
@@ -168,6 +181,18 @@ final class MessageDelivery
             journal.exchange(session.persistenceKey, number, session.inflightPacketId(slot),
                 DeliverySession.AWAIT_PUBREC);
         }
+    }
+
+    /**
+     * Recovery is over: messages routed from now on are new copies.
+     *
+     * @return the distinct messages restored.
+     */
+    int restored()
+    {
+        final int distinct = restoring.size();
+        restoring.clear();
+        return distinct;
     }
 
     /**
