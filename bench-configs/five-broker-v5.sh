@@ -130,7 +130,7 @@ fi
 [[ $REPO != *[[:space:]]* ]] || die "bin/ringmq's path has a space: $REPO"
 
 jq --arg brokers "$BROKERS" --arg only "$ONLY" --arg dur "$DURATION" --arg warm "$WARMUP" \
-    --arg ringmq "$REPO/bin/ringmq --memory-limit $MEMORY_LIMIT --bind 127.0.0.1 --port {port}" \
+    --arg ringmq "$REPO/bin/ringmq --memory-limit $MEMORY_LIMIT --bind 127.0.0.1 --port {port} --data-dir {dir}/ringmq-data" \
     --arg mosq "$TMP/mosquitto.sh {port}" '
     .name = "five-broker-v5"
     | .description = "five-broker-scaled on MQTT 5.0: ringmq, Mosquitto (and FlashMQ when installed), each fresh per scenario (five-broker-v5.sh)"

@@ -231,8 +231,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
         --arg only "$ONLY" '
         .brokers = $order
         | .commands = {
-            "ringmq-base": ($java + " -jar " + $jars + "/ringmq-base.jar --bind 127.0.0.1 --port {port}"),
-            "ringmq-head": ($java + " -jar " + $jars + "/ringmq-head.jar --bind 127.0.0.1 --port {port}") }
+            "ringmq-base": ($java + " -jar " + $jars + "/ringmq-base.jar --bind 127.0.0.1 --port {port} --data-dir {dir}/ringmq-data"),
+            "ringmq-head": ($java + " -jar " + $jars + "/ringmq-head.jar --bind 127.0.0.1 --port {port} --data-dir {dir}/ringmq-data") }
         | .scenarios |= map(select($only == "" or (.name as $n | $only | split(",") | index($n))))
         | if $dur != "" then .scenarios |= map(.args |= sub("-duration [^ ]+"; "-duration " + $dur)) else . end
         | if $warm != "" then .warmup = (if ($warm | test("^0[a-z]*$")) then "" else $warm end) else . end' "$MATRIX" >"$rdir/matrix.json"

@@ -80,10 +80,7 @@ final class BrokerProcess implements AutoCloseable
         final List<String> command = new ArrayList<>();
         if (commands.containsKey(name))
         {
-            for (final String part : commands.get(name).split("\\s+"))
-            {
-                command.add(part.replace("{port}", Integer.toString(port)));
-            }
+            command.addAll(expand(commands.get(name), port, folder));
         }
         else if ("ringmq".equals(name))
         {
@@ -137,6 +134,21 @@ final class BrokerProcess implements AutoCloseable
         final BrokerProcess broker = new BrokerProcess(name, port, process);
         broker.awaitListening();
         return broker;
+    }
+
+    /**
+     * @return a broker's command line from its matrix entry, split on whitespace: {@code {port}} is the port it gets,
+     * {@code {dir}} this run's own folder (for a store or counters no other run sees).
+     */
+    static List<String> expand(final String commandLine, final int port, final Path folder)
+    {
+        final List<String> command = new ArrayList<>();
+        for (final String part : commandLine.split("\\s+"))
+        {
+            command.add(part.replace("{port}", Integer.toString(port))
+                .replace("{dir}", folder.toAbsolutePath().toString()));
+        }
+        return command;
     }
 
     /**
