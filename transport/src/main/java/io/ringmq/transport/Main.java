@@ -374,8 +374,7 @@ public final class Main implements Callable<Integer>
         }
         catch (final OutOfMemoryError ex)
         {
-            System.err.println("ringmq: not enough memory for the rings and message logs (" + ex.getMessage() +
-                "): lower --max-packet-size, --io-threads or --message-log-bytes, or raise -XX:MaxDirectMemorySize");
+            System.err.println("ringmq: " + outOfMemoryAtStart(ex));
             return 1;
         }
         broker.onFatalError(error ->
@@ -859,6 +858,22 @@ public final class Main implements Callable<Integer>
     public static void main(final String[] args)
     {
         System.exit(run(args));
+    }
+
+    /**
+     * @return what to tell the user when the broker runs out of memory while it starts: the heap (the store's sessions
+     * and messages are recovered into it), or the direct memory the rings and message logs are mapped from.
+     */
+    static String outOfMemoryAtStart(final OutOfMemoryError error)
+    {
+        final String why = String.valueOf(error.getMessage());
+        if (why.contains("Java heap space") || why.contains("GC overhead"))
+        {
+            return "not enough heap to start (" + why + "): the persistent sessions and messages recovered from " +
+                "--data-dir, and the limits' structures, live on the heap: raise -Xmx (bin/ringmq: --memory-limit)";
+        }
+        return "not enough memory for the rings and message logs (" + why + "): lower --max-packet-size, " +
+            "--io-threads or --message-log-bytes, or raise -XX:MaxDirectMemorySize";
     }
 
     /**

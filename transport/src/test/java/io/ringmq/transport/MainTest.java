@@ -282,4 +282,16 @@ class MainTest
         assertThat(out.lines().filter(line -> line.strip().startsWith("10 ") || line.strip().startsWith("20 ")))
             .hasSize(2);
     }
+
+    @Test
+    @org.junit.jupiter.api.DisplayName("out of memory at start names what ran out: the heap (recovery) or the rings' "
+        + "direct memory")
+    void outOfMemoryAtStartSaysWhich()
+    {
+        assertThat(Main.outOfMemoryAtStart(new OutOfMemoryError("Java heap space")))
+            .startsWith("not enough heap to start").contains("--data-dir").contains("--memory-limit");
+        assertThat(Main.outOfMemoryAtStart(new OutOfMemoryError("cannot reserve 16777216 bytes of ring memory")))
+            .startsWith("not enough memory for the rings and message logs").contains("MaxDirectMemorySize");
+        assertThat(Main.outOfMemoryAtStart(new OutOfMemoryError())).contains("(null)");
+    }
 }
