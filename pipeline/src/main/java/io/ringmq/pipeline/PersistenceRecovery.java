@@ -152,8 +152,8 @@ final class PersistenceRecovery implements RecordVisitor
         final String how = !epochRead ? "(a new store) " : stoppedAtMs != 0 ? "" : "(after a crash) ";
         return "ringmq recovered " + how + sessionCount + " session(s), " + subscriptionCount + " subscription(s), " +
             queuedCount + " queued and " + inflightCount + " in-flight message(s) (" + distinctMessages +
-            " distinct" + (expiredCount > 0 ? "; " + expiredCount + " of sessions expired while it was down, dropped" :
-            "") + "), " + awaitingCount +
+            " distinct" + (expiredCount > 0 ? "; " + expiredCount + " of sessions that expired while it was down, " +
+            "dropped" : "") + "), " + awaitingCount +
             " QoS 2 PUBLISH(es) awaiting PUBREL, " + retainedCount + " retained message(s) in " + tookMs +
             " ms from " + store.describe() + "; " + report;
     }
@@ -340,7 +340,8 @@ final class PersistenceRecovery implements RecordVisitor
             return false;
         }
         final long awayMs = disconnectedAtMs == 0 ? nowMs : disconnectedAtMs;
-        // its expiry ran out while the broker was down: routing ends it (and sends its will) at the first tick, so
+        // its expiry ran out while the broker was down: routing ends it (and sends its will) at its first expiry poll
+        // (before any CONNECT: with routing shards, at that CONNECT's slot), so
         // its messages are not brought back only to be discarded [MQTT-4.1.0-2]; the store drops them with it
         expired = expirySeconds < SessionExpiry.NEVER && awayMs + expirySeconds * 1000 <= nowMs;
         final boolean willStillPending = null != will && (willPending || disconnectedAtMs == 0);

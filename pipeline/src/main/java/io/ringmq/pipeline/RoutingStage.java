@@ -525,6 +525,12 @@ public final class RoutingStage implements Stage
     {
         if (event.packetType == PacketType.CONNECT)
         {
+            if (routeShards.replicated() && expiry.poll(event.routeTimeMs) > 0)
+            {
+                // sessions due by the slot's stamped time end before it, on every shard alike: a CONNECT never
+                // resumes one that has expired (one restored already due waits for no tick) [MQTT-4.1.0-2]
+                onBatchEnd();
+            }
             onConnect(event);
             return;
         }

@@ -90,6 +90,12 @@ class DeadlineHeapTest
         }, 10)).isEqualTo(2);
         assertThat(fired).containsExactly(first, added[0]);
         assertThat(heap.size()).isZero();
+        final long later = heap.schedule(20);
+        assertThat(heap.cancel(first)).as("fired already: nothing to cancel, nothing else cancelled").isFalse();
+        assertThat(heap.cancel(cancelled)).as("cancelled already").isFalse();
+        assertThat(heap.size()).isEqualTo(1);
+        assertThat(heap.earliestDeadline()).isEqualTo(20);
+        assertThat(heap.cancel(later)).isTrue();
     }
 
     @Test

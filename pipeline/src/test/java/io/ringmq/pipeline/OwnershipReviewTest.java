@@ -326,7 +326,7 @@ class OwnershipReviewTest
         final long deadline = System.nanoTime() + 10_000_000_000L;
         while (harness.pipeline.routing().sessionCount() > 0 && System.nanoTime() < deadline)
         {
-            harness.agent.doWork(); // no event meanwhile: the expiry wheel runs on its own
+            harness.agent.doWork(); // no event meanwhile: the expiry timers run on their own
             Thread.sleep(1);
         }
         assertThat(harness.pipeline.routing().sessionCount()).isZero();

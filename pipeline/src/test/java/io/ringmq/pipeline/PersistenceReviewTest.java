@@ -587,7 +587,7 @@ class PersistenceReviewTest
         }
         restart();
         assertThat(broker.pipeline.recovered())
-            .contains(" 0 queued and 0 in-flight message(s) (0 distinct; 1 of sessions expired while it was down, " +
+            .contains(" 0 queued and 0 in-flight message(s) (0 distinct; 1 of sessions that expired while it was down, " +
                 "dropped)").endsWith("nothing lost");
         final long deadline = System.currentTimeMillis() + 5_000;
         while (broker.pipeline.routing().sessionCount() > 0 && System.currentTimeMillis() < deadline)
@@ -599,6 +599,34 @@ class PersistenceReviewTest
         assertThat(storedSessions()).isZero();
         packet5(3, connect5("gone", false, 60, null, 0, false, 0));
         assertThat(sessionPresent(3)).isFalse();
+    }
+
+    @Test
+    @DisplayName("[MQTT-3.2.2-2] with 2 routing shards, a CONNECT on the ring before the first expiry tick does not "
+        + "resume a session that expired while the broker was down: no session present")
+    void aSessionExpiredWhileDownIsNotResumedOnRouteShards() throws Exception
+    {
+        contexts = () -> new BrokerContext().maxInflight(4).routeShards(2);
+        broker = start(store);
+        packet5(1, connect5("gone", false, 1, null, 0, false, 0));
+        packet5(1, subscribe5("t", 1));
+        lost5(1);
+        final long wentAwayMs = System.currentTimeMillis();
+        packet(2, connect("p", true));
+        packet(2, publish("t", 1, 1, false, "late"));
+        while (System.currentTimeMillis() <= wentAwayMs + 1_100)
+        {
+            Thread.sleep(20); // the broker is down past the session's 1 s expiry
+        }
+        restart();
+        broker.put(0, 3, true, connect5("gone", false, 60, null, 0, false, 0), IngressEvent.PACKET, MqttVersion.V5,
+            0, IngressEvent.NONE); // before any stage has run: before shard 0 puts an expiry tick on the ring
+        broker.step();
+        assertThat(sessionPresent(3)).isFalse();
+        assertThat(publishes(3, MqttVersion.V5)).isEmpty();
+        lost5(3);
+        restart();
+        assertThat(broker.pipeline.recovered()).contains(" 0 queued and 0 in-flight message(s)");
     }
 
     private int storedSessions()

@@ -347,7 +347,7 @@ class PipelineFaultsTest
         final long deadline = System.nanoTime() + 10_000_000_000L;
         while (harness.pipeline.routing().sessionCount() > 1 && System.nanoTime() < deadline)
         {
-            harness.agent.doWork(); // the routing stage polls its expiry wheel each duty cycle
+            harness.agent.doWork(); // the routing stage polls its expiry timers each duty cycle
             Thread.onSpinWait();
         }
         assertThat(harness.pipeline.routing().sessionCount()).isEqualTo(1);

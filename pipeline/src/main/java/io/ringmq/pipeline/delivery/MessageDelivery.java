@@ -37,6 +37,8 @@ final class MessageDelivery
      * stored once per session but comes back as one copy they share, as it was held before the restart.
      */
     private final Long2ObjectHashMap<SharedMessage> restoring = new Long2ObjectHashMap<>();
+    /** Copies recovery made (one per distinct message number). */
+    private int restoredCopies;
     private final ShardJournal journal;
     private RouteOutput route;
     private SharedMessage eventMessage;
@@ -167,6 +169,7 @@ final class MessageDelivery
                 publishedQos);
             message.messageNumber(number);
             restoring.put(number, message);
+            restoredCopies++;
         }
         message.retain();
         if (!inflight)
@@ -186,13 +189,14 @@ final class MessageDelivery
     /**
      * Recovery is over: messages routed from now on are new copies.
      *
-     * @return the distinct messages restored.
+     * @return the copies restored: one per distinct message.
      */
     int restored()
     {
-        final int distinct = restoring.size();
+        final int copies = restoredCopies;
         restoring.clear();
-        return distinct;
+        restoredCopies = 0;
+        return copies;
     }
 
     /**
