@@ -70,20 +70,7 @@ class AckRunTest
         final Sequence consumed = new Sequence(); // nothing taken yet: 64 slots from the CONNECT's fill the ring
         try (SteppedAgent stepped = SteppedAgent.open(CONTEXT, consumed); RawClient client = connected(stepped))
         {
-            final ByteArrayOutputStream sent = new ByteArrayOutputStream();
-            for (int i = 0; i < 63; i++)
-            {
-                sent.write(RawClient.publish("t", new byte[]{(byte)i}, 0, 0)); // slots 1..63: the ring is full
-            }
-            acks(sent, PacketType.PUBACK, 1, 5);
-            sent.write(RawClient.publish("t", new byte[]{99}, 0, 0));
-            client.send(sent.toByteArray());
-            stepped.stepUntil(() -> stepped.ring.getCursor() == 63);
-            for (int i = 0; i < 20; i++)
-            {
-                stepped.agent.doWork(); // the run finds no room: it stays buffered, the connection paused
-            }
-            assertThat(stepped.ring.getCursor()).isEqualTo(63);
+            runBehindAFullRing(stepped, client, RawClient.publish("t", new byte[]{99}, 0, 0));
 
             consumed.set(1); // two slots free: the run and the PUBLISH behind it
             stepped.stepUntil(() -> stepped.ring.getCursor() == 65);
@@ -108,10 +95,7 @@ class AckRunTest
             assertRun(stepped.ring.get(1), PacketType.PUBACK, 1, 2);
             assertThat(stepped.ring.get(2).kind).as("the end, nothing after it")
                 .isEqualTo(IngressEvent.CONNECTION_LOST);
-            for (int i = 0; i < 20; i++)
-            {
-                stepped.agent.doWork();
-            }
+            idle(stepped);
             assertThat(stepped.ring.getCursor()).isEqualTo(2);
         }
     }
@@ -147,19 +131,7 @@ class AckRunTest
         final Sequence consumed = new Sequence();
         try (SteppedAgent stepped = SteppedAgent.open(CONTEXT, consumed); RawClient client = connected(stepped))
         {
-            final ByteArrayOutputStream sent = new ByteArrayOutputStream();
-            for (int i = 0; i < 63; i++)
-            {
-                sent.write(RawClient.publish("t", new byte[]{(byte)i}, 0, 0));
-            }
-            acks(sent, PacketType.PUBACK, 1, 5);
-            client.send(sent.toByteArray());
-            stepped.stepUntil(() -> stepped.ring.getCursor() == 63);
-            for (int i = 0; i < 20; i++)
-            {
-                stepped.agent.doWork();
-            }
-            assertThat(stepped.ring.getCursor()).isEqualTo(63);
+            runBehindAFullRing(stepped, client, new byte[0]);
             consumed.set(0);
             stepped.stepUntil(() -> stepped.ring.getCursor() == 64);
             assertRun(stepped.ring.get(64), PacketType.PUBACK, 1, 5);
@@ -230,6 +202,37 @@ class AckRunTest
             }
             assertThat(seen).containsExactly("1:1/128", "1:2/0", "2:3/128", "3:4/0");
             assertThat(stepped.ring.get(2).packetLength).isEqualTo(largeLength);
+        }
+    }
+
+    /**
+     * Sends 63 PUBLISHes (slots 1..63 of a ring nothing consumes: full), PUBACKs 1..5, then {@code after}; the run
+     * finds no room and stays buffered, the connection paused.
+     */
+    private static void runBehindAFullRing(final SteppedAgent stepped, final RawClient client, final byte[] after)
+        throws Exception
+    {
+        final ByteArrayOutputStream sent = new ByteArrayOutputStream();
+        for (int i = 0; i < 63; i++)
+        {
+            sent.write(RawClient.publish("t", new byte[]{(byte)i}, 0, 0));
+        }
+        acks(sent, PacketType.PUBACK, 1, 5);
+        sent.write(after);
+        client.send(sent.toByteArray());
+        stepped.stepUntil(() -> stepped.ring.getCursor() == 63);
+        idle(stepped);
+        assertThat(stepped.ring.getCursor()).as("nothing more while the ring is full").isEqualTo(63);
+    }
+
+    /**
+     * Twenty more duty cycles: time for anything the agent would still hand on.
+     */
+    private static void idle(final SteppedAgent stepped) throws Exception
+    {
+        for (int i = 0; i < 20; i++)
+        {
+            stepped.agent.doWork();
         }
     }
 
