@@ -31,7 +31,7 @@ import java.net.InetSocketAddress;
  * bytes are read, and before CONNECT the first packet must be a CONNECT of at most {@code --max-connect-size},
  * judged as soon as its remaining length is known.
  */
-final class ConnectionReader
+final class ConnectionReader implements PausedConnections.Retry
 {
     /**
      * Largest single read, and the scratch buffer's size; a partial packet's buffer grows toward it. 64 KiB: with a
@@ -396,6 +396,21 @@ final class ConnectionReader
         }
         now.clear();
         return work;
+    }
+
+    /**
+     * A paused connection's turn: {@link #processInbound}.
+     */
+    @Override
+    public int retry(final Connection connection)
+    {
+        return processInbound(connection);
+    }
+
+    @Override
+    public boolean hasRoom()
+    {
+        return ingress.hasRoom();
     }
 
     /**

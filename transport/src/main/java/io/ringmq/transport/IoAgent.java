@@ -171,7 +171,7 @@ final class IoAgent implements Agent
         {
             credentials.sink(index, this::onVerdict);
         }
-        this.retry = reader::processInbound;
+        this.retry = reader;
         this.context = context;
         this.skipSelectAfterSleep = context.threading() == BrokerContext.Threading.SHARED;
         this.acceptorConnections = connectionCount;

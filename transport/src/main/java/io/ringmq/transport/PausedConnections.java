@@ -19,6 +19,15 @@ final class PausedConnections
          * @return packets handed on.
          */
         int retry(Connection connection);
+
+        /**
+         * @return false when no packet could go on now (the ingress ring is full): the retries wait, in order, and
+         * cost nothing until then.
+         */
+        default boolean hasRoom()
+        {
+            return true;
+        }
     }
 
     private final ArrayList<Connection> connections = new ArrayList<>();
@@ -34,7 +43,8 @@ final class PausedConnections
     }
 
     /**
-     * Retries every connection once, oldest first; drops those closed, or no longer paused.
+     * Retries every connection once, oldest first, while the ring has room (a full ring is not asked again for each
+     * of them: each retry would frame a packet only to be refused); drops those closed, or no longer paused.
      *
      * @return packets handed on (the progress made), 0 when the ring is still full.
      */
@@ -51,6 +61,11 @@ final class PausedConnections
         for (int i = 0; i < count; i++)
         {
             final Connection connection = connections.get(i);
+            if (!connection.closed && !retry.hasRoom())
+            {
+                connections.set(kept++, connection); // not tried: it keeps its place, and is tried first next time
+                continue;
+            }
             if (!connection.closed)
             {
                 progress += retry.retry(connection);

@@ -3,6 +3,9 @@ package io.ringmq.transport;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -68,5 +71,62 @@ class PausedConnectionsTest
         assertThat(paused.size()).isZero();
         assertThat(paused.retry(connection -> 1)).isZero();
         assertThat(paused.isStalled()).isFalse();
+    }
+
+    @Test
+    @DisplayName("a full ring is not retried connection by connection: they wait in order, none dropped, and go on "
+        + "oldest first once there is room")
+    void fullRingWaitsInOrder()
+    {
+        final Connection a = connection(1);
+        final Connection b = connection(2);
+        final Connection resumed = connection(3);
+        resumed.paused = false; // added after its CONNACK: buffered packets, not paused
+        paused.add(a);
+        paused.add(b);
+        paused.add(resumed);
+        final SlotRetry ring = new SlotRetry();
+        for (int cycle = 0; cycle < 3; cycle++)
+        {
+            assertThat(paused.retry(ring)).isZero();
+            assertThat(paused.isStalled()).isTrue();
+        }
+        assertThat(ring.tried).isEmpty(); // no packet framed only to be refused
+        assertThat(paused.size()).isEqualTo(3); // the resumed one kept too: its packets still wait
+        assertThat(resumed.retrying).isTrue();
+
+        ring.room = 2;
+        assertThat(paused.retry(ring)).isEqualTo(2);
+        assertThat(ring.tried).containsExactly(a, b);
+        assertThat(paused.size()).isEqualTo(1);
+        ring.room = 1;
+        assertThat(paused.retry(ring)).isEqualTo(1);
+        assertThat(ring.tried).containsExactly(a, b, resumed);
+        assertThat(paused.size()).isZero();
+        assertThat(resumed.retrying).isFalse();
+    }
+
+    /**
+     * A ring of {@code room} free slots: a connection tried takes one and has handed everything.
+     */
+    private static final class SlotRetry implements PausedConnections.Retry
+    {
+        int room;
+        final List<Connection> tried = new ArrayList<>();
+
+        @Override
+        public int retry(final Connection connection)
+        {
+            tried.add(connection);
+            room--;
+            connection.paused = false;
+            return 1;
+        }
+
+        @Override
+        public boolean hasRoom()
+        {
+            return room > 0;
+        }
     }
 }
