@@ -62,8 +62,11 @@ public final class BrokerContext implements Cloneable
     private int maxClientIdLength = 1_024;
     private int maxSubscriptionsPerClient = 10_000;
     private long maxQueuedBytes = 16L * 1024 * 1024;
+    /** QoS 1 and 2 messages held for subscribers, in flight or queued, every shard together; AUTO: a quarter of the heap. */
+    private long maxMessageMemory = AUTO;
     private int maxRetainedMessages = 100_000;
-    private long maxRetainedBytes = 256L * 1024 * 1024;
+    /** AUTO: a quarter of the heap, where retained messages live, at most 256 MiB. */
+    private long maxRetainedBytes = AUTO;
     private long persistentClientExpirationMs = 7L * 24 * 3600 * 1000;
     private int maxSessions = 200_000;
     private long sysIntervalMs = 10_000;
@@ -148,7 +151,10 @@ public final class BrokerContext implements Cloneable
             "--max-client-id-length must be 23..65535 (a server accepts at least 23 [MQTT-3.1.3-5])");
         check(maxSubscriptionsPerClient >= 1, "--max-subscriptions-per-client must be positive");
         check(maxQueuedBytes >= 1024, "--max-queued-bytes must be at least 1024");
-        check(maxRetainedMessages >= 1 && maxRetainedBytes >= 1, "--max-retained-messages and -bytes must be >= 1");
+        check(maxMessageMemory == AUTO || maxMessageMemory >= 64 * 1024,
+            "--max-message-memory must be at least 64 KiB (or 0 for a quarter of the heap)");
+        check(maxRetainedMessages >= 1 && maxRetainedBytes >= 0,
+            "--max-retained-messages must be >= 1, --max-retained-bytes >= 1 (or 0 for a quarter of the heap)");
         check(persistentClientExpirationMs >= 0, "--persistent-client-expiration must be >= 0");
         // the outbound ring carries whole packets, at most an eighth of its capacity each (Agrona's limit)
         final int leastOutbound = outboundRingBytesFor(maxPacketSize);
@@ -276,6 +282,7 @@ public final class BrokerContext implements Cloneable
         live.maxInflight = next.maxInflight;
         live.maxQueued = next.maxQueued;
         live.maxQueuedBytes = next.maxQueuedBytes;
+        live.maxMessageMemory = next.maxMessageMemory;
         live.maxKeepAliveSeconds = next.maxKeepAliveSeconds;
         live.connectTimeoutMs = next.connectTimeoutMs;
         live.maxRetainedMessages = next.maxRetainedMessages;
@@ -307,6 +314,7 @@ public final class BrokerContext implements Cloneable
         differs(changed, "max-inflight", maxInflight, live.maxInflight);
         differs(changed, "max-queued", maxQueued, live.maxQueued);
         differs(changed, "max-queued-bytes", maxQueuedBytes, live.maxQueuedBytes);
+        differs(changed, "max-message-memory", maxMessageMemory, live.maxMessageMemory);
         differs(changed, "max-keepalive", maxKeepAliveSeconds, live.maxKeepAliveSeconds);
         differs(changed, "connect-timeout", connectTimeoutMs, live.connectTimeoutMs);
         differs(changed, "max-retained-messages", maxRetainedMessages, live.maxRetainedMessages);
@@ -414,8 +422,10 @@ public final class BrokerContext implements Cloneable
             " ring-size=" + ringSize + " max-connections=" + maxConnections + " max-inflight=" + maxInflight +
             " max-queued=" + maxQueued + " max-packet-size=" + maxPacketSize + " connect-timeout=" +
             connectTimeoutMs + "ms max-client-id-length=" + maxClientIdLength + " max-subscriptions-per-client=" +
-            maxSubscriptionsPerClient + " max-queued-bytes=" + maxQueuedBytes + " max-retained=" +
-            maxRetainedMessages + "/" + maxRetainedBytes + "B persistent-client-expiration=" +
+            maxSubscriptionsPerClient + " max-queued-bytes=" + maxQueuedBytes + " max-message-memory=" +
+            messageMemoryBytes() + (maxMessageMemory == AUTO ? "(auto)" : "") + " max-retained=" +
+            maxRetainedMessages + "/" + maxRetainedBytes() + "B" + (maxRetainedBytes == AUTO ? "(auto)" : "") +
+            " persistent-client-expiration=" +
             persistentClientExpirationMs / 1000 + "s max-sessions=" + maxSessions + " sys-interval=" + sysIntervalMs + "ms" + " slot-inline-bytes=" + slotInlineBytes + " message-log-bytes=" +
             messageLogBytes + " outbound-ring-bytes=" + outboundRingBytes + " anonymous=" + anonymous.name().toLowerCase() +
             (null != user ? " user=" + user : "") + (null != passwordFile ? " password-file=" + passwordFile : "") +
@@ -860,6 +870,35 @@ public final class BrokerContext implements Cloneable
         return maxQueuedBytes;
     }
 
+    /**
+     * @return {@code --max-message-memory} as given: bytes, or {@link #AUTO}.
+     */
+    public long maxMessageMemory()
+    {
+        return maxMessageMemory;
+    }
+
+    public BrokerContext maxMessageMemory(final long maxMessageMemory)
+    {
+        this.maxMessageMemory = maxMessageMemory;
+        return this;
+    }
+
+    /**
+     * @return the bytes of QoS 1 and 2 messages the delivery shards may hold together (each copy once, in flight or
+     * queued, with a small allowance per copy): {@code --max-message-memory}, or a quarter of the JVM's maximum heap,
+     * where those copies live (16 MiB under {@code bin/ringmq}'s 256m).
+     */
+    public long messageMemoryBytes()
+    {
+        return maxMessageMemory == AUTO ? quarterOfHeap() : maxMessageMemory;
+    }
+
+    private static long quarterOfHeap()
+    {
+        return Math.max(1024 * 1024, Runtime.getRuntime().maxMemory() / 4);
+    }
+
     public BrokerContext maxQueuedBytes(final long maxQueuedBytes)
     {
         this.maxQueuedBytes = maxQueuedBytes;
@@ -871,9 +910,14 @@ public final class BrokerContext implements Cloneable
         return maxRetainedMessages;
     }
 
+    /**
+     * @return the topic and payload bytes of retained messages a routing stage holds: {@code --max-retained-bytes},
+     * or a quarter of the JVM's maximum heap, at most 256 MiB (16 MiB under {@code bin/ringmq}'s 256m), so that
+     * retained messages alone never fill the heap they live on.
+     */
     public long maxRetainedBytes()
     {
-        return maxRetainedBytes;
+        return maxRetainedBytes == AUTO ? Math.min(256L * 1024 * 1024, quarterOfHeap()) : maxRetainedBytes;
     }
 
     public BrokerContext maxRetained(final int messages, final long bytes)

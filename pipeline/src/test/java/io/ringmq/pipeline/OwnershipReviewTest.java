@@ -374,4 +374,60 @@ class OwnershipReviewTest
             assertThat(ms).as("ms the routing stage spent on one 40 KB SUBSCRIBE").isLessThan(100);
         });
     }
+
+    @Test
+    @DisplayName("a session that moves to another shard takes copies of its own of the messages it shares with "
+        + "sessions left in the old shard: each shard counts references on its own thread, and both get every "
+        + "message, whole, in order")
+    void aMovingSessionTakesPrivateCopies()
+    {
+        final MultiAgentHarness harness = new MultiAgentHarness(
+            new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2));
+        harness.packet(0, 1, connect("a", false));
+        harness.packet(0, 1, subscribe("t", 1));
+        harness.packet(0, 2, connect("b", false));
+        harness.packet(0, 2, subscribe("t", 1));
+        harness.packet(0, 3, connect("pub", true));
+        harness.outbound.sent.clear();
+        harness.end(0, 1, IngressEvent.CONNECTION_LOST); // a: offline, its messages queue in shard 0
+        for (int i = 1; i <= 3; i++)
+        {
+            harness.packet(0, 3, publishOf("t", 1, i, "m" + i)); // one copy each, shared by a's queue and b's window
+        }
+        assertThat(PipelineTest.payloads(harness.outbound.takePackets(2))).containsExactly("m1", "m2", "m3");
+
+        harness.packet(1, 4, connect("a", false)); // a resumes through agent 1: its session moves to shard 1
+        final List<byte[]> resent = harness.outbound.takePackets(4);
+        assertThat(PipelineTest.payloads(resent.subList(1, resent.size()))).containsExactly("m1", "m2", "m3");
+        for (final byte[] publish : resent.subList(1, resent.size()))
+        {
+            harness.packet(1, 4, ack(PacketType.PUBACK, PipelineTest.packetId(publish))); // shard 1 lets go of them
+        }
+        harness.packet(0, 3, publishOf("t", 1, 4, "m4")); // shard 0 may now reuse what it let go of
+        final List<byte[]> toA = harness.outbound.takePackets(4);
+        assertThat(PipelineTest.payloads(toA)).containsExactly("m4");
+        harness.packet(1, 4, ack(PacketType.PUBACK, PipelineTest.packetId(toA.get(0))));
+        final List<byte[]> toB = harness.outbound.takePackets(2);
+        assertThat(PipelineTest.payloads(toB)).containsExactly("m4");
+        harness.end(0, 2, IngressEvent.CONNECTION_LOST);
+        harness.packet(0, 5, connect("b", false)); // b's unacknowledged messages come again, unchanged
+        final List<byte[]> again = harness.outbound.takePackets(5);
+        assertThat(PipelineTest.payloads(again.subList(1, again.size()))).containsExactly("m1", "m2", "m3", "m4");
+        for (final byte[] publish : again.subList(1, again.size()))
+        {
+            harness.packet(0, 5, ack(PacketType.PUBACK, PipelineTest.packetId(publish)));
+        }
+        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).as("every copy counted where it lives, "
+            + "and given back").isZero();
+        assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).isZero();
+    }
+
+    private static byte[] publishOf(final String topic, final int qos, final int packetId, final String payload)
+    {
+        final PublishEncoder encoder = new PublishEncoder().reset().qos(qos).packetId(packetId).topic(topic)
+            .payload(payload.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
+        encoder.encode(buffer, 0);
+        return buffer.byteArray();
+    }
 }

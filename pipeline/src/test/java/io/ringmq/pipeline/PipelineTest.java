@@ -224,14 +224,27 @@ class PipelineTest
         assertThat(payloads(outbound.takePackets(1))).containsExactly("5");
     }
 
-    private static int packetId(final byte[] publish)
+    static int packetId(final byte[] publish)
     {
         final PacketDecoder decoder = new PacketDecoder();
         decoder.decode(new UnsafeBuffer(publish), 0, publish.length, MqttVersion.V3_1_1, 1 << 20);
         return decoder.publish().packetId();
     }
 
-    private static List<String> payloads(final List<byte[]> publishes)
+    /**
+     * @return the first 8 bytes of each PUBLISH's payload.
+     */
+    static List<String> payloadsOf(final List<byte[]> publishes)
+    {
+        final List<String> heads = new java.util.ArrayList<>();
+        for (final String payload : payloads(publishes))
+        {
+            heads.add(payload.substring(0, Math.min(8, payload.length())));
+        }
+        return heads;
+    }
+
+    static List<String> payloads(final List<byte[]> publishes)
     {
         final List<String> payloads = new java.util.ArrayList<>();
         for (final byte[] publish : publishes)

@@ -194,13 +194,20 @@ public final class Main implements Callable<Integer>
             + "(default: ${DEFAULT-VALUE}).")
     long maxQueuedBytes = DEFAULTS.maxQueuedBytes();
 
+    @Option(names = "--max-message-memory", paramLabel = "BYTES",
+        description = "QoS 1/2 messages held for subscribers, in flight or queued, all clients together (each copy "
+            + "once); past it further ones are dropped and counted; 0 = a quarter of the max heap "
+            + "(default: ${DEFAULT-VALUE}).")
+    long maxMessageMemory = BrokerContext.AUTO;
+
     @Option(names = "--max-retained-messages", paramLabel = "N",
         description = "Retained messages held; further ones are not stored (default: ${DEFAULT-VALUE}).")
     int maxRetainedMessages = DEFAULTS.maxRetainedMessages();
 
     @Option(names = "--max-retained-bytes", paramLabel = "BYTES",
-        description = "Topic+payload bytes of retained messages held (default: ${DEFAULT-VALUE}).")
-    long maxRetainedBytes = DEFAULTS.maxRetainedBytes();
+        description = "Topic+payload bytes of retained messages held; 0 = a quarter of the max heap, at most 256 MiB "
+            + "(default: ${DEFAULT-VALUE}).")
+    long maxRetainedBytes = BrokerContext.AUTO;
 
     @Option(names = "--persistent-client-expiration", paramLabel = "DURATION",
         description = "Drop a persistent session whose client has not come back for this long, e.g. 2h, 7d, 1w; "
@@ -625,6 +632,7 @@ public final class Main implements Callable<Integer>
             .maxClientIdLength(maxClientIdLength)
             .maxSubscriptionsPerClient(maxSubscriptionsPerClient)
             .maxQueuedBytes(maxQueuedBytes)
+            .maxMessageMemory(maxMessageMemory)
             .maxRetained(maxRetainedMessages, maxRetainedBytes)
             .persistentClientExpirationMs(parseLongDurationMs(persistentClientExpiration))
             .maxSessions(maxSessions)

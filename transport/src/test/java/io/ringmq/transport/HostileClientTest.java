@@ -216,21 +216,7 @@ class HostileClientTest
         final Paho live = paho("live");
         live.client.subscribe("live/x", 1);
 
-        final RawClient flooder = handshaken("flooder");
-        final ByteArrayOutputStream chunk = new ByteArrayOutputStream(512 * 1024);
-        for (int i = 0; i < flood; i++)
-        {
-            chunk.writeBytes(RawClient.publish("r/" + i, utf8("v" + i), 0, 0, true));
-            if (chunk.size() > 256 * 1024)
-            {
-                flooder.send(chunk.toByteArray());
-                chunk.reset();
-            }
-        }
-        chunk.writeBytes(RawClient.publish("sync", new byte[]{1}, 1, 1, false));
-        flooder.send(chunk.toByteArray());
-        // the routing stage takes one connection's packets in order: when this PUBACK comes, the flood is stored
-        assertThat(flooder.readPacket(60_000)).as(diagnostics()).isEqualTo(PacketType.PUBACK);
+        floodAndSync(handshaken("flooder"), flood, i -> RawClient.publish("r/" + i, utf8("v" + i), 0, 0, true));
         assertThat(broker.counter(BrokerCounters.RETAINED_REFUSED_LIMIT)).isEqualTo(flood - limit);
 
         final Paho publisher = paho("pub");
@@ -249,6 +235,26 @@ class HostileClientTest
         final String[] firstStored = new String[limit];
         Arrays.setAll(firstStored, i -> "r/" + i);
         assertThat(retained).extracting(Paho.Received::topic).containsExactlyInAnyOrder(firstStored);
+        assertBrokerHealthy(rssBudget(DEFAULTS.maxPacketSize()));
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    @DisplayName("retained messages of 64 KiB on 4,000 topics, 250 MiB, more than the heap they live on: those past "
+        + "--max-retained-bytes (a quarter of the heap) are refused and counted, the rest are kept [MQTT-3.3.1-5]")
+    void retainedPastTheHeap() throws Exception
+    {
+        // the timeout on a thread of its own: a broker out of heap stops reading, and a blocked write is not interrupted
+        broker = ForkedBroker.start(directory);
+        final byte[] payload = new byte[64 * 1024];
+        final int topics = 4_000;
+        floodAndSync(handshaken("heavy-retainer"), topics, i -> RawClient.publish("heavy/" + i, payload, 0, 0, true));
+        final long refused = broker.counter(BrokerCounters.RETAINED_REFUSED_LIMIT);
+        final long kept = topics - refused;
+        System.out.printf("%s: %d retained kept, %d refused%n", testName, kept, refused);
+        assertThat(broker.counter(BrokerCounters.RETAINED_CURRENT)).as("with $SYS's own").isGreaterThanOrEqualTo(kept);
+        assertThat(kept * (payload.length + "heavy/0".length())).as("at most a quarter of the 256 MiB heap")
+            .isLessThanOrEqualTo(64 * MIB).isGreaterThan(32 * MIB);
         assertBrokerHealthy(rssBudget(DEFAULTS.maxPacketSize()));
     }
 
@@ -543,6 +549,79 @@ class HostileClientTest
     }
 
     // ---------------------------------------------------------------------------------------------------------
+    // 9
+
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    @DisplayName("20 offline persistent sessions, each on a topic of its own, sent 320 MiB of QoS 1 messages: more "
+        + "than the heap, within every per-client limit. What is kept stays within --max-message-memory (a quarter "
+        + "of the heap), the rest is dropped and counted, and a returning session gets the oldest, in order "
+        + "[MQTT-4.6.0-6]")
+    void offlineSessionsPastTheHeap() throws Exception
+    {
+        broker = ForkedBroker.start(directory);
+        final int sessions = 20;
+        for (int s = 0; s < sessions; s++)
+        {
+            try (RawClient client = new RawClient(broker.port()))
+            {
+                assertThat(client.handshake(RawClient.connect("away-" + s, false, 0))).isZero();
+                client.send(RawClient.subscribe(1, "away/" + s, 1));
+                assertThat(client.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
+            }
+        }
+        final RawClient publisher = handshaken("flood");
+        final int perSession = 256; // 256 x 64 KiB: each session's --max-queued-bytes (16 MiB)
+        final byte[] payload = new byte[64 * 1024];
+        int packetId = 0;
+        for (int i = 0; i < perSession; i++)
+        {
+            final ByteArrayOutputStream round = new ByteArrayOutputStream(sessions * (payload.length + 32));
+            System.arraycopy(String.format("%08d", i).getBytes(StandardCharsets.US_ASCII), 0, payload, 0, 8);
+            for (int s = 0; s < sessions; s++)
+            {
+                packetId = packetId % 65_535 + 1;
+                round.writeBytes(RawClient.publish("away/" + s, payload, 1, packetId, false));
+            }
+            publisher.send(round.toByteArray());
+            for (int s = 0; s < sessions; s++)
+            {
+                assertThat(publisher.readPacket(10_000)).as(diagnostics()).isEqualTo(PacketType.PUBACK);
+            }
+        }
+        final long held = broker.counter(BrokerCounters.MESSAGE_MEMORY);
+        final long dropped = broker.counter(BrokerCounters.MESSAGE_MEMORY_DROPPED);
+        System.out.printf("%s: %d MiB held, %d messages dropped%n", testName, held / MIB, dropped);
+        assertThat(held).as("bytes held, at most a quarter of the 256 MiB heap%n%s", diagnostics())
+            .isLessThanOrEqualTo(64 * MIB).isGreaterThan(32 * MIB);
+        final long kept = (long)sessions * perSession - dropped;
+        assertThat(broker.counter(BrokerCounters.QUEUED_BYTES_DROPPED) + broker.counter(
+            BrokerCounters.QUEUE_FULL_DROPPED)).as("no per-client limit was reached").isZero();
+
+        // the round-robin flood kept the first messages: session 0 has rounds 0.. of them, in order
+        final RawClient back = raw();
+        assertThat(back.handshake(RawClient.connect("away-0", false, 0))).isZero();
+        final long expected = (kept + sessions - 1) / sessions;
+        for (int i = 0; i < expected; i++)
+        {
+            assertThat(back.readPacket(10_000)).as("message %d of %d%n%s", i, expected, diagnostics())
+                .isEqualTo(PacketType.PUBLISH);
+            final String header = new String(back.lastPacket(), back.lastPacket().length - payload.length, 8,
+                StandardCharsets.US_ASCII);
+            assertThat(Integer.parseInt(header)).isEqualTo(i);
+            back.send(RawClient.ack(PacketType.PUBACK, back.decoder().publish().packetId()));
+        }
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (broker.counter(BrokerCounters.MESSAGE_MEMORY) > held - expected * payload.length &&
+            System.nanoTime() < deadline)
+        {
+            Thread.sleep(20); // the acknowledged copies go back: the gauge falls by what session 0 held
+        }
+        assertThat(broker.counter(BrokerCounters.MESSAGE_MEMORY)).isLessThanOrEqualTo(held - expected * payload.length);
+        assertBrokerHealthy(rssBudget(DEFAULTS.maxPacketSize()));
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
 
     /**
      * The broker is alive, counted no unexpected error, serves a normal client, and its peak resident set stayed
@@ -619,6 +698,28 @@ class HostileClientTest
     private String diagnostics()
     {
         return null == broker ? "" : broker.diagnostics();
+    }
+
+    /**
+     * Sends {@code count} packets in chunks of about 256 KiB, then a QoS 1 PUBLISH, and waits for its PUBACK: the
+     * routing stage takes one connection's packets in order, so then every packet before it was handled.
+     */
+    private void floodAndSync(final RawClient flooder, final int count,
+        final java.util.function.IntFunction<byte[]> packet) throws IOException
+    {
+        final ByteArrayOutputStream chunk = new ByteArrayOutputStream(512 * 1024);
+        for (int i = 0; i < count; i++)
+        {
+            chunk.writeBytes(packet.apply(i));
+            if (chunk.size() > 256 * 1024)
+            {
+                flooder.send(chunk.toByteArray());
+                chunk.reset();
+            }
+        }
+        chunk.writeBytes(RawClient.publish("sync", new byte[]{1}, 1, 1, false));
+        flooder.send(chunk.toByteArray());
+        assertThat(flooder.readPacket(60_000)).as(diagnostics()).isEqualTo(PacketType.PUBACK);
     }
 
     private <T extends AutoCloseable> T closeLater(final T closeable)

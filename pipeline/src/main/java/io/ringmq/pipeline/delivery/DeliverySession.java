@@ -382,6 +382,54 @@ final class DeliverySession
     }
 
     /**
+     * Before it moves to another shard: each message in its window and queue is replaced by a copy of its own that
+     * belongs to that shard, and its reference to this shard's copy, which other sessions here may share, is
+     * released here. A reference count is never touched by two threads.
+     */
+    void copyMessagesFor(final int toShard, final SharedMessage.Pool pool)
+    {
+        for (int slot = 0; slot < windowCapacity(); slot++)
+        {
+            final SharedMessage message = window.message(slot);
+            if (null != message)
+            {
+                window.replaceMessage(slot, moved(message, toShard, pool));
+            }
+        }
+        for (int i = 0; i < queueSize(); i++)
+        {
+            queue.replaceMessage(i, moved(queue.message(i), toShard, pool));
+        }
+    }
+
+    /**
+     * Calls {@code action} with each message in its window and queue, once per entry.
+     */
+    void forEachMessage(final java.util.function.Consumer<SharedMessage> action)
+    {
+        for (int slot = 0; slot < windowCapacity(); slot++)
+        {
+            final SharedMessage message = window.message(slot);
+            if (null != message)
+            {
+                action.accept(message);
+            }
+        }
+        for (int i = 0; i < queueSize(); i++)
+        {
+            action.accept(queue.message(i));
+        }
+    }
+
+    private static SharedMessage moved(final SharedMessage message, final int toShard, final SharedMessage.Pool pool)
+    {
+        final SharedMessage copy = message.copyFor(toShard);
+        copy.retain();
+        pool.release(message);
+        return copy;
+    }
+
+    /**
      * Drops every outbound message: the session ends, or its id is reused.
      */
     void clear(final SharedMessage.Pool pool)

@@ -39,6 +39,7 @@ import java.util.function.IntConsumer;
 public final class DeliveryShard implements Stage
 {
     private final int index;
+    private final int shardCount;
     /** The limits in force: new sessions get the in-flight window, new CONNACKs what they announce. */
     private BrokerContext context;
     private LiveLimits live;
@@ -89,8 +90,9 @@ public final class DeliveryShard implements Stage
         this.maxInflight = context.maxInflight();
         this.output = new ShardOutput(index, outbound, counters);
         this.messages = new MessageDelivery(index, sessions, output, counters, redispatch, context.maxQueued(),
-            context.maxQueuedBytes(), journal);
-        this.moves = new ShardMoves(index, handover, sessions, counters, maxInflight, windows, messages::forget);
+            context.maxQueuedBytes(), context.messageMemoryBytes() / handover.shardCount(), journal);
+        this.shardCount = handover.shardCount();
+        this.moves = new ShardMoves(index, handover, sessions, counters, maxInflight, windows, messages);
         this.control = new ControlPackets(context);
     }
 
@@ -190,6 +192,11 @@ public final class DeliveryShard implements Stage
     {
         journal.commit();
         output.endOfBatch();
+        final long memoryChange = messages.takeMessageMemoryChange();
+        if (0 != memoryChange)
+        {
+            counters.add(BrokerCounters.MESSAGE_MEMORY, memoryChange); // every shard's share, in one gauge
+        }
     }
 
     /**
@@ -282,7 +289,7 @@ public final class DeliveryShard implements Stage
         context = next;
         maxInflight = next.maxInflight();
         moves.maxInflight(maxInflight);
-        messages.queueLimits(next.maxQueued(), next.maxQueuedBytes());
+        messages.queueLimits(next.maxQueued(), next.maxQueuedBytes(), next.messageMemoryBytes() / shardCount);
         control.limits(next);
     }
 

@@ -111,6 +111,14 @@ final class InflightWindow
     }
 
     /**
+     * Puts another copy of the same message in an occupied slot (the caller moves the references).
+     */
+    void replaceMessage(final int slot, final SharedMessage message)
+    {
+        messages[slot] = message;
+    }
+
+    /**
      * @return the message the slot held, which the caller releases.
      */
     SharedMessage remove(final int slot)

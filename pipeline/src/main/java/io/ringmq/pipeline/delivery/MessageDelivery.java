@@ -19,7 +19,7 @@ import org.agrona.collections.Long2ObjectHashMap;
  * and gives back a shared subscriber's unacknowledged messages when its session ends. Encoding is
  * {@link PublishWriter}'s. Owned by its shard's thread.
  */
-final class MessageDelivery
+final class MessageDelivery implements ShardMoves.Messages
 {
     private final int shard;
     private final ShardSessions sessions;
@@ -28,7 +28,9 @@ final class MessageDelivery
     private final SharedRedispatch redispatch;
     private int maxQueued;
     private long maxQueuedBytes;
-    private final SharedMessage.Pool pool = new SharedMessage.Pool(1_024);
+    /** This shard's share of --max-message-memory. */
+    private long messageMemoryBytes;
+    private final SharedMessage.Pool pool;
     private final PublishWriter writer = new PublishWriter();
     /** One-identifier arrays, shared by the messages they go with (bounded: past it, a message gets its own). */
     private final Int2ObjectHashMap<int[]> singleIds = new Int2ObjectHashMap<>();
@@ -48,12 +50,17 @@ final class MessageDelivery
     private int messageQos;
     private long nowMs;
 
+    /**
+     * @param messageMemoryBytes this shard's share of {@code --max-message-memory}.
+     */
     MessageDelivery(final int shard, final ShardSessions sessions, final ShardOutput output,
         final BrokerCounters counters, final SharedRedispatch redispatch, final int maxQueued,
-        final long maxQueuedBytes, final ShardJournal journal)
+        final long maxQueuedBytes, final long messageMemoryBytes, final ShardJournal journal)
     {
+        this.messageMemoryBytes = messageMemoryBytes;
         this.journal = journal;
         this.shard = shard;
+        this.pool = new SharedMessage.Pool(shard, 1_024);
         this.sessions = sessions;
         this.output = output;
         this.counters = counters;
@@ -231,10 +238,34 @@ final class MessageDelivery
     }
 
     /**
+     * A session's delivery half leaves for another shard: it takes copies of its messages of its own along.
+     */
+    @Override
+    public void leave(final DeliverySession session, final int toShard)
+    {
+        session.copyMessagesFor(toShard, pool);
+    }
+
+    @Override
+    public void arrive(final DeliverySession session)
+    {
+        session.forEachMessage(pool::adopt);
+    }
+
+    /**
+     * @return how much the bytes of kept copies changed since the last call (for the gauge, once per batch).
+     */
+    long takeMessageMemoryChange()
+    {
+        return pool.takeKeptBytesChange();
+    }
+
+    /**
      * A session's delivery half goes (it ended, expired, or its id is reused): what it took through shared
      * subscriptions goes back to its groups, the rest is released.
      */
-    void forget(final DeliverySession session)
+    @Override
+    public void forget(final DeliverySession session)
     {
         handBackShared(session);
         session.clear(pool);
@@ -286,7 +317,13 @@ final class MessageDelivery
             }
             else if (session.canSendNow())
             {
-                final int slot = inflight(session, retainedCopy(), qos, retain, ids, group);
+                final SharedMessage message = retainedCopy();
+                if (null == message)
+                {
+                    dropForMemory(session, qos);
+                    continue;
+                }
+                final int slot = inflight(session, message, qos, retain, ids, group);
                 if (!sendLive(session, qos, retain, session.inflightPacketId(slot), ids))
                 {
                     dropInflight(session, slot); // too large for this client: never in flight
@@ -403,12 +440,17 @@ final class MessageDelivery
     }
 
     /**
-     * @return the event's message as a kept copy with one more reference (copied once per event).
+     * @return the event's message as a kept copy with one more reference (copied once per event); null when a copy
+     * would take the shard past its share of --max-message-memory.
      */
     private SharedMessage retainedCopy()
     {
         if (null == eventMessage)
         {
+            if (!pool.hasRoomFor(writer.keptLength(), messageMemoryBytes))
+            {
+                return null;
+            }
             eventMessage = writer.copy(pool, messageQos);
             eventMessage.messageNumber(eventMessageNumber);
             eventMessage.retain(); // the event's own reference: a holder that lets go never recycles it mid-event
@@ -434,7 +476,13 @@ final class MessageDelivery
     {
         if (session.canSendNow()) // sent now, or behind the backlog in order: either way it is in flight
         {
-            final int slot = inflight(session, retainedCopy(), qos, retain, ids, group);
+            final SharedMessage message = retainedCopy();
+            if (null == message)
+            {
+                dropForMemory(session, qos);
+                return;
+            }
+            final int slot = inflight(session, message, qos, retain, ids, group);
             if (!sendPublish(session, slot, false))
             {
                 dropInflight(session, slot);
@@ -452,6 +500,11 @@ final class MessageDelivery
             return;
         }
         final SharedMessage message = retainedCopy();
+        if (null == message)
+        {
+            dropForMemory(session, qos);
+            return;
+        }
         if (session.queuedBytes() + message.length() > maxQueuedBytes)
         {
             pool.release(message);
@@ -464,6 +517,16 @@ final class MessageDelivery
             counters.increment(BrokerCounters.INFLIGHT_FULL_QUEUED);
         }
         session.enqueue(message, qos, retain, ids, group);
+    }
+
+    /**
+     * The shard holds --max-message-memory in copies already: the message is not kept for this session, as a full
+     * queue would not keep it.
+     */
+    private void dropForMemory(final DeliverySession session, final int qos)
+    {
+        counters.increment(BrokerCounters.MESSAGE_MEMORY_DROPPED);
+        journal.done(session.persistenceKey, eventMessageNumber, qos);
     }
 
     void drainQueue(final DeliverySession session)
@@ -563,8 +626,9 @@ final class MessageDelivery
      * New bounds of every session's queue (a reload), from the next message on: what is queued beyond them stays
      * queued and drains as it would.
      */
-    void queueLimits(final int maxQueued, final long maxQueuedBytes)
+    void queueLimits(final int maxQueued, final long maxQueuedBytes, final long messageMemoryBytes)
     {
+        this.messageMemoryBytes = messageMemoryBytes;
         this.maxQueued = maxQueued;
         this.maxQueuedBytes = maxQueuedBytes;
     }

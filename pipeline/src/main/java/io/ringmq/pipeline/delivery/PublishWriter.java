@@ -83,6 +83,14 @@ final class PublishWriter
     }
 
     /**
+     * @return the bytes a copy of the event's message holds: topic, properties and payload.
+     */
+    int keptLength()
+    {
+        return topicLength + propertiesLength + payloadLength;
+    }
+
+    /**
      * @param publishedQos the QoS the message was published with.
      * @return a pooled copy of the event's message, with no reference yet.
      */

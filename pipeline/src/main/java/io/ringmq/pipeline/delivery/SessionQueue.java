@@ -76,6 +76,14 @@ final class SessionQueue
         return messages[index(i)];
     }
 
+    /**
+     * Puts another copy of the same message {@code i}th from the oldest (the caller moves the references).
+     */
+    void replaceMessage(final int i, final SharedMessage message)
+    {
+        messages[index(i)] = message;
+    }
+
     int qos(final int i)
     {
         return flags[index(i)] & QOS_MASK;

@@ -22,6 +22,14 @@ public final class ShardHandover
         }
     }
 
+    /**
+     * @return the shards it connects: the delivery shards of the broker.
+     */
+    public int shardCount()
+    {
+        return inboxes.length;
+    }
+
     void send(final int toShard, final DeliverySession session)
     {
         inboxes[toShard].offer(session); // publishes the session's state to the receiving shard's thread

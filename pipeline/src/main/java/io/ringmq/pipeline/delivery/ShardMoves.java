@@ -22,7 +22,7 @@ final class ShardMoves
     private final BrokerCounters counters;
     private int maxInflight;
     private final SessionWindows windows;
-    private final java.util.function.Consumer<DeliverySession> dropped;
+    private final Messages messages;
     /** Sessions handed over by other shards, by the connection id of the CONNECT that moved them. */
     private final Long2ObjectHashMap<DeliverySession> arrived = new Long2ObjectHashMap<>();
     /** Moves into this shard whose CONNECT failed here before the session arrived: connection id to session id. */
@@ -32,20 +32,40 @@ final class ShardMoves
     private long lastHandedOver = IngressEvent.NONE;
 
     /**
-     * @param dropped where a hand-over that arrives for a session that ended meanwhile goes (its messages are
-     *                released, a shared subscriber's handed back).
+     * @param messages what becomes of the messages a moving session holds, in this shard.
      */
     ShardMoves(final int index, final ShardHandover handover, final ShardSessions sessions,
-        final BrokerCounters counters, final int maxInflight, final SessionWindows windows,
-        final java.util.function.Consumer<DeliverySession> dropped)
+        final BrokerCounters counters, final int maxInflight, final SessionWindows windows, final Messages messages)
     {
-        this.dropped = dropped;
+        this.messages = messages;
         this.index = index;
         this.handover = handover;
         this.sessions = sessions;
         this.counters = counters;
         this.maxInflight = maxInflight;
         this.windows = windows;
+    }
+
+    /**
+     * The messages of a session's delivery half as it moves, each call on the thread of the shard named.
+     */
+    interface Messages
+    {
+        /**
+         * On the old shard, before the hand-over publishes the session to the new one: it takes copies of its own.
+         */
+        void leave(DeliverySession session, int toShard);
+
+        /**
+         * On the new shard, as it takes the session in: the copies are counted there.
+         */
+        void arrive(DeliverySession session);
+
+        /**
+         * On the new shard: a session that ended while on its way is dropped (its messages released, a shared
+         * subscriber's handed back).
+         */
+        void forget(DeliverySession session);
     }
 
     /**
@@ -75,6 +95,7 @@ final class ShardMoves
         {
             sessions.remove(event.sessionId);
         }
+        messages.leave(moving, event.agentIndex); // before the hand-over publishes it to the other shard's thread
         moving.connectionId = -1;
         moving.handoverTag = event.connectionId;
         counters.increment(BrokerCounters.SESSIONS_MOVED);
@@ -149,6 +170,7 @@ final class ShardMoves
         DeliverySession session;
         while (null != (session = handover.poll(index)))
         {
+            messages.arrive(session);
             final long tag = session.handoverTag;
             final long orphanOf = orphans.remove(tag);
             if (orphanOf != orphans.missingValue())
@@ -157,7 +179,7 @@ final class ShardMoves
             }
             else if (stale.remove(tag))
             {
-                dropped.accept(session); // its session ended while it was on its way
+                messages.forget(session); // its session ended while it was on its way
             }
             else
             {

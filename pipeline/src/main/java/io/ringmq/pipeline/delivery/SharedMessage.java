@@ -8,12 +8,16 @@ import java.util.ArrayDeque;
 /**
  * A copy of an application message that must outlive its slot (QoS 1 and 2 in flight or queued, for one or
  * more sessions of a shard): topic and payload in one reused buffer, counted references, and a pool, so the
- * QoS 1 and 2 paths allocate nothing per message in steady state. Owned by one delivery shard.
+ * QoS 1 and 2 paths allocate nothing per message in steady state. Owned by one delivery shard: its references
+ * are counted without atomics, so a session moving to another shard takes private copies along
+ * ({@link #copyFor}), never a copy other sessions of its old shard still hold; the pool asserts it (with -ea).
  */
 final class SharedMessage
 {
     private static final int SHRINK_ABOVE = 4 * 1024; // a pool of 1,024 holds at most 4 MiB after a burst
 
+    /** The shard whose pool it belongs to, the only thread that counts its references. */
+    private final int shard;
     private ExpandableArrayBuffer bytes = new ExpandableArrayBuffer(256);
     private int topicLength;
     private int propertiesLength;
@@ -23,6 +27,30 @@ final class SharedMessage
     private int references;
     /** Its number in the store, when the persistence stage stored it for persistent sessions; else 0. */
     private long messageNumber;
+
+    SharedMessage(final int shard)
+    {
+        this.shard = shard;
+    }
+
+    /**
+     * @return a copy owned by another shard, with no reference yet: what a session moving there takes along.
+     * Called on this message's own shard, before the hand-over publishes the copy to the other.
+     */
+    SharedMessage copyFor(final int toShard)
+    {
+        final SharedMessage copy = new SharedMessage(toShard);
+        final int length = length();
+        copy.bytes = new ExpandableArrayBuffer(Math.max(256, length));
+        copy.bytes.putBytes(0, bytes, 0, length);
+        copy.topicLength = topicLength;
+        copy.propertiesLength = propertiesLength;
+        copy.payloadLength = payloadLength;
+        copy.expiresAtMs = expiresAtMs;
+        copy.publishedQos = publishedQos;
+        copy.messageNumber = messageNumber;
+        return copy;
+    }
 
     long messageNumber()
     {
@@ -101,11 +129,25 @@ final class SharedMessage
      */
     static final class Pool
     {
-        private final ArrayDeque<SharedMessage> free = new ArrayDeque<>();
-        private final int maxFree;
+        /**
+         * What a kept copy costs beyond its bytes, counted against --max-message-memory: the object and its buffer's
+         * header (about 80 bytes), and room for the window and queue entries that name it.
+         */
+        static final int COPY_ALLOWANCE = 128;
 
-        Pool(final int maxFree)
+        private final ArrayDeque<SharedMessage> free = new ArrayDeque<>();
+        private final int shard;
+        private final int maxFree;
+        /** Bytes of the copies with references (made here, or brought by sessions that moved here), allowance included. */
+        private long keptBytes;
+        private long reportedBytes;
+
+        /**
+         * @param shard the shard it serves: every copy it makes is that shard's.
+         */
+        Pool(final int shard, final int maxFree)
         {
+            this.shard = shard;
             this.maxFree = maxFree;
         }
 
@@ -117,7 +159,7 @@ final class SharedMessage
             final DirectBuffer payload, final int payloadOffset, final int payloadLength, final long expiresAtMs,
             final int publishedQos)
         {
-            final SharedMessage message = free.isEmpty() ? new SharedMessage() : free.pollFirst();
+            final SharedMessage message = free.isEmpty() ? new SharedMessage(shard) : free.pollFirst();
             message.bytes.putBytes(0, topic, topicOffset, topicLength);
             if (propertiesLength > 0)
             {
@@ -131,7 +173,45 @@ final class SharedMessage
             message.publishedQos = publishedQos;
             message.references = 0;
             message.messageNumber = 0;
+            keptBytes += cost(message);
             return message;
+        }
+
+        /**
+         * @return whether a copy of {@code length} bytes fits within {@code budgetBytes} with what is kept already.
+         */
+        boolean hasRoomFor(final int length, final long budgetBytes)
+        {
+            return keptBytes + length + COPY_ALLOWANCE <= budgetBytes;
+        }
+
+        /**
+         * A copy brought by a session that moved here ({@link SharedMessage#copyFor}): counted here from now on.
+         */
+        void adopt(final SharedMessage message)
+        {
+            assert message.shard == shard : "a copy of shard " + message.shard + " adopted in shard " + shard;
+            keptBytes += cost(message);
+        }
+
+        long keptBytes()
+        {
+            return keptBytes;
+        }
+
+        /**
+         * @return how much {@link #keptBytes()} changed since the last call (for the shared gauge, once per batch).
+         */
+        long takeKeptBytesChange()
+        {
+            final long change = keptBytes - reportedBytes;
+            reportedBytes = keptBytes;
+            return change;
+        }
+
+        private static long cost(final SharedMessage message)
+        {
+            return message.length() + COPY_ALLOWANCE;
         }
 
         /**
@@ -139,18 +219,8 @@ final class SharedMessage
          */
         void release(final SharedMessage message)
         {
+            assert message.shard == shard : "a copy of shard " + message.shard + " released in shard " + shard;
             if (--message.references == 0)
-            {
-                recycle(message);
-            }
-        }
-
-        /**
-         * Gives back a copy nobody took a reference to.
-         */
-        void releaseIfUnused(final SharedMessage message)
-        {
-            if (null != message && message.references == 0)
             {
                 recycle(message);
             }
@@ -158,6 +228,7 @@ final class SharedMessage
 
         private void recycle(final SharedMessage message)
         {
+            keptBytes -= cost(message);
             if (free.size() < maxFree)
             {
                 if (message.bytes.capacity() > SHRINK_ABOVE)

@@ -112,6 +112,10 @@ public final class BrokerCounters
     public static final int AUTH_CACHE_HITS = 70;
     /** CONNECTs refused because the password file was reloaded while their hash ran (server unavailable). */
     public static final int AUTH_STALE_VERDICTS = 71;
+    /** QoS 1 and 2 messages not kept for a subscriber because the shards held --max-message-memory already. */
+    public static final int MESSAGE_MEMORY_DROPPED = 72;
+    /** Bytes the delivery shards hold in QoS 1 and 2 copies for subscribers (each copy once, with its allowance). */
+    public static final int MESSAGE_MEMORY = 73;
 
     private static final String[] NAMES =
     {
@@ -164,7 +168,9 @@ public final class BrokerCounters
         "addresses forgotten (auth-tracked-addresses)",
         "password hashes",
         "credential cache hits",
-        "CONNECTs refused (password file reloaded during the hash)"
+        "CONNECTs refused (password file reloaded during the hash)",
+        "messages dropped (max-message-memory)",
+        "message memory in bytes (gauge)"
     };
 
     private final CountersFile file;

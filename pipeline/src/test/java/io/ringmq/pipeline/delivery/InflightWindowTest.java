@@ -54,7 +54,7 @@ class InflightWindowTest
                         }
                     }
                     while (taken.containsKey(packetId));
-                    final int slot = window.add(new SharedMessage(), packetId, 1, DeliverySession.AWAIT_PUBACK, false,
+                    final int slot = window.add(new SharedMessage(0), packetId, 1, DeliverySession.AWAIT_PUBACK, false,
                         null, 0, maxSlots);
                     assertThat(slot).as("seed %d step %d: the lowest free slot, as ever", seed, step)
                         .isEqualTo(slots.nextClearBit(0));

@@ -1,0 +1,152 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.PublishEncoder;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static io.ringmq.pipeline.PipelineTest.ack;
+import static io.ringmq.pipeline.PipelineTest.connect;
+import static io.ringmq.pipeline.PipelineTest.subscribe;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code --max-message-memory}: the QoS 1 and 2 copies the delivery shards keep for subscribers are bounded all
+ * together, each copy counted once however many sessions hold it; past the bound a message is not kept (dropped and
+ * counted, as a full queue drops it), and what is acknowledged gives its room back.
+ */
+class MessageMemoryTest
+{
+    private static final int BUDGET = 64 * 1024;
+    /** A 4 KiB payload on topic "t" with the allowance per copy: 4,225 bytes, so 15 fit in 64 KiB. */
+    private static final int KEPT = BUDGET / (4096 + 1 + 128);
+
+    private final PipelineHarness harness = new PipelineHarness(new BrokerContext().maxMessageMemory(BUDGET),
+        new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null));
+
+    @Test
+    @DisplayName("ten offline sessions share each copy: 15 of 30 messages of 4 KiB are kept for all ten, the other "
+        + "150 deliveries dropped and counted; each returning session gets the first 15, in order [MQTT-4.6.0-6]")
+    void aSharedCopyCountsOnce()
+    {
+        final int sessions = 10;
+        for (int s = 0; s < sessions; s++)
+        {
+            harness.packet(s + 1, connect("away-" + s, false));
+            harness.packet(s + 1, subscribe("t", 1));
+            harness.offer(s + 1, true, new byte[0], IngressEvent.CONNECTION_LOST);
+        }
+        harness.packet(100, connect("pub", true));
+        for (int i = 0; i < 30; i++)
+        {
+            harness.packet(100, publish(i + 1, i));
+        }
+        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).isEqualTo(sessions * (30L - KEPT));
+        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).isEqualTo(KEPT * (4096 + 1 + 128L));
+        for (int s = 0; s < sessions; s++)
+        {
+            assertThat(drain(200 + s, "away-" + s)).as("session %d", s).containsExactlyElementsOf(range(0, KEPT));
+        }
+        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).as("all acknowledged: nothing held").isZero();
+
+        harness.offer(200, true, new byte[0], IngressEvent.CONNECTION_LOST);
+        for (int i = 30; i < 35; i++)
+        {
+            harness.packet(100, publish(i + 1, i)); // room again
+        }
+        assertThat(drain(300, "away-0")).containsExactlyElementsOf(range(30, 35));
+        assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).isZero();
+    }
+
+    @Test
+    @DisplayName("an online subscriber that never acknowledges holds its window, and no more: once the shard holds "
+        + "the budget further messages are dropped for every subscriber, and an acknowledgement makes room again")
+    void aStuckWindowHoldsItsShare()
+    {
+        harness.packet(1, connect("stuck", true));
+        harness.packet(1, subscribe("t", 1));
+        harness.packet(100, connect("pub", true));
+        for (int i = 0; i < 40; i++)
+        {
+            harness.packet(100, publish(i + 1, i));
+        }
+        final List<byte[]> sent = publishes(1);
+        assertThat(PipelineTest.payloadsOf(sent)).hasSize(KEPT); // the window (32) would take more: the budget did not
+        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).isEqualTo(40 - KEPT);
+        harness.packet(1, ack(PacketType.PUBACK, PipelineTest.packetId(sent.get(0))));
+        harness.packet(100, publish(41, 40));
+        assertThat(PipelineTest.payloadsOf(publishes(1))).containsExactly(String.format("%08d", 40));
+    }
+
+    /**
+     * The session comes back on {@code connectionId}, and every message it is sent is acknowledged.
+     *
+     * @return the numbers of the messages it got, in the order sent.
+     */
+    private List<String> drain(final long connectionId, final String clientId)
+    {
+        harness.packet(connectionId, connect(clientId, false));
+        final List<String> got = new ArrayList<>();
+        while (true)
+        {
+            final List<byte[]> publishes = publishes(connectionId);
+            if (publishes.isEmpty())
+            {
+                return got;
+            }
+            got.addAll(PipelineTest.payloadsOf(publishes));
+            for (final byte[] publish : publishes)
+            {
+                harness.packet(connectionId, ack(PacketType.PUBACK, PipelineTest.packetId(publish)));
+            }
+        }
+    }
+
+    /**
+     * @return the PUBLISHes sent to the connection since the last look (the other packets are left out).
+     */
+    private List<byte[]> publishes(final long connectionId)
+    {
+        final List<byte[]> publishes = new ArrayList<>();
+        for (final byte[] packet : harness.outbound.takePackets(connectionId))
+        {
+            if ((packet[0] & 0xF0) >> 4 == PacketType.PUBLISH)
+            {
+                publishes.add(packet);
+            }
+        }
+        return publishes;
+    }
+
+    private static List<String> range(final int from, final int to)
+    {
+        final List<String> numbers = new ArrayList<>();
+        for (int i = from; i < to; i++)
+        {
+            numbers.add(String.format("%08d", i));
+        }
+        return numbers;
+    }
+
+    /**
+     * A QoS 1 PUBLISH to "t" of 4 KiB whose payload starts with its number (8 digits) and is padded with spaces.
+     */
+    private static byte[] publish(final int packetId, final int number)
+    {
+        final byte[] payload = new byte[4096];
+        java.util.Arrays.fill(payload, (byte)' ');
+        System.arraycopy(String.format("%08d", number).getBytes(java.nio.charset.StandardCharsets.US_ASCII), 0,
+            payload, 0, 8);
+        final PublishEncoder encoder = new PublishEncoder().reset().qos(1).packetId(packetId).topic("t")
+            .payload(payload);
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
+        encoder.encode(buffer, 0);
+        return buffer.byteArray();
+    }
+}
