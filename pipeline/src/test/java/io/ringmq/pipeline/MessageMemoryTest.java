@@ -24,8 +24,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 class MessageMemoryTest
 {
     private static final int BUDGET = 64 * 1024;
-    /** A 4 KiB payload on topic "t" with the allowance per copy: 4,225 bytes, so 15 fit in 64 KiB. */
-    private static final int KEPT = BUDGET / (4096 + 1 + 128);
+    /**
+     * A 4 KiB payload on topic "t" costs its copy's buffer (4,097 bytes, made to measure) and the allowance (128):
+     * 15 copies fit in 64 KiB, the 16th would not.
+     */
+    private static final int KEPT = 15;
+    private static final long COST = 4097 + 128;
 
     private final PipelineHarness harness = new PipelineHarness(new BrokerContext().maxMessageMemory(BUDGET),
         new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null));
@@ -48,7 +52,7 @@ class MessageMemoryTest
             harness.packet(100, publish(i + 1, i));
         }
         assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).isEqualTo(sessions * (30L - KEPT));
-        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).isEqualTo(KEPT * (4096 + 1 + 128L));
+        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).isEqualTo(KEPT * COST);
         for (int s = 0; s < sessions; s++)
         {
             assertThat(drain(200 + s, "away-" + s)).as("session %d", s).containsExactlyElementsOf(range(0, KEPT));

@@ -388,24 +388,40 @@ final class DeliverySession
      */
     void copyMessagesFor(final int toShard, final SharedMessage.Pool pool)
     {
-        for (int slot = 0; slot < windowCapacity(); slot++)
+        // every copy first: a copy that cannot be made (out of heap) leaves the session as it was
+        final int slots = windowCapacity();
+        final SharedMessage[] inflight = new SharedMessage[slots];
+        for (int slot = 0; slot < slots; slot++)
         {
             final SharedMessage message = window.message(slot);
-            if (null != message)
+            inflight[slot] = null == message ? null : message.copyFor(toShard);
+        }
+        final SharedMessage[] queued = new SharedMessage[queueSize()];
+        for (int i = 0; i < queued.length; i++)
+        {
+            queued[i] = queue.message(i).copyFor(toShard);
+        }
+        for (int slot = 0; slot < slots; slot++)
+        {
+            if (null != inflight[slot])
             {
-                window.replaceMessage(slot, moved(message, toShard, pool));
+                pool.release(window.message(slot));
+                inflight[slot].retain();
+                window.replaceMessage(slot, inflight[slot]);
             }
         }
-        for (int i = 0; i < queueSize(); i++)
+        for (int i = 0; i < queued.length; i++)
         {
-            queue.replaceMessage(i, moved(queue.message(i), toShard, pool));
+            pool.release(queue.message(i));
+            queued[i].retain();
+            queue.replaceMessage(i, queued[i]);
         }
     }
 
     /**
-     * Calls {@code action} with each message in its window and queue, once per entry.
+     * Calls {@code action} with each message in its window, once per slot.
      */
-    void forEachMessage(final java.util.function.Consumer<SharedMessage> action)
+    void forEachInflight(final java.util.function.Consumer<SharedMessage> action)
     {
         for (int slot = 0; slot < windowCapacity(); slot++)
         {
@@ -415,18 +431,14 @@ final class DeliverySession
                 action.accept(message);
             }
         }
-        for (int i = 0; i < queueSize(); i++)
-        {
-            action.accept(queue.message(i));
-        }
     }
 
-    private static SharedMessage moved(final SharedMessage message, final int toShard, final SharedMessage.Pool pool)
+    /**
+     * Removes the newest queued message; the caller has what it needs of it (its reference is not released here).
+     */
+    void removeNewestQueued()
     {
-        final SharedMessage copy = message.copyFor(toShard);
-        copy.retain();
-        pool.release(message);
-        return copy;
+        queue.removeNewest();
     }
 
     /**

@@ -246,10 +246,35 @@ final class MessageDelivery implements ShardMoves.Messages
         session.copyMessagesFor(toShard, pool);
     }
 
+    /**
+     * Its copies are counted here: those in flight whatever they cost (sent already), the queued ones, oldest first,
+     * while this shard's share has room; the newest that do not fit are dropped, as they would be had they been
+     * published now (sessions that shared one copy in the old shard bring a copy each).
+     */
     @Override
     public void arrive(final DeliverySession session)
     {
-        session.forEachMessage(pool::adopt);
+        session.forEachInflight(pool::adopt);
+        int fits = 0;
+        while (fits < session.queueSize() && pool.hasRoomFor(session.queuedMessage(fits).length(), messageMemoryBytes))
+        {
+            pool.adopt(session.queuedMessage(fits++));
+        }
+        while (session.queueSize() > fits)
+        {
+            final int newest = session.queueSize() - 1;
+            final long messageNumber = session.queuedMessage(newest).messageNumber();
+            final int qos = session.queuedQos(newest);
+            session.removeNewestQueued(); // a private copy nobody counted: nothing to release
+            counters.increment(BrokerCounters.MESSAGE_MEMORY_DROPPED);
+            journal.done(session.persistenceKey, messageNumber, qos);
+        }
+    }
+
+    @Override
+    public void abandon(final DeliverySession session)
+    {
+        session.clear(pool);
     }
 
     /**

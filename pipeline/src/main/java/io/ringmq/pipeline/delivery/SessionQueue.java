@@ -69,6 +69,18 @@ final class SessionQueue
     }
 
     /**
+     * Removes the newest message; the caller takes its reference.
+     */
+    void removeNewest()
+    {
+        final int at = index(size - 1);
+        bytes -= messages[at].length();
+        messages[at] = null;
+        subscriptionIds[at] = null;
+        size--;
+    }
+
+    /**
      * @return the message {@code i}th from the oldest.
      */
     SharedMessage message(final int i)

@@ -57,6 +57,12 @@ final class ShardMoves
         void leave(DeliverySession session, int toShard);
 
         /**
+         * On the old shard, when {@link #leave} failed (out of heap): its references here are released, and it moves
+         * with no message rather than not at all.
+         */
+        void abandon(DeliverySession session);
+
+        /**
          * On the new shard, as it takes the session in: the copies are counted there.
          */
         void arrive(DeliverySession session);
@@ -95,11 +101,23 @@ final class ShardMoves
         {
             sessions.remove(event.sessionId);
         }
-        messages.leave(moving, event.agentIndex); // before the hand-over publishes it to the other shard's thread
-        moving.connectionId = -1;
-        moving.handoverTag = event.connectionId;
-        counters.increment(BrokerCounters.SESSIONS_MOVED);
-        handover.send(event.agentIndex, moving); // the new shard sees this CONNECT too and takes it there
+        boolean copied = false;
+        try
+        {
+            messages.leave(moving, event.agentIndex); // before the hand-over publishes it to the other shard's thread
+            copied = true;
+        }
+        finally
+        {
+            if (!copied)
+            {
+                messages.abandon(moving); // the error goes on to the stage; the new shard still gets the session
+            }
+            moving.connectionId = -1;
+            moving.handoverTag = event.connectionId;
+            counters.increment(BrokerCounters.SESSIONS_MOVED);
+            handover.send(event.agentIndex, moving); // the new shard sees this CONNECT too and takes it there
+        }
     }
 
     /**

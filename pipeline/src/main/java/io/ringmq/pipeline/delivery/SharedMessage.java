@@ -27,6 +27,8 @@ final class SharedMessage
     private int references;
     /** Its number in the store, when the persistence stage stored it for persistent sessions; else 0. */
     private long messageNumber;
+    /** What it counts against --max-message-memory while it has references: its buffer and the allowance. */
+    private long cost;
 
     SharedMessage(final int shard)
     {
@@ -130,7 +132,7 @@ final class SharedMessage
     static final class Pool
     {
         /**
-         * What a kept copy costs beyond its bytes, counted against --max-message-memory: the object and its buffer's
+         * What a kept copy costs beyond its buffer, counted against --max-message-memory: the object and its buffer's
          * header (about 80 bytes), and room for the window and queue entries that name it.
          */
         static final int COPY_ALLOWANCE = 128;
@@ -160,6 +162,11 @@ final class SharedMessage
             final int publishedQos)
         {
             final SharedMessage message = free.isEmpty() ? new SharedMessage(shard) : free.pollFirst();
+            final int length = topicLength + propertiesLength + payloadLength;
+            if (message.bytes.capacity() < length)
+            {
+                message.bytes = new ExpandableArrayBuffer(length); // exactly: grown by halves it would hold up to 50 % more
+            }
             message.bytes.putBytes(0, topic, topicOffset, topicLength);
             if (propertiesLength > 0)
             {
@@ -173,16 +180,17 @@ final class SharedMessage
             message.publishedQos = publishedQos;
             message.references = 0;
             message.messageNumber = 0;
-            keptBytes += cost(message);
+            count(message); // the buffer as it is: grown for this message, or larger from an earlier one
             return message;
         }
 
         /**
-         * @return whether a copy of {@code length} bytes fits within {@code budgetBytes} with what is kept already.
+         * @return whether a copy of {@code length} bytes fits within {@code budgetBytes} with what is kept already;
+         * always when nothing is kept, so a budget smaller than a packet still lets one message through at a time.
          */
         boolean hasRoomFor(final int length, final long budgetBytes)
         {
-            return keptBytes + length + COPY_ALLOWANCE <= budgetBytes;
+            return 0 == keptBytes || keptBytes + length + COPY_ALLOWANCE <= budgetBytes;
         }
 
         /**
@@ -191,7 +199,7 @@ final class SharedMessage
         void adopt(final SharedMessage message)
         {
             assert message.shard == shard : "a copy of shard " + message.shard + " adopted in shard " + shard;
-            keptBytes += cost(message);
+            count(message);
         }
 
         long keptBytes()
@@ -209,9 +217,10 @@ final class SharedMessage
             return change;
         }
 
-        private static long cost(final SharedMessage message)
+        private void count(final SharedMessage message)
         {
-            return message.length() + COPY_ALLOWANCE;
+            message.cost = message.bytes.capacity() + COPY_ALLOWANCE;
+            keptBytes += message.cost;
         }
 
         /**
@@ -228,7 +237,7 @@ final class SharedMessage
 
         private void recycle(final SharedMessage message)
         {
-            keptBytes -= cost(message);
+            keptBytes -= message.cost; // what was counted for it, whatever its buffer is now
             if (free.size() < maxFree)
             {
                 if (message.bytes.capacity() > SHRINK_ABOVE)
