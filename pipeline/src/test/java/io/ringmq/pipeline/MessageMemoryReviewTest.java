@@ -49,7 +49,7 @@ class MessageMemoryReviewTest
         harness.packet(0, 1, connect("pub", true));
         for (int i = 0; i < 7; i++) // 7 x 4,225 bytes: within shard 0's half (32 KiB), one copy for all ten
         {
-            harness.packet(0, 1, publish(i + 1, i));
+            harness.packet(0, 1, MessageMemoryTest.publish(i + 1, i));
         }
         assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).isZero();
         assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).isEqualTo(7L * COST);
@@ -72,7 +72,7 @@ class MessageMemoryReviewTest
         harness.packet(0, 10, subscribe("t", 1));
         harness.end(0, 10, IngressEvent.CONNECTION_LOST);
         harness.packet(0, 1, connect("pub", true));
-        harness.packet(0, 1, publish(1, 0)); // queued for the offline session in shard 0: one copy
+        harness.packet(0, 1, MessageMemoryTest.publish(1, 0)); // queued for the offline session in shard 0: one copy
         assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).isEqualTo(COST);
         failNextCopy(harness, 0);
         harness.packet(1, 20, connect("mover", false)); // moves 0 -> 1; copyFor throws OutOfMemoryError in shard 0
@@ -80,7 +80,7 @@ class MessageMemoryReviewTest
         harness.end(1, 20, IngressEvent.CONNECTION_LOST);
         harness.packet(1, 21, connect("mover", true)); // the client starts clean: its old session is discarded
         harness.end(1, 21, IngressEvent.CONNECTION_LOST);
-        harness.packet(0, 1, publish(2, 1)); // a batch in shard 0 after all that: its gauge is brought up to date
+        harness.packet(0, 1, MessageMemoryTest.publish(2, 1)); // a batch in shard 0 after all that: its gauge is brought up to date
         assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY))
             .as("no session holds any message: nothing should be counted").isZero();
     }
@@ -92,30 +92,40 @@ class MessageMemoryReviewTest
      */
     private static void failNextCopy(final MultiAgentHarness harness, final int shard) throws Exception
     {
+        final List<Object> queued = queuedMessages(harness, shard);
+        assertThat(queued).as("a queued message in shard %d", shard).isNotEmpty();
+        final Object message = queued.get(0);
+        final Field bytes = message.getClass().getDeclaredField("bytes");
+        bytes.setAccessible(true);
+        final org.agrona.ExpandableArrayBuffer original = (org.agrona.ExpandableArrayBuffer)bytes.get(message);
+        final FailingOnce failing = new FailingOnce(original.capacity());
+        failing.putBytes(0, original, 0, original.capacity());
+        failing.armed = true;
+        bytes.set(message, failing);
+    }
+
+    /**
+     * @return every message queued by a session of shard {@code shard}, once per queue entry.
+     */
+    private static List<Object> queuedMessages(final MultiAgentHarness harness, final int shard) throws Exception
+    {
+        final List<Object> messages = new ArrayList<>();
         final Object sessions = field(deliveryShard(harness, shard), "sessions");
         for (final Object session : (Object[])field(sessions, "sessions"))
         {
             final Object queue = null == session ? null : field(session, "queue");
-            if (null == queue)
+            if (null != queue)
             {
-                continue;
-            }
-            for (final Object message : (Object[])field(queue, "messages"))
-            {
-                if (null != message)
+                for (final Object message : (Object[])field(queue, "messages"))
                 {
-                    final Field bytes = message.getClass().getDeclaredField("bytes");
-                    bytes.setAccessible(true);
-                    final org.agrona.ExpandableArrayBuffer original = (org.agrona.ExpandableArrayBuffer)bytes.get(message);
-                    final FailingOnce failing = new FailingOnce(original.capacity());
-                    failing.putBytes(0, original, 0, original.capacity());
-                    failing.armed = true;
-                    bytes.set(message, failing);
-                    return;
+                    if (null != message)
+                    {
+                        messages.add(message);
+                    }
                 }
             }
         }
-        throw new AssertionError("no queued message in shard " + shard);
+        return messages;
     }
 
     /**
@@ -210,20 +220,11 @@ class MessageMemoryReviewTest
     {
         final java.util.Set<Object> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         long bytes = 0;
-        final Object sessions = field(deliveryShard(harness, shard), "sessions");
-        for (final Object session : (Object[])field(sessions, "sessions"))
+        for (final Object message : queuedMessages(harness, shard))
         {
-            final Object queue = null == session ? null : field(session, "queue");
-            if (null == queue)
+            if (seen.add(message))
             {
-                continue;
-            }
-            for (final Object message : (Object[])field(queue, "messages"))
-            {
-                if (null != message && seen.add(message))
-                {
-                    bytes += ((org.agrona.MutableDirectBuffer)field(message, "bytes")).capacity();
-                }
+                bytes += ((org.agrona.MutableDirectBuffer)field(message, "bytes")).capacity();
             }
         }
         return bytes;
@@ -279,21 +280,5 @@ class MessageMemoryReviewTest
             }
         }
         return publishes;
-    }
-
-    /**
-     * A QoS 1 PUBLISH to "t" of 4 KiB whose payload starts with its number (8 digits).
-     */
-    static byte[] publish(final int packetId, final int number)
-    {
-        final byte[] payload = new byte[4096];
-        java.util.Arrays.fill(payload, (byte)' ');
-        System.arraycopy(String.format("%08d", number).getBytes(java.nio.charset.StandardCharsets.US_ASCII), 0,
-            payload, 0, 8);
-        final PublishEncoder encoder = new PublishEncoder().reset().qos(1).packetId(packetId).topic("t")
-            .payload(payload);
-        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
-        encoder.encode(buffer, 0);
-        return buffer.byteArray();
     }
 }

@@ -141,7 +141,7 @@ class MessageMemoryTest
     /**
      * A QoS 1 PUBLISH to "t" of 4 KiB whose payload starts with its number (8 digits) and is padded with spaces.
      */
-    private static byte[] publish(final int packetId, final int number)
+    static byte[] publish(final int packetId, final int number)
     {
         final byte[] payload = new byte[4096];
         java.util.Arrays.fill(payload, (byte)' ');
