@@ -22,11 +22,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class MessageMemoryReviewTest
 {
-    private static final int BUDGET = 64 * 1024;
+    static final int BUDGET = 64 * 1024;
     /** A 4 KiB payload on topic "t": its copy's buffer (4,097 bytes) and the allowance per copy. */
-    private static final int COST = 4097 + 128;
+    static final int COST = 4097 + 128;
 
-    private static MultiAgentHarness twoShards()
+    static MultiAgentHarness twoShards()
     {
         return new MultiAgentHarness(new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2)
             .maxMessageMemory(BUDGET));
@@ -90,7 +90,7 @@ class MessageMemoryReviewTest
      * where it reads the source bytes, as the copy's allocation does on a full heap; its length, and so its cost,
      * stay as they are.
      */
-    private static void failNextCopy(final MultiAgentHarness harness, final int shard) throws Exception
+    static void failNextCopy(final MultiAgentHarness harness, final int shard) throws Exception
     {
         final List<Object> queued = queuedMessages(harness, shard);
         assertThat(queued).as("a queued message in shard %d", shard).isNotEmpty();

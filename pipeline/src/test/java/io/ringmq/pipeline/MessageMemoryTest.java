@@ -143,11 +143,19 @@ class MessageMemoryTest
      */
     static byte[] publish(final int packetId, final int number)
     {
+        return publish("t", packetId, number);
+    }
+
+    /**
+     * The same to {@code topic}.
+     */
+    static byte[] publish(final String topic, final int packetId, final int number)
+    {
         final byte[] payload = new byte[4096];
         java.util.Arrays.fill(payload, (byte)' ');
         System.arraycopy(String.format("%08d", number).getBytes(java.nio.charset.StandardCharsets.US_ASCII), 0,
             payload, 0, 8);
-        final PublishEncoder encoder = new PublishEncoder().reset().qos(1).packetId(packetId).topic("t")
+        final PublishEncoder encoder = new PublishEncoder().reset().qos(1).packetId(packetId).topic(topic)
             .payload(payload);
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
         encoder.encode(buffer, 0);

@@ -419,18 +419,19 @@ final class DeliverySession
     }
 
     /**
-     * Calls {@code action} with each message in its window, once per slot.
+     * Puts another copy of the same message in an occupied window slot (the caller moves the references).
      */
-    void forEachInflight(final java.util.function.Consumer<SharedMessage> action)
+    void replaceInflight(final int slot, final SharedMessage message)
     {
-        for (int slot = 0; slot < windowCapacity(); slot++)
-        {
-            final SharedMessage message = window.message(slot);
-            if (null != message)
-            {
-                action.accept(message);
-            }
-        }
+        window.replaceMessage(slot, message);
+    }
+
+    /**
+     * Puts another copy of the same message {@code i}th in the queue (the caller moves the references).
+     */
+    void replaceQueued(final int i, final SharedMessage message)
+    {
+        queue.replaceMessage(i, message);
     }
 
     /**

@@ -247,34 +247,101 @@ final class MessageDelivery implements ShardMoves.Messages
     }
 
     /**
-     * Its copies are counted here: those in flight whatever they cost (sent already), the queued ones, oldest first,
-     * while this shard's share has room; the newest that do not fit are dropped, as they would be had they been
-     * published now (sessions that shared one copy in the old shard bring a copy each).
+     * Its copies are counted here. A message another moving session brought already is shared, as it was in the old
+     * shard (sessions that shared one copy there bring a copy each); any other is kept while this shard's share has
+     * room: in flight in any order, queued oldest first. What does not fit is dropped and counted, as it would be
+     * had it been published now: an in-flight one is not resent when its client comes back.
      */
     @Override
     public void arrive(final DeliverySession session)
     {
-        session.forEachInflight(pool::adopt);
-        int fits = 0;
-        while (fits < session.queueSize() && pool.hasRoomFor(session.queuedMessage(fits).length(), messageMemoryBytes))
+        for (int slot = 0; slot < session.windowCapacity(); slot++)
         {
-            pool.adopt(session.queuedMessage(fits++));
+            final SharedMessage message = session.inflightMessage(slot);
+            if (null != message && !keepArrived(message, session, slot, true))
+            {
+                final int qos = session.inflightQos(slot);
+                session.removeInflight(slot); // a private copy nobody counted: nothing to release
+                dropArrived(session, message.messageNumber(), qos);
+            }
         }
-        while (session.queueSize() > fits)
+        int kept = 0;
+        while (kept < session.queueSize() && keepArrived(session.queuedMessage(kept), session, kept, false))
+        {
+            kept++;
+        }
+        while (session.queueSize() > kept)
         {
             final int newest = session.queueSize() - 1;
             final long messageNumber = session.queuedMessage(newest).messageNumber();
             final int qos = session.queuedQos(newest);
             session.removeNewestQueued(); // a private copy nobody counted: nothing to release
-            counters.increment(BrokerCounters.MESSAGE_MEMORY_DROPPED);
-            journal.done(session.persistenceKey, messageNumber, qos);
+            dropArrived(session, messageNumber, qos);
         }
     }
 
+    /**
+     * @return false when the arrived copy in a window slot or queue place can be neither shared nor counted here.
+     */
+    private boolean keepArrived(final SharedMessage message, final DeliverySession session, final int at,
+        final boolean inflight)
+    {
+        final SharedMessage local = pool.arrivedCopyOf(message);
+        if (null != local)
+        {
+            local.retain(); // the private copy it replaces was never counted: dropped with no release
+            if (inflight)
+            {
+                session.replaceInflight(at, local);
+            }
+            else
+            {
+                session.replaceQueued(at, local);
+            }
+            return true;
+        }
+        if (!pool.hasRoomFor(message.length(), messageMemoryBytes))
+        {
+            return false;
+        }
+        pool.adopt(message);
+        return true;
+    }
+
+    private void dropArrived(final DeliverySession session, final long messageNumber, final int qos)
+    {
+        counters.increment(BrokerCounters.MESSAGE_MEMORY_DROPPED);
+        journal.done(session.persistenceKey, messageNumber, qos);
+    }
+
+    /**
+     * Its messages are released here; those its shared subscriptions took go back to their groups first when that
+     * can be done, and the others are counted as dropped (their records stay: a restart would bring them back).
+     */
     @Override
     public void abandon(final DeliverySession session)
     {
-        session.clear(pool);
+        boolean handedBack = false;
+        try
+        {
+            handBackShared(session);
+            handedBack = true;
+        }
+        finally
+        {
+            long lost = 0;
+            for (int slot = 0; slot < session.windowCapacity(); slot++)
+            {
+                lost += null != session.inflightMessage(slot) && (!handedBack || 0 == session.inflightGroup(slot)) ?
+                    1 : 0;
+            }
+            for (int i = 0; i < session.queueSize(); i++)
+            {
+                lost += !handedBack || 0 == session.queuedGroup(i) ? 1 : 0;
+            }
+            counters.add(BrokerCounters.MESSAGE_MEMORY_DROPPED, lost);
+            session.clear(pool);
+        }
     }
 
     /**

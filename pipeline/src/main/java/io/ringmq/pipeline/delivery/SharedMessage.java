@@ -2,6 +2,7 @@ package io.ringmq.pipeline.delivery;
 
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
+import org.agrona.collections.Long2ObjectHashMap;
 
 import java.util.ArrayDeque;
 
@@ -29,6 +30,14 @@ final class SharedMessage
     private long messageNumber;
     /** What it counts against --max-message-memory while it has references: its buffer and the allowance. */
     private long cost;
+    /**
+     * The copy it was made from, as first made by a pool: the shard's number in the top 16 bits, a sequence below.
+     * Copies a moving session takes along keep it, so the shard they arrive in keeps one of them however many
+     * sessions bring it.
+     */
+    private long origin;
+    /** Whether its pool knows it by {@link #origin} (it arrived with a moving session). */
+    private boolean arrived;
 
     SharedMessage(final int shard)
     {
@@ -51,6 +60,7 @@ final class SharedMessage
         copy.expiresAtMs = expiresAtMs;
         copy.publishedQos = publishedQos;
         copy.messageNumber = messageNumber;
+        copy.origin = origin;
         return copy;
     }
 
@@ -143,6 +153,9 @@ final class SharedMessage
         /** Bytes of the copies with references (made here, or brought by sessions that moved here), allowance included. */
         private long keptBytes;
         private long reportedBytes;
+        private long nextOrigin;
+        /** Copies that arrived with moving sessions, by their {@link SharedMessage#origin}, while referenced. */
+        private final Long2ObjectHashMap<SharedMessage> arrivedByOrigin = new Long2ObjectHashMap<>();
 
         /**
          * @param shard the shard it serves: every copy it makes is that shard's.
@@ -180,6 +193,7 @@ final class SharedMessage
             message.publishedQos = publishedQos;
             message.references = 0;
             message.messageNumber = 0;
+            message.origin = (long)shard << 48 | ++nextOrigin;
             count(message); // the buffer as it is: grown for this message, or larger from an earlier one
             return message;
         }
@@ -194,12 +208,23 @@ final class SharedMessage
         }
 
         /**
-         * A copy brought by a session that moved here ({@link SharedMessage#copyFor}): counted here from now on.
+         * A copy brought by a session that moved here ({@link SharedMessage#copyFor}): counted here from now on, and
+         * found by {@link #arrivedCopyOf} for the next session that brings a copy of the same message.
          */
         void adopt(final SharedMessage message)
         {
             assert message.shard == shard : "a copy of shard " + message.shard + " adopted in shard " + shard;
             count(message);
+            message.arrived = true;
+            arrivedByOrigin.put(message.origin, message);
+        }
+
+        /**
+         * @return the copy of the same message another moving session brought here, still referenced, or null.
+         */
+        SharedMessage arrivedCopyOf(final SharedMessage message)
+        {
+            return arrivedByOrigin.get(message.origin);
         }
 
         long keptBytes()
@@ -238,6 +263,11 @@ final class SharedMessage
         private void recycle(final SharedMessage message)
         {
             keptBytes -= message.cost; // what was counted for it, whatever its buffer is now
+            if (message.arrived)
+            {
+                message.arrived = false;
+                arrivedByOrigin.remove(message.origin);
+            }
             if (free.size() < maxFree)
             {
                 if (message.bytes.capacity() > SHRINK_ABOVE)
