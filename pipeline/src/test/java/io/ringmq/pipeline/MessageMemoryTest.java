@@ -31,8 +31,11 @@ class MessageMemoryTest
     private static final int KEPT = 15;
     private static final long COST = 4097 + 128;
 
+    private static final Authenticator ANONYMOUS =
+        new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null);
+
     private final PipelineHarness harness = new PipelineHarness(new BrokerContext().maxMessageMemory(BUDGET),
-        new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null));
+        ANONYMOUS);
 
     @Test
     @DisplayName("ten offline sessions share each copy: 15 of 30 messages of 4 KiB are kept for all ten, the other "
@@ -88,6 +91,30 @@ class MessageMemoryTest
         assertThat(PipelineTest.payloadsOf(publishes(1))).containsExactly(String.format("%08d", 40));
     }
 
+    @Test
+    @DisplayName("a store written under a larger bound: recovery keeps the oldest queued messages within "
+        + "--max-message-memory, drops and counts the newest, and the returning session gets the kept ones in order")
+    void recoveryKeepsWithinTheBound()
+    {
+        final io.ringmq.pipeline.persistence.MemoryStore store = io.ringmq.pipeline.persistence.MemoryStore.retaining();
+        final PipelineHarness before = new PipelineHarness(new BrokerContext(), ANONYMOUS, store);
+        before.packet(1, connect("away", false));
+        before.packet(1, subscribe("t", 1));
+        before.offer(1, true, new byte[0], IngressEvent.CONNECTION_LOST);
+        before.packet(100, connect("pub", true));
+        for (int i = 0; i < 30; i++)
+        {
+            before.packet(100, publish(i + 1, i));
+        }
+        assertThat(before.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).isZero();
+
+        final PipelineHarness after = new PipelineHarness(new BrokerContext().maxMessageMemory(BUDGET), ANONYMOUS,
+            store); // a restart with a smaller bound
+        assertThat(after.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).isEqualTo(30 - KEPT);
+        assertThat(drain(after, 2, "away")).containsExactlyElementsOf(range(0, KEPT));
+        assertThat(after.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).isZero();
+    }
+
     /**
      * The session comes back on {@code connectionId}, and every message it is sent is acknowledged.
      *
@@ -95,11 +122,16 @@ class MessageMemoryTest
      */
     private List<String> drain(final long connectionId, final String clientId)
     {
+        return drain(harness, connectionId, clientId);
+    }
+
+    private static List<String> drain(final PipelineHarness harness, final long connectionId, final String clientId)
+    {
         harness.packet(connectionId, connect(clientId, false));
         final List<String> got = new ArrayList<>();
         while (true)
         {
-            final List<byte[]> publishes = publishes(connectionId);
+            final List<byte[]> publishes = publishes(harness, connectionId);
             if (publishes.isEmpty())
             {
                 return got;
@@ -116,6 +148,11 @@ class MessageMemoryTest
      * @return the PUBLISHes sent to the connection since the last look (the other packets are left out).
      */
     private List<byte[]> publishes(final long connectionId)
+    {
+        return publishes(harness, connectionId);
+    }
+
+    private static List<byte[]> publishes(final PipelineHarness harness, final long connectionId)
     {
         final List<byte[]> publishes = new ArrayList<>();
         for (final byte[] packet : harness.outbound.takePackets(connectionId))

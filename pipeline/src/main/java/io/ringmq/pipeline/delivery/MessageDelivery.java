@@ -158,7 +158,8 @@ final class MessageDelivery implements ShardMoves.Messages
     /**
      * Recovery: a stored message of a session goes back in flight (with its packet id and QoS 2 state when it had
      * them, else a new packet id, written before it can be sent) or into the queue; one copy per message number,
-     * shared by every session it was stored for, until {@link #restored()}.
+     * shared by every session it was stored for, until {@link #restored()}. A queued one that would take the shard
+     * past its share of --max-message-memory is dropped, and its record with it.
      */
     void restore(final DeliverySession session, final io.ringmq.pipeline.Message stored, final long number,
         final int qos, final boolean retain, final int publishedQos, final int[] ids, final boolean inflight,
@@ -170,6 +171,14 @@ final class MessageDelivery implements ShardMoves.Messages
             final byte[] topic = stored.topic();
             final byte[] properties = stored.properties();
             final byte[] payload = stored.payload();
+            if (!inflight && !pool.hasRoomFor(topic.length + properties.length + payload.length, messageMemoryBytes))
+            {
+                // a store written under a larger bound (or heap): the newest queued ones past it are dropped, as they
+                // would have been had they come now; those in flight (a window each, at most) all come back
+                counters.increment(BrokerCounters.MESSAGE_MEMORY_DROPPED);
+                journal.done(session.persistenceKey, number, qos);
+                return;
+            }
             message = pool.copy(new org.agrona.concurrent.UnsafeBuffer(topic), 0, topic.length,
                 new org.agrona.concurrent.UnsafeBuffer(properties), 0, properties.length,
                 new org.agrona.concurrent.UnsafeBuffer(payload), 0, payload.length, stored.expiresAtMs(),

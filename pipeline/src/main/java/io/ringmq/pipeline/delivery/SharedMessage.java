@@ -227,13 +227,8 @@ final class SharedMessage
             return arrivedByOrigin.get(message.origin);
         }
 
-        long keptBytes()
-        {
-            return keptBytes;
-        }
-
         /**
-         * @return how much {@link #keptBytes()} changed since the last call (for the shared gauge, once per batch).
+         * @return how much the bytes of kept copies changed since the last call (for the shared gauge, once per batch).
          */
         long takeKeptBytesChange()
         {
