@@ -92,7 +92,8 @@ public final class DeliveryShard implements Stage
         this.messages = new MessageDelivery(index, sessions, output, counters, redispatch, context.maxQueued(),
             context.maxQueuedBytes(), context.messageMemoryBytes() / handover.shardCount(), journal);
         this.shardCount = handover.shardCount();
-        this.moves = new ShardMoves(index, handover, sessions, counters, maxInflight, windows, messages);
+        this.moves = new ShardMoves(index, handover, sessions, counters, maxInflight, windows,
+            new MovedMessages(messages, counters, journal));
         this.control = new ControlPackets(context);
     }
 

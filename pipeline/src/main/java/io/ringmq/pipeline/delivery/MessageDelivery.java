@@ -19,7 +19,7 @@ import org.agrona.collections.Long2ObjectHashMap;
  * and gives back a shared subscriber's unacknowledged messages when its session ends. Encoding is
  * {@link PublishWriter}'s. Owned by its shard's thread.
  */
-final class MessageDelivery implements ShardMoves.Messages
+final class MessageDelivery
 {
     private final int shard;
     private final ShardSessions sessions;
@@ -247,110 +247,19 @@ final class MessageDelivery implements ShardMoves.Messages
     }
 
     /**
-     * A session's delivery half leaves for another shard: it takes copies of its messages of its own along.
+     * @return the pool of this shard's copies (for {@link MovedMessages}, on this shard's thread).
      */
-    @Override
-    public void leave(final DeliverySession session, final int toShard)
+    SharedMessage.Pool pool()
     {
-        session.copyMessagesFor(toShard, pool);
+        return pool;
     }
 
     /**
-     * Its copies are counted here. A message another moving session brought already is shared, as it was in the old
-     * shard (sessions that shared one copy there bring a copy each); any other is kept while this shard's share has
-     * room: in flight in any order, queued oldest first. What does not fit is dropped and counted, as it would be
-     * had it been published now: an in-flight one is not resent when its client comes back.
+     * @return this shard's share of --max-message-memory, as last set.
      */
-    @Override
-    public void arrive(final DeliverySession session)
+    long messageMemoryBytes()
     {
-        for (int slot = 0; slot < session.windowCapacity(); slot++)
-        {
-            final SharedMessage message = session.inflightMessage(slot);
-            if (null != message && !keepArrived(message, session, slot, true))
-            {
-                final int qos = session.inflightQos(slot);
-                session.removeInflight(slot); // a private copy nobody counted: nothing to release
-                dropArrived(session, message.messageNumber(), qos);
-            }
-        }
-        int kept = 0;
-        while (kept < session.queueSize() && keepArrived(session.queuedMessage(kept), session, kept, false))
-        {
-            kept++;
-        }
-        while (session.queueSize() > kept)
-        {
-            final int newest = session.queueSize() - 1;
-            final long messageNumber = session.queuedMessage(newest).messageNumber();
-            final int qos = session.queuedQos(newest);
-            session.removeNewestQueued(); // a private copy nobody counted: nothing to release
-            dropArrived(session, messageNumber, qos);
-        }
-    }
-
-    /**
-     * @return false when the arrived copy in a window slot or queue place can be neither shared nor counted here.
-     */
-    private boolean keepArrived(final SharedMessage message, final DeliverySession session, final int at,
-        final boolean inflight)
-    {
-        final SharedMessage local = pool.arrivedCopyOf(message);
-        if (null != local)
-        {
-            local.retain(); // the private copy it replaces was never counted: dropped with no release
-            if (inflight)
-            {
-                session.replaceInflight(at, local);
-            }
-            else
-            {
-                session.replaceQueued(at, local);
-            }
-            return true;
-        }
-        if (!pool.hasRoomFor(message.length(), messageMemoryBytes))
-        {
-            return false;
-        }
-        pool.adopt(message);
-        return true;
-    }
-
-    private void dropArrived(final DeliverySession session, final long messageNumber, final int qos)
-    {
-        counters.increment(BrokerCounters.MESSAGE_MEMORY_DROPPED);
-        journal.done(session.persistenceKey, messageNumber, qos);
-    }
-
-    /**
-     * Its messages are released here; those its shared subscriptions took go back to their groups first when that
-     * can be done, and the others are counted as dropped (their records stay: a restart would bring them back).
-     */
-    @Override
-    public void abandon(final DeliverySession session)
-    {
-        boolean handedBack = false;
-        try
-        {
-            handBackShared(session);
-            handedBack = true;
-        }
-        finally
-        {
-            long lost = 0;
-            for (int slot = 0; slot < session.windowCapacity(); slot++)
-            {
-                lost += null != session.inflightMessage(slot) && (!handedBack || 0 == session.inflightGroup(slot)) ?
-                    1 : 0;
-            }
-            for (int i = 0; i < session.queueSize(); i++)
-            {
-                lost += !handedBack || 0 == session.queuedGroup(i) ? 1 : 0;
-            }
-            counters.add(BrokerCounters.MESSAGE_MEMORY_DROPPED, lost);
-            session.clear(pool);
-        }
+        return messageMemoryBytes;
     }
 
     /**
@@ -365,8 +274,7 @@ final class MessageDelivery implements ShardMoves.Messages
      * A session's delivery half goes (it ended, expired, or its id is reused): what it took through shared
      * subscriptions goes back to its groups, the rest is released.
      */
-    @Override
-    public void forget(final DeliverySession session)
+    void forget(final DeliverySession session)
     {
         handBackShared(session);
         session.clear(pool);
@@ -681,7 +589,7 @@ final class MessageDelivery implements ShardMoves.Messages
      * A session ends: what it took through shared subscriptions and the client never acknowledged (not yet
      * PUBRECed) goes back to routing for another member of the group (5.0 section 4.8.2).
      */
-    private void handBackShared(final DeliverySession session)
+    void handBackShared(final DeliverySession session)
     {
         for (int slot = 0; slot < session.windowCapacity(); slot++)
         {

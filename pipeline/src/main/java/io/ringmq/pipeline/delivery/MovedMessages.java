@@ -1,0 +1,137 @@
+package io.ringmq.pipeline.delivery;
+
+import io.ringmq.pipeline.persistence.ShardJournal;
+import io.ringmq.pipeline.status.BrokerCounters;
+
+/**
+ * What becomes of a delivery shard's QoS 1 and 2 copies when one of its sessions moves to another shard, or arrives
+ * from one (a client resuming through another I/O agent): the session takes private copies along, since references
+ * are counted by one thread only, and the shard it arrives in counts them against its share of
+ * {@code --max-message-memory}, sharing a copy another moving session brought already. Owned by the shard's thread.
+ */
+final class MovedMessages implements ShardMoves.Messages
+{
+    private final MessageDelivery delivery;
+    private final BrokerCounters counters;
+    private final ShardJournal journal;
+
+    MovedMessages(final MessageDelivery delivery, final BrokerCounters counters, final ShardJournal journal)
+    {
+        this.delivery = delivery;
+        this.counters = counters;
+        this.journal = journal;
+    }
+
+    /**
+     * A session's delivery half leaves for another shard: it takes copies of its messages of its own along.
+     */
+    @Override
+    public void leave(final DeliverySession session, final int toShard)
+    {
+        session.copyMessagesFor(toShard, delivery.pool());
+    }
+
+    /**
+     * Its copies are counted here. A message another moving session brought already is shared, as it was in the old
+     * shard (sessions that shared one copy there bring a copy each); any other is kept while this shard's share has
+     * room: in flight in any order, queued oldest first. What does not fit is dropped and counted, as it would be
+     * had it been published now: an in-flight one is not resent when its client comes back.
+     */
+    @Override
+    public void arrive(final DeliverySession session)
+    {
+        for (int slot = 0; slot < session.windowCapacity(); slot++)
+        {
+            final SharedMessage message = session.inflightMessage(slot);
+            if (null != message && !keepArrived(message, session, slot, true))
+            {
+                final int qos = session.inflightQos(slot);
+                session.removeInflight(slot); // a private copy nobody counted: nothing to release
+                dropArrived(session, message.messageNumber(), qos);
+            }
+        }
+        int kept = 0;
+        while (kept < session.queueSize() && keepArrived(session.queuedMessage(kept), session, kept, false))
+        {
+            kept++;
+        }
+        while (session.queueSize() > kept)
+        {
+            final int newest = session.queueSize() - 1;
+            final long messageNumber = session.queuedMessage(newest).messageNumber();
+            final int qos = session.queuedQos(newest);
+            session.removeNewestQueued(); // a private copy nobody counted: nothing to release
+            dropArrived(session, messageNumber, qos);
+        }
+    }
+
+    /**
+     * @return false when the arrived copy in a window slot or queue place can be neither shared nor counted here.
+     */
+    private boolean keepArrived(final SharedMessage message, final DeliverySession session, final int at,
+        final boolean inflight)
+    {
+        final SharedMessage local = delivery.pool().arrivedCopyOf(message);
+        if (null != local)
+        {
+            local.retain(); // the private copy it replaces was never counted: dropped with no release
+            if (inflight)
+            {
+                session.replaceInflight(at, local);
+            }
+            else
+            {
+                session.replaceQueued(at, local);
+            }
+            return true;
+        }
+        if (!delivery.pool().hasRoomFor(message.length(), delivery.messageMemoryBytes()))
+        {
+            return false;
+        }
+        delivery.pool().adopt(message);
+        return true;
+    }
+
+    private void dropArrived(final DeliverySession session, final long messageNumber, final int qos)
+    {
+        counters.increment(BrokerCounters.MESSAGE_MEMORY_DROPPED);
+        journal.done(session.persistenceKey, messageNumber, qos);
+    }
+
+    /**
+     * Its messages are released here; those its shared subscriptions took go back to their groups first when that
+     * can be done, and the others are counted as dropped (their records stay: a restart would bring them back).
+     */
+    @Override
+    public void abandon(final DeliverySession session)
+    {
+        boolean handedBack = false;
+        try
+        {
+            delivery.handBackShared(session);
+            handedBack = true;
+        }
+        finally
+        {
+            long lost = 0;
+            for (int slot = 0; slot < session.windowCapacity(); slot++)
+            {
+                lost += null != session.inflightMessage(slot) && (!handedBack || 0 == session.inflightGroup(slot)) ?
+                    1 : 0;
+            }
+            for (int i = 0; i < session.queueSize(); i++)
+            {
+                lost += !handedBack || 0 == session.queuedGroup(i) ? 1 : 0;
+            }
+            counters.add(BrokerCounters.MESSAGE_MEMORY_DROPPED, lost);
+            session.clear(delivery.pool());
+        }
+    }
+
+    @Override
+    public void forget(final DeliverySession session)
+    {
+        delivery.forget(session);
+    }
+}
