@@ -21,18 +21,13 @@ class MessageMemoryThirdReviewTest
     private static final int BUDGET = MessageMemoryReviewTest.BUDGET;
     private static final int COST = MessageMemoryReviewTest.COST;
 
-    private static MultiAgentHarness twoShards()
-    {
-        return MessageMemoryReviewTest.twoShards();
-    }
-
     @Test
     @DisplayName("40 sessions that shared 7 unacknowledged copies in shard 0 move to shard 1: they share 7 copies "
         + "there too, nothing dropped, each resent its 7 (each brought a private copy, adopted whatever it cost: 18x "
         + "--max-message-memory) [MQTT-4.4.0-1]")
     void movingInflightCopiesStayWithinTheBudget()
     {
-        final MultiAgentHarness harness = twoShards();
+        final MultiAgentHarness harness = MessageMemoryReviewTest.twoShards();
         final int sessions = 40;
         for (int s = 0; s < sessions; s++)
         {
@@ -69,7 +64,7 @@ class MessageMemoryThirdReviewTest
         + "share has room, and drops and counts the rest (they are not resent)")
     void distinctInflightCopiesPastTheShareAreDropped()
     {
-        final MultiAgentHarness harness = twoShards();
+        final MultiAgentHarness harness = MessageMemoryReviewTest.twoShards();
         harness.packet(0, 1, connect("pub", true));
         int packetId = 0;
         for (int s = 0; s < 3; s++)
@@ -96,7 +91,7 @@ class MessageMemoryThirdReviewTest
         + "back to the group (it was released, neither handed back nor counted)")
     void anAbandonedSharedMessageGoesBackToItsGroup() throws Exception
     {
-        final MultiAgentHarness harness = twoShards();
+        final MultiAgentHarness harness = MessageMemoryReviewTest.twoShards();
         harness.packet(0, 10, connect("m1", false));
         harness.packet(0, 10, subscribe("$share/g/t", 1));
         harness.end(0, 10, IngressEvent.CONNECTION_LOST);
@@ -106,7 +101,7 @@ class MessageMemoryThirdReviewTest
         harness.packet(0, 20, subscribe("$share/g/t", 1)); // a second member, online
         harness.outbound.takePackets(20);
         final long droppedBefore = dropped(harness);
-        failNextCopy(harness, 0);
+        MessageMemoryReviewTest.failNextCopy(harness, 0); // m1's message is the only one queued there
         harness.packet(1, 11, connect("m1", false)); // moves 0 -> 1; the copy throws in shard 0: abandon
         assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).isPositive();
         harness.packet(0, 1, MessageMemoryTest.publish(2, 1)); // a later batch (the group goes on)
@@ -140,8 +135,4 @@ class MessageMemoryThirdReviewTest
             harness.counters.get(BrokerCounters.SHARED_REDISPATCH_DROPPED);
     }
 
-    private static void failNextCopy(final MultiAgentHarness harness, final int shard) throws Exception
-    {
-        MessageMemoryReviewTest.failNextCopy(harness, shard); // m1's message is the only one queued there
-    }
 }

@@ -95,7 +95,6 @@ final class IoAgent implements Agent
     private IoAgent[] agents;
     private Wakeable[] agentWakes;
     private final MessageHandler outboundHandler = this::onOutbound;
-    private final PausedConnections.Retry retry;
     private final java.util.function.Consumer<SelectionKey> onReady = this::onReady;
     private final java.util.function.Consumer<SelectionKey> onReadyAfterSleep = this::onReadyAfterSleep;
     private int selectedWork;
@@ -171,7 +170,6 @@ final class IoAgent implements Agent
         {
             credentials.sink(index, this::onVerdict);
         }
-        this.retry = reader;
         this.context = context;
         this.skipSelectAfterSleep = context.threading() == BrokerContext.Threading.SHARED;
         this.acceptorConnections = connectionCount;
@@ -307,7 +305,7 @@ final class IoAgent implements Agent
             selector.selectNow(onReady); // ready keys straight to the handler: no selected-key set, no iterator
             work += selectedWork;
         }
-        work += paused.retry(retry); // counts only packets that moved: a still-full ring is no work
+        work += paused.retry(reader); // counts only packets that moved: a still-full ring is no work
         work += reader.readAgain();
         work += ingress.retryEnds();
         work += writer.flushTouched();
