@@ -122,13 +122,15 @@ public final class Pipeline
             routeLogs[i] = new MessageLog(context.routeLogBytes());
         }
         final SessionWindows windows = new SessionWindows(context.maxSessions());
-        final SharedRedispatch redispatch = new SharedRedispatch(counters);
+        final LiveLimits live = new LiveLimits(context);
+        this.limits = live;
+        final SharedRedispatch redispatch = // read at each hand-back: a reload of --max-message-memory moves it
+            new SharedRedispatch(counters, () -> SharedRedispatch.maxBytesFor(live.current()));
         final FailedCommits failedCommits = new FailedCommits();
         final java.util.concurrent.atomic.AtomicReference<AccessRules> accessRules =
             new java.util.concurrent.atomic.AtomicReference<>(AccessRules.load(context.aclFile()));
         this.routing = new RoutingStage(context, counters, routeLogs[0], ring, windows, redispatch, failedCommits,
             accessRules, control, routeShards, 0);
-        this.limits = new LiveLimits(context);
         routing.follow(limits); // shard 0 takes reloaded limits; the other shards take them from its stamps
 
         final StagePoller authPoller = new StagePoller(ring);

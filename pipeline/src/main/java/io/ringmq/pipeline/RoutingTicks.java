@@ -145,8 +145,7 @@ final class RoutingTicks
         if (tickRedispatch)
         {
             tickRedispatch = false;
-            dueRedispatch.poll();
-            redispatch.done();
+            redispatch.done(dueRedispatch.poll());
         }
     }
 

@@ -111,6 +111,36 @@ class SharedRedispatchTest extends InProcessBrokerTest
     }
 
     @Test
+    @DisplayName("4.8.2: messages handed back wait within a quarter of --max-message-memory; past it they are "
+        + "dropped and counted, and the rest reach another member")
+    void handBackBoundedByBytes() throws Exception
+    {
+        final int payload = 180_000; // 5 fit in a quarter of 4 MiB (with topic and allowance), 6 do not
+        final int port = launch(TestBrokers.v5Context().sharedSubscriptionStrategy("round-robin")
+            .maxMessageMemory(4L << 20));
+        final RawClient keeper = member(port, "keeper", 1);
+        final RawClient taker = member(port, "taker", 1);
+        final RawClient publisher = closeLater(new RawClient(port).v5());
+        assertThat(publisher.handshake(RawClient.connect5("pub", null))).isZero();
+        for (int i = 0; i < 12; i++)
+        {
+            final byte[] body = new byte[payload];
+            body[0] = (byte)('a' + i);
+            publisher.send(RawClient.publish5("t/x", body, 1, i + 1, null));
+            assertThat(publisher.readPacket(5_000)).isEqualTo(PacketType.PUBACK);
+        }
+        final Set<String> taken = read(taker, 6).keySet(); // never PUBACKed
+        final Map<String, Integer> kept = read(keeper, 6);
+        taker.kill();
+        awaitCounter(BrokerCounters.SHARED_REDISPATCH_DROPPED, 1);
+        awaitCounter(BrokerCounters.SHARED_REDISPATCHED, 5);
+        final Map<String, Integer> handedOn = read(keeper, 5);
+        assertThat(taken).containsAll(handedOn.keySet());
+        assertThat(kept.keySet()).doesNotContainAnyElementsOf(handedOn.keySet());
+        assertThat(broker.counters().get(BrokerCounters.UNEXPECTED_ERRORS)).isZero();
+    }
+
+    @Test
     @DisplayName("MQTT-3.3.2-12: an aliased PUBLISH within --max-packet-size that would pass it once its topic is "
         + "put back is refused with DISCONNECT 0x95, and nothing breaks")
     void aliasedPublishTooLargeOnceResolved() throws Exception
