@@ -64,6 +64,8 @@ public final class BrokerContext implements Cloneable
     private long maxQueuedBytes = 16L * 1024 * 1024;
     /** QoS 1 and 2 messages held for subscribers, in flight or queued, every shard together; AUTO: a quarter of the heap. */
     private long maxMessageMemory = AUTO;
+    /** Client ids, user names, wills and filters the sessions hold, all together; AUTO: a quarter of the heap. */
+    private long maxSessionMemory = AUTO;
     private int maxRetainedMessages = 100_000;
     /** AUTO: a quarter of the heap, where retained messages live, at most 256 MiB. */
     private long maxRetainedBytes = AUTO;
@@ -153,6 +155,8 @@ public final class BrokerContext implements Cloneable
         check(maxQueuedBytes >= 1024, "--max-queued-bytes must be at least 1024");
         check(maxMessageMemory == AUTO || maxMessageMemory >= 64 * 1024,
             "--max-message-memory must be at least 64 KiB (or 0 for a quarter of the heap)");
+        check(maxSessionMemory == AUTO || maxSessionMemory >= 64 * 1024,
+            "--max-session-memory must be at least 64 KiB (or 0 for a quarter of the heap)");
         check(maxRetainedMessages >= 1 && maxRetainedBytes >= 0,
             "--max-retained-messages must be >= 1, --max-retained-bytes >= 1 (or 0 for a quarter of the heap)");
         check(persistentClientExpirationMs >= 0, "--persistent-client-expiration must be >= 0");
@@ -283,6 +287,7 @@ public final class BrokerContext implements Cloneable
         live.maxQueued = next.maxQueued;
         live.maxQueuedBytes = next.maxQueuedBytes;
         live.maxMessageMemory = next.maxMessageMemory;
+        live.maxSessionMemory = next.maxSessionMemory;
         live.maxKeepAliveSeconds = next.maxKeepAliveSeconds;
         live.connectTimeoutMs = next.connectTimeoutMs;
         live.maxRetainedMessages = next.maxRetainedMessages;
@@ -315,6 +320,7 @@ public final class BrokerContext implements Cloneable
         differs(changed, "max-queued", maxQueued, live.maxQueued);
         differs(changed, "max-queued-bytes", maxQueuedBytes, live.maxQueuedBytes);
         differs(changed, "max-message-memory", maxMessageMemory, live.maxMessageMemory);
+        differs(changed, "max-session-memory", maxSessionMemory, live.maxSessionMemory);
         differs(changed, "max-keepalive", maxKeepAliveSeconds, live.maxKeepAliveSeconds);
         differs(changed, "connect-timeout", connectTimeoutMs, live.connectTimeoutMs);
         differs(changed, "max-retained-messages", maxRetainedMessages, live.maxRetainedMessages);
@@ -423,7 +429,8 @@ public final class BrokerContext implements Cloneable
             " max-queued=" + maxQueued + " max-packet-size=" + maxPacketSize + " connect-timeout=" +
             connectTimeoutMs + "ms max-client-id-length=" + maxClientIdLength + " max-subscriptions-per-client=" +
             maxSubscriptionsPerClient + " max-queued-bytes=" + maxQueuedBytes + " max-message-memory=" +
-            messageMemoryBytes() + (maxMessageMemory == AUTO ? "(auto)" : "") + " max-retained=" +
+            messageMemoryBytes() + (maxMessageMemory == AUTO ? "(auto)" : "") + " max-session-memory=" +
+            sessionMemoryBytes() + (maxSessionMemory == AUTO ? "(auto)" : "") + " max-retained=" +
             maxRetainedMessages + "/" + maxRetainedBytes() + "B" + (maxRetainedBytes == AUTO ? "(auto)" : "") +
             " persistent-client-expiration=" +
             persistentClientExpirationMs / 1000 + "s max-sessions=" + maxSessions + " sys-interval=" + sysIntervalMs + "ms" + " slot-inline-bytes=" + slotInlineBytes + " message-log-bytes=" +
@@ -892,6 +899,30 @@ public final class BrokerContext implements Cloneable
     public long messageMemoryBytes()
     {
         return maxMessageMemory == AUTO ? quarterOfHeap() : maxMessageMemory;
+    }
+
+    /**
+     * @return {@code --max-session-memory} as given: bytes, or {@link #AUTO}.
+     */
+    public long maxSessionMemory()
+    {
+        return maxSessionMemory;
+    }
+
+    public BrokerContext maxSessionMemory(final long maxSessionMemory)
+    {
+        this.maxSessionMemory = maxSessionMemory;
+        return this;
+    }
+
+    /**
+     * @return the bytes the routing stage's sessions may hold together in client ids, user names, wills and
+     * subscription filters, each with an allowance: {@code --max-session-memory}, or a quarter of the JVM's maximum
+     * heap (16 MiB under {@code bin/ringmq}'s 256m).
+     */
+    public long sessionMemoryBytes()
+    {
+        return maxSessionMemory == AUTO ? quarterOfHeap() : maxSessionMemory;
     }
 
     private static long quarterOfHeap()

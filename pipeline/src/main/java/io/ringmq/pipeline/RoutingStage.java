@@ -3,6 +3,7 @@ package io.ringmq.pipeline;
 import io.ringmq.pipeline.auth.ClientAcl;
 import io.ringmq.pipeline.retained.RetainedStore;
 import io.ringmq.pipeline.session.RoutingSession;
+import io.ringmq.pipeline.session.SessionMemory;
 import io.ringmq.pipeline.session.SessionRegistry;
 import io.ringmq.pipeline.session.Subscription;
 import io.ringmq.pipeline.status.BrokerCounters;
@@ -45,7 +46,7 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class RoutingStage implements Stage
 {
-    private final SessionRegistry sessions = new SessionRegistry();
+    private final SessionRegistry sessions;
     private final Long2ObjectHashMap<RoutingSession> connections = new Long2ObjectHashMap<>();
     private final SubscriptionIndex<Subscription> index = new SubscriptionIndex<>();
     private final RetainedStore retained;
@@ -160,8 +161,10 @@ public final class RoutingStage implements Stage
         this.counters = counters;
         this.log = log;
         this.maxSessions = context.maxSessions();
+        this.sessions = new SessionRegistry(new SessionMemory(context.sessionMemoryBytes()));
         this.retained = new RetainedStore(context.maxRetainedMessages(), context.maxRetainedBytes());
-        this.subscriptions = new SubscriptionChanges(context, index, shared, retained, output, sessionCounters);
+        this.subscriptions = new SubscriptionChanges(context, index, shared, retained, output, sessionCounters,
+            sessions.memory());
         output.maxTargets(context.maxSessions()); // the routing log holds a target per session, no more
         this.expiry = new SessionExpiry(this::expire, this::willDue);
         if (0 == shard)
@@ -192,6 +195,7 @@ public final class RoutingStage implements Stage
         counters.set(BrokerCounters.SESSIONS_CURRENT, sessions.size());
         counters.set(BrokerCounters.SUBSCRIPTIONS_CURRENT, index.size() + shared.size());
         counters.set(BrokerCounters.RETAINED_CURRENT, retained.size());
+        counters.set(BrokerCounters.SESSION_MEMORY, sessions.memory().heldBytes());
     }
 
     /**
@@ -213,6 +217,7 @@ public final class RoutingStage implements Stage
                 context = next; // the retained and subscription limits; the rest is the same as at start
                 retained.limits(next.maxRetainedMessages(), next.maxRetainedBytes());
                 subscriptions.limits(next);
+                sessions.memory().maxBytes(next.sessionMemoryBytes());
                 routeShards.took(++epoch, next, access.rules()); // before any slot is stamped with it
                 live.took(next);
             }
@@ -448,6 +453,7 @@ public final class RoutingStage implements Stage
         {
             context = limits;
             subscriptions.limits(context);
+            sessions.memory().maxBytes(context.sessionMemoryBytes()); // judged as shard 0 judges
         }
         if (null != rules)
         {
@@ -587,6 +593,12 @@ public final class RoutingStage implements Stage
             }
         }
         final RoutingSession existing = sessions.find(clientId);
+        if (!sessions.memory().hasRoomFor(connectLength(existing, clientId)))
+        {
+            // before anything changes: a session taken over or resumed stays as it was
+            sessionCounters.increment(BrokerCounters.SESSION_MEMORY_REFUSED); // its shard refuses it: no session
+            return;
+        }
         Message endedWill = null;
         if (null != existing && existing.isOnline())
         {
@@ -652,6 +664,22 @@ public final class RoutingStage implements Stage
         {
             publishWill(event, endedWill); // its shard sends it after the new client's CONNACK
         }
+    }
+
+    /**
+     * @return what the CONNECT in {@link #connect} would add to {@code --max-session-memory}: a new session's
+     * client id and user name, and its will (the one it replaces is not taken off: a client at the bound does not
+     * get in by swapping).
+     */
+    private long connectLength(final RoutingSession existing, final String clientId)
+    {
+        long length = connect.hasWill() ? SessionMemory.WILL_LENGTH + connect.willTopic().length() +
+            connect.willPayload().length() + connect.willProperties().sectionLength() : 0;
+        if (null == existing || !existing.isPersistent() || connect.isCleanStart())
+        {
+            length += SessionMemory.sessionLength(clientId.length(), connect.userName().length());
+        }
+        return length;
     }
 
     /**

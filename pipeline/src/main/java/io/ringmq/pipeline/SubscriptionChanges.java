@@ -32,6 +32,7 @@ final class SubscriptionChanges
     private final RetainedStore retained;
     private final RouteOutput.Writer output;
     private final BrokerCounters counters;
+    private final io.ringmq.pipeline.session.SessionMemory memory;
     private final SubscribeFlyweight subscribe = new SubscribeFlyweight();
     private final java.util.function.Predicate<Message> retainedVisitor = this::onRetained;
     private int maxSubscriptions;
@@ -48,8 +49,9 @@ final class SubscriptionChanges
 
     SubscriptionChanges(final BrokerContext context, final SubscriptionIndex<Subscription> index,
         final SharedSubscriptions<Subscription> shared, final RetainedStore retained, final RouteOutput.Writer output,
-        final BrokerCounters counters)
+        final BrokerCounters counters, final io.ringmq.pipeline.session.SessionMemory memory)
     {
+        this.memory = memory;
         this.index = index;
         this.shared = shared;
         this.retained = retained;
@@ -112,6 +114,14 @@ final class SubscriptionChanges
             {
                 counters.increment(BrokerCounters.SUBSCRIPTIONS_REFUSED_LIMIT);
                 // this filter only [MQTT-3.9.3-1]
+                output.addGranted(v5 ? ReasonCode.QUOTA_EXCEEDED : ReasonCode.V3_SUBACK_FAILURE);
+                continue;
+            }
+            if (null == subscription &&
+                !memory.hasRoomFor(io.ringmq.pipeline.session.SessionMemory.subscriptionLength(written)))
+            {
+                counters.increment(BrokerCounters.SESSION_MEMORY_REFUSED);
+                // the sessions hold --max-session-memory: this filter only [MQTT-3.9.3-1]
                 output.addGranted(v5 ? ReasonCode.QUOTA_EXCEEDED : ReasonCode.V3_SUBACK_FAILURE);
                 continue;
             }

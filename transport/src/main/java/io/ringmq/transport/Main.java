@@ -200,6 +200,12 @@ public final class Main implements Callable<Integer>
             + "(default: ${DEFAULT-VALUE}).")
     long maxMessageMemory = BrokerContext.AUTO;
 
+    @Option(names = "--max-session-memory", paramLabel = "BYTES",
+        description = "Client ids, user names, wills and subscription filters the sessions hold, all clients "
+            + "together; past it a CONNECT (0x97 / 3) or a filter (0x97 / 0x80) is refused and counted; 0 = a quarter "
+            + "of the max heap (default: ${DEFAULT-VALUE}).")
+    long maxSessionMemory = BrokerContext.AUTO;
+
     @Option(names = "--max-retained-messages", paramLabel = "N",
         description = "Retained messages held; further ones are not stored (default: ${DEFAULT-VALUE}).")
     int maxRetainedMessages = DEFAULTS.maxRetainedMessages();
@@ -633,6 +639,7 @@ public final class Main implements Callable<Integer>
             .maxSubscriptionsPerClient(maxSubscriptionsPerClient)
             .maxQueuedBytes(maxQueuedBytes)
             .maxMessageMemory(maxMessageMemory)
+            .maxSessionMemory(maxSessionMemory)
             .maxRetained(maxRetainedMessages, maxRetainedBytes)
             .persistentClientExpirationMs(parseLongDurationMs(persistentClientExpiration))
             .maxSessions(maxSessions)

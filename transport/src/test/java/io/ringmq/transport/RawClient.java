@@ -147,6 +147,17 @@ final class RawClient implements AutoCloseable
         return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
+    /**
+     * An MQTT 5.0 UNSUBSCRIBE of one filter.
+     */
+    static byte[] unsubscribe5(final int packetId, final String filter)
+    {
+        final SubscribeEncoder encoder = new SubscribeEncoder().reset(PacketType.UNSUBSCRIBE).version(MqttVersion.V5)
+            .packetId(packetId);
+        encoder.filters().add(filter, 0);
+        return encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
+    }
+
     static byte[] connect(final String clientId, final boolean clean, final int keepAlive)
     {
         final ConnectEncoder encoder = new ConnectEncoder().reset().cleanStart(clean).keepAlive(keepAlive);

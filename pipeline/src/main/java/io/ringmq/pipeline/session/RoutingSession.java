@@ -40,6 +40,10 @@ public final class RoutingSession
     private io.ringmq.pipeline.auth.ClientAcl acl = io.ringmq.pipeline.auth.ClientAcl.OPEN;
     private String userName;
     private String aclClientId;
+    /** Where what it holds is counted; null once discarded. */
+    private SessionMemory memory;
+    /** What it holds of {@link #memory} now. */
+    private long heldBytes;
 
     /**
      * @param id         the session id other stages know it by.
@@ -47,12 +51,47 @@ public final class RoutingSession
      *                      session 0 and 5.0's Session Expiry Interval, as the broker applies them).
      * @param shard         the delivery shard that holds its delivery half.
      */
-    RoutingSession(final int id, final String clientId, final long expirySeconds, final int shard)
+    RoutingSession(final int id, final String clientId, final long expirySeconds, final int shard,
+        final SessionMemory memory)
     {
         this.id = id;
         this.clientId = clientId;
         this.expirySeconds = expirySeconds;
         this.shard = shard;
+        this.memory = memory;
+        hold(SessionMemory.lengthOf(clientId));
+    }
+
+    /**
+     * Counts a change of what it holds, while it is registered.
+     */
+    private void hold(final long bytes)
+    {
+        heldBytes += bytes;
+        if (null != memory)
+        {
+            memory.add(bytes);
+        }
+    }
+
+    /**
+     * It leaves the registry: what it holds is no longer counted, whatever is done with it afterwards.
+     */
+    void detach()
+    {
+        if (null != memory)
+        {
+            memory.add(-heldBytes);
+            memory = null;
+        }
+    }
+
+    /**
+     * @return what it holds of {@code --max-session-memory} now.
+     */
+    public long heldBytes()
+    {
+        return heldBytes;
     }
 
     public int id()
@@ -140,7 +179,10 @@ public final class RoutingSession
         {
             subscriptions = new HashMap<>(4);
         }
-        subscriptions.put(filter, subscription);
+        if (null == subscriptions.put(filter, subscription))
+        {
+            hold(SessionMemory.subscriptionLength(filter));
+        }
     }
 
     /**
@@ -153,6 +195,10 @@ public final class RoutingSession
             return null;
         }
         final Subscription removed = subscriptions.remove(filter);
+        if (null != removed)
+        {
+            hold(-SessionMemory.subscriptionLength(filter));
+        }
         if (subscriptions.isEmpty())
         {
             subscriptions = null;
@@ -162,6 +208,13 @@ public final class RoutingSession
 
     public void clearSubscriptions()
     {
+        if (null != subscriptions)
+        {
+            for (final String filter : subscriptions.keySet())
+            {
+                hold(-SessionMemory.subscriptionLength(filter));
+            }
+        }
         subscriptions = null;
     }
 
@@ -251,6 +304,7 @@ public final class RoutingSession
 
     public void will(final Message will)
     {
+        hold(SessionMemory.lengthOf(will) - SessionMemory.lengthOf(this.will));
         this.will = will;
     }
 
@@ -327,8 +381,18 @@ public final class RoutingSession
     public void acl(final io.ringmq.pipeline.auth.ClientAcl acl, final String userName, final String aclClientId)
     {
         this.acl = acl;
+        hold(SessionMemory.lengthOf(userName) - SessionMemory.lengthOf(this.userName) +
+            extraLength(aclClientId) - extraLength(this.aclClientId));
         this.userName = userName;
         this.aclClientId = aclClientId;
+    }
+
+    /**
+     * @return what a client id for its rules holds besides its own client id (nothing when it is that one).
+     */
+    private long extraLength(final String aclClientId)
+    {
+        return aclClientId == clientId ? 0 : SessionMemory.lengthOf(aclClientId);
     }
 
     public String userName()

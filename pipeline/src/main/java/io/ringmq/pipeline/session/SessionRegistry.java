@@ -22,8 +22,33 @@ public final class SessionRegistry
     private final IntArrayQueue free = new IntArrayQueue();
     private final IntArrayList discarded = new IntArrayList();
     private final OwnerThread owner = new OwnerThread("session registry");
+    private final SessionMemory memory;
     private RoutingSession[] byId = new RoutingSession[1024];
     private int nextId;
+
+    /**
+     * @param memory where its sessions count what they hold.
+     */
+    public SessionRegistry(final SessionMemory memory)
+    {
+        this.memory = memory;
+    }
+
+    /**
+     * A registry without a bound on what its sessions hold (tests of one structure).
+     */
+    public SessionRegistry()
+    {
+        this(new SessionMemory(Long.MAX_VALUE));
+    }
+
+    /**
+     * @return where its sessions count what they hold ({@code --max-session-memory}).
+     */
+    public SessionMemory memory()
+    {
+        return memory;
+    }
 
     /**
      * @return the session of that client, or null.
@@ -53,7 +78,7 @@ public final class SessionRegistry
         {
             byId = Arrays.copyOf(byId, byId.length * 2);
         }
-        final RoutingSession session = new RoutingSession(id, clientId, expirySeconds, shard);
+        final RoutingSession session = new RoutingSession(id, clientId, expirySeconds, shard, memory);
         byId[id] = session;
         byClientId.put(clientId, session);
         return session;
@@ -67,6 +92,7 @@ public final class SessionRegistry
         assert owner.isCurrent();
         if (byId[session.id()] == session)
         {
+            session.detach(); // what it holds is free now, whoever still has the object
             byId[session.id()] = null;
             if (byClientId.get(session.clientId()) == session)
             {

@@ -116,6 +116,10 @@ public final class BrokerCounters
     public static final int MESSAGE_MEMORY_DROPPED = 72;
     /** Bytes the delivery shards hold in QoS 1 and 2 copies for subscribers (each copy once, with its allowance). */
     public static final int MESSAGE_MEMORY = 73;
+    /** CONNECTs and subscriptions refused because the sessions held --max-session-memory already. */
+    public static final int SESSION_MEMORY_REFUSED = 74;
+    /** Bytes the sessions hold in client ids, user names, wills and filters (with their allowances). */
+    public static final int SESSION_MEMORY = 75;
 
     private static final String[] NAMES =
     {
@@ -170,7 +174,9 @@ public final class BrokerCounters
         "credential cache hits",
         "CONNECTs refused (password file reloaded during the hash)",
         "messages dropped (max-message-memory)",
-        "message memory in bytes (gauge)"
+        "message memory in bytes (gauge)",
+        "CONNECTs and subscriptions refused (max-session-memory)",
+        "session memory in bytes (gauge)"
     };
 
     private final CountersFile file;

@@ -1,0 +1,150 @@
+package io.ringmq.transport;
+
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.ReasonCode;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code --max-session-memory}: what sessions hold in client ids, user names, wills and filters is bounded as a
+ * whole. Before it, 927 anonymous connections from one machine, each with a 60 KB will (within
+ * {@code --max-connect-size}), took a {@code bin/ringmq} broker's 64 MiB heap and it exited on
+ * {@code OutOfMemoryError}; and one client could hold 10,000 filters of 64 KiB.
+ */
+@Timeout(120)
+class SessionMemoryTest extends InProcessBrokerTest
+{
+    private static final long BOUND = 1024 * 1024;
+    private static final String BIG = "x".repeat(60_000);
+
+    private int launchBounded() throws Exception
+    {
+        return launch(TestBrokers.v5Context().maxSessionMemory(BOUND).maxConnectSize(128 * 1024));
+    }
+
+    private void awaitGauge(final int counter, final java.util.function.LongPredicate done)
+    {
+        final long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!done.test(broker.counters().get(counter)) && System.nanoTime() < deadline)
+        {
+            Thread.onSpinWait();
+        }
+        assertThat(done.test(broker.counters().get(counter))).as(BrokerCounters.label(counter)).isTrue();
+    }
+
+    @Test
+    @DisplayName("3.2.2.2: CONNECTs whose 60 KB wills would take the sessions past --max-session-memory are refused "
+        + "with CONNACK 0x97 Quota exceeded (3.1.1: 3 Server unavailable) and counted; once others leave, they get in")
+    void willsPastTheBound() throws Exception
+    {
+        final int port = launchBounded();
+        final List<RawClient> accepted = new ArrayList<>();
+        int refused = 0;
+        for (int i = 0; i < 40 && refused == 0; i++)
+        {
+            final RawClient client = closeLater(new RawClient(port).v5());
+            final int code = client.handshake(RawClient.connect5WithWill("w" + i, null, "will/" + i, BIG, null));
+            if (code == ReasonCode.SUCCESS)
+            {
+                accepted.add(client);
+            }
+            else
+            {
+                assertThat(code).isEqualTo(ReasonCode.QUOTA_EXCEEDED);
+                refused++;
+            }
+        }
+        assertThat(accepted.size()).as("wills of 60 KB within 1 MiB").isBetween(15, 17);
+        assertThat(refused).isEqualTo(1);
+        final RawClient v3 = closeLater(new RawClient(port));
+        assertThat(v3.handshake(RawClient.connectWithWill("v3", "will/v3", BIG, 1)))
+            .isEqualTo(ReasonCode.V3_SERVER_UNAVAILABLE);
+        assertThat(broker.counters().get(BrokerCounters.SESSION_MEMORY_REFUSED)).isEqualTo(2);
+        awaitGauge(BrokerCounters.SESSION_MEMORY, held -> held > BOUND - 61_000 && held <= BOUND);
+
+        for (int i = 0; i < 5; i++)
+        {
+            accepted.get(i).send(RawClient.reasonPacket5(PacketType.DISCONNECT, ReasonCode.SUCCESS, null));
+            accepted.get(i).close();
+        }
+        awaitGauge(BrokerCounters.SESSION_MEMORY, held -> held < BOUND - 5 * 60_000);
+        for (int i = 0; i < 4; i++)
+        {
+            final RawClient again = closeLater(new RawClient(port).v5());
+            assertThat(again.handshake(RawClient.connect5WithWill("again" + i, null, "will/a" + i, BIG, null)))
+                .as("room again once sessions ended").isEqualTo(ReasonCode.SUCCESS);
+        }
+        assertThat(broker.counters().get(BrokerCounters.UNEXPECTED_ERRORS)).isZero();
+    }
+
+    @Test
+    @DisplayName("3.9.3: filters that would take the sessions past --max-session-memory get 0x97 Quota exceeded "
+        + "(3.1.1: 0x80) one by one, the others in the same SUBSCRIBE are granted; an UNSUBSCRIBE gives the room back")
+    void filtersPastTheBound() throws Exception
+    {
+        final int port = launchBounded();
+        final RawClient client = closeLater(new RawClient(port).v5());
+        assertThat(client.handshake(RawClient.connect5("filters", null))).isZero();
+        final String half = "f/" + "y".repeat(30_000) + "/"; // 2 x 30 KB + 192 each: 17 fit in 1 MiB, not 18
+        int granted = 0;
+        int quota = 0;
+        for (int i = 0; i < 20; i++)
+        {
+            client.send(RawClient.subscribe5(i + 1, half + i, 1));
+            assertThat(client.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
+            final int code = client.decoder().suback().reasonCode(0);
+            if (code == 1)
+            {
+                granted++;
+            }
+            else
+            {
+                assertThat(code).isEqualTo(ReasonCode.QUOTA_EXCEEDED);
+                quota++;
+            }
+        }
+        assertThat(granted).isEqualTo(17);
+        assertThat(quota).isEqualTo(3);
+        final RawClient v3 = closeLater(new RawClient(port));
+        assertThat(v3.handshake(RawClient.connect("filters3", true, 60))).isZero();
+        v3.send(RawClient.subscribe(1, List.of("small/a", half + "v3"), 1));
+        assertThat(v3.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
+        assertThat(v3.decoder().suback().reasonCode(0)).as("a small filter still fits").isEqualTo(1);
+        assertThat(v3.decoder().suback().reasonCode(1)).isEqualTo(ReasonCode.V3_SUBACK_FAILURE);
+
+        client.send(RawClient.unsubscribe5(100, half + 0));
+        assertThat(client.readPacket(5_000)).isEqualTo(PacketType.UNSUBACK);
+        client.send(RawClient.subscribe5(101, half + "back", 1));
+        assertThat(client.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
+        assertThat(client.decoder().suback().reasonCode(0)).as("room again after UNSUBSCRIBE").isEqualTo(1);
+        assertThat(broker.counters().get(BrokerCounters.SESSION_MEMORY_REFUSED)).isEqualTo(4);
+    }
+
+    @Test
+    @DisplayName("the default is a quarter of the heap, and a reload moves the bound")
+    void defaultAndReload() throws Exception
+    {
+        assertThat(new BrokerContext().sessionMemoryBytes()).isEqualTo(Runtime.getRuntime().maxMemory() / 4);
+        final int port = launchBounded();
+        assertThat(broker.reload(TestBrokers.v5Context().maxSessionMemory(4 * BOUND).maxConnectSize(128 * 1024)
+            .conclude())).contains("max-session-memory");
+        int accepted = 0;
+        for (int i = 0; i < 40; i++)
+        {
+            final RawClient client = closeLater(new RawClient(port).v5());
+            if (client.handshake(RawClient.connect5WithWill("r" + i, null, "will/" + i, BIG, null)) == 0)
+            {
+                accepted++;
+            }
+        }
+        assertThat(accepted).as("4 MiB after the reload").isEqualTo(40);
+    }
+}
