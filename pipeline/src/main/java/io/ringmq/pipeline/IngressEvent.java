@@ -96,6 +96,12 @@ public final class IngressEvent
      * parses the packet again; false for every other slot, where a stage that needs them finds them itself.
      */
     public boolean located;
+    /**
+     * A QoS 2 PUBLISH the routing stage did not take because its packet id would take the sessions past
+     * {@code --max-session-memory}: acknowledged with Quota exceeded (0x97; 3.1.1 has no way to say it: PUBREC,
+     * dropped), routed nowhere.
+     */
+    public boolean overQuota;
     private final UnsafeBuffer inline;
 
     // ---- any stage
@@ -396,6 +402,7 @@ public final class IngressEvent
         takeoverConnectionId = NONE;
         takeoverVersion = 0;
         routed = false;
+        overQuota = false;
         qos = 0;
         packetId = 0;
         retain = false;

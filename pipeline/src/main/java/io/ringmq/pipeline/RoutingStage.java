@@ -730,6 +730,14 @@ public final class RoutingStage implements Stage
         {
             return; // a resent QoS 2 PUBLISH before PUBREL: answered with PUBREC again, not delivered twice
         }
+        if (event.qos == 2 && null != session &&
+            !sessions.memory().hasRoomFor(SessionMemory.PUBREL_ID_LENGTH + SessionMemory.PUBREL_SET_LENGTH))
+        {
+            // its packet id would be kept until PUBREL: 65,535 per session, in every session, without this
+            event.overQuota = true;
+            sessionCounters.increment(BrokerCounters.SESSION_MEMORY_REFUSED);
+            return;
+        }
         event.routed = true;
         publishesRouted++;
         publisher = session;

@@ -129,6 +129,63 @@ class SessionMemoryTest extends InProcessBrokerTest
     }
 
     @Test
+    @DisplayName("4.3.3: inbound QoS 2 packet ids awaiting PUBREL count too: past the bound a QoS 2 PUBLISH is not "
+        + "taken (5.0: PUBREC 0x97 Quota exceeded; 3.1.1: PUBREC, dropped), and PUBREL gives the room back")
+    void qos2AwaitingPubrelPastTheBound() throws Exception
+    {
+        final int count = 6_000; // 12 bytes each: about 5,400 fit in 64 KiB
+        final int port = launch(TestBrokers.v5Context().maxSessionMemory(64 * 1024));
+        final RawClient subscriber = closeLater(new RawClient(port).v5());
+        assertThat(subscriber.handshake(RawClient.connect5("sub", null))).isZero();
+        subscriber.send(RawClient.subscribe5(1, "q/#", 0));
+        assertThat(subscriber.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
+        final RawClient flooder = closeLater(new RawClient(port));
+        assertThat(flooder.handshake(RawClient.connect("flooder", true, 60))).isZero();
+        final byte[] payload = {1};
+        for (int id = 1; id <= count; id++)
+        {
+            flooder.send(RawClient.publish("q/x", payload, 2, id, false));
+        }
+        for (int id = 1; id <= count; id++)
+        {
+            assertThat(flooder.readPacket(5_000)).isEqualTo(PacketType.PUBREC);
+        }
+        final long refused = broker.counters().get(BrokerCounters.SESSION_MEMORY_REFUSED);
+        assertThat(count - refused).as("taken").isBetween(5_000L, 5_460L);
+        flooder.send(RawClient.publish("q/marker", payload, 0, 0, false));
+        long delivered = 0;
+        while (true)
+        {
+            assertThat(subscriber.readPacket(5_000)).isEqualTo(PacketType.PUBLISH);
+            if (subscriber.decoder().publish().topic().asString().equals("q/marker"))
+            {
+                break;
+            }
+            delivered++;
+        }
+        assertThat(delivered).as("only those taken reach the subscriber").isEqualTo(count - refused);
+
+        final RawClient v5 = closeLater(new RawClient(port).v5());
+        assertThat(v5.handshake(RawClient.connect5("v5", null))).isZero();
+        v5.send(RawClient.publish5("q/y", payload, 2, 1, null));
+        assertThat(v5.readPacket(5_000)).isEqualTo(PacketType.PUBREC);
+        assertThat(v5.decoder().ack().reasonCode()).isEqualTo(ReasonCode.QUOTA_EXCEEDED);
+
+        for (int id = 1; id <= count; id++)
+        {
+            flooder.send(RawClient.ack(PacketType.PUBREL, id));
+        }
+        for (int id = 1; id <= count; id++)
+        {
+            assertThat(flooder.readPacket(5_000)).isEqualTo(PacketType.PUBCOMP);
+        }
+        awaitGauge(BrokerCounters.SESSION_MEMORY, held -> held < 1_000);
+        v5.send(RawClient.publish5("q/y", payload, 2, 2, null));
+        assertThat(v5.readPacket(5_000)).isEqualTo(PacketType.PUBREC);
+        assertThat(v5.decoder().ack().reasonCode()).as("room again after PUBREL").isEqualTo(ReasonCode.SUCCESS);
+    }
+
+    @Test
     @DisplayName("the default is a quarter of the heap, and a reload moves the bound")
     void defaultAndReload() throws Exception
     {

@@ -396,6 +396,7 @@ public final class DeliveryShard implements Stage
                     // with 0x87 (3.1.1 has no way to say it: acknowledged and dropped, as Mosquitto does)
                     final int reason = event.version != MqttVersion.V5 ? ReasonCode.SUCCESS :
                         event.aclVerdict != IngressEvent.ACL_ALLOWED ? ReasonCode.NOT_AUTHORIZED :
+                        event.overQuota ? ReasonCode.QUOTA_EXCEEDED :
                         event.routed && event.targetCount == 0 ? ReasonCode.NO_MATCHING_SUBSCRIBERS : ReasonCode.SUCCESS;
                     reply(event.connectionId, control.ack(event.qos == 1 ? PacketType.PUBACK : PacketType.PUBREC,
                         event.packetId, event.version, reason));

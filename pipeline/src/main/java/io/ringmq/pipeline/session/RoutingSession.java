@@ -234,8 +234,12 @@ public final class RoutingSession
         if (null == awaitingPubrel)
         {
             awaitingPubrel = new IntHashSet(4);
+            hold(SessionMemory.PUBREL_SET_LENGTH);
         }
-        awaitingPubrel.add(packetId);
+        if (awaitingPubrel.add(packetId))
+        {
+            hold(SessionMemory.PUBREL_ID_LENGTH);
+        }
     }
 
     /**
@@ -243,9 +247,9 @@ public final class RoutingSession
      */
     public void releasePubrel(final int packetId)
     {
-        if (null != awaitingPubrel)
+        if (null != awaitingPubrel && awaitingPubrel.remove(packetId))
         {
-            awaitingPubrel.remove(packetId);
+            hold(-SessionMemory.PUBREL_ID_LENGTH);
         }
     }
 
@@ -257,6 +261,7 @@ public final class RoutingSession
         if (null != awaitingPubrel && awaitingPubrel.isEmpty())
         {
             awaitingPubrel = null;
+            hold(-SessionMemory.PUBREL_SET_LENGTH);
         }
     }
 

@@ -4,14 +4,15 @@ import io.ringmq.pipeline.Message;
 
 /**
  * {@code --max-session-memory}: the heap the routing stage's sessions hold in what their clients chose the size
- * of (client ids, user names, wills, subscription filters), each with an allowance for the objects around it.
- * Every other bound a client meets is per client or per connection (a will within {@code --max-connect-size}, a
- * filter within {@code --max-topic-length}, {@code --max-subscriptions-per-client} of them); this one holds them
- * all together, so that a thousand connections with 60 KiB wills, or one client's ten thousand long filters, are
- * refused (CONNACK 0x97 or 3, SUBACK 0x97 or 0x80) instead of running the heap out. Its sessions add and take
- * back what they hold as it changes ({@link RoutingSession}); the stage asks {@link #hasRoomFor} before it lets
- * a client add more. A session's fixed part is not counted here: {@code --max-sessions} bounds how many there are.
- * Owned by the routing stage's thread, as its registry is.
+ * or number of (client ids, user names, wills, subscription filters, the packet ids of inbound QoS 2 messages
+ * awaiting PUBREL), each with an allowance for the objects around it. Every other bound a client meets is per
+ * client or per connection (a will within {@code --max-connect-size}, a filter within {@code --max-topic-length},
+ * {@code --max-subscriptions-per-client} of them, 65,535 packet ids); this one holds them all together, so that a
+ * thousand connections with 60 KiB wills, one client's ten thousand long filters, or sessions each left with
+ * 65,535 unreleased QoS 2 messages are refused (CONNACK 0x97 or 3, SUBACK 0x97 or 0x80, PUBREC 0x97) instead of
+ * running the heap out. Its sessions add and take back what they hold as it changes ({@link RoutingSession}); the
+ * stage asks {@link #hasRoomFor} before it lets a client add more. A session's fixed part is not counted here:
+ * {@code --max-sessions} bounds how many there are. Owned by the routing stage's thread, as its registry is.
  */
 public final class SessionMemory
 {
@@ -21,6 +22,10 @@ public final class SessionMemory
     public static final int SUBSCRIPTION_LENGTH = 192;
     /** A will's fixed part: the message and its arrays' headers. */
     public static final int WILL_LENGTH = 96;
+    /** An inbound QoS 2 packet id awaiting PUBREL: its slot in a hash set at most two thirds full, and growth. */
+    public static final int PUBREL_ID_LENGTH = 12;
+    /** The set of those packet ids, while a session has one. */
+    public static final int PUBREL_SET_LENGTH = 64;
 
     private long heldBytes;
     private long maxBytes;

@@ -63,6 +63,28 @@ class SessionMemoryTest
     }
 
     @Test
+    @DisplayName("MQTT-4.3.3-9: packet ids awaiting PUBREL count while awaited, once each, and the set with them")
+    void awaitedPacketIds()
+    {
+        final RoutingSession session = registry.create("q", 0, 0);
+        final long empty = memory.heldBytes();
+        for (int id = 1; id <= 100; id++)
+        {
+            session.awaitPubrel(id);
+            session.awaitPubrel(id); // a resend before PUBREL: the same id
+        }
+        assertThat(memory.heldBytes() - empty)
+            .isEqualTo(SessionMemory.PUBREL_SET_LENGTH + 100L * SessionMemory.PUBREL_ID_LENGTH);
+        for (int id = 1; id <= 100; id++)
+        {
+            session.releasePubrel(id);
+        }
+        session.releasePubrel(7); // a PUBREL for an id no longer awaited
+        session.trim();
+        assertThat(memory.heldBytes()).isEqualTo(empty);
+    }
+
+    @Test
     @DisplayName("a lowered bound refuses from the next request; what is held stays")
     void loweredBound()
     {
