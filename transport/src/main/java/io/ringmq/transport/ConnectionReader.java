@@ -296,6 +296,7 @@ final class ConnectionReader implements PausedConnections.Retry
      */
     void release(final Connection connection)
     {
+        publishes.release(connection);
         ingress.flush(); // its PUBLISHes read in this batch are copied before their bytes go back to the pool
         final ByteBuf in = connection.in;
         final ByteBuf carried = takeCarried(connection);

@@ -38,7 +38,7 @@ final class InboundPublishes
         this.counters = counters;
         this.ingress = ingress;
         this.closer = closer;
-        this.aliases = new TopicAliasResolver(context.topicAliasMaximum());
+        this.aliases = new TopicAliasResolver(context.topicAliasMaximum(), context, counters);
     }
 
     /**
@@ -61,7 +61,8 @@ final class InboundPublishes
             {
                 ConnectionReader.protocolViolation(counters, closer, connection,
                     reason == ReasonCode.TOPIC_ALIAS_INVALID ? "Topic Alias over the maximum [MQTT-3.3.2-9]" :
-                    reason == ReasonCode.QUOTA_EXCEEDED ? "topic aliases past " + TopicAliases.MAX_BYTES + " bytes" :
+                    reason == ReasonCode.QUOTA_EXCEEDED ? "topic aliases past " + TopicAliases.MAX_BYTES +
+                        " bytes, or past --max-session-memory / 2 for all connections" :
                         "empty topic with an unknown Topic Alias", reason);
                 return true;
             }
@@ -202,5 +203,22 @@ final class InboundPublishes
     void limits(final BrokerContext next)
     {
         this.context = next;
+        aliases.limits(next);
+    }
+
+    /**
+     * A connection closed: what it held here is free.
+     */
+    void release(final Connection connection)
+    {
+        aliases.release(connection);
+    }
+
+    /**
+     * @return what this agent's connections' topic aliases hold.
+     */
+    long aliasBytes()
+    {
+        return aliases.heldBytes();
     }
 }

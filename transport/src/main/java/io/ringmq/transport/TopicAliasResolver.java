@@ -7,6 +7,8 @@ import io.ringmq.protocol.PublishEncoder;
 import io.ringmq.protocol.PublishFlyweight;
 import io.ringmq.protocol.ReasonCode;
 import io.ringmq.protocol.Slice;
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.status.BrokerCounters;
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -19,11 +21,21 @@ import org.agrona.concurrent.UnsafeBuffer;
  * alias is never touched. Nothing is allocated per message once the scratch buffer and the connection's
  * {@link TopicAliases} have grown to what the client sends.
  * <p>
- * Use: {@link #resolve}, then judge {@link #topic()} (the topic limits), then {@link #canonical}.
+ * Use: {@link #resolve}, then judge {@link #topic()} (the topic limits), then {@link #canonical}; and
+ * {@link #release} when a connection closes.
+ * <p>
+ * What the topics of all its connections' aliases hold is bounded too: each connection's are bounded
+ * ({@link TopicAliases#MAX_BYTES}), but 835 connections at that bound took a 64 MiB heap; this agent's share of half
+ * of {@code --max-session-memory} holds them all together. Past either, the client is disconnected with Quota
+ * exceeded (0x97).
  */
 final class TopicAliasResolver
 {
     private final int maximum;
+    /** What this agent's connections' aliases hold, and may hold. */
+    private long heldBytes;
+    private long maxBytes;
+    private final BrokerCounters counters;
     private final UnsafeBuffer topic = new UnsafeBuffer(0, 0);
     private final MqttProperties properties = new MqttProperties();
     private final PublishEncoder encoder = new PublishEncoder();
@@ -33,9 +45,48 @@ final class TopicAliasResolver
     /**
      * @param maximum the Topic Alias Maximum the broker announces in CONNACK (0: none).
      */
-    TopicAliasResolver(final int maximum)
+    TopicAliasResolver(final int maximum, final BrokerContext context, final BrokerCounters counters)
     {
         this.maximum = maximum;
+        this.counters = counters;
+        limits(context);
+    }
+
+    /**
+     * @return this agent's share of what all connections' aliases may hold: half of {@code --max-session-memory},
+     * split between the I/O agents.
+     */
+    static long maxBytesFor(final BrokerContext context)
+    {
+        return context.sessionMemoryBytes() / 2 / Math.max(1, context.ioThreads());
+    }
+
+    /**
+     * Takes a reloaded {@code --max-session-memory}: from the next mapping on; aliases held past a lowered bound stay.
+     */
+    void limits(final BrokerContext context)
+    {
+        this.maxBytes = maxBytesFor(context);
+    }
+
+    /**
+     * A connection closed: what its aliases held is free.
+     */
+    void release(final Connection connection)
+    {
+        if (null != connection.topicAliases)
+        {
+            heldBytes -= connection.topicAliases.bytes();
+            connection.topicAliases = null;
+        }
+    }
+
+    /**
+     * @return what this agent's connections' aliases hold now.
+     */
+    long heldBytes()
+    {
+        return heldBytes;
     }
 
     /**
@@ -61,9 +112,16 @@ final class TopicAliasResolver
         final Slice name = publish.topic();
         if (name.length() > 0)
         {
-            if (null != connection.topicAliases && !connection.topicAliases.fits(alias, name.length()))
+            final TopicAliases held = connection.topicAliases;
+            final int growth = null == held ? TopicAliases.capacityFor(name.length()) : held.growth(alias, name.length());
+            if (null != held && !held.fits(alias, name.length()))
             {
                 return ReasonCode.QUOTA_EXCEEDED; // the aliases' topics are bounded per connection
+            }
+            if (heldBytes + growth > maxBytes)
+            {
+                counters.increment(BrokerCounters.SESSION_MEMORY_REFUSED);
+                return ReasonCode.QUOTA_EXCEEDED; // and all connections' together
             }
             topic.wrap(name.buffer(), name.offset(), name.length());
             return 0;
@@ -101,7 +159,7 @@ final class TopicAliasResolver
             {
                 connection.topicAliases = new TopicAliases(maximum);
             }
-            connection.topicAliases.set(alias, name.buffer(), name.offset(), name.length());
+            heldBytes += connection.topicAliases.set(alias, name.buffer(), name.offset(), name.length());
         }
         properties.copyFrom(publish.properties()).remove(PropertyId.TOPIC_ALIAS);
         final Slice payload = publish.payload();

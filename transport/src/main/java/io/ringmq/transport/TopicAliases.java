@@ -42,9 +42,11 @@ final class TopicAliases
      * Maps an alias to a topic name [MQTT-3.3.2-12]; a later mapping of the same alias replaces it [MQTT-3.3.2-11].
      *
      * @param alias 1..maximum (the caller checked it).
+     * @return the bytes its topics hold more than before (0 when the slot's array was long enough).
      */
-    void set(final int alias, final DirectBuffer buffer, final int offset, final int length)
+    int set(final int alias, final DirectBuffer buffer, final int offset, final int length)
     {
+        final int before = bytes;
         final int index = alias - 1;
         if (index >= topics.length)
         {
@@ -60,6 +62,29 @@ final class TopicAliases
         }
         buffer.getBytes(offset, topic, 0, length);
         lengths[index] = length;
+        return bytes - before;
+    }
+
+    /**
+     * @return the bytes mapping the alias to a topic of {@code length} bytes would add to what its topics hold.
+     */
+    int growth(final int alias, final int length)
+    {
+        final int index = alias - 1;
+        final byte[] topic = index < topics.length ? topics[index] : null;
+        if (null != topic && topic.length >= length)
+        {
+            return 0;
+        }
+        return capacityFor(length) - (null == topic ? 0 : topic.length);
+    }
+
+    /**
+     * @return the bytes its topics hold.
+     */
+    int bytes()
+    {
+        return bytes;
     }
 
     /**
@@ -68,16 +93,10 @@ final class TopicAliases
      */
     boolean fits(final int alias, final int length)
     {
-        final int index = alias - 1;
-        final byte[] topic = index < topics.length ? topics[index] : null;
-        if (null != topic && topic.length >= length)
-        {
-            return true;
-        }
-        return bytes - (null == topic ? 0 : topic.length) + capacityFor(length) <= MAX_BYTES;
+        return bytes + growth(alias, length) <= MAX_BYTES;
     }
 
-    private static int capacityFor(final int length)
+    static int capacityFor(final int length)
     {
         return Math.max(MIN_TOPIC_CAPACITY, Integer.highestOneBit(Math.max(1, length - 1)) << 1);
     }

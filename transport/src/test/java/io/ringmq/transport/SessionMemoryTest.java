@@ -17,7 +17,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code --max-session-memory}: what sessions hold in client ids, user names, wills and filters is bounded as a
  * whole. Before it, 927 anonymous connections from one machine, each with a 60 KB will (within
  * {@code --max-connect-size}), took a {@code bin/ringmq} broker's 64 MiB heap and it exited on
- * {@code OutOfMemoryError}; and one client could hold 10,000 filters of 64 KiB.
+ * {@code OutOfMemoryError}; 835 connections mapping 64 topic aliases of 1 KB each did the same; and one client could
+ * hold 10,000 filters of 64 KiB.
  */
 @Timeout(120)
 class SessionMemoryTest extends InProcessBrokerTest
@@ -183,6 +184,62 @@ class SessionMemoryTest extends InProcessBrokerTest
         v5.send(RawClient.publish5("q/y", payload, 2, 2, null));
         assertThat(v5.readPacket(5_000)).isEqualTo(PacketType.PUBREC);
         assertThat(v5.decoder().ack().reasonCode()).as("room again after PUBREL").isEqualTo(ReasonCode.SUCCESS);
+    }
+
+    /**
+     * Maps 16 aliases to topics of 1,000 bytes (a 1 KiB array each).
+     *
+     * @return the packet that ended it (DISCONNECT), or -1 when all were taken.
+     */
+    private static int mapSixteen(final RawClient client, final int connection) throws Exception
+    {
+        final byte[] payload = {1};
+        for (int alias = 1; alias <= 16; alias++)
+        {
+            final String topic = "a/" + connection + "/" + alias + "/" + "z".repeat(1_000);
+            client.send(RawClient.publish5(topic.substring(0, 1_000), payload, 1, alias,
+                new io.ringmq.protocol.MqttProperties().setInt(io.ringmq.protocol.PropertyId.TOPIC_ALIAS, alias)));
+            final int type = client.readPacket(5_000);
+            if (type != PacketType.PUBACK)
+            {
+                return type;
+            }
+        }
+        return -1;
+    }
+
+    @Test
+    @DisplayName("MQTT-3.3.2-12: the topics of every connection's aliases together stay within half of "
+        + "--max-session-memory; a mapping past it ends that connection with DISCONNECT 0x97, and a closed "
+        + "connection gives its room back")
+    void topicAliasesPastTheBound() throws Exception
+    {
+        final int port = launch(TestBrokers.v5Context().maxSessionMemory(256 * 1024).ioThreads(1));
+        final List<RawClient> mapped = new ArrayList<>();
+        int ended = -1;
+        for (int i = 0; i < 12 && ended < 0; i++)
+        {
+            final RawClient client = closeLater(new RawClient(port).v5());
+            assertThat(client.handshake(RawClient.connect5("alias" + i, null))).isZero();
+            if (mapSixteen(client, i) < 0)
+            {
+                mapped.add(client);
+            }
+            else
+            {
+                assertThat(client.decoder().disconnect().reasonCode()).isEqualTo(ReasonCode.QUOTA_EXCEEDED);
+                ended = i;
+            }
+        }
+        assertThat(mapped).as("16 KiB each within 128 KiB").hasSize(8);
+        assertThat(broker.counters().get(BrokerCounters.SESSION_MEMORY_REFUSED)).isEqualTo(1);
+        mapped.get(0).send(RawClient.reasonPacket5(PacketType.DISCONNECT, ReasonCode.SUCCESS, null));
+        mapped.get(0).close();
+        // its agent gave its aliases back when it closed the socket, before routing counted the client gone
+        awaitGauge(BrokerCounters.CLIENTS_CONNECTED, connected -> connected == 7);
+        final RawClient next = closeLater(new RawClient(port).v5());
+        assertThat(next.handshake(RawClient.connect5("alias-next", null))).isZero();
+        assertThat(mapSixteen(next, 99)).as("room again once a connection closed").isEqualTo(-1);
     }
 
     @Test

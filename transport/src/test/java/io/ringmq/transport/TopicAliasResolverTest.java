@@ -24,7 +24,8 @@ class TopicAliasResolverTest
 {
     private static final int MAXIMUM = 64;
 
-    private final TopicAliasResolver resolver = new TopicAliasResolver(MAXIMUM);
+    private final TopicAliasResolver resolver = new TopicAliasResolver(MAXIMUM,
+        new io.ringmq.pipeline.BrokerContext(), new io.ringmq.pipeline.status.BrokerCounters());
     private final Connection connection = new Connection(1, new Acceptor.Accepted(null, null, true, null, null), null, 0);
     private final PublishFlyweight canonical = new PublishFlyweight();
 

@@ -116,7 +116,10 @@ public final class BrokerCounters
     public static final int MESSAGE_MEMORY_DROPPED = 72;
     /** Bytes the delivery shards hold in QoS 1 and 2 copies for subscribers (each copy once, with its allowance). */
     public static final int MESSAGE_MEMORY = 73;
-    /** CONNECTs and subscriptions refused because the sessions held --max-session-memory already. */
+    /**
+     * CONNECTs, filters, QoS 2 PUBLISHes and topic alias mappings refused because what sessions (and connections'
+     * aliases) hold reached --max-session-memory.
+     */
     public static final int SESSION_MEMORY_REFUSED = 74;
     /** Bytes the sessions hold in client ids, user names, wills and filters (with their allowances). */
     public static final int SESSION_MEMORY = 75;
@@ -175,7 +178,7 @@ public final class BrokerCounters
         "CONNECTs refused (password file reloaded during the hash)",
         "messages dropped (max-message-memory)",
         "message memory in bytes (gauge)",
-        "CONNECTs and subscriptions refused (max-session-memory)",
+        "requests refused (max-session-memory)",
         "session memory in bytes (gauge)"
     };
 
