@@ -195,7 +195,7 @@ public final class RoutingStage implements Stage
         counters.set(BrokerCounters.SESSIONS_CURRENT, sessions.size());
         counters.set(BrokerCounters.SUBSCRIPTIONS_CURRENT, index.size() + shared.size());
         counters.set(BrokerCounters.RETAINED_CURRENT, retained.size());
-        counters.set(BrokerCounters.SESSION_MEMORY, sessions.memory().heldBytes());
+        counters.set(BrokerCounters.SESSION_MEMORY, sessions.memory().totalBytes());
     }
 
     /**
@@ -677,7 +677,7 @@ public final class RoutingStage implements Stage
             connect.willPayload().length() + connect.willProperties().sectionLength() : 0;
         if (null == existing || !existing.isPersistent() || connect.isCleanStart())
         {
-            length += SessionMemory.sessionLength(clientId.length(), connect.userName().length());
+            length += SessionMemory.sessionLength(clientId, connect.userName().length());
         }
         return length;
     }
@@ -731,7 +731,7 @@ public final class RoutingStage implements Stage
             return; // a resent QoS 2 PUBLISH before PUBREL: answered with PUBREC again, not delivered twice
         }
         if (event.qos == 2 && null != session &&
-            !sessions.memory().hasRoomFor(SessionMemory.PUBREL_ID_LENGTH + SessionMemory.PUBREL_SET_LENGTH))
+            !sessions.memory().hasRoomForAwaited(SessionMemory.PUBREL_ID_LENGTH + SessionMemory.PUBREL_SET_LENGTH))
         {
             // its packet id would be kept until PUBREL: 65,535 per session, in every session, without this
             event.overQuota = true;

@@ -42,8 +42,9 @@ public final class RoutingSession
     private String aclClientId;
     /** Where what it holds is counted; null once discarded. */
     private SessionMemory memory;
-    /** What it holds of {@link #memory} now. */
+    /** What it holds of {@link #memory} now: ids, names, will, filters; and packet ids awaiting PUBREL. */
     private long heldBytes;
+    private long awaitedBytes;
 
     /**
      * @param id         the session id other stages know it by.
@@ -75,6 +76,18 @@ public final class RoutingSession
     }
 
     /**
+     * Counts a change of what its packet ids awaiting PUBREL hold, while it is registered.
+     */
+    private void holdAwaited(final long bytes)
+    {
+        awaitedBytes += bytes;
+        if (null != memory)
+        {
+            memory.addAwaited(bytes);
+        }
+    }
+
+    /**
      * It leaves the registry: what it holds is no longer counted, whatever is done with it afterwards.
      */
     void detach()
@@ -82,16 +95,25 @@ public final class RoutingSession
         if (null != memory)
         {
             memory.add(-heldBytes);
+            memory.addAwaited(-awaitedBytes);
             memory = null;
         }
     }
 
     /**
-     * @return what it holds of {@code --max-session-memory} now.
+     * @return what it holds of {@code --max-session-memory} now in ids, names, will and filters.
      */
     public long heldBytes()
     {
         return heldBytes;
+    }
+
+    /**
+     * @return what its packet ids awaiting PUBREL hold of {@code --max-session-memory} now.
+     */
+    public long awaitedBytes()
+    {
+        return awaitedBytes;
     }
 
     public int id()
@@ -234,11 +256,11 @@ public final class RoutingSession
         if (null == awaitingPubrel)
         {
             awaitingPubrel = new IntHashSet(4);
-            hold(SessionMemory.PUBREL_SET_LENGTH);
+            holdAwaited(SessionMemory.PUBREL_SET_LENGTH);
         }
         if (awaitingPubrel.add(packetId))
         {
-            hold(SessionMemory.PUBREL_ID_LENGTH);
+            holdAwaited(SessionMemory.PUBREL_ID_LENGTH);
         }
     }
 
@@ -249,7 +271,7 @@ public final class RoutingSession
     {
         if (null != awaitingPubrel && awaitingPubrel.remove(packetId))
         {
-            hold(-SessionMemory.PUBREL_ID_LENGTH);
+            holdAwaited(-SessionMemory.PUBREL_ID_LENGTH);
         }
     }
 
@@ -261,7 +283,7 @@ public final class RoutingSession
         if (null != awaitingPubrel && awaitingPubrel.isEmpty())
         {
             awaitingPubrel = null;
-            hold(-SessionMemory.PUBREL_SET_LENGTH);
+            holdAwaited(-SessionMemory.PUBREL_SET_LENGTH);
         }
     }
 

@@ -20,6 +20,12 @@ public final class SessionMemory
     public static final int STRING_LENGTH = 40;
     /** A subscription's fixed part: the object, its map entry and its place in the index. */
     public static final int SUBSCRIPTION_LENGTH = 192;
+    /**
+     * A level of a filter in the subscription index: its node, the node's table of children and its slot in its
+     * parent's (a filter of 128 one-character levels takes about 21 KB there). Counted for every level, shared
+     * with other filters or not.
+     */
+    public static final int LEVEL_LENGTH = 176;
     /** A will's fixed part: the message and its arrays' headers. */
     public static final int WILL_LENGTH = 96;
     /** An inbound QoS 2 packet id awaiting PUBREL: its slot in a hash set at most two thirds full, and growth. */
@@ -28,6 +34,11 @@ public final class SessionMemory
     public static final int PUBREL_SET_LENGTH = 64;
 
     private long heldBytes;
+    /**
+     * What the packet ids awaiting PUBREL hold, apart: they change only on the routing shard that routes QoS 2
+     * (shard 0), while {@link #heldBytes} changes alike on every shard, which decide CONNECTs and filters by it.
+     */
+    private long awaitedBytes;
     private long maxBytes;
 
     /**
@@ -48,7 +59,8 @@ public final class SessionMemory
     }
 
     /**
-     * @return whether that many more bytes may be held.
+     * @return whether that many more bytes of client ids, user names, wills or filters may be held: judged by what
+     * every routing shard counts alike (packet ids awaiting PUBREL left out), so that all decide as shard 0 does.
      */
     public boolean hasRoomFor(final long bytes)
     {
@@ -56,11 +68,28 @@ public final class SessionMemory
     }
 
     /**
-     * @return the bytes held now.
+     * @return whether that many more bytes of packet ids awaiting PUBREL may be held, besides everything else (shard
+     * 0's decision alone). Together the two keep the total within twice the bound at worst.
+     */
+    public boolean hasRoomForAwaited(final long bytes)
+    {
+        return heldBytes + awaitedBytes + bytes <= maxBytes;
+    }
+
+    /**
+     * @return the bytes of client ids, user names, wills and filters held now (the same on every routing shard).
      */
     public long heldBytes()
     {
         return heldBytes;
+    }
+
+    /**
+     * @return the bytes held now, packet ids awaiting PUBREL included.
+     */
+    public long totalBytes()
+    {
+        return heldBytes + awaitedBytes;
     }
 
     void add(final long bytes)
@@ -68,13 +97,44 @@ public final class SessionMemory
         heldBytes += bytes;
     }
 
+    void addAwaited(final long bytes)
+    {
+        awaitedBytes += bytes;
+    }
+
     /**
-     * @return what a string of a client's is counted as: a byte per char, as the JDK keeps Latin-1 text (others
-     * take two: the allowances cover the difference for short ones).
+     * @return what a string of a client's is counted as: a byte per char when all are Latin-1, else two, as the JDK
+     * keeps them.
      */
     public static long lengthOf(final String text)
     {
-        return null == text ? 0 : STRING_LENGTH + text.length();
+        return null == text ? 0 : STRING_LENGTH + charBytes(text);
+    }
+
+    private static long charBytes(final String text)
+    {
+        for (int i = 0, n = text.length(); i < n; i++)
+        {
+            if (text.charAt(i) > 0xFF)
+            {
+                return 2L * n;
+            }
+        }
+        return text.length();
+    }
+
+    /**
+     * @return the length of a string in UTF-8, as the subscription index keeps a filter's levels.
+     */
+    private static long utf8Length(final String text)
+    {
+        long length = 0;
+        for (int i = 0, n = text.length(); i < n; i++)
+        {
+            final char c = text.charAt(i);
+            length += c < 0x80 ? 1 : c < 0x800 ? 2 : Character.isSurrogate(c) ? 2 : 3; // a surrogate pair: 4
+        }
+        return length;
     }
 
     /**
@@ -87,19 +147,28 @@ public final class SessionMemory
     }
 
     /**
-     * @return what a new session is counted as before its will and subscriptions: its client id and user name
-     * (0: none), by their lengths.
+     * @return what a new session is counted as before its will and subscriptions: its client id, and its user name
+     * by the length of its UTF-8 (0: none), which is at least what the string made from it holds.
      */
-    public static long sessionLength(final int clientIdLength, final int userNameLength)
+    public static long sessionLength(final String clientId, final int userNameUtf8Length)
     {
-        return STRING_LENGTH + clientIdLength + (userNameLength > 0 ? STRING_LENGTH + userNameLength : 0);
+        return lengthOf(clientId) + (userNameUtf8Length > 0 ? STRING_LENGTH + userNameUtf8Length : 0);
     }
 
     /**
-     * @return what a subscription to that filter (as the client wrote it) is counted as.
+     * @return what a subscription to that filter (as the client wrote it) is counted as: the session keeps the
+     * string, the index its levels in UTF-8, a node each.
      */
     public static long subscriptionLength(final String filter)
     {
-        return SUBSCRIPTION_LENGTH + 2L * filter.length(); // kept by the session and, in levels, by the index
+        long levels = 1;
+        for (int i = 0, n = filter.length(); i < n; i++)
+        {
+            if (filter.charAt(i) == '/')
+            {
+                levels++;
+            }
+        }
+        return SUBSCRIPTION_LENGTH + lengthOf(filter) + utf8Length(filter) + levels * LEVEL_LENGTH;
     }
 }
