@@ -189,56 +189,61 @@ class SessionMemoryReviewTest
         return java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
     }
 
-    @Test
-    @DisplayName("--max-session-memory counts a filter as 192 + 2 x its length, but a filter of 128 one-character "
-        + "levels makes 128 index nodes: what the sessions really hold is many times what the bound sees")
-    void deepFiltersHoldFarMoreThanCounted()
+    /**
+     * Subscribes one client as {@code subscribe} does and checks that the heap it took is covered by what the bound
+     * counted (within half as much again: the counting is by allowances).
+     */
+    private static void assertCountedCovers(final String what, final int filters,
+        final java.util.function.Consumer<PipelineHarness> subscribe)
     {
         final PipelineHarness harness = new PipelineHarness(new BrokerContext().maxSessionMemory(1L << 30), ANONYMOUS);
-        harness.packet(1, connect("deep", true));
+        harness.packet(1, connect("filters", true));
         harness.outbound.takeTypes(1);
-        final String tail = "/a".repeat(127); // 128 levels: --max-topic-levels' default
         final long countedBefore = harness.pipeline.routing(0).sessions().memory().heldBytes();
         final long heapBefore = usedHeap();
-        for (int packet = 0; packet < 20; packet++)
-        {
-            final java.util.List<String> filters = new java.util.ArrayList<>();
-            for (int i = 0; i < 100; i++)
-            {
-                filters.add("d" + (packet * 100 + i) + tail);
-            }
-            harness.packet(1, subscribeMany(filters));
-            harness.outbound.takeTypes(1);
-        }
+        subscribe.accept(harness);
         final long heap = usedHeap() - heapBefore;
         final long counted = harness.pipeline.routing(0).sessions().memory().heldBytes() - countedBefore;
-        assertThat(harness.pipeline.routing(0).index().size()).isEqualTo(2_000);
-        System.out.println("deep filters: counted " + counted + " B, heap grew " + heap + " B");
-        assertThat(heap).as("heap the 2,000 filters took, against the %d bytes counted", counted)
+        assertThat(harness.pipeline.routing(0).index().size()).isEqualTo(filters);
+        System.out.println(what + ": counted " + counted + " B, heap grew " + heap + " B");
+        assertThat(heap).as("heap the %s took, against the %d bytes counted", what, counted)
             .isLessThan(counted * 3 / 2);
     }
 
     @Test
-    @DisplayName("--max-session-memory counts a filter's chars, but one of non-Latin-1 text is held as UTF-16 by the "
-        + "session and as UTF-8 (3 bytes a char here) by the index")
+    @DisplayName("--max-session-memory counted a filter as 192 + 2 x its length, but a filter of 128 one-character "
+        + "levels makes 128 index nodes: the bound must see what the sessions really hold")
+    void deepFiltersHoldFarMoreThanCounted()
+    {
+        final String tail = "/a".repeat(127); // 128 levels: --max-topic-levels' default
+        assertCountedCovers("2,000 deep filters", 2_000, harness ->
+        {
+            for (int packet = 0; packet < 20; packet++)
+            {
+                final java.util.List<String> filters = new java.util.ArrayList<>();
+                for (int i = 0; i < 100; i++)
+                {
+                    filters.add("d" + (packet * 100 + i) + tail);
+                }
+                harness.packet(1, subscribeMany(filters));
+                harness.outbound.takeTypes(1);
+            }
+        });
+    }
+
+    @Test
+    @DisplayName("--max-session-memory counted a filter's chars, but one of non-Latin-1 text is held as UTF-16 by "
+        + "the session and as UTF-8 (3 bytes a char here) by the index")
     void nonLatinFiltersHoldMoreThanCounted()
     {
-        final PipelineHarness harness = new PipelineHarness(new BrokerContext().maxSessionMemory(1L << 30), ANONYMOUS);
-        harness.packet(1, connect("wide", true));
-        harness.outbound.takeTypes(1);
         final String wide = "\u4e2d".repeat(21_000); // 63,000 bytes of UTF-8: within --max-topic-length
-        final long countedBefore = harness.pipeline.routing(0).sessions().memory().heldBytes();
-        final long heapBefore = usedHeap();
-        for (int i = 0; i < 400; i++)
+        assertCountedCovers("400 CJK filters", 400, harness ->
         {
-            harness.packet(1, subscribe(i + wide, 0));
-            harness.outbound.takeTypes(1);
-        }
-        final long heap = usedHeap() - heapBefore;
-        final long counted = harness.pipeline.routing(0).sessions().memory().heldBytes() - countedBefore;
-        assertThat(harness.pipeline.routing(0).index().size()).isEqualTo(400);
-        System.out.println("wide filters: counted " + counted + " B, heap grew " + heap + " B");
-        assertThat(heap).as("heap the 400 filters took, against the %d bytes counted", counted)
-            .isLessThan(counted * 3 / 2);
+            for (int i = 0; i < 400; i++)
+            {
+                harness.packet(1, subscribe(i + wide, 0));
+                harness.outbound.takeTypes(1);
+            }
+        });
     }
 }
