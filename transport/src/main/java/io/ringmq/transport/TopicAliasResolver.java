@@ -25,8 +25,8 @@ import org.agrona.concurrent.UnsafeBuffer;
  * {@link #release} when a connection closes.
  * <p>
  * What the topics of all its connections' aliases hold is bounded too: each connection's are bounded
- * ({@link TopicAliases#MAX_BYTES}), but 835 connections at that bound took a 64 MiB heap; this agent's share of half
- * of {@code --max-session-memory} holds them all together. Past either, the client is disconnected with Quota
+ * ({@link TopicAliases#MAX_BYTES}), but 835 connections at that bound took a 64 MiB heap; this agent's share of a
+ * quarter of {@code --max-session-memory} holds them all together. Past either, the client is disconnected with Quota
  * exceeded (0x97).
  */
 final class TopicAliasResolver
@@ -53,12 +53,12 @@ final class TopicAliasResolver
     }
 
     /**
-     * @return this agent's share of what all connections' aliases may hold: half of {@code --max-session-memory},
+     * @return this agent's share of what all connections' aliases may hold: a quarter of {@code --max-session-memory},
      * split between the I/O agents.
      */
     static long maxBytesFor(final BrokerContext context)
     {
-        return context.sessionMemoryBytes() / 2 / Math.max(1, context.ioThreads());
+        return context.sessionMemoryBytes() / 4 / Math.max(1, context.ioThreads());
     }
 
     /**

@@ -77,18 +77,27 @@ final class DeliverySession
      * Applies the client's Topic Alias Maximum of a new connection (0: none, and no aliases are kept); the old
      * connection's mappings are gone either way [MQTT-3.3.2-7].
      */
-    void topicAliasMaximum(final int clientMaximum)
+    void topicAliasMaximum(final int clientMaximum, final OutboundAliasBudget budget)
     {
-        if (clientMaximum <= 0)
+        releaseAliases();
+        if (clientMaximum > 0)
         {
+            aliases = new OutboundTopicAliases(budget);
+            aliases.reset(clientMaximum);
+        }
+    }
+
+    /**
+     * Its connection ended, or it leaves this shard: its outbound aliases go [MQTT-3.3.2-7], and what they kept is
+     * given back to the shard that counted it.
+     */
+    void releaseAliases()
+    {
+        if (null != aliases)
+        {
+            aliases.release();
             aliases = null;
-            return;
         }
-        if (null == aliases)
-        {
-            aliases = new OutboundTopicAliases();
-        }
-        aliases.reset(clientMaximum);
     }
 
     /**

@@ -40,6 +40,7 @@ public final class DeliveryShard implements Stage
 {
     private final int index;
     private final int shardCount;
+    private final OutboundAliasBudget aliasBudget;
     /** The limits in force: new sessions get the in-flight window, new CONNACKs what they announce. */
     private BrokerContext context;
     private LiveLimits live;
@@ -92,6 +93,7 @@ public final class DeliveryShard implements Stage
         this.messages = new MessageDelivery(index, sessions, output, counters, redispatch, context.maxQueued(),
             context.maxQueuedBytes(), context.messageMemoryBytes() / handover.shardCount(), journal);
         this.shardCount = handover.shardCount();
+        this.aliasBudget = new OutboundAliasBudget(OutboundAliasBudget.maxBytesFor(context, shardCount));
         this.moves = new ShardMoves(index, handover, sessions, counters, maxInflight, windows,
             new MovedMessages(messages, counters, journal));
         this.control = new ControlPackets(context);
@@ -291,6 +293,7 @@ public final class DeliveryShard implements Stage
         maxInflight = next.maxInflight();
         moves.maxInflight(maxInflight);
         messages.queueLimits(next.maxQueued(), next.maxQueuedBytes(), next.messageMemoryBytes() / shardCount);
+        aliasBudget.maxBytes(OutboundAliasBudget.maxBytesFor(next, shardCount));
         control.limits(next);
     }
 
@@ -364,7 +367,7 @@ public final class DeliveryShard implements Stage
         session.receiveMaximum(v5 ? requested.intValue(PropertyId.RECEIVE_MAXIMUM, 65_535) : 65_535);
         session.maxPacketSize = v5 ? (int)Math.min(Integer.MAX_VALUE,
             requested.longValue(PropertyId.MAXIMUM_PACKET_SIZE, Integer.MAX_VALUE)) : Integer.MAX_VALUE;
-        session.topicAliasMaximum(v5 ? requested.intValue(PropertyId.TOPIC_ALIAS_MAXIMUM, 0) : 0);
+        session.topicAliasMaximum(v5 ? requested.intValue(PropertyId.TOPIC_ALIAS_MAXIMUM, 0) : 0, aliasBudget);
     }
 
     /**
@@ -499,6 +502,7 @@ public final class DeliveryShard implements Stage
         if (null != session && session.connectionId == event.connectionId)
         {
             session.connectionId = -1;
+            session.releaseAliases(); // they live as long as the connection [MQTT-3.3.2-7]
             if (!session.persistent)
             {
                 forget(session.id); // a clean session ends with its connection
@@ -534,6 +538,7 @@ public final class DeliveryShard implements Stage
         final DeliverySession session = sessions.get(sessionId);
         if (null != session)
         {
+            session.releaseAliases();
             messages.forget(session);
             sessions.remove(sessionId);
         }

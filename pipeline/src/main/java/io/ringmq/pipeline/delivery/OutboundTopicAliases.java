@@ -7,27 +7,56 @@ import org.agrona.collections.Long2LongHashMap;
  * The broker's outbound topic aliases toward one MQTT 5.0 connection [MQTT-3.3.2-7]: the first PUBLISH of a topic
  * carries the topic and a new alias, later ones an empty topic and that alias, until the client's Topic Alias
  * Maximum (at most {@link #MAX_KEPT} here) is used up; topics past it go in full. Mappings live as long as the
- * connection [MQTT-3.3.2-7]: {@link #reset} on every CONNECT. Found by a 64-bit hash of the topic bytes, checked
- * against the topic kept for the alias, so a lookup allocates nothing and a hash collision only costs an alias.
+ * connection [MQTT-3.3.2-7]: {@link #reset} on every CONNECT, {@link #release} when it ends. Found by a 64-bit hash
+ * of the topic bytes, checked against the topic kept for the alias, so a lookup allocates nothing and a hash
+ * collision only costs an alias. The topics kept are bounded per connection ({@link #MAX_BYTES}) and, with every
+ * connection of the shard, by its {@link OutboundAliasBudget}: past either a topic goes in full.
  */
 final class OutboundTopicAliases
 {
     /** The most aliases kept per connection, whatever the client allows: the memory is the broker's. */
     static final int MAX_KEPT = 1_024;
+    /** The most bytes of topics kept per connection. */
+    static final int MAX_BYTES = 64 * 1024;
+    /** What a kept topic costs besides its bytes: its array's header and its map entry. */
+    static final int TOPIC_ALLOWANCE = 48;
+
+    private final OutboundAliasBudget budget;
+    private long keptBytes;
 
     private Long2LongHashMap byHash;
     private byte[][] topics;
     private int maximum;
     private int next = 1;
     private long lastHash;
+    private long lastCost;
+
+    /**
+     * @param budget where the topics kept are counted with the shard's other connections'.
+     */
+    OutboundTopicAliases(final OutboundAliasBudget budget)
+    {
+        this.budget = budget;
+    }
 
     /**
      * A new connection: no mappings, and the client's Topic Alias Maximum (0: no aliases).
      */
     void reset(final int clientMaximum)
     {
+        release();
         maximum = Math.min(clientMaximum, MAX_KEPT);
+    }
+
+    /**
+     * Its connection ended (or moves to another shard): the mappings go, and what they kept is given back.
+     */
+    void release()
+    {
+        maximum = 0;
         next = 1;
+        budget.give(keptBytes);
+        keptBytes = 0;
         if (null != byHash)
         {
             byHash = null; // a reconnecting client's mappings go with its old connection
@@ -59,10 +88,13 @@ final class OutboundTopicAliases
                 return sameTopic(topics[alias], topic, offset, length) ? alias : 0;
             }
         }
-        if (next > maximum)
+        final long cost = length + TOPIC_ALLOWANCE;
+        if (next > maximum || keptBytes + cost > MAX_BYTES || !budget.take(cost))
         {
-            return 0;
+            return 0; // sent in full
         }
+        keptBytes += cost;
+        lastCost = cost;
         if (null == byHash)
         {
             byHash = new Long2LongHashMap(0);
@@ -89,6 +121,9 @@ final class OutboundTopicAliases
             byHash.remove(lastHash);
             topics[alias] = null;
             next = alias;
+            keptBytes -= lastCost;
+            budget.give(lastCost);
+            lastCost = 0;
         }
     }
 

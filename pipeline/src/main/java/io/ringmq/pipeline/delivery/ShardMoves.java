@@ -114,6 +114,7 @@ final class ShardMoves
                 messages.abandon(moving); // the error goes on to the stage; the new shard still gets the session
             }
             moving.connectionId = -1;
+            moving.releaseAliases(); // counted by this shard: the new one makes its own for the new connection
             moving.handoverTag = event.connectionId;
             counters.increment(BrokerCounters.SESSIONS_MOVED);
             handover.send(event.agentIndex, moving); // the new shard sees this CONNECT too and takes it there

@@ -52,11 +52,11 @@ class DeliverySessionMemoryTest
         assertThat(session.canSendNow()).isTrue();
         assertThat(session.nextUnsent()).isEqualTo(-1);
         assertThat(windows.free(1)).isEqualTo(32);
-        session.topicAliasMaximum(0);
+        session.topicAliasMaximum(0, new OutboundAliasBudget(Long.MAX_VALUE));
         assertThat(session.aliases()).as("a client that allows no aliases gets none kept").isNull();
-        session.topicAliasMaximum(10);
+        session.topicAliasMaximum(10, new OutboundAliasBudget(Long.MAX_VALUE));
         assertThat(session.aliases()).isNotNull();
-        session.topicAliasMaximum(0);
+        session.topicAliasMaximum(0, new OutboundAliasBudget(Long.MAX_VALUE));
         assertThat(session.aliases()).as("a 5.0 client back without aliases: its old ones go").isNull();
     }
 

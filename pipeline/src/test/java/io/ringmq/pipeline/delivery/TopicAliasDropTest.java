@@ -22,7 +22,7 @@ class TopicAliasDropTest
         final DeliverySession session = new DeliverySession(1, true, 10, new SessionWindows(4));
         session.version = MqttVersion.V5;
         session.maxPacketSize = 100;
-        session.topicAliasMaximum(10);
+        session.topicAliasMaximum(10, new OutboundAliasBudget(Long.MAX_VALUE));
         final UnsafeBuffer topic = new UnsafeBuffer("some/topic".getBytes(StandardCharsets.UTF_8));
         writer.message(topic, 0, topic.capacity(), topic, 0, 0, new UnsafeBuffer(new byte[500]), 0, 500,
             Message.NEVER, 0);
