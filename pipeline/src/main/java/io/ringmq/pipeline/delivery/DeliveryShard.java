@@ -30,11 +30,14 @@ import java.util.function.IntConsumer;
  * in or out.
  * <pre>
  *   DeliveryShard      the event: CONNECT, acknowledgements, SUBSCRIBE, ends, failures
- *     MessageDelivery  application messages: fan-out, windows, queues, resends ({@link PublishWriter} encodes)
+ *     MessageDelivery  application messages: the live fan-out of each event's message ({@link PublishWriter} encodes)
+ *     WindowUpkeep     windows and queues: resends, acknowledged messages out, queues drained, shared ones handed back
+ *     RestoredCopies   recovery's stored messages, one copy per message however many sessions had it
  *     ControlPackets   every other packet it answers with (CONNACK, AUTH, DISCONNECT, acks, SUBACK)
  *     ShardMoves       sessions handed between shards when a client comes back through another agent
  *     ShardOutput      the outbound ring, with a backlog so the shard never parks its thread
  * </pre>
+ * The shard's copies ({@link SharedMessage.Pool}), encoder and event clock are shared by the pieces that need them.
  */
 public final class DeliveryShard implements Stage
 {
@@ -52,7 +55,12 @@ public final class DeliveryShard implements Stage
     private final ShardSessions sessions = new ShardSessions();
     private final ShardOutput output;
     private final ShardMoves moves;
+    /** The shard's QoS 1 and 2 copies, counted against its share of --max-message-memory. */
+    private final SharedMessage.Pool pool;
+    private final EventClock clock = new EventClock();
     private final MessageDelivery messages;
+    private final WindowUpkeep upkeep;
+    private final RestoredCopies restoring;
     private final ControlPackets control;
     private final ShardJournal journal;
     private final AckFlyweight ack = new AckFlyweight();
@@ -90,12 +98,16 @@ public final class DeliveryShard implements Stage
         this.windows = windows;
         this.maxInflight = context.maxInflight();
         this.output = new ShardOutput(index, outbound, counters);
-        this.messages = new MessageDelivery(index, sessions, output, counters, redispatch, context.maxQueued(),
-            context.maxQueuedBytes(), context.messageMemoryBytes() / handover.shardCount(), journal);
         this.shardCount = handover.shardCount();
         this.aliasBudget = new OutboundAliasBudget(OutboundAliasBudget.maxBytesFor(context, shardCount));
+        this.pool = new SharedMessage.Pool(index, 1_024, context.messageMemoryBytes() / shardCount);
+        final PublishWriter writer = new PublishWriter();
+        this.upkeep = new WindowUpkeep(pool, writer, output, clock, counters, redispatch, journal);
+        this.messages = new MessageDelivery(index, sessions, output, counters, pool, writer, clock, upkeep,
+            context.maxQueued(), context.maxQueuedBytes(), journal);
+        this.restoring = new RestoredCopies(pool, counters, journal);
         this.moves = new ShardMoves(index, handover, sessions, counters, maxInflight, windows,
-            new MovedMessages(messages, counters, journal));
+            new MovedMessages(pool, upkeep, counters, journal));
         this.control = new ControlPackets(context);
     }
 
@@ -108,6 +120,7 @@ public final class DeliveryShard implements Stage
             return false; // the session's delivery half is still on its way from the shard that held it
         }
         route.wrap(routeLogs, event);
+        clock.reset(); // read when first needed (most events need none)
         messages.event(route);
         for (int i = 0; i < event.discardedCount; i++)
         {
@@ -195,7 +208,7 @@ public final class DeliveryShard implements Stage
     {
         journal.commit();
         output.endOfBatch();
-        final long memoryChange = messages.takeMessageMemoryChange();
+        final long memoryChange = pool.takeKeptBytesChange();
         if (0 != memoryChange)
         {
             counters.add(BrokerCounters.MESSAGE_MEMORY, memoryChange); // every shard's share, in one gauge
@@ -236,7 +249,7 @@ public final class DeliveryShard implements Stage
         final DeliverySession session = sessions.get(sessionId);
         if (null != session)
         {
-            messages.restore(session, message, number, qos, retain && session.version == MqttVersion.V5,
+            restoring.restore(session, message, number, qos, retain && session.version == MqttVersion.V5,
                 publishedQos, ids, inflight, packetId, state == DeliverySession.AWAIT_PUBCOMP ? state :
                 DeliverySession.AWAIT_PUBREC);
         }
@@ -249,7 +262,7 @@ public final class DeliveryShard implements Stage
      */
     public int restored()
     {
-        return messages.restored();
+        return restoring.restored();
     }
 
     /**
@@ -292,7 +305,8 @@ public final class DeliveryShard implements Stage
         context = next;
         maxInflight = next.maxInflight();
         moves.maxInflight(maxInflight);
-        messages.queueLimits(next.maxQueued(), next.maxQueuedBytes(), next.messageMemoryBytes() / shardCount);
+        messages.queueLimits(next.maxQueued(), next.maxQueuedBytes());
+        pool.budgetBytes(next.messageMemoryBytes() / shardCount);
         aliasBudget.maxBytes(OutboundAliasBudget.maxBytesFor(next, shardCount));
         control.limits(next);
     }
@@ -352,9 +366,9 @@ public final class DeliveryShard implements Stage
         if (event.sessionPresent)
         {
             connectionOfPubrel = event.connectionId;
-            messages.resend(session, pubrel);
+            upkeep.resend(session, pubrel);
         }
-        messages.drainQueue(session);
+        upkeep.drainQueue(session);
     }
 
     /**
@@ -469,7 +483,7 @@ public final class DeliveryShard implements Stage
             case PacketType.PUBREC:
                 if (event.version == MqttVersion.V5 && ack.reasonCode() >= ReasonCode.UNSPECIFIED_ERROR)
                 {
-                    messages.completed(session, slot); // the client refused a QoS 2 message [MQTT-4.3.3-4]
+                    upkeep.completed(session, slot); // the client refused a QoS 2 message [MQTT-4.3.3-4]
                 }
                 // only a QoS 2 message awaits PUBREC; a repeated PUBREC gets its PUBREL again [MQTT-4.3.3-3]
                 else if (session.inflightQos(slot) == 2)
@@ -484,14 +498,14 @@ public final class DeliveryShard implements Stage
             case PacketType.PUBACK:
                 if (session.inflightQos(slot) == 1)
                 {
-                    messages.completed(session, slot);
+                    upkeep.completed(session, slot);
                 }
                 return;
             default:
                 // PUBCOMP ends a QoS 2 message only after its PUBREC [MQTT-4.3.3-1]
                 if (session.inflightState(slot) == DeliverySession.AWAIT_PUBCOMP)
                 {
-                    messages.completed(session, slot);
+                    upkeep.completed(session, slot);
                 }
         }
     }
@@ -539,7 +553,7 @@ public final class DeliveryShard implements Stage
         if (null != session)
         {
             session.releaseAliases();
-            messages.forget(session);
+            upkeep.forget(session);
             sessions.remove(sessionId);
         }
         moves.onForget(sessionId);

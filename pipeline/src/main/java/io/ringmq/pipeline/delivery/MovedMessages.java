@@ -11,13 +11,20 @@ import io.ringmq.pipeline.status.BrokerCounters;
  */
 final class MovedMessages implements ShardMoves.Messages
 {
-    private final MessageDelivery delivery;
+    private final SharedMessage.Pool pool;
+    private final WindowUpkeep upkeep;
     private final BrokerCounters counters;
     private final ShardJournal journal;
 
-    MovedMessages(final MessageDelivery delivery, final BrokerCounters counters, final ShardJournal journal)
+    /**
+     * @param pool   the shard's copies, and its share of --max-message-memory.
+     * @param upkeep what hands a shared subscriber's messages back, and forgets a session.
+     */
+    MovedMessages(final SharedMessage.Pool pool, final WindowUpkeep upkeep, final BrokerCounters counters,
+        final ShardJournal journal)
     {
-        this.delivery = delivery;
+        this.pool = pool;
+        this.upkeep = upkeep;
         this.counters = counters;
         this.journal = journal;
     }
@@ -28,7 +35,7 @@ final class MovedMessages implements ShardMoves.Messages
     @Override
     public void leave(final DeliverySession session, final int toShard)
     {
-        session.copyMessagesFor(toShard, delivery.pool());
+        session.copyMessagesFor(toShard, pool);
     }
 
     /**
@@ -71,7 +78,7 @@ final class MovedMessages implements ShardMoves.Messages
     private boolean keepArrived(final SharedMessage message, final DeliverySession session, final int at,
         final boolean inflight)
     {
-        final SharedMessage local = delivery.pool().arrivedCopyOf(message);
+        final SharedMessage local = pool.arrivedCopyOf(message);
         if (null != local)
         {
             local.retain(); // the private copy it replaces was never counted: dropped with no release
@@ -85,11 +92,11 @@ final class MovedMessages implements ShardMoves.Messages
             }
             return true;
         }
-        if (!delivery.pool().hasRoomFor(message.length(), delivery.messageMemoryBytes()))
+        if (!pool.hasRoomFor(message.length()))
         {
             return false;
         }
-        delivery.pool().adopt(message);
+        pool.adopt(message);
         return true;
     }
 
@@ -109,7 +116,7 @@ final class MovedMessages implements ShardMoves.Messages
         boolean handedBack = false;
         try
         {
-            delivery.handBackShared(session);
+            upkeep.handBackShared(session);
             handedBack = true;
         }
         finally
@@ -125,13 +132,13 @@ final class MovedMessages implements ShardMoves.Messages
                 lost += !handedBack || 0 == session.queuedGroup(i) ? 1 : 0;
             }
             counters.add(BrokerCounters.MESSAGE_MEMORY_DROPPED, lost);
-            session.clear(delivery.pool());
+            session.clear(pool);
         }
     }
 
     @Override
     public void forget(final DeliverySession session)
     {
-        delivery.forget(session);
+        upkeep.forget(session);
     }
 }

@@ -49,6 +49,24 @@ final class ShardOutput
     }
 
     /**
+     * Sends the PUBLISH a {@link PublishWriter} encoded into its scratch buffer.
+     *
+     * @param length what the writer returned.
+     * @return false when it was too large for the client (dropped and counted [MQTT-3.1.2-25]).
+     */
+    boolean sendEncoded(final long connectionId, final PublishWriter writer, final int length,
+        final boolean droppable)
+    {
+        if (length == PublishWriter.TOO_LARGE)
+        {
+            counters.increment(BrokerCounters.PACKET_TOO_LARGE_FOR_CLIENT);
+            return false;
+        }
+        send(connectionId, writer.scratch(), length, droppable);
+        return true;
+    }
+
+    /**
      * Asks the agent to close a connection once what it was sent is written, in order with the sends.
      */
     void close(final long connectionId)

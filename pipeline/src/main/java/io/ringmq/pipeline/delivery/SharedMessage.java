@@ -137,7 +137,7 @@ final class SharedMessage
     }
 
     /**
-     * The pool of one shard.
+     * The pool of one shard, and what its copies may take of the shard's share of --max-message-memory.
      */
     static final class Pool
     {
@@ -152,18 +152,30 @@ final class SharedMessage
         private final int maxFree;
         /** Bytes of the copies with references (made here, or brought by sessions that moved here), allowance included. */
         private long keptBytes;
+        /** The shard's share of --max-message-memory, as last set. */
+        private long budgetBytes;
         private long reportedBytes;
         private long nextOrigin;
         /** Copies that arrived with moving sessions, by their {@link SharedMessage#origin}, while referenced. */
         private final Long2ObjectHashMap<SharedMessage> arrivedByOrigin = new Long2ObjectHashMap<>();
 
         /**
-         * @param shard the shard it serves: every copy it makes is that shard's.
+         * @param shard       the shard it serves: every copy it makes is that shard's.
+         * @param budgetBytes the shard's share of --max-message-memory.
          */
-        Pool(final int shard, final int maxFree)
+        Pool(final int shard, final int maxFree, final long budgetBytes)
         {
             this.shard = shard;
             this.maxFree = maxFree;
+            this.budgetBytes = budgetBytes;
+        }
+
+        /**
+         * A new share of --max-message-memory (a reload), judged from the next copy on: what is kept beyond it stays.
+         */
+        void budgetBytes(final long budgetBytes)
+        {
+            this.budgetBytes = budgetBytes;
         }
 
         /**
@@ -199,10 +211,11 @@ final class SharedMessage
         }
 
         /**
-         * @return whether a copy of {@code length} bytes fits within {@code budgetBytes} with what is kept already;
-         * always when nothing is kept, so a budget smaller than a packet still lets one message through at a time.
+         * @return whether a copy of {@code length} bytes fits within the shard's share of --max-message-memory with
+         * what is kept already; always when nothing is kept, so a share smaller than a packet still lets one message
+         * through at a time.
          */
-        boolean hasRoomFor(final int length, final long budgetBytes)
+        boolean hasRoomFor(final int length)
         {
             return 0 == keptBytes || keptBytes + length + COPY_ALLOWANCE <= budgetBytes;
         }

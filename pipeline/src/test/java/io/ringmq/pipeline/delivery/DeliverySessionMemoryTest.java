@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class DeliverySessionMemoryTest
 {
-    private final SharedMessage.Pool pool = new SharedMessage.Pool(0, 16);
+    private final SharedMessage.Pool pool = new SharedMessage.Pool(0, 16, Long.MAX_VALUE);
     private final SessionWindows windows = new SessionWindows(8);
 
     private SharedMessage message(final int payloadLength)
