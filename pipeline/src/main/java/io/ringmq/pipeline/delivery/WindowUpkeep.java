@@ -88,7 +88,15 @@ final class WindowUpkeep
     void resend(final DeliverySession session, final IntConsumer pubrel)
     {
         int sent = 0;
-        for (final int slot : session.inflightInOrder())
+        final int[] inOrder = session.inflightInOrder();
+        for (final int slot : inOrder)
+        {
+            if (session.inflightState(slot) == DeliverySession.AWAIT_PUBCOMP)
+            {
+                sent++; // unfinished until its PUBCOMP: it counts toward the Receive Maximum [MQTT-3.3.4-9]
+            }
+        }
+        for (final int slot : inOrder)
         {
             if (session.inflightState(slot) == DeliverySession.AWAIT_PUBCOMP)
             {
