@@ -1,0 +1,49 @@
+package io.ringmq.transport;
+
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code --memory-budget}: over when the estimate passes the budget, and also while the live heap is past its share,
+ * which the estimate cannot see when direct memory is the larger part of the budget.
+ */
+class MemoryBudgetTest
+{
+    @Test
+    @DisplayName("the budget is over while the old generation is past three quarters after a collection, whatever the "
+        + "estimate; sampled at most every 100 ms")
+    void heapPressure()
+    {
+        final AtomicBoolean pressure = new AtomicBoolean();
+        final MemoryBudget budget = new MemoryBudget(Long.MAX_VALUE, pressure::get);
+        budget.sample(0);
+        assertThat(budget.isOver()).isFalse();
+        pressure.set(true);
+        budget.sample(MemoryBudget.SAMPLE_INTERVAL_MS - 1);
+        assertThat(budget.isOver()).as("not sampled again yet").isFalse();
+        budget.sample(MemoryBudget.SAMPLE_INTERVAL_MS);
+        assertThat(budget.isOver()).isTrue();
+        pressure.set(false);
+        budget.sample(2 * MemoryBudget.SAMPLE_INTERVAL_MS);
+        assertThat(budget.isOver()).as("back under once a collection freed it").isFalse();
+    }
+
+    @Test
+    @DisplayName("this JVM's old generation is found and watched (Serial, Parallel and G1 name it Tenured or Old)")
+    void oldGenerationFound()
+    {
+        final boolean watched = java.lang.management.ManagementFactory.getMemoryPoolMXBeans().stream()
+            .anyMatch(pool -> (pool.getName().contains("Old") || pool.getName().contains("Tenured")) &&
+                pool.isCollectionUsageThresholdSupported());
+        MemoryBudget.heapPressure();
+        assertThat(watched).isTrue();
+        assertThat(java.lang.management.ManagementFactory.getMemoryPoolMXBeans().stream()
+            .filter(pool -> pool.getName().contains("Old") || pool.getName().contains("Tenured"))
+            .mapToLong(java.lang.management.MemoryPoolMXBean::getCollectionUsageThreshold).max().orElse(0))
+            .as("three quarters of its maximum").isPositive();
+    }
+}
