@@ -112,9 +112,14 @@ final class TopicAliasResolver
         final Slice name = publish.topic();
         if (name.length() > 0)
         {
+            if (null == connection.topicAliases)
+            {
+                connection.topicAliases = new TopicAliases(maximum);
+                heldBytes += connection.topicAliases.bytes(); // its first slots, given back when it closes
+            }
             final TopicAliases held = connection.topicAliases;
-            final int growth = null == held ? TopicAliases.capacityFor(name.length()) : held.growth(alias, name.length());
-            if (null != held && !held.fits(alias, name.length()))
+            final int growth = held.growth(alias, name.length());
+            if (!held.fits(alias, name.length()))
             {
                 return ReasonCode.QUOTA_EXCEEDED; // the aliases' topics are bounded per connection
             }
@@ -155,10 +160,6 @@ final class TopicAliasResolver
         final Slice name = publish.topic();
         if (name.length() > 0)
         {
-            if (null == connection.topicAliases)
-            {
-                connection.topicAliases = new TopicAliases(maximum);
-            }
             heldBytes += connection.topicAliases.set(alias, name.buffer(), name.offset(), name.length());
         }
         properties.copyFrom(publish.properties()).remove(PropertyId.TOPIC_ALIAS);

@@ -18,8 +18,14 @@ final class TopicAliases
 {
     private static final int INITIAL_SLOTS = 16;
     private static final int MIN_TOPIC_CAPACITY = 32;
-    /** The most bytes of topic names one connection's aliases may keep, whatever the topics' lengths. */
+    /**
+     * The most bytes one connection's aliases may keep, whatever the topics' lengths: their topics and their table,
+     * whose slots go as far as the highest alias used (with {@code --topic-alias-maximum} 65,535, alias 65,535
+     * alone would take 786 KB of slots: refused).
+     */
     static final int MAX_BYTES = 64 * 1024;
+    /** A slot of the table: a reference (counted wide) and a length. */
+    static final int SLOT_LENGTH = 12;
 
     private final int maximum;
     private byte[][] topics;
@@ -36,6 +42,7 @@ final class TopicAliases
         topics = new byte[slots][];
         lengths = new int[slots];
         java.util.Arrays.fill(lengths, -1);
+        bytes = slots * SLOT_LENGTH;
     }
 
     /**
@@ -76,7 +83,8 @@ final class TopicAliases
         {
             return 0;
         }
-        return capacityFor(length) - (null == topic ? 0 : topic.length);
+        final int slots = index < topics.length ? 0 : (slotsFor(index) - topics.length) * SLOT_LENGTH;
+        return slots + capacityFor(length) - (null == topic ? 0 : topic.length);
     }
 
     /**
@@ -118,10 +126,16 @@ final class TopicAliases
         return topics[alias - 1];
     }
 
+    private int slotsFor(final int index)
+    {
+        return Math.min(maximum, Math.max(index + 1, topics.length * 2));
+    }
+
     private void grow(final int index)
     {
-        final int slots = Math.min(maximum, Math.max(index + 1, topics.length * 2));
+        final int slots = slotsFor(index);
         final int old = lengths.length;
+        bytes += (slots - old) * SLOT_LENGTH;
         topics = java.util.Arrays.copyOf(topics, slots);
         lengths = java.util.Arrays.copyOf(lengths, slots);
         java.util.Arrays.fill(lengths, old, slots, -1);

@@ -489,6 +489,8 @@ public final class DeliveryShard implements Stage
                 else if (session.inflightQos(slot) == 2)
                 {
                     session.inflightState(slot, DeliverySession.AWAIT_PUBCOMP);
+                    // one held back at a resume the client had from before: never its PUBLISH after the PUBREL
+                    session.inflightUnsent(slot, false);
                     // kept before PUBREL leaves: after a restart the broker sends PUBREL, never the PUBLISH again
                     journal.exchange(session.persistenceKey, session.inflightMessage(slot).messageNumber(), packetId,
                         DeliverySession.AWAIT_PUBCOMP);

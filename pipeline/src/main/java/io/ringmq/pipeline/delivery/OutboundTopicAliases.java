@@ -20,6 +20,9 @@ final class OutboundTopicAliases
     static final int MAX_BYTES = 64 * 1024;
     /** What a kept topic costs besides its bytes: its array's header and its map entry. */
     static final int TOPIC_ALLOWANCE = 48;
+    /** What a slot of the table costs (a reference, counted wide), and how many the table starts with. */
+    static final int SLOT_LENGTH = 8;
+    private static final int INITIAL_SLOTS = 16;
 
     private final OutboundAliasBudget budget;
     private long keptBytes;
@@ -88,17 +91,29 @@ final class OutboundTopicAliases
                 return sameTopic(topics[alias], topic, offset, length) ? alias : 0;
             }
         }
+        if (next > maximum)
+        {
+            return 0;
+        }
+        final int slots = null == topics ? Math.min(maximum + 1, INITIAL_SLOTS) :
+            next < topics.length ? topics.length : Math.min(maximum + 1, topics.length * 2);
+        final long growth = null == topics || slots > topics.length ?
+            (long)(slots - (null == topics ? 0 : topics.length)) * SLOT_LENGTH : 0;
         final long cost = length + TOPIC_ALLOWANCE;
-        if (next > maximum || keptBytes + cost > MAX_BYTES || !budget.take(cost))
+        if (keptBytes + growth + cost > MAX_BYTES || !budget.take(growth + cost))
         {
             return 0; // sent in full
         }
-        keptBytes += cost;
-        lastCost = cost;
+        keptBytes += growth + cost;
+        lastCost = cost; // the table keeps its slots: only the topic goes back with undoLast
         if (null == byHash)
         {
             byHash = new Long2LongHashMap(0);
-            topics = new byte[maximum + 1][];
+            topics = new byte[slots][];
+        }
+        else if (slots > topics.length)
+        {
+            topics = java.util.Arrays.copyOf(topics, slots);
         }
         final int alias = next++;
         final byte[] bytes = new byte[length];
