@@ -22,11 +22,19 @@ import io.ringmq.pipeline.BrokerContext;
  * {@code SSLEngine}) ran the heap out while the estimate stayed under it. So the budget is also over while the old
  * generation, as its last collection left it, holds more than three quarters of its maximum
  * ({@link #heapPressure()}: the JVM's collection usage threshold on that pool, read once per sample): what the
- * collector could not free is live, and new connections would only add to it.
+ * collector could not free is live, and new connections would only add to it. That reading is as old as the last
+ * collection of the old generation, which a quiet broker may not run for a long time after its clients left: so
+ * while it says "over", a full collection is asked for ({@link System#gc()}) at most every
+ * {@value #COLLECT_INTERVAL_MS} ms by all agents of the JVM together, and the reading taken again; on a heap this
+ * budget watches (tens of MiB) that is a pause of milliseconds, and only while near the limit.
  */
 final class MemoryBudget
 {
     static final long SAMPLE_INTERVAL_MS = 100;
+    /** The least time between two collections asked for while the live heap reads past its share. */
+    static final long COLLECT_INTERVAL_MS = 5_000;
+    private static final java.util.concurrent.atomic.AtomicLong LAST_COLLECT_MS =
+        new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE / 2);
 
     private long budgetBytes;
     private final PooledByteBufAllocatorMetric pooled = PooledByteBufAllocator.DEFAULT.metric();
@@ -35,19 +43,42 @@ final class MemoryBudget
     private long usedBytes;
     private boolean over;
     private final java.util.function.BooleanSupplier heapPressure;
+    private final Runnable collect;
 
     MemoryBudget(final long configuredBytes)
     {
-        this(configuredBytes, heapPressure());
+        this(configuredBytes, heapPressure(), System::gc);
     }
 
     /**
-     * @param heapPressure whether the live heap is past its share now (tests give their own).
+     * @param heapPressure whether the live heap is past its share after the last collection (tests give their own).
+     * @param collect      asks for a collection, so that the reading is fresh (tests give their own).
      */
-    MemoryBudget(final long configuredBytes, final java.util.function.BooleanSupplier heapPressure)
+    MemoryBudget(final long configuredBytes, final java.util.function.BooleanSupplier heapPressure,
+        final Runnable collect)
     {
         this.heapPressure = heapPressure;
+        this.collect = collect;
         budget(configuredBytes);
+    }
+
+    /**
+     * @return whether the live heap is past its share, after a fresh collection when the last one asked for is
+     * {@value #COLLECT_INTERVAL_MS} ms old.
+     */
+    private boolean heapOver(final long nowMs)
+    {
+        if (!heapPressure.getAsBoolean())
+        {
+            return false;
+        }
+        final long last = LAST_COLLECT_MS.get();
+        if (nowMs - last >= COLLECT_INTERVAL_MS && LAST_COLLECT_MS.compareAndSet(last, nowMs))
+        {
+            collect.run(); // the reading may be from before the clients that held it left
+            return heapPressure.getAsBoolean();
+        }
+        return true;
     }
 
     /**
@@ -98,7 +129,7 @@ final class MemoryBudget
             nextSampleMs = nowMs + SAMPLE_INTERVAL_MS;
             usedBytes = pooled.usedDirectMemory() + pooled.usedHeapMemory() +
                 (runtime.totalMemory() - runtime.freeMemory());
-            over = usedBytes > budgetBytes || heapPressure.getAsBoolean();
+            over = usedBytes > budgetBytes || heapOver(nowMs);
         }
     }
 
