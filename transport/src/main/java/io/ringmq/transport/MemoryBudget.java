@@ -21,7 +21,8 @@ import io.ringmq.pipeline.BrokerContext;
  * 256m the budget is 101 MiB and the heap 64 MiB, so 8,676 TLS connections (about 8 KB of heap each in the JDK's
  * {@code SSLEngine}) ran the heap out while the estimate stayed under it. So the budget is also over while the old
  * generation, as its last collection left it, holds more than three quarters of its maximum
- * ({@link #heapPressure()}: the JVM's collection usage threshold on that pool, read once per sample): what the
+ * ({@link #heapPressure()}: that pool's usage after its last collection, read once per sample while the heap in use
+ * is past half its maximum): what the
  * collector could not free is live, and new connections would only add to it. That reading is as old as the last
  * collection of the old generation, which a quiet broker may not run for a long time after its clients left: so
  * while it says "over", a full collection is asked for ({@link System#gc()}) at most every
@@ -83,23 +84,53 @@ final class MemoryBudget
 
     /**
      * @return whether the old generation held more than three quarters of its maximum after its last collection;
-     * never, where the JVM's collector has no such pool or no maximum for it.
+     * never, where the JVM's collector has no such pool or no maximum for it. Looked at only while the heap in use
+     * (garbage included) is past half its maximum: the management beans it reads cost half a MiB of resident
+     * memory, which a broker far from its heap's end does not pay.
      */
     static java.util.function.BooleanSupplier heapPressure()
     {
-        for (final java.lang.management.MemoryPoolMXBean pool :
-            java.lang.management.ManagementFactory.getMemoryPoolMXBeans())
+        final Runtime runtime = Runtime.getRuntime();
+        return () ->
         {
-            final String name = pool.getName();
-            final long max = pool.getUsage().getMax();
-            if (pool.getType() == java.lang.management.MemoryType.HEAP && pool.isCollectionUsageThresholdSupported() &&
-                (name.contains("Old") || name.contains("Tenured")) && max > 0)
+            final long max = runtime.maxMemory();
+            // an old generation 3/4 full is at least half the heap (Serial's is 2/3 of it, G1's all of it)
+            if (max == Long.MAX_VALUE || runtime.totalMemory() - runtime.freeMemory() <= max / 2)
             {
-                pool.setCollectionUsageThreshold(max / 4 * 3); // the same for every agent and broker of the JVM
-                return pool::isCollectionUsageThresholdExceeded;
+                return false;
             }
+            final java.lang.management.MemoryPoolMXBean pool = OldGeneration.POOL;
+            if (null == pool)
+            {
+                return false;
+            }
+            final java.lang.management.MemoryUsage afterCollection = pool.getCollectionUsage();
+            return null != afterCollection && afterCollection.getUsed() > OldGeneration.MAX / 4 * 3;
+        };
+    }
+
+    /**
+     * The heap's old generation (Serial's Tenured, Parallel's and G1's Old), found when first needed.
+     */
+    private static final class OldGeneration
+    {
+        static final java.lang.management.MemoryPoolMXBean POOL = find();
+        static final long MAX = null == POOL ? Long.MAX_VALUE : POOL.getUsage().getMax();
+
+        private static java.lang.management.MemoryPoolMXBean find()
+        {
+            for (final java.lang.management.MemoryPoolMXBean pool :
+                java.lang.management.ManagementFactory.getMemoryPoolMXBeans())
+            {
+                final String name = pool.getName();
+                if (pool.getType() == java.lang.management.MemoryType.HEAP && pool.isCollectionUsageThresholdSupported() &&
+                    (name.contains("Old") || name.contains("Tenured")) && pool.getUsage().getMax() > 0)
+                {
+                    return pool;
+                }
+            }
+            return null;
         }
-        return () -> false;
     }
 
     /**
