@@ -220,8 +220,8 @@ class Mqtt5EdgeTest
     }
 
     @Test
-    @DisplayName("MQTT-3.3.2-12: the topics one connection's aliases keep are bounded (64 KiB): past it, "
-        + "DISCONNECT 0x97")
+    @DisplayName("MQTT-3.3.2-12: what one connection's aliases keep is bounded (64 KiB, its topics and its table's "
+        + "slots): three topics of 16 KiB and the table fit, a fourth gets DISCONNECT 0x97")
     void aliasBytesBounded() throws Exception
     {
         edge(context -> context.topicAliasMaximum(64));
@@ -234,8 +234,6 @@ class Mqtt5EdgeTest
             nextPublish(id);
         }
         client.send(RawClient.publish5(long16k + 4, PAYLOAD, 0, 0, alias(4)));
-        client.send(RawClient.publish5(long16k + 5, PAYLOAD, 0, 0, alias(5)));
-        nextPublish(id);
         edge.expectDisconnect(client, id, ReasonCode.QUOTA_EXCEEDED);
     }
 
