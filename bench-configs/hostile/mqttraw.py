@@ -1,0 +1,45 @@
+"""MQTT packets written by hand for the hostile-client scripts beside it (3.1.1 and 5.0), and loopback sockets that
+each come from their own source address (127.0.x.y), so --max-connections-per-address is no obstacle."""
+import socket
+import struct
+
+
+def vbi(value):
+    """A variable byte integer (MQTT 1.5.5)."""
+    out = b''
+    while True:
+        byte = value % 128
+        value //= 128
+        out += bytes([byte | 0x80 if value else byte])
+        if not value:
+            return out
+
+
+def utf8(data):
+    """A two-byte length and the bytes (MQTT 1.5.4)."""
+    return struct.pack('>H', len(data)) + data
+
+
+def packet(first_byte, body):
+    return bytes([first_byte]) + vbi(len(body)) + body
+
+
+def connect(client_id, version=4, flags=0x02, properties=None, payload_after_id=b''):
+    """CONNECT; 5.0 (version 5) with its property section (empty unless given)."""
+    header = utf8(b'MQTT') + bytes([version, flags]) + struct.pack('>H', 60)
+    if version == 5:
+        header += vbi(len(properties or b'')) + (properties or b'')
+    return packet(0x10, header + utf8(client_id) + payload_after_id)
+
+
+def accepted(connack):
+    return len(connack) >= 4 and connack[0] == 0x20 and connack[3] == 0
+
+
+def dial(port, index, timeout=10):
+    """A TCP socket to 127.0.0.1:port from source address number `index`."""
+    sock = socket.socket()
+    sock.bind(('127.0.%d.%d' % (1 + (index // 250) % 250, 1 + index % 250), 0))
+    sock.settimeout(timeout)
+    sock.connect(('127.0.0.1', port))
+    return sock
