@@ -43,3 +43,26 @@ def dial(port, index, timeout=10):
     sock.settimeout(timeout)
     sock.connect(('127.0.0.1', port))
     return sock
+
+
+def recv_exactly(sock, n):
+    """n bytes from the socket (OSError when it closes first)."""
+    data = b''
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise OSError('closed')
+        data += chunk
+    return data
+
+
+def read_packet(sock):
+    """One packet: (first byte, body)."""
+    first = recv_exactly(sock, 1)[0]
+    length, shift = 0, 0
+    while True:
+        byte = recv_exactly(sock, 1)[0]
+        length |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return first, recv_exactly(sock, length)

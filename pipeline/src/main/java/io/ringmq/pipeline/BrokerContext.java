@@ -66,6 +66,8 @@ public final class BrokerContext implements Cloneable
     private long maxMessageMemory = AUTO;
     /** Client ids, user names, wills and filters the sessions hold, all together; AUTO: a quarter of the heap. */
     private long maxSessionMemory = AUTO;
+    /** What one session may hold of it in filters and QoS 2 packet ids awaiting PUBREL; AUTO: an eighth of it. */
+    private long maxClientSessionMemory = AUTO;
     private int maxRetainedMessages = 100_000;
     /** AUTO: a quarter of the heap, where retained messages live, at most 256 MiB. */
     private long maxRetainedBytes = AUTO;
@@ -157,6 +159,8 @@ public final class BrokerContext implements Cloneable
             "--max-message-memory must be at least 64 KiB (or 0 for a quarter of the heap)");
         check(maxSessionMemory == AUTO || maxSessionMemory >= 64 * 1024,
             "--max-session-memory must be at least 64 KiB (or 0 for a quarter of the heap)");
+        check(maxClientSessionMemory == AUTO || maxClientSessionMemory >= 64 * 1024,
+            "--max-client-session-memory must be at least 64 KiB (or 0 for an eighth of --max-session-memory)");
         check(maxRetainedMessages >= 1 && maxRetainedBytes >= 0,
             "--max-retained-messages must be >= 1, --max-retained-bytes >= 1 (or 0 for a quarter of the heap)");
         check(persistentClientExpirationMs >= 0, "--persistent-client-expiration must be >= 0");
@@ -288,6 +292,7 @@ public final class BrokerContext implements Cloneable
         live.maxQueuedBytes = next.maxQueuedBytes;
         live.maxMessageMemory = next.maxMessageMemory;
         live.maxSessionMemory = next.maxSessionMemory;
+        live.maxClientSessionMemory = next.maxClientSessionMemory;
         live.maxKeepAliveSeconds = next.maxKeepAliveSeconds;
         live.connectTimeoutMs = next.connectTimeoutMs;
         live.maxRetainedMessages = next.maxRetainedMessages;
@@ -321,6 +326,7 @@ public final class BrokerContext implements Cloneable
         differs(changed, "max-queued-bytes", maxQueuedBytes, live.maxQueuedBytes);
         differs(changed, "max-message-memory", maxMessageMemory, live.maxMessageMemory);
         differs(changed, "max-session-memory", maxSessionMemory, live.maxSessionMemory);
+        differs(changed, "max-client-session-memory", maxClientSessionMemory, live.maxClientSessionMemory);
         differs(changed, "max-keepalive", maxKeepAliveSeconds, live.maxKeepAliveSeconds);
         differs(changed, "connect-timeout", connectTimeoutMs, live.connectTimeoutMs);
         differs(changed, "max-retained-messages", maxRetainedMessages, live.maxRetainedMessages);
@@ -430,7 +436,8 @@ public final class BrokerContext implements Cloneable
             connectTimeoutMs + "ms max-client-id-length=" + maxClientIdLength + " max-subscriptions-per-client=" +
             maxSubscriptionsPerClient + " max-queued-bytes=" + maxQueuedBytes + " max-message-memory=" +
             messageMemoryBytes() + (maxMessageMemory == AUTO ? "(auto)" : "") + " max-session-memory=" +
-            sessionMemoryBytes() + (maxSessionMemory == AUTO ? "(auto)" : "") + " max-retained=" +
+            sessionMemoryBytes() + (maxSessionMemory == AUTO ? "(auto)" : "") + " max-client-session-memory=" +
+            clientSessionMemoryBytes() + (maxClientSessionMemory == AUTO ? "(auto)" : "") + " max-retained=" +
             maxRetainedMessages + "/" + maxRetainedBytes() + "B" + (maxRetainedBytes == AUTO ? "(auto)" : "") +
             " persistent-client-expiration=" +
             persistentClientExpirationMs / 1000 + "s max-sessions=" + maxSessions + " sys-interval=" + sysIntervalMs + "ms" + " slot-inline-bytes=" + slotInlineBytes + " message-log-bytes=" +
@@ -923,6 +930,31 @@ public final class BrokerContext implements Cloneable
     public long sessionMemoryBytes()
     {
         return maxSessionMemory == AUTO ? quarterOfHeap() : maxSessionMemory;
+    }
+
+    /**
+     * @return {@code --max-client-session-memory} as given: bytes, or {@link #AUTO}.
+     */
+    public long maxClientSessionMemory()
+    {
+        return maxClientSessionMemory;
+    }
+
+    public BrokerContext maxClientSessionMemory(final long maxClientSessionMemory)
+    {
+        this.maxClientSessionMemory = maxClientSessionMemory;
+        return this;
+    }
+
+    /**
+     * @return the bytes one session may hold of {@link #sessionMemoryBytes()} in subscription filters and inbound
+     * QoS 2 packet ids awaiting PUBREL (its client id, user name and will are bounded by the CONNECT's size):
+     * {@code --max-client-session-memory}, or an eighth of the sessions' bound (2 MiB under {@code bin/ringmq}'s
+     * 256m), so that one client cannot take what every other client's subscriptions need.
+     */
+    public long clientSessionMemoryBytes()
+    {
+        return maxClientSessionMemory == AUTO ? Math.max(64 * 1024, sessionMemoryBytes() / 8) : maxClientSessionMemory;
     }
 
     private static long quarterOfHeap()

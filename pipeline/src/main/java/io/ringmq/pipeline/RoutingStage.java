@@ -161,7 +161,8 @@ public final class RoutingStage implements Stage
         this.counters = counters;
         this.log = log;
         this.maxSessions = context.maxSessions();
-        this.sessions = new SessionRegistry(new SessionMemory(context.sessionMemoryBytes()));
+        this.sessions = new SessionRegistry(new SessionMemory(context.sessionMemoryBytes(),
+            context.clientSessionMemoryBytes()));
         this.retained = new RetainedStore(context.maxRetainedMessages(), context.maxRetainedBytes());
         this.subscriptions = new SubscriptionChanges(context, index, shared, retained, output, sessionCounters,
             sessions.memory());
@@ -217,7 +218,7 @@ public final class RoutingStage implements Stage
                 context = next; // the retained and subscription limits; the rest is the same as at start
                 retained.limits(next.maxRetainedMessages(), next.maxRetainedBytes());
                 subscriptions.limits(next);
-                sessions.memory().maxBytes(next.sessionMemoryBytes());
+                sessions.memory().maxBytes(next.sessionMemoryBytes(), next.clientSessionMemoryBytes());
                 routeShards.took(++epoch, next, access.rules()); // before any slot is stamped with it
                 live.took(next);
             }
@@ -453,7 +454,7 @@ public final class RoutingStage implements Stage
         {
             context = limits;
             subscriptions.limits(context);
-            sessions.memory().maxBytes(context.sessionMemoryBytes()); // judged as shard 0 judges
+            sessions.memory().maxBytes(context.sessionMemoryBytes(), context.clientSessionMemoryBytes()); // as shard 0
         }
         if (null != rules)
         {
@@ -593,7 +594,7 @@ public final class RoutingStage implements Stage
             }
         }
         final RoutingSession existing = sessions.find(clientId);
-        if (!sessions.memory().hasRoomFor(connectLength(existing, clientId)))
+        if (!sessions.memory().hasRoomForConnect(sessionLength(existing, clientId), willLength()))
         {
             // before anything changes: a session taken over or resumed stays as it was
             sessionCounters.increment(BrokerCounters.SESSION_MEMORY_REFUSED); // its shard refuses it: no session
@@ -667,19 +668,23 @@ public final class RoutingStage implements Stage
     }
 
     /**
-     * @return what the CONNECT in {@link #connect} would add to {@code --max-session-memory}: a new session's
-     * client id and user name, and its will (the one it replaces is not taken off: a client at the bound does not
-     * get in by swapping).
+     * @return what the CONNECT in {@link #connect} would add to {@code --max-session-memory} for a new session: its
+     * client id and user name (0 for a session resumed).
      */
-    private long connectLength(final RoutingSession existing, final String clientId)
+    private long sessionLength(final RoutingSession existing, final String clientId)
     {
-        long length = connect.hasWill() ? SessionMemory.WILL_LENGTH + connect.willTopic().length() +
+        return null == existing || !existing.isPersistent() || connect.isCleanStart() ?
+            SessionMemory.sessionLength(clientId, connect.userName().length()) : 0;
+    }
+
+    /**
+     * @return what the CONNECT's will would add to {@code --max-session-memory} (the one it replaces is not taken
+     * off: a client at the bound does not get in by swapping), 0 for none.
+     */
+    private long willLength()
+    {
+        return connect.hasWill() ? SessionMemory.WILL_LENGTH + connect.willTopic().length() +
             connect.willPayload().length() + connect.willProperties().sectionLength() : 0;
-        if (null == existing || !existing.isPersistent() || connect.isCleanStart())
-        {
-            length += SessionMemory.sessionLength(clientId, connect.userName().length());
-        }
-        return length;
     }
 
     /**
@@ -730,12 +735,13 @@ public final class RoutingStage implements Stage
         {
             return; // a resent QoS 2 PUBLISH before PUBREL: answered with PUBREC again, not delivered twice
         }
-        if (event.qos == 2 && null != session &&
-            !sessions.memory().hasRoomForAwaited(SessionMemory.PUBREL_ID_LENGTH + SessionMemory.PUBREL_SET_LENGTH))
+        final int refusal = event.qos == 2 && null != session ? sessions.memory().awaitedRefusal(session,
+            SessionMemory.PUBREL_ID_LENGTH + SessionMemory.PUBREL_SET_LENGTH) : SessionMemory.ROOM;
+        if (refusal != SessionMemory.ROOM)
         {
             // its packet id would be kept until PUBREL: 65,535 per session, in every session, without this
             event.overQuota = true;
-            sessionCounters.increment(BrokerCounters.SESSION_MEMORY_REFUSED);
+            sessionCounters.increment(refusal);
             return;
         }
         event.routed = true;

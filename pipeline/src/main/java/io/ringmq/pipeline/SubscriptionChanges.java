@@ -2,6 +2,7 @@ package io.ringmq.pipeline;
 
 import io.ringmq.pipeline.retained.RetainedStore;
 import io.ringmq.pipeline.session.RoutingSession;
+import io.ringmq.pipeline.session.SessionMemory;
 import io.ringmq.pipeline.session.Subscription;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.subscription.SharedSubscriptions;
@@ -32,7 +33,7 @@ final class SubscriptionChanges
     private final RetainedStore retained;
     private final RouteOutput.Writer output;
     private final BrokerCounters counters;
-    private final io.ringmq.pipeline.session.SessionMemory memory;
+    private final SessionMemory memory;
     private final SubscribeFlyweight subscribe = new SubscribeFlyweight();
     private final java.util.function.Predicate<Message> retainedVisitor = this::onRetained;
     private int maxSubscriptions;
@@ -49,7 +50,7 @@ final class SubscriptionChanges
 
     SubscriptionChanges(final BrokerContext context, final SubscriptionIndex<Subscription> index,
         final SharedSubscriptions<Subscription> shared, final RetainedStore retained, final RouteOutput.Writer output,
-        final BrokerCounters counters, final io.ringmq.pipeline.session.SessionMemory memory)
+        final BrokerCounters counters, final SessionMemory memory)
     {
         this.memory = memory;
         this.index = index;
@@ -117,11 +118,12 @@ final class SubscriptionChanges
                 output.addGranted(v5 ? ReasonCode.QUOTA_EXCEEDED : ReasonCode.V3_SUBACK_FAILURE);
                 continue;
             }
-            if (null == subscription &&
-                !memory.hasRoomFor(io.ringmq.pipeline.session.SessionMemory.subscriptionLength(written)))
+            final int refusal = null == subscription ? memory.filterRefusal(session, SessionMemory.subscriptionLength(
+                written)) : SessionMemory.ROOM;
+            if (refusal != SessionMemory.ROOM)
             {
-                counters.increment(BrokerCounters.SESSION_MEMORY_REFUSED);
-                // the sessions hold --max-session-memory: this filter only [MQTT-3.9.3-1]
+                counters.increment(refusal);
+                // it, or the sessions together, hold what they may: this filter only [MQTT-3.9.3-1]
                 output.addGranted(v5 ? ReasonCode.QUOTA_EXCEEDED : ReasonCode.V3_SUBACK_FAILURE);
                 continue;
             }

@@ -89,7 +89,7 @@ class SessionMemoryChaosReviewTest
         final long small = seed % 3 == 0 ? 0 : 600 + random.nextInt(2_000);
         if (small > 0)
         {
-            harness.pipeline.routing().sessions().memory().maxBytes(small); // refusals happen often
+            harness.pipeline.routing().sessions().memory().maxBytes(small, small / 2); // refusals happen often
         }
         final long[] connection = new long[CLIENTS];
         final int[] agent = new int[CLIENTS];
@@ -104,7 +104,7 @@ class SessionMemoryChaosReviewTest
                 harness = new PipelineHarness(context, authenticator, store);
                 if (small > 0)
                 {
-                    harness.pipeline.routing().sessions().memory().maxBytes(small);
+                    harness.pipeline.routing().sessions().memory().maxBytes(small, small / 2);
                 }
                 java.util.Arrays.fill(connection, 0);
                 check(harness.pipeline.routing(), "seed " + seed + " after recovery");

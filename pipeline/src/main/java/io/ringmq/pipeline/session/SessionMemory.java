@@ -1,6 +1,7 @@
 package io.ringmq.pipeline.session;
 
 import io.ringmq.pipeline.Message;
+import io.ringmq.pipeline.status.BrokerCounters;
 
 /**
  * {@code --max-session-memory}: the heap the routing stage's sessions hold in what their clients chose the size
@@ -11,8 +12,15 @@ import io.ringmq.pipeline.Message;
  * thousand connections with 60 KiB wills, one client's ten thousand long filters, or sessions each left with
  * 65,535 unreleased QoS 2 messages are refused (CONNACK 0x97 or 3, SUBACK 0x97 or 0x80, PUBREC 0x97) instead of
  * running the heap out. Its sessions add and take back what they hold as it changes ({@link RoutingSession}); the
- * stage asks {@link #hasRoomFor} before it lets a client add more. A session's fixed part is not counted here:
- * {@code --max-sessions} bounds how many there are. Owned by the routing stage's thread, as its registry is.
+ * stage asks before it lets a client add more. A session's fixed part is not counted here: {@code --max-sessions}
+ * bounds how many there are. Owned by the routing stage's thread, as its registry is.
+ * <p>
+ * Two rules keep one client, or a crowd of them, from taking what the others need. Filters and packet ids awaiting
+ * PUBREL, which a connected client can add to without end, fill at most three quarters of the bound: the last
+ * quarter is kept for new sessions' client ids, user names and wills, so clients can still connect when
+ * subscriptions have filled the rest. And one session holds at most {@code --max-client-session-memory} of it in
+ * filters and those packet ids ({@link #filterRefusal}, {@link #awaitedRefusal}). A CONNECT is judged by the whole bound
+ * alone: a session that holds much is still resumed.
  */
 public final class SessionMemory
 {
@@ -32,6 +40,8 @@ public final class SessionMemory
     public static final int PUBREL_ID_LENGTH = 12;
     /** The set of those packet ids, while a session has one. */
     public static final int PUBREL_SET_LENGTH = 64;
+    /** What {@link #filterRefusal} and {@link #awaitedRefusal} answer when there is room. */
+    public static final int ROOM = -1;
 
     private long heldBytes;
     /**
@@ -40,40 +50,67 @@ public final class SessionMemory
      */
     private long awaitedBytes;
     private long maxBytes;
+    /** What filters and packet ids awaiting PUBREL may fill of it: three quarters. */
+    private long growthBytes;
+    private long maxClientBytes;
 
     /**
-     * @param maxBytes the bound (see {@link #maxBytes(long)}).
+     * @param maxBytes       the bound (see {@link #maxBytes(long, long)}).
+     * @param maxClientBytes what one session may hold of it in filters and packet ids awaiting PUBREL.
      */
-    public SessionMemory(final long maxBytes)
+    public SessionMemory(final long maxBytes, final long maxClientBytes)
     {
-        this.maxBytes = maxBytes;
+        maxBytes(maxBytes, maxClientBytes);
     }
 
     /**
-     * A new bound (a reload), judged from the next request on: what is held past a lowered one stays until its
+     * New bounds (a reload), judged from the next request on: what is held past a lowered one stays until its
      * sessions let it go.
      */
-    public void maxBytes(final long maxBytes)
+    public void maxBytes(final long maxBytes, final long maxClientBytes)
     {
         this.maxBytes = maxBytes;
+        this.growthBytes = maxBytes - (maxBytes >> 2);
+        this.maxClientBytes = maxClientBytes;
     }
 
     /**
-     * @return whether that many more bytes of client ids, user names, wills or filters may be held: judged by what
-     * every routing shard counts alike (packet ids awaiting PUBREL left out), so that all decide as shard 0 does.
+     * @return whether a CONNECT may add a session's client id and user name ({@code sessionBytes}, 0 for a session
+     * resumed) and a will ({@code willBytes}, 0 for none): the session within the whole bound, a will within the
+     * three quarters filters may fill too. Judged by what every routing shard counts alike (packet ids awaiting
+     * PUBREL left out), so that all decide as shard 0 does.
      */
-    public boolean hasRoomFor(final long bytes)
+    public boolean hasRoomForConnect(final long sessionBytes, final long willBytes)
     {
-        return heldBytes + bytes <= maxBytes;
+        return heldBytes + sessionBytes + willBytes <= (willBytes == 0 ? maxBytes : growthBytes);
     }
 
     /**
-     * @return whether that many more bytes of packet ids awaiting PUBREL may be held, besides everything else (shard
-     * 0's decision alone). Together the two keep the total within twice the bound at worst.
+     * @return {@link #ROOM} when {@code session} may hold that many more bytes of filters, else the counter of the
+     * bound that refuses them: its own share ({@code --max-client-session-memory}), or the three quarters of the
+     * bound filters may fill. Judged by what every routing shard counts alike, as {@link #hasRoomForConnect} is.
      */
-    public boolean hasRoomForAwaited(final long bytes)
+    public int filterRefusal(final RoutingSession session, final long bytes)
     {
-        return heldBytes + awaitedBytes + bytes <= maxBytes;
+        if (session.heldBytes() + bytes > maxClientBytes)
+        {
+            return BrokerCounters.CLIENT_SESSION_MEMORY_REFUSED;
+        }
+        return heldBytes + bytes <= growthBytes ? ROOM : BrokerCounters.SESSION_MEMORY_REFUSED;
+    }
+
+    /**
+     * @return {@link #ROOM} when {@code session} may hold that many more bytes of packet ids awaiting PUBREL, else
+     * the counter of the bound that refuses them, as {@link #filterRefusal} (shard 0's decision alone: together with
+     * the rest the total stays within twice the bound at worst).
+     */
+    public int awaitedRefusal(final RoutingSession session, final long bytes)
+    {
+        if (session.heldBytes() + session.awaitedBytes() + bytes > maxClientBytes)
+        {
+            return BrokerCounters.CLIENT_SESSION_MEMORY_REFUSED;
+        }
+        return heldBytes + awaitedBytes + bytes <= growthBytes ? ROOM : BrokerCounters.SESSION_MEMORY_REFUSED;
     }
 
     /**

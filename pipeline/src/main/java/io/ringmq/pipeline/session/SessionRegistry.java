@@ -39,7 +39,7 @@ public final class SessionRegistry
      */
     public SessionRegistry()
     {
-        this(new SessionMemory(Long.MAX_VALUE));
+        this(new SessionMemory(Long.MAX_VALUE, Long.MAX_VALUE));
     }
 
     /**

@@ -123,6 +123,11 @@ public final class BrokerCounters
     public static final int SESSION_MEMORY_REFUSED = 74;
     /** Bytes the sessions hold in client ids, user names, wills and filters (with their allowances). */
     public static final int SESSION_MEMORY = 75;
+    /**
+     * Filters and QoS 2 PUBLISHes refused because their session held its share of session memory already
+     * (--max-client-session-memory).
+     */
+    public static final int CLIENT_SESSION_MEMORY_REFUSED = 76;
 
     private static final String[] NAMES =
     {
@@ -179,7 +184,8 @@ public final class BrokerCounters
         "messages dropped (max-message-memory)",
         "message memory in bytes (gauge)",
         "requests refused (max-session-memory)",
-        "session memory in bytes (gauge)"
+        "session memory in bytes (gauge)",
+        "requests refused (max-client-session-memory)"
     };
 
     private final CountersFile file;

@@ -13,7 +13,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class SessionMemoryTest
 {
-    private final SessionMemory memory = new SessionMemory(10_000);
+    private final SessionMemory memory = new SessionMemory(10_000, 10_000);
     private final SessionRegistry registry = new SessionRegistry(memory);
 
     private static Message will(final int payloadLength)
@@ -35,8 +35,8 @@ class SessionMemoryTest
             SessionMemory.WILL_LENGTH + 3 + 1_000 +
             SessionMemory.SUBSCRIPTION_LENGTH + SessionMemory.STRING_LENGTH + 3 + 3 + 2 * SessionMemory.LEVEL_LENGTH;
         assertThat(memory.heldBytes()).isEqualTo(expected).isEqualTo(session.heldBytes());
-        assertThat(memory.hasRoomFor(10_000 - expected)).isTrue();
-        assertThat(memory.hasRoomFor(10_000 - expected + 1)).isFalse();
+        assertThat(memory.hasRoomForConnect(10_000 - expected, 0)).isTrue();
+        assertThat(memory.hasRoomForConnect(10_000 - expected + 1, 0)).isFalse();
 
         session.acl(ClientAcl.OPEN, "user-name", "another-id"); // rules compiled for another id: it holds it too
         assertThat(memory.heldBytes()).isEqualTo(expected + SessionMemory.STRING_LENGTH + 10);
@@ -91,8 +91,68 @@ class SessionMemoryTest
     void loweredBound()
     {
         registry.create("a", 0, 0).will(will(2_000));
-        memory.maxBytes(1_000);
-        assertThat(memory.hasRoomFor(1)).isFalse();
+        memory.maxBytes(1_000, 1_000);
+        assertThat(memory.hasRoomForConnect(1, 0)).isFalse();
         assertThat(memory.heldBytes()).isGreaterThan(2_000);
+    }
+
+    /**
+     * Subscribes {@code session} to {@code prefix + n}, n = 0, 1, ..., while the bound lets it.
+     */
+    private static void subscribeUntilRefused(final SessionMemory bounded, final RoutingSession session,
+        final String prefix)
+    {
+        for (int n = 0; bounded.filterRefusal(session, SessionMemory.subscriptionLength(prefix + n)) ==
+            SessionMemory.ROOM; n++)
+        {
+            session.addSubscription(prefix + n, new Subscription(session, prefix + n, null));
+        }
+    }
+
+    @Test
+    @DisplayName("filters and a will fill at most three quarters of the bound: the last quarter is kept for new "
+        + "sessions' client ids and user names")
+    void lastQuarterKeptForNewSessions()
+    {
+        final SessionMemory bounded = new SessionMemory(100_000, 100_000);
+        final SessionRegistry sessions = new SessionRegistry(bounded);
+        final RoutingSession subscriber = sessions.create("s", 0, 0);
+        final String filter = "f/" + "x".repeat(1_000);
+        subscribeUntilRefused(bounded, subscriber, filter);
+        assertThat(bounded.heldBytes()).isBetween(75_000L - SessionMemory.subscriptionLength(filter + 99), 75_000L);
+        assertThat(bounded.filterRefusal(subscriber, SessionMemory.subscriptionLength(filter)))
+            .isEqualTo(io.ringmq.pipeline.status.BrokerCounters.SESSION_MEMORY_REFUSED);
+        assertThat(bounded.hasRoomForConnect(SessionMemory.sessionLength("newcomer", 0), 0))
+            .as("a new session without a will still gets in").isTrue();
+        final long newcomer = SessionMemory.sessionLength("newcomer", 0);
+        final long willRoom = 75_000 - bounded.heldBytes() - newcomer;
+        assertThat(bounded.hasRoomForConnect(newcomer, willRoom)).isTrue();
+        assertThat(bounded.hasRoomForConnect(newcomer, willRoom + 1)).as("a will is judged with the filters").isFalse();
+        assertThat(bounded.hasRoomForConnect(25_001 + 75_000 - bounded.heldBytes(), 0)).isFalse();
+    }
+
+    @Test
+    @DisplayName("one session holds at most its share in filters and packet ids awaiting PUBREL; the others still "
+        + "get room")
+    void oneSessionsShare()
+    {
+        final SessionMemory bounded = new SessionMemory(1_000_000, 20_000);
+        final SessionRegistry sessions = new SessionRegistry(bounded);
+        final RoutingSession greedy = sessions.create("greedy", 0, 0);
+        final RoutingSession other = sessions.create("other", 0, 0);
+        subscribeUntilRefused(bounded, greedy, "g/");
+        assertThat(greedy.heldBytes()).isLessThanOrEqualTo(20_000).isGreaterThan(19_000);
+        assertThat(bounded.filterRefusal(greedy, SessionMemory.subscriptionLength("g/x")))
+            .isEqualTo(io.ringmq.pipeline.status.BrokerCounters.CLIENT_SESSION_MEMORY_REFUSED);
+        final long left = 20_000 - greedy.heldBytes();
+        assertThat(bounded.awaitedRefusal(greedy, left)).isEqualTo(SessionMemory.ROOM);
+        assertThat(bounded.awaitedRefusal(greedy, left + 1)).as("its QoS 2 ids count within the same share")
+            .isEqualTo(io.ringmq.pipeline.status.BrokerCounters.CLIENT_SESSION_MEMORY_REFUSED);
+        assertThat(bounded.filterRefusal(other, SessionMemory.subscriptionLength("o/1"))).isEqualTo(SessionMemory.ROOM);
+        assertThat(bounded.awaitedRefusal(other, SessionMemory.PUBREL_ID_LENGTH)).isEqualTo(SessionMemory.ROOM);
+
+        greedy.removeSubscription("g/0");
+        assertThat(bounded.filterRefusal(greedy, SessionMemory.subscriptionLength("g/0")))
+            .as("room again once it lets one go").isEqualTo(SessionMemory.ROOM);
     }
 }
