@@ -29,6 +29,11 @@ class MessageMemoryTest
      * 15 copies fit in 64 KiB, the 16th would not.
      */
     private static final int KEPT = 15;
+    /**
+     * For sessions whose clients are away: 11 copies fit in three quarters of 64 KiB (the last quarter is kept for
+     * clients that are connected), the 12th would not.
+     */
+    private static final int OFFLINE_KEPT = 11;
     private static final long COST = 4097 + 128;
 
     private static final Authenticator ANONYMOUS =
@@ -38,8 +43,9 @@ class MessageMemoryTest
         ANONYMOUS);
 
     @Test
-    @DisplayName("ten offline sessions share each copy: 15 of 30 messages of 4 KiB are kept for all ten, the other "
-        + "150 deliveries dropped and counted; each returning session gets the first 15, in order [MQTT-4.6.0-6]")
+    @DisplayName("ten offline sessions share each copy: 11 of 30 messages of 4 KiB are kept for all ten (three "
+        + "quarters of the budget), the other 190 deliveries dropped and counted; each returning session gets the first "
+        + "11, in order [MQTT-4.6.0-6]")
     void aSharedCopyCountsOnce()
     {
         final int sessions = 10;
@@ -54,11 +60,13 @@ class MessageMemoryTest
         {
             harness.packet(100, publish(i + 1, i));
         }
-        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).isEqualTo(sessions * (30L - KEPT));
-        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).isEqualTo(KEPT * COST);
+        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED))
+            .isEqualTo(sessions * (30L - OFFLINE_KEPT));
+        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).isEqualTo(OFFLINE_KEPT * COST);
         for (int s = 0; s < sessions; s++)
         {
-            assertThat(drain(200 + s, "away-" + s)).as("session %d", s).containsExactlyElementsOf(range(0, KEPT));
+            assertThat(drain(200 + s, "away-" + s)).as("session %d", s)
+                .containsExactlyElementsOf(range(0, OFFLINE_KEPT));
         }
         assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).as("all acknowledged: nothing held").isZero();
 
@@ -113,6 +121,38 @@ class MessageMemoryTest
         assertThat(after.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).isEqualTo(30 - KEPT);
         assertThat(drain(after, 2, "away")).containsExactlyElementsOf(range(0, KEPT));
         assertThat(after.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).isZero();
+    }
+
+    @Test
+    @DisplayName("a persistent subscriber whose client is away keeps copies within three quarters of "
+        + "--max-message-memory, copies made for connected clients included: a connected subscriber that acknowledges "
+        + "gets all 20 messages (before, 4: the away session held each copy it had acknowledged)")
+    void awaySessionsLeaveAQuarter()
+    {
+        harness.packet(2, connect("live", true));
+        harness.packet(1, connect("away", false));
+        harness.packet(1, subscribe("t", 1));
+        harness.offer(1, true, new byte[0], IngressEvent.CONNECTION_LOST);
+        harness.packet(100, connect("pub", true));
+        for (int i = 0; i < 30; i++)
+        {
+            harness.packet(100, publish(i + 1, i));
+        }
+        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).isEqualTo(OFFLINE_KEPT * COST);
+        harness.packet(2, subscribe("#", 1)); // the index matches "#" before "t": a copy made for it comes first
+        harness.outbound.takeTypes(2);
+        final List<String> live = new ArrayList<>();
+        for (int i = 30; i < 50; i++)
+        {
+            harness.packet(100, publish(i + 1, i));
+            for (final byte[] publish : publishes(2))
+            {
+                live.add(PipelineTest.payloadsOf(List.of(publish)).get(0));
+                harness.packet(2, ack(PacketType.PUBACK, PipelineTest.packetId(publish)));
+            }
+        }
+        assertThat(live).as("the connected subscriber's messages").containsExactlyElementsOf(range(30, 50));
+        assertThat(drain(3, "away")).as("the away session's, in order").containsExactlyElementsOf(range(0, OFFLINE_KEPT));
     }
 
     /**

@@ -148,7 +148,7 @@ final class MessageDelivery
             }
             else if (session.canSendNow())
             {
-                final SharedMessage message = retainedCopy();
+                final SharedMessage message = retainedCopy(false);
                 if (null == message)
                 {
                     dropForMemory(session, qos);
@@ -256,19 +256,24 @@ final class MessageDelivery
 
     /**
      * @return the event's message as a kept copy with one more reference (copied once per event); null when a copy
-     * would take the shard past its share of --max-message-memory.
+     * would take the shard past its share of --max-message-memory (for a session whose client is away: past three
+     * quarters of it, or a copy made already while the shard holds more).
      */
-    private SharedMessage retainedCopy()
+    private SharedMessage retainedCopy(final boolean offline)
     {
         if (null == eventMessage)
         {
-            if (!pool.hasRoomFor(writer.keptLength()))
+            if (!(offline ? pool.hasRoomOffline(writer.keptLength()) : pool.hasRoomFor(writer.keptLength())))
             {
                 return null;
             }
             eventMessage = writer.copy(pool, messageQos);
             eventMessage.messageNumber(eventMessageNumber);
             eventMessage.retain(); // the event's own reference: a holder that lets go never recycles it mid-event
+        }
+        else if (offline && !pool.keepsOffline())
+        {
+            return null; // made for a connected client: one away holds it only within the three quarters
         }
         eventMessage.retain();
         return eventMessage;
@@ -291,7 +296,7 @@ final class MessageDelivery
     {
         if (session.canSendNow()) // sent now, or behind the backlog in order: either way it is in flight
         {
-            final SharedMessage message = retainedCopy();
+            final SharedMessage message = retainedCopy(false);
             if (null == message)
             {
                 dropForMemory(session, qos);
@@ -314,7 +319,7 @@ final class MessageDelivery
             journal.done(session.persistenceKey, eventMessageNumber, qos);
             return;
         }
-        final SharedMessage message = retainedCopy();
+        final SharedMessage message = retainedCopy(!session.isOnline());
         if (null == message)
         {
             dropForMemory(session, qos);

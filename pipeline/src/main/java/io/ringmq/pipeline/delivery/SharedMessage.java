@@ -221,6 +221,31 @@ final class SharedMessage
         }
 
         /**
+         * @return whether a copy of {@code length} bytes made for a session whose client is away fits: within three
+         * quarters of the share, so that persistent sessions left offline (a subscriber to {@code #} gone for a week)
+         * leave the last quarter to clients that are connected. Always when nothing is kept, as {@link #hasRoomFor}.
+         */
+        boolean hasRoomOffline(final int length)
+        {
+            return 0 == keptBytes || keptBytes + length + COPY_ALLOWANCE <= offlineBytes();
+        }
+
+        /**
+         * @return whether a session whose client is away may hold a copy made already (for a connected client): only
+         * while the shard holds no more than the three quarters, or the copy would keep the last quarter taken once
+         * the connected clients acknowledge it.
+         */
+        boolean keepsOffline()
+        {
+            return keptBytes <= offlineBytes();
+        }
+
+        private long offlineBytes()
+        {
+            return budgetBytes - (budgetBytes >> 2);
+        }
+
+        /**
          * A copy brought by a session that moved here ({@link SharedMessage#copyFor}): counted here from now on, and
          * found by {@link #arrivedCopyOf} for the next session that brings a copy of the same message.
          */
