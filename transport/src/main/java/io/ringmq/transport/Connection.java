@@ -35,7 +35,7 @@ final class Connection
     /**
      * A partial packet (or packets held while the connection waits), taken from the pool when a read leaves bytes
      * over; kept emptied while the connection keeps using it, given back by its agent's {@link IdleBuffers} once it
-     * does not. Null while none is held: reads then go into the agent's scratch buffer ({@link ConnectionReader}),
+     * does not. Null while none is held: reads then go into the agent's scratch buffer ({@link InboundBuffers}),
      * lent as {@code in} while they are processed and never released here.
      */
     ByteBuf in;

@@ -231,7 +231,7 @@ final class ConnectionWriter
             connection.connack = Connection.CONNACK_REFUSED;
             if (connection.exchange && null != credentials)
             {
-                credentials.failedExchange(ConnectionReader.remoteAddress(connection), connection.loopback);
+                credentials.failedExchange(InboundConnects.remoteAddress(connection), connection.loopback);
             }
             if (null != connection.in)
             {

@@ -59,7 +59,7 @@ final class InboundPublishes
             final int reason = aliases.resolve(connection, publish);
             if (reason != 0)
             {
-                ConnectionReader.protocolViolation(counters, closer, connection,
+                PacketFramer.protocolViolation(counters, closer, connection,
                     reason == ReasonCode.TOPIC_ALIAS_INVALID ? "Topic Alias over the maximum [MQTT-3.3.2-9]" :
                     reason == ReasonCode.QUOTA_EXCEEDED ? "topic aliases past " + TopicAliases.MAX_BYTES +
                         " bytes, or past --max-session-memory / 2 for all connections" :
@@ -93,7 +93,7 @@ final class InboundPublishes
             {
                 // with its topic in place of the alias it would pass --max-packet-size, which every log is sized for
                 counters.increment(BrokerCounters.PACKET_TOO_LARGE);
-                ConnectionReader.protocolViolation(counters, closer, connection,
+                PacketFramer.protocolViolation(counters, closer, connection,
                     "PUBLISH over the maximum packet size once its topic alias is resolved", ReasonCode.PACKET_TOO_LARGE);
                 return true;
             }
@@ -121,7 +121,7 @@ final class InboundPublishes
     {
         if (publish.properties().subscriptionIdentifierCount() > 0)
         {
-            ConnectionReader.protocolViolation(counters, closer, connection,
+            PacketFramer.protocolViolation(counters, closer, connection,
                 "Subscription Identifier from a client [MQTT-3.3.4-6]", ReasonCode.PROTOCOL_ERROR);
             return false;
         }
@@ -130,7 +130,7 @@ final class InboundPublishes
             final Slice payload = publish.payload();
             if (Utf8.validate(payload.buffer(), payload.offset(), payload.length()) < 0)
             {
-                ConnectionReader.protocolViolation(counters, closer, connection,
+                PacketFramer.protocolViolation(counters, closer, connection,
                     "payload marked UTF-8 is not (5.0 section 3.3.2.3.2)", ReasonCode.PAYLOAD_FORMAT_INVALID);
                 return false;
             }
@@ -152,7 +152,7 @@ final class InboundPublishes
         {
             return false;
         }
-        ConnectionReader.protocolViolation(counters, closer, connection, "over the receive maximum [MQTT-3.3.4-7]",
+        PacketFramer.protocolViolation(counters, closer, connection, "over the receive maximum [MQTT-3.3.4-7]",
             ReasonCode.RECEIVE_MAXIMUM_EXCEEDED);
         return true;
     }

@@ -33,10 +33,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A network I/O agent: the duty cycle over a selector and the connections assigned to it. Each cycle it takes
  * connections handed to it, drains its outbound ring into the {@link ConnectionWriter}, lets the
- * {@link Acceptor} (agent 0 only) take new sockets and the {@link ConnectionReader} read and frame ready ones,
- * retries {@link PausedConnections}, flushes every touched connection once, and checks keep-alive and connect
- * timeouts. It never blocks on a socket: a full ingress ring pauses reading from that connection, and while it
- * stays full the agent asks its idle strategy for short sleeps instead of spinning.
+ * {@link Acceptor} (agent 0 only) take new sockets and the {@link ConnectionReader} read ready ones (its
+ * {@link PacketFramer} frames them), retries {@link PausedConnections}, flushes every touched connection once, and
+ * checks keep-alive and connect timeouts. It never blocks on a socket: a full ingress ring pauses reading from that
+ * connection, and while it stays full the agent asks its idle strategy for short sleeps instead of spinning.
  */
 final class IoAgent implements Agent
 {
@@ -82,6 +82,7 @@ final class IoAgent implements Agent
     private final MemoryBudget memoryBudget;
     private final ConnectionWriter writer;
     private final ConnectionReader reader;
+    private final PacketFramer framer;
     /** Agent 0 accepts on every listener; the others have none. */
     private final ArrayList<Acceptor> acceptors = new ArrayList<>();
     /** Listeners a reload added, from the reloading thread (agent 0). */
@@ -164,8 +165,10 @@ final class IoAgent implements Agent
             this.ingress.packet(IngressEvent.SYSTEM_CONNECTION, MqttVersion.V3_1_1, true, PacketType.PUBLISH, packet,
                 length)) : null;
         this.limits = new LimitReport(counters, LIMIT_REPORT_MS, nowMs);
-        this.reader = new ConnectionReader(context, counters, this.ingress, timers, writer, paused, closer,
-            credentials, index, idleBuffers);
+        final InboundBuffers inbound = new InboundBuffers(idleBuffers);
+        this.framer = new PacketFramer(context, counters, this.ingress, timers, writer, paused, closer, credentials,
+            index, inbound);
+        this.reader = new ConnectionReader(counters, writer, closer, idleBuffers, inbound, framer);
         if (null != credentials)
         {
             credentials.sink(index, this::onVerdict);
@@ -211,7 +214,7 @@ final class IoAgent implements Agent
     private void applyLimits(final BrokerContext next)
     {
         context = next;
-        reader.limits(next);
+        framer.limits(next);
         writer.limits(next);
         timers.connectTimeoutMs(next.connectTimeoutMs());
         memoryBudget.budget(next.memoryBudgetBytes());
@@ -305,7 +308,7 @@ final class IoAgent implements Agent
             selector.selectNow(onReady); // ready keys straight to the handler: no selected-key set, no iterator
             work += selectedWork;
         }
-        work += paused.retry(reader); // counts only packets that moved: a still-full ring is no work
+        work += paused.retry(framer); // counts only packets that moved: a still-full ring is no work
         work += reader.readAgain();
         work += ingress.retryEnds();
         work += writer.flushTouched();
@@ -332,15 +335,16 @@ final class IoAgent implements Agent
     {
         final long nowNs = System.nanoTime();
         nowMs = nowNs / 1_000_000;
-        reader.nowMs(nowMs);
+        framer.nowMs(nowMs);
         ingress.nowNs(nowNs);
     }
 
     private void publishCounts()
     {
         final ConnectionReader r = reader;
+        final PacketFramer f = framer;
         final ConnectionWriter w = writer;
-        if ((r.packetsIn | r.publishIn | r.bytesIn | w.publishOut | w.packetsOut | w.bytesOut | w.qos0Dropped |
+        if ((f.packetsIn | f.publishIn | r.bytesIn | w.publishOut | w.packetsOut | w.bytesOut | w.qos0Dropped |
             w.qos0Shed) != 0)
         {
             counters.add(BrokerCounters.BYTES_IN, r.bytesIn);
@@ -349,13 +353,13 @@ final class IoAgent implements Agent
             r.bytesIn = 0;
             w.packetsOut = 0;
             w.bytesOut = 0;
-            counters.add(BrokerCounters.PACKETS_IN, r.packetsIn);
-            counters.add(BrokerCounters.PUBLISH_IN, r.publishIn);
+            counters.add(BrokerCounters.PACKETS_IN, f.packetsIn);
+            counters.add(BrokerCounters.PUBLISH_IN, f.publishIn);
             counters.add(BrokerCounters.PUBLISH_OUT, w.publishOut);
             counters.add(BrokerCounters.QOS0_DROPPED_SLOW_SUBSCRIBER, w.qos0Dropped);
             counters.add(BrokerCounters.QOS0_SHED_MEMORY, w.qos0Shed);
-            r.packetsIn = 0;
-            r.publishIn = 0;
+            f.packetsIn = 0;
+            f.publishIn = 0;
             w.publishOut = 0;
             w.qos0Dropped = 0;
             w.qos0Shed = 0;

@@ -5,8 +5,9 @@
  * <p>
  * An I/O agent ({@code IoAgent}, the duty cycle) runs three roles over its selector: the {@code Acceptor} (on the
  * agent that listens: admits sockets against the connection, per-address and memory limits and hands them out),
- * the {@code ConnectionReader} (reads, frames, judges the first packet, sizes and topics, hands packets on) and
- * the {@code ConnectionWriter} (appends the pipeline's bytes, notes the CONNACK, flushes once per cycle). Bytes
- * meet the socket in one place, a {@code SocketLayer} (plain TCP now; TLS and WebSocket next).
+ * the {@code ConnectionReader} (reads into the {@code InboundBuffers}; its {@code PacketFramer} frames, judges the
+ * first packet through {@code InboundConnects}, sizes and topics, and hands packets on) and the
+ * {@code ConnectionWriter} (appends the pipeline's bytes, notes the CONNACK, flushes once per cycle). Bytes meet the
+ * socket in one place, a {@code SocketLayer} (plain TCP now; TLS and WebSocket next).
  */
 package io.ringmq.transport;

@@ -28,7 +28,7 @@ class ConnectionReaderCarryTest
 {
     /** The stepped edge's slots hold 256 bytes inline. */
     private static final int INLINE = 256;
-    /** ConnectionReader.CARRY_LENGTH: a rest up to this long is carried into the scratch buffer. */
+    /** InboundBuffers.CARRY_LENGTH: a rest up to this long is carried into the scratch buffer. */
     private static final int CARRY = 4 * 1024;
 
     @Test

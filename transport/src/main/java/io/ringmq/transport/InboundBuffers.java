@@ -1,0 +1,163 @@
+package io.ringmq.transport;
+
+import io.netty.buffer.ByteBuf;
+
+/**
+ * Where an I/O agent's connections are read into, on the agent's thread: the agent's one scratch buffer, lent to a
+ * connection for a read and the processing after it, and each connection's own pooled buffer, held only while a
+ * partial packet (or packets held while the connection waits) is left over. It owns the scratch buffer and what it
+ * carries; the {@link ConnectionReader} asks it where to read, and the {@link PacketFramer} gives back what it has
+ * processed.
+ * <p>
+ * Memory follows the bytes that arrived, never the length a header claims: a connection's own buffer grows only as
+ * bytes are read.
+ */
+final class InboundBuffers
+{
+    /**
+     * Largest single read, and the scratch buffer's size; a partial packet's buffer grows toward it. 64 KiB: with a
+     * client streaming 1 KiB PUBLISHes a read took 15 KiB of 16 and 52 KiB of 64 (docs/perf/2026-11-30-ingest-1k.md).
+     */
+    private static final int MAX_READ = 64 * 1024;
+    private static final int MIN_READ = 1024;
+    /**
+     * A partial packet up to this long is carried into the scratch buffer and read behind there, so the read has room
+     * for at least {@code MAX_READ - CARRY_LENGTH} bytes: with packets of a KiB nearly every read ends mid-packet, and
+     * reading behind the partial in its own small buffer took one packet per read system call. A longer partial
+     * packet grows its own buffer instead, toward the length that arrives.
+     */
+    private static final int CARRY_LENGTH = 4 * 1024;
+
+    /** Where a connection with no partial packet is read into: one per agent, so idle connections hold none. */
+    private final ByteBuf scratch = Buffers.allocate(MAX_READ);
+    /**
+     * The connection whose partial packet the scratch buffer carries, during one read, and its own buffer, emptied:
+     * {@link #keepRest} gives it back to the connection, with the rest in it, so carrying takes nothing from the
+     * pool (netty's recycler would allocate a buffer object for most takes) and the connection keeps what it held.
+     */
+    private Connection carriedFor;
+    private ByteBuf carriedFrom;
+    private final IdleBuffers idle;
+
+    InboundBuffers(final IdleBuffers idle)
+    {
+        this.idle = idle;
+    }
+
+    /**
+     * @return where the next read goes: into the agent's scratch buffer, lent to the connection until
+     * {@link PacketFramer#processInbound} has taken what it can from it, behind the connection's partial packet when
+     * one of at most {@link #CARRY_LENGTH} waits (carried over from its own buffer, {@link #carriedFrom}); behind a
+     * longer partial packet in its own buffer, which grows toward {@link #MAX_READ} only as the socket has that much.
+     */
+    ByteBuf readBuffer(final Connection connection)
+    {
+        final ByteBuf in = connection.in;
+        if (null == in || in.readableBytes() <= CARRY_LENGTH || connection.hashing)
+        {
+            scratch.clear();
+            if (connection.hashing || connection.connack != Connection.CONNACK_ACCEPTED)
+            {
+                // not admitted yet (its CONNECT hashed, in the pipeline or still to come, as when it arrives with a
+                // burst behind it): a read takes at most what a hashing connection may hold, whatever the socket has
+                final int start = MAX_READ - Connection.HASHING_BUFFER_LIMIT - (null == in ? 0 : in.readableBytes());
+                scratch.setIndex(start, start);
+            }
+            if (null != in)
+            {
+                idle.use(connection);
+                scratch.writeBytes(in, in.readerIndex(), in.readableBytes()); // what remains is kept in order
+                carriedFor = connection;
+                carriedFrom = in.clear();
+            }
+            connection.in = scratch;
+            return scratch;
+        }
+        idle.use(connection);
+        // room for what is likely there, never for what a header claims: memory follows arrived bytes
+        in.ensureWritable(Math.min(MAX_READ, Math.max(MIN_READ, in.writableBytes())));
+        return in;
+    }
+
+    /**
+     * After processing: bytes left over (a partial packet, or packets held while the connection waits) move from
+     * the scratch buffer into a pooled buffer of their own; an emptied one of its own stays for the next read until
+     * {@link IdleBuffers} finds it unused. An idle connection holds none.
+     */
+    void keepRest(final Connection connection)
+    {
+        final ByteBuf in = connection.in;
+        final ByteBuf carried = takeCarried(connection);
+        if (null == in)
+        {
+            if (null != carried)
+            {
+                carried.release(); // never left behind, whatever took the connection's buffer
+            }
+            return;
+        }
+        if (!in.isReadable())
+        {
+            final ByteBuf own = in != scratch ? in : carried; // the scratch buffer never stays with a connection
+            connection.in = null == own ? null : IdleBuffers.emptied(own);
+        }
+        else if (in == scratch)
+        {
+            final int rest = in.readableBytes();
+            final ByteBuf own = null != carried ? carried : Buffers.allocate(Math.max(Buffers.INITIAL_CAPACITY, rest));
+            own.writeBytes(in, rest); // grows a carried buffer when the rest is longer than it was
+            connection.in = own;
+            idle.use(connection);
+        }
+        else
+        {
+            in.discardReadBytes(); // keep a partial packet at the front; its buffer grows only as it arrives
+        }
+    }
+
+    /**
+     * @return the connection's own buffer while the scratch buffer carries its partial packet (no longer noted as
+     * carried), or null.
+     */
+    private ByteBuf takeCarried(final Connection connection)
+    {
+        if (carriedFor != connection)
+        {
+            return null;
+        }
+        final ByteBuf carried = carriedFrom;
+        carriedFor = null;
+        carriedFrom = null;
+        return carried;
+    }
+
+    /**
+     * Gives back a closed connection's inbound buffer, once, and its own buffer when the scratch buffer it is
+     * borrowing carries its partial packet; never the scratch buffer.
+     */
+    void release(final Connection connection)
+    {
+        final ByteBuf in = connection.in;
+        final ByteBuf carried = takeCarried(connection);
+        connection.in = null;
+        if (null != in && in != scratch)
+        {
+            in.release();
+        }
+        if (null != carried)
+        {
+            carried.release();
+        }
+    }
+
+    /**
+     * Gives back the scratch buffer: the agent is closing.
+     */
+    void close()
+    {
+        if (scratch.refCnt() > 0)
+        {
+            scratch.release();
+        }
+    }
+}

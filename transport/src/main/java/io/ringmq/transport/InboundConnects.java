@@ -1,0 +1,249 @@
+package io.ringmq.transport;
+
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.IngressEvent;
+import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.auth.CredentialRequest;
+import io.ringmq.pipeline.auth.CredentialWorkers;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.protocol.ConnectFlyweight;
+import io.ringmq.protocol.DecodeError;
+import io.ringmq.protocol.MqttVersion;
+import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.PropertyId;
+import io.ringmq.protocol.ReasonCode;
+import org.agrona.DirectBuffer;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+
+/**
+ * What the reading role of an I/O agent judges on a connection's first packet, on the agent's thread, before the
+ * pipeline sees it:
+ * <ol>
+ *   <li>that it is a CONNECT of at most {@code --max-connect-size}, judged from the fixed header alone
+ *       [MQTT-3.1.0-1];</li>
+ *   <li>its protocol version and, on 3.1.1, its keep-alive against {@code --max-keepalive}, refused here with a
+ *       3.1.1-format CONNACK;</li>
+ *   <li>its credentials where the edge decides them: a certificate's name as the user name, a listener's own
+ *       anonymous policy, an address backing off, or a password hashed by the {@link CredentialWorkers} while the
+ *       CONNECT waits in its buffer;</li>
+ * </ol>
+ * then hands it on with the verdict and notes what the connection takes from it (version, keep-alive, session
+ * expiry, maximum packet size). The {@link PacketFramer} calls it, on the agent's thread; it owns the buffer a
+ * CONNECT is rewritten into when a certificate names its user.
+ */
+final class InboundConnects
+{
+    private static final System.Logger LOG = System.getLogger("io.ringmq.transport");
+    private static final byte[] CONNACK_UNACCEPTABLE_VERSION = {0x20, 0x02, 0x00, 0x01};
+    private static final byte[] CONNACK_IDENTIFIER_REJECTED = {0x20, 0x02, 0x00, 0x02};
+    /** The longest certificate name taken as a user name (X.509 allows 64 characters in a CN). */
+    private static final int MAX_IDENTITY_LENGTH = 1024;
+
+    /** The limits in force; a reload replaces them on the owning agent's thread ({@link #limits}). */
+    private BrokerContext context;
+    private final BrokerCounters counters;
+    private final IngressProxy ingress;
+    private final ConnectionTimers timers;
+    private final ConnectionWriter writer;
+    private final ConnectionWriter.Closer closer;
+    private final ConnectIdentity identities = new ConnectIdentity();
+    /** Where CONNECT passwords are verified; null: the auth stage decides them itself (stage tests). */
+    private final CredentialWorkers credentials;
+    private final int agentIndex;
+
+    InboundConnects(final BrokerContext context, final BrokerCounters counters, final IngressProxy ingress,
+        final ConnectionTimers timers, final ConnectionWriter writer, final ConnectionWriter.Closer closer,
+        final CredentialWorkers credentials, final int agentIndex)
+    {
+        this.context = context;
+        this.counters = counters;
+        this.ingress = ingress;
+        this.timers = timers;
+        this.writer = writer;
+        this.closer = closer;
+        this.credentials = credentials;
+        this.agentIndex = agentIndex;
+    }
+
+    /**
+     * Takes reloaded limits (the owning agent's thread): the keep-alive cap for every CONNECT from now on.
+     */
+    void limits(final BrokerContext next)
+    {
+        this.context = next;
+    }
+
+    /**
+     * Before CONNECT the first packet must be a CONNECT of at most {@code --max-connect-size}, judged from the
+     * fixed header alone, so an unauthenticated socket never makes the broker buffer much.
+     *
+     * @param packetType the first packet's type, from its fixed header.
+     * @param length     what the decoder made of it: its length, or a negative {@code DecodeError}.
+     * @return true when the connection was closed for it.
+     */
+    boolean refuseFirstPacket(final Connection connection, final int packetType, final int length)
+    {
+        final boolean notConnect = packetType != PacketType.CONNECT;
+        if (!notConnect && length != DecodeError.PACKET_TOO_LARGE)
+        {
+            return false;
+        }
+        counters.increment(BrokerCounters.PRE_CONNECT_REFUSED);
+        LOG.log(System.Logger.Level.DEBUG, () -> connection + " closed: " + (notConnect ?
+            "first packet is not CONNECT [MQTT-3.1.0-1]" : "CONNECT over --max-connect-size"));
+        closer.close(connection, IngressEvent.CONNECTION_LOST);
+        return true;
+    }
+
+    /**
+     * The first packet, a CONNECT: handed to the pipeline, which answers it, unless the edge refuses it itself.
+     * Once handed on, {@link Connection#connectSeen} is set.
+     *
+     * @param packet the CONNECT's bytes from offset 0, as decoded into {@code connect}.
+     * @return false when it could not be handed on now.
+     */
+    boolean onConnect(final Connection connection, final ConnectFlyweight connect, final DirectBuffer packet,
+        final int length)
+    {
+        final int version = connect.protocolLevel();
+        final int keepAlive = connect.keepAlive();
+        if (version != MqttVersion.V5 && context.maxKeepAliveSeconds() < 65_535 &&
+            (keepAlive == 0 || keepAlive > context.maxKeepAliveSeconds()))
+        {
+            // 3.1.1 cannot announce a server keep-alive: refused as Mosquitto refuses it (identifier rejected)
+            refuseConnect(connection, CONNACK_IDENTIFIER_REJECTED, "keep-alive " + keepAlive + " over --max-keepalive");
+            return true;
+        }
+        DirectBuffer handed = packet;
+        int handedLength = length;
+        if (null != connection.accepted.listener && connection.accepted.listener.layers.useIdentityAsUsername())
+        {
+            // the certificate is the credential: its CN is the user name, no password is asked or checked
+            final String identity = connection.layer.peerIdentity();
+            if (null == identity || identity.length() > MAX_IDENTITY_LENGTH || CredentialRequest.asksMethod(connect))
+            {
+                // no name to be, or an enhanced authentication that would prove another user than the certificate
+                connection.credentialVerdict = Authenticator.verdictOf(ReasonCode.V3_BAD_USER_NAME_OR_PASSWORD);
+            }
+            else
+            {
+                handedLength = identities.rewrite(packet, 0, length, connect, identity);
+                handed = identities.buffer();
+                connection.credentialVerdict = Authenticator.verdictOf(ReasonCode.V3_CONNECTION_ACCEPTED);
+            }
+        }
+        else if (!connect.hasUserName() && null != connection.accepted.listener &&
+            null != connection.accepted.listener.settings.anonymous() && !CredentialRequest.asksMethod(connect))
+        {
+            // per_listener_settings: this listener's allow_anonymous, decided here as a verdict the auth stage takes
+            final Authenticator.AnonymousPolicy anonymous = connection.accepted.listener.settings.anonymous();
+            final boolean allowed = anonymous == Authenticator.AnonymousPolicy.ALL ||
+                (anonymous == Authenticator.AnonymousPolicy.LOOPBACK && connection.loopback);
+            connection.credentialVerdict = Authenticator.verdictOf(allowed ? ReasonCode.V3_CONNECTION_ACCEPTED :
+                ReasonCode.V3_NOT_AUTHORIZED);
+        }
+        else if (null != credentials && CredentialRequest.asksMethod(connect))
+        {
+            connection.exchange = true; // a refusal counts toward the address's back-off (ConnectionWriter)
+            if (credentials.isBackingOff(remoteAddress(connection), connection.loopback))
+            {
+                connection.credentialVerdict = Authenticator.verdictOf(ReasonCode.V3_NOT_AUTHORIZED);
+            }
+        }
+        else if (null != credentials && connection.credentialVerdict == CredentialRequest.NO_VERDICT &&
+            CredentialRequest.needsWorker(connect))
+        {
+            askVerdict(connection, connect);
+            if (connection.hashing)
+            {
+                return false;
+            }
+        }
+        if (!ingress.packet(connection.id, version, connection.loopback, PacketType.CONNECT, handed, handedLength,
+            connection.credentialVerdict))
+        {
+            return false;
+        }
+        connection.connectSeen = true;
+        connection.version = version;
+        // on 5.0 the CONNACK announces the same as Server Keep Alive when it differs [MQTT-3.2.2-21]
+        connection.keepAliveSeconds = context.keepAliveFor(keepAlive);
+        connection.sessionExpiryInterval = connect.properties().longValue(PropertyId.SESSION_EXPIRY_INTERVAL, 0);
+        connection.maxPacketSize = (int)Math.min(Integer.MAX_VALUE,
+            connect.properties().longValue(PropertyId.MAXIMUM_PACKET_SIZE, Integer.MAX_VALUE));
+        timers.onConnected(connection);
+        return true;
+    }
+
+    /**
+     * Hands a CONNECT's user name and a copy of its password to the credential workers; the CONNECT stays in the
+     * inbound buffer and the connection unread until the verdict comes back ({@link ConnectionReader#onVerdict}). A
+     * full queue is a refusal at once: the CONNECT goes on with a server-unavailable verdict.
+     */
+    private void askVerdict(final Connection connection, final ConnectFlyweight connect)
+    {
+        if (connection.hashing)
+        {
+            return;
+        }
+        final CredentialRequest request = new CredentialRequest(agentIndex, connection.id,
+            connect.userName().asString(), connect.password().toByteArray(), remoteAddress(connection),
+            connection.loopback);
+        connection.hashing = true; // before submit: an inline verdict (invoker mode) arrives through the queue
+        connection.updateInterest();
+        if (!credentials.submit(request))
+        {
+            request.wipe();
+            connection.hashing = false;
+            connection.updateInterest();
+            connection.credentialVerdict = Authenticator.verdictOf(ReasonCode.V3_SERVER_UNAVAILABLE);
+        }
+    }
+
+    /**
+     * @return the client's address for the back-off: the PROXY protocol's when a proxy named it, else the socket's.
+     */
+    static InetAddress remoteAddress(final Connection connection)
+    {
+        final InetSocketAddress proxied = connection.layer.proxiedAddress();
+        if (null != proxied)
+        {
+            return proxied.getAddress();
+        }
+        try
+        {
+            final java.net.SocketAddress remote = connection.accepted.channel.getRemoteAddress();
+            return remote instanceof InetSocketAddress ? ((InetSocketAddress)remote).getAddress() : null;
+        }
+        catch (final IOException ex)
+        {
+            return null;
+        }
+    }
+
+    /**
+     * A CONNECT of a protocol version the broker does not speak [MQTT-3.1.2-2]: answered in the 3.1.1 format, which
+     * 3.1 clients also read, then closed.
+     */
+    void refuseVersion(final Connection connection, final String why)
+    {
+        refuseConnect(connection, CONNACK_UNACCEPTABLE_VERSION, why);
+    }
+
+    /**
+     * Answers a CONNECT with a refusing 3.1.1-format CONNACK and closes once it is written; the pipeline never
+     * sees the connection.
+     */
+    private void refuseConnect(final Connection connection, final byte[] connack, final String why)
+    {
+        writer.sendConstant(connection, connack);
+        connection.connack = Connection.CONNACK_REFUSED;
+        connection.updateInterest();
+        writer.closeAfterFlush(connection);
+        counters.increment(BrokerCounters.PROTOCOL_ERRORS);
+        LOG.log(System.Logger.Level.DEBUG, () -> connection + " refused: " + why);
+    }
+}
