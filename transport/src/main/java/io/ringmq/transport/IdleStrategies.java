@@ -165,7 +165,7 @@ final class IdleStrategies
                 {
                     // ready keys go straight to the agent's handler: a later selectNow finds only what came since
                     // (level-triggered: a connection read only in part is still ready there); in shared threading
-                    // the duty cycle right after this one skips its selectNow (IoAgent.selectedInSleep)
+                    // the duty cycle right after this one skips its selectNow (ReadyKeys.selectedInSleep)
                     if (selector.select(onReady, sleepMs) > 0)
                     {
                         spins = 0;

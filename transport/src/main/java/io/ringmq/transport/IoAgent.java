@@ -5,11 +5,9 @@ import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.IngressEvent;
 import io.ringmq.pipeline.LiveLimits;
 import io.ringmq.pipeline.MessageLog;
-import io.ringmq.pipeline.auth.CredentialRequest;
 import io.ringmq.pipeline.auth.CredentialWorkers;
 import io.ringmq.protocol.MqttVersion;
 import io.ringmq.protocol.PacketType;
-import io.ringmq.protocol.ReasonCode;
 import io.ringmq.pipeline.status.BrokerCounters;
 import org.agrona.CloseHelper;
 import org.agrona.DirectBuffer;
@@ -17,55 +15,47 @@ import org.agrona.MutableDirectBuffer;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.EpochClock;
-import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.MessageHandler;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 
 import java.io.IOException;
-import java.net.StandardSocketOptions;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
-import java.util.ArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A network I/O agent: the duty cycle over a selector and the connections assigned to it. Each cycle it takes
- * connections handed to it, drains its outbound ring into the {@link ConnectionWriter}, lets the
- * {@link Acceptor} (agent 0 only) take new sockets and the {@link ConnectionReader} read ready ones (its
- * {@link PacketFramer} frames them), retries {@link PausedConnections}, flushes every touched connection once, and
- * checks keep-alive and connect timeouts. It never blocks on a socket: a full ingress ring pauses reading from that
- * connection, and while it stays full the agent asks its idle strategy for short sleeps instead of spinning.
+ * A network I/O agent: the duty cycle over a selector and the connections assigned to it, on its own thread (or a
+ * thread it shares, or a test's). Each cycle it takes what other threads left for it (the
+ * {@link ConnectionRegistry}'s sockets, layers ready again and credential verdicts, the {@link ConnectionCloser}'s
+ * revocations, the {@link Acceptors}' new listeners), drains its outbound ring into the {@link ConnectionWriter},
+ * lets the {@link Acceptor}s (agent 0 only) take new sockets and the {@link ConnectionReader} read and frame ready
+ * ones, retries {@link PausedConnections}, flushes every touched connection once, and checks keep-alive and connect
+ * timeouts. It never blocks on a socket: a full ingress ring pauses reading from that connection, and while it
+ * stays full the agent asks its idle strategy for short sleeps instead of spinning.
+ * <p>
+ * It assembles its roles, each on this agent's thread, and reads the clock once per cycle for all of them:
+ * <pre>
+ *   Acceptors --socket--&gt; ConnectionRegistry (ids, layers, selection keys, connect timeout)
+ *   ReadyKeys --readable--&gt; ConnectionReader --&gt; PacketFramer --&gt; IngressProxy --&gt; ingress ring
+ *                             InboundBuffers     InboundConnects, InboundPublishes, AckRun
+ *   outbound ring --&gt; IoAgent.send --&gt; ConnectionWriter --SocketLayer--&gt; socket
+ *   ConnectionTimers, reader and writer roles --end--&gt; ConnectionCloser
+ * </pre>
  */
 final class IoAgent implements Agent
 {
     /** How long an agent with paused connections may sleep: nobody wakes it when the ingress ring frees up. */
     static final long PAUSED_SLEEP_MS = 1;
-    /** How long a connection the server sent DISCONNECT to may take to be written before it is closed anyway. */
-    static final long CLOSE_LINGER_MS = 1_000;
-    /** How long a shutting-down agent waits for its DISCONNECTs (0x8B) to be written, all connections together. */
-    static final long SHUTDOWN_FLUSH_MS = 500;
-    /** Credential verdicts taken per duty cycle at most. */
-    static final int VERDICT_DRAIN_LIMIT = 256;
 
     private final int index;
     private final BrokerCounters counters;
     private final Selector selector;
     private final ManyToOneRingBuffer outbound;
     private final IngressProxy ingress;
-    /** Connections to close whose credentials no longer hold (a reload), from the auth stage's thread. */
-    private final org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<Long> revocations =
-        new org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<>();
-    /** Connections whose layer finished work on another thread (a TLS handshake task): read and flush them. */
-    private final org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<Long> readyAgain =
-        new org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<>();
-    private Wakeable ownWake = Wakeable.NONE;
-    /** Credential verdicts from the workers, for CONNECTs this agent holds back until they come. */
-    private final org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<CredentialRequest> verdicts =
-        new org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<>();
-    private final ManyToOneConcurrentArrayQueue<Acceptor.Accepted> handoff =
-        new ManyToOneConcurrentArrayQueue<>(4096);
+    /**
+     * Its open connections by id, this agent's thread only: the {@link ConnectionRegistry} puts them in, the
+     * {@link ConnectionCloser} takes them out, the outbound ring's bytes find their connection here.
+     */
     private final Long2ObjectHashMap<Connection> connections = new Long2ObjectHashMap<>();
     /** Its connections holding a pooled buffer; gives back those they stopped using. */
     private final IdleBuffers idleBuffers = new IdleBuffers();
@@ -77,40 +67,27 @@ final class IoAgent implements Agent
      */
     static final EpochClock CLOCK = () -> System.nanoTime() / 1_000_000;
     private final EpochClock clock = CLOCK;
-    private final AtomicInteger connectionCount;
     private final ConnectionTimers timers;
     private final MemoryBudget memoryBudget;
     private final ConnectionWriter writer;
     private final ConnectionReader reader;
     private final PacketFramer framer;
+    private final ConnectionRegistry registry;
+    private final ConnectionCloser closer;
     /** Agent 0 accepts on every listener; the others have none. */
-    private final ArrayList<Acceptor> acceptors = new ArrayList<>();
-    /** Listeners a reload added, from the reloading thread (agent 0). */
-    private final org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<Listener> addedListeners =
-        new org.agrona.concurrent.ManyToOneConcurrentLinkedQueue<>();
-    private final AddressLimit addressLimit;
+    private final Acceptors acceptors;
     /** The limits in force on this agent: a reload replaces them on this agent's thread. */
     private BrokerContext context;
     private LiveLimits live;
-    private final AtomicInteger acceptorConnections;
-    private IoAgent[] agents;
-    private Wakeable[] agentWakes;
+    private final ReadyKeys readyKeys;
     private final MessageHandler outboundHandler = this::onOutbound;
-    private final java.util.function.Consumer<SelectionKey> onReady = this::onReady;
-    private final java.util.function.Consumer<SelectionKey> onReadyAfterSleep = this::onReadyAfterSleep;
-    private int selectedWork;
-    /** The sleeping select handed keys over: the duty cycle after it skips its selectNow (shared threading). */
-    private boolean selectedInSleep;
-    private final boolean skipSelectAfterSleep;
     /** How often agent 0 logs the limits hit since its last line. */
     private static final long LIMIT_REPORT_MS = 60_000;
     /** Agent 0 publishes the $SYS tree; the others have none. */
     private final SysTopics sys;
     private final LimitReport limits;
-    private boolean shuttingDown;
     private Wakeable pipelineWake = Wakeable.NONE;
     private long nowMs;
-    private long nextConnectionSeq;
 
     IoAgent(final int index, final BrokerContext context, final BrokerCounters counters,
         final Listener[] listeners, final ManyToOneRingBuffer outbound, final RingBuffer<IngressEvent> ingress,
@@ -137,28 +114,11 @@ final class IoAgent implements Agent
         this.ingress = new IngressProxy(ingress, log, index,
             context.threading() == BrokerContext.Threading.SHARED ||
             context.threading() == BrokerContext.Threading.INVOKER);
-        this.connectionCount = connectionCount;
         this.selector = Selector.open();
         this.nowMs = clock.time();
-        this.timers = new ConnectionTimers(nowMs, context.connectTimeoutMs(), this::expire);
+        this.closer = new ConnectionCloser(counters, this.ingress, connections, connectionCount, nowMs);
+        this.timers = new ConnectionTimers(nowMs, context.connectTimeoutMs(), closer);
         this.memoryBudget = new MemoryBudget(context.memoryBudgetBytes());
-        final ConnectionWriter.Closer closer = new ConnectionWriter.Closer()
-        {
-            public void close(final Connection connection, final int kind)
-            {
-                IoAgent.this.close(connection, kind);
-            }
-
-            public void disconnect(final Connection connection, final int reasonCode)
-            {
-                IoAgent.this.disconnect(connection, reasonCode, null);
-            }
-
-            public void disconnect(final Connection connection, final int reasonCode, final String reasonString)
-            {
-                IoAgent.this.disconnect(connection, reasonCode, reasonString);
-            }
-        };
         this.writer = new ConnectionWriter(context, counters, memoryBudget, paused, closer, idleBuffers);
         writer.credentials(credentials);
         this.sys = index == 0 ? new SysTopics(counters, context.sysIntervalMs(), nowMs, (packet, length) ->
@@ -169,30 +129,24 @@ final class IoAgent implements Agent
         this.framer = new PacketFramer(context, counters, this.ingress, timers, writer, paused, closer, credentials,
             index, inbound);
         this.reader = new ConnectionReader(counters, writer, closer, idleBuffers, inbound, framer);
+        closer.wire(timers, reader, writer); // before anything can end a connection
+        this.registry = new ConnectionRegistry(index, selector, clock, connections, connectionCount, timers, reader,
+            writer);
         if (null != credentials)
         {
-            credentials.sink(index, this::onVerdict);
+            credentials.sink(index, registry::onVerdict);
         }
         this.context = context;
-        this.skipSelectAfterSleep = context.threading() == BrokerContext.Threading.SHARED;
-        this.acceptorConnections = connectionCount;
-        this.addressLimit = new AddressLimit(context.maxConnectionsPerAddress(), context.limitLoopback());
-        for (final Listener listener : listeners)
-        {
-            addAcceptor(listener);
-        }
+        this.readyKeys = new ReadyKeys(selector, reader, writer, this::tick,
+            context.threading() == BrokerContext.Threading.SHARED);
+        this.acceptors = new Acceptors(context, counters, selector, connectionCount, memoryBudget, listeners);
     }
 
     void wire(final IoAgent[] agents, final Wakeable[] agentWakes, final Wakeable pipelineWake)
     {
         this.pipelineWake = pipelineWake;
-        this.ownWake = agentWakes[index];
-        this.agents = agents;
-        this.agentWakes = agentWakes;
-        for (final Acceptor acceptor : acceptors)
-        {
-            acceptor.wire(agents, agentWakes);
-        }
+        registry.wire(agentWakes[index]);
+        acceptors.wire(agents, agentWakes);
         if (agentWakes[index] instanceof IdleStrategies.SleepingIdleStrategy)
         {
             ((IdleStrategies.SleepingIdleStrategy)agentWakes[index]).sleepLimit(this::sleepLimitMs);
@@ -218,11 +172,7 @@ final class IoAgent implements Agent
         writer.limits(next);
         timers.connectTimeoutMs(next.connectTimeoutMs());
         memoryBudget.budget(next.memoryBudgetBytes());
-        addressLimit.limits(next.maxConnectionsPerAddress(), next.limitLoopback());
-        for (final Acceptor acceptor : acceptors)
-        {
-            acceptor.limits(next);
-        }
+        acceptors.limits(next);
         if (null != sys)
         {
             sys.intervalMs(next.sysIntervalMs());
@@ -239,9 +189,8 @@ final class IoAgent implements Agent
      */
     boolean hasPendingWork()
     {
-        return outbound.size() > 0 || !handoff.isEmpty() || !revocations.isEmpty() || !readyAgain.isEmpty() ||
-            !addedListeners.isEmpty() || (null != live && live.current() != context) ||
-            reader.hasReadableAgain() || !verdicts.isEmpty();
+        return outbound.size() > 0 || registry.hasPendingWork() || closer.hasRevocations() ||
+            acceptors.hasAddedListeners() || (null != live && live.current() != context) || reader.hasReadableAgain();
     }
 
     /**
@@ -259,7 +208,7 @@ final class IoAgent implements Agent
      */
     boolean offer(final Acceptor.Accepted accepted)
     {
-        return handoff.offer(accepted);
+        return registry.offer(accepted);
     }
 
     /**
@@ -268,7 +217,7 @@ final class IoAgent implements Agent
      */
     java.util.function.Consumer<SelectionKey> readyAfterSleep()
     {
-        return onReadyAfterSleep;
+        return readyKeys.afterSleep();
     }
 
     public int doWork() throws Exception
@@ -284,30 +233,17 @@ final class IoAgent implements Agent
             }
         }
         memoryBudget.sample(nowMs);
-        int work = drainHandoff();
-        work += drainRevocations();
-        work += drainReadyAgain();
-        work += drainAddedListeners();
-        work += drainVerdicts();
+        int work = registry.drainHandoff();
+        work += closer.drainRevocations();
+        work += registry.drainReadyAgain();
+        work += acceptors.drainAddedListeners();
+        work += registry.drainVerdicts();
         work += outbound.read(outboundHandler, 4096);
         // what the outbound ring delivered goes out before this cycle reads more: a read of every ready connection
         // would otherwise come between a message and its subscribers (the flush below takes what the reads wrote;
         // in shared threading the delivery stage flushes at the end of its batches)
         work += writer.flushTouched();
-        if (selectedInSleep)
-        {
-            // the sleeping select handed every ready key over a moment ago: a selectNow would find only what came
-            // since, which the next cycle's finds, or the next sleep's (it returns at once for a ready key); shared
-            // threading only, where this cycle's stages have the handed packets to work on, so the cycle does not
-            // end idle and start a short idle spell that turns the adaptive polls on (a ring threading's would)
-            selectedInSleep = false;
-        }
-        else
-        {
-            selectedWork = 0;
-            selector.selectNow(onReady); // ready keys straight to the handler: no selected-key set, no iterator
-            work += selectedWork;
-        }
+        work += readyKeys.selectNow(); // skipped right after a sleeping select handed the keys over (shared)
         work += paused.retry(framer); // counts only packets that moved: a still-full ring is no work
         work += reader.readAgain();
         work += ingress.retryEnds();
@@ -336,6 +272,7 @@ final class IoAgent implements Agent
         final long nowNs = System.nanoTime();
         nowMs = nowNs / 1_000_000;
         framer.nowMs(nowMs);
+        closer.nowMs(nowMs);
         ingress.nowNs(nowNs);
     }
 
@@ -367,82 +304,11 @@ final class IoAgent implements Agent
     }
 
     /**
-     * Handles one ready key; the selector calls it for each, allocating nothing.
-     */
-    private void onReady(final SelectionKey key)
-    {
-        try
-        {
-            selectedWork += handle(key);
-        }
-        catch (final IOException ex)
-        {
-            throw new java.io.UncheckedIOException(ex);
-        }
-    }
-
-    /**
-     * Handles a key the sleeping {@code select} found ready: the sleep may have lasted up to its timeout, so the
-     * clock is read first (a packet's arrival stamp, a keep-alive's last-seen time).
-     */
-    private void onReadyAfterSleep(final SelectionKey key)
-    {
-        tick();
-        selectedInSleep = skipSelectAfterSleep;
-        onReady(key);
-    }
-
-    private int handle(final SelectionKey key) throws IOException
-    {
-        if (!key.isValid())
-        {
-            return 0;
-        }
-        if (key.isAcceptable())
-        {
-            return ((Acceptor)key.attachment()).accept();
-        }
-        final Connection connection = (Connection)key.attachment();
-        if (key.isWritable())
-        {
-            writer.flush(connection);
-        }
-        return key.isValid() && key.isReadable() ? reader.read(connection) : 0;
-    }
-
-    /**
      * Asks this agent to end a connection (any thread; rare: a reload revoked it): DISCONNECT 0x87 on 5.0.
      */
     void revoke(final long connectionId)
     {
-        revocations.offer(connectionId);
-    }
-
-    private int drainRevocations()
-    {
-        int work = 0;
-        Long connectionId;
-        while (null != (connectionId = revocations.poll()))
-        {
-            final Connection connection = connections.get(connectionId.longValue());
-            if (null != connection)
-            {
-                writer.flush(connection);
-                // a 5.0 client hears why: its credentials no longer hold after a reload; 3.1.1 is just closed
-                disconnect(connection, ReasonCode.NOT_AUTHORIZED, "credentials revoked by a reload");
-            }
-            work++;
-        }
-        return work;
-    }
-
-    private Acceptor addAcceptor(final Listener listener) throws IOException
-    {
-        final Acceptor acceptor = new Acceptor(context, counters, listener, acceptorConnections, memoryBudget,
-            addressLimit);
-        acceptor.register(selector);
-        acceptors.add(acceptor);
-        return acceptor;
+        closer.revoke(connectionId);
     }
 
     /**
@@ -450,168 +316,7 @@ final class IoAgent implements Agent
      */
     void addListener(final Listener listener)
     {
-        addedListeners.offer(listener);
-    }
-
-    private int drainAddedListeners()
-    {
-        int work = 0;
-        Listener listener;
-        while (null != (listener = addedListeners.poll()))
-        {
-            acceptors.removeIf(acceptor -> !acceptor.isOpen()); // the listeners a reload closed
-            try
-            {
-                addAcceptor(listener).wire(agents, agentWakes);
-            }
-            catch (final IOException ex)
-            {
-                listener.close(); // closed already by a reload that came after: nothing to accept on
-            }
-            work++;
-        }
-        return work;
-    }
-
-    /**
-     * A connection's layer finished work on another thread (any thread calls this).
-     */
-    private void readyAgain(final long connectionId)
-    {
-        readyAgain.offer(connectionId);
-        ownWake.wake();
-    }
-
-    private int drainReadyAgain()
-    {
-        int work = 0;
-        Long connectionId;
-        while (null != (connectionId = readyAgain.poll()))
-        {
-            final Connection connection = connections.get(connectionId.longValue());
-            if (null != connection && !connection.closed)
-            {
-                writer.flush(connection);
-                if (!connection.closed)
-                {
-                    reader.read(connection);
-                }
-            }
-            work++;
-        }
-        return work;
-    }
-
-    /**
-     * A credential worker's verdict (its thread): queued for this agent, which is woken to take it.
-     */
-    private void onVerdict(final CredentialRequest request)
-    {
-        verdicts.offer(request);
-        selector.wakeup(); // whichever idle strategy sleeps on this selector (the shared mode's too) wakes
-    }
-
-    private int drainVerdicts()
-    {
-        int work = 0;
-        CredentialRequest request;
-        while (work < VERDICT_DRAIN_LIMIT && null != (request = verdicts.poll()))
-        {
-            request.wipe(); // the password copy is not needed past its verdict
-            final Connection connection = connections.get(request.connectionId());
-            if (null != connection && !connection.closed && connection.hashing)
-            {
-                reader.onVerdict(connection, request.verdict()); // a closed one's verdict is just dropped
-            }
-            work++;
-        }
-        return work;
-    }
-
-    private int drainHandoff()
-    {
-        int work = 0;
-        Acceptor.Accepted accepted;
-        while (null != (accepted = handoff.poll()))
-        {
-            register(accepted);
-            work++;
-        }
-        return work;
-    }
-
-    private void register(final Acceptor.Accepted accepted)
-    {
-        final SocketChannel channel = accepted.channel;
-        try
-        {
-            channel.configureBlocking(false);
-            channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-            final long id = ((long)index << 40) | (nextConnectionSeq++ & 0xFF_FFFF_FFFFL);
-            final Connection connection = new Connection(id, accepted,
-                accepted.listener.layers.open(channel, () -> readyAgain(id)), clock.time());
-            connection.key = channel.register(selector, SelectionKey.OP_READ, connection);
-            connections.put(id, connection);
-            timers.onAccepted(connection);
-        }
-        catch (final IOException ex)
-        {
-            accepted.release(connectionCount);
-            CloseHelper.quietClose(channel);
-        }
-    }
-
-    /**
-     * Ends a connection and tells the pipeline, unless it never got as far as CONNECT.
-     */
-    private void close(final Connection connection, final int kind)
-    {
-        if (connection.closed)
-        {
-            return;
-        }
-        connection.closed = true;
-        timers.onClosed(connection);
-        connection.key.cancel();
-        connection.layer.close();
-        reader.release(connection);
-        writer.release(connection);
-        connections.remove(connection.id);
-        connection.accepted.release(connectionCount);
-        counters.increment(BrokerCounters.CONNECTIONS_CLOSED);
-        if (connection.connectSeen && !shuttingDown)
-        {
-            ingress.end(connection.id, kind, connection.version, connection.endReasonCode,
-                connection.endSessionExpiryInterval);
-        }
-    }
-
-    /**
-     * Ends a connection for a reason: an MQTT 5.0 client whose CONNACK accepted it is sent DISCONNECT with that
-     * reason code [MQTT-4.13.1-1] and closed once it is written, within {@link #CLOSE_LINGER_MS}; any other
-     * connection is closed at once. The end handed to the pipeline is a loss that carries the reason.
-     */
-    private void disconnect(final Connection connection, final int reasonCode, final String reasonString)
-    {
-        if (connection.closed)
-        {
-            return;
-        }
-        if (!connection.closing)
-        {
-            connection.endReasonCode = reasonCode;
-        }
-        if (!writer.sendDisconnect(connection, reasonCode, reasonString))
-        {
-            close(connection, IngressEvent.CONNECTION_LOST);
-            return;
-        }
-        writer.flush(connection); // closes it when the socket took everything
-        if (!connection.closed)
-        {
-            connection.closeByMs = nowMs + CLOSE_LINGER_MS;
-            timers.onClosing(connection);
-        }
+        acceptors.addListener(listener);
     }
 
     private void onOutbound(final int msgTypeId, final MutableDirectBuffer buffer, final int index, final int length)
@@ -654,15 +359,7 @@ final class IoAgent implements Agent
      */
     int connectionsHoldingBuffers()
     {
-        int count = 0;
-        for (final Connection connection : connections.values())
-        {
-            if (null != connection.in || null != connection.out)
-            {
-                count++;
-            }
-        }
-        return count;
+        return registry.connectionsHoldingBuffers();
     }
 
     /**
@@ -670,15 +367,7 @@ final class IoAgent implements Agent
      */
     int webSocketLayersHoldingBuffers()
     {
-        int count = 0;
-        for (final Connection connection : connections.values())
-        {
-            if (connection.layer instanceof WebSocketLayer && ((WebSocketLayer)connection.layer).holdsBuffer())
-            {
-                count++;
-            }
-        }
-        return count;
+        return registry.webSocketLayersHoldingBuffers();
     }
 
     /**
@@ -686,15 +375,7 @@ final class IoAgent implements Agent
      */
     int connectionsHoldingInbound()
     {
-        int count = 0;
-        for (final Connection connection : connections.values())
-        {
-            if (connection.inBytes() > 0)
-            {
-                count++;
-            }
-        }
-        return count;
+        return registry.connectionsHoldingInbound();
     }
 
     /**
@@ -723,44 +404,14 @@ final class IoAgent implements Agent
         return count;
     }
 
-    private void expire(final Connection connection, final int cause)
-    {
-        switch (cause)
-        {
-            case ConnectionTimers.CONNECT_TIMEOUT:
-                counters.increment(BrokerCounters.CONNECT_TIMEOUTS);
-                close(connection, IngressEvent.CONNECTION_LOST);
-                break;
-            case ConnectionTimers.KEEP_ALIVE_TIMEOUT:
-                counters.increment(BrokerCounters.KEEP_ALIVE_TIMEOUTS);
-                disconnect(connection, ReasonCode.KEEP_ALIVE_TIMEOUT, "keep-alive timeout"); // 0x8D on 5.0 [MQTT-3.1.2-22]
-                break;
-            default:
-                close(connection, IngressEvent.CONNECTION_LOST); // its DISCONNECT was not written in time
-        }
-    }
-
     /**
      * The broker is shutting down: every MQTT 5.0 client is sent DISCONNECT 0x8B (Server shutting down), every
-     * connection is flushed, for at most {@link #SHUTDOWN_FLUSH_MS} in all, and closed. Their ends are not handed
-     * to the pipeline, so a clean shutdown publishes no will and changes no session.
+     * connection is flushed, for at most {@link ConnectionCloser#SHUTDOWN_FLUSH_MS} in all, and closed. Their ends
+     * are not handed to the pipeline, so a clean shutdown publishes no will and changes no session.
      */
     public void onClose()
     {
-        shuttingDown = true;
-        final ArrayList<Connection> open = new ArrayList<>(connections.values());
-        for (final Connection connection : open)
-        {
-            writer.sendDisconnect(connection, ReasonCode.SERVER_SHUTTING_DOWN, null);
-            connection.closing = true; // nothing more is read from any
-            connection.closeAfterFlush = false; // closed below, once everything had its chance to be written
-            connection.updateInterest();
-        }
-        writer.flushAll(open, selector, clock, SHUTDOWN_FLUSH_MS);
-        for (final Connection connection : open)
-        {
-            close(connection, IngressEvent.CONNECTION_LOST);
-        }
+        closer.shutdown(selector, clock);
         publishCounts();
         reader.close();
         writer.close();

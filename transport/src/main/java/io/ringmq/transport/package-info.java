@@ -7,7 +7,8 @@
  * agent that listens: admits sockets against the connection, per-address and memory limits and hands them out),
  * the {@code ConnectionReader} (reads into the {@code InboundBuffers}; its {@code PacketFramer} frames, judges the
  * first packet through {@code InboundConnects}, sizes and topics, and hands packets on) and the
- * {@code ConnectionWriter} (appends the pipeline's bytes, notes the CONNACK, flushes once per cycle). Bytes meet the
- * socket in one place, a {@code SocketLayer} (plain TCP now; TLS and WebSocket next).
+ * {@code ConnectionWriter} (appends the pipeline's bytes, notes the CONNACK, flushes once per cycle). The
+ * {@code ConnectionRegistry} takes connections in and the {@code ConnectionCloser} ends them. Bytes meet the socket
+ * in one place, a {@code SocketLayer} (plain TCP now; TLS and WebSocket next).
  */
 package io.ringmq.transport;

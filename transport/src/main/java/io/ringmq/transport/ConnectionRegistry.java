@@ -1,0 +1,225 @@
+package io.ringmq.transport;
+
+import io.ringmq.pipeline.auth.CredentialRequest;
+import org.agrona.CloseHelper;
+import org.agrona.collections.Long2ObjectHashMap;
+import org.agrona.concurrent.EpochClock;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.ManyToOneConcurrentLinkedQueue;
+
+import java.io.IOException;
+import java.net.StandardSocketOptions;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * How connections come to an I/O agent and are found again by id. The sockets an {@link Acceptor} hands over are
+ * queued by its thread and registered here on the agent's thread (non-blocking, no Nagle, an id that names the
+ * agent, a {@link SocketLayer}, a selection key and a connect timeout); what other threads finish for a connection
+ * is queued by them and taken here by id: a layer's work (a TLS handshake task: the connection is flushed and read
+ * again) and the credential workers' verdict on a CONNECT the agent holds back. It puts connections into the agent's
+ * table, which only the agent's thread touches, and counts for tests what they hold.
+ */
+final class ConnectionRegistry
+{
+    /** Credential verdicts taken per duty cycle at most. */
+    static final int VERDICT_DRAIN_LIMIT = 256;
+
+    private final int index;
+    private final Selector selector;
+    private final EpochClock clock;
+    /** The agent's open connections by id (its thread only); a connection enters it here. */
+    private final Long2ObjectHashMap<Connection> connections;
+    private final AtomicInteger connectionCount;
+    private final ConnectionTimers timers;
+    private final ConnectionReader reader;
+    private final ConnectionWriter writer;
+    private final ManyToOneConcurrentArrayQueue<Acceptor.Accepted> handoff =
+        new ManyToOneConcurrentArrayQueue<>(4096);
+    /** Connections whose layer finished work on another thread (a TLS handshake task): read and flush them. */
+    private final ManyToOneConcurrentLinkedQueue<Long> readyAgain = new ManyToOneConcurrentLinkedQueue<>();
+    /** Credential verdicts from the workers, for CONNECTs this agent holds back until they come. */
+    private final ManyToOneConcurrentLinkedQueue<CredentialRequest> verdicts =
+        new ManyToOneConcurrentLinkedQueue<>();
+    private Wakeable ownWake = Wakeable.NONE;
+    private long nextConnectionSeq;
+
+    ConnectionRegistry(final int index, final Selector selector, final EpochClock clock,
+        final Long2ObjectHashMap<Connection> connections, final AtomicInteger connectionCount,
+        final ConnectionTimers timers, final ConnectionReader reader, final ConnectionWriter writer)
+    {
+        this.index = index;
+        this.selector = selector;
+        this.clock = clock;
+        this.connections = connections;
+        this.connectionCount = connectionCount;
+        this.timers = timers;
+        this.reader = reader;
+        this.writer = writer;
+    }
+
+    /**
+     * @param ownWake wakes the agent's idle strategy when a layer finished work on another thread.
+     */
+    void wire(final Wakeable ownWake)
+    {
+        this.ownWake = ownWake;
+    }
+
+    /**
+     * @return true when another thread left a socket, a layer's work or a verdict for this agent.
+     */
+    boolean hasPendingWork()
+    {
+        return !handoff.isEmpty() || !readyAgain.isEmpty() || !verdicts.isEmpty();
+    }
+
+    /**
+     * Hands an accepted socket to this agent; any thread.
+     *
+     * @return false when its queue is full.
+     */
+    boolean offer(final Acceptor.Accepted accepted)
+    {
+        return handoff.offer(accepted);
+    }
+
+    int drainHandoff()
+    {
+        int work = 0;
+        Acceptor.Accepted accepted;
+        while (null != (accepted = handoff.poll()))
+        {
+            register(accepted);
+            work++;
+        }
+        return work;
+    }
+
+    private void register(final Acceptor.Accepted accepted)
+    {
+        final SocketChannel channel = accepted.channel;
+        try
+        {
+            channel.configureBlocking(false);
+            channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            final long id = ((long)index << 40) | (nextConnectionSeq++ & 0xFF_FFFF_FFFFL);
+            final Connection connection = new Connection(id, accepted,
+                accepted.listener.layers.open(channel, () -> readyAgain(id)), clock.time());
+            connection.key = channel.register(selector, SelectionKey.OP_READ, connection);
+            connections.put(id, connection);
+            timers.onAccepted(connection);
+        }
+        catch (final IOException ex)
+        {
+            accepted.release(connectionCount);
+            CloseHelper.quietClose(channel);
+        }
+    }
+
+    /**
+     * A connection's layer finished work on another thread (any thread calls this).
+     */
+    private void readyAgain(final long connectionId)
+    {
+        readyAgain.offer(connectionId);
+        ownWake.wake();
+    }
+
+    int drainReadyAgain()
+    {
+        int work = 0;
+        Long connectionId;
+        while (null != (connectionId = readyAgain.poll()))
+        {
+            final Connection connection = connections.get(connectionId.longValue());
+            if (null != connection && !connection.closed)
+            {
+                writer.flush(connection);
+                if (!connection.closed)
+                {
+                    reader.read(connection);
+                }
+            }
+            work++;
+        }
+        return work;
+    }
+
+    /**
+     * A credential worker's verdict (its thread): queued for this agent, which is woken to take it.
+     */
+    void onVerdict(final CredentialRequest request)
+    {
+        verdicts.offer(request);
+        selector.wakeup(); // whichever idle strategy sleeps on this selector (the shared mode's too) wakes
+    }
+
+    int drainVerdicts()
+    {
+        int work = 0;
+        CredentialRequest request;
+        while (work < VERDICT_DRAIN_LIMIT && null != (request = verdicts.poll()))
+        {
+            request.wipe(); // the password copy is not needed past its verdict
+            final Connection connection = connections.get(request.connectionId());
+            if (null != connection && !connection.closed && connection.hashing)
+            {
+                reader.onVerdict(connection, request.verdict()); // a closed one's verdict is just dropped
+            }
+            work++;
+        }
+        return work;
+    }
+
+    /**
+     * @return this agent's open connections that hold a pooled buffer (inbound or outbound): bytes wait in them.
+     * For tests and diagnostics; an idle connection holds none. The agent's thread only.
+     */
+    int connectionsHoldingBuffers()
+    {
+        int count = 0;
+        for (final Connection connection : connections.values())
+        {
+            if (null != connection.in || null != connection.out)
+            {
+                count++;
+            }
+        }
+        return count;
+    }
+
+    /**
+     * @return this agent's open WebSocket connections whose layer holds its frame buffer (tests).
+     */
+    int webSocketLayersHoldingBuffers()
+    {
+        int count = 0;
+        for (final Connection connection : connections.values())
+        {
+            if (connection.layer instanceof WebSocketLayer && ((WebSocketLayer)connection.layer).holdsBuffer())
+            {
+                count++;
+            }
+        }
+        return count;
+    }
+
+    /**
+     * @return this agent's open connections that hold bytes in an inbound buffer (a partial packet, held packets).
+     */
+    int connectionsHoldingInbound()
+    {
+        int count = 0;
+        for (final Connection connection : connections.values())
+        {
+            if (connection.inBytes() > 0)
+            {
+                count++;
+            }
+        }
+        return count;
+    }
+}
