@@ -34,7 +34,7 @@ final class PersistenceRecovery implements RecordVisitor
     }
 
     private final DurableStore store;
-    private final RoutingStage routing;
+    private final RoutingRestore routing;
     private final PersistenceStage persistence;
     private final DeliveryShard shard;
     private final long nowMs = System.currentTimeMillis();
@@ -86,7 +86,7 @@ final class PersistenceRecovery implements RecordVisitor
     /** The session being read has records that only a restored session could use. */
     private boolean orphanHeld;
 
-    PersistenceRecovery(final DurableStore store, final RoutingStage routing, final PersistenceStage persistence,
+    PersistenceRecovery(final DurableStore store, final RoutingRestore routing, final PersistenceStage persistence,
         final DeliveryShard shard)
     {
         this.store = store;

@@ -180,7 +180,8 @@ public final class Pipeline
             shardSequences[i] = poller.sequence();
         }
         recovered = null == persistence ? null :
-            new PersistenceRecovery(store, routing, persistence, deliveryShards[0]).run(context.strictRecovery());
+            new PersistenceRecovery(store, routing.restore(), persistence, deliveryShards[0])
+                .run(context.strictRecovery());
         final StagePoller releasePoller = new StagePoller(ring, shardSequences);
         release = step(new ReleaseStage(logs, routeLogs, ring, releasePoller.sequence(), counters), releasePoller,
             counters, BrokerCounters.EVENTS_RELEASE);
