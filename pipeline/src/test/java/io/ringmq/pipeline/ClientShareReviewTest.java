@@ -83,6 +83,29 @@ class ClientShareReviewTest
         assertThat(granted).as("filters granted of 10 (each ~1.5 KB, 15 KB in all, in a 64 KiB share)").isEqualTo(10);
     }
 
+    @Test
+    @DisplayName("README: one session holds at most --max-client-session-memory 'in filters and QoS 2 packet ids "
+        + "awaiting PUBREL'; but filters are judged without the packet ids (shard 0's alone), so a client that first "
+        + "fills its share with QoS 2 packet ids it never releases then subscribes a second share of filters")
+    void packetIdsFirstThenASecondShareOfFilters()
+    {
+        final long share = 64 * 1024;
+        final PipelineHarness harness = new PipelineHarness(new BrokerContext().maxSessionMemory(64L << 20)
+            .maxClientSessionMemory(share), ANONYMOUS);
+        harness.packet(1, connect("greedy", true));
+        for (int id = 1; id < 20_000 && harness.counters.get(BrokerCounters.CLIENT_SESSION_MEMORY_REFUSED) == 0; id++)
+        {
+            harness.packet(1, PipelineTest.publish("q", 2, id, false)); // never released
+        }
+        assertThat(harness.counters.get(BrokerCounters.CLIENT_SESSION_MEMORY_REFUSED)).as("its share is spent")
+            .isEqualTo(1);
+        subscribeUntilRefused(harness, 1, "g/" + "x".repeat(1_000) + "/");
+        final io.ringmq.pipeline.session.RoutingSession greedy =
+            harness.pipeline.routing(0).sessions().find("greedy");
+        assertThat(greedy.heldBytes() + greedy.awaitedBytes()).as("what the one session holds, with a share of %d",
+            share).isLessThanOrEqualTo(share);
+    }
+
     /**
      * Six clients subscribe long filters until refused (each its share of 64 KiB, the last the three quarters), then
      * a seventh small ones until the three quarters are full to within one small filter.
