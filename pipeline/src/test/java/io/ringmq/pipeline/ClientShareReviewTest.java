@@ -106,6 +106,34 @@ class ClientShareReviewTest
             share).isLessThanOrEqualTo(share);
     }
 
+    @Test
+    @DisplayName("a restart with a smaller --max-session-memory restores what the store holds (README: 'whatever the "
+        + "bound'), past the bound: then a persistent client resuming its own session, which adds nothing, is refused "
+        + "(CONNACK 3) as a new one is, and cannot come back to unsubscribe; the bound stays exceeded until sessions "
+        + "expire (7 days by default)")
+    void aResumeAddsNothingAndIsStillRefusedPastALoweredBound()
+    {
+        final io.ringmq.pipeline.persistence.MemoryStore store = io.ringmq.pipeline.persistence.MemoryStore.retaining();
+        final PipelineHarness before = new PipelineHarness(new BrokerContext().maxSessionMemory(1L << 20), ANONYMOUS,
+            store);
+        for (int c = 0; c < 4; c++)
+        {
+            before.packet(10 + c, connect("device-" + c, false));
+            for (int i = 0; i < 20; i++)
+            {
+                before.packet(10 + c, subscribe("d" + c + "/" + i + "/" + "x".repeat(1_000), 1));
+            }
+            before.offer(10 + c, true, new byte[0], IngressEvent.CONNECTION_LOST);
+        }
+        assertThat(before.pipeline.routing(0).sessions().memory().heldBytes()).as("held before the restart")
+            .isGreaterThan(128 * 1024);
+
+        final PipelineHarness after = new PipelineHarness(new BrokerContext().maxSessionMemory(128 * 1024), ANONYMOUS,
+            store);
+        after.packet(1, connect("device-0", false));
+        assertThat(connackCode(after, 1)).as("device-0 resuming its own session (no will: it adds nothing)").isZero();
+    }
+
     /**
      * Six clients subscribe long filters until refused (each its share of 64 KiB, the last the three quarters), then
      * a seventh small ones until the three quarters are full to within one small filter.
