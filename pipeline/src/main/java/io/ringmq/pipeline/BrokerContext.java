@@ -947,8 +947,9 @@ public final class BrokerContext implements Cloneable
     }
 
     /**
-     * @return the bytes one session may hold of {@link #sessionMemoryBytes()} in subscription filters and inbound
-     * QoS 2 packet ids awaiting PUBREL (its client id, user name and will are bounded by the CONNECT's size):
+     * @return the bytes one session may hold of {@link #sessionMemoryBytes()} in subscription filters, and as much
+     * again in inbound QoS 2 packet ids awaiting PUBREL (its client id, user name and will are bounded by the
+     * CONNECT's size):
      * {@code --max-client-session-memory}, or an eighth of the sessions' bound (2 MiB under {@code bin/ringmq}'s
      * 256m), so that one client cannot take what every other client's subscriptions need.
      */

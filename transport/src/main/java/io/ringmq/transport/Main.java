@@ -202,15 +202,15 @@ public final class Main implements Callable<Integer>
 
     @Option(names = "--max-session-memory", paramLabel = "BYTES",
         description = "Client ids, user names, wills and subscription filters the sessions hold, all clients "
-            + "together; past it a CONNECT (0x97 / 3) or a filter (0x97 / 0x80) is refused and counted (filters and "
-            + "wills fill three quarters, the rest is kept for new sessions); 0 = a quarter of the max heap "
-            + "(default: ${DEFAULT-VALUE}).")
+            + "together; past it a CONNECT (0x97 / 3) or a filter (0x97 / 0x80) is refused and counted (filters fill "
+            + "three quarters, the rest is kept for CONNECTs); 0 = a quarter of the max heap (default: "
+            + "${DEFAULT-VALUE}).")
     long maxSessionMemory = BrokerContext.AUTO;
 
     @Option(names = "--max-client-session-memory", paramLabel = "BYTES",
-        description = "What one session may hold of --max-session-memory in subscription filters and QoS 2 packet ids "
-            + "awaiting PUBREL; past it a filter (0x97 / 0x80) or a QoS 2 PUBLISH (PUBREC 0x97) is refused and "
-            + "counted; 0 = an eighth of --max-session-memory (default: ${DEFAULT-VALUE}).")
+        description = "What one session may hold of --max-session-memory in subscription filters, and apart in QoS 2 "
+            + "packet ids awaiting PUBREL; past it a filter (0x97 / 0x80) or a QoS 2 PUBLISH (PUBREC 0x97) is refused "
+            + "and counted; 0 = an eighth of --max-session-memory (default: ${DEFAULT-VALUE}).")
     long maxClientSessionMemory = BrokerContext.AUTO;
 
     @Option(names = "--max-retained-messages", paramLabel = "N",

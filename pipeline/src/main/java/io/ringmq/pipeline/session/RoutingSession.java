@@ -45,6 +45,8 @@ public final class RoutingSession
     /** What it holds of {@link #memory} now: ids, names, will, filters; and packet ids awaiting PUBREL. */
     private long heldBytes;
     private long awaitedBytes;
+    /** What its filters hold of {@link #heldBytes}: judged against its share ({@code --max-client-session-memory}). */
+    private long filterBytes;
 
     /**
      * @param id         the session id other stages know it by.
@@ -73,6 +75,15 @@ public final class RoutingSession
         {
             memory.add(bytes);
         }
+    }
+
+    /**
+     * Counts a change of what its filters hold, while it is registered.
+     */
+    private void holdFilter(final long bytes)
+    {
+        filterBytes += bytes;
+        hold(bytes);
     }
 
     /**
@@ -106,6 +117,15 @@ public final class RoutingSession
     public long heldBytes()
     {
         return heldBytes;
+    }
+
+    /**
+     * @return what its filters hold of {@code --max-session-memory} now (part of {@link #heldBytes()}; the same on
+     * every routing shard).
+     */
+    public long filterBytes()
+    {
+        return filterBytes;
     }
 
     /**
@@ -203,7 +223,7 @@ public final class RoutingSession
         }
         if (null == subscriptions.put(filter, subscription))
         {
-            hold(SessionMemory.subscriptionLength(filter));
+            holdFilter(SessionMemory.subscriptionLength(filter));
         }
     }
 
@@ -219,7 +239,7 @@ public final class RoutingSession
         final Subscription removed = subscriptions.remove(filter);
         if (null != removed)
         {
-            hold(-SessionMemory.subscriptionLength(filter));
+            holdFilter(-SessionMemory.subscriptionLength(filter));
         }
         if (subscriptions.isEmpty())
         {
@@ -234,7 +254,7 @@ public final class RoutingSession
         {
             for (final String filter : subscriptions.keySet())
             {
-                hold(-SessionMemory.subscriptionLength(filter));
+                holdFilter(-SessionMemory.subscriptionLength(filter));
             }
         }
         subscriptions = null;

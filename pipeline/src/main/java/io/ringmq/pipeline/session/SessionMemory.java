@@ -17,10 +17,12 @@ import io.ringmq.pipeline.status.BrokerCounters;
  * <p>
  * Two rules keep one client, or a crowd of them, from taking what the others need. Filters and packet ids awaiting
  * PUBREL, which a connected client can add to without end, fill at most three quarters of the bound: the last
- * quarter is kept for new sessions' client ids, user names and wills, so clients can still connect when
- * subscriptions have filled the rest. And one session holds at most {@code --max-client-session-memory} of it in
- * filters and those packet ids ({@link #filterRefusal}, {@link #awaitedRefusal}). A CONNECT is judged by the whole bound
- * alone: a session that holds much is still resumed.
+ * quarter is kept for CONNECTs (client ids, user names, wills), so clients can still connect when subscriptions have
+ * filled the rest. And one session holds at most {@code --max-client-session-memory} in filters, and as much again
+ * in those packet ids ({@link #filterRefusal}, {@link #awaitedRefusal}): they are judged apart, filters by what
+ * every routing shard counts alike, packet ids by shard 0 alone, which routes QoS 2. A CONNECT is judged by the whole
+ * bound, and one that adds nothing (a session resumed without a will) always gets in, so a session is resumed
+ * (and can let go of what it holds) even past a bound lowered since.
  */
 public final class SessionMemory
 {
@@ -75,24 +77,24 @@ public final class SessionMemory
     }
 
     /**
-     * @return whether a CONNECT may add a session's client id and user name ({@code sessionBytes}, 0 for a session
-     * resumed) and a will ({@code willBytes}, 0 for none): the session within the whole bound, a will within the
-     * three quarters filters may fill too. Judged by what every routing shard counts alike (packet ids awaiting
-     * PUBREL left out), so that all decide as shard 0 does.
+     * @return whether a CONNECT may add a new session's client id and user name ({@code sessionBytes}, 0 for a session
+     * resumed) and a will ({@code willBytes}, 0 for none): within the whole bound, or when it adds nothing. Judged by
+     * what every routing shard counts alike (packet ids awaiting PUBREL left out), so that all decide as shard 0 does.
      */
     public boolean hasRoomForConnect(final long sessionBytes, final long willBytes)
     {
-        return heldBytes + sessionBytes + willBytes <= (willBytes == 0 ? maxBytes : growthBytes);
+        final long bytes = sessionBytes + willBytes;
+        return 0 == bytes || heldBytes + bytes <= maxBytes;
     }
 
     /**
      * @return {@link #ROOM} when {@code session} may hold that many more bytes of filters, else the counter of the
-     * bound that refuses them: its own share ({@code --max-client-session-memory}), or the three quarters of the
-     * bound filters may fill. Judged by what every routing shard counts alike, as {@link #hasRoomForConnect} is.
+     * bound that refuses them: its own share of filters ({@code --max-client-session-memory}), or the three quarters
+     * of the bound filters may fill. Judged by what every routing shard counts alike, as {@link #hasRoomForConnect} is.
      */
     public int filterRefusal(final RoutingSession session, final long bytes)
     {
-        if (session.heldBytes() + bytes > maxClientBytes)
+        if (session.filterBytes() + bytes > maxClientBytes)
         {
             return BrokerCounters.CLIENT_SESSION_MEMORY_REFUSED;
         }
@@ -101,12 +103,13 @@ public final class SessionMemory
 
     /**
      * @return {@link #ROOM} when {@code session} may hold that many more bytes of packet ids awaiting PUBREL, else
-     * the counter of the bound that refuses them, as {@link #filterRefusal} (shard 0's decision alone: together with
-     * the rest the total stays within twice the bound at worst).
+     * the counter of the bound that refuses them: its own share, for them apart from its filters, or the three
+     * quarters with everything else (shard 0's decision alone: together with the rest the total stays within twice
+     * the bound at worst).
      */
     public int awaitedRefusal(final RoutingSession session, final long bytes)
     {
-        if (session.heldBytes() + session.awaitedBytes() + bytes > maxClientBytes)
+        if (session.awaitedBytes() + bytes > maxClientBytes)
         {
             return BrokerCounters.CLIENT_SESSION_MEMORY_REFUSED;
         }

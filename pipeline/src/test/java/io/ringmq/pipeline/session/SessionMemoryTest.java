@@ -110,8 +110,8 @@ class SessionMemoryTest
     }
 
     @Test
-    @DisplayName("filters and a will fill at most three quarters of the bound: the last quarter is kept for new "
-        + "sessions' client ids and user names")
+    @DisplayName("filters fill at most three quarters of the bound: the last quarter is kept for CONNECTs (client "
+        + "ids, user names, wills); a CONNECT that adds nothing always gets in")
     void lastQuarterKeptForNewSessions()
     {
         final SessionMemory bounded = new SessionMemory(100_000, 100_000);
@@ -125,28 +125,31 @@ class SessionMemoryTest
         assertThat(bounded.hasRoomForConnect(SessionMemory.sessionLength("newcomer", 0), 0))
             .as("a new session without a will still gets in").isTrue();
         final long newcomer = SessionMemory.sessionLength("newcomer", 0);
-        final long willRoom = 75_000 - bounded.heldBytes() - newcomer;
-        assertThat(bounded.hasRoomForConnect(newcomer, willRoom)).isTrue();
-        assertThat(bounded.hasRoomForConnect(newcomer, willRoom + 1)).as("a will is judged with the filters").isFalse();
-        assertThat(bounded.hasRoomForConnect(25_001 + 75_000 - bounded.heldBytes(), 0)).isFalse();
+        final long willRoom = 100_000 - bounded.heldBytes() - newcomer;
+        assertThat(bounded.hasRoomForConnect(newcomer, willRoom)).as("a will in the last quarter").isTrue();
+        assertThat(bounded.hasRoomForConnect(newcomer, willRoom + 1)).isFalse();
+        assertThat(bounded.hasRoomForConnect(100_001 - bounded.heldBytes(), 0)).isFalse();
+        bounded.maxBytes(1_000, 1_000);
+        assertThat(bounded.hasRoomForConnect(0, 0)).as("a resume without a will, past a lowered bound").isTrue();
     }
 
     @Test
-    @DisplayName("one session holds at most its share in filters and packet ids awaiting PUBREL; the others still "
-        + "get room")
+    @DisplayName("one session holds at most its share in filters, and in packet ids awaiting PUBREL apart; its will "
+        + "does not count against it; the others still get room")
     void oneSessionsShare()
     {
         final SessionMemory bounded = new SessionMemory(1_000_000, 20_000);
         final SessionRegistry sessions = new SessionRegistry(bounded);
         final RoutingSession greedy = sessions.create("greedy", 0, 0);
+        greedy.will(new Message(new byte[] {'w'}, new byte[15_000], 1, false)); // counted in the bound, not the share
         final RoutingSession other = sessions.create("other", 0, 0);
         subscribeUntilRefused(bounded, greedy, "g/");
-        assertThat(greedy.heldBytes()).isLessThanOrEqualTo(20_000).isGreaterThan(19_000);
+        assertThat(greedy.filterBytes()).isLessThanOrEqualTo(20_000).isGreaterThan(19_000);
         assertThat(bounded.filterRefusal(greedy, SessionMemory.subscriptionLength("g/x")))
             .isEqualTo(io.ringmq.pipeline.status.BrokerCounters.CLIENT_SESSION_MEMORY_REFUSED);
-        final long left = 20_000 - greedy.heldBytes();
-        assertThat(bounded.awaitedRefusal(greedy, left)).isEqualTo(SessionMemory.ROOM);
-        assertThat(bounded.awaitedRefusal(greedy, left + 1)).as("its QoS 2 ids count within the same share")
+        assertThat(bounded.awaitedRefusal(greedy, 20_000)).as("packet ids: a share of their own")
+            .isEqualTo(SessionMemory.ROOM);
+        assertThat(bounded.awaitedRefusal(greedy, 20_001))
             .isEqualTo(io.ringmq.pipeline.status.BrokerCounters.CLIENT_SESSION_MEMORY_REFUSED);
         assertThat(bounded.filterRefusal(other, SessionMemory.subscriptionLength("o/1"))).isEqualTo(SessionMemory.ROOM);
         assertThat(bounded.awaitedRefusal(other, SessionMemory.PUBREL_ID_LENGTH)).isEqualTo(SessionMemory.ROOM);
