@@ -526,6 +526,7 @@ public final class DeliveryShard implements Stage
             else
             {
                 session.trim(false); // offline: an empty window or queue waits for no one
+                messages.wentAway(session);
             }
         }
     }

@@ -350,6 +350,27 @@ final class MessageDelivery
     }
 
     /**
+     * A persistent session's client went away: while the shard holds more than the three quarters of its share that
+     * sessions away may keep, the session's newest queued messages are dropped (counted, their records with them), as
+     * they would have been had they come now; its window stays, for its client to resume. Without this, a subscriber
+     * that stopped acknowledging (its queue may take the whole share while it is connected) and then left would hold
+     * the last quarter for as long as its session lives.
+     */
+    void wentAway(final DeliverySession session)
+    {
+        while (session.queueSize() > 0 && !pool.keepsOffline())
+        {
+            final int newest = session.queueSize() - 1;
+            final SharedMessage message = session.queuedMessage(newest);
+            final int qos = session.queuedQos(newest);
+            session.removeNewestQueued();
+            journal.done(session.persistenceKey, message.messageNumber(), qos);
+            pool.release(message); // the session's reference: freed unless a connected client's window holds it too
+            counters.increment(BrokerCounters.MESSAGE_MEMORY_DROPPED);
+        }
+    }
+
+    /**
      * New bounds of every session's queue (a reload), from the next message on: what is queued beyond them stays
      * queued and drains as it would.
      */

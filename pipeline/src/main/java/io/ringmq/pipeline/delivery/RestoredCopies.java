@@ -36,7 +36,8 @@ final class RestoredCopies
      * Recovery: a stored message of a session goes back in flight (with its packet id and QoS 2 state when it had
      * them, else a new packet id, written before it can be sent) or into the queue; one copy per message number,
      * shared by every session it was stored for, until {@link #restored()}. A queued one that would take the shard
-     * past its share of --max-message-memory is dropped, and its record with it.
+     * past the three quarters of its share of --max-message-memory that sessions away may keep is dropped, and its
+     * record with it.
      */
     void restore(final DeliverySession session, final Message stored, final long number, final int qos,
         final boolean retain, final int publishedQos, final int[] ids, final boolean inflight, final int packetId,
@@ -48,10 +49,11 @@ final class RestoredCopies
             final byte[] topic = stored.topic();
             final byte[] properties = stored.properties();
             final byte[] payload = stored.payload();
-            if (!inflight && !pool.hasRoomFor(topic.length + properties.length + payload.length))
+            if (!inflight && !pool.hasRoomOffline(topic.length + properties.length + payload.length))
             {
-                // a store written under a larger bound (or heap): the newest queued ones past it are dropped, as they
-                // would have been had they come now; those in flight (a window each, at most) all come back
+                // every session is away after a restart: the newest queued ones past the three quarters sessions away
+                // may keep are dropped, as they would have been had they come now, or had their clients gone away
+                // before it; those in flight (a window each, at most) all come back
                 counters.increment(BrokerCounters.MESSAGE_MEMORY_DROPPED);
                 journal.done(session.persistenceKey, number, qos);
                 return;
