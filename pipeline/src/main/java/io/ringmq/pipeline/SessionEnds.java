@@ -10,7 +10,8 @@ import org.agrona.collections.Long2ObjectHashMap;
  * How sessions end in the routing stage: the end of a connection (lost, or a DISCONNECT) unbinds its session, which
  * goes if it is clean and otherwise waits offline for its client until it expires; its will goes out now, after its
  * delay, or when its session ends, whichever comes first [MQTT-3.1.3-9], and never after a DISCONNECT with reason
- * 0x00 [MQTT-3.14.4-3]. Owns the {@link SessionExpiry} timers, and is where a session is discarded (its
+ * 0x00 [MQTT-3.14.4-3]. Holds the {@link SessionExpiry} timers (the CONNECT path, the slot router and recovery
+ * reach them through {@link #expiry()}), and is where a session is discarded (its
  * subscriptions unindexed, its id freed for the next output). Routing stage only (its thread; recovery's before any
  * stage runs).
  */
@@ -100,7 +101,23 @@ final class SessionEnds
         if (null != session)
         {
             event.sessionId = session.id();
+            final boolean publishWill = event.kind == IngressEvent.CONNECTION_LOST ||
+                event.reasonCode != io.ringmq.protocol.ReasonCode.NORMAL_DISCONNECTION;
+            final boolean delayed = session.willDelaySeconds() > 0 && session.isPersistent();
+            if (!publishWill)
+            {
+                session.will(null);
+            }
+            else if (delayed && null != session.will())
+            {
+                expiry.scheduleWill(session, event.routeTimeMs +
+                    Math.min(session.willDelaySeconds(), session.expirySeconds()) * 1000);
+            }
             endSession(session, event.connectionId, event.routeTimeMs);
+            if (publishWill && !delayed)
+            {
+                willDue(session); // a failed slot carries no output: the will goes out on a tick
+            }
         }
     }
 
