@@ -22,8 +22,9 @@ import java.nio.ByteOrder;
  * message handed back for re-dispatch into targets in the routing output (session id, granted QoS, subscription
  * identifiers, delivery shard), one per matching session [MQTT-3.3.4-2] and one per chosen member of each matching
  * shared subscription group (5.0 section 4.8.2), each read-checked against its subscriber's ACL when the
- * subscription is wider than what it may read ({@link RoutingAccess}). It is also the one writer of the retained
- * store: a retained PUBLISH [MQTT-3.3.1-5], a retained will, and the retained messages recovery restores.
+ * subscription is wider than what it may read ({@link RoutingAccess}). It is also what writes messages into the
+ * retained store: a retained PUBLISH [MQTT-3.3.1-5], a retained will, and the retained messages recovery restores
+ * (its limits are set by {@link RouteEpochs} on a reload).
  * <p>
  * What a routed PUBLISH changes (a QoS 2 packet id awaiting PUBREL, the retained store) is applied only once its
  * output is committed ({@link #applyPending}), so a failed slot changes nothing. The match state lives here, in

@@ -183,8 +183,13 @@ public final class RoutingStage implements Stage
     {
         epochs.followLive();
         int[] failed;
+        int released = 0;
+        // drained whole, past the batch limit: a client's resend of a QoS 2 PUBLISH whose commit failed must find its
+        // packet id released (it comes only after a new CONNECT, so one full drain has run by then); a failing disk
+        // leaves a ring's worth at most
         while (null != (failed = failedCommits.poll()))
         {
+            released++;
             final RoutingSession session = sessions.get(failed[0]);
             if (null != session)
             {
@@ -212,7 +217,7 @@ public final class RoutingStage implements Stage
         {
             onBatchEnd(); // the gauges move with expiry too, events or not
         }
-        return reloaded + expired + ticks.doDutyCycle();
+        return released + reloaded + expired + ticks.doDutyCycle();
     }
 
     public boolean hasPendingWork()

@@ -67,7 +67,6 @@ final class ConnectionWriter
     private final UnsafeBuffer outView = new UnsafeBuffer(0, 0);
     private final UnsafeBuffer constant = new UnsafeBuffer(new byte[0]);
     private final byte[] pingResponse = new byte[PingCodec.LENGTH];
-    /** Room for a DISCONNECT with a reason code and no properties. */
     /** A DISCONNECT with its Reason String fits here; a longer reason is left out. */
     private static final int DISCONNECT_CAPACITY = 256;
     private final UnsafeBuffer disconnect = new UnsafeBuffer(new byte[DISCONNECT_CAPACITY]);
