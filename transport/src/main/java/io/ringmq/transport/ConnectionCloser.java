@@ -164,7 +164,8 @@ final class ConnectionCloser implements ConnectionWriter.Closer, ConnectionTimer
     }
 
     /**
-     * Ends the connections revoked since the last duty cycle.
+     * Ends the connections revoked since the last duty cycle, {@link ConnectionRegistry#DRAIN_LIMIT} at most (a reload
+     * may revoke thousands: the rest go in the next cycles).
      *
      * @return revocations taken.
      */
@@ -172,7 +173,7 @@ final class ConnectionCloser implements ConnectionWriter.Closer, ConnectionTimer
     {
         int work = 0;
         Long connectionId;
-        while (null != (connectionId = revocations.poll()))
+        while (work < ConnectionRegistry.DRAIN_LIMIT && null != (connectionId = revocations.poll()))
         {
             final Connection connection = connections.get(connectionId.longValue());
             if (null != connection)

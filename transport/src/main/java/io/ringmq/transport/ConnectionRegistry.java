@@ -26,6 +26,12 @@ final class ConnectionRegistry
 {
     /** Credential verdicts taken per duty cycle at most. */
     static final int VERDICT_DRAIN_LIMIT = 256;
+    /**
+     * Accepted sockets registered, and connections whose layer is ready again served, per duty cycle at most: the
+     * rest wait for the next (the agent does not sleep while they do), so a connection storm or a burst of TLS
+     * handshakes finishing on other threads never holds the agent away from its connections' reads and writes.
+     */
+    static final int DRAIN_LIMIT = 256;
 
     private final int index;
     private final Selector selector;
@@ -90,7 +96,7 @@ final class ConnectionRegistry
     {
         int work = 0;
         Acceptor.Accepted accepted;
-        while (null != (accepted = handoff.poll()))
+        while (work < DRAIN_LIMIT && null != (accepted = handoff.poll()))
         {
             register(accepted);
             work++;
@@ -101,19 +107,24 @@ final class ConnectionRegistry
     private void register(final Acceptor.Accepted accepted)
     {
         final SocketChannel channel = accepted.channel;
+        SocketLayer layer = null;
         try
         {
             channel.configureBlocking(false);
             channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
             final long id = ((long)index << 40) | (nextConnectionSeq++ & 0xFF_FFFF_FFFFL);
-            final Connection connection = new Connection(id, accepted,
-                accepted.listener.layers.open(channel, () -> readyAgain(id)), clock.time());
+            layer = accepted.listener.layers.open(channel, () -> readyAgain(id));
+            final Connection connection = new Connection(id, accepted, layer, clock.time());
             connection.key = channel.register(selector, SelectionKey.OP_READ, connection);
             connections.put(id, connection);
             timers.onAccepted(connection);
         }
         catch (final IOException ex)
         {
+            if (null != layer)
+            {
+                layer.close(); // what it took when opened (a TLS engine, a framing layer's buffers) goes back
+            }
             accepted.release(connectionCount);
             CloseHelper.quietClose(channel);
         }
@@ -132,7 +143,7 @@ final class ConnectionRegistry
     {
         int work = 0;
         Long connectionId;
-        while (null != (connectionId = readyAgain.poll()))
+        while (work < DRAIN_LIMIT && null != (connectionId = readyAgain.poll()))
         {
             final Connection connection = connections.get(connectionId.longValue());
             if (null != connection && !connection.closed)

@@ -64,7 +64,7 @@ final class SteppedEdge implements AutoCloseable
         outbound = new ManyToOneRingBuffer(new UnsafeBuffer(
             ByteBuffer.allocateDirect(1024 * 1024 + RingBufferDescriptor.TRAILER_LENGTH)));
         server = ServerSocketChannel.open();
-        server.bind(new InetSocketAddress("127.0.0.1", 0));
+        server.bind(new InetSocketAddress("127.0.0.1", 0), 4096); // room for a storm that waits for a step
         server.configureBlocking(false);
         agent = new IoAgent(0, this.context, counters, Listener.wrap(server, listener), outbound, ring, log,
             new AtomicInteger());
