@@ -60,6 +60,24 @@ final class SessionEnds
      */
     void onConnectionEnd(final IngressEvent event, final boolean publishWill, final BrokerContext context)
     {
+        end(event, publishWill, context, false);
+    }
+
+    /**
+     * The end of a connection in a slot an earlier stage (or this one) failed on: its session still ends, as it
+     * would have, so nothing stays bound to a dead connection and its will is neither lost nor stranded; only what
+     * would have gone into the slot's output (a will due now) waits for a tick instead.
+     */
+    void onFailedEnd(final IngressEvent event, final BrokerContext context)
+    {
+        // only a DISCONNECT with reason 0x00 discards the will [MQTT-3.14.4-3]
+        end(event, event.kind == IngressEvent.CONNECTION_LOST ||
+            event.reasonCode != io.ringmq.protocol.ReasonCode.NORMAL_DISCONNECTION, context, true);
+    }
+
+    private void end(final IngressEvent event, final boolean publishWill, final BrokerContext context,
+        final boolean failed)
+    {
         final RoutingSession session = connections.remove(event.connectionId);
         if (null == session)
         {
@@ -71,16 +89,23 @@ final class SessionEnds
             // never from 0: a protocol error the edge refuses, and a clean session has nothing kept [MQTT-3.14.2-2]
             session.expirySeconds(context.sessionExpiryFor(event.sessionExpiryInterval));
         }
-        final Message will = session.will();
-        if (!publishWill || null == will)
+        boolean dueOnTick = false;
+        if (!publishWill || null == session.will())
         {
             session.will(null); // never after a DISCONNECT [MQTT-3.1.2-10]
         }
         else if (session.willDelaySeconds() == 0 || !session.isPersistent())
         {
-            final Message now = Wills.toPublish(session.will());
-            session.will(null); // a will is published once: now, or when the session ends, if that comes first
-            publishes.publishWill(event, now);
+            if (failed)
+            {
+                dueOnTick = true; // a failed slot carries no output: the will goes out on a tick
+            }
+            else
+            {
+                final Message now = Wills.toPublish(session.will());
+                session.will(null); // a will is published once: now, or when the session ends, if that comes first
+                publishes.publishWill(event, now);
+            }
         }
         else
         {
@@ -89,35 +114,9 @@ final class SessionEnds
                 Math.min(session.willDelaySeconds(), session.expirySeconds()) * 1000);
         }
         endSession(session, event.connectionId, event.routeTimeMs);
-    }
-
-    /**
-     * The end of a connection in a slot an earlier stage (or this one) failed on: its session still ends, so nothing
-     * stays bound to a dead connection.
-     */
-    void onFailedEnd(final IngressEvent event)
-    {
-        final RoutingSession session = connections.remove(event.connectionId);
-        if (null != session)
+        if (dueOnTick)
         {
-            event.sessionId = session.id();
-            final boolean publishWill = event.kind == IngressEvent.CONNECTION_LOST ||
-                event.reasonCode != io.ringmq.protocol.ReasonCode.NORMAL_DISCONNECTION;
-            final boolean delayed = session.willDelaySeconds() > 0 && session.isPersistent();
-            if (!publishWill)
-            {
-                session.will(null);
-            }
-            else if (delayed && null != session.will())
-            {
-                expiry.scheduleWill(session, event.routeTimeMs +
-                    Math.min(session.willDelaySeconds(), session.expirySeconds()) * 1000);
-            }
-            endSession(session, event.connectionId, event.routeTimeMs);
-            if (publishWill && !delayed)
-            {
-                willDue(session); // a failed slot carries no output: the will goes out on a tick
-            }
+            willDue(session);
         }
     }
 

@@ -181,7 +181,7 @@ final class SlotRouter
         }
         if (event.kind != IngressEvent.PACKET)
         {
-            ends.onFailedEnd(event);
+            ends.onFailedEnd(event, epochs.limits());
         }
     }
 }

@@ -67,6 +67,22 @@ class FailedEndWillReviewTest
         assertWillOnATick(watcher);
     }
 
+    @Test
+    @DisplayName("MQTT-3.14.2-2: a DISCONNECT whose slot failed before routing still changes its persistent session's "
+        + "Session Expiry Interval, and a reason 0x00 still discards the will [MQTT-3.14.4-3]")
+    void failedDisconnectKeepsItsExpiryAndReason()
+    {
+        assertThat(routing.onEvent(admitted(connectWithWill("kept", false), 2))).isTrue();
+        final IngressEvent disconnect = new IngressEvent(256);
+        disconnect.end(IngressEvent.DISCONNECTED, 0, 2, MqttVersion.V5, 0, 30);
+        disconnect.failed = true;
+        routing.onFailed(disconnect);
+        assertThat(routing.sessions().find("kept").expirySeconds()).isEqualTo(30);
+        assertThat(routing.sessions().find("kept").will()).as("discarded by reason 0x00").isNull();
+        routing.doDutyCycle();
+        assertThat(ring.getCursor()).as("no tick: no will to publish").isEqualTo(-1L);
+    }
+
     /**
      * @return the session id of a clean session subscribed to "will/#" on connection 1.
      */
