@@ -156,6 +156,27 @@ class MessageMemoryTest
         assertThat(drain(3, "away")).as("the away session's, in order").containsExactlyElementsOf(range(0, OFFLINE_KEPT));
     }
 
+    @Test
+    @DisplayName("a persistent session whose client leaves keeps the queued copies a connected client holds too (past "
+        + "the three quarters, dropping them would free nothing): it gets all 14 back")
+    void goingAwayKeepsSharedCopies()
+    {
+        final PipelineHarness shared = new PipelineHarness(new BrokerContext().maxMessageMemory(BUDGET).maxInflight(2),
+            ANONYMOUS);
+        shared.packet(1, connect("leaving", false));
+        shared.packet(1, subscribe("t", 1));
+        shared.packet(2, connect("holding", true)); // connected, acknowledges nothing: it holds every copy too
+        shared.packet(2, subscribe("t", 1));
+        shared.packet(100, connect("pub", true));
+        for (int i = 0; i < 14; i++)
+        {
+            shared.packet(100, publish(i + 1, i)); // 14 x 4,225 bytes: past three quarters of 64 KiB
+        }
+        shared.offer(1, true, new byte[0], IngressEvent.CONNECTION_LOST);
+        assertThat(shared.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).isZero();
+        assertThat(drain(shared, 3, "leaving")).containsExactlyElementsOf(range(0, 14));
+    }
+
     /**
      * The session comes back on {@code connectionId}, and every message it is sent is acknowledged.
      *

@@ -352,7 +352,8 @@ final class MessageDelivery
     /**
      * A persistent session's client went away: while the shard holds more than the three quarters of its share that
      * sessions away may keep, the session's newest queued messages are dropped (counted, their records with them), as
-     * they would have been had they come now; its window stays, for its client to resume. Without this, a subscriber
+     * they would have been had they come now, down to the first one another session holds too (dropping that frees
+     * nothing); its window stays, for its client to resume. Without this, a subscriber
      * that stopped acknowledging (its queue may take the whole share while it is connected) and then left would hold
      * the last quarter for as long as its session lives.
      */
@@ -362,6 +363,10 @@ final class MessageDelivery
         {
             final int newest = session.queueSize() - 1;
             final SharedMessage message = session.queuedMessage(newest);
+            if (message.isShared())
+            {
+                break; // another session holds it too: dropping it here would free nothing, only lose it
+            }
             final int qos = session.queuedQos(newest);
             session.removeNewestQueued();
             journal.done(session.persistenceKey, message.messageNumber(), qos);

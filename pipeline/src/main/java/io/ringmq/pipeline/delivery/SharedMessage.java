@@ -137,6 +137,14 @@ final class SharedMessage
     }
 
     /**
+     * @return whether more than one holder (a window, a queue, the event routing it) keeps it.
+     */
+    boolean isShared()
+    {
+        return references > 1;
+    }
+
+    /**
      * The pool of one shard, and what its copies may take of the shard's share of --max-message-memory.
      */
     static final class Pool
