@@ -11,16 +11,9 @@ import io.ringmq.pipeline.SharedRedispatch;
 import io.ringmq.pipeline.Stage;
 import io.ringmq.pipeline.persistence.ShardJournal;
 import io.ringmq.pipeline.status.BrokerCounters;
-import io.ringmq.protocol.AckFlyweight;
-import io.ringmq.protocol.AuthFlyweight;
-import io.ringmq.protocol.ConnectFlyweight;
-import io.ringmq.protocol.MqttProperties;
 import io.ringmq.protocol.MqttVersion;
 import io.ringmq.protocol.PacketType;
-import io.ringmq.protocol.PropertyId;
 import io.ringmq.protocol.ReasonCode;
-
-import java.util.function.IntConsumer;
 
 /**
  * A delivery shard, one per I/O agent (its {@link #index}): owns the delivery half of the sessions whose
@@ -29,7 +22,9 @@ import java.util.function.IntConsumer;
  * only on its part: replies to packets its agent read, fan-out targets routing placed in this shard, sessions moving
  * in or out.
  * <pre>
- *   DeliveryShard      the event: CONNECT, acknowledgements, SUBSCRIBE, ends, failures
+ *   DeliveryShard      the event: dispatched to the pieces below; PUBLISH acknowledged, SUBSCRIBE answered, failures
+ *     ShardConnections CONNECT, AUTH and connection ends: sessions bound, unbound and forgotten
+ *     ShardAcks        PUBACK, PUBREC, PUBREL and PUBCOMP against the in-flight windows
  *     MessageDelivery  application messages: the live fan-out of each event's message ({@link PublishWriter} encodes)
  *     WindowUpkeep     windows and queues: resends, acknowledged messages out, queues drained, shared ones handed back
  *     RestoredCopies   recovery's stored messages, one copy per message however many sessions had it
@@ -43,13 +38,11 @@ public final class DeliveryShard implements Stage
 {
     private final int index;
     private final int shardCount;
-    private final OutboundAliasBudget aliasBudget;
-    /** The limits in force: new sessions get the in-flight window, new CONNACKs what they announce. */
+    /** The limits in force: restored sessions get the in-flight window, new CONNACKs what they announce. */
     private BrokerContext context;
     private LiveLimits live;
     private final BrokerCounters counters;
     private final MessageLog[] routeLogs;
-    private int maxInflight;
     private final SessionWindows windows;
     private final RouteOutput route = new RouteOutput();
     private final ShardSessions sessions = new ShardSessions();
@@ -62,12 +55,9 @@ public final class DeliveryShard implements Stage
     private final WindowUpkeep upkeep;
     private final RestoredCopies restoring;
     private final ControlPackets control;
+    private final ShardAcks acks;
+    private final ShardConnections connections;
     private final ShardJournal journal;
-    private final AckFlyweight ack = new AckFlyweight();
-    private final ConnectFlyweight connect = new ConnectFlyweight();
-    private final AuthFlyweight auth = new AuthFlyweight();
-    private long connectionOfPubrel;
-    private final IntConsumer pubrel = packetId -> sendAck(connectionOfPubrel, PacketType.PUBREL, packetId);
 
     /**
      * @param index    the shard's number, that of the I/O agent it serves.
@@ -96,19 +86,20 @@ public final class DeliveryShard implements Stage
         this.counters = counters;
         this.routeLogs = routeLogs;
         this.windows = windows;
-        this.maxInflight = context.maxInflight();
         this.output = new ShardOutput(index, outbound, counters);
         this.shardCount = handover.shardCount();
-        this.aliasBudget = new OutboundAliasBudget(OutboundAliasBudget.maxBytesFor(context, shardCount));
         this.pool = new SharedMessage.Pool(index, 1_024, context.messageMemoryBytes() / shardCount);
         final PublishWriter writer = new PublishWriter();
         this.upkeep = new WindowUpkeep(pool, writer, output, clock, counters, redispatch, journal);
         this.messages = new MessageDelivery(index, sessions, output, counters, pool, writer, clock, upkeep,
             context.maxQueued(), context.maxQueuedBytes(), journal);
         this.restoring = new RestoredCopies(pool, counters, journal);
-        this.moves = new ShardMoves(index, handover, sessions, counters, maxInflight, windows,
+        this.moves = new ShardMoves(index, handover, sessions, counters, context.maxInflight(), windows,
             new MovedMessages(pool, upkeep, counters, journal));
         this.control = new ControlPackets(context);
+        this.acks = new ShardAcks(sessions, output, control, upkeep, journal);
+        this.connections = new ShardConnections(index, shardCount, context, windows, route, sessions, output, moves,
+            control, messages, upkeep, acks);
     }
 
     public boolean onEvent(final IngressEvent event)
@@ -124,7 +115,7 @@ public final class DeliveryShard implements Stage
         messages.event(route);
         for (int i = 0; i < event.discardedCount; i++)
         {
-            forget(route.discarded(i));
+            connections.forget(route.discarded(i));
         }
         if (event.kind == IngressEvent.TICK)
         {
@@ -132,13 +123,13 @@ public final class DeliveryShard implements Stage
         }
         else if (mine && event.packetType == PacketType.AUTH)
         {
-            onAuth(event);
+            connections.onAuth(event);
         }
         else if (event.kind == IngressEvent.PACKET)
         {
             if (event.packetType == PacketType.CONNECT)
             {
-                onConnect(event, mine);
+                connections.onConnect(event, mine);
             }
             else if (mine && event.sessionId != IngressEvent.NONE)
             {
@@ -147,7 +138,7 @@ public final class DeliveryShard implements Stage
         }
         else if (mine)
         {
-            onConnectionEnd(event);
+            connections.onConnectionEnd(event);
         }
         if (event.routed && event.targetCount > 0)
         {
@@ -182,7 +173,8 @@ public final class DeliveryShard implements Stage
             route.wrap(routeLogs, event);
             for (int i = 0; i < event.discardedCount; i++)
             {
-                forget(route.discarded(i)); // routing reused nothing yet: these ids must still be forgotten here
+                // routing reused nothing yet: these ids must still be forgotten here
+                connections.forget(route.discarded(i));
             }
         }
         if (event.agentIndex != index)
@@ -193,14 +185,16 @@ public final class DeliveryShard implements Stage
         {
             if (event.packetType == PacketType.CONNECT)
             {
-                reply(event.connectionId, control.serverUnavailable(event.version)); // refused, whatever was decided
+                // refused, whatever was decided
+                output.sendControl(event.connectionId, control, control.serverUnavailable(event.version));
             }
-            reply(event.connectionId, control.disconnect(event.version, ReasonCode.UNSPECIFIED_ERROR));
+            output.sendControl(event.connectionId, control, control.disconnect(event.version,
+                ReasonCode.UNSPECIFIED_ERROR));
             output.close(event.connectionId);
         }
         else
         {
-            onConnectionEnd(event);
+            connections.onConnectionEnd(event);
         }
     }
 
@@ -227,8 +221,8 @@ public final class DeliveryShard implements Stage
     public void restoreSession(final int sessionId, final long persistenceKey, final int version,
         final int inflightCount, final int[] exchangePacketIds)
     {
-        final DeliverySession session = new DeliverySession(sessionId, true, Math.max(maxInflight, inflightCount),
-            windows);
+        final DeliverySession session = new DeliverySession(sessionId, true,
+            Math.max(context.maxInflight(), inflightCount), windows);
         session.reservePacketIds(exchangePacketIds);
         session.persistenceKey = persistenceKey;
         session.version = version;
@@ -303,103 +297,11 @@ public final class DeliveryShard implements Stage
     private void applyLimits(final BrokerContext next)
     {
         context = next;
-        maxInflight = next.maxInflight();
-        moves.maxInflight(maxInflight);
+        connections.limits(next);
+        moves.maxInflight(next.maxInflight());
         messages.queueLimits(next.maxQueued(), next.maxQueuedBytes());
         pool.budgetBytes(next.messageMemoryBytes() / shardCount);
-        aliasBudget.maxBytes(OutboundAliasBudget.maxBytesFor(next, shardCount));
         control.limits(next);
-    }
-
-    private void onConnect(final IngressEvent event, final boolean mine)
-    {
-        final DeliverySession current = event.sessionId != IngressEvent.NONE ? sessions.get(event.sessionId) : null;
-        if (event.takeoverAgent == index)
-        {
-            if (null != current && current.connectionId == event.takeoverConnectionId)
-            {
-                current.connectionId = -1;
-            }
-            // whether the session is resumed here or discarded by a clean start, the old 5.0 connection hears why
-            reply(event.takeoverConnectionId, control.disconnect(event.takeoverVersion, ReasonCode.SESSION_TAKEN_OVER));
-            output.close(event.takeoverConnectionId); // [MQTT-3.1.4-2]
-        }
-        if (event.movedFromShard == index)
-        {
-            moves.handOver(event, current);
-        }
-        if (!mine)
-        {
-            return;
-        }
-        final boolean v5 = event.version == MqttVersion.V5;
-        if (event.authCode == IngressEvent.AUTH_CONTINUE && v5 && connect.wrap(event.packet, 0, event.packetLength) > 0)
-        {
-            // enhanced authentication goes on: AUTH 0x18 with the method and the server's data [MQTT-4.12.0-2]
-            reply(event.connectionId, control.auth(event, ReasonCode.CONTINUE_AUTHENTICATION, connect.properties()));
-            return;
-        }
-        if (event.authCode != IngressEvent.AUTH_ACCEPTED || event.sessionId == IngressEvent.NONE ||
-            connect.wrap(event.packet, 0, event.packetLength) < 0)
-        {
-            reply(event.connectionId, control.refusal(event));
-            output.close(event.connectionId); // [MQTT-3.2.2-5]
-            return;
-        }
-        DeliverySession session = event.movedFromShard != IngressEvent.NONE && event.movedFromShard != index ?
-            moves.take(event.connectionId) : sessions.get(event.sessionId);
-        if (event.sessionNew || null == session)
-        {
-            forget(event.sessionId);
-            session = new DeliverySession(event.sessionId, context.sessionExpiryFor(connect) > 0, maxInflight,
-                windows);
-        }
-        sessions.put(session);
-        if (event.sessionKey != 0)
-        {
-            session.persistenceKey = event.sessionKey; // the persistence stage's key for it
-        }
-        session.connectionId = event.connectionId;
-        session.version = event.version;
-        clientLimits(session, v5);
-        reply(event.connectionId, control.connack(event, connect, route.assignedClientId()));
-        if (event.sessionPresent)
-        {
-            connectionOfPubrel = event.connectionId;
-            upkeep.resend(session, pubrel);
-        }
-        upkeep.drainQueue(session);
-    }
-
-    /**
-     * Takes the client's limits from a 5.0 CONNECT (Receive Maximum, Maximum Packet Size, Topic Alias Maximum);
-     * a 3.1.1 client has none, whatever an earlier 5.0 connection of its session had.
-     */
-    private void clientLimits(final DeliverySession session, final boolean v5)
-    {
-        final MqttProperties requested = connect.properties();
-        session.receiveMaximum(v5 ? requested.intValue(PropertyId.RECEIVE_MAXIMUM, 65_535) : 65_535);
-        session.maxPacketSize = v5 ? (int)Math.min(Integer.MAX_VALUE,
-            requested.longValue(PropertyId.MAXIMUM_PACKET_SIZE, Integer.MAX_VALUE)) : Integer.MAX_VALUE;
-        session.topicAliasMaximum(v5 ? requested.intValue(PropertyId.TOPIC_ALIAS_MAXIMUM, 0) : 0, aliasBudget);
-    }
-
-    /**
-     * An AUTH after CONNECT (a re-authentication, or one out of place): the next step (AUTH 0x18), its success
-     * (AUTH 0x00), or its refusal: DISCONNECT with the reason, and the connection closes [MQTT-4.12.1-2].
-     */
-    private void onAuth(final IngressEvent event)
-    {
-        if (event.authCode >= ReasonCode.UNSPECIFIED_ERROR || auth.wrap(event.packet, 0, event.packetLength,
-            event.version) < 0)
-        {
-            reply(event.connectionId, control.disconnect(event.version,
-                Math.max(event.authCode, ReasonCode.UNSPECIFIED_ERROR)));
-            output.close(event.connectionId);
-            return;
-        }
-        reply(event.connectionId, control.auth(event, event.authCode == IngressEvent.AUTH_CONTINUE ?
-            ReasonCode.CONTINUE_AUTHENTICATION : ReasonCode.SUCCESS, auth.properties()));
     }
 
     private void onPacket(final IngressEvent event)
@@ -415,151 +317,34 @@ public final class DeliveryShard implements Stage
                         event.aclVerdict != IngressEvent.ACL_ALLOWED ? ReasonCode.NOT_AUTHORIZED :
                         event.overQuota ? ReasonCode.QUOTA_EXCEEDED :
                         event.routed && event.targetCount == 0 ? ReasonCode.NO_MATCHING_SUBSCRIBERS : ReasonCode.SUCCESS;
-                    reply(event.connectionId, control.ack(event.qos == 1 ? PacketType.PUBACK : PacketType.PUBREC,
-                        event.packetId, event.version, reason));
+                    output.sendControl(event.connectionId, control, control.ack(event.qos == 1 ? PacketType.PUBACK :
+                        PacketType.PUBREC, event.packetId, event.version, reason));
                 }
                 break;
             case PacketType.SUBSCRIBE:
                 final DeliverySession session = sessions.get(event.sessionId);
                 if (null != session && event.packetId != 0)
                 {
-                    reply(event.connectionId, control.suback(event, route, PacketType.SUBACK));
+                    output.sendControl(event.connectionId, control, control.suback(event, route, PacketType.SUBACK));
                     messages.retained(event, session);
                 }
                 break;
             case PacketType.UNSUBSCRIBE:
                 if (event.packetId != 0)
                 {
-                    reply(event.connectionId, control.suback(event, route, PacketType.UNSUBACK));
+                    output.sendControl(event.connectionId, control, control.suback(event, route,
+                        PacketType.UNSUBACK));
                 }
                 break;
             case PacketType.PUBACK:
             case PacketType.PUBREC:
             case PacketType.PUBREL:
             case PacketType.PUBCOMP:
-                onAck(event);
+                acks.onAck(event);
                 break;
             default:
                 break;
         }
-    }
-
-    /**
-     * One acknowledgement, or a run of them of one type: the I/O agent hands the PUBACKs, PUBRECs or PUBCOMPs it
-     * read back to back from one connection in one slot, each validated; a PUBREL always comes alone.
-     */
-    private void onAck(final IngressEvent event)
-    {
-        final DeliverySession session = event.packetType == PacketType.PUBREL ? null : sessions.get(event.sessionId);
-        final int end = event.packetLength;
-        for (int offset = 0, length; offset < end; offset += length)
-        {
-            length = ack.wrapNext(event.packet, offset, end, event.version);
-            if (length < 0)
-            {
-                return;
-            }
-            acknowledge(event, session, ack.packetId());
-        }
-    }
-
-    /**
-     * One acknowledgement of the slot's type, the one {@link #ack} holds; {@code session} null when not this shard's.
-     */
-    private void acknowledge(final IngressEvent event, final DeliverySession session, final int packetId)
-    {
-        if (event.packetType == PacketType.PUBREL)
-        {
-            sendAck(event.connectionId, PacketType.PUBCOMP, packetId);
-            return;
-        }
-        final int slot = null == session ? -1 : session.findInflight(packetId);
-        if (slot < 0)
-        {
-            return;
-        }
-        switch (event.packetType)
-        {
-            case PacketType.PUBREC:
-                if (event.version == MqttVersion.V5 && ack.reasonCode() >= ReasonCode.UNSPECIFIED_ERROR)
-                {
-                    upkeep.completed(session, slot); // the client refused a QoS 2 message [MQTT-4.3.3-4]
-                }
-                // only a QoS 2 message awaits PUBREC; a repeated PUBREC gets its PUBREL again [MQTT-4.3.3-3]
-                else if (session.inflightQos(slot) == 2)
-                {
-                    session.inflightState(slot, DeliverySession.AWAIT_PUBCOMP);
-                    // one held back at a resume the client had from before: never its PUBLISH after the PUBREL
-                    session.inflightUnsent(slot, false);
-                    // kept before PUBREL leaves: after a restart the broker sends PUBREL, never the PUBLISH again
-                    journal.exchange(session.persistenceKey, session.inflightMessage(slot).messageNumber(), packetId,
-                        DeliverySession.AWAIT_PUBCOMP);
-                    sendAck(event.connectionId, PacketType.PUBREL, packetId);
-                }
-                return;
-            case PacketType.PUBACK:
-                if (session.inflightQos(slot) == 1)
-                {
-                    upkeep.completed(session, slot);
-                }
-                return;
-            default:
-                // PUBCOMP ends a QoS 2 message only after its PUBREC [MQTT-4.3.3-1]
-                if (session.inflightState(slot) == DeliverySession.AWAIT_PUBCOMP)
-                {
-                    upkeep.completed(session, slot);
-                }
-        }
-    }
-
-    private void onConnectionEnd(final IngressEvent event)
-    {
-        final DeliverySession session = event.sessionId != IngressEvent.NONE ? sessions.get(event.sessionId) : null;
-        if (null != session && session.connectionId == event.connectionId)
-        {
-            session.connectionId = -1;
-            session.releaseAliases(); // they live as long as the connection [MQTT-3.3.2-7]
-            if (!session.persistent)
-            {
-                forget(session.id); // a clean session ends with its connection
-            }
-            else
-            {
-                session.trim(false); // offline: an empty window or queue waits for no one
-                messages.wentAway(session);
-            }
-        }
-    }
-
-    private void sendAck(final long connectionId, final int packetType, final int packetId)
-    {
-        reply(connectionId, control.ack(packetType, packetId, MqttVersion.V3_1_1, ReasonCode.SUCCESS));
-    }
-
-    /**
-     * Sends what {@link ControlPackets} just wrote (nothing when it wrote nothing).
-     */
-    private void reply(final long connectionId, final int length)
-    {
-        if (length > 0)
-        {
-            output.send(connectionId, control.buffer(), length, false);
-        }
-    }
-
-    /**
-     * Drops a session's delivery half, if this shard holds it: it ended, expired, or its id is reused.
-     */
-    private void forget(final int sessionId)
-    {
-        final DeliverySession session = sessions.get(sessionId);
-        if (null != session)
-        {
-            session.releaseAliases();
-            upkeep.forget(session);
-            sessions.remove(sessionId);
-        }
-        moves.onForget(sessionId);
     }
 
     /**

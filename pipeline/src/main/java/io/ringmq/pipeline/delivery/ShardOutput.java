@@ -67,6 +67,17 @@ final class ShardOutput
     }
 
     /**
+     * Sends what {@link ControlPackets} just wrote (nothing when it wrote nothing).
+     */
+    void sendControl(final long connectionId, final ControlPackets control, final int length)
+    {
+        if (length > 0)
+        {
+            send(connectionId, control.buffer(), length, false);
+        }
+    }
+
+    /**
      * Asks the agent to close a connection once what it was sent is written, in order with the sends.
      */
     void close(final long connectionId)
