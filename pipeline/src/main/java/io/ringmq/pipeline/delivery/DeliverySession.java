@@ -1,11 +1,11 @@
 package io.ringmq.pipeline.delivery;
 
 /**
- * A delivery shard's half of one session: the connection it is bound to, packet identifiers, the outbound
- * in-flight window ({@link InflightWindow}) and the bounded queue behind it ({@link SessionQueue}). An idle session
- * holds neither: each is made when its first message needs it, grows as needed, and is given back once it is empty
- * and quiet (at the end of the connection, or when a sweep finds it unused since the sweep before), so a steady
- * stream of messages never makes and drops one per message. Owned by one shard at a time; it moves, whole, to
+ * A delivery shard's half of one session: the connection it is bound to, packet identifiers ({@link PacketIds}), the
+ * outbound in-flight window ({@link InflightWindow}) and the bounded queue behind it ({@link SessionQueue}). An idle
+ * session holds neither: each is made when its first message needs it, grows as needed, and is given back once it is
+ * empty and quiet (at the end of the connection, or when a sweep finds it unused since the sweep before), so a
+ * steady stream of messages never makes and drops one per message. Owned by one shard at a time; it moves, whole, to
  * another shard when its client reconnects through another I/O agent.
  */
 final class DeliverySession
@@ -31,12 +31,8 @@ final class DeliverySession
     private final int windowSlots;
     /** The in-flight window: the broker's --max-inflight, or the client's smaller Receive Maximum [MQTT-3.3.4-7]. */
     private int windowLimit;
-    private int nextPacketId = 1;
-    /**
-     * Recovery only: the packet ids of the QoS 2 exchanges still to be restored, which a message restored before
-     * them (given a new id) must not take; null once all are back in flight, and for every live session.
-     */
-    private java.util.BitSet reservedPacketIds;
+    /** Its outbound packet identifiers (recovery puts restored ones back through them, {@link RestoredCopies}). */
+    final PacketIds packetIds = new PacketIds();
     /** A message went in flight or into the queue since the last sweep: keep what it used. */
     private boolean lately;
     /** Outbound topic aliases of the current connection (5.0), only while its client allows some. */
@@ -166,12 +162,7 @@ final class DeliverySession
     int addInflight(final SharedMessage message, final int qos, final boolean retain,
         final int[] subscriptionIds, final int group)
     {
-        int packetId = nextPacketId;
-        while (findInflight(packetId) >= 0 || null != reservedPacketIds && reservedPacketIds.get(packetId))
-        {
-            packetId = packetId == 65_535 ? 1 : packetId + 1;
-        }
-        nextPacketId = packetId == 65_535 ? 1 : packetId + 1;
+        final int packetId = packetIds.take(window);
         if (null == window)
         {
             window = new InflightWindow(Math.min(InflightWindow.INITIAL_SLOTS, windowSlots));
@@ -181,57 +172,6 @@ final class DeliverySession
             subscriptionIds, group, windowSlots);
         windows.free(id, freeWindow());
         return slot;
-    }
-
-    /**
-     * Recovery: puts a message back in flight, with the packet id and state it had before the restart, or (0) a new
-     * packet id. The window was made large enough for every restored message ({@link DeliveryShard#restoreSession}).
-     *
-     * @return its slot.
-     */
-    int restoreInflight(final SharedMessage message, final int qos, final boolean retain,
-        final int[] subscriptionIds, final int packetId, final int state)
-    {
-        if (null != reservedPacketIds && packetId > 0 && packetId <= 65_535)
-        {
-            reservedPacketIds.clear(packetId); // its own: it takes it now
-            if (reservedPacketIds.isEmpty())
-            {
-                reservedPacketIds = null;
-            }
-        }
-        if (packetId <= 0 || packetId > 65_535 || findInflight(packetId) >= 0)
-        {
-            return addInflight(message, qos, retain, subscriptionIds, 0); // none, out of range, or taken already
-        }
-        final int at = nextPacketId;
-        nextPacketId = packetId;
-        final int slot = addInflight(message, qos, retain, subscriptionIds, 0);
-        window.state(slot, state);
-        nextPacketId = Math.max(at, packetId == 65_535 ? 1 : packetId + 1);
-        return slot;
-    }
-
-    /**
-     * Recovery, before any message of the session is restored: the packet ids its QoS 2 exchanges had, which the
-     * messages restored before them (in flight with new ids: QoS 1 keeps none in the store) must leave free. Without
-     * this a QoS 1 message restored first could take the id of a later QoS 2 message awaiting PUBCOMP after the ids
-     * had wrapped past 65,535, and that one would lose its id and state: sent again as a new PUBLISH instead of its
-     * PUBREL, a second delivery of an exactly-once message [MQTT-4.3.3].
-     */
-    void reservePacketIds(final int[] packetIds)
-    {
-        for (final int packetId : packetIds)
-        {
-            if (packetId > 0 && packetId <= 65_535)
-            {
-                if (null == reservedPacketIds)
-                {
-                    reservedPacketIds = new java.util.BitSet();
-                }
-                reservedPacketIds.set(packetId);
-            }
-        }
     }
 
     /**
@@ -388,43 +328,6 @@ final class DeliverySession
     void dequeue()
     {
         queue.remove();
-    }
-
-    /**
-     * Before it moves to another shard: each message in its window and queue is replaced by a copy of its own that
-     * belongs to that shard, and its reference to this shard's copy, which other sessions here may share, is
-     * released here. A reference count is never touched by two threads.
-     */
-    void copyMessagesFor(final int toShard, final SharedMessage.Pool pool)
-    {
-        // every copy first: a copy that cannot be made (out of heap) leaves the session as it was
-        final int slots = windowCapacity();
-        final SharedMessage[] inflight = new SharedMessage[slots];
-        for (int slot = 0; slot < slots; slot++)
-        {
-            final SharedMessage message = window.message(slot);
-            inflight[slot] = null == message ? null : message.copyFor(toShard);
-        }
-        final SharedMessage[] queued = new SharedMessage[queueSize()];
-        for (int i = 0; i < queued.length; i++)
-        {
-            queued[i] = queue.message(i).copyFor(toShard);
-        }
-        for (int slot = 0; slot < slots; slot++)
-        {
-            if (null != inflight[slot])
-            {
-                pool.release(window.message(slot));
-                inflight[slot].retain();
-                window.replaceMessage(slot, inflight[slot]);
-            }
-        }
-        for (int i = 0; i < queued.length; i++)
-        {
-            pool.release(queue.message(i));
-            queued[i].retain();
-            queue.replaceMessage(i, queued[i]);
-        }
     }
 
     /**

@@ -30,12 +30,42 @@ final class MovedMessages implements ShardMoves.Messages
     }
 
     /**
-     * A session's delivery half leaves for another shard: it takes copies of its messages of its own along.
+     * A session's delivery half leaves for another shard: it takes copies of its messages of its own along. Each
+     * message in its window and queue is replaced by a copy of its own that belongs to that shard, and its reference
+     * to this shard's copy, which other sessions here may share, is released here. A reference count is never
+     * touched by two threads.
      */
     @Override
     public void leave(final DeliverySession session, final int toShard)
     {
-        session.copyMessagesFor(toShard, pool);
+        // every copy first: a copy that cannot be made (out of heap) leaves the session as it was
+        final int slots = session.windowCapacity();
+        final SharedMessage[] inflight = new SharedMessage[slots];
+        for (int slot = 0; slot < slots; slot++)
+        {
+            final SharedMessage message = session.inflightMessage(slot);
+            inflight[slot] = null == message ? null : message.copyFor(toShard);
+        }
+        final SharedMessage[] queued = new SharedMessage[session.queueSize()];
+        for (int i = 0; i < queued.length; i++)
+        {
+            queued[i] = session.queuedMessage(i).copyFor(toShard);
+        }
+        for (int slot = 0; slot < slots; slot++)
+        {
+            if (null != inflight[slot])
+            {
+                pool.release(session.inflightMessage(slot));
+                inflight[slot].retain();
+                session.replaceInflight(slot, inflight[slot]);
+            }
+        }
+        for (int i = 0; i < queued.length; i++)
+        {
+            pool.release(session.queuedMessage(i));
+            queued[i].retain();
+            session.replaceQueued(i, queued[i]);
+        }
     }
 
     /**

@@ -70,13 +70,35 @@ final class RestoredCopies
             session.enqueue(message, qos, retain, ids, 0);
             return;
         }
-        final int slot = session.restoreInflight(message, qos, retain, ids, packetId, state);
+        final int slot = restoreInflight(session, message, qos, retain, ids, packetId, state);
         if (qos == 2 && session.inflightPacketId(slot) != packetId)
         {
             // a new id (none stored, or a stored one that could not be kept): written before it can be sent
             journal.exchange(session.persistenceKey, number, session.inflightPacketId(slot),
                 DeliverySession.AWAIT_PUBREC);
         }
+    }
+
+    /**
+     * Recovery: puts a message back in flight, with the packet id and state it had before the restart, or (0) a new
+     * packet id. The window was made large enough for every restored message ({@link DeliveryShard#restoreSession}).
+     *
+     * @return its slot.
+     */
+    private static int restoreInflight(final DeliverySession session, final SharedMessage message, final int qos,
+        final boolean retain, final int[] subscriptionIds, final int packetId, final int state)
+    {
+        session.packetIds.unreserve(packetId);
+        if (packetId <= 0 || packetId > 65_535 || session.findInflight(packetId) >= 0)
+        {
+            // none, out of range, or taken already
+            return session.addInflight(message, qos, retain, subscriptionIds, 0);
+        }
+        final int at = session.packetIds.startAt(packetId);
+        final int slot = session.addInflight(message, qos, retain, subscriptionIds, 0);
+        session.inflightState(slot, state);
+        session.packetIds.resumeAfter(at, packetId);
+        return slot;
     }
 
     /**
