@@ -38,7 +38,7 @@ public final class DeliveryShard implements Stage
 {
     private final int index;
     private final int shardCount;
-    /** The limits in force: restored sessions get the in-flight window, new CONNACKs what they announce. */
+    /** The limits this shard took last (what {@link LiveLimits#changed} compares); restored sessions get its window. */
     private BrokerContext context;
     private LiveLimits live;
     private final BrokerCounters counters;
