@@ -88,16 +88,7 @@ class AwayCopiesReviewTest
         + "session comes back holding the whole share, a connected subscriber gets none of 20 messages")
     void recoveryOfQueuedCopiesLeavesAQuarter()
     {
-        final io.ringmq.pipeline.persistence.MemoryStore store = io.ringmq.pipeline.persistence.MemoryStore.retaining();
-        final PipelineHarness before = new PipelineHarness(new BrokerContext(), ANONYMOUS, store);
-        before.packet(1, connect("away", false));
-        before.packet(1, subscribe("t", 1));
-        before.offer(1, true, new byte[0], IngressEvent.CONNECTION_LOST);
-        before.packet(100, connect("pub", true));
-        for (int i = 0; i < 30; i++)
-        {
-            before.packet(100, MessageMemoryTest.publish(i + 1, i));
-        }
+        final io.ringmq.pipeline.persistence.MemoryStore store = MessageMemoryTest.storeWithThirtyQueued();
 
         final PipelineHarness after = new PipelineHarness(new BrokerContext().maxMessageMemory(BUDGET), ANONYMOUS,
             store);
@@ -114,7 +105,7 @@ class AwayCopiesReviewTest
      *
      * @return the payload numbers connection 2 got.
      */
-    private static List<String> liveDeliveries(final PipelineHarness harness, final int from, final int to)
+    static List<String> liveDeliveries(final PipelineHarness harness, final int from, final int to)
     {
         final List<String> live = new ArrayList<>();
         for (int i = from; i < to; i++)

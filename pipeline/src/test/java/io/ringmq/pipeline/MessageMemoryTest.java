@@ -105,17 +105,7 @@ class MessageMemoryTest
         + "counts the newest, and the returning session gets the kept ones in order")
     void recoveryKeepsWithinTheBound()
     {
-        final io.ringmq.pipeline.persistence.MemoryStore store = io.ringmq.pipeline.persistence.MemoryStore.retaining();
-        final PipelineHarness before = new PipelineHarness(new BrokerContext(), ANONYMOUS, store);
-        before.packet(1, connect("away", false));
-        before.packet(1, subscribe("t", 1));
-        before.offer(1, true, new byte[0], IngressEvent.CONNECTION_LOST);
-        before.packet(100, connect("pub", true));
-        for (int i = 0; i < 30; i++)
-        {
-            before.packet(100, publish(i + 1, i));
-        }
-        assertThat(before.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).isZero();
+        final io.ringmq.pipeline.persistence.MemoryStore store = storeWithThirtyQueued();
 
         final PipelineHarness after = new PipelineHarness(new BrokerContext().maxMessageMemory(BUDGET), ANONYMOUS,
             store); // a restart with a smaller bound
@@ -142,17 +132,7 @@ class MessageMemoryTest
         assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).isEqualTo(OFFLINE_KEPT * COST);
         harness.packet(2, subscribe("#", 1)); // the index matches "#" before "t": a copy made for it comes first
         harness.outbound.takeTypes(2);
-        final List<String> live = new ArrayList<>();
-        for (int i = 30; i < 50; i++)
-        {
-            harness.packet(100, publish(i + 1, i));
-            for (final byte[] publish : publishes(2))
-            {
-                live.add(PipelineTest.payloadsOf(List.of(publish)).get(0));
-                harness.packet(2, ack(PacketType.PUBACK, PipelineTest.packetId(publish)));
-            }
-        }
-        assertThat(live).as("the connected subscriber's messages").containsExactlyElementsOf(range(30, 50));
+        assertThat(AwayCopiesReviewTest.liveDeliveries(harness, 30, 50)).as("the connected subscriber's messages").containsExactlyElementsOf(range(30, 50));
         assertThat(drain(3, "away")).as("the away session's, in order").containsExactlyElementsOf(range(0, OFFLINE_KEPT));
     }
 
@@ -175,6 +155,26 @@ class MessageMemoryTest
         shared.offer(1, true, new byte[0], IngressEvent.CONNECTION_LOST);
         assertThat(shared.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).isZero();
         assertThat(drain(shared, 3, "leaving")).containsExactlyElementsOf(range(0, 14));
+    }
+
+    /**
+     * @return a store holding 30 messages of 4 KiB queued for the persistent session "away", written by a broker
+     * with no bound of its own (a quarter of the heap), as a restart with a smaller one finds it.
+     */
+    static io.ringmq.pipeline.persistence.MemoryStore storeWithThirtyQueued()
+    {
+        final io.ringmq.pipeline.persistence.MemoryStore store = io.ringmq.pipeline.persistence.MemoryStore.retaining();
+        final PipelineHarness before = new PipelineHarness(new BrokerContext(), ANONYMOUS, store);
+        before.packet(1, connect("away", false));
+        before.packet(1, subscribe("t", 1));
+        before.offer(1, true, new byte[0], IngressEvent.CONNECTION_LOST);
+        before.packet(100, connect("pub", true));
+        for (int i = 0; i < 30; i++)
+        {
+            before.packet(100, publish(i + 1, i));
+        }
+        assertThat(before.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).isZero();
+        return store;
     }
 
     /**
