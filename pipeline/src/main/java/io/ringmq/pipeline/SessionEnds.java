@@ -84,12 +84,36 @@ final class SessionEnds
             return;
         }
         event.sessionId = session.id();
+        boolean dueOnTick = false;
+        try
+        {
+            dueOnTick = willAtEnd(event, session, publishWill, context, failed);
+        }
+        finally
+        {
+            // whatever threw above, the session is no longer bound to the connection it just left; the stage's
+            // failed-slot path finds the connection gone and could not unbind it [MQTT-3.1.2-8]
+            endSession(session, event.connectionId, event.routeTimeMs);
+        }
+        if (dueOnTick)
+        {
+            willDue(session);
+        }
+    }
+
+    /**
+     * What a connection's end does to its session's expiry and will.
+     *
+     * @return whether its will is due on the next tick (a failed slot carries no output).
+     */
+    private boolean willAtEnd(final IngressEvent event, final RoutingSession session, final boolean publishWill,
+        final BrokerContext context, final boolean failed)
+    {
         if (event.sessionExpiryInterval >= 0 && session.isPersistent())
         {
             // never from 0: a protocol error the edge refuses, and a clean session has nothing kept [MQTT-3.14.2-2]
             session.expirySeconds(context.sessionExpiryFor(event.sessionExpiryInterval));
         }
-        boolean dueOnTick = false;
         if (!publishWill || null == session.will())
         {
             session.will(null); // never after a DISCONNECT [MQTT-3.1.2-10]
@@ -98,14 +122,11 @@ final class SessionEnds
         {
             if (failed)
             {
-                dueOnTick = true; // a failed slot carries no output: the will goes out on a tick
+                return true; // a failed slot carries no output: the will goes out on a tick
             }
-            else
-            {
-                final Message now = Wills.toPublish(session.will());
-                session.will(null); // a will is published once: now, or when the session ends, if that comes first
-                publishes.publishWill(event, now);
-            }
+            final Message now = Wills.toPublish(session.will());
+            session.will(null); // a will is published once: now, or when the session ends, if that comes first
+            publishes.publishWill(event, now);
         }
         else
         {
@@ -113,11 +134,7 @@ final class SessionEnds
             expiry.scheduleWill(session, event.routeTimeMs +
                 Math.min(session.willDelaySeconds(), session.expirySeconds()) * 1000);
         }
-        endSession(session, event.connectionId, event.routeTimeMs);
-        if (dueOnTick)
-        {
-            willDue(session);
-        }
+        return false;
     }
 
     /**

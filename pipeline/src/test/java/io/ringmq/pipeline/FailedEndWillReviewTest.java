@@ -83,6 +83,48 @@ class FailedEndWillReviewTest
         assertThat(ring.getCursor()).as("no tick: no will to publish").isEqualTo(-1L);
     }
 
+    @Test
+    @DisplayName("MQTT-3.1.2-8: routing throws while it ends a connection (here in publishing its will): the "
+        + "session is unbound all the same, not left bound to a dead connection that no later slot names")
+    void aThrowWhileEndingStillUnbinds() throws Exception
+    {
+        assertThat(routing.onEvent(admitted(connectWithWill("kept", false), 2))).isTrue();
+        assertThat(routing.onEvent(admitted(connectWithWill("mortal", true), 3))).isTrue();
+        breakWills(); // a defect anywhere under the will's publication, made to order
+
+        for (final long connectionId : new long[]{2, 3})
+        {
+            final IngressEvent lost = new IngressEvent(256);
+            lost.end(IngressEvent.CONNECTION_LOST, 0, connectionId, MqttVersion.V3_1_1);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> routing.onEvent(lost))
+                .isInstanceOf(NullPointerException.class);
+            lost.failed = true; // as StageAgent marks it, then hands it to onFailed
+            routing.onFailed(lost);
+        }
+        assertThat(routing.sessions().find("kept").isOnline()).as("the persistent session is offline").isFalse();
+        assertThat(routing.sessions().find("mortal")).as("the clean session ended").isNull();
+        assertThat(routing.onEvent(admitted(connectWithWill("kept", false), 4))).as("its client resumes").isTrue();
+        assertThat(routing.sessions().find("kept").connectionId()).isEqualTo(4L);
+    }
+
+    /**
+     * Makes the routing stage's session ends throw when they publish a will (their fan-out taken away).
+     */
+    private void breakWills() throws ReflectiveOperationException
+    {
+        final Object slots = field(RoutingStage.class, "slots").get(routing);
+        final Object ends = field(SlotRouter.class, "ends").get(slots);
+        field(SessionEnds.class, "publishes").set(ends, null);
+    }
+
+    private static java.lang.reflect.Field field(final Class<?> type, final String name)
+        throws NoSuchFieldException
+    {
+        final java.lang.reflect.Field field = type.getDeclaredField(name);
+        field.setAccessible(true);
+        return field;
+    }
+
     /**
      * @return the session id of a clean session subscribed to "will/#" on connection 1.
      */
