@@ -341,12 +341,12 @@ class OwnershipReviewTest
     }
 
     @Test
-    @DisplayName("one SUBSCRIBE cannot hold the routing stage (and so every client) for long: each '#' filter in it "
-        + "walks every retained message, with no bound on the work")
+    @DisplayName("one SUBSCRIBE cannot hold the routing stage (and so every client) for long: 10,000 '#' filters in "
+        + "it walk the 20,000 retained messages once, not once each, and each is sent once [MQTT-3.3.1-6]")
     void subscribeWithManyWildcardsStarvesRouting()
     {
         // the whole test on the timeout's thread: the stages assert that one thread owns them
-        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(10), () ->
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(30), () ->
         {
             final MultiAgentHarness harness = new MultiAgentHarness(
                 new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2));
@@ -368,10 +368,15 @@ class OwnershipReviewTest
             final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
             encoder.encode(buffer, 0);
             harness.packet(0, 2, connect("greedy", true));
-            final long start = System.nanoTime();
-            harness.packet(0, 2, buffer.byteArray()); // 10,000 filters x 20,000 retained messages visited
-            final long ms = (System.nanoTime() - start) / 1_000_000;
-            assertThat(ms).as("ms the routing stage spent on one 40 KB SUBSCRIBE").isLessThan(100);
+            harness.outbound.takePackets(2); // its CONNACK
+            // unbounded, this walked 10,000 x 20,000 retained messages and sent each 10,000 times; the work is
+            // counted, not timed (a wall-clock limit fails on a busy machine, not on a defect)
+            harness.packet(0, 2, buffer.byteArray());
+            final List<byte[]> sent = harness.outbound.takePackets(2);
+            final long publishes = sent.stream().filter(packet -> (packet[0] & 0xF0) == 0x30).count();
+            assertThat(publishes).as("retained PUBLISHes sent for one SUBSCRIBE of 10,000 '#' filters")
+                .isEqualTo(20_000);
+            assertThat(harness.counters.get(BrokerCounters.RETAINED_NOT_SENT)).isZero();
         });
     }
 
