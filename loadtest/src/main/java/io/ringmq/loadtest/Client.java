@@ -66,7 +66,7 @@ final class Client
     int publisherIndex;
     /** Whether this publisher waits in its driver's {@link DueQueue}. */
     boolean dueListed;
-    /** Whether this client is on its driver's list of clients to flush. */
+    /** Whether this client is on its driver's {@link FlushList}. */
     boolean flushListed;
     int sequence;
     int inflight;

@@ -64,9 +64,8 @@ final class Driver implements Runnable, Client.Handler
     private final DueQueue due = new DueQueue(16);
     /** Publishers taken out of {@link #due} for this pass only (backlog or window full), put back after it. */
     private int[] stalled = new int[16];
-    /** Clients with bytes queued, each once ({@link Client#flushListed}); flushed once per duty cycle. */
-    private Client[] flushList = new Client[16];
-    private int flushCount;
+    /** Clients with bytes queued, each once; flushed once per duty cycle. */
+    private final FlushList flushList = new FlushList(this);
     private final Consumer<SelectionKey> keyHandler = this::onKey;
     private final DeadlineSleeper sleeper = new DeadlineSleeper();
     /** Whether any client of this driver subscribes (then every cycle polls: deliveries are timed on arrival). */
@@ -161,7 +160,7 @@ final class Driver implements Runnable, Client.Handler
             if (!online && client.state == Client.State.READY)
             {
                 client.queueDisconnect();
-                flush(client);
+                flushList.flush(client);
                 ready--;
                 close(client);
             }
@@ -257,7 +256,7 @@ final class Driver implements Runnable, Client.Handler
                 lastPollNs = now;
                 work += selector.selectNow(keyHandler);
             }
-            flushListed();
+            flushList.flushListed();
             if (published != publishedCount)
             {
                 publishedCount = published; // counters leave the thread once per duty cycle, not per message
@@ -287,7 +286,7 @@ final class Driver implements Runnable, Client.Handler
             if (client.state == Client.State.READY && 0 == client.pingsOutstanding)
             {
                 client.queuePing();
-                toFlush(client);
+                flushList.add(client);
                 queued++;
             }
             if (++pingCursor == count)
@@ -327,7 +326,7 @@ final class Driver implements Runnable, Client.Handler
                     if (client.state == Client.State.READY)
                     {
                         client.queuePing(); // a PINGRESP proves the broker read everything sent before it
-                        toFlush(client);
+                        flushList.add(client);
                     }
                 }
             }
@@ -362,7 +361,7 @@ final class Driver implements Runnable, Client.Handler
                     unsentCount += schedule.remaining();
                 }
                 publisher.queuePing();
-                toFlush(publisher);
+                flushList.add(publisher);
                 publisher.finished = true;
             }
             else
@@ -461,7 +460,7 @@ final class Driver implements Runnable, Client.Handler
     private void onTcpConnected(final Client client)
     {
         client.queueConnect("lt-" + (client.publisher ? "p" : "s") + "-" + client.id + "-" + settings.runId, settings);
-        toFlush(client);
+        flushList.add(client);
     }
 
     /**
@@ -493,7 +492,7 @@ final class Driver implements Runnable, Client.Handler
                 }
                 else if (client.pendingOut() > 0)
                 {
-                    toFlush(client); // acknowledgements, a SUBSCRIBE after CONNACK, TLS handshake steps
+                    flushList.add(client); // acknowledgements, a SUBSCRIBE after CONNACK, TLS handshake steps
                 }
             }
         }
@@ -503,65 +502,17 @@ final class Driver implements Runnable, Client.Handler
             {
                 refused++;
             }
-            onTlsFailure(ex);
-            dropped(client);
+            broken(client, ex);
         }
     }
 
     /**
-     * Lists {@code client} for the end of this duty cycle's flush, once.
+     * A socket that failed to read or write: a TLS failure is counted, and the connection ended.
      */
-    private void toFlush(final Client client)
+    void broken(final Client client, final IOException ex)
     {
-        if (client.flushListed)
-        {
-            return;
-        }
-        if (flushCount == flushList.length)
-        {
-            flushList = Arrays.copyOf(flushList, flushCount * 2);
-        }
-        flushList[flushCount++] = client;
-        client.flushListed = true;
-    }
-
-    /**
-     * Writes what each listed client has queued; one the socket did not take all of stays listed for the next cycle.
-     */
-    private void flushListed()
-    {
-        int kept = 0;
-        for (int i = 0; i < flushCount; i++)
-        {
-            final Client client = flushList[i];
-            flushList[i] = null;
-            if (client.state != Client.State.CLOSED && client.pendingOut() > 0)
-            {
-                flush(client);
-            }
-            if (client.state != Client.State.CLOSED && client.pendingOut() > 0)
-            {
-                flushList[kept++] = client;
-            }
-            else
-            {
-                client.flushListed = false;
-            }
-        }
-        flushCount = kept;
-    }
-
-    private void flush(final Client client)
-    {
-        try
-        {
-            client.flush();
-        }
-        catch (final IOException ex)
-        {
-            onTlsFailure(ex);
-            dropped(client);
-        }
+        onTlsFailure(ex);
+        dropped(client);
     }
 
     private void onTlsFailure(final IOException ex)
@@ -615,7 +566,7 @@ final class Driver implements Runnable, Client.Handler
             publisher.queuePublish(settings.qos, StampClock.stampOf(dueNs));
             sendLag.recordValue(Math.min(now - dueNs, sendLag.getHighestTrackableValue()));
             schedule.advance();
-            toFlush(publisher);
+            flushList.add(publisher);
             published++;
             work++;
             if (schedule.isComplete())
@@ -671,7 +622,7 @@ final class Driver implements Runnable, Client.Handler
                     }
                     published += FLOOD_BATCH;
                     publisher.queuePing();
-                    toFlush(publisher);
+                    flushList.add(publisher);
                     work++;
                 }
             }
@@ -680,7 +631,7 @@ final class Driver implements Runnable, Client.Handler
                 while (publisher.inflight < publisher.window)
                 {
                     publisher.queuePublish(settings.qos, StampClock.nowNs());
-                    toFlush(publisher);
+                    flushList.add(publisher);
                     published++;
                     work++;
                 }
