@@ -4,12 +4,9 @@ import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.StandardSocketOptions;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -50,7 +47,6 @@ final class Driver implements Runnable, Client.Handler
 
     final List<Client> clients = new ArrayList<>();
     final Histogram latency = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
-    final Histogram connectTime = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
     /** PINGREQ to PINGRESP: the connection mode's check of held connections. */
     final Histogram pingTime = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
     /** -rate: how late each message was queued after the time it was due (and is stamped with). */
@@ -58,7 +54,6 @@ final class Driver implements Runnable, Client.Handler
     final Recorder intervals;
     private final Settings settings;
     private final Selector selector;
-    private final ArrayDeque<Client> toDial = new ArrayDeque<>();
     private final List<Client> publishers = new ArrayList<>();
     /** -rate: the publishers that owe a message (by index in {@link #publishers}), by when the next is due. */
     private final DueQueue due = new DueQueue(16);
@@ -66,12 +61,12 @@ final class Driver implements Runnable, Client.Handler
     private int[] stalled = new int[16];
     /** Clients with bytes queued, each once; flushed once per duty cycle. */
     private final FlushList flushList = new FlushList(this);
+    final Dialer dialer;
     private final Consumer<SelectionKey> keyHandler = this::onKey;
     private final DeadlineSleeper sleeper = new DeadlineSleeper();
     /** Whether any client of this driver subscribes (then every cycle polls: deliveries are timed on arrival). */
     private boolean hasSubscribers;
     private long lastPollNs;
-    private final int dialConcurrency;
     private volatile int phase = DIALING;
     /** conn with -ping-interval: the next connection to ping, and in which round. */
     private int pingCursor;
@@ -79,11 +74,7 @@ final class Driver implements Runnable, Client.Handler
     private volatile boolean subscribersWanted = true;
     private boolean subscribersOnline = true;
     volatile long resumedSessions;
-    private long firstDialNs;
-    volatile long lastConnackNs;
     private volatile long runStartNs;
-    private int dialing;
-    private long dialed;
     volatile int ready;
     volatile int failed;
     volatile long refused;
@@ -121,13 +112,13 @@ final class Driver implements Runnable, Client.Handler
         this.intervals = intervals;
         this.group = group;
         this.selector = Selector.open();
-        this.dialConcurrency = Math.max(1, settings.dialConcurrency / settings.threads);
+        this.dialer = new Dialer(settings, selector, this, flushList);
     }
 
     void add(final Client client)
     {
         clients.add(client);
-        toDial.add(client);
+        dialer.add(client);
         if (client.publisher)
         {
             client.publisherIndex = publishers.size();
@@ -168,14 +159,9 @@ final class Driver implements Runnable, Client.Handler
             {
                 final Client next = client.reconnect(settings);
                 clients.set(i, next);
-                toDial.add(next);
+                dialer.add(next);
             }
         }
-    }
-
-    double dialSeconds()
-    {
-        return firstDialNs == 0 ? 0 : Math.max(0, lastConnackNs - firstDialNs) / 1e9;
     }
 
     void phase(final int phase, final long startNs)
@@ -237,7 +223,7 @@ final class Driver implements Runnable, Client.Handler
                 subscribersOnline = subscribersWanted;
                 moveSubscribers(subscribersOnline);
             }
-            int work = dial(now);
+            int work = dialer.dial(now);
             if (current == RUNNING || (current == DRAINING && !publishingDone))
             {
                 work += publish(now);
@@ -415,54 +401,6 @@ final class Driver implements Runnable, Client.Handler
         return 0;
     }
 
-    private int dial(final long now) throws IOException
-    {
-        int work = 0;
-        if (firstDialNs == 0 && !toDial.isEmpty())
-        {
-            firstDialNs = now;
-        }
-        while (dialing < dialConcurrency && !toDial.isEmpty())
-        {
-            if (settings.connRate > 0 && dialed >= (now - firstDialNs) * settings.connRate / settings.threads / 1e9 + 1)
-            {
-                break; // conn-rate: keep to the target rate
-            }
-            dialed++;
-            final Client client = toDial.poll();
-            client.dialStartNs = System.nanoTime();
-            client.channel.configureBlocking(false);
-            client.channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-            if (settings.sourceAddresses > 1)
-            {
-                client.channel.bind(new InetSocketAddress("127.0.0." + (1 + client.id % settings.sourceAddresses), 0));
-            }
-            try
-            {
-                final boolean connected = client.channel.connect(new InetSocketAddress(settings.host, settings.port));
-                client.key = client.channel.register(selector, connected ? SelectionKey.OP_READ :
-                    SelectionKey.OP_CONNECT, client);
-                dialing++;
-                if (connected)
-                {
-                    onTcpConnected(client);
-                }
-            }
-            catch (final IOException ex)
-            {
-                fail(client);
-            }
-            work++;
-        }
-        return work;
-    }
-
-    private void onTcpConnected(final Client client)
-    {
-        client.queueConnect("lt-" + (client.publisher ? "p" : "s") + "-" + client.id + "-" + settings.runId, settings);
-        flushList.add(client);
-    }
-
     /**
      * One ready key, from {@code selectNow} or {@code select} in their consumer forms.
      */
@@ -480,7 +418,7 @@ final class Driver implements Runnable, Client.Handler
                 if (client.channel.finishConnect())
                 {
                     key.interestOps(SelectionKey.OP_READ);
-                    onTcpConnected(client);
+                    dialer.onTcpConnected(client);
                 }
                 return;
             }
@@ -651,18 +589,13 @@ final class Driver implements Runnable, Client.Handler
 
     public void onConnack(final Client client, final int code)
     {
-        dialing--;
-        client.connectedNs = System.nanoTime();
-        if (code != 0)
+        if (!dialer.onConnack(client, code))
         {
             refused++;
             fail(client);
             return;
         }
-        connectTime.recordValue(Math.min(connectTime.getHighestTrackableValue(), client.connectedNs -
-            client.dialStartNs));
         client.state = Client.State.CONNECTED;
-        lastConnackNs = client.connectedNs;
         if (client.resuming && client.sessionPresent)
         {
             resumedSessions++;
@@ -774,7 +707,7 @@ final class Driver implements Runnable, Client.Handler
         }
     }
 
-    private void fail(final Client client)
+    void fail(final Client client)
     {
         failed++;
         close(client);
@@ -786,10 +719,7 @@ final class Driver implements Runnable, Client.Handler
         {
             return;
         }
-        if (client.connectedNs < 0 && null != client.key)
-        {
-            dialing--; // ended before its CONNACK
-        }
+        dialer.onClose(client);
         client.state = Client.State.CLOSED;
         try
         {

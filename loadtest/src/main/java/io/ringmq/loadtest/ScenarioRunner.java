@@ -292,14 +292,14 @@ final class ScenarioRunner
             int failed = 0;
             for (final Driver driver : drivers)
             {
-                connect.add(driver.connectTime);
+                connect.add(driver.dialer.connectTime);
                 ping.add(driver.pingTime);
                 failed += driver.failed;
             }
             double dialSeconds = 0;
             for (final Driver driver : drivers)
             {
-                dialSeconds = Math.max(dialSeconds, driver.dialSeconds());
+                dialSeconds = Math.max(dialSeconds, driver.dialer.dialSeconds());
             }
             return new Report.Level(level, established, level - established, alive, connect, ping,
                 null != broker && broker.isAvailable() ? broker.peakRssMb() : -1, dialSeconds);
