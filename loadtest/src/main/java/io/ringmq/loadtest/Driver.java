@@ -46,12 +46,10 @@ final class Driver implements Runnable, Client.Handler
     private static final long PACED_POLL_INTERVAL_NS = 250_000;
 
     final List<Client> clients = new ArrayList<>();
-    final Histogram latency = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
     /** PINGREQ to PINGRESP: the connection mode's check of held connections. */
     final Histogram pingTime = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
     /** -rate: how late each message was queued after the time it was due (and is stamped with). */
     final Histogram sendLag = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
-    final Recorder intervals;
     private final Settings settings;
     private final Selector selector;
     private final List<Client> publishers = new ArrayList<>();
@@ -62,6 +60,7 @@ final class Driver implements Runnable, Client.Handler
     /** Clients with bytes queued, each once; flushed once per duty cycle. */
     private final FlushList flushList = new FlushList(this);
     final Dialer dialer;
+    final DeliveryRecorder deliveries;
     private final Consumer<SelectionKey> keyHandler = this::onKey;
     private final DeadlineSleeper sleeper = new DeadlineSleeper();
     /** Whether any client of this driver subscribes (then every cycle polls: deliveries are timed on arrival). */
@@ -89,14 +88,11 @@ final class Driver implements Runnable, Client.Handler
     volatile String tlsError;
     /** DISCONNECTs a 5.0 broker sent, by reason code. */
     final long[] brokerDisconnects = new long[256];
-    /** fanin: the share group's messages, counted once across its members; null in other modes. */
-    private final ShareGroupTracker group;
     /** Messages queued by this driver's publishers so far, for the progress line; written once per duty cycle. */
     volatile long publishedCount;
     /** Unique deliveries to this driver's subscribers so far, for the progress line; written once per duty cycle. */
     volatile long uniqueCount;
     private long published;
-    private long unique;
     /** DRAINING: when a publisher still behind its schedule stops trying. */
     private long graceEndNs;
     /** Set once every publisher has stopped publishing and queued its last PINGREQ (DRAINING). */
@@ -109,10 +105,9 @@ final class Driver implements Runnable, Client.Handler
     Driver(final Settings settings, final Recorder intervals, final ShareGroupTracker group) throws IOException
     {
         this.settings = settings;
-        this.intervals = intervals;
-        this.group = group;
         this.selector = Selector.open();
         this.dialer = new Dialer(settings, selector, this, flushList);
+        this.deliveries = new DeliveryRecorder(settings, intervals, group);
     }
 
     void add(final Client client)
@@ -247,9 +242,9 @@ final class Driver implements Runnable, Client.Handler
             {
                 publishedCount = published; // counters leave the thread once per duty cycle, not per message
             }
-            if (unique != uniqueCount)
+            if (deliveries.unique != uniqueCount)
             {
-                uniqueCount = unique;
+                uniqueCount = deliveries.unique;
             }
             polled = work == 0 && idle(now) > 0;
         }
@@ -634,56 +629,7 @@ final class Driver implements Runnable, Client.Handler
 
     public void onMessage(final Client client, final int publisherId, final int sequence, final long stampNs)
     {
-        final long latencyNs = Math.max(0, StampClock.nowNs() - stampNs);
-        final long value = Math.min(latency.getHighestTrackableValue(), latencyNs);
-        latency.recordValue(value);
-        intervals.recordValue(value);
-        if (null != group)
-        {
-            onGroupMessage(client, publisherId, sequence);
-            return;
-        }
-        if (null == client.trackers)
-        {
-            client.trackers = new SequenceTracker[settings.publishers];
-        }
-        if (publisherId >= 0 && publisherId < client.trackers.length)
-        {
-            if (null == client.trackers[publisherId])
-            {
-                client.trackers[publisherId] = new SequenceTracker();
-            }
-            if (client.trackers[publisherId].record(sequence))
-            {
-                unique++;
-            }
-        }
-    }
-
-    /**
-     * fanin: counted once for the whole group; each member's own order is still checked, since the broker keeps
-     * a publisher's order towards any one session [MQTT-4.6.0-6].
-     */
-    private void onGroupMessage(final Client client, final int publisherId, final int sequence)
-    {
-        if (publisherId < 0 || publisherId >= settings.publishers || !group.record(publisherId, sequence))
-        {
-            return;
-        }
-        unique++;
-        if (null == client.highest)
-        {
-            client.highest = new int[settings.publishers];
-            java.util.Arrays.fill(client.highest, -1);
-        }
-        if (sequence < client.highest[publisherId])
-        {
-            client.reordered++;
-        }
-        else
-        {
-            client.highest[publisherId] = sequence;
-        }
+        deliveries.onMessage(client, publisherId, sequence, stampNs);
     }
 
     /**

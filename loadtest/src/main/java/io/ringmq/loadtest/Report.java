@@ -82,7 +82,7 @@ final class Report
         sendLag = settings.rate > 0 ? new Histogram(3) : null;
         for (final Driver driver : drivers)
         {
-            latency.add(driver.latency);
+            latency.add(driver.deliveries.latency);
             if (null != sendLag)
             {
                 sendLag.add(driver.sendLag);
