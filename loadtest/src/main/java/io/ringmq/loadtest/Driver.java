@@ -6,28 +6,34 @@ import org.HdrHistogram.Recorder;
 import java.io.IOException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
-import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * One generator thread: a selector and the clients it owns. It dials with bounded concurrency, keeps each
- * publisher's {@link FixedRateSchedule} (open loop: a message is stamped with the time it was due, so time spent
- * queueing counts), floods with pacing on the broker's answers when no rate is set, and records every delivery's
- * latency.
+ * One generator thread: a selector, the clients it owns, and the duty cycle that moves them through the run's phases
+ * ({@link #DIALING}, {@link #RUNNING}, {@link #DRAINING}, {@link #STOPPED}). Each role is a final class of its own,
+ * called directly on this thread:
  *
- * <p>A paced publisher sends exactly what its schedule owes, whenever the run's end is noticed. One that fell behind
- * (its window full, its socket backed up) sends the rest late, still stamped with their due times, for up to
- * {@link Settings#lateGraceNs} after the end; what is still unsent then is counted ({@link #unsentCount}), not sent.
- * Each publisher's last PINGREQ follows its last message.
+ * <pre>
+ *   one duty cycle (loop)
+ *     phase changed?    Publishers.start (RUNNING) | Publishers.drain (DRAINING)
+ *     Dialer.dial       connects, as concurrency and -conn-rate allow; TCP up -> CONNECT queued
+ *     Publishers        publish: paced from the DueQueue, or flood | DRAINING: finish -> each one's last PINGREQ
+ *     pingHeld          conn with -ping-interval
+ *     selectNow         onKey -> Client.read(this) -> onConnack, onSuback, onMessage -> DeliveryRecorder
+ *     FlushList         writes each client with bytes queued, once
+ *     counters out      publishedCount, uniqueCount: once per cycle, not per message
+ *     idle              select, or DeadlineSleeper until the next message is due
+ * </pre>
  *
- * <p>Per message the work is O(log publishers), not O(publishers): paced publishers wait in a {@link DueQueue} by
- * their next due time, so a wake takes exactly the messages due and sleeps until the next one
- * ({@link DeadlineSleeper}); only clients with bytes queued are flushed (the flush list); keys are handled by the
- * selector's consumer forms, which allocate no selected-key set or iterator.
+ * The driver itself keeps the phases, the selector and its keys, the held connections' pings, persistent mode's
+ * subscribers going away and coming back, and how connections end (refused, failed, lost) with their counts.
+ *
+ * <p>Per message the work is O(log publishers), not O(publishers) ({@link Publishers}); only clients with bytes queued
+ * are flushed ({@link FlushList}); keys are handled by the selector's consumer forms, which allocate no selected-key
+ * set or iterator.
  */
 final class Driver implements Runnable, Client.Handler
 {
@@ -35,8 +41,6 @@ final class Driver implements Runnable, Client.Handler
     static final int RUNNING = 1;
     static final int DRAINING = 2;
     static final int STOPPED = 3;
-    private static final int FLOOD_BATCH = 64;
-    private static final int BACKLOG_LIMIT = 16 * 1024 * 1024;
     /** The longest a paced publisher driver sleeps in select while RUNNING (a phase change wakes it anyway). */
     private static final long MAX_PACED_SELECT_MS = 10;
     /**
@@ -48,18 +52,12 @@ final class Driver implements Runnable, Client.Handler
     final List<Client> clients = new ArrayList<>();
     /** PINGREQ to PINGRESP: the connection mode's check of held connections. */
     final Histogram pingTime = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
-    /** -rate: how late each message was queued after the time it was due (and is stamped with). */
-    final Histogram sendLag = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
     private final Settings settings;
     private final Selector selector;
-    private final List<Client> publishers = new ArrayList<>();
-    /** -rate: the publishers that owe a message (by index in {@link #publishers}), by when the next is due. */
-    private final DueQueue due = new DueQueue(16);
-    /** Publishers taken out of {@link #due} for this pass only (backlog or window full), put back after it. */
-    private int[] stalled = new int[16];
     /** Clients with bytes queued, each once; flushed once per duty cycle. */
     private final FlushList flushList = new FlushList(this);
     final Dialer dialer;
+    final Publishers publishers;
     final DeliveryRecorder deliveries;
     private final Consumer<SelectionKey> keyHandler = this::onKey;
     private final DeadlineSleeper sleeper = new DeadlineSleeper();
@@ -77,7 +75,6 @@ final class Driver implements Runnable, Client.Handler
     volatile int ready;
     volatile int failed;
     volatile long refused;
-    volatile long backlogStalls;
     /** Subscriptions the broker refused (SUBACK 0x80 and above); each such subscriber counts as failed too. */
     volatile long subscribeRefused;
     /** Connections that were ready and then ended without the generator asking (EOF, reset, DISCONNECT). */
@@ -92,21 +89,13 @@ final class Driver implements Runnable, Client.Handler
     volatile long publishedCount;
     /** Unique deliveries to this driver's subscribers so far, for the progress line; written once per duty cycle. */
     volatile long uniqueCount;
-    private long published;
-    /** DRAINING: when a publisher still behind its schedule stops trying. */
-    private long graceEndNs;
-    /** Set once every publisher has stopped publishing and queued its last PINGREQ (DRAINING). */
-    volatile boolean publishingDone;
-    /** Publishers still connected that the grace cut off before they sent everything their schedule owed. */
-    volatile int behindCount;
-    /** The scheduled messages those publishers never sent. */
-    volatile long unsentCount;
 
     Driver(final Settings settings, final Recorder intervals, final ShareGroupTracker group) throws IOException
     {
         this.settings = settings;
         this.selector = Selector.open();
         this.dialer = new Dialer(settings, selector, this, flushList);
+        this.publishers = new Publishers(settings, flushList);
         this.deliveries = new DeliveryRecorder(settings, intervals, group);
     }
 
@@ -116,7 +105,6 @@ final class Driver implements Runnable, Client.Handler
         dialer.add(client);
         if (client.publisher)
         {
-            client.publisherIndex = publishers.size();
             publishers.add(client);
         }
         else
@@ -219,13 +207,13 @@ final class Driver implements Runnable, Client.Handler
                 moveSubscribers(subscribersOnline);
             }
             int work = dialer.dial(now);
-            if (current == RUNNING || (current == DRAINING && !publishingDone))
+            if (current == RUNNING || (current == DRAINING && !publishers.done))
             {
-                work += publish(now);
+                work += publishers.publish(now);
             }
-            if (current == DRAINING && !publishingDone)
+            if (current == DRAINING && !publishers.done)
             {
-                finishPublishers(now); // after publish: the last PINGREQ follows the last message
+                publishers.finish(now); // after publish: the last PINGREQ follows the last message
             }
             if (current == RUNNING && settings.connectionsOnly() && settings.pingIntervalNs > 0)
             {
@@ -238,9 +226,9 @@ final class Driver implements Runnable, Client.Handler
                 work += selector.selectNow(keyHandler);
             }
             flushList.flushListed();
-            if (published != publishedCount)
+            if (publishers.published != publishedCount)
             {
-                publishedCount = published; // counters leave the thread once per duty cycle, not per message
+                publishedCount = publishers.published; // counters leave the thread once per duty cycle, not per message
             }
             if (deliveries.unique != uniqueCount)
             {
@@ -283,23 +271,10 @@ final class Driver implements Runnable, Client.Handler
     {
         if (current == RUNNING)
         {
-            final long intervalNs = settings.rate > 0 ? FixedRateSchedule.offsetNs(1, settings.rate) : 0;
-            due.clear();
-            for (int i = 0; i < publishers.size(); i++)
-            {
-                final Client publisher = publishers.get(i);
-                publisher.dueListed = false;
-                if (null != publisher.schedule)
-                {
-                    // spread the publishers' starts across one interval so they do not all fire at once
-                    publisher.schedule.start(runStartNs + intervalNs * i / publishers.size());
-                    listDue(publisher);
-                }
-            }
+            publishers.start(runStartNs);
         }
         else if (current == DRAINING)
         {
-            graceEndNs = now + settings.lateGraceNs;
             if (settings.connectionsOnly())
             {
                 for (final Client client : clients)
@@ -311,46 +286,8 @@ final class Driver implements Runnable, Client.Handler
                     }
                 }
             }
-            finishPublishers(now);
+            publishers.drain(now);
         }
-    }
-
-    /**
-     * DRAINING: a publisher stops once it has sent all its schedule owes (at once when it floods), or when the grace
-     * runs out with messages still unsent (counted), or when its connection is gone; a ready one then queues its last
-     * PINGREQ, whose PINGRESP proves the broker read everything sent before it.
-     */
-    private void finishPublishers(final long now)
-    {
-        boolean done = true;
-        for (final Client publisher : publishers)
-        {
-            if (publisher.finished)
-            {
-                continue;
-            }
-            final FixedRateSchedule schedule = publisher.schedule;
-            if (publisher.state != Client.State.READY)
-            {
-                publisher.finished = true; // counted as failed or lost
-            }
-            else if (null == schedule || schedule.isComplete() || now - graceEndNs >= 0)
-            {
-                if (null != schedule && !schedule.isComplete())
-                {
-                    behindCount++;
-                    unsentCount += schedule.remaining();
-                }
-                publisher.queuePing();
-                flushList.add(publisher);
-                publisher.finished = true;
-            }
-            else
-            {
-                done = false; // behind: publish() sends what is due, late
-            }
-        }
-        publishingDone = done;
     }
 
     /**
@@ -362,7 +299,7 @@ final class Driver implements Runnable, Client.Handler
      */
     private int idle(final long now)
     {
-        final boolean publishing = phase == RUNNING || (phase == DRAINING && !publishingDone);
+        final boolean publishing = phase == RUNNING || (phase == DRAINING && !publishers.done);
         try
         {
             if (publishers.isEmpty() || !publishing || settings.rate == 0)
@@ -371,7 +308,7 @@ final class Driver implements Runnable, Client.Handler
                 return selector.select(keyHandler, phase == RUNNING && timed ? 1 : 100);
             }
             // the first in the queue may have finished or gone: then the next pass drops it, without sleeping
-            final long waitNs = due.isEmpty() ? Long.MAX_VALUE : due.peekDueNs() - now;
+            final long waitNs = publishers.waitNs(now);
             if (waitNs >= 1_000_000)
             {
                 // nothing due soon (or no publisher left): sleep on the sockets, waking before the next is due
@@ -380,7 +317,7 @@ final class Driver implements Runnable, Client.Handler
             }
             if (waitNs > 0)
             {
-                sleeper.sleepUntil(due.peekDueNs());
+                sleeper.sleepUntil(now + waitNs); // the first one's due time
             }
             else
             {
@@ -460,119 +397,6 @@ final class Driver implements Runnable, Client.Handler
         }
     }
 
-    private int publish(final long now)
-    {
-        return settings.rate > 0 ? publishPaced(now) : publishFlood();
-    }
-
-    /**
-     * -rate: sends every message due by {@code now}, taking publishers from the front of {@link #due}; never past
-     * what a schedule owes, however late the end is noticed.
-     */
-    private int publishPaced(final long now)
-    {
-        int work = 0;
-        int stalledCount = 0;
-        while (!due.isEmpty() && due.peekDueNs() - now <= 0)
-        {
-            final int index = due.peekSlot();
-            final Client publisher = publishers.get(index);
-            final FixedRateSchedule schedule = publisher.schedule;
-            if (publisher.state != Client.State.READY || publisher.finished || schedule.isComplete())
-            {
-                due.poll();
-                publisher.dueListed = false; // a publisher that becomes ready later is listed again (onConnack)
-                continue;
-            }
-            if (publisher.pendingOut() > BACKLOG_LIMIT || (settings.qos > 0 && publisher.inflight >= publisher.window))
-            {
-                backlogStalls++;
-                due.poll(); // stays due: its stamp keeps the intended time, so the delay is measured
-                if (stalledCount == stalled.length)
-                {
-                    stalled = Arrays.copyOf(stalled, stalledCount * 2);
-                }
-                stalled[stalledCount++] = index;
-                continue;
-            }
-            final long dueNs = schedule.nextDueNs();
-            publisher.queuePublish(settings.qos, StampClock.stampOf(dueNs));
-            sendLag.recordValue(Math.min(now - dueNs, sendLag.getHighestTrackableValue()));
-            schedule.advance();
-            flushList.add(publisher);
-            published++;
-            work++;
-            if (schedule.isComplete())
-            {
-                due.poll();
-                publisher.dueListed = false;
-            }
-            else
-            {
-                due.rescheduleFirst(schedule.nextDueNs());
-            }
-        }
-        for (int i = 0; i < stalledCount; i++)
-        {
-            final int index = stalled[i];
-            due.add(index, publishers.get(index).schedule.nextDueNs()); // tried again next cycle
-        }
-        return work;
-    }
-
-    /**
-     * Puts a paced publisher that owes messages in {@link #due}, once.
-     */
-    private void listDue(final Client publisher)
-    {
-        if (!publisher.dueListed && null != publisher.schedule && !publisher.schedule.isComplete())
-        {
-            due.add(publisher.publisherIndex, publisher.schedule.nextDueNs());
-            publisher.dueListed = true;
-        }
-    }
-
-    /**
-     * -rate 0: QoS 0 publishers send a batch while fewer than two PINGREQs are unanswered; QoS 1/2 ones fill their
-     * window.
-     */
-    private int publishFlood()
-    {
-        int work = 0;
-        for (final Client publisher : publishers)
-        {
-            if (publisher.state != Client.State.READY || publisher.finished)
-            {
-                continue;
-            }
-            if (settings.qos == 0)
-            {
-                if (publisher.pingsOutstanding < 2)
-                {
-                    for (int i = 0; i < FLOOD_BATCH; i++)
-                    {
-                        publisher.queuePublish(0, StampClock.nowNs());
-                    }
-                    published += FLOOD_BATCH;
-                    publisher.queuePing();
-                    flushList.add(publisher);
-                    work++;
-                }
-            }
-            else
-            {
-                while (publisher.inflight < publisher.window)
-                {
-                    publisher.queuePublish(settings.qos, StampClock.nowNs());
-                    flushList.add(publisher);
-                    published++;
-                    work++;
-                }
-            }
-        }
-        return work;
-    }
-
     public void onPingResponse(final Client client, final long roundTripNs)
     {
         if (settings.pingIntervalNs > 0 && phase != RUNNING)
@@ -605,7 +429,7 @@ final class Driver implements Runnable, Client.Handler
             ready++;
             if (client.publisher && phase != DIALING)
             {
-                listDue(client); // ready after the run began: what it owes is due already, and goes late
+                publishers.listDue(client); // ready after the run began: what it owes is due already, and goes late
             }
         }
     }

@@ -85,9 +85,9 @@ final class Report
             latency.add(driver.deliveries.latency);
             if (null != sendLag)
             {
-                sendLag.add(driver.sendLag);
+                sendLag.add(driver.publishers.sendLag);
             }
-            backlogStalls += driver.backlogStalls;
+            backlogStalls += driver.publishers.backlogStalls;
             failed += driver.failed;
             subscribeRefused += driver.subscribeRefused;
             tlsFailures += driver.tlsFailures;
@@ -96,8 +96,8 @@ final class Report
                 tlsError = driver.tlsError;
             }
             connectionsLost += driver.connectionsLost;
-            behind += driver.behindCount;
-            unsent += driver.unsentCount;
+            behind += driver.publishers.behindCount;
+            unsent += driver.publishers.unsentCount;
             for (int code = 0; code < brokerDisconnects.length; code++)
             {
                 brokerDisconnects[code] += driver.brokerDisconnects[code];

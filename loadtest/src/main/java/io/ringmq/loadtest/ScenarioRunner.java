@@ -220,7 +220,7 @@ final class ScenarioRunner
     {
         for (final Driver driver : drivers)
         {
-            if (!driver.publishingDone)
+            if (!driver.publishers.done)
             {
                 return false; // a publisher behind its schedule is still sending, within the grace
             }
