@@ -1,6 +1,5 @@
 package io.ringmq.loadtest;
 
-import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
 import java.io.IOException;
@@ -8,7 +7,6 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
@@ -21,7 +19,7 @@ import java.util.function.Consumer;
  *     phase changed?    Publishers.start (RUNNING) | Publishers.drain (DRAINING)
  *     Dialer.dial       connects, as concurrency and -conn-rate allow; TCP up -> CONNECT queued
  *     Publishers        publish: paced from the DueQueue, or flood | DRAINING: finish -> each one's last PINGREQ
- *     pingHeld          conn with -ping-interval
+ *     HeldPings         conn with -ping-interval: each held connection's PINGREQ in its turn
  *     selectNow         onKey -> Client.read(this) -> onConnack, onSuback, onMessage -> DeliveryRecorder
  *     FlushList         writes each client with bytes queued, once
  *     counters out      publishedCount, uniqueCount: once per cycle, not per message
@@ -50,8 +48,6 @@ final class Driver implements Runnable, Client.Handler
     private static final long PACED_POLL_INTERVAL_NS = 250_000;
 
     final List<Client> clients = new ArrayList<>();
-    /** PINGREQ to PINGRESP: the connection mode's check of held connections. */
-    final Histogram pingTime = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
     private final Settings settings;
     private final Selector selector;
     /** Clients with bytes queued, each once; flushed once per duty cycle. */
@@ -59,15 +55,13 @@ final class Driver implements Runnable, Client.Handler
     final Dialer dialer;
     final Publishers publishers;
     final DeliveryRecorder deliveries;
+    final HeldPings pings;
     private final Consumer<SelectionKey> keyHandler = this::onKey;
     private final DeadlineSleeper sleeper = new DeadlineSleeper();
     /** Whether any client of this driver subscribes (then every cycle polls: deliveries are timed on arrival). */
     private boolean hasSubscribers;
     private long lastPollNs;
     private volatile int phase = DIALING;
-    /** conn with -ping-interval: the next connection to ping, and in which round. */
-    private int pingCursor;
-    private long pingRound;
     private volatile boolean subscribersWanted = true;
     private boolean subscribersOnline = true;
     volatile long resumedSessions;
@@ -97,6 +91,7 @@ final class Driver implements Runnable, Client.Handler
         this.dialer = new Dialer(settings, selector, this, flushList);
         this.publishers = new Publishers(settings, flushList);
         this.deliveries = new DeliveryRecorder(settings, intervals, group);
+        this.pings = new HeldPings(settings, clients, flushList);
     }
 
     void add(final Client client)
@@ -217,7 +212,7 @@ final class Driver implements Runnable, Client.Handler
             }
             if (current == RUNNING && settings.connectionsOnly() && settings.pingIntervalNs > 0)
             {
-                work += pingHeld(now);
+                work += pings.pingHeld(now, runStartNs);
             }
             // no second poll when the idle select that ended the last cycle handled its keys already
             if (!polled && (hasSubscribers || settings.rate == 0 || now - lastPollNs >= PACED_POLL_INTERVAL_NS))
@@ -238,35 +233,6 @@ final class Driver implements Runnable, Client.Handler
         }
     }
 
-    /**
-     * conn with -ping-interval: connection {@code i} of {@code n} pings at {@code start + i * interval / n}, then
-     * every interval; a connection whose last PINGREQ is not answered yet skips its turn.
-     *
-     * @return PINGREQs queued.
-     */
-    private int pingHeld(final long now)
-    {
-        final int count = clients.size();
-        final long intervalNs = settings.pingIntervalNs;
-        int queued = 0;
-        while (count > 0 && now - (runStartNs + pingRound * intervalNs + intervalNs * pingCursor / count) >= 0)
-        {
-            final Client client = clients.get(pingCursor);
-            if (client.state == Client.State.READY && 0 == client.pingsOutstanding)
-            {
-                client.queuePing();
-                flushList.add(client);
-                queued++;
-            }
-            if (++pingCursor == count)
-            {
-                pingCursor = 0;
-                pingRound++;
-            }
-        }
-        return queued;
-    }
-
     private void onPhaseChange(final int current, final long now)
     {
         if (current == RUNNING)
@@ -277,14 +243,7 @@ final class Driver implements Runnable, Client.Handler
         {
             if (settings.connectionsOnly())
             {
-                for (final Client client : clients)
-                {
-                    if (client.state == Client.State.READY)
-                    {
-                        client.queuePing(); // a PINGRESP proves the broker read everything sent before it
-                        flushList.add(client);
-                    }
-                }
+                pings.pingAll();
             }
             publishers.drain(now);
         }
@@ -403,7 +362,7 @@ final class Driver implements Runnable, Client.Handler
         {
             return; // with -ping-interval the figures are the hold's pings, not the final check's burst
         }
-        pingTime.recordValue(Math.min(roundTripNs, pingTime.getHighestTrackableValue()));
+        pings.onPingResponse(roundTripNs);
     }
 
     public void onConnack(final Client client, final int code)

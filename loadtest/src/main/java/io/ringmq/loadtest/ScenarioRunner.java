@@ -293,7 +293,7 @@ final class ScenarioRunner
             for (final Driver driver : drivers)
             {
                 connect.add(driver.dialer.connectTime);
-                ping.add(driver.pingTime);
+                ping.add(driver.pings.pingTime);
                 failed += driver.failed;
             }
             double dialSeconds = 0;
