@@ -60,7 +60,7 @@ final class Client
     private final PublishEncoder publishEncoder = new PublishEncoder();
     /** -rate: the messages this publisher owes and when each is due; null when it floods (or is a subscriber). */
     final FixedRateSchedule schedule;
-    /** Whether this publisher has stopped publishing for the run and queued its last PINGREQ (see {@link Driver}). */
+    /** Whether this publisher has stopped publishing for the run and queued its last PINGREQ ({@link Publishers}). */
     boolean finished;
     /** This publisher's index among its driver's publishers. */
     int publisherIndex;
