@@ -73,14 +73,17 @@ final class Dialer
             dialed++;
             final Client client = toDial.poll();
             client.dialStartNs = System.nanoTime();
-            client.channel.configureBlocking(false);
-            client.channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-            if (settings.sourceAddresses > 1)
-            {
-                client.channel.bind(new InetSocketAddress("127.0.0." + (1 + client.id % settings.sourceAddresses), 0));
-            }
             try
             {
+                // inside the try: a source address without a free port (or none at all) fails this dial, counted,
+                // not the driver thread with every connection it holds
+                client.channel.configureBlocking(false);
+                client.channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                if (settings.sourceAddresses > 1)
+                {
+                    client.channel.bind(new InetSocketAddress("127.0.0." + (1 + client.id % settings.sourceAddresses),
+                        0));
+                }
                 final boolean connected = client.channel.connect(new InetSocketAddress(settings.host, settings.port));
                 client.key = client.channel.register(selector, connected ? SelectionKey.OP_READ :
                     SelectionKey.OP_CONNECT, client);
