@@ -4,7 +4,6 @@ import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.ListenerSettings;
 import io.ringmq.pipeline.Pipeline;
 import io.ringmq.pipeline.RingMemory;
-import io.ringmq.pipeline.StageAgent;
 import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.auth.AclFile;
 import io.ringmq.pipeline.auth.CredentialWorkers;
@@ -18,19 +17,11 @@ import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.status.CountersFile;
 import io.ringmq.pipeline.status.ErrorLog;
 import org.agrona.CloseHelper;
-import org.agrona.concurrent.Agent;
-import org.agrona.concurrent.AgentInvoker;
-import org.agrona.concurrent.AgentRunner;
-import org.agrona.concurrent.CompositeAgent;
-import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 
 import java.io.IOException;
-import java.net.BindException;
-import java.net.InetSocketAddress;
-import java.nio.channels.ServerSocketChannel;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -72,7 +63,8 @@ public final class Broker implements AutoCloseable
     private volatile Path aclFile;
     private IoAgent acceptingAgent;
     private final DurableStore store;
-    private final List<AgentRunner> runners = new ArrayList<>();
+    /** The agents' threads (or the invoker that steps them), their wakes and what a fatal error does. */
+    private final AgentThreads threads;
     private final Pipeline pipeline;
     /** The I/O agents' outbound rings: mapped memory (RingMemory), unmapped by {@link #close()}. */
     private final ManyToOneRingBuffer[] rings;
@@ -82,10 +74,6 @@ public final class Broker implements AutoCloseable
     private final MetricsEndpoint metrics;
     /** What the warm-up at start did, or null without one. */
     private final Warmup.Result warmedUp;
-    private AgentInvoker invoker;
-    private volatile Wakeable[] agentWakes;
-    private volatile boolean fatal;
-    private volatile java.util.function.Consumer<Throwable> onFatalError = error -> close();
     private volatile boolean closed;
 
     private Broker(final BrokerContext context) throws IOException
@@ -127,6 +115,7 @@ public final class Broker implements AutoCloseable
         credentials = new CredentialWorkers(authenticator, context.credentialSettings(),
             context.threading() == BrokerContext.Threading.INVOKER ? 0 : context.credentialSettings().threads(),
             counters);
+        threads = new AgentThreads(context, errors, error -> close());
         final int ioCount = context.ioThreads();
         final BrokerContext.Threading threading = context.threading();
         rings = new ManyToOneRingBuffer[ioCount];
@@ -139,7 +128,7 @@ public final class Broker implements AutoCloseable
             pipeline = new Pipeline(context, authenticator, outbound, (agentIndex, connectionId) ->
             {
                 agents[agentIndex].revoke(connectionId);
-                agentWake(agentIndex);
+                threads.wake(agentIndex);
             }, counters, errors, store);
             if (null != pipeline.recovered())
             {
@@ -158,7 +147,7 @@ public final class Broker implements AutoCloseable
             acceptingAgent = agents[0];
             final StageLatencyCollector latencies = 0 == context.metricsPort() ? null :
                 StageLatencyCollector.attach(pipeline);
-            start(agents, outbound);
+            threads.start(agents, outbound, pipeline);
             if (null != warmupListeners)
             {
                 warmedUp = warmUp(warmupListeners[0], connectionCount);
@@ -167,29 +156,18 @@ public final class Broker implements AutoCloseable
                 {
                     acceptingAgent.addListener(listener);
                 }
-                agentWake(0);
+                threads.wake(0);
             }
             else
             {
                 warmedUp = null;
             }
             port = listeners[0].port;
-            metrics = MetricsEndpoint.start(context, counters, latencies, () -> !closed && !fatal);
+            metrics = MetricsEndpoint.start(context, counters, latencies, () -> !closed && !threads.fatal());
         }
         catch (final RuntimeException | IOException | Error ex) // out of direct memory too: nothing may stay behind
         {
-            CloseHelper.quietCloseAll(runners);
-            if (null != invoker)
-            {
-                CloseHelper.quietClose(invoker);
-            }
-            else if (runners.isEmpty())
-            {
-                for (final IoAgent agent : agents)
-                {
-                    closeUnstarted(agent);
-                }
-            }
+            threads.closeFailedStart(agents);
             Listener.closeAll(listeners);
             Listener.closeAll(null == warmupListeners ? new Listener[0] : warmupListeners);
             tlsTasks.close();
@@ -339,203 +317,6 @@ public final class Broker implements AutoCloseable
         return pipeline.recovered();
     }
 
-    private void start(final IoAgent[] agents, final OutboundRouter outbound)
-    {
-        final CorePinning pinning = new CorePinning(context.pin());
-        final boolean wake = IdleStrategies.WAKE.equals(context.idleStrategy());
-        final Wakeable[] agentWakes = new Wakeable[agents.length];
-        final IdleStrategy[] agentIdle = new IdleStrategy[agents.length];
-        for (int i = 0; i < agents.length; i++)
-        {
-            final IoAgent agent = agents[i];
-            if (wake)
-            {
-                final IdleStrategies.SleepingIdleStrategy idle =
-                    IdleStrategies.wake(agent.selector(), agent::hasPendingWork, agent.readyAfterSleep());
-                agentIdle[i] = idle;
-                agentWakes[i] = idle;
-            }
-            else
-            {
-                agentIdle[i] = IdleStrategies.named(context.idleStrategy());
-                agentWakes[i] = Wakeable.NONE;
-            }
-        }
-        outbound.wakes(agentWakes);
-        this.agentWakes = agentWakes;
-        switch (context.threading())
-        {
-            case INVOKER:
-            {
-                final StageAgent stages = pipeline.allStages("pipeline");
-                agents[0].wire(agents, agentWakes, Wakeable.NONE);
-                invoker = new AgentInvoker(error -> errors.record("invoker", error), null,
-                    new CompositeAgent(agents[0], stages));
-                invoker.start();
-                break;
-            }
-            case SHARED:
-            {
-                final StageAgent stages = pipeline.allStages("pipeline");
-                if (wake)
-                {
-                    // the one sleeper of this thread is the agent's wake too (the router and this.agentWakes share
-                    // the array): a TLS task's readyAgain wakes it, and wire() gives it the paused connections' limit
-                    final IdleStrategies.SleepingIdleStrategy idle = IdleStrategies.wake(agents[0].selector(),
-                        () -> agents[0].hasPendingWork() || stages.hasPendingWork(), agents[0].readyAfterSleep());
-                    agentIdle[0] = idle;
-                    agentWakes[0] = idle;
-                }
-                agents[0].wire(agents, agentWakes, Wakeable.NONE);
-                run(new CompositeAgent(pinning.pin("io", 0, agents[0]), stages), agentIdle[0]);
-                break;
-            }
-            case SHARED_NETWORK:
-            {
-                final StageAgent stages = pipeline.allStages("pipeline");
-                final IdleStrategy idle = stageIdle(wake, stages);
-                final Wakeable pipelineWake = idle instanceof Wakeable ? (Wakeable)idle : Wakeable.NONE;
-                startIoAgents(agents, agentWakes, agentIdle, pipelineWake, pinning);
-                run(pinning.pin("pipeline", 0, stages), idle);
-                break;
-            }
-            default:
-            {
-                // auth (with the light release stage), route, and one thread per delivery shard
-                final StageAgent auth = pipeline.authAgent();
-                final StageAgent[] routes = pipeline.routingAgents();
-                final StageAgent[] shards = new StageAgent[pipeline.shardCount()];
-                final IdleStrategy authIdle = stageIdle(wake, auth);
-                final IdleStrategy[] routeIdle = new IdleStrategy[routes.length];
-                final Wakeable[] routeWakes = new Wakeable[routes.length];
-                for (int i = 0; i < routes.length; i++)
-                {
-                    routeIdle[i] = stageIdle(wake, routes[i]);
-                    routeWakes[i] = wakeable(routeIdle[i]);
-                }
-                final IdleStrategy[] shardIdle = new IdleStrategy[shards.length];
-                final Wakeable[] shardWakes = new Wakeable[shards.length];
-                for (int i = 0; i < shards.length; i++)
-                {
-                    shards[i] = pipeline.shardAgent(i);
-                    shardIdle[i] = stageIdle(wake, shards[i]);
-                    shardWakes[i] = wakeable(shardIdle[i]);
-                }
-                final Wakeable authWake = wakeable(authIdle);
-                auth.afterWork(routeWakes[0]::wake);
-                final Runnable wakeShards = () ->
-                {
-                    for (final Wakeable shardWake : shardWakes)
-                    {
-                        shardWake.wake();
-                    }
-                };
-                final StageAgent persist = pipeline.persistenceAgent(); // its own thread: an fsync holds up no one
-                final IdleStrategy persistIdle = null == persist ? null : stageIdle(wake, persist);
-                final Runnable afterRouting;
-                if (null != persist)
-                {
-                    afterRouting = wakeable(persistIdle)::wake;
-                    persist.afterWork(wakeShards);
-                }
-                else
-                {
-                    afterRouting = wakeShards;
-                }
-                // routing shard 0 wakes the other shards, which follow it; each wakes what follows them all
-                routes[0].afterWork(() ->
-                {
-                    for (int i = 1; i < routeWakes.length; i++)
-                    {
-                        routeWakes[i].wake();
-                    }
-                    afterRouting.run();
-                });
-                for (int i = 1; i < routes.length; i++)
-                {
-                    routes[i].afterWork(afterRouting);
-                }
-                for (final StageAgent shard : shards)
-                {
-                    shard.afterWork(authWake::wake); // the release stage runs on the auth thread
-                }
-                startIoAgents(agents, agentWakes, agentIdle, authWake, pinning);
-                run(pinning.pin("auth", 0, auth), authIdle);
-                for (int i = 0; i < routes.length; i++)
-                {
-                    run(pinning.pin("route", i, routes[i]), routeIdle[i]);
-                }
-                if (null != persist)
-                {
-                    run(pinning.pin("persist", 0, persist), persistIdle);
-                }
-                for (int i = 0; i < shards.length; i++)
-                {
-                    run(pinning.pin("deliver", i, shards[i]), shardIdle[i]);
-                }
-            }
-        }
-    }
-
-    /**
-     * Closes an agent that never ran (its selector), as its runner would have.
-     */
-    private static void closeUnstarted(final IoAgent agent)
-    {
-        if (null != agent)
-        {
-            try
-            {
-                agent.onClose();
-            }
-            catch (final RuntimeException ex)
-            {
-                // it held nothing more than its selector: what could be closed is closed
-            }
-        }
-    }
-
-    private static Wakeable wakeable(final IdleStrategy idle)
-    {
-        return idle instanceof Wakeable ? (Wakeable)idle : Wakeable.NONE;
-    }
-
-    private IdleStrategy stageIdle(final boolean wake, final StageAgent stages)
-    {
-        return wake ? IdleStrategies.park(stages::hasPendingWork) : IdleStrategies.named(context.idleStrategy());
-    }
-
-    private void startIoAgents(final IoAgent[] agents, final Wakeable[] agentWakes, final IdleStrategy[] agentIdle,
-        final Wakeable pipelineWake, final CorePinning pinning)
-    {
-        for (int i = 0; i < agents.length; i++)
-        {
-            agents[i].wire(agents, agentWakes, pipelineWake);
-            run(pinning.pin("io", i, agents[i]), agentIdle[i]);
-        }
-    }
-
-    private void run(final Agent agent, final IdleStrategy idle)
-    {
-        final AgentRunner runner = new AgentRunner(idle, error -> onAgentError(agent, error), null, agent);
-        runners.add(runner);
-        AgentRunner.startOnThread(runner);
-    }
-
-    private void onAgentError(final Agent agent, final Throwable error)
-    {
-        errors.record(agent.roleName() + " agent", error);
-        if (error instanceof VirtualMachineError && !fatal)
-        {
-            // out of memory or the like: an agent may be gone, so a broker that looks alive would serve nothing
-            fatal = true;
-            LOG.log(System.Logger.Level.ERROR, "fatal error in " + agent.roleName() + ": " + error + "; stopping");
-            final Thread stopper = new Thread(() -> onFatalError.accept(error), "ringmq-fatal");
-            stopper.setDaemon(true);
-            stopper.start();
-        }
-    }
-
     /**
      * @param handler what to do when an agent hits a fatal JVM error (out of memory, stack overflow); by default
      *                the broker closes itself. The command line exits the process instead, for a supervisor to
@@ -544,7 +325,7 @@ public final class Broker implements AutoCloseable
      */
     public Broker onFatalError(final java.util.function.Consumer<Throwable> handler)
     {
-        this.onFatalError = handler;
+        threads.onFatalError(handler);
         return this;
     }
 
@@ -627,7 +408,7 @@ public final class Broker implements AutoCloseable
             now.add(listener);
             acceptingAgent.addListener(listener);
         }
-        agentWake(0);
+        threads.wake(0);
         listeners = now.toArray(new Listener[0]);
         final String limitsDone = null == next ? "" : reloadLimits(next);
         final String done = "reloaded" + (null == passwordPath ? "" : " " + passwordPath) +
@@ -668,12 +449,8 @@ public final class Broker implements AutoCloseable
             return "";
         }
         live.publish(running.withLiveLimitsOf(next));
-        final Wakeable[] wakes = agentWakes;
-        for (int i = 0; null != wakes && i < wakes.length; i++)
-        {
-            agentWake(i);
-        }
-        if (null == invoker && !live.awaitTaken(LIMITS_TAKEN_TIMEOUT_MS))
+        threads.wakeIoAgents();
+        if (!threads.invoked() && !live.awaitTaken(LIMITS_TAKEN_TIMEOUT_MS))
         {
             LOG.log(System.Logger.Level.WARNING, "reload: not every agent has taken the new limits within " +
                 LIMITS_TAKEN_TIMEOUT_MS + " ms; they take them at their next duty cycle");
@@ -721,14 +498,6 @@ public final class Broker implements AutoCloseable
         removed.addAll(unmatched);
     }
 
-    private void agentWake(final int agentIndex)
-    {
-        final Wakeable[] wakes = this.agentWakes;
-        if (null != wakes && null != wakes[agentIndex])
-        {
-            wakes[agentIndex].wake();
-        }
-    }
 
     /**
      * @return whether every I/O agent that sleeps when idle ({@code --idle-strategy wake}) sleeps now, true when
@@ -736,20 +505,7 @@ public final class Broker implements AutoCloseable
      */
     boolean ioAgentsAsleep()
     {
-        final Wakeable[] wakes = agentWakes;
-        if (null == wakes)
-        {
-            return false;
-        }
-        for (final Wakeable wake : wakes)
-        {
-            if (wake instanceof IdleStrategies.SleepingIdleStrategy &&
-                !((IdleStrategies.SleepingIdleStrategy)wake).isSleeping())
-            {
-                return false;
-            }
-        }
-        return true;
+        return threads.ioAgentsAsleep();
     }
 
     /**
@@ -761,11 +517,7 @@ public final class Broker implements AutoCloseable
      */
     public int invoke()
     {
-        if (null == invoker)
-        {
-            throw new IllegalStateException("invoke() is for --threading invoker");
-        }
-        return invoker.invoke();
+        return threads.invoke();
     }
 
     /**
@@ -857,8 +609,7 @@ public final class Broker implements AutoCloseable
         }
         CloseHelper.quietClose(metrics); // first: a scrape in progress ends before anything it reads is closed
         Listener.closeAll(listeners); // stop accepting
-        CloseHelper.quietCloseAll(runners); // then every agent: connections flushed and closed, no wills
-        CloseHelper.quietClose(invoker);
+        threads.close(); // then every agent: connections flushed and closed, no wills
         tlsTasks.close(); // the TLS handshake pool, once no connection needs it
         CloseHelper.quietClose(credentials); // after the agents: no verdict is waited for any more
         try

@@ -1,0 +1,366 @@
+package io.ringmq.transport;
+
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.Pipeline;
+import io.ringmq.pipeline.StageAgent;
+import io.ringmq.pipeline.status.ErrorLog;
+import org.agrona.CloseHelper;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentInvoker;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.CompositeAgent;
+import org.agrona.concurrent.IdleStrategy;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * Maps a broker's agents onto threads as {@code --threading} asks (the modes are drawn in {@link Broker}'s Javadoc):
+ * picks each one's idle strategy, wires who wakes whom, pins and starts the threads, or builds the
+ * {@link AgentInvoker} a test steps in {@code invoker} mode. It owns the agent runners, the invoker, the I/O agents'
+ * wakes and what an agent's fatal JVM error does.
+ * <p>
+ * {@link #start} runs once, on the thread that launches the broker; {@link #wake} and {@link #wakeIoAgents} are
+ * called from any thread (a stage revoking a connection, a reload); {@link #onAgentError} runs on the failing agent's
+ * thread and hands a fatal error to a thread of its own ({@code ringmq-fatal}); {@link #close} runs on the closing
+ * thread.
+ */
+final class AgentThreads
+{
+    private static final System.Logger LOG = System.getLogger("io.ringmq");
+
+    private final BrokerContext context;
+    private final ErrorLog errors;
+    private final List<AgentRunner> runners = new ArrayList<>();
+    private AgentInvoker invoker;
+    private volatile Wakeable[] agentWakes;
+    private volatile boolean fatal;
+    private volatile Consumer<Throwable> onFatalError;
+
+    /**
+     * @param onFatalError what an agent's fatal JVM error does until {@link #onFatalError(Consumer)} says otherwise.
+     */
+    AgentThreads(final BrokerContext context, final ErrorLog errors, final Consumer<Throwable> onFatalError)
+    {
+        this.context = context;
+        this.errors = errors;
+        this.onFatalError = onFatalError;
+    }
+
+    /**
+     * Starts every agent in the threading mode of the context: the I/O agents, the stages of {@code pipeline}, and
+     * the router's wakes of the I/O agents.
+     */
+    void start(final IoAgent[] agents, final OutboundRouter outbound, final Pipeline pipeline)
+    {
+        final CorePinning pinning = new CorePinning(context.pin());
+        final boolean wake = IdleStrategies.WAKE.equals(context.idleStrategy());
+        final Wakeable[] agentWakes = new Wakeable[agents.length];
+        final IdleStrategy[] agentIdle = new IdleStrategy[agents.length];
+        for (int i = 0; i < agents.length; i++)
+        {
+            final IoAgent agent = agents[i];
+            if (wake)
+            {
+                final IdleStrategies.SleepingIdleStrategy idle =
+                    IdleStrategies.wake(agent.selector(), agent::hasPendingWork, agent.readyAfterSleep());
+                agentIdle[i] = idle;
+                agentWakes[i] = idle;
+            }
+            else
+            {
+                agentIdle[i] = IdleStrategies.named(context.idleStrategy());
+                agentWakes[i] = Wakeable.NONE;
+            }
+        }
+        outbound.wakes(agentWakes);
+        this.agentWakes = agentWakes;
+        switch (context.threading())
+        {
+            case INVOKER:
+            {
+                final StageAgent stages = pipeline.allStages("pipeline");
+                agents[0].wire(agents, agentWakes, Wakeable.NONE);
+                invoker = new AgentInvoker(error -> errors.record("invoker", error), null,
+                    new CompositeAgent(agents[0], stages));
+                invoker.start();
+                break;
+            }
+            case SHARED:
+            {
+                final StageAgent stages = pipeline.allStages("pipeline");
+                if (wake)
+                {
+                    // the one sleeper of this thread is the agent's wake too (the router and this.agentWakes share
+                    // the array): a TLS task's readyAgain wakes it, and wire() gives it the paused connections' limit
+                    final IdleStrategies.SleepingIdleStrategy idle = IdleStrategies.wake(agents[0].selector(),
+                        () -> agents[0].hasPendingWork() || stages.hasPendingWork(), agents[0].readyAfterSleep());
+                    agentIdle[0] = idle;
+                    agentWakes[0] = idle;
+                }
+                agents[0].wire(agents, agentWakes, Wakeable.NONE);
+                run(new CompositeAgent(pinning.pin("io", 0, agents[0]), stages), agentIdle[0]);
+                break;
+            }
+            case SHARED_NETWORK:
+            {
+                final StageAgent stages = pipeline.allStages("pipeline");
+                final IdleStrategy idle = stageIdle(wake, stages);
+                final Wakeable pipelineWake = idle instanceof Wakeable ? (Wakeable)idle : Wakeable.NONE;
+                startIoAgents(agents, agentWakes, agentIdle, pipelineWake, pinning);
+                run(pinning.pin("pipeline", 0, stages), idle);
+                break;
+            }
+            default:
+            {
+                // auth (with the light release stage), route, and one thread per delivery shard
+                final StageAgent auth = pipeline.authAgent();
+                final StageAgent[] routes = pipeline.routingAgents();
+                final StageAgent[] shards = new StageAgent[pipeline.shardCount()];
+                final IdleStrategy authIdle = stageIdle(wake, auth);
+                final IdleStrategy[] routeIdle = new IdleStrategy[routes.length];
+                final Wakeable[] routeWakes = new Wakeable[routes.length];
+                for (int i = 0; i < routes.length; i++)
+                {
+                    routeIdle[i] = stageIdle(wake, routes[i]);
+                    routeWakes[i] = wakeable(routeIdle[i]);
+                }
+                final IdleStrategy[] shardIdle = new IdleStrategy[shards.length];
+                final Wakeable[] shardWakes = new Wakeable[shards.length];
+                for (int i = 0; i < shards.length; i++)
+                {
+                    shards[i] = pipeline.shardAgent(i);
+                    shardIdle[i] = stageIdle(wake, shards[i]);
+                    shardWakes[i] = wakeable(shardIdle[i]);
+                }
+                final Wakeable authWake = wakeable(authIdle);
+                auth.afterWork(routeWakes[0]::wake);
+                final Runnable wakeShards = () ->
+                {
+                    for (final Wakeable shardWake : shardWakes)
+                    {
+                        shardWake.wake();
+                    }
+                };
+                final StageAgent persist = pipeline.persistenceAgent(); // its own thread: an fsync holds up no one
+                final IdleStrategy persistIdle = null == persist ? null : stageIdle(wake, persist);
+                final Runnable afterRouting;
+                if (null != persist)
+                {
+                    afterRouting = wakeable(persistIdle)::wake;
+                    persist.afterWork(wakeShards);
+                }
+                else
+                {
+                    afterRouting = wakeShards;
+                }
+                // routing shard 0 wakes the other shards, which follow it; each wakes what follows them all
+                routes[0].afterWork(() ->
+                {
+                    for (int i = 1; i < routeWakes.length; i++)
+                    {
+                        routeWakes[i].wake();
+                    }
+                    afterRouting.run();
+                });
+                for (int i = 1; i < routes.length; i++)
+                {
+                    routes[i].afterWork(afterRouting);
+                }
+                for (final StageAgent shard : shards)
+                {
+                    shard.afterWork(authWake::wake); // the release stage runs on the auth thread
+                }
+                startIoAgents(agents, agentWakes, agentIdle, authWake, pinning);
+                run(pinning.pin("auth", 0, auth), authIdle);
+                for (int i = 0; i < routes.length; i++)
+                {
+                    run(pinning.pin("route", i, routes[i]), routeIdle[i]);
+                }
+                if (null != persist)
+                {
+                    run(pinning.pin("persist", 0, persist), persistIdle);
+                }
+                for (int i = 0; i < shards.length; i++)
+                {
+                    run(pinning.pin("deliver", i, shards[i]), shardIdle[i]);
+                }
+            }
+        }
+    }
+
+    /**
+     * Closes an agent that never ran (its selector), as its runner would have.
+     */
+    private static void closeUnstarted(final IoAgent agent)
+    {
+        if (null != agent)
+        {
+            try
+            {
+                agent.onClose();
+            }
+            catch (final RuntimeException ex)
+            {
+                // it held nothing more than its selector: what could be closed is closed
+            }
+        }
+    }
+
+    private static Wakeable wakeable(final IdleStrategy idle)
+    {
+        return idle instanceof Wakeable ? (Wakeable)idle : Wakeable.NONE;
+    }
+
+    private IdleStrategy stageIdle(final boolean wake, final StageAgent stages)
+    {
+        return wake ? IdleStrategies.park(stages::hasPendingWork) : IdleStrategies.named(context.idleStrategy());
+    }
+
+    private void startIoAgents(final IoAgent[] agents, final Wakeable[] agentWakes, final IdleStrategy[] agentIdle,
+        final Wakeable pipelineWake, final CorePinning pinning)
+    {
+        for (int i = 0; i < agents.length; i++)
+        {
+            agents[i].wire(agents, agentWakes, pipelineWake);
+            run(pinning.pin("io", i, agents[i]), agentIdle[i]);
+        }
+    }
+
+    private void run(final Agent agent, final IdleStrategy idle)
+    {
+        final AgentRunner runner = new AgentRunner(idle, error -> onAgentError(agent, error), null, agent);
+        runners.add(runner);
+        AgentRunner.startOnThread(runner);
+    }
+
+    private void onAgentError(final Agent agent, final Throwable error)
+    {
+        errors.record(agent.roleName() + " agent", error);
+        if (error instanceof VirtualMachineError && !fatal)
+        {
+            // out of memory or the like: an agent may be gone, so a broker that looks alive would serve nothing
+            fatal = true;
+            LOG.log(System.Logger.Level.ERROR, "fatal error in " + agent.roleName() + ": " + error + "; stopping");
+            final Thread stopper = new Thread(() -> onFatalError.accept(error), "ringmq-fatal");
+            stopper.setDaemon(true);
+            stopper.start();
+        }
+    }
+
+    /**
+     * @param handler what to do when an agent hits a fatal JVM error (out of memory, stack overflow).
+     */
+    void onFatalError(final Consumer<Throwable> handler)
+    {
+        this.onFatalError = handler;
+    }
+
+    /**
+     * @return whether an agent hit a fatal JVM error: the broker serves nothing any more.
+     */
+    boolean fatal()
+    {
+        return fatal;
+    }
+
+    /**
+     * Wakes I/O agent {@code agentIndex} if it sleeps; nothing before {@link #start}.
+     */
+    void wake(final int agentIndex)
+    {
+        final Wakeable[] wakes = this.agentWakes;
+        if (null != wakes && null != wakes[agentIndex])
+        {
+            wakes[agentIndex].wake();
+        }
+    }
+
+    /**
+     * Wakes every I/O agent that sleeps; nothing before {@link #start}.
+     */
+    void wakeIoAgents()
+    {
+        final Wakeable[] wakes = agentWakes;
+        for (int i = 0; null != wakes && i < wakes.length; i++)
+        {
+            wake(i);
+        }
+    }
+
+    /**
+     * @return whether every I/O agent that sleeps when idle ({@code --idle-strategy wake}) sleeps now, true when
+     * none does (other idle strategies); for tests, so that what they send then meets a sleeping broker.
+     */
+    boolean ioAgentsAsleep()
+    {
+        final Wakeable[] wakes = agentWakes;
+        if (null == wakes)
+        {
+            return false;
+        }
+        for (final Wakeable wake : wakes)
+        {
+            if (wake instanceof IdleStrategies.SleepingIdleStrategy &&
+                !((IdleStrategies.SleepingIdleStrategy)wake).isSleeping())
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * @return whether the caller steps the agents ({@code invoker} threading): no thread of the broker's own runs.
+     */
+    boolean invoked()
+    {
+        return null != invoker;
+    }
+
+    /**
+     * Runs one duty cycle of every agent on the calling thread ({@code invoker} threading).
+     *
+     * @return the work done (0 when every agent was idle).
+     * @throws IllegalStateException in any other threading mode.
+     */
+    int invoke()
+    {
+        if (null == invoker)
+        {
+            throw new IllegalStateException("invoke() is for --threading invoker");
+        }
+        return invoker.invoke();
+    }
+
+    /**
+     * Undoes a start that failed part way: closes what runs (each runner closes its agent) or, when nothing ran,
+     * every I/O agent made so far.
+     */
+    void closeFailedStart(final IoAgent[] agents)
+    {
+        CloseHelper.quietCloseAll(runners);
+        if (null != invoker)
+        {
+            CloseHelper.quietClose(invoker);
+        }
+        else if (runners.isEmpty())
+        {
+            for (final IoAgent agent : agents)
+            {
+                closeUnstarted(agent);
+            }
+        }
+    }
+
+    /**
+     * Stops every agent: each runner's thread ends its duty cycle and closes its agent (connections flushed and
+     * closed, no wills), then the invoker's agents close.
+     */
+    void close()
+    {
+        CloseHelper.quietCloseAll(runners);
+        CloseHelper.quietClose(invoker);
+    }
+}
