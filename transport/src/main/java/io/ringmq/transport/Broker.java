@@ -5,7 +5,6 @@ import io.ringmq.pipeline.ListenerSettings;
 import io.ringmq.pipeline.Pipeline;
 import io.ringmq.pipeline.RingMemory;
 import io.ringmq.pipeline.auth.Authenticator;
-import io.ringmq.pipeline.auth.AclFile;
 import io.ringmq.pipeline.auth.CredentialWorkers;
 import io.ringmq.pipeline.auth.PasswordFile;
 import io.ringmq.pipeline.persistence.DurableStore;
@@ -50,21 +49,19 @@ public final class Broker implements AutoCloseable
     private static final System.Logger LOG = System.getLogger("io.ringmq");
 
     private final BrokerContext context;
-    /** How long a reload waits for every owner to take its limits (each does within a duty cycle, unless stuck). */
-    static final long LIMITS_TAKEN_TIMEOUT_MS = 5_000;
+    /** How long a reload waits for every owner to take its limits ({@link LiveReload}; tests read it here). */
+    static final long LIMITS_TAKEN_TIMEOUT_MS = LiveReload.LIMITS_TAKEN_TIMEOUT_MS;
     private final CountersFile countersFile;
     private final BrokerCounters counters;
     /** What the broker listens on now; a reload replaces it. */
     private volatile Listener[] listeners;
     /** Runs TLS handshakes' delegated tasks for every TLS listener; its threads start with the first handshake. */
     private final TlsTaskExecutor tlsTasks;
-    /** The password and ACL files a reload reads again (a reload with a new configuration may name others). */
-    private volatile Path passwordFile;
-    private volatile Path aclFile;
-    private IoAgent acceptingAgent;
     private final DurableStore store;
     /** The agents' threads (or the invoker that steps them), their wakes and what a fatal error does. */
     private final AgentThreads threads;
+    /** Reloads the password and ACL files, the listeners and the live limits. */
+    private final LiveReload reloads;
     private final Pipeline pipeline;
     /** The I/O agents' outbound rings: mapped memory (RingMemory), unmapped by {@link #close()}. */
     private final ManyToOneRingBuffer[] rings;
@@ -80,8 +77,6 @@ public final class Broker implements AutoCloseable
     {
         this.context = context.conclude();
         this.tlsTasks = new TlsTaskExecutor(context.tlsThreads(), TlsTaskExecutor.DEFAULT_QUEUE_CAPACITY);
-        this.passwordFile = context.passwordFile();
-        this.aclFile = context.aclFile();
         final Authenticator authenticator = authenticator(context);
         store = openStore(context); // first: a data directory in use refuses the start before the port is taken
         // a warm-up accepts on a loopback listener of its own, and the real ones are bound after it: a client (or a
@@ -144,7 +139,6 @@ public final class Broker implements AutoCloseable
                     credentials);
                 agents[i].follow(pipeline.limits());
             }
-            acceptingAgent = agents[0];
             final StageLatencyCollector latencies = 0 == context.metricsPort() ? null :
                 StageLatencyCollector.attach(pipeline);
             threads.start(agents, outbound, pipeline);
@@ -154,7 +148,7 @@ public final class Broker implements AutoCloseable
                 listeners = Listener.bindAll(context.listeners(), context.acceptBacklog(), tlsTasks);
                 for (final Listener listener : listeners)
                 {
-                    acceptingAgent.addListener(listener);
+                    agents[0].addListener(listener);
                 }
                 threads.wake(0);
             }
@@ -178,6 +172,7 @@ public final class Broker implements AutoCloseable
             }
             throw ex;
         }
+        reloads = new LiveReload(context, tlsTasks, pipeline, agents[0], threads);
         LOG.log(System.Logger.Level.INFO, "ringmq listening on " + context.bindAddress() + ":" + port + " (" +
             context + "); counters in " + countersFile.path() + (null == warmedUp ? "" : "; " + warmedUp));
     }
@@ -362,61 +357,7 @@ public final class Broker implements AutoCloseable
             LOG.log(System.Logger.Level.INFO, "reload: not reloaded, the broker is stopping");
             return "not reloaded: the broker is stopping";
         }
-        final Path passwordPath = null == next ? passwordFile : next.passwordFile();
-        final Path aclPath = null == next ? aclFile : next.aclFile();
-        final Listener[] current = listeners;
-        final List<ListenerSettings> added = new ArrayList<>();
-        final List<Listener> kept = new ArrayList<>();
-        final List<Listener> removed = new ArrayList<>();
-        if (null != next)
-        {
-            diff(current, next.listeners(), added, kept, removed);
-        }
-        Listener[] bound = new Listener[0];
-        try
-        {
-            refuseSwitching(passwordPath, passwordFile, "password file");
-            refuseSwitching(aclPath, aclFile, "ACL file");
-            // both read, and new listeners bound, before anything is taken: a bad one keeps the old configuration
-            final PasswordFile file = null == passwordPath ? null : PasswordFile.load(passwordPath);
-            final AclFile acl = null == aclPath ? null : AclFile.load(aclPath);
-            bound = Listener.bindAll(added, context.acceptBacklog(), tlsTasks);
-            if (null != file)
-            {
-                pipeline.reloadPasswordFile(file);
-            }
-            if (null != acl)
-            {
-                pipeline.reloadAclFile(acl);
-            }
-            passwordFile = passwordPath;
-            aclFile = aclPath;
-        }
-        catch (final IOException | IllegalArgumentException ex)
-        {
-            Listener.closeAll(bound);
-            LOG.log(System.Logger.Level.WARNING, "reload failed, keeping the old configuration: " + ex.getMessage());
-            throw ex;
-        }
-        for (final Listener listener : removed)
-        {
-            listener.close(); // stops accepting; its connections stay
-        }
-        final List<Listener> now = new ArrayList<>(kept);
-        for (final Listener listener : bound)
-        {
-            now.add(listener);
-            acceptingAgent.addListener(listener);
-        }
-        threads.wake(0);
-        listeners = now.toArray(new Listener[0]);
-        final String limitsDone = null == next ? "" : reloadLimits(next);
-        final String done = "reloaded" + (null == passwordPath ? "" : " " + passwordPath) +
-            (null == aclPath ? "" : " " + aclPath) + (added.isEmpty() && removed.isEmpty() ? "" :
-            "; listeners: " + (bound.length > 0 ? "+" + java.util.Arrays.toString(bound) : "") +
-            (removed.isEmpty() ? "" : " -" + removed)) + limitsDone;
-        LOG.log(System.Logger.Level.INFO, "reload: " + done);
-        return done;
+        return reloads.reload(next, listeners, now -> listeners = now);
     }
 
     /**
@@ -426,78 +367,6 @@ public final class Broker implements AutoCloseable
     {
         return pipeline.limits().current();
     }
-
-    /**
-     * Publishes the live limits of {@code next} to every owner (I/O agents, stages), wakes them and waits until each
-     * has taken them; logs the settings that changed but need a restart, which keep their old value.
-     *
-     * @return what changed, for the reload's line.
-     */
-    private String reloadLimits(final BrokerContext next)
-    {
-        final io.ringmq.pipeline.LiveLimits live = pipeline.limits();
-        final BrokerContext running = live.current();
-        final List<String> restart = running.restartOnlyChanges(next);
-        if (!restart.isEmpty())
-        {
-            LOG.log(System.Logger.Level.WARNING, "needs a restart: " + String.join(", ", restart) +
-                " (the old values stay until then)");
-        }
-        final List<String> changed = running.liveChanges(next);
-        if (changed.isEmpty())
-        {
-            return "";
-        }
-        live.publish(running.withLiveLimitsOf(next));
-        threads.wakeIoAgents();
-        if (!threads.invoked() && !live.awaitTaken(LIMITS_TAKEN_TIMEOUT_MS))
-        {
-            LOG.log(System.Logger.Level.WARNING, "reload: not every agent has taken the new limits within " +
-                LIMITS_TAKEN_TIMEOUT_MS + " ms; they take them at their next duty cycle");
-        }
-        return "; limits: " + String.join(", ", changed);
-    }
-
-    /**
-     * Turning a password or ACL file on or off changes how every stage decides: it takes a restart.
-     */
-    private static void refuseSwitching(final Path next, final Path now, final String what)
-    {
-        if ((null == next) != (null == now))
-        {
-            throw new IllegalArgumentException("turning the " + what + " " + (null == next ? "off" : "on") +
-                " takes a restart");
-        }
-    }
-
-    private static void diff(final Listener[] current, final List<ListenerSettings> wanted,
-        final List<ListenerSettings> added, final List<Listener> kept, final List<Listener> removed)
-    {
-        final List<Listener> unmatched = new ArrayList<>(List.of(current));
-        for (final ListenerSettings settings : wanted)
-        {
-            Listener same = null;
-            for (final Listener listener : unmatched)
-            {
-                if (listener.settings.sameAs(settings))
-                {
-                    same = listener;
-                    break;
-                }
-            }
-            if (null == same)
-            {
-                added.add(settings);
-            }
-            else
-            {
-                unmatched.remove(same);
-                kept.add(same);
-            }
-        }
-        removed.addAll(unmatched);
-    }
-
 
     /**
      * @return whether every I/O agent that sleeps when idle ({@code --idle-strategy wake}) sleeps now, true when

@@ -1,0 +1,199 @@
+package io.ringmq.transport;
+
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.ListenerSettings;
+import io.ringmq.pipeline.LiveLimits;
+import io.ringmq.pipeline.Pipeline;
+import io.ringmq.pipeline.auth.AclFile;
+import io.ringmq.pipeline.auth.PasswordFile;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * A running broker's live reload ({@link Broker#reload(BrokerContext)}): reads the password and ACL files again,
+ * diffs the listeners a new configuration names against those the broker has (binding the new ones, closing the
+ * dropped ones, keeping the same ones' sockets), and publishes the new live limits to their owners. It owns the
+ * paths of the password and ACL files a reload reads again; the listeners stay the broker's, handed in and back.
+ * <p>
+ * Runs on the reloading thread (a SIGHUP's, from {@link Main#reloadOnSignal}, or a caller of {@link Broker#reload}),
+ * one reload at a time and never overlapping the broker's close: the broker's monitor holds both. What it publishes
+ * (listeners to the accepting I/O agent, limits to every owner) is taken on the owners' threads.
+ */
+final class LiveReload
+{
+    private static final System.Logger LOG = System.getLogger("io.ringmq");
+
+    /** How long a reload waits for every owner to take its limits (each does within a duty cycle, unless stuck). */
+    static final long LIMITS_TAKEN_TIMEOUT_MS = 5_000;
+
+    private final BrokerContext context;
+    private final TlsTaskExecutor tlsTasks;
+    private final Pipeline pipeline;
+    private final IoAgent acceptingAgent;
+    private final AgentThreads threads;
+    /** The password and ACL files a reload reads again (a reload with a new configuration may name others). */
+    private volatile Path passwordFile;
+    private volatile Path aclFile;
+
+    /**
+     * @param context        the configuration the broker started with: its password and ACL files, its backlog.
+     * @param acceptingAgent the I/O agent that accepts on every listener.
+     */
+    LiveReload(final BrokerContext context, final TlsTaskExecutor tlsTasks, final Pipeline pipeline,
+        final IoAgent acceptingAgent, final AgentThreads threads)
+    {
+        this.context = context;
+        this.tlsTasks = tlsTasks;
+        this.pipeline = pipeline;
+        this.acceptingAgent = acceptingAgent;
+        this.threads = threads;
+        this.passwordFile = context.passwordFile();
+        this.aclFile = context.aclFile();
+    }
+
+    /**
+     * Reloads as {@link Broker#reload(BrokerContext)} says.
+     *
+     * @param next      the configuration now, or null to read the same files again.
+     * @param current   the listeners the broker has now.
+     * @param listening takes the listeners the broker has after the reload, before the limits are published.
+     * @return what was reloaded, one line.
+     */
+    String reload(final BrokerContext next, final Listener[] current, final Consumer<Listener[]> listening)
+        throws IOException
+    {
+        final Path passwordPath = null == next ? passwordFile : next.passwordFile();
+        final Path aclPath = null == next ? aclFile : next.aclFile();
+        final List<ListenerSettings> added = new ArrayList<>();
+        final List<Listener> kept = new ArrayList<>();
+        final List<Listener> removed = new ArrayList<>();
+        if (null != next)
+        {
+            diff(current, next.listeners(), added, kept, removed);
+        }
+        Listener[] bound = new Listener[0];
+        try
+        {
+            refuseSwitching(passwordPath, passwordFile, "password file");
+            refuseSwitching(aclPath, aclFile, "ACL file");
+            // both read, and new listeners bound, before anything is taken: a bad one keeps the old configuration
+            final PasswordFile file = null == passwordPath ? null : PasswordFile.load(passwordPath);
+            final AclFile acl = null == aclPath ? null : AclFile.load(aclPath);
+            bound = Listener.bindAll(added, context.acceptBacklog(), tlsTasks);
+            if (null != file)
+            {
+                pipeline.reloadPasswordFile(file);
+            }
+            if (null != acl)
+            {
+                pipeline.reloadAclFile(acl);
+            }
+            passwordFile = passwordPath;
+            aclFile = aclPath;
+        }
+        catch (final IOException | IllegalArgumentException ex)
+        {
+            Listener.closeAll(bound);
+            LOG.log(System.Logger.Level.WARNING, "reload failed, keeping the old configuration: " + ex.getMessage());
+            throw ex;
+        }
+        for (final Listener listener : removed)
+        {
+            listener.close(); // stops accepting; its connections stay
+        }
+        final List<Listener> now = new ArrayList<>(kept);
+        for (final Listener listener : bound)
+        {
+            now.add(listener);
+            acceptingAgent.addListener(listener);
+        }
+        threads.wake(0);
+        listening.accept(now.toArray(new Listener[0]));
+        final String limitsDone = null == next ? "" : reloadLimits(next);
+        final String done = "reloaded" + (null == passwordPath ? "" : " " + passwordPath) +
+            (null == aclPath ? "" : " " + aclPath) + (added.isEmpty() && removed.isEmpty() ? "" :
+            "; listeners: " + (bound.length > 0 ? "+" + java.util.Arrays.toString(bound) : "") +
+            (removed.isEmpty() ? "" : " -" + removed)) + limitsDone;
+        LOG.log(System.Logger.Level.INFO, "reload: " + done);
+        return done;
+    }
+
+    /**
+     * Publishes the live limits of {@code next} to every owner (I/O agents, stages), wakes them and waits until each
+     * has taken them; logs the settings that changed but need a restart, which keep their old value.
+     *
+     * @return what changed, for the reload's line.
+     */
+    private String reloadLimits(final BrokerContext next)
+    {
+        final LiveLimits live = pipeline.limits();
+        final BrokerContext running = live.current();
+        final List<String> restart = running.restartOnlyChanges(next);
+        if (!restart.isEmpty())
+        {
+            LOG.log(System.Logger.Level.WARNING, "needs a restart: " + String.join(", ", restart) +
+                " (the old values stay until then)");
+        }
+        final List<String> changed = running.liveChanges(next);
+        if (changed.isEmpty())
+        {
+            return "";
+        }
+        live.publish(running.withLiveLimitsOf(next));
+        threads.wakeIoAgents();
+        if (!threads.invoked() && !live.awaitTaken(LIMITS_TAKEN_TIMEOUT_MS))
+        {
+            LOG.log(System.Logger.Level.WARNING, "reload: not every agent has taken the new limits within " +
+                LIMITS_TAKEN_TIMEOUT_MS + " ms; they take them at their next duty cycle");
+        }
+        return "; limits: " + String.join(", ", changed);
+    }
+
+    /**
+     * Turning a password or ACL file on or off changes how every stage decides: it takes a restart.
+     */
+    private static void refuseSwitching(final Path next, final Path now, final String what)
+    {
+        if ((null == next) != (null == now))
+        {
+            throw new IllegalArgumentException("turning the " + what + " " + (null == next ? "off" : "on") +
+                " takes a restart");
+        }
+    }
+
+    /**
+     * Sorts the listeners {@code wanted} against {@code current}: settings no current listener has ({@code added}),
+     * current listeners with the same settings ({@code kept}), and the current ones nothing wants ({@code removed}).
+     */
+    private static void diff(final Listener[] current, final List<ListenerSettings> wanted,
+        final List<ListenerSettings> added, final List<Listener> kept, final List<Listener> removed)
+    {
+        final List<Listener> unmatched = new ArrayList<>(List.of(current));
+        for (final ListenerSettings settings : wanted)
+        {
+            Listener same = null;
+            for (final Listener listener : unmatched)
+            {
+                if (listener.settings.sameAs(settings))
+                {
+                    same = listener;
+                    break;
+                }
+            }
+            if (null == same)
+            {
+                added.add(settings);
+            }
+            else
+            {
+                unmatched.remove(same);
+                kept.add(same);
+            }
+        }
+        removed.addAll(unmatched);
+    }
+}
