@@ -1,7 +1,6 @@
 package io.ringmq.transport;
 
 import io.ringmq.pipeline.BrokerContext;
-import io.ringmq.pipeline.ListenerSettings;
 import io.ringmq.pipeline.Pipeline;
 import io.ringmq.pipeline.RingMemory;
 import io.ringmq.pipeline.auth.Authenticator;
@@ -81,7 +80,7 @@ public final class Broker implements AutoCloseable
         store = openStore(context); // first: a data directory in use refuses the start before the port is taken
         // a warm-up accepts on a loopback listener of its own, and the real ones are bound after it: a client (or a
         // supervisor's probe) that finds the port open meets a warm broker
-        final Listener[] warmupListeners = warmupListeners(context);
+        final Listener[] warmupListeners = WarmStart.listeners(context);
         try
         {
             listeners = null == warmupListeners ?
@@ -144,7 +143,7 @@ public final class Broker implements AutoCloseable
             threads.start(agents, outbound, pipeline);
             if (null != warmupListeners)
             {
-                warmedUp = warmUp(warmupListeners[0], connectionCount);
+                warmedUp = WarmStart.warmUp(context, counters, pipeline, warmupListeners[0], connectionCount);
                 listeners = Listener.bindAll(context.listeners(), context.acceptBacklog(), tlsTasks);
                 for (final Listener listener : listeners)
                 {
@@ -175,75 +174,6 @@ public final class Broker implements AutoCloseable
         reloads = new LiveReload(context, tlsTasks, pipeline, agents[0], threads);
         LOG.log(System.Logger.Level.INFO, "ringmq listening on " + context.bindAddress() + ":" + port + " (" +
             context + "); counters in " + countersFile.path() + (null == warmedUp ? "" : "; " + warmedUp));
-    }
-
-    /**
-     * @return a plain listener on an ephemeral loopback port, anonymous clients allowed, for the warm-up; null when
-     * there is no warm-up ({@code --warmup 0}, {@code invoker} threading: no thread would serve it) or no loopback
-     * port to be had (the broker then starts cold).
-     */
-    private static Listener[] warmupListeners(final BrokerContext context)
-    {
-        if (context.warmupConnections() <= 0 || context.threading() == BrokerContext.Threading.INVOKER)
-        {
-            return null;
-        }
-        try
-        {
-            return Listener.bindAll(List.of(new ListenerSettings(0, "127.0.0.1")
-                .anonymous(Authenticator.AnonymousPolicy.ALL).conclude()), 128, null);
-        }
-        catch (final IOException | RuntimeException ex)
-        {
-            LOG.log(System.Logger.Level.DEBUG, "no warm-up: " + ex);
-            return null;
-        }
-    }
-
-    /**
-     * Drives {@code --warmup} connections through the broker's own paths ({@link Warmup}) on the warm-up listener,
-     * waits until their sessions are gone, closes that listener and puts every counter back as it was (so
-     * {@code $SYS}, {@code ringmq stat} and the metrics show no trace of it). The real listeners are bound after it.
-     *
-     * @return what the warm-up did.
-     */
-    private Warmup.Result warmUp(final Listener warmupListener, final AtomicInteger connectionCount)
-    {
-        final long[] before = new long[BrokerCounters.count()];
-        for (int i = 0; i < before.length; i++)
-        {
-            before[i] = counters.get(i);
-        }
-        final int sessionsBefore = pipeline.routing().sessionCount();
-        Warmup.Result result = null;
-        try
-        {
-            // at most half of --max-connections (and of the per-address limit) at once: nothing refused, nothing logged
-            final int parallel = Math.max(1, Math.min(Warmup.PARALLEL,
-                Math.min(context.maxConnections(), context.maxConnectionsPerAddress()) / 2));
-            final java.util.Set<Integer> ownPorts = java.util.concurrent.ConcurrentHashMap.newKeySet();
-            warmupListener.admitOnly(ownPorts::contains); // its anonymous listener takes its own sockets only
-            result = Warmup.run(warmupListener.port, context.warmupConnections(), parallel, Warmup.DEADLINE_NS,
-                ownPorts);
-            // the last DISCONNECTs are still on their way through the stages: wait, a bounded while, until every
-            // connection is closed, every session gone and every event published to the ring released
-            final long settleEndNs = System.nanoTime() + Warmup.SETTLE_NS;
-            while ((connectionCount.get() > 0 || pipeline.routing().sessionCount() > sessionsBefore ||
-                counters.get(BrokerCounters.EVENTS_RELEASE) < pipeline.ring().getCursor() + 1) &&
-                settleEndNs - System.nanoTime() > 0)
-            {
-                java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
-            }
-        }
-        finally
-        {
-            warmupListener.close();
-            for (int i = 0; i < before.length; i++)
-            {
-                counters.set(i, before[i]);
-            }
-        }
-        return result;
     }
 
     /**
