@@ -5,12 +5,8 @@ import io.ringmq.pipeline.Pipeline;
 import io.ringmq.pipeline.RingMemory;
 import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.auth.CredentialWorkers;
-import io.ringmq.pipeline.auth.PasswordFile;
 import io.ringmq.pipeline.persistence.DurableStore;
-import io.ringmq.pipeline.persistence.MemoryStore;
 import io.ringmq.pipeline.persistence.StoreException;
-import io.ringmq.persistence.RocksDbSettings;
-import io.ringmq.persistence.RocksDbStoreOpener;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.status.CountersFile;
 import io.ringmq.pipeline.status.ErrorLog;
@@ -76,8 +72,9 @@ public final class Broker implements AutoCloseable
     {
         this.context = context.conclude();
         this.tlsTasks = new TlsTaskExecutor(context.tlsThreads(), TlsTaskExecutor.DEFAULT_QUEUE_CAPACITY);
-        final Authenticator authenticator = authenticator(context);
-        store = openStore(context); // first: a data directory in use refuses the start before the port is taken
+        final Authenticator authenticator = StartupFiles.authenticator(context);
+        // first: a data directory in use refuses the start before the port is taken
+        store = StartupFiles.openStore(context);
         // a warm-up accepts on a loopback listener of its own, and the real ones are bound after it: a client (or a
         // supervisor's probe) that finds the port open meets a warm broker
         final Listener[] warmupListeners = WarmStart.listeners(context);
@@ -185,52 +182,6 @@ public final class Broker implements AutoCloseable
     public static Broker launch(final BrokerContext context) throws IOException
     {
         return new Broker(context);
-    }
-
-    private static Authenticator authenticator(final BrokerContext context) throws IOException
-    {
-        PasswordFile passwordFile = null;
-        if (null != context.passwordFile())
-        {
-            try
-            {
-                passwordFile = PasswordFile.load(context.passwordFile());
-            }
-            catch (final IOException ex)
-            {
-                throw new IOException("cannot read password file " + context.passwordFile() + ": " + ex, ex);
-            }
-        }
-        return new Authenticator(context.anonymous(), context.user(), context.password(), passwordFile,
-            context.credentialSettings().cacheSize());
-    }
-
-    /**
-     * Opens the store {@code --persistence} asks for: RocksDB under {@code --data-dir} (created and opened at the
-     * first record to keep when the directory is missing or empty), or nothing kept.
-     *
-     * @throws IOException when it cannot be opened (in use by another broker, not a directory, damaged under
-     *                     {@code --strict-recovery}), with a one-line reason.
-     */
-    private static DurableStore openStore(final BrokerContext context) throws IOException
-    {
-        if (!context.persistent())
-        {
-            return MemoryStore.none();
-        }
-        try
-        {
-            return RocksDbStoreOpener.open(RocksDbSettings.defaults(context.dataDir())
-                .withDurability(context.durability())
-                .withFsyncIntervalMs(context.fsyncIntervalMs())
-                .withBlockCacheLength(context.persistenceCacheBytes())
-                .withWriteBufferLength(context.persistenceWriteBufferBytes())
-                .withStrict(context.strictRecovery()));
-        }
-        catch (final StoreException ex)
-        {
-            throw new IOException(ex.getMessage(), ex);
-        }
     }
 
     /**
