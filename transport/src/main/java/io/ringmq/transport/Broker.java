@@ -38,12 +38,17 @@ import java.util.concurrent.atomic.AtomicInteger;
  * </pre>
  * With the default {@code wake} idle strategy every thread sleeps when idle (I/O agents in {@code select},
  * stage threads parked) and is woken once per batch by whoever gave it work.
+ * <p>
+ * The broker is the assembly, as Aeron's {@code MediaDriver} is: in order, it opens the password file and the store
+ * ({@link StartupFiles}), binds the listeners, builds the pipeline, the outbound rings and the I/O agents, has
+ * {@link AgentThreads} put the agents on threads in the threading mode, runs the warm-up ({@link WarmStart}) before
+ * the real listeners are bound, and on {@link #close()} undoes it all in order. A reload is {@link LiveReload}'s,
+ * never overlapping the close. Launching, reloading and closing run on their callers' threads.
  */
 public final class Broker implements AutoCloseable
 {
     private static final System.Logger LOG = System.getLogger("io.ringmq");
 
-    private final BrokerContext context;
     /** How long a reload waits for every owner to take its limits ({@link LiveReload}; tests read it here). */
     static final long LIMITS_TAKEN_TIMEOUT_MS = LiveReload.LIMITS_TAKEN_TIMEOUT_MS;
     private final CountersFile countersFile;
@@ -61,7 +66,6 @@ public final class Broker implements AutoCloseable
     /** The I/O agents' outbound rings: mapped memory (RingMemory), unmapped by {@link #close()}. */
     private final ManyToOneRingBuffer[] rings;
     private final CredentialWorkers credentials;
-    private final ErrorLog errors;
     private final int port;
     private final MetricsEndpoint metrics;
     /** What the warm-up at start did, or null without one. */
@@ -70,7 +74,7 @@ public final class Broker implements AutoCloseable
 
     private Broker(final BrokerContext context) throws IOException
     {
-        this.context = context.conclude();
+        context.conclude(); // validated once, before anything is opened
         this.tlsTasks = new TlsTaskExecutor(context.tlsThreads(), TlsTaskExecutor.DEFAULT_QUEUE_CAPACITY);
         final Authenticator authenticator = StartupFiles.authenticator(context);
         // first: a data directory in use refuses the start before the port is taken
@@ -101,7 +105,7 @@ public final class Broker implements AutoCloseable
             throw new IOException("cannot create a counters file in " + context.countersDir() + ": " + ex, ex);
         }
         counters = new BrokerCounters(countersFile);
-        errors = new ErrorLog(counters);
+        final ErrorLog errors = new ErrorLog(counters);
         // passwords are verified on their own named threads in every mode; inline in invoker mode (no threads)
         credentials = new CredentialWorkers(authenticator, context.credentialSettings(),
             context.threading() == BrokerContext.Threading.INVOKER ? 0 : context.credentialSettings().threads(),

@@ -1,7 +1,8 @@
 /**
  * The network edge: non-blocking socket I/O agents, accept, per-connection buffers, connection timers, the
  * outbound rings, the broker assembly ({@link io.ringmq.transport.Broker}) and the {@code ringmq} command line
- * ({@link io.ringmq.transport.Main}).
+ * ({@link io.ringmq.transport.Main}). The broker puts its agents on threads through {@code AgentThreads}, warms up
+ * through {@code WarmStart} and reloads through {@code LiveReload}.
  * <p>
  * An I/O agent ({@code IoAgent}, the duty cycle) runs three roles over its selector: the {@code Acceptor} (on the
  * agent that listens: admits sockets against the connection, per-address and memory limits and hands them out),
