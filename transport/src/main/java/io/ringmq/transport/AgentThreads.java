@@ -107,8 +107,7 @@ final class AgentThreads
             {
                 final StageAgent stages = pipeline.allStages("pipeline");
                 final IdleStrategy idle = stageIdle(wake, stages);
-                final Wakeable pipelineWake = idle instanceof Wakeable ? (Wakeable)idle : Wakeable.NONE;
-                startIoAgents(agents, agentWakes, agentIdle, pipelineWake, pinning);
+                startIoAgents(agents, agentWakes, agentIdle, wakeable(idle), pinning);
                 run(pinning.pin("pipeline", 0, stages), idle);
                 break;
             }
