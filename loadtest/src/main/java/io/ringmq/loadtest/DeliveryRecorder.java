@@ -14,7 +14,8 @@ import java.util.concurrent.TimeUnit;
  * once for the whole share group ({@link ShareGroupTracker}), with each member's own order still checked.
  *
  * <p>Owned by its driver's thread; {@link #latency} is read once that thread has stopped. It allocates a subscriber's
- * trackers on its first delivery (and one per publisher on the first delivery from it), nothing after.
+ * trackers on its first delivery (and one per publisher on the first delivery from it); after that only as a
+ * tracker's window of sequence numbers grows ({@link SequenceTracker}'s bit set), not per delivery.
  */
 final class DeliveryRecorder
 {

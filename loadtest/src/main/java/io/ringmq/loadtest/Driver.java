@@ -16,7 +16,7 @@ import java.util.function.Consumer;
  *
  * <pre>
  *   one duty cycle (loop)
- *     phase changed?    Publishers.start (RUNNING) | Publishers.drain (DRAINING)
+ *     phase changed?    Publishers.start (RUNNING) | DRAINING: HeldPings.pingAll (conn), then Publishers.drain
  *     Dialer.dial       connects, as concurrency and -conn-rate allow; TCP up -> CONNECT queued
  *     Publishers        publish: paced from the DueQueue, or flood | DRAINING: finish -> each one's last PINGREQ
  *     HeldPings         conn with -ping-interval: each held connection's PINGREQ in its turn
@@ -26,7 +26,8 @@ import java.util.function.Consumer;
  *     idle              select, or DeadlineSleeper until the next message is due
  * </pre>
  *
- * The driver itself keeps the phases, the selector and its keys, the held connections' pings, persistent mode's
+ * The driver itself keeps the phases, the selector and its keys, which ping round trips count (with
+ * {@code -ping-interval}, only the hold's), persistent mode's
  * subscribers going away and coming back, and how connections end (refused, failed, lost) with their counts.
  *
  * <p>Per message the work is O(log publishers), not O(publishers) ({@link Publishers}); only clients with bytes queued

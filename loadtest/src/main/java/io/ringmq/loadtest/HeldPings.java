@@ -9,7 +9,8 @@ import java.util.concurrent.TimeUnit;
  * The connection mode's check of one {@link Driver}'s held connections. With {@code -ping-interval} each connection
  * sends a PINGREQ once an interval through the hold, the connections' turns spread evenly across it; when the hold
  * ends every ready connection sends one more, whose PINGRESP proves the broker read everything sent before it. Each
- * round trip, PINGREQ queued to PINGRESP read, goes into {@link #pingTime}.
+ * round trip the driver hands in, PINGREQ queued to PINGRESP read, goes into {@link #pingTime} (with
+ * {@code -ping-interval} the driver hands in only the hold's: not the final burst's).
  *
  * <p>Owned by its driver's thread; {@link #pingTime} is read once that thread has stopped. Allocates nothing.
  */
