@@ -204,7 +204,7 @@ class ReloadRaceTest extends InProcessBrokerTest
             for (int version = 2; version <= 4; version++)
             {
                 edit(version * 100);
-                final Thread signal = new Thread(() -> Main.reloadOnSignal(broker, args), "SIGHUP handler " + version);
+                final Thread signal = new Thread(() -> SignalReloads.reloadOnSignal(broker, args), "SIGHUP handler " + version);
                 signal.start();
                 final long untilNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
                 while (signal.getState() != Thread.State.BLOCKED && System.nanoTime() < untilNs)
@@ -253,7 +253,7 @@ class ReloadRaceTest extends InProcessBrokerTest
     void aSignalDuringTheStartIsApplied() throws Exception
     {
         final String[] args = {"-c", config().toString(), "--bind", "127.0.0.1", "--port", "0", "--sys-interval", "0"};
-        final Main.SignalReloads signals = new Main.SignalReloads(args);
+        final SignalReloads signals = new SignalReloads(args);
         final BrokerContext read = Main.rereadContext(args); // what the start reads
         edit(200);
         signals.signal(); // the operator's SIGHUP while it starts
