@@ -498,10 +498,10 @@ public final class Main implements Callable<Integer>
         }
         if (null != authFailureWindow)
         {
-            settings.failureWindowMs(parseLongDurationMs(authFailureWindow));
+            settings.failureWindowMs(OptionValues.parseLongDurationMs(authFailureWindow));
         }
-        settings.backoff(null == authBackoff ? settings.backoffMs() : parseLongDurationMs(authBackoff),
-            null == authBackoffMax ? settings.backoffMaxMs() : parseLongDurationMs(authBackoffMax));
+        settings.backoff(null == authBackoff ? settings.backoffMs() : OptionValues.parseLongDurationMs(authBackoff),
+            null == authBackoffMax ? settings.backoffMaxMs() : OptionValues.parseLongDurationMs(authBackoffMax));
         if (null != authTrackedAddresses)
         {
             settings.trackedAddresses(authTrackedAddresses);
@@ -525,7 +525,7 @@ public final class Main implements Callable<Integer>
             .maxInflight(maxInflight)
             .maxQueued(maxQueued)
             .maxPacketSize(maxPacketSize)
-            .connectTimeoutMs(parseDurationMs(connectTimeout))
+            .connectTimeoutMs(OptionValues.parseDurationMs(connectTimeout))
             .maxClientIdLength(maxClientIdLength)
             .maxSubscriptionsPerClient(maxSubscriptionsPerClient)
             .maxQueuedBytes(maxQueuedBytes)
@@ -533,15 +533,15 @@ public final class Main implements Callable<Integer>
             .maxSessionMemory(maxSessionMemory)
             .maxClientSessionMemory(maxClientSessionMemory)
             .maxRetained(maxRetainedMessages, maxRetainedBytes)
-            .persistentClientExpirationMs(parseLongDurationMs(persistentClientExpiration))
+            .persistentClientExpirationMs(OptionValues.parseLongDurationMs(persistentClientExpiration))
             .maxSessions(maxSessions)
-            .sysIntervalMs(parseLongDurationMs(sysInterval))
+            .sysIntervalMs(OptionValues.parseLongDurationMs(sysInterval))
             .warmupConnections(warmup)
             .slotInlineBytes(slotInlineBytes)
             .messageLogBytes(messageLogBytes)
             .outboundRingBytes(outboundRingBytes)
             .stageBatchLimit(stageBatchLimit)
-            .anonymous(parseEnum(Authenticator.AnonymousPolicy.class, anonymous, "--anonymous"))
+            .anonymous(OptionValues.parseEnum(Authenticator.AnonymousPolicy.class, anonymous, "--anonymous"))
             .credentials(user, password())
             .passwordFile(passwordFile)
             .aclFile(aclFile)
@@ -560,15 +560,15 @@ public final class Main implements Callable<Integer>
             .sharedSubscriptionStrategy(sharedSubscriptionStrategy)
             .persistent(parsePersistence(persistence))
             .dataDir(dataDir)
-            .durability(parseEnum(io.ringmq.pipeline.persistence.Durability.class, durability, "--durability"),
-                parseLongDurationMs(fsyncInterval))
+            .durability(OptionValues.parseEnum(io.ringmq.pipeline.persistence.Durability.class, durability, "--durability"),
+                OptionValues.parseLongDurationMs(fsyncInterval))
             .strictRecovery(strictRecovery)
             .persistenceMemory(persistenceCache, persistenceWriteBuffers);
         listeners(context);
         credentialSettings(context.credentialSettings());
         if (null != threading)
         {
-            context.threading(parseEnum(BrokerContext.Threading.class, threading, "--threading"));
+            context.threading(OptionValues.parseEnum(BrokerContext.Threading.class, threading, "--threading"));
             if (context.threading() == BrokerContext.Threading.INVOKER)
             {
                 throw new IllegalArgumentException("--threading invoker runs no thread: it is for embedding tests");
@@ -605,71 +605,6 @@ public final class Main implements Callable<Integer>
             default:
                 throw new IllegalArgumentException("--persistence must be rocksdb or memory (or true/false): '" +
                     text + "'");
-        }
-    }
-
-    static int parseDurationMs(final String text)
-    {
-        final String value = text.strip().toLowerCase(Locale.ROOT);
-        try
-        {
-            if (value.endsWith("ms"))
-            {
-                return Integer.parseInt(value.substring(0, value.length() - 2));
-            }
-            if (value.endsWith("s"))
-            {
-                return Math.multiplyExact(Integer.parseInt(value.substring(0, value.length() - 1)), 1000);
-            }
-            return Math.multiplyExact(Integer.parseInt(value), 1000);
-        }
-        catch (final NumberFormatException | ArithmeticException ex)
-        {
-            throw new IllegalArgumentException("cannot read duration '" + text + "' (e.g. 10s or 500ms)");
-        }
-    }
-
-    /**
-     * Reads a duration that may be long: a number with ms, s, m (minutes), h, d or w; a bare number is seconds.
-     */
-    static long parseLongDurationMs(final String text)
-    {
-        final String value = text.strip().toLowerCase(Locale.ROOT);
-        final String[] units = {"ms", "s", "m", "h", "d", "w"};
-        final long[] scale = {1, 1_000, 60_000, 3_600_000, 86_400_000, 604_800_000};
-        try
-        {
-            for (int i = 0; i < units.length; i++)
-            {
-                if (value.endsWith(units[i]))
-                {
-                    final long number = Long.parseLong(value.substring(0, value.length() - units[i].length()));
-                    return Math.multiplyExact(number, scale[i]);
-                }
-            }
-            return Math.multiplyExact(Long.parseLong(value), 1_000L);
-        }
-        catch (final NumberFormatException | ArithmeticException ex)
-        {
-            throw new IllegalArgumentException("cannot read duration '" + text + "' (e.g. 30s, 2h, 7d or 1w)");
-        }
-    }
-
-    static <E extends Enum<E>> E parseEnum(final Class<E> type, final String text, final String option)
-    {
-        try
-        {
-            return Enum.valueOf(type, text.strip().toUpperCase(Locale.ROOT).replace('-', '_'));
-        }
-        catch (final IllegalArgumentException ex)
-        {
-            final StringBuilder names = new StringBuilder();
-            for (final E constant : type.getEnumConstants())
-            {
-                names.append(names.length() > 0 ? ", " : "").append(constant.name().toLowerCase(Locale.ROOT)
-                    .replace('_', '-'));
-            }
-            throw new IllegalArgumentException(option + " must be one of " + names + ": '" + text + "'");
         }
     }
 

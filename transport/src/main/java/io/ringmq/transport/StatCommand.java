@@ -50,7 +50,7 @@ final class StatCommand implements Callable<Integer>
 
     public Integer call() throws Exception
     {
-        final long intervalMs = Main.parseDurationMs(interval);
+        final long intervalMs = OptionValues.parseDurationMs(interval);
         if (intervalMs <= 0)
         {
             throw new IllegalArgumentException("--interval must be positive");
