@@ -211,7 +211,7 @@ public final class RingMqBuilder
         Path temporary = null;
         try
         {
-            if (null == options.countersDir)
+            if (null == options.observability.countersDir)
             {
                 temporary = Files.createTempDirectory("ringmq-counters-");
                 context.countersDir(temporary);

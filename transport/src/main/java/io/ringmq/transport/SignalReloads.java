@@ -92,7 +92,7 @@ final class SignalReloads
                 next = null == reread ? null : reread.context().conclude();
                 if (null != reread)
                 {
-                    Logging.level(reread.logLevel); // checked before anything is taken
+                    Logging.level(reread.observability.logLevel); // checked before anything is taken
                 }
             }
             catch (final IOException | IllegalArgumentException ex)
@@ -106,7 +106,8 @@ final class SignalReloads
                 broker.reload(next);
                 if (null != reread)
                 {
-                    Logging.reconfigureLevel(reread.logLevel); // the limits took, and the level with them
+                    // the limits took, and the level with them
+                    Logging.reconfigureLevel(reread.observability.logLevel);
                 }
             }
             catch (final IOException | IllegalArgumentException ex)

@@ -1,0 +1,122 @@
+package io.ringmq.transport;
+
+import io.ringmq.pipeline.BrokerContext;
+import picocli.CommandLine.Option;
+
+import static io.ringmq.transport.Main.DEFAULTS;
+
+/**
+ * The {@code ringmq} options that bound what clients may hold and send (a picocli mixin of {@link Main}):
+ * connections and sessions, in-flight and queued messages, packet and topic sizes, identifiers, subscriptions,
+ * retained messages, keep-alive and MQTT 5.0's receive maximum and topic aliases, how long an absent persistent
+ * session is kept, and how a {@code $share} group picks its member.
+ */
+final class LimitOptions
+{
+    @Option(names = "--max-connections", paramLabel = "N",
+        description = "Connections held at once (default: ${DEFAULT-VALUE}).", order = 290)
+    int maxConnections = 100_000;
+
+    @Option(names = "--max-inflight", paramLabel = "N",
+        description = "Unacknowledged QoS 1/2 messages per client (default: ${DEFAULT-VALUE}).", order = 300)
+    int maxInflight = 32;
+
+    @Option(names = "--max-queued", paramLabel = "N",
+        description = "QoS 1/2 messages queued per client beyond the in-flight window or while offline "
+            + "(default: ${DEFAULT-VALUE}).", order = 310)
+    int maxQueued = 1_000;
+
+    @Option(names = "--max-packet-size", paramLabel = "BYTES",
+        description = "Largest packet accepted (default: ${DEFAULT-VALUE}).", order = 320)
+    int maxPacketSize = 1024 * 1024;
+
+    @Option(names = "--connect-timeout", paramLabel = "DURATION",
+        description = "Close a connection that sends no CONNECT within this, e.g. 10s or 500ms "
+            + "(default: ${DEFAULT-VALUE}).", order = 330)
+    String connectTimeout = "10s";
+
+    @Option(names = "--max-client-id-length", paramLabel = "N",
+        description = "Longer client identifiers are refused (default: ${DEFAULT-VALUE}).", order = 340)
+    int maxClientIdLength = DEFAULTS.maxClientIdLength();
+
+    @Option(names = "--max-subscriptions-per-client", paramLabel = "N",
+        description = "Further filters get a failure return code in SUBACK (default: ${DEFAULT-VALUE}).", order = 350)
+    int maxSubscriptionsPerClient = DEFAULTS.maxSubscriptionsPerClient();
+
+    @Option(names = "--max-queued-bytes", paramLabel = "BYTES",
+        description = "QoS 1/2 topic+payload bytes queued per client; then the newest is dropped "
+            + "(default: ${DEFAULT-VALUE}).", order = 360)
+    long maxQueuedBytes = DEFAULTS.maxQueuedBytes();
+
+    @Option(names = "--max-retained-messages", paramLabel = "N",
+        description = "Retained messages held; further ones are not stored (default: ${DEFAULT-VALUE}).", order = 400)
+    int maxRetainedMessages = DEFAULTS.maxRetainedMessages();
+
+    @Option(names = "--max-retained-bytes", paramLabel = "BYTES",
+        description = "Topic+payload bytes of retained messages held; 0 = a quarter of the max heap, at most 256 MiB "
+            + "(default: ${DEFAULT-VALUE}).", order = 410)
+    long maxRetainedBytes = BrokerContext.AUTO;
+
+    @Option(names = "--persistent-client-expiration", paramLabel = "DURATION",
+        description = "Drop a persistent session whose client has not come back for this long, e.g. 2h, 7d, 1w; "
+            + "0 keeps it forever (default: ${DEFAULT-VALUE}).", order = 420)
+    String persistentClientExpiration = "7d";
+
+    @Option(names = "--max-sessions", paramLabel = "N",
+        description = "Sessions held at once, online or offline; a CONNECT that would create one more is refused "
+            + "(default: ${DEFAULT-VALUE}).", order = 470)
+    int maxSessions = DEFAULTS.maxSessions();
+
+    @Option(names = "--max-topic-levels", paramLabel = "N",
+        description = "Most levels in a PUBLISH topic; more closes the connection (default: ${DEFAULT-VALUE}).",
+        order = 590)
+    int maxTopicLevels = 128;
+
+    @Option(names = "--max-topic-length", paramLabel = "BYTES",
+        description = "Longest PUBLISH topic; longer closes the connection (default: ${DEFAULT-VALUE}).", order = 600)
+    int maxTopicLength = 65_535;
+
+    @Option(names = "--max-keepalive", paramLabel = "SECONDS",
+        description = "Longest keep-alive a client may ask for; longer (or 0) is cut to it, and MQTT 5.0 clients "
+            + "are told (server keep alive) (default: ${DEFAULT-VALUE}).", order = 610)
+    int maxKeepAlive = 65_535;
+
+    @Option(names = "--topic-alias-maximum", paramLabel = "N",
+        description = "Topic aliases an MQTT 5.0 client may use toward the broker; 0 = none (default: "
+            + "${DEFAULT-VALUE}).", order = 620)
+    int topicAliasMaximum = 64;
+
+    @Option(names = "--receive-maximum", paramLabel = "N",
+        description = "Unacknowledged QoS 1/2 PUBLISHes an MQTT 5.0 client may send the broker at once; one more "
+            + "is a protocol error, DISCONNECT 0x93 (default: ${DEFAULT-VALUE}).", order = 630)
+    int receiveMaximum = 1_024;
+
+    @Option(names = "--shared-subscription-strategy", paramLabel = "NAME",
+        description = "How a $share group picks its member: round-robin, random, sticky, hash-client, hash-topic, "
+            + "least-loaded (default: ${DEFAULT-VALUE}).", order = 710)
+    String sharedSubscriptionStrategy = "round-robin";
+
+    /**
+     * Copies these options into {@code context}, reading the durations (the connect timeout first).
+     */
+    void applyTo(final BrokerContext context)
+    {
+        context.maxConnections(maxConnections)
+            .maxInflight(maxInflight)
+            .maxQueued(maxQueued)
+            .maxPacketSize(maxPacketSize)
+            .connectTimeoutMs(OptionValues.parseDurationMs(connectTimeout))
+            .maxClientIdLength(maxClientIdLength)
+            .maxSubscriptionsPerClient(maxSubscriptionsPerClient)
+            .maxQueuedBytes(maxQueuedBytes)
+            .maxRetained(maxRetainedMessages, maxRetainedBytes)
+            .persistentClientExpirationMs(OptionValues.parseLongDurationMs(persistentClientExpiration))
+            .maxSessions(maxSessions)
+            .maxTopicLevels(maxTopicLevels)
+            .maxTopicLength(maxTopicLength)
+            .maxKeepAliveSeconds(maxKeepAlive)
+            .topicAliasMaximum(topicAliasMaximum)
+            .receiveMaximum(receiveMaximum)
+            .sharedSubscriptionStrategy(sharedSubscriptionStrategy);
+    }
+}

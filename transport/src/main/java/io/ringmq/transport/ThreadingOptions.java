@@ -1,0 +1,87 @@
+package io.ringmq.transport;
+
+import io.ringmq.pipeline.BrokerContext;
+import picocli.CommandLine.Option;
+
+import java.util.List;
+
+import static io.ringmq.transport.Main.DEFAULTS;
+
+/**
+ * The {@code ringmq} options that say how the broker's work is run (a picocli mixin of {@link Main}): the threading
+ * mode, the I/O agents and routing shards, the idle strategy, core pinning, a stage's share of its thread per duty
+ * cycle, and the warm-up that runs the connect and publish paths before the listeners accept.
+ */
+final class ThreadingOptions
+{
+    @Option(names = "--tls-threads", paramLabel = "N", description = "Threads that run TLS handshakes' key "
+        + "exchanges and signatures, never an I/O thread (default: cores/4, 1..4).", order = 90)
+    Integer tlsThreads;
+
+    @Option(names = "--threading", paramLabel = "MODE",
+        description = "shared (one thread), shared-network (I/O threads + one stage thread) or dedicated "
+            + "(a thread per I/O agent and per stage); default by core count: <=2 shared, <=8 shared-network.",
+        order = 230)
+    String threading;
+
+    @Option(names = "--io-threads", paramLabel = "N", description = "I/O agents (default: cores/4, 1..16).",
+        order = 240)
+    Integer ioThreads;
+
+    @Option(names = "--route-shards", paramLabel = "N", description = "Routing stages that share the PUBLISHes by " +
+        "topic, each with a replica of the sessions and subscriptions (default 1; for many cores with --threading " +
+        "dedicated: one thread each, --pin route=A-B).", order = 250)
+    Integer routeShards;
+
+    @Option(names = "--idle-strategy", paramLabel = "NAME",
+        description = "wake (sleep until given work), busy-spin, yield or backoff (default: ${DEFAULT-VALUE}).",
+        order = 260)
+    String idleStrategy = "wake";
+
+    @Option(names = "--pin", paramLabel = "SPEC",
+        description = "Bind threads to cores, e.g. io=2-9,auth=10,route=11,deliver=12,pipeline=3.", order = 270)
+    String pin;
+
+    @Option(names = "--warmup", paramLabel = "N",
+        description = "Loopback connections driven through the broker's own accept, CONNECT, SUBSCRIBE, PUBLISH and "
+            + "DISCONNECT paths at start, before its listeners accept, so the first clients meet compiled code; they "
+            + "leave no session, message or count behind. 0 turns it off (default: ${DEFAULT-VALUE}).", order = 460)
+    int warmup = Warmup.DEFAULT_CONNECTIONS;
+
+    @Option(names = "--stage-batch-limit", paramLabel = "N",
+        description = "Events a stage handles per duty cycle before others get the thread (default: ${DEFAULT-VALUE}).",
+        order = 510)
+    int stageBatchLimit = DEFAULTS.stageBatchLimit();
+
+    /**
+     * Copies these options into {@code context} and checks the threading mode and the idle strategy. (The
+     * {@code --tls-threads} value is not copied: it never was; {@link BrokerContext} keeps its default.)
+     */
+    void applyTo(final BrokerContext context)
+    {
+        context.idleStrategy(idleStrategy)
+            .pin(pin)
+            .warmupConnections(warmup)
+            .stageBatchLimit(stageBatchLimit);
+        if (null != threading)
+        {
+            context.threading(OptionValues.parseEnum(BrokerContext.Threading.class, threading, "--threading"));
+            if (context.threading() == BrokerContext.Threading.INVOKER)
+            {
+                throw new IllegalArgumentException("--threading invoker runs no thread: it is for embedding tests");
+            }
+        }
+        if (null != ioThreads)
+        {
+            context.ioThreads(ioThreads);
+        }
+        if (null != routeShards)
+        {
+            context.routeShards(routeShards);
+        }
+        if (!List.of("wake", "busy-spin", "yield", "backoff").contains(idleStrategy))
+        {
+            throw new IllegalArgumentException("--idle-strategy must be wake, busy-spin, yield or backoff");
+        }
+    }
+}
