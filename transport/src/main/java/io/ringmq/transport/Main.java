@@ -24,7 +24,7 @@ import java.util.concurrent.CountDownLatch;
  * file ({@code -c}) feeds the same options ({@link #withConfigFile}). An option's {@code order} is its place in the
  * help, across the groups: a new option takes a free number between its neighbours'.
  */
-@Command(name = "ringmq", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+@Command(name = "ringmq", versionProvider = Main.Version.class,
     sortOptions = false, usageHelpAutoWidth = true,
     description = "An MQTT 3.1.1 broker on LMAX Disruptor rings. With no options: port 1883, anonymous clients "
         + "from loopback only.",
@@ -45,6 +45,16 @@ public final class Main implements Callable<Integer>
 
     /** The defaults the options start from and show: {@link BrokerContext}'s own, kept in one place. */
     static final BrokerContext DEFAULTS = new BrokerContext();
+
+    // picocli's standard help options, declared here (not by mixinStandardHelpOptions, whose options have no order
+    // and so would be sorted first) to keep them last in the help
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.",
+        order = 1000)
+    boolean helpRequested;
+
+    @Option(names = {"-V", "--version"}, versionHelp = true, description = "Print version information and exit.",
+        order = 1010)
+    boolean versionRequested;
 
     // the options by area (their order attributes keep the help as it was when they were all in this class)
     @Mixin
