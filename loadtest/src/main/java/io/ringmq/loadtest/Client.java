@@ -41,8 +41,15 @@ final class Client
     final TlsConnection tls;
     SelectionKey key;
     State state = State.DIALING;
-    ByteBuffer in = ByteBuffer.allocateDirect(64 * 1024);
-    ByteBuffer out = ByteBuffer.allocateDirect(64 * 1024);
+    /** A message mode's socket buffers, each way: room to batch a burst of messages into one read or write. */
+    static final int BUFFER_BYTES = 64 * 1024;
+    /**
+     * A held connection's (plain conn modes): CONNECT, CONNACK and PINGs only. 64 KiB each way was 2.3 GB of direct
+     * memory, zeroed, at 18,000 connections; both buffers still grow when a packet needs more.
+     */
+    static final int HELD_BUFFER_BYTES = 1024;
+    ByteBuffer in;
+    ByteBuffer out;
     private final UnsafeBuffer inView = new UnsafeBuffer(0, 0);
     private final UnsafeBuffer outView = new UnsafeBuffer(0, 0);
     /**
@@ -102,6 +109,10 @@ final class Client
         this.id = id;
         this.publisher = publisher;
         this.channel = channel;
+        // TLS unwraps whole records into in: a held TLS connection keeps the message modes' room
+        final int bufferBytes = settings.connectionsOnly() && null == settings.tls ? HELD_BUFFER_BYTES : BUFFER_BYTES;
+        this.in = ByteBuffer.allocateDirect(bufferBytes);
+        this.out = ByteBuffer.allocateDirect(bufferBytes);
         this.tls = null == settings.tls ? null : new TlsConnection(settings.tls.newEngine(settings.host,
             settings.port));
         this.version = settings.version;
