@@ -15,25 +15,25 @@ final class LimitOptions
 {
     @Option(names = "--max-connections", paramLabel = "N",
         description = "Connections held at once (default: ${DEFAULT-VALUE}).", order = 290)
-    int maxConnections = 100_000;
+    int maxConnections = DEFAULTS.maxConnections();
 
     @Option(names = "--max-inflight", paramLabel = "N",
         description = "Unacknowledged QoS 1/2 messages per client (default: ${DEFAULT-VALUE}).", order = 300)
-    int maxInflight = 32;
+    int maxInflight = DEFAULTS.maxInflight();
 
     @Option(names = "--max-queued", paramLabel = "N",
         description = "QoS 1/2 messages queued per client beyond the in-flight window or while offline "
             + "(default: ${DEFAULT-VALUE}).", order = 310)
-    int maxQueued = 1_000;
+    int maxQueued = DEFAULTS.maxQueued();
 
     @Option(names = "--max-packet-size", paramLabel = "BYTES",
         description = "Largest packet accepted (default: ${DEFAULT-VALUE}).", order = 320)
-    int maxPacketSize = 1024 * 1024;
+    int maxPacketSize = DEFAULTS.maxPacketSize();
 
     @Option(names = "--connect-timeout", paramLabel = "DURATION",
         description = "Close a connection that sends no CONNECT within this, e.g. 10s or 500ms "
             + "(default: ${DEFAULT-VALUE}).", order = 330)
-    String connectTimeout = "10s";
+    String connectTimeout = OptionValues.durationText(DEFAULTS.connectTimeoutMs());
 
     @Option(names = "--max-client-id-length", paramLabel = "N",
         description = "Longer client identifiers are refused (default: ${DEFAULT-VALUE}).", order = 340)

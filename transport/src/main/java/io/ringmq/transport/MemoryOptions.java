@@ -14,7 +14,7 @@ final class MemoryOptions
 {
     @Option(names = "--ring-size", paramLabel = "N",
         description = "Ingress ring slots, a power of two (default: ${DEFAULT-VALUE}).", order = 280)
-    int ringSize = 16_384;
+    int ringSize = DEFAULTS.ringSize();
 
     @Option(names = "--max-message-memory", paramLabel = "BYTES",
         description = "QoS 1/2 messages held for subscribers, in flight or queued, all clients together (each copy "

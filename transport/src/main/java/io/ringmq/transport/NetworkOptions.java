@@ -7,6 +7,8 @@ import picocli.CommandLine.Option;
 import java.util.ArrayList;
 import java.util.List;
 
+import static io.ringmq.transport.Main.DEFAULTS;
+
 /**
  * The {@code ringmq} options of the network edge (a picocli mixin of {@link Main}): the default listener, the other
  * listeners, and the limits a connection meets before it has connected.
@@ -49,8 +51,8 @@ final class NetworkOptions
      */
     void applyTo(final BrokerContext context, final ConfigFile.Parsed fromFile)
     {
-        context.bindAddress(null == bind ? "0.0.0.0" : bind)
-            .port(null == port ? 1883 : port)
+        context.bindAddress(null == bind ? DEFAULTS.bindAddress() : bind)
+            .port(null == port ? DEFAULTS.port() : port)
             .maxConnectSize(maxConnectSize)
             .maxConnectionsPerAddress(maxConnectionsPerAddress)
             .limitLoopback(limitLoopback);

@@ -5,6 +5,8 @@ import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
 
+import static io.ringmq.transport.Main.DEFAULTS;
+
 /**
  * The {@code ringmq} options that say what the broker tells about itself (a picocli mixin of {@link Main}): the log's
  * level and format, the {@code $SYS} topics, the counters file {@code ringmq stat} reads, and the Prometheus
@@ -23,7 +25,7 @@ final class ObservabilityOptions
     @Option(names = "--sys-interval", paramLabel = "DURATION",
         description = "How often the $SYS tree is published, retained (Mosquitto's topics); 0 turns it off "
             + "(default: ${DEFAULT-VALUE}).", order = 450)
-    String sysInterval = "10s";
+    String sysInterval = OptionValues.durationText(DEFAULTS.sysIntervalMs());
 
     @Option(names = "--counters-dir", paramLabel = "DIR",
         description = "Where the counters file that 'ringmq stat' reads is kept (default: /dev/shm/ringmq, or "

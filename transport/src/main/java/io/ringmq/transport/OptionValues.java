@@ -13,7 +13,15 @@ final class OptionValues
     }
 
     /**
-     * Reads a short duration: a number with ms or s; a bare number is seconds.
+     * @return a duration as the options write it (10000 -> 10s, 500 -> 500ms): how a default reads in the help.
+     */
+    static String durationText(final long ms)
+    {
+        return ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
+    }
+
+    /**
+     * Reads a duration: a number with ms or s; a bare number is seconds.
      */
     static int parseDurationMs(final String text)
     {

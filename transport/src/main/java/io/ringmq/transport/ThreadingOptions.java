@@ -54,11 +54,14 @@ final class ThreadingOptions
     int stageBatchLimit = DEFAULTS.stageBatchLimit();
 
     /**
-     * Copies these options into {@code context} and checks the threading mode and the idle strategy. (The
-     * {@code --tls-threads} value is not copied: it never was; {@link BrokerContext} keeps its default.)
+     * Copies these options into {@code context} and checks the threading mode and the idle strategy.
      */
     void applyTo(final BrokerContext context)
     {
+        if (null != tlsThreads)
+        {
+            context.tlsThreads(tlsThreads); // checked 1..256 by conclude()
+        }
         context.idleStrategy(idleStrategy)
             .pin(pin)
             .warmupConnections(warmup)

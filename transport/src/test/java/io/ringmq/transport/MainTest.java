@@ -213,6 +213,32 @@ class MainTest
     }
 
     @Test
+    @DisplayName("--tls-threads reaches the broker's settings (it was parsed and dropped), and a bad count is one "
+        + "clear line")
+    void tlsThreadsFlag()
+    {
+        final Main main = new Main();
+        new picocli.CommandLine(main).parseArgs("--tls-threads", "3");
+        assertThat(main.context().conclude().tlsThreads()).isEqualTo(3);
+        assertThat(run(2, "--tls-threads", "0")).contains("--tls-threads must be 1..256");
+    }
+
+    @Test
+    @DisplayName("with no options the CLI's settings are BrokerContext's defaults but for the two a command line "
+        + "chooses apart from an embedded broker: a store under ./data and a warm-up at start")
+    void noOptionsMeansTheContextsDefaults()
+    {
+        final Main main = new Main();
+        new picocli.CommandLine(main).parseArgs();
+        final io.ringmq.pipeline.BrokerContext cli = main.context().conclude();
+        assertThat(cli.toString()).contains("persistence=rocksdb data-dir=data", "warmup=" + Warmup.DEFAULT_CONNECTIONS);
+        final io.ringmq.pipeline.BrokerContext embedded = new io.ringmq.pipeline.BrokerContext().conclude();
+        assertThat(embedded.toString()).contains("persistence=memory");
+        embedded.persistent(true).dataDir(java.nio.file.Path.of("data")).warmupConnections(Warmup.DEFAULT_CONNECTIONS);
+        assertThat(cli.toString()).as("every other setting").isEqualTo(embedded.conclude().toString());
+    }
+
+    @Test
     @DisplayName("the edge's limits reach the broker's settings, and a bad one is one clear line")
     void edgeLimitFlags()
     {
