@@ -84,20 +84,20 @@ final class SessionEnds
             return;
         }
         event.sessionId = session.id();
-        boolean dueOnTick = false;
+        boolean dueOnTick = true; // stays so if what follows throws: a will not yet published goes out on a tick
         try
         {
             dueOnTick = willAtEnd(event, session, publishWill, context, failed);
         }
         finally
         {
-            // whatever threw above, the session is no longer bound to the connection it just left; the stage's
-            // failed-slot path finds the connection gone and could not unbind it [MQTT-3.1.2-8]
+            // whatever threw above, the session is no longer bound to the connection it just left, and its will
+            // is not lost: the stage's failed-slot path finds the connection gone and could do neither [MQTT-3.1.2-8]
             endSession(session, event.connectionId, event.routeTimeMs);
-        }
-        if (dueOnTick)
-        {
-            willDue(session);
+            if (dueOnTick)
+            {
+                willDue(session);
+            }
         }
     }
 
@@ -124,9 +124,8 @@ final class SessionEnds
             {
                 return true; // a failed slot carries no output: the will goes out on a tick
             }
-            final Message now = Wills.toPublish(session.will());
+            publishes.publishWill(event, Wills.toPublish(session.will()));
             session.will(null); // a will is published once: now, or when the session ends, if that comes first
-            publishes.publishWill(event, now);
         }
         else
         {

@@ -85,9 +85,11 @@ class FailedEndWillReviewTest
 
     @Test
     @DisplayName("MQTT-3.1.2-8: routing throws while it ends a connection (here in publishing its will): the "
-        + "session is unbound all the same, not left bound to a dead connection that no later slot names")
+        + "session is unbound all the same, not left bound to a dead connection that no later slot names, and the "
+        + "will goes out on a tick")
     void aThrowWhileEndingStillUnbinds() throws Exception
     {
+        final int watcher = watch();
         assertThat(routing.onEvent(admitted(connectWithWill("kept", false), 2))).isTrue();
         assertThat(routing.onEvent(admitted(connectWithWill("mortal", true), 3))).isTrue();
         breakWills(); // a defect anywhere under the will's publication, made to order
@@ -103,6 +105,8 @@ class FailedEndWillReviewTest
         }
         assertThat(routing.sessions().find("kept").isOnline()).as("the persistent session is offline").isFalse();
         assertThat(routing.sessions().find("mortal")).as("the clean session ended").isNull();
+        assertThat(routing.sessions().find("kept").will()).as("its will handed to a tick, not kept").isNull();
+        assertWillOnATick(watcher); // the first of the two wills; the other follows on the next tick
         assertThat(routing.onEvent(admitted(connectWithWill("kept", false), 4))).as("its client resumes").isTrue();
         assertThat(routing.sessions().find("kept").connectionId()).isEqualTo(4L);
     }
