@@ -93,9 +93,9 @@ final class Dialer
                     onTcpConnected(client);
                 }
             }
-            catch (final IOException ex)
+            catch (final IOException | java.nio.channels.UnresolvedAddressException ex)
             {
-                driver.fail(client);
+                driver.fail(client); // a host that does not resolve fails every dial, counted, not the thread
             }
             work++;
         }

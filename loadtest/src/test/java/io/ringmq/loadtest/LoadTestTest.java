@@ -172,6 +172,17 @@ class LoadTestTest
     }
 
     @Test
+    @DisplayName("conn mode: a host that does not resolve fails each dial, counted, and the run ends (it killed the "
+        + "driver thread and waited out two minutes)")
+    void unresolvedHostFailsEachDial()
+    {
+        final String output = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+            java.time.Duration.ofSeconds(60), () -> run(0, "-addr", "no-such-host.invalid:1883", "-mode", "conn",
+                "-levels", "3", "-hold", "100ms"));
+        assertThat(output).contains("\"target\":3,\"established\":0,\"failed\":3");
+    }
+
+    @Test
     @DisplayName("p2p: each publisher reaches exactly its own subscriber")
     void pointToPoint()
     {
