@@ -64,6 +64,8 @@ final class Client
     long dialStartNs;
     long connectedNs = -1;
     int pingsOutstanding;
+    /** -rate 0, QoS 0: batches this publisher may have unanswered ({@link Publishers}); 0 until first asked. */
+    int floodBatches;
     long pingsAnswered;
     /** When the oldest PINGREQ not answered yet was queued (PINGRESPs come back in order). */
     long pingQueuedNs;
@@ -214,6 +216,15 @@ final class Client
         ensure(publishEncoder.encodedLength());
         out.position(out.position() + publishEncoder.encode(outView(), 0));
         sinceLastPing++;
+    }
+
+    /**
+     * @return the length of one of this client's QoS 0 PUBLISH packets, as {@link #queuePublish} encodes them.
+     */
+    int qos0PublishLength()
+    {
+        return publishEncoder.reset().version(version).qos(0).topic(topicBuffer(), 0, topic.length)
+            .payload(payload, 0, payload.capacity()).encodedLength();
     }
 
     private UnsafeBuffer topicBuffer;

@@ -27,6 +27,14 @@ import java.util.concurrent.TimeUnit;
 final class Publishers
 {
     private static final int FLOOD_BATCH = 64;
+    /**
+     * -rate 0, QoS 0: the PUBLISH bytes a publisher keeps unanswered by a PINGRESP, in batches of
+     * {@link #FLOOD_BATCH}, and never fewer than two batches. With two batches of 64-byte messages (11 KiB) the
+     * broker read about 100 messages per read system call and answered each read with a PINGRESP write, and the
+     * rate measured the PINGREQ round trip as much as the broker: 48 KiB is what a socket buffer holds without
+     * growing, and lets 64-byte rows read several hundred per read (docs/perf/2026-12-02-flood-window.md).
+     */
+    static final int FLOOD_WINDOW_BYTES = 48 * 1024;
     private static final int BACKLOG_LIMIT = 16 * 1024 * 1024;
 
     /** -rate: how late each message was queued after the time it was due (and is stamped with). */
@@ -181,8 +189,8 @@ final class Publishers
     }
 
     /**
-     * -rate 0: QoS 0 publishers send a batch while fewer than two PINGREQs are unanswered; QoS 1/2 ones fill their
-     * window.
+     * -rate 0: QoS 0 publishers send a batch and a PINGREQ while fewer batches than {@link #floodBatches} are
+     * unanswered; QoS 1/2 ones fill their window.
      */
     private int publishFlood()
     {
@@ -195,7 +203,7 @@ final class Publishers
             }
             if (settings.qos == 0)
             {
-                if (publisher.pingsOutstanding < 2)
+                if (publisher.pingsOutstanding < floodBatches(publisher))
                 {
                     for (int i = 0; i < FLOOD_BATCH; i++)
                     {
@@ -219,6 +227,24 @@ final class Publishers
             }
         }
         return work;
+    }
+
+    /**
+     * @return how many batches of {@link #FLOOD_BATCH} a flooding QoS 0 publisher may have unanswered: as many as
+     * fit {@link #FLOOD_WINDOW_BYTES}, at least two.
+     */
+    private int floodBatches(final Client publisher)
+    {
+        if (0 == publisher.floodBatches)
+        {
+            publisher.floodBatches = floodBatches(publisher.qos0PublishLength());
+        }
+        return publisher.floodBatches;
+    }
+
+    static int floodBatches(final int publishLength)
+    {
+        return (int)Math.max(2, FLOOD_WINDOW_BYTES / ((long)FLOOD_BATCH * publishLength));
     }
 
     /**

@@ -37,6 +37,9 @@ class ScriptedBroker implements AutoCloseable
         volatile String filter;
         /** QoS 1 packet ids received and not yet acknowledged (when acknowledgements are held). */
         final List<Integer> unacked = new ArrayList<>();
+        /** PINGREQs not yet answered (when answers are held), and the PUBLISHes that came since the last answer. */
+        int heldPings;
+        int publishesUnanswered;
 
         Connection(final Socket socket) throws IOException
         {
@@ -63,6 +66,8 @@ class ScriptedBroker implements AutoCloseable
 
     final List<Connection> connections = new CopyOnWriteArrayList<>();
     final AtomicInteger maxUnacked = new AtomicInteger();
+    /** With {@link #holdPings()}: the most PUBLISHes one connection sent before a PINGRESP answered its PINGREQs. */
+    final AtomicInteger maxUnansweredPublishes = new AtomicInteger();
     private final ServerSocket server;
     private final Thread acceptor;
     private final AtomicInteger roundRobin = new AtomicInteger();
@@ -101,6 +106,12 @@ class ScriptedBroker implements AutoCloseable
 
     /** Whether QoS 1 acknowledgements wait until the client has paused for 20 ms (to see its window fill). */
     boolean holdAcks()
+    {
+        return false;
+    }
+
+    /** Whether PINGRESPs wait until the client has paused for 20 ms (to see how much a flooding client sends). */
+    boolean holdPings()
     {
         return false;
     }
@@ -174,6 +185,7 @@ class ScriptedBroker implements AutoCloseable
                 catch (final SocketTimeoutException idle)
                 {
                     ackHeld(connection);
+                    answerHeldPings(connection);
                     continue;
                 }
                 if (first < 0)
@@ -271,7 +283,14 @@ class ScriptedBroker implements AutoCloseable
                 break;
             case 12: // PINGREQ
                 ackHeld(c);
-                c.send(0xD0, 0);
+                if (holdPings())
+                {
+                    c.heldPings++;
+                }
+                else
+                {
+                    c.send(0xD0, 0);
+                }
                 break;
             case 14: // DISCONNECT
                 c.socket.close();
@@ -313,6 +332,10 @@ class ScriptedBroker implements AutoCloseable
         }
         if (qos == 0)
         {
+            if (holdPings())
+            {
+                maxUnansweredPublishes.accumulateAndGet(++c.publishesUnanswered, Math::max);
+            }
             return;
         }
         final int code = pubackCode(c, publisherId, sequence);
@@ -329,6 +352,15 @@ class ScriptedBroker implements AutoCloseable
         {
             c.send(0x40, 3, packetId >>> 8, packetId & 0xFF, code);
         }
+    }
+
+    private static void answerHeldPings(final Connection c) throws IOException
+    {
+        for (; c.heldPings > 0; c.heldPings--)
+        {
+            c.send(0xD0, 0);
+        }
+        c.publishesUnanswered = 0;
     }
 
     private static void ackHeld(final Connection c) throws IOException
