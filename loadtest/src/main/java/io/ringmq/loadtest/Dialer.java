@@ -28,20 +28,37 @@ final class Dialer
     private final Driver driver;
     private final FlushList flushList;
     private final ArrayDeque<Client> toDial = new ArrayDeque<>();
-    private final int concurrency;
+    private int concurrency;
+    private final int drivers;
     private long firstDialNs;
     private volatile long lastConnackNs;
     /** Clients dialled whose CONNACK has not come yet (nor their connection ended). */
     private int dialing;
     private long dialed;
 
-    Dialer(final Settings settings, final Selector selector, final Driver driver, final FlushList flushList)
+    /**
+     * @param drivers the scenario's drivers, each with a dialer: this one takes its share of the dials in progress
+     *                and of the connection rate (pubsub runs {@code -threads} subscriber drivers and one more for the
+     *                publishers, pub one driver whatever {@code -threads} says).
+     */
+    Dialer(final Settings settings, final Selector selector, final Driver driver, final FlushList flushList,
+        final int drivers)
     {
         this.settings = settings;
         this.selector = selector;
         this.driver = driver;
         this.flushList = flushList;
-        this.concurrency = Math.max(1, settings.dialConcurrency / settings.threads);
+        this.drivers = drivers;
+        this.concurrency = Math.max(1, settings.dialConcurrency / drivers);
+    }
+
+    /**
+     * Before the drivers start: this dialer's share of {@code -dial-concurrency} follows its share of the clients
+     * (pubsub's publisher driver dials a few, its subscriber drivers the many), at least one.
+     */
+    void share(final int clients, final int totalClients)
+    {
+        concurrency = (int)Math.max(1, (long)settings.dialConcurrency * clients / Math.max(1, totalClients));
     }
 
     /**
@@ -66,7 +83,7 @@ final class Dialer
         }
         while (dialing < concurrency && !toDial.isEmpty())
         {
-            if (settings.connRate > 0 && dialed >= (now - firstDialNs) * settings.connRate / settings.threads / 1e9 + 1)
+            if (settings.connRate > 0 && dialed >= (now - firstDialNs) * settings.connRate / drivers / 1e9 + 1)
             {
                 break; // conn-rate: keep to the target rate
             }

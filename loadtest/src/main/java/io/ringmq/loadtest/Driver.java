@@ -85,11 +85,16 @@ final class Driver implements Runnable, Client.Handler
     /** Unique deliveries to this driver's subscribers so far, for the progress line; written once per duty cycle. */
     volatile long uniqueCount;
 
-    Driver(final Settings settings, final Recorder intervals, final ShareGroupTracker group) throws IOException
+    /**
+     * @param drivers how many drivers the scenario runs: each dials its share of {@code -dial-concurrency} and
+     *                {@code -conn-rate}.
+     */
+    Driver(final Settings settings, final Recorder intervals, final ShareGroupTracker group, final int drivers)
+        throws IOException
     {
         this.settings = settings;
         this.selector = Selector.open();
-        this.dialer = new Dialer(settings, selector, this, flushList);
+        this.dialer = new Dialer(settings, selector, this, flushList, drivers);
         this.publishers = new Publishers(settings, flushList);
         this.deliveries = new DeliveryRecorder(settings, intervals, group);
         this.pings = new HeldPings(settings, clients, flushList);

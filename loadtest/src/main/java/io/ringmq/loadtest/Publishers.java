@@ -28,13 +28,14 @@ final class Publishers
 {
     private static final int FLOOD_BATCH = 64;
     /**
-     * -rate 0, QoS 0: the PUBLISH bytes a publisher keeps unanswered by a PINGRESP, in batches of
+     * -rate 0, QoS 0, no subscribers: the PUBLISH bytes a publisher keeps unanswered by a PINGRESP, in batches of
      * {@link #FLOOD_BATCH}, and never fewer than two batches. With two batches of 64-byte messages (11 KiB) the
      * broker read about 100 messages per read system call and answered each read with a PINGRESP write, and the
-     * rate measured the PINGREQ round trip as much as the broker: 48 KiB is what a socket buffer holds without
-     * growing, and lets 64-byte rows read several hundred per read (docs/perf/2026-12-02-flood-window.md).
+     * rate measured the PINGREQ round trip as much as the broker: 48 KiB, measured between 4 and 32 batches, lets
+     * 64-byte rows read several hundred per read (docs/perf/2026-12-02-flood-window.md).
      */
     static final int FLOOD_WINDOW_BYTES = 48 * 1024;
+    private static final int MIN_FLOOD_BATCHES = 2;
     private static final int BACKLOG_LIMIT = 16 * 1024 * 1024;
 
     /** -rate: how late each message was queued after the time it was due (and is stamped with). */
@@ -230,21 +231,24 @@ final class Publishers
     }
 
     /**
-     * @return how many batches of {@link #FLOOD_BATCH} a flooding QoS 0 publisher may have unanswered: as many as
-     * fit {@link #FLOOD_WINDOW_BYTES}, at least two.
+     * @return how many batches of {@link #FLOOD_BATCH} a flooding QoS 0 publisher may have unanswered: with no
+     * subscribers (pub), as many as fit {@link #FLOOD_WINDOW_BYTES}, at least two; with subscribers (pubsub, fanin,
+     * p2p, persistent), two, so the PINGRESPs pace the publishers to what the broker delivers rather than build its
+     * queues.
      */
     private int floodBatches(final Client publisher)
     {
         if (0 == publisher.floodBatches)
         {
-            publisher.floodBatches = floodBatches(publisher.qos0PublishLength());
+            publisher.floodBatches = settings.subscribers > 0 ? MIN_FLOOD_BATCHES :
+                floodBatches(publisher.qos0PublishLength());
         }
         return publisher.floodBatches;
     }
 
     static int floodBatches(final int publishLength)
     {
-        return (int)Math.max(2, FLOOD_WINDOW_BYTES / ((long)FLOOD_BATCH * publishLength));
+        return (int)Math.max(MIN_FLOOD_BATCHES, FLOOD_WINDOW_BYTES / ((long)FLOOD_BATCH * publishLength));
     }
 
     /**

@@ -37,6 +37,9 @@ final class Report
     long behind;
     /** The scheduled messages those publishers never sent. */
     long unsent;
+    /** QoS 0: publishers whose last PINGREQ went unanswered, and their messages, not counted as read. */
+    int unprovenPublishers;
+    long unproven;
     long acknowledged;
     /** QoS 1/2 messages the broker refused with a 5.0 reason code (PUBACK/PUBREC 0x80 and above). */
     long rejected;
@@ -107,7 +110,14 @@ final class Report
                 if (client.publisher)
                 {
                     published += client.sequence;
-                    acknowledged += settings.qos > 0 ? client.acknowledged : client.sequence;
+                    // QoS 0: read by the broker only once the PINGRESP to the PINGREQ that followed them came back
+                    final boolean proven = settings.qos > 0 || 0 == client.pingsOutstanding;
+                    acknowledged += settings.qos > 0 ? client.acknowledged : proven ? client.sequence : 0;
+                    if (!proven)
+                    {
+                        unprovenPublishers++;
+                        unproven += client.sequence;
+                    }
                     rejected += client.rejected;
                     continue;
                 }
@@ -195,6 +205,12 @@ final class Report
                 behind == 0 ? "" : String.format(Locale.ROOT, " (%,d %s still %,d messages behind %s after the end: "
                 + "the broker's window or the socket held them back)", behind, behind == 1 ? "publisher" : "publishers",
                 unsent, Units.seconds(settings.lateGraceNs / 1e9))));
+        }
+        if (unprovenPublishers > 0)
+        {
+            clause(sb, String.format(Locale.ROOT, "%,d messages of %,d %s not known to be read (the PINGREQ after "
+                + "them went unanswered)", unproven, unprovenPublishers, unprovenPublishers == 1 ? "publisher" :
+                "publishers"));
         }
         if (failed > 0)
         {

@@ -44,8 +44,12 @@ final class ScenarioRunner
         {
             drivers[drivers.length - 1].add(new Client(i, true, SocketChannel.open(), settings));
         }
-        final Thread[] threads = start(drivers);
         final int total = settings.subscribers + settings.publishers;
+        for (final Driver driver : drivers)
+        {
+            driver.dialer.share(driver.clients.size(), total);
+        }
+        final Thread[] threads = start(drivers);
         awaitReady(drivers, total);
         final Report report = new Report(settings, label);
         report.connected = countReady(drivers);
@@ -315,7 +319,7 @@ final class ScenarioRunner
         final Driver[] drivers = new Driver[count];
         for (int i = 0; i < drivers.length; i++)
         {
-            drivers[i] = new Driver(settings, intervals, group);
+            drivers[i] = new Driver(settings, intervals, group, count);
         }
         return drivers;
     }

@@ -116,6 +116,17 @@ class ScriptedBroker implements AutoCloseable
         return false;
     }
 
+    /** Whether PINGREQs are never answered. */
+    boolean dropPings()
+    {
+        return false;
+    }
+
+    /** Runs on the connection's thread before its CONNACK goes (a delay here keeps its dial in progress). */
+    void beforeConnack(final Connection connection)
+    {
+    }
+
     void afterSuback(final Connection connection) throws IOException
     {
     }
@@ -239,6 +250,7 @@ class ScriptedBroker implements AutoCloseable
                     b.get(c.connectProperties);
                 }
                 c.clientId = string(b);
+                beforeConnack(c);
                 if (c.version == 5)
                 {
                     final byte[] props = connackProperties();
@@ -283,6 +295,10 @@ class ScriptedBroker implements AutoCloseable
                 break;
             case 12: // PINGREQ
                 ackHeld(c);
+                if (dropPings())
+                {
+                    break;
+                }
                 if (holdPings())
                 {
                     c.heldPings++;
