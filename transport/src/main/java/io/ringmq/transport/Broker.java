@@ -48,6 +48,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class Broker implements AutoCloseable
 {
     private static final System.Logger LOG = System.getLogger("io.ringmq");
+    private static final int STARTING = 0;
+    private static final int STARTED = 1;
+    private static final int FAILED = 2;
 
     /** How long a reload waits for every owner to take its limits ({@link LiveReload}; tests read it here). */
     static final long LIMITS_TAKEN_TIMEOUT_MS = LiveReload.LIMITS_TAKEN_TIMEOUT_MS;
@@ -71,14 +74,19 @@ public final class Broker implements AutoCloseable
     /** What the warm-up at start did, or null without one. */
     private final Warmup.Result warmedUp;
     private volatile boolean closed;
+    /** STARTING until the constructor ends, then STARTED; FAILED when an agent's fatal error came first. */
+    private final AtomicInteger start = new AtomicInteger(STARTING);
+    /** The fatal error that failed the start (written before {@link #start} becomes FAILED). */
+    private volatile Throwable startFailure;
 
     private Broker(final BrokerContext context) throws IOException
     {
         context.conclude(); // validated once, before anything is opened
-        this.tlsTasks = new TlsTaskExecutor(context.tlsThreads(), TlsTaskExecutor.DEFAULT_QUEUE_CAPACITY);
         final Authenticator authenticator = StartupFiles.authenticator(context);
         // first: a data directory in use refuses the start before the port is taken
         store = StartupFiles.openStore(context);
+        // after what may refuse the start on its own, so that refusal has nothing of it to close
+        this.tlsTasks = new TlsTaskExecutor(context.tlsThreads(), TlsTaskExecutor.DEFAULT_QUEUE_CAPACITY);
         // a warm-up accepts on a loopback listener of its own, and the real ones are bound after it: a client (or a
         // supervisor's probe) that finds the port open meets a warm broker
         final Listener[] warmupListeners = WarmStart.listeners(context);
@@ -89,6 +97,7 @@ public final class Broker implements AutoCloseable
         }
         catch (final IOException | RuntimeException ex)
         {
+            tlsTasks.close();
             store.close();
             throw ex;
         }
@@ -110,7 +119,9 @@ public final class Broker implements AutoCloseable
         credentials = new CredentialWorkers(authenticator, context.credentialSettings(),
             context.threading() == BrokerContext.Threading.INVOKER ? 0 : context.credentialSettings().threads(),
             counters);
-        threads = new AgentThreads(context, errors, error -> close());
+        // an agent's fatal error while this constructor still runs (the warm-up, binding the listeners) is the
+        // constructor's to act on: close() beside it would close what it is still opening
+        threads = new AgentThreads(context, errors, this::onDefaultFatalError);
         final int ioCount = context.ioThreads();
         final BrokerContext.Threading threading = context.threading();
         rings = new ManyToOneRingBuffer[ioCount];
@@ -145,6 +156,7 @@ public final class Broker implements AutoCloseable
             if (null != warmupListeners)
             {
                 warmedUp = WarmStart.warmUp(context, counters, pipeline, warmupListeners[0], connectionCount);
+                failIfAnAgentFailed(); // before the real listeners are bound: no client finds a broken broker
                 listeners = Listener.bindAll(context.listeners(), context.acceptBacklog(), tlsTasks);
                 for (final Listener listener : listeners)
                 {
@@ -173,14 +185,41 @@ public final class Broker implements AutoCloseable
             throw ex;
         }
         reloads = new LiveReload(context, tlsTasks, pipeline, agents[0], threads);
+        if (!start.compareAndSet(STARTING, STARTED))
+        {
+            close();
+            throw new IOException("an agent failed while the broker started: " + startFailure, startFailure);
+        }
         LOG.log(System.Logger.Level.INFO, "ringmq listening on " + context.bindAddress() + ":" + port + " (" +
             context + "); counters in " + countersFile.path() + (null == warmedUp ? "" : "; " + warmedUp));
+    }
+
+    private void failIfAnAgentFailed() throws IOException
+    {
+        if (start.get() == FAILED)
+        {
+            throw new IOException("an agent failed while the broker started: " + startFailure, startFailure);
+        }
+    }
+
+    /**
+     * The default fatal-error handler (ringmq-fatal's thread): a broker that has started closes; one still starting
+     * leaves it to its constructor, which closes it and fails the start.
+     */
+    private void onDefaultFatalError(final Throwable error)
+    {
+        startFailure = error;
+        if (start.getAndUpdate(state -> state == STARTING ? FAILED : state) == STARTED)
+        {
+            close(); // a second agent's fatal error while starting finds FAILED: the constructor's to handle too
+        }
     }
 
     /**
      * Starts a broker on the settings given.
      *
-     * @throws IOException              when the port cannot be bound or the password file read.
+     * @throws IOException              when the port cannot be bound, the password file read, or an agent failed
+     *                                  fatally (out of memory) while the broker started.
      * @throws IllegalArgumentException for a bad setting, with a one-line reason.
      */
     public static Broker launch(final BrokerContext context) throws IOException
