@@ -205,8 +205,7 @@ final class Client
         payload.putInt(0, id);
         payload.putInt(4, sequence++);
         payload.putLong(8, stampNs);
-        publishEncoder.reset().version(version).qos(qos).topic(topicBuffer(), 0, topic.length)
-            .payload(payload, 0, payload.capacity());
+        publish(qos);
         if (qos > 0)
         {
             publishEncoder.packetId(nextPacketId);
@@ -223,8 +222,16 @@ final class Client
      */
     int qos0PublishLength()
     {
-        return publishEncoder.reset().version(version).qos(0).topic(topicBuffer(), 0, topic.length)
-            .payload(payload, 0, payload.capacity()).encodedLength();
+        return publish(0).encodedLength();
+    }
+
+    /**
+     * @return the encoder, set for this client's next PUBLISH at {@code qos} (its packet id still to set).
+     */
+    private PublishEncoder publish(final int qos)
+    {
+        return publishEncoder.reset().version(version).qos(qos).topic(topicBuffer(), 0, topic.length)
+            .payload(payload, 0, payload.capacity());
     }
 
     private UnsafeBuffer topicBuffer;

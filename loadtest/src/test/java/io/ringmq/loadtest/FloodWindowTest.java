@@ -41,7 +41,7 @@ class FloodWindowTest
         try (ScriptedBroker broker = holdingPings())
         {
             final String output = run(0, "-addr", "127.0.0.1:" + broker.port(), "-mode", "pub", "-pubs", "1",
-                "-qos", "0", "-payload", Integer.toString(payload), "-duration", "300ms", "-quiet");
+                "-qos", "0", "-payload", Integer.toString(payload), "-duration", "1s", "-quiet");
             assertThat(broker.maxUnansweredPublishes.get()).as(output).isEqualTo(batches * 64);
             assertThat(jsonNumber(output, "published")).isPositive().isEqualTo(jsonNumber(output, "acknowledged"));
             assertThat(output).doesNotContain("problems:");
@@ -80,7 +80,7 @@ class FloodWindowTest
         try (ScriptedBroker broker = holdingPings())
         {
             final String output = run(0, "-addr", "127.0.0.1:" + broker.port(), "-mode", "pubsub", "-subs", "1",
-                "-pubs", "1", "-qos", "0", "-payload", "64", "-duration", "300ms", "-quiet");
+                "-pubs", "1", "-qos", "0", "-payload", "64", "-duration", "1s", "-quiet");
             assertThat(broker.maxUnansweredPublishes.get()).as(output).isEqualTo(2 * 64);
             assertThat(jsonNumber(output, "delivered")).isPositive();
         }
