@@ -22,8 +22,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * its call counts scaled to a tenth for the connect path's packages (so the warm-up at start leaves that path compiled:
  * docs/perf/2026-12-01-connect-path-compiles.md), the JVM's tiered C1 + C2 with a 64m code cache from 512m, the same
  * scaling there with C2's thresholds raised thirtyfold (the minimum count tenfold) so that C2 comes in at three times
- * its counts for that code (docs/perf/2026-12-01-jit-counts.md), and {@code RINGMQ_JAVA_OPTS} after them, so an
- * operator can choose C2 at 256m.
+ * its counts for that code (docs/perf/2026-12-01-jit-counts.md), the PUBLISH path's mid-sized methods inlined below
+ * 512m (docs/perf/2026-12-02-c1-inlining.md), and {@code RINGMQ_JAVA_OPTS} after them, so an operator can choose C2
+ * at 256m.
  */
 @Timeout(60)
 class LauncherJitFlagsTest
@@ -57,12 +58,15 @@ class LauncherJitFlagsTest
     void connectPathCompilesEarlyBelow512m() throws Exception
     {
         final List<String> commands = compileCommands(dryRun("", 0));
-        assertThat(commands).containsExactly(
+        final List<String> inlines = inlines(commands);
+        final List<String> expected = new ArrayList<>(List.of(
             "-XX:CompileCommand=quiet",
             "-XX:CompileCommand=CompileThresholdScaling,io.ringmq.*::*,0.1",
             "-XX:CompileCommand=CompileThresholdScaling,org.agrona.*::*,0.1",
             "-XX:CompileCommand=CompileThresholdScaling,sun.nio.ch.*::*,0.1",
-            "-XX:CompileCommand=inline,jdk.internal.util.Preconditions::checkFromIndexSize");
+            "-XX:CompileCommand=inline,jdk.internal.util.Preconditions::checkFromIndexSize"));
+        expected.addAll(inlines);
+        assertThat(commands).containsExactlyElementsOf(expected);
         // an operator who chooses the compilers (C2 at 256m) or sets their counts gets no scaling (it would apply to
         // the operator's counts) and, from 512m, none of the launcher's C2 thresholds; the inlining below 512m stays
         // unless the compilers are chosen
@@ -71,8 +75,11 @@ class LauncherJitFlagsTest
             "-XX:Tier3InvocationThreshold=100", "-XX:CompileThreshold=100", "-XX:CompileThresholdScaling=0.5"))
         {
             final boolean compilersChosen = chosen.contains("Tiered") || chosen.contains("CompilationMode");
+            final List<String> countsChosen = new ArrayList<>(List.of("-XX:CompileCommand=quiet",
+                "-XX:CompileCommand=inline,jdk.internal.util.Preconditions::checkFromIndexSize"));
+            countsChosen.addAll(inlines);
             assertThat(compileCommands(dryRun(chosen, 0))).as(chosen).containsExactlyElementsOf(compilersChosen ?
-                List.of() : List.of("-XX:CompileCommand=inline,jdk.internal.util.Preconditions::checkFromIndexSize"));
+                List.of() : countsChosen);
             final String large = dryRun(chosen, 0, "--memory-limit", "1g");
             assertThat(compileCommands(large)).as(chosen).isEmpty();
             assertThat(tier4(large)).as(chosen).allMatch(chosen::contains);
@@ -107,6 +114,24 @@ class LauncherJitFlagsTest
         final List<String> flags = new ArrayList<>(commands);
         flags.addAll(thresholds);
         assertParses(flags);
+    }
+
+    @Test
+    @DisplayName("below 512m the PUBLISH path's mid-sized methods are inlined: every one named exists, once")
+    void publishPathInlinesNameRealMethods() throws Exception
+    {
+        final List<String> inlines = inlines(compileCommands(dryRun("", 0)));
+        assertThat(inlines).hasSizeGreaterThanOrEqualTo(20).doesNotHaveDuplicates();
+        for (final String inline : inlines)
+        {
+            // a method renamed without the list would be dropped silently (the commands are quiet)
+            final String target = inline.substring("-XX:CompileCommand=inline,".length());
+            final String className = target.substring(0, target.indexOf("::"));
+            final String method = target.substring(target.indexOf("::") + 2);
+            final Class<?> type = Class.forName(className, false, getClass().getClassLoader());
+            assertThat(type.getDeclaredMethods()).as(target).anyMatch(declared -> declared.getName().equals(method));
+        }
+        assertThat(compileCommands(dryRun("", 0, "--memory-limit", "1g"))).noneMatch(inlines::contains);
     }
 
     @Test
@@ -155,6 +180,22 @@ class LauncherJitFlagsTest
         assertThat(output.lines()).as(output)
             .noneMatch(line -> line.startsWith("CompileCommand:") || line.startsWith("Error:"))
             .anyMatch(line -> line.contains("version"));
+    }
+
+    /**
+     * @return the launcher's inline commands for the PUBLISH path (all but the bounds check's), in its order.
+     */
+    private static List<String> inlines(final List<String> commands)
+    {
+        final List<String> inlines = new ArrayList<>();
+        for (final String command : commands)
+        {
+            if (command.startsWith("-XX:CompileCommand=inline,") && !command.contains("Preconditions"))
+            {
+                inlines.add(command);
+            }
+        }
+        return inlines;
     }
 
     /**
