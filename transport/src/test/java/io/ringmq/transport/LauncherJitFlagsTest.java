@@ -6,11 +6,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -117,7 +121,7 @@ class LauncherJitFlagsTest
     }
 
     @Test
-    @DisplayName("below 512m the PUBLISH path's mid-sized methods are inlined: every one named exists, once")
+    @DisplayName("below 512m the PUBLISH path's methods are inlined: each named exists, with a body, its overload pinned")
     void publishPathInlinesNameRealMethods() throws Exception
     {
         final List<String> inlines = inlines(compileCommands(dryRun("", 0)));
@@ -128,8 +132,24 @@ class LauncherJitFlagsTest
             final String target = inline.substring("-XX:CompileCommand=inline,".length());
             final String className = target.substring(0, target.indexOf("::"));
             final String method = target.substring(target.indexOf("::") + 2);
+            final int signature = method.indexOf('(');
+            final String name = signature < 0 ? method : method.substring(0, signature);
             final Class<?> type = Class.forName(className, false, getClass().getClassLoader());
-            assertThat(type.getDeclaredMethods()).as(target).anyMatch(declared -> declared.getName().equals(method));
+            final List<Method> matching = new ArrayList<>();
+            for (final Method declared : type.getDeclaredMethods())
+            {
+                if (declared.getName().equals(name) && (signature < 0 ||
+                    descriptor(declared).equals(method.substring(signature))))
+                {
+                    matching.add(declared);
+                }
+            }
+            // a body to inline: an abstract or interface method would leave the call virtual and the command moot
+            assertThat(matching).as(target).isNotEmpty()
+                .allMatch(declared -> !Modifier.isAbstract(declared.getModifiers()));
+            // an overloaded name carries its signature, so only the method meant is forced
+            assertThat(signature >= 0 || Arrays.stream(type.getDeclaredMethods())
+                .filter(declared -> declared.getName().equals(name)).count() == 1).as(target + " is overloaded").isTrue();
         }
         assertThat(compileCommands(dryRun("", 0, "--memory-limit", "1g"))).noneMatch(inlines::contains);
     }
@@ -180,6 +200,33 @@ class LauncherJitFlagsTest
         assertThat(output.lines()).as(output)
             .noneMatch(line -> line.startsWith("CompileCommand:") || line.startsWith("Error:"))
             .anyMatch(line -> line.contains("version"));
+    }
+
+    /**
+     * @return the JVM's descriptor of a method, e.g. {@code (JI)I}.
+     */
+    private static String descriptor(final Method method)
+    {
+        final StringBuilder descriptor = new StringBuilder("(");
+        for (final Class<?> parameter : method.getParameterTypes())
+        {
+            descriptor.append(descriptor(parameter));
+        }
+        return descriptor.append(')').append(descriptor(method.getReturnType())).toString();
+    }
+
+    private static String descriptor(final Class<?> type)
+    {
+        if (type.isArray())
+        {
+            return type.getName().replace('.', '/');
+        }
+        if (type.isPrimitive())
+        {
+            return Map.of(int.class, "I", long.class, "J", boolean.class, "Z", byte.class, "B", short.class, "S",
+                char.class, "C", float.class, "F", double.class, "D", void.class, "V").get(type);
+        }
+        return "L" + type.getName().replace('.', '/') + ";";
     }
 
     /**
