@@ -43,7 +43,7 @@ LT="$REPO/loadtest/target/loadtest.jar"
 mkdir -p "$OUT"
 
 # shellcheck source=broker-runs.sh
-. "$REPO/bench-configs/broker-runs.sh" # free_port, stop_broker (also at exit)
+. "$REPO/bench-configs/broker-runs.sh" # free_port, start_broker, stop_broker (also at exit)
 proc_io() { awk '/^(rchar|syscr):/{printf "%s ", $2}' "/proc/$1/io" 2>/dev/null || echo "0 0"; }
 
 results="$OUT/results.tsv"
@@ -53,6 +53,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
         for i in "${!names[@]}"; do
             name=${names[i]}
             log="$OUT/$name-$round-$payload"
+            for _attempt in 1 2 3; do # a broker binding late (--warmup) may find its port taken: try another
             port=$(free_port)
             if [[ $name == flashmq && -z ${commands[i]} ]]; then
                 cat >"$log.conf" <<EOF
@@ -72,13 +73,9 @@ EOF
             else
                 read -r -a cmd <<<"${commands[i]//\{port\}/$port}"
             fi
-            (cd "$REPO" && exec "${cmd[@]}") >"$log.broker.log" 2>&1 &
-            broker_pid=$!
-            listening=0
-            for _ in $(seq 3000); do
-                if (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null; then listening=1; break; fi
-                kill -0 "$broker_pid" 2>/dev/null || break
-                sleep 0.01
+            start_broker "$log.broker.log" "$port" "${cmd[@]}"
+            ((port_taken)) && { stop_broker; continue; }
+            break
             done
             if ((!listening)); then
                 echo "ingest-ab.sh: $name did not listen on $port (log: $log.broker.log)" >&2

@@ -34,22 +34,34 @@ final class ReloadCommand implements Callable<Integer>
     {
         final Path dir = null != countersDir ? countersDir : BrokerContext.defaultCountersDir();
         final List<Long> ready = new ArrayList<>();
+        final List<Long> unready = new ArrayList<>();
         for (final Path file : CountersFileReader.find(dir, pid))
         {
             try (CountersFileReader reader = CountersFileReader.open(file))
             {
                 // alive (not a reused pid), and a command-line broker that handles SIGHUP (which would end any other
                 // process, an embedded broker's host included)
-                if (reader.isBrokerAlive() && reader.counters().getCounterValue(BrokerCounters.RELOAD_READY) == 1 &&
-                    !ready.contains(reader.pid()))
+                if (reader.isBrokerAlive())
                 {
-                    ready.add(reader.pid());
+                    final List<Long> list =
+                        reader.counters().getCounterValue(BrokerCounters.RELOAD_READY) == 1 ? ready : unready;
+                    if (!list.contains(reader.pid()))
+                    {
+                        list.add(reader.pid());
+                    }
                 }
             }
             catch (final RuntimeException | java.io.IOException ex)
             {
                 // a file being written or removed: not a broker to reload
             }
+        }
+        if (ready.isEmpty() && !unready.isEmpty())
+        {
+            System.err.println("ringmq reload: " + (unready.size() == 1 ? "the broker with pid " + unready.get(0) +
+                " does" : "the brokers " + unready + " do") + " not take reloads (embedded, or started with SIGHUP " +
+                "ignored, as under nohup, which the JVM keeps ignored: start it through bin/ringmq); nothing sent");
+            return 1;
         }
         if (ready.size() != 1)
         {

@@ -34,17 +34,26 @@ final class SignalReloads
     /**
      * Handles SIGHUP with {@link #signal()} from now on: called before the broker starts, so a signal is handled.
      *
-     * @return false where the platform has no SIGHUP (said on standard error): reload is not available.
+     * @return false where the platform has no SIGHUP, or where SIGHUP was ignored when the process started (said on
+     *         standard error): reload is not available.
      */
     boolean onSighup()
     {
+        final sun.misc.SignalHandler previous;
         try
         {
-            sun.misc.Signal.handle(new sun.misc.Signal("HUP"), hup -> signal());
+            previous = sun.misc.Signal.handle(new sun.misc.Signal("HUP"), hup -> signal());
         }
         catch (final IllegalArgumentException ex)
         {
             System.err.println("ringmq: no SIGHUP on this platform: reload is not available");
+            return false;
+        }
+        if (previous == sun.misc.SignalHandler.SIG_IGN)
+        {
+            // a JVM started with SIGHUP ignored (nohup) keeps it ignored and installs no handler, without a word
+            System.err.println("ringmq: SIGHUP was ignored when this process started (nohup?), and the JVM keeps it " +
+                "ignored: SIGHUP and 'ringmq reload' cannot reload this broker (bin/ringmq restores SIGHUP first)");
             return false;
         }
         return true;

@@ -92,8 +92,21 @@ final class ForkedBroker implements AutoCloseable
      */
     static Launch launch(final Path directory, final String... options) throws IOException, InterruptedException
     {
+        return launch(directory, List.of(), options);
+    }
+
+    /**
+     * Starts a broker under a command that runs it ({@code nohup}, {@code env ...}) and waits until it listens or
+     * exits, as {@link #launch(Path, String...)}.
+     *
+     * @param prefix the command and its arguments before the JVM's.
+     */
+    static Launch launch(final Path directory, final List<String> prefix, final String... options)
+        throws IOException, InterruptedException
+    {
         final Path countersDir = Files.createDirectories(directory.resolve("counters"));
-        final List<String> command = new ArrayList<>(List.of(
+        final List<String> command = new ArrayList<>(prefix);
+        command.addAll(List.of(
             ProcessHandle.current().info().command().orElse("java"), MAX_HEAP, "-ea",
             // what transport/target/ringmq.jar's manifest gives the same code (Add-Exports, Add-Opens)
             "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",

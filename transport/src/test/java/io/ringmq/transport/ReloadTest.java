@@ -103,31 +103,40 @@ class ReloadTest extends InProcessBrokerTest
             user(file, "dave", "d-pw");
             assertThat(Main.run("reload", "--pid", Long.toString(forked.pid()), "--counters-dir",
                 directory.resolve("counters").toString())).isZero();
-            final long deadline = System.nanoTime() + 20_000_000_000L;
-            Paho dave = null;
-            while (null == dave && System.nanoTime() < deadline)
-            {
-                try
-                {
-                    dave = Paho.connect(forked.port(), "dave", credentials("dave", "d-pw"));
-                }
-                catch (final org.eclipse.paho.client.mqttv3.MqttException notYet)
-                {
-                    Thread.sleep(100); // the signal is handled asynchronously: poll until dave is let in
-                }
-            }
-            assertThat(dave).as("dave, added to the file, got in after the reload").isNotNull();
-            dave.close();
+            awaitLogin(forked.port(), "dave", "d-pw").close();
         }
     }
 
-    private static void user(final Path file, final String user, final String password)
+    /**
+     * @return a client logged in as a user a signalled reload added, polled for 20 s at most (a signal is handled
+     *         asynchronously).
+     */
+    static Paho awaitLogin(final int port, final String user, final String password) throws Exception
+    {
+        final long deadline = System.nanoTime() + 20_000_000_000L;
+        Paho client = null;
+        while (null == client && System.nanoTime() < deadline)
+        {
+            try
+            {
+                client = Paho.connect(port, user, credentials(user, password));
+            }
+            catch (final org.eclipse.paho.client.mqttv3.MqttException notYet)
+            {
+                Thread.sleep(100); // the signal is handled asynchronously: poll until the user is let in
+            }
+        }
+        assertThat(client).as(user + ", added to the file, got in after the reload").isNotNull();
+        return client;
+    }
+
+    static void user(final Path file, final String user, final String password)
     {
         assertThat(Main.run("passwd", file.toString(), user, "--password", password, "--iterations", "1000"))
             .isZero();
     }
 
-    private static MqttConnectOptions credentials(final String user, final String password)
+    static MqttConnectOptions credentials(final String user, final String password)
     {
         final MqttConnectOptions options = Paho.options(true);
         options.setUserName(user);
