@@ -18,7 +18,6 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * {@code bin/ringmq}'s JIT flags, through {@code --dry-run} on a stand-in jar: C1 only with a 32m code cache below
@@ -33,8 +32,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 @Timeout(60)
 class LauncherJitFlagsTest
 {
-    private static final Path LAUNCHER = Path.of("..", "bin", "ringmq").toAbsolutePath().normalize();
-
     @TempDir
     Path directory;
     private Path jar;
@@ -42,7 +39,7 @@ class LauncherJitFlagsTest
     @BeforeEach
     void aLauncherAndAJar() throws Exception
     {
-        assumeTrue(Files.isExecutable(LAUNCHER), "bin/ringmq not found from " + Path.of("").toAbsolutePath());
+        LauncherDryRun.assumeLauncher();
         jar = Files.writeString(directory.resolve("ringmq.jar"), "not run: --dry-run");
     }
 
@@ -280,16 +277,9 @@ class LauncherJitFlagsTest
 
     private String dryRun(final String javaOpts, final int exit, final String... args) throws Exception
     {
-        final List<String> command =
-            new ArrayList<>(List.of(LAUNCHER.toString(), "--dry-run", "--persistence", "memory"));
-        command.addAll(List.of(args));
-        final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
-        builder.environment().put("RINGMQ_JAR", jar.toString());
-        builder.environment().put("RINGMQ_JAVA_OPTS", javaOpts);
-        final Process process = builder.start();
-        final String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        assertThat(process.exitValue()).as(output).isEqualTo(exit);
-        return output;
+        final List<String> launcherArgs = new ArrayList<>(List.of("--persistence", "memory"));
+        launcherArgs.addAll(List.of(args));
+        return LauncherDryRun.run(List.of(), Map.of("RINGMQ_JAR", jar.toString(), "RINGMQ_JAVA_OPTS", javaOpts), exit,
+            launcherArgs.toArray(new String[0]));
     }
 }

@@ -10,9 +10,8 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
+import java.util.Map;
 import java.util.stream.Stream;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipOutputStream;
@@ -28,7 +27,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 @Timeout(60)
 class LauncherNativeLibraryTest
 {
-    private static final Path LAUNCHER = Path.of("..", "bin", "ringmq").toAbsolutePath().normalize();
     private static final String LIBRARY = "librocksdbjni-linux64.so";
 
     @TempDir
@@ -38,7 +36,7 @@ class LauncherNativeLibraryTest
     @BeforeEach
     void onX8664Linux()
     {
-        assumeTrue(Files.isExecutable(LAUNCHER), "bin/ringmq not found from " + Path.of("").toAbsolutePath());
+        LauncherDryRun.assumeLauncher();
         assumeTrue(System.getProperty("os.name").startsWith("Linux") &&
             List.of("amd64", "x86_64").contains(System.getProperty("os.arch")), "the launcher test runs on x86-64 Linux");
         cache = directory.resolve("cache");
@@ -162,16 +160,7 @@ class LauncherNativeLibraryTest
 
     private String dryRun(final Path jar, final String cacheDir, final String... args) throws Exception
     {
-        final List<String> command = new ArrayList<>(List.of(LAUNCHER.toString(), "--dry-run"));
-        command.addAll(List.of(args));
-        final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
-        builder.environment().put("RINGMQ_JAR", jar.toString());
-        builder.environment().put("RINGMQ_CACHE_DIR", cacheDir);
-        builder.environment().remove("RINGMQ_JAVA_OPTS");
-        final Process process = builder.start();
-        final String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        assertThat(process.exitValue()).as(output).isZero();
-        return output;
+        return LauncherDryRun.run(List.of(), Map.of("RINGMQ_JAR", jar.toString(), "RINGMQ_CACHE_DIR", cacheDir), 0,
+            args);
     }
 }

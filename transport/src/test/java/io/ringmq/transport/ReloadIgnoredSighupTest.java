@@ -8,13 +8,10 @@ import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -30,8 +27,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 @Timeout(90)
 class ReloadIgnoredSighupTest
 {
-    private static final Path LAUNCHER = Path.of("..", "bin", "ringmq").toAbsolutePath().normalize();
-
     @TempDir
     Path directory;
 
@@ -54,21 +49,9 @@ class ReloadIgnoredSighupTest
         try (ForkedBroker forked = launch.broker())
         {
             assertThat(launch.output()).contains("SIGHUP was ignored when this process started");
-            final ByteArrayOutputStream err = new ByteArrayOutputStream();
-            final PrintStream stderr = System.err;
-            final int exit;
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            try
-            {
-                exit = Main.run("reload", "--pid", Long.toString(forked.pid()), "--counters-dir",
-                    directory.resolve("counters").toString());
-            }
-            finally
-            {
-                System.setErr(stderr);
-            }
-            assertThat(exit).isEqualTo(1);
-            assertThat(err.toString(StandardCharsets.UTF_8)).contains("does not take reloads").contains("nohup");
+            final String said = MainTest.run(1, "reload", "--pid", Long.toString(forked.pid()), "--counters-dir",
+                directory.resolve("counters").toString());
+            assertThat(said).contains("does not take reloads").contains("nohup");
             // still there and still serving: nothing was sent that could have ended it
             Paho.connect(forked.port(), "alice", ReloadTest.credentials("alice", "a-pw")).close();
         }
@@ -97,7 +80,7 @@ class ReloadIgnoredSighupTest
     @DisplayName("bin/ringmq restores SIGHUP's default before the JVM only where it was ignored, and only for the broker")
     void launcherRestoresSighupOnlyWhereIgnored() throws Exception
     {
-        assumeTrue(Files.isExecutable(LAUNCHER), "bin/ringmq not found from " + Path.of("").toAbsolutePath());
+        LauncherDryRun.assumeLauncher();
         final Path jar = Files.writeString(directory.resolve("ringmq.jar"), "not run: --dry-run");
         // SIGHUP at its default for the plain run, whatever this test runs under
         final String plain = dryRun(jar, List.of("env", "--default-signal=HUP"), "--persistence", "memory");
@@ -109,17 +92,7 @@ class ReloadIgnoredSighupTest
 
     private static String dryRun(final Path jar, final List<String> prefix, final String... args) throws Exception
     {
-        final List<String> command = new ArrayList<>(prefix);
-        command.addAll(List.of(LAUNCHER.toString(), "--dry-run"));
-        command.addAll(List.of(args));
-        final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
-        builder.environment().put("RINGMQ_JAR", jar.toString());
-        builder.environment().remove("RINGMQ_JAVA_OPTS");
-        final Process process = builder.start();
-        final String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        assertThat(process.exitValue()).as(output).isZero();
-        return output;
+        return LauncherDryRun.run(prefix, Map.of("RINGMQ_JAR", jar.toString()), 0, args);
     }
 
     private static boolean runs(final String... command)
