@@ -135,7 +135,14 @@ final class Driver implements Runnable, Client.Handler
             if (!online && client.state == Client.State.READY)
             {
                 client.queueDisconnect();
-                flushList.flush(client);
+                try
+                {
+                    client.flush();
+                }
+                catch (final IOException ex)
+                {
+                    onTlsFailure(ex); // the generator ends this connection itself: not counted as lost
+                }
                 ready--;
                 close(client);
             }

@@ -12,6 +12,7 @@ import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -21,7 +22,8 @@ import java.util.concurrent.Callable;
 
 /**
  * {@code loadtest matrix FILE}: for every scenario of a bench matrix and every broker named, starts the broker
- * fresh, runs the scenario, stops the broker, and writes a dated report folder: {@code report.md} with the brokers
+ * fresh, runs the scenario, stops the broker ({@code --rounds N}: N times, the brokers taking turns, each broker's
+ * median run reported), and writes a dated report folder: {@code report.md} with the brokers
  * side by side per scenario (and {@code report.html}, the same with the plots embedded), each run's histograms and
  * summary, and SVG plots. An optional peer that is not installed here (FlashMQ) is skipped, with a note in the
  * report, and the other brokers still run.
@@ -45,6 +47,10 @@ final class Matrix implements Callable<Integer>
     @Option(names = {"--quiet", "-quiet"}, description = "No progress lines on standard error.")
     boolean quiet;
 
+    @Option(names = "--rounds", description = "Run every scenario this many times per broker, the brokers taking " +
+        "turns within each round (A B A B ...), and report each broker's median run (default: ${DEFAULT-VALUE}).")
+    int rounds = 1;
+
     @Option(names = "--ringmq-jar", description = "The ringmq jar (default: ${DEFAULT-VALUE}).")
     Path ringmqJar = Path.of("transport/target/ringmq.jar");
 
@@ -54,6 +60,10 @@ final class Matrix implements Callable<Integer>
     @SuppressWarnings("unchecked")
     public Integer call() throws Exception
     {
+        if (rounds < 1 || rounds > 100)
+        {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--rounds must be 1 to 100, not " + rounds);
+        }
         final Map<String, Object> matrix = (Map<String, Object>)Json.parse(Files.readString(file));
         final String name = (String)matrix.getOrDefault("name", file.getFileName().toString());
         final List<String> brokerNames = null != brokers ? brokers : (List<String>)(List<?>)matrix.get("brokers");
@@ -68,9 +78,9 @@ final class Matrix implements Callable<Integer>
         final StringBuilder md = new StringBuilder();
         md.append("# ").append(name).append("\n\n");
         md.append(String.format(Locale.ROOT, "%s; %d cores; Java %s; generator and brokers on the same machine " +
-            "(loopback). Command: `java -jar loadtest/target/loadtest.jar matrix %s`%n%n",
+            "(loopback). Command: `java -jar loadtest/target/loadtest.jar matrix %s%s`%n%n",
             LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME), Runtime.getRuntime().availableProcessors(),
-            System.getProperty("java.version"), file));
+            System.getProperty("java.version"), file, rounds > 1 ? " --rounds " + rounds : ""));
         for (final Object entry : (List<Object>)matrix.get("scenarios"))
         {
             final Map<String, Object> scenario = (Map<String, Object>)entry;
@@ -93,58 +103,52 @@ final class Matrix implements Callable<Integer>
                 " (after a " + warmup + " warm-up run of the same scenario on the same broker process)").append("\n\n");
             // state on disk for the brokers the runner configures itself (FlashMQ), when the scenario asks
             final boolean persistence = Boolean.TRUE.equals(scenario.get("persistence"));
-            final Map<String, Report> reports = new LinkedHashMap<>();
+            final Map<String, List<Report>> runs = new LinkedHashMap<>();
             final List<String> failures = new ArrayList<>();
             final List<String> skipped = new ArrayList<>();
+            final List<String> present = new ArrayList<>();
             for (final String broker : brokerNames)
             {
-                final Path runFolder = folder.resolve(scenarioName).resolve(broker);
                 final Optional<String> missing = BrokerProcess.unavailable(broker, scenarioCommands, env);
                 if (missing.isPresent())
                 {
                     // an optional peer that is not installed: the other brokers still run
                     skipped.add(broker + " (" + missing.get() + ")");
                     System.out.println("== " + scenarioName + " on " + broker + ": skipped, " + missing.get());
-                    continue;
                 }
-                System.out.println("== " + scenarioName + " on " + broker);
-                try (BrokerProcess process = BrokerProcess.start(broker, runFolder, ringmqJar, scenarioCommands,
-                    ringmqArgs, persistence, flashmqConfig, env))
+                else
                 {
-                    if (warms)
-                    {
-                        // a JVM broker compiles its hot paths in its first seconds: measure the steady state
-                        final List<String> warm = withoutOption(args, "-offline"); // half the warm-up, by default
-                        warm.addAll(List.of("-addr", "127.0.0.1:" + process.port, "-duration", warmup,
-                            "-label", broker + " warm-up"));
-                        if (quiet)
-                        {
-                            warm.add("-quiet");
-                        }
-                        final LoadTest warmRun = new LoadTest();
-                        new CommandLine(warmRun).setOverwrittenOptionsAllowed(true).parseArgs(warm.toArray(new String[0]));
-                        warmRun.execute();
-                    }
-                    final List<String> runArgs = new ArrayList<>(args);
-                    runArgs.addAll(List.of("-addr", "127.0.0.1:" + process.port, "-broker-pid",
-                        Long.toString(process.pid()), "-out", runFolder.toString(), "-label", broker));
-                    if (quiet)
-                    {
-                        runArgs.add("-quiet");
-                    }
-                    final LoadTest loadTest = new LoadTest();
-                    new CommandLine(loadTest).parseArgs(runArgs.toArray(new String[0]));
-                    final Report report = loadTest.execute();
-                    report.print(System.out);
-                    reports.put(broker, report);
-                }
-                catch (final Exception ex)
-                {
-                    failures.add(broker + ": " + ex.getMessage());
-                    System.out.println("   failed: " + ex.getMessage());
+                    present.add(broker);
                 }
             }
+            for (int round = 1; round <= rounds; round++)
+            {
+                for (final String broker : present)
+                {
+                    final String run = rounds > 1 ? broker + " (round " + round + ")" : broker;
+                    final Path runFolder = rounds > 1 ?
+                        folder.resolve(scenarioName).resolve(broker).resolve("round-" + round) :
+                        folder.resolve(scenarioName).resolve(broker);
+                    System.out.println("== " + scenarioName + " on " + run);
+                    try
+                    {
+                        runs.computeIfAbsent(broker, any -> new ArrayList<>()).add(
+                            runOnce(broker, args, warms, runFolder, scenarioCommands, ringmqArgs, persistence,
+                                flashmqConfig, warmup));
+                    }
+                    catch (final Exception ex)
+                    {
+                        failures.add(run + ": " + ex.getMessage());
+                        System.out.println("   failed: " + ex.getMessage());
+                    }
+                }
+            }
+            final Map<String, Report> reports = medians(runs);
             md.append(table(reports));
+            if (rounds > 1)
+            {
+                md.append(roundsLine(runs));
+            }
             for (final Map.Entry<String, Report> run : reports.entrySet())
             {
                 final String problems = run.getValue().problems();
@@ -172,6 +176,97 @@ final class Matrix implements Callable<Integer>
         }
         System.out.println("report: " + folder.resolve("report.md") + " and report.html");
         return 0;
+    }
+
+    /**
+     * One run of a scenario on a fresh broker: started, warmed up where the scenario allows, measured, stopped.
+     */
+    private Report runOnce(final String broker, final List<String> args, final boolean warms, final Path runFolder,
+        final Map<String, String> commands, final List<String> ringmqArgs, final boolean persistence,
+        final String flashmqConfig, final String warmup) throws Exception
+    {
+        try (BrokerProcess process = BrokerProcess.start(broker, runFolder, ringmqJar, commands, ringmqArgs,
+            persistence, flashmqConfig, env))
+        {
+            if (warms)
+            {
+                // a JVM broker compiles its hot paths in its first seconds: measure the steady state
+                final List<String> warm = withoutOption(args, "-offline"); // half the warm-up, by default
+                warm.addAll(List.of("-addr", "127.0.0.1:" + process.port, "-duration", warmup,
+                    "-label", broker + " warm-up"));
+                if (quiet)
+                {
+                    warm.add("-quiet");
+                }
+                final LoadTest warmRun = new LoadTest();
+                new CommandLine(warmRun).setOverwrittenOptionsAllowed(true).parseArgs(warm.toArray(new String[0]));
+                warmRun.execute();
+            }
+            final List<String> runArgs = new ArrayList<>(args);
+            runArgs.addAll(List.of("-addr", "127.0.0.1:" + process.port, "-broker-pid",
+                Long.toString(process.pid()), "-out", runFolder.toString(), "-label", broker));
+            if (quiet)
+            {
+                runArgs.add("-quiet");
+            }
+            final LoadTest loadTest = new LoadTest();
+            new CommandLine(loadTest).parseArgs(runArgs.toArray(new String[0]));
+            final Report report = loadTest.execute();
+            report.print(System.out);
+            return report;
+        }
+    }
+
+    /**
+     * The figure a run is ranked by among its rounds: messages (or deliveries) per second, or for a connections
+     * scenario the connects per second of its last level.
+     */
+    static double headline(final Report report)
+    {
+        if (report.settings.connectionsOnly())
+        {
+            return report.levels.isEmpty() ? 0 : report.levels.get(report.levels.size() - 1).connectsPerSecond();
+        }
+        return report.messageRate();
+    }
+
+    /**
+     * @return for each broker, the run with the median {@link #headline} of its rounds (of an even count, the lower
+     * of the middle two: no figure is made up), in the brokers' order.
+     */
+    static Map<String, Report> medians(final Map<String, List<Report>> runs)
+    {
+        final Map<String, Report> medians = new LinkedHashMap<>();
+        for (final Map.Entry<String, List<Report>> entry : runs.entrySet())
+        {
+            final List<Report> sorted = new ArrayList<>(entry.getValue());
+            sorted.sort(Comparator.comparingDouble(Matrix::headline));
+            medians.put(entry.getKey(), sorted.get((sorted.size() - 1) / 2));
+        }
+        return medians;
+    }
+
+    /**
+     * @return a line under the table with every round's headline figure per broker, in run order.
+     */
+    static String roundsLine(final Map<String, List<Report>> runs)
+    {
+        final StringBuilder md = new StringBuilder("\nEach broker's median run of its rounds is in the table; ");
+        final boolean connections = !runs.isEmpty() &&
+            runs.values().iterator().next().get(0).settings.connectionsOnly();
+        md.append(connections ? "connects/s of the last level" : "msg/s").append(" per round, in run order:");
+        String separator = " ";
+        for (final Map.Entry<String, List<Report>> entry : runs.entrySet())
+        {
+            md.append(separator).append(entry.getKey());
+            for (int i = 0; i < entry.getValue().size(); i++)
+            {
+                md.append(i == 0 ? " " : " / ")
+                    .append(String.format(Locale.ROOT, "%,.0f", headline(entry.getValue().get(i))));
+            }
+            separator = "; ";
+        }
+        return md.append(".\n").toString();
     }
 
     static String table(final Map<String, Report> reports)

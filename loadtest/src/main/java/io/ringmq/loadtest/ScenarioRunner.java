@@ -16,6 +16,9 @@ import java.util.concurrent.TimeUnit;
  */
 final class ScenarioRunner
 {
+    /** How long the driver threads have to end once told to stop. */
+    static final long STOP_TIMEOUT_MS = 10_000;
+
     private final Settings settings;
     private final Path out;
     private final String label;
@@ -107,10 +110,7 @@ final class ScenarioRunner
             {
                 driver.phase(Driver.STOPPED, startNs);
             }
-            for (final Thread thread : threads)
-            {
-                thread.join(10_000);
-            }
+            awaitStopped(threads, STOP_TIMEOUT_MS);
             report.collect(drivers, group);
             if (null != broker && broker.isAvailable())
             {
@@ -290,10 +290,7 @@ final class ScenarioRunner
             {
                 driver.phase(Driver.STOPPED, 0);
             }
-            for (final Thread thread : threads)
-            {
-                thread.join(10_000);
-            }
+            awaitStopped(threads, STOP_TIMEOUT_MS);
             final Histogram connect = new Histogram(3);
             final Histogram ping = new Histogram(3);
             int failed = 0;
@@ -334,6 +331,33 @@ final class ScenarioRunner
             threads[i].start();
         }
         return threads;
+    }
+
+    /**
+     * Waits, {@code timeoutMs} in all, for the driver threads told to stop; the report reads their histograms and
+     * counts next, which is only sound once they have ended (HdrHistogram and the counts are single-threaded).
+     *
+     * @throws IOException when one is still running: a run whose figures cannot be read is failed, not reported.
+     */
+    static void awaitStopped(final Thread[] threads, final long timeoutMs) throws IOException, InterruptedException
+    {
+        final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        for (final Thread thread : threads)
+        {
+            thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNs - System.nanoTime())));
+        }
+        for (final Thread thread : threads)
+        {
+            if (thread.isAlive())
+            {
+                for (final Thread each : threads)
+                {
+                    each.interrupt(); // a selector wakes on it; the daemon threads end with the process at the latest
+                }
+                throw new IOException(thread.getName() + " did not stop within " + timeoutMs + " ms of the end of the run: " +
+                    "its figures would be read while it still writes them, so the run is failed");
+            }
+        }
     }
 
     private static void awaitReady(final Driver[] drivers, final int total) throws InterruptedException

@@ -5,6 +5,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -33,6 +34,68 @@ class MatrixTableTest
         unpaced.put("ringmq", report(0, 1_000, 0));
         assertThat(Matrix.table(unpaced).lines().filter(line -> line.startsWith("| ringmq |"))).singleElement()
             .asString().endsWith("| – |");
+    }
+
+    @Test
+    @DisplayName("--rounds: each broker's median run goes in the table (the lower middle of an even count), every "
+        + "round's rate in run order under it")
+    void roundsReportTheMedianRunAndEveryRound()
+    {
+        final Map<String, List<Report>> runs = new LinkedHashMap<>();
+        final Report middle = published(2_000_000);
+        runs.put("ringmq", List.of(published(3_000_000), middle, published(1_000_000)));
+        final Report lowerMiddle = published(2_500_000);
+        runs.put("flashmq", List.of(published(2_600_000), lowerMiddle, published(2_400_000), published(2_550_000)));
+        runs.put("mosquitto", List.of(published(100_000)));
+
+        final Map<String, Report> medians = Matrix.medians(runs);
+
+        assertThat(medians.keySet()).containsExactly("ringmq", "flashmq", "mosquitto");
+        assertThat(medians.get("ringmq")).isSameAs(middle);
+        assertThat(medians.get("flashmq")).isSameAs(lowerMiddle);
+        assertThat(Matrix.roundsLine(runs)).contains("msg/s per round, in run order: " +
+            "ringmq 3,000,000 / 2,000,000 / 1,000,000; flashmq 2,600,000 / 2,500,000 / 2,400,000 / 2,550,000; " +
+            "mosquitto 100,000.");
+    }
+
+    @Test
+    @DisplayName("--rounds of a connections scenario: runs ranked by the last level's connects per second")
+    void connectionRoundsRankByConnectsPerSecond()
+    {
+        final Report slow = connections(1.0);
+        final Report middle = connections(0.5);
+        final Report fast = connections(0.25);
+        final Map<String, List<Report>> runs = Map.of("ringmq", List.of(slow, fast, middle));
+
+        assertThat(Matrix.medians(runs).get("ringmq")).isSameAs(middle);
+        assertThat(Matrix.roundsLine(runs)).contains("connects/s of the last level per round, in run order: ringmq " +
+            "5,000 / 20,000 / 10,000.");
+    }
+
+    /**
+     * @return a pub run's report at {@code rate} messages per second over one second.
+     */
+    private static Report published(final long rate)
+    {
+        final Settings settings = new Settings();
+        settings.mode = "pub";
+        final Report report = new Report(settings, "test");
+        report.acknowledged = rate;
+        report.publishSeconds = 1;
+        return report;
+    }
+
+    /**
+     * @return a connections run's report whose one level of 5,000 connections was dialled in {@code dialSeconds}.
+     */
+    private static Report connections(final double dialSeconds)
+    {
+        final Settings settings = new Settings();
+        settings.mode = "conn";
+        final Report report = new Report(settings, "test");
+        report.levels.add(new Report.Level(5_000, 5_000, 0, 5_000, new Histogram(3), new Histogram(3), 0,
+            dialSeconds));
+        return report;
     }
 
     /**
