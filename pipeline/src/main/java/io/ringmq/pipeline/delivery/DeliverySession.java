@@ -31,8 +31,11 @@ final class DeliverySession
     private final int windowSlots;
     /** The in-flight window: the broker's --max-inflight, or the client's smaller Receive Maximum [MQTT-3.3.4-7]. */
     private int windowLimit;
-    /** Its outbound packet identifiers (recovery puts restored ones back through them, {@link RestoredCopies}). */
-    final PacketIds packetIds = new PacketIds();
+    /**
+     * Its outbound packet identifiers (recovery puts restored ones back through them, {@link RestoredCopies}); made
+     * with its first QoS 1 or 2 message, so a session that never gets one (most idle ones) holds none.
+     */
+    private PacketIds packetIds;
     /** A message went in flight or into the queue since the last sweep: keep what it used. */
     private boolean lately;
     /** Outbound topic aliases of the current connection (5.0), only while its client allows some. */
@@ -155,6 +158,18 @@ final class DeliverySession
     }
 
     /**
+     * @return its outbound packet identifiers, made now if it had none.
+     */
+    PacketIds packetIds()
+    {
+        if (null == packetIds)
+        {
+            packetIds = new PacketIds();
+        }
+        return packetIds;
+    }
+
+    /**
      * Takes a free packet identifier and records the message as in flight (the caller has retained it).
      *
      * @return the window slot.
@@ -162,7 +177,7 @@ final class DeliverySession
     int addInflight(final SharedMessage message, final int qos, final boolean retain,
         final int[] subscriptionIds, final int group)
     {
-        final int packetId = packetIds.take(window);
+        final int packetId = packetIds().take(window);
         if (null == window)
         {
             window = new InflightWindow(Math.min(InflightWindow.INITIAL_SLOTS, windowSlots));

@@ -88,16 +88,16 @@ final class RestoredCopies
     private static int restoreInflight(final DeliverySession session, final SharedMessage message, final int qos,
         final boolean retain, final int[] subscriptionIds, final int packetId, final int state)
     {
-        session.packetIds.unreserve(packetId);
+        session.packetIds().unreserve(packetId);
         if (packetId <= 0 || packetId > 65_535 || session.findInflight(packetId) >= 0)
         {
             // none, out of range, or taken already
             return session.addInflight(message, qos, retain, subscriptionIds, 0);
         }
-        final int at = session.packetIds.startAt(packetId);
+        final int at = session.packetIds().startAt(packetId);
         final int slot = session.addInflight(message, qos, retain, subscriptionIds, 0);
         session.inflightState(slot, state);
-        session.packetIds.resumeAfter(at, packetId);
+        session.packetIds().resumeAfter(at, packetId);
         return slot;
     }
 

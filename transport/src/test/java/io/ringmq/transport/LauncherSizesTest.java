@@ -1,0 +1,65 @@
+package io.ringmq.transport;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The broker sizes {@code bin/ringmq} passes below 512m (README, "Memory: bin/ringmq and its flags"): the smaller
+ * rings and ingress ring that keep 5,000 idle connections within 64 MB at 256m, each only when not given.
+ */
+@Timeout(60)
+class LauncherSizesTest
+{
+    @TempDir
+    Path directory;
+    private Path jar;
+
+    @BeforeEach
+    void aLauncherAndAJar() throws Exception
+    {
+        LauncherDryRun.assumeLauncher();
+        jar = Files.writeString(directory.resolve("ringmq.jar"), "not run: --dry-run");
+    }
+
+    @Test
+    @DisplayName("below 512m: 2,048 ingress slots, 50,000 sessions, a 1 MiB message log and 2 MiB outbound ring")
+    void smallerSizesBelow512m() throws Exception
+    {
+        final String command = dryRun("--memory-limit", "256m");
+        assertThat(command).contains(" --ring-size 2048 ", " --max-sessions 50000 ", " --message-log-bytes 1048576 ",
+            " --outbound-ring-bytes 2097152 ");
+        assertThat(dryRun("--memory-limit", "511m")).contains(" --ring-size 2048 ");
+        assertThat(dryRun("--memory-limit", "512m")).doesNotContain("--ring-size", "--max-sessions");
+    }
+
+    @Test
+    @DisplayName("a size given on the command line or in --config wins: the launcher adds none of its own")
+    void aGivenSizeWins() throws Exception
+    {
+        final String command = dryRun("--ring-size", "8192");
+        assertThat(command).contains(" --ring-size 8192").doesNotContain("--ring-size 2048");
+        assertThat(command.split("--ring-size", -1)).hasSize(2);
+
+        final Path config = Files.writeString(directory.resolve("ringmq.conf"), "ring-size 1024\n");
+        assertThat(dryRun("--config", config.toString())).doesNotContain("--ring-size");
+    }
+
+    private String dryRun(final String... args) throws Exception
+    {
+        final List<String> launcherArgs = new ArrayList<>(List.of("--persistence", "memory"));
+        launcherArgs.addAll(List.of(args));
+        return LauncherDryRun.run(List.of(), Map.of("RINGMQ_JAR", jar.toString()), 0,
+            launcherArgs.toArray(new String[0])) + " ";
+    }
+}
