@@ -32,6 +32,29 @@ final class LauncherDryRun
     }
 
     /**
+     * @return a stand-in jar in {@code directory} (a dry run never starts it), once the launcher is found (the test
+     * is skipped where it is not).
+     */
+    static Path standInJar(final Path directory) throws java.io.IOException
+    {
+        assumeLauncher();
+        return Files.writeString(directory.resolve("ringmq.jar"), "not run: --dry-run");
+    }
+
+    /**
+     * @return the launcher's command for {@code jar} with {@code --persistence memory} (no store to prepare) and
+     * {@code args}, with RINGMQ_JAVA_OPTS {@code javaOpts}; its exit status must be {@code exit}.
+     */
+    static String inMemory(final Path jar, final String javaOpts, final int exit, final String... args)
+        throws Exception
+    {
+        final List<String> launcherArgs = new ArrayList<>(List.of("--persistence", "memory"));
+        launcherArgs.addAll(List.of(args));
+        return run(List.of(), Map.of("RINGMQ_JAR", jar.toString(), "RINGMQ_JAVA_OPTS", javaOpts), exit,
+            launcherArgs.toArray(new String[0]));
+    }
+
+    /**
      * @param prefix      what runs the launcher ({@code nohup}, {@code env ...}); none for itself.
      * @param environment variables to set (RINGMQ_JAR at least); RINGMQ_JAVA_OPTS is cleared unless given.
      * @param exit        the exit status expected.

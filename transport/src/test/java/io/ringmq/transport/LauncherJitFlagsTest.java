@@ -9,7 +9,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -39,8 +38,7 @@ class LauncherJitFlagsTest
     @BeforeEach
     void aLauncherAndAJar() throws Exception
     {
-        LauncherDryRun.assumeLauncher();
-        jar = Files.writeString(directory.resolve("ringmq.jar"), "not run: --dry-run");
+        jar = LauncherDryRun.standInJar(directory);
     }
 
     @Test
@@ -277,9 +275,6 @@ class LauncherJitFlagsTest
 
     private String dryRun(final String javaOpts, final int exit, final String... args) throws Exception
     {
-        final List<String> launcherArgs = new ArrayList<>(List.of("--persistence", "memory"));
-        launcherArgs.addAll(List.of(args));
-        return LauncherDryRun.run(List.of(), Map.of("RINGMQ_JAR", jar.toString(), "RINGMQ_JAVA_OPTS", javaOpts), exit,
-            launcherArgs.toArray(new String[0]));
+        return LauncherDryRun.inMemory(jar, javaOpts, exit, args);
     }
 }

@@ -8,9 +8,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -28,8 +25,7 @@ class LauncherSizesTest
     @BeforeEach
     void aLauncherAndAJar() throws Exception
     {
-        LauncherDryRun.assumeLauncher();
-        jar = Files.writeString(directory.resolve("ringmq.jar"), "not run: --dry-run");
+        jar = LauncherDryRun.standInJar(directory);
     }
 
     @Test
@@ -57,9 +53,6 @@ class LauncherSizesTest
 
     private String dryRun(final String... args) throws Exception
     {
-        final List<String> launcherArgs = new ArrayList<>(List.of("--persistence", "memory"));
-        launcherArgs.addAll(List.of(args));
-        return LauncherDryRun.run(List.of(), Map.of("RINGMQ_JAR", jar.toString()), 0,
-            launcherArgs.toArray(new String[0])) + " ";
+        return LauncherDryRun.inMemory(jar, "", 0, args) + " ";
     }
 }
