@@ -3,7 +3,9 @@ package io.ringmq.loadtest;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -54,6 +56,9 @@ final class Matrix implements Callable<Integer>
     @Option(names = "--ringmq-jar", description = "The ringmq jar (default: ${DEFAULT-VALUE}).")
     Path ringmqJar = Path.of("transport/target/ringmq.jar");
 
+    @Spec
+    CommandSpec spec;
+
     /** Where an optional peer (FlashMQ: {@code FLASHMQ_BIN}, {@code PATH}) is looked for; a test gives its own. */
     Map<String, String> env = System.getenv();
 
@@ -62,7 +67,8 @@ final class Matrix implements Callable<Integer>
     {
         if (rounds < 1 || rounds > 100)
         {
-            throw new CommandLine.ParameterException(new CommandLine(this), "--rounds must be 1 to 100, not " + rounds);
+            throw new CommandLine.ParameterException(null != spec ? spec.commandLine() : new CommandLine(this),
+                "--rounds must be 1 to 100, not " + rounds);
         }
         final Map<String, Object> matrix = (Map<String, Object>)Json.parse(Files.readString(file));
         final String name = (String)matrix.getOrDefault("name", file.getFileName().toString());
@@ -121,6 +127,10 @@ final class Matrix implements Callable<Integer>
                     present.add(broker);
                 }
             }
+            for (final String broker : present)
+            {
+                runs.put(broker, new ArrayList<>()); // the brokers' order, whichever succeeds first
+            }
             for (int round = 1; round <= rounds; round++)
             {
                 for (final String broker : present)
@@ -132,12 +142,12 @@ final class Matrix implements Callable<Integer>
                     System.out.println("== " + scenarioName + " on " + run);
                     try
                     {
-                        runs.computeIfAbsent(broker, any -> new ArrayList<>()).add(
-                            runOnce(broker, args, warms, runFolder, scenarioCommands, ringmqArgs, persistence,
-                                flashmqConfig, warmup));
+                        runs.get(broker).add(runOnce(broker, args, warms, runFolder, scenarioCommands, ringmqArgs,
+                            persistence, flashmqConfig, warmup));
                     }
                     catch (final Exception ex)
                     {
+                        runs.get(broker).add(null); // a failed round keeps its place in the rounds line
                         failures.add(run + ": " + ex.getMessage());
                         System.out.println("   failed: " + ex.getMessage());
                     }
@@ -149,12 +159,17 @@ final class Matrix implements Callable<Integer>
             {
                 md.append(roundsLine(runs));
             }
-            for (final Map.Entry<String, Report> run : reports.entrySet())
+            for (final Map.Entry<String, List<Report>> broker : runs.entrySet())
             {
-                final String problems = run.getValue().problems();
-                if (!problems.isEmpty())
+                for (int i = 0; i < broker.getValue().size(); i++)
                 {
-                    md.append("\n- ").append(run.getKey()).append(": ").append(problems).append('\n');
+                    final Report run = broker.getValue().get(i);
+                    final String problems = null == run ? "" : run.problems();
+                    if (!problems.isEmpty())
+                    {
+                        md.append("\n- ").append(broker.getKey()).append(rounds > 1 ? " (round " + (i + 1) + ")" : "")
+                            .append(": ").append(problems).append('\n');
+                    }
                 }
             }
             for (final String failure : failures)
@@ -218,8 +233,9 @@ final class Matrix implements Callable<Integer>
     }
 
     /**
-     * The figure a run is ranked by among its rounds: messages (or deliveries) per second, or for a connections
-     * scenario the connects per second of its last level.
+     * The figure a run is ranked by among its rounds, the one its row is read by: for a paced run (a rate per
+     * publisher) the p99 latency in µs, for a connections scenario the connects per second of its last level, else
+     * messages (or deliveries) per second.
      */
     static double headline(final Report report)
     {
@@ -227,42 +243,78 @@ final class Matrix implements Callable<Integer>
         {
             return report.levels.isEmpty() ? 0 : report.levels.get(report.levels.size() - 1).connectsPerSecond();
         }
+        if (paced(report))
+        {
+            return report.latency.getValueAtPercentile(99) / 1000.0;
+        }
         return report.messageRate();
     }
 
+    private static boolean paced(final Report report)
+    {
+        return report.settings.rate > 0 && null != report.latency && report.latency.getTotalCount() > 0;
+    }
+
     /**
-     * @return for each broker, the run with the median {@link #headline} of its rounds (of an even count, the lower
-     * of the middle two: no figure is made up), in the brokers' order.
+     * @return for each broker with a run that did not fail (null: a failed round), the run with the median
+     * {@link #headline} of those (of an even count, the lower of the middle two: no figure is made up), in the
+     * brokers' order.
      */
     static Map<String, Report> medians(final Map<String, List<Report>> runs)
     {
         final Map<String, Report> medians = new LinkedHashMap<>();
         for (final Map.Entry<String, List<Report>> entry : runs.entrySet())
         {
-            final List<Report> sorted = new ArrayList<>(entry.getValue());
-            sorted.sort(Comparator.comparingDouble(Matrix::headline));
-            medians.put(entry.getKey(), sorted.get((sorted.size() - 1) / 2));
+            final List<Report> sorted = new ArrayList<>();
+            for (final Report run : entry.getValue())
+            {
+                if (null != run)
+                {
+                    sorted.add(run);
+                }
+            }
+            if (!sorted.isEmpty())
+            {
+                sorted.sort(Comparator.comparingDouble(Matrix::headline));
+                medians.put(entry.getKey(), sorted.get((sorted.size() - 1) / 2));
+            }
         }
         return medians;
     }
 
     /**
-     * @return a line under the table with every round's headline figure per broker, in run order.
+     * @return a line under the table with every round's headline figure per broker, in run order ("failed" for a
+     * round that failed), and of how many rounds each median is.
      */
     static String roundsLine(final Map<String, List<Report>> runs)
     {
-        final StringBuilder md = new StringBuilder("\nEach broker's median run of its rounds is in the table; ");
-        final boolean connections = !runs.isEmpty() &&
-            runs.values().iterator().next().get(0).settings.connectionsOnly();
-        md.append(connections ? "connects/s of the last level" : "msg/s").append(" per round, in run order:");
+        Report any = null;
+        for (final List<Report> list : runs.values())
+        {
+            for (final Report run : list)
+            {
+                any = null == any ? run : any;
+            }
+        }
+        final String unit = null == any ? "figures" : any.settings.connectionsOnly() ? "connects/s of the last level" :
+            paced(any) ? "p99 µs" : "msg/s";
+        final StringBuilder md = new StringBuilder("\nEach broker's median run of its rounds is in the table; ")
+            .append(unit).append(" per round, in run order:");
         String separator = " ";
         for (final Map.Entry<String, List<Report>> entry : runs.entrySet())
         {
             md.append(separator).append(entry.getKey());
+            int measured = 0;
             for (int i = 0; i < entry.getValue().size(); i++)
             {
-                md.append(i == 0 ? " " : " / ")
-                    .append(String.format(Locale.ROOT, "%,.0f", headline(entry.getValue().get(i))));
+                final Report run = entry.getValue().get(i);
+                measured += null == run ? 0 : 1;
+                md.append(i == 0 ? " " : " / ").append(null == run ? "failed" :
+                    String.format(Locale.ROOT, "%,.0f", headline(run)));
+            }
+            if (measured < entry.getValue().size())
+            {
+                md.append(" (median of ").append(measured).append(" of ").append(entry.getValue().size()).append(')');
             }
             separator = "; ";
         }

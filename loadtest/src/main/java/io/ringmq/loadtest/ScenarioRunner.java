@@ -355,7 +355,8 @@ final class ScenarioRunner
                     each.interrupt(); // a selector wakes on it; the daemon threads end with the process at the latest
                 }
                 throw new IOException(thread.getName() + " did not stop within " + timeoutMs + " ms of the end of the run: " +
-                    "its figures would be read while it still writes them, so the run is failed");
+                    "its figures would be read while it still writes them, so the run is failed (the thread may go on " +
+                    "taking CPU from later runs of this process)");
             }
         }
     }

@@ -3,10 +3,16 @@ package io.ringmq.loadtest;
 import org.HdrHistogram.Histogram;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -70,6 +76,75 @@ class MatrixTableTest
         assertThat(Matrix.medians(runs).get("ringmq")).isSameAs(middle);
         assertThat(Matrix.roundsLine(runs)).contains("connects/s of the last level per round, in run order: ringmq " +
             "5,000 / 20,000 / 10,000.");
+    }
+
+    @Test
+    @DisplayName("--rounds: a failed round keeps its place as 'failed', the median is of the others and says so; a "
+        + "broker that failed every round has no row")
+    void failedRoundsAreShownInPlace()
+    {
+        final Map<String, List<Report>> runs = new LinkedHashMap<>();
+        final Report lower = published(1_000_000);
+        runs.put("ringmq", Arrays.asList(null, published(1_500_000), lower));
+        runs.put("dud", Arrays.asList(null, null));
+
+        assertThat(Matrix.medians(runs)).containsOnlyKeys("ringmq");
+        assertThat(Matrix.medians(runs).get("ringmq")).as("the lower middle of two").isSameAs(lower);
+        assertThat(Matrix.roundsLine(runs)).contains("msg/s per round, in run order: ringmq failed / 1,500,000 / " +
+            "1,000,000 (median of 2 of 3); dud failed / failed (median of 0 of 2).");
+    }
+
+    @Test
+    @DisplayName("--rounds of a paced scenario: runs ranked by their p99, the figure the row is read by")
+    void pacedRoundsRankByP99()
+    {
+        final Report fast = report(100, 1_000_000, 1_000);
+        final Report middle = report(100, 2_000_000, 1_000);
+        final Report slow = report(100, 9_000_000, 1_000);
+        final Map<String, List<Report>> runs = Map.of("ringmq", List.of(slow, fast, middle));
+
+        assertThat(Matrix.medians(runs).get("ringmq")).isSameAs(middle);
+        assertThat(Matrix.roundsLine(runs)).contains("p99 µs per round, in run order: ringmq 9,003 / 1,000 / 2,001.");
+    }
+
+    @Test
+    @DisplayName("matrix --rounds 2: a peer not installed is skipped once, a broker that cannot start fails in each "
+        + "round, named with its round; --rounds 0 is refused")
+    void roundsEndToEndWithoutABroker(@TempDir final Path dir) throws Exception
+    {
+        final Path file = dir.resolve("m.json");
+        Files.writeString(file, "{\"name\": \"rounds\", \"brokers\": [\"flashmq\", \"dud\"], \"scenarios\": [" +
+            "{\"name\": \"one\", \"args\": \"-mode pub -pubs 1 -qos 0 -duration 1s\"}]}");
+        final Matrix matrix = new Matrix();
+        matrix.file = file;
+        matrix.out = dir.resolve("out");
+        matrix.quiet = true;
+        matrix.rounds = 2;
+        matrix.env = Map.of("PATH", dir.resolve("nowhere").toString());
+        assertThat(matrix.call()).isZero();
+        final Path report;
+        try (Stream<Path> folders = Files.list(matrix.out))
+        {
+            report = folders.findFirst().orElseThrow().resolve("report.md");
+        }
+        final String md = Files.readString(report);
+        assertThat(md).contains("matrix " + file + " --rounds 2`")
+            .contains("- failed: dud (round 1): unknown broker 'dud'")
+            .contains("- failed: dud (round 2): unknown broker 'dud'")
+            .contains("dud failed / failed (median of 0 of 2)");
+        assertThat(md.split("- skipped: flashmq", -1)).hasSize(2);
+
+        matrix.rounds = 0;
+        final List<String> refused = new ArrayList<>();
+        try
+        {
+            matrix.call();
+        }
+        catch (final picocli.CommandLine.ParameterException ex)
+        {
+            refused.add(ex.getMessage());
+        }
+        assertThat(refused).containsExactly("--rounds must be 1 to 100, not 0");
     }
 
     /**

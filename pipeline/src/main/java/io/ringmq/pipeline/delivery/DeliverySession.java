@@ -158,6 +158,14 @@ final class DeliverySession
     }
 
     /**
+     * @return whether it has made its packet identifiers yet (for tests: an idle session holds none).
+     */
+    boolean hasPacketIds()
+    {
+        return null != packetIds;
+    }
+
+    /**
      * @return its outbound packet identifiers, made now if it had none.
      */
     PacketIds packetIds()

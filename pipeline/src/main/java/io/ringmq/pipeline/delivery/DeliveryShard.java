@@ -223,7 +223,10 @@ public final class DeliveryShard implements Stage
     {
         final DeliverySession session = new DeliverySession(sessionId, true,
             Math.max(context.maxInflight(), inflightCount), windows);
-        session.packetIds().reserve(exchangePacketIds); // before any of its messages is restored [MQTT-4.3.3]
+        if (exchangePacketIds.length > 0)
+        {
+            session.packetIds().reserve(exchangePacketIds); // before any of its messages is restored [MQTT-4.3.3]
+        }
         session.persistenceKey = persistenceKey;
         session.version = version;
         sessions.put(session);

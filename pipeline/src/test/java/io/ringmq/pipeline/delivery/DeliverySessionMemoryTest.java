@@ -47,6 +47,7 @@ class DeliverySessionMemoryTest
         assertThat(session.queueSize()).isZero();
         assertThat(session.queuedBytes()).isZero();
         assertThat(session.aliases()).isNull();
+        assertThat(session.hasPacketIds()).as("packet ids are made with the first QoS 1 or 2 message").isFalse();
         assertThat(session.findInflight(1)).isEqualTo(-1);
         assertThat(session.inflightInOrder()).isEmpty();
         assertThat(session.canSendNow()).isTrue();
@@ -74,6 +75,7 @@ class DeliverySessionMemoryTest
             final SharedMessage message = message(i + 1);
             messages.add(message);
             final int slot = session.addInflight(message, 1 + i % 2, i % 3 == 0, null, i);
+            assertThat(session.hasPacketIds()).isTrue();
             slots.add(slot);
             packetIds.add(session.inflightPacketId(slot));
             assertThat(session.windowCapacity()).isGreaterThanOrEqualTo(slot + 1).isLessThanOrEqualTo(10);
