@@ -10,7 +10,6 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -126,21 +125,9 @@ class FlashMqPeerTest
     @Test
     void aMatrixNamingFlashmqWhereItIsNotInstalledSkipsItWithANote() throws Exception
     {
-        final Path file = dir.resolve("m.json");
-        Files.writeString(file, "{\"name\": \"peer\", \"brokers\": [\"flashmq\"], \"scenarios\": [" +
-            "{\"name\": \"one\", \"args\": \"-mode pub -pubs 1 -qos 0 -duration 1s\"}]}");
-        final Matrix matrix = new Matrix();
-        matrix.file = file;
-        matrix.out = dir.resolve("out");
-        matrix.quiet = true;
-        matrix.env = Map.of("PATH", dir.resolve("nowhere").toString());
-        assertThat(matrix.call()).isZero();
-        final Path report;
-        try (Stream<Path> folders = Files.list(matrix.out))
-        {
-            report = folders.findFirst().orElseThrow().resolve("report.md");
-        }
-        assertThat(Files.readString(report)).contains("## one")
+        final Matrix matrix = MatrixTableTest.withoutPeers(dir, "{\"name\": \"peer\", \"brokers\": [\"flashmq\"], " +
+            "\"scenarios\": [{\"name\": \"one\", \"args\": \"-mode pub -pubs 1 -qos 0 -duration 1s\"}]}");
+        assertThat(MatrixTableTest.runAndRead(matrix)).contains("## one")
             .contains("- skipped: flashmq (flashmq not found: set FLASHMQ_BIN or put flashmq on the PATH")
             .doesNotContain("failed");
     }

@@ -112,23 +112,11 @@ class MatrixTableTest
         + "round, named with its round; --rounds 0 is refused")
     void roundsEndToEndWithoutABroker(@TempDir final Path dir) throws Exception
     {
-        final Path file = dir.resolve("m.json");
-        Files.writeString(file, "{\"name\": \"rounds\", \"brokers\": [\"flashmq\", \"dud\"], \"scenarios\": [" +
-            "{\"name\": \"one\", \"args\": \"-mode pub -pubs 1 -qos 0 -duration 1s\"}]}");
-        final Matrix matrix = new Matrix();
-        matrix.file = file;
-        matrix.out = dir.resolve("out");
-        matrix.quiet = true;
+        final Matrix matrix = withoutPeers(dir, "{\"name\": \"rounds\", \"brokers\": [\"flashmq\", \"dud\"], " +
+            "\"scenarios\": [{\"name\": \"one\", \"args\": \"-mode pub -pubs 1 -qos 0 -duration 1s\"}]}");
         matrix.rounds = 2;
-        matrix.env = Map.of("PATH", dir.resolve("nowhere").toString());
-        assertThat(matrix.call()).isZero();
-        final Path report;
-        try (Stream<Path> folders = Files.list(matrix.out))
-        {
-            report = folders.findFirst().orElseThrow().resolve("report.md");
-        }
-        final String md = Files.readString(report);
-        assertThat(md).contains("matrix " + file + " --rounds 2`")
+        final String md = runAndRead(matrix);
+        assertThat(md).contains("matrix " + matrix.file + " --rounds 2`")
             .contains("- failed: dud (round 1): unknown broker 'dud'")
             .contains("- failed: dud (round 2): unknown broker 'dud'")
             .contains("dud failed / failed (median of 0 of 2)");
@@ -145,6 +133,32 @@ class MatrixTableTest
             refused.add(ex.getMessage());
         }
         assertThat(refused).containsExactly("--rounds must be 1 to 100, not 0");
+    }
+
+    /**
+     * @return a matrix runner for the matrix file {@code json} (written into {@code dir}), its reports under
+     * {@code dir/out}, quiet, and with no optional peer installed (an empty PATH for FlashMQ).
+     */
+    static Matrix withoutPeers(final Path dir, final String json) throws Exception
+    {
+        final Matrix matrix = new Matrix();
+        matrix.file = Files.writeString(dir.resolve("m.json"), json);
+        matrix.out = dir.resolve("out");
+        matrix.quiet = true;
+        matrix.env = Map.of("PATH", dir.resolve("nowhere").toString());
+        return matrix;
+    }
+
+    /**
+     * @return the report.md of a run of {@code matrix}, which must succeed.
+     */
+    static String runAndRead(final Matrix matrix) throws Exception
+    {
+        assertThat(matrix.call()).isZero();
+        try (Stream<Path> folders = Files.list(matrix.out))
+        {
+            return Files.readString(folders.findFirst().orElseThrow().resolve("report.md"));
+        }
     }
 
     /**
