@@ -1,10 +1,8 @@
 package io.ringmq.transport;
 
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
@@ -29,18 +27,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * at 256m.
  */
 @Timeout(60)
-class LauncherJitFlagsTest
+class LauncherJitFlagsTest extends LauncherDryRunTest
 {
-    @TempDir
-    Path directory;
-    private Path jar;
-
-    @BeforeEach
-    void aLauncherAndAJar() throws Exception
-    {
-        jar = LauncherDryRun.standInJar(directory);
-    }
-
     @Test
     @DisplayName("below 512m C1 only with a 32m code cache; from 512m tiered C1 + C2 with 64m")
     void c1OnlyBelow512m() throws Exception
@@ -271,10 +259,5 @@ class LauncherJitFlagsTest
             }
         }
         return commands;
-    }
-
-    private String dryRun(final String javaOpts, final int exit, final String... args) throws Exception
-    {
-        return LauncherDryRun.inMemory(jar, javaOpts, exit, args);
     }
 }

@@ -1,10 +1,8 @@
 package io.ringmq.transport;
 
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,18 +14,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * rings and ingress ring that keep 5,000 idle connections within 64 MB at 256m, each only when not given.
  */
 @Timeout(60)
-class LauncherSizesTest
+class LauncherSizesTest extends LauncherDryRunTest
 {
-    @TempDir
-    Path directory;
-    private Path jar;
-
-    @BeforeEach
-    void aLauncherAndAJar() throws Exception
-    {
-        jar = LauncherDryRun.standInJar(directory);
-    }
-
     @Test
     @DisplayName("below 512m: 2,048 ingress slots, 50,000 sessions, a 1 MiB message log and 2 MiB outbound ring")
     void smallerSizesBelow512m() throws Exception
@@ -53,6 +41,6 @@ class LauncherSizesTest
 
     private String dryRun(final String... args) throws Exception
     {
-        return LauncherDryRun.inMemory(jar, "", 0, args) + " ";
+        return dryRun("", 0, args) + " ";
     }
 }
