@@ -390,6 +390,20 @@ public final class IngressEvent
     }
 
     /**
+     * @return whether the routing stage's verdict is as {@link #resetRouting} leaves it (for assertions).
+     */
+    boolean routingCleared()
+    {
+        return sessionId == NONE && !sessionNew && !sessionPresent && movedFromShard == NONE &&
+            takeoverAgent == NONE && takeoverConnectionId == NONE && takeoverVersion == 0 && !routed && !overQuota &&
+            qos == 0 && packetId == 0 && !retain && !retainKept && propertiesOffset == 0 && propertiesLength == 0 &&
+            subscriptionId == 0 && assignedClientIdLength == 0 && idsCount == 0 && sessionKey == 0 &&
+            messageNumber == 0 && routeLogEnd == NONE && routeLogLength == 0 && targetCount == 0 &&
+            grantedCount == 0 && discardedCount == 0 && messageOffset == NONE && retainedCount == 0 &&
+            retainedOffset == 0;
+    }
+
+    /**
      * Clears the routing stage's verdict: nothing of an earlier use of the slot survives.
      */
     void resetRouting()

@@ -258,7 +258,9 @@ public final class RoutingStage implements Stage
             epochs.take(event.routeEpoch); // the limits and rules shard 0 judged it by
         }
         routing = event;
-        event.resetRouting();
+        // every layout of a slot clears the routing verdict (IngressEvent.start, copyInputsTo), and nothing before
+        // this stage writes it: not cleared again here, 30 stores per PUBLISH on the stages' thread
+        assert event.routingCleared() : "a slot reached routing with an earlier verdict: " + event;
         slots.begin();
         slots.route(event);
         return commit(event);
