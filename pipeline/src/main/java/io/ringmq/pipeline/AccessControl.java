@@ -9,7 +9,6 @@ import io.ringmq.protocol.Slice;
 import io.ringmq.protocol.SubscribeFlyweight;
 import io.ringmq.protocol.TopicFilterList;
 import io.ringmq.protocol.Topics;
-import org.agrona.collections.Long2ObjectHashMap;
 
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -22,7 +21,7 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class AccessControl
 {
-    private final Long2ObjectHashMap<Client> clients = new Long2ObjectHashMap<>();
+    private final ByConnection<Client> clients = new ByConnection<>();
     private final AtomicReference<AclFile> reloaded = new AtomicReference<>();
     private final AtomicReference<AccessRules> published;
     private final boolean useUserNameAsClientId;
@@ -198,12 +197,8 @@ final class AccessControl
             return 0;
         }
         rules = rules.next(file);
-        final Long2ObjectHashMap<Client>.ValueIterator each = clients.values().iterator();
-        while (each.hasNext())
-        {
-            final Client client = each.next();
-            client.acl = rules.forClient(client.userName, client.clientId);
-        }
+        final AccessRules next = rules;
+        clients.forEachValue(client -> client.acl = next.forClient(client.userName, client.clientId));
         published.set(rules); // after this stage's own: a slot judged by the new rules never reaches routing first
         return 1 + clients.size();
     }

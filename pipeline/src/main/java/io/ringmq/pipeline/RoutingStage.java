@@ -10,7 +10,6 @@ import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.subscription.SharedSubscriptions;
 import io.ringmq.pipeline.subscription.SubscriptionIndex;
 import org.agrona.collections.IntArrayList;
-import org.agrona.collections.Long2ObjectHashMap;
 import com.lmax.disruptor.RingBuffer;
 
 import java.util.concurrent.atomic.AtomicReference;
@@ -45,7 +44,7 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class RoutingStage implements Stage
 {
     private final SessionRegistry sessions;
-    private final Long2ObjectHashMap<RoutingSession> connections = new Long2ObjectHashMap<>();
+    private final ByConnection<RoutingSession> connections = new ByConnection<>();
     private final SubscriptionIndex<Subscription> index = new SubscriptionIndex<>();
     private final RetainedStore retained;
     private final SharedSubscriptions<Subscription> shared;

@@ -7,7 +7,6 @@ import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.ConnectFlyweight;
 import io.ringmq.protocol.MqttVersion;
 import org.agrona.ExpandableArrayBuffer;
-import org.agrona.collections.Long2ObjectHashMap;
 
 /**
  * The routing stage's CONNECT: binds an admitted connection to a session, new or resumed (a clean start discards the
@@ -18,7 +17,7 @@ import org.agrona.collections.Long2ObjectHashMap;
  */
 final class SessionConnects
 {
-    private final Long2ObjectHashMap<RoutingSession> connections;
+    private final ByConnection<RoutingSession> connections;
     private final SessionRegistry sessions;
     private final RoutingAccess access;
     private final RouteShards routeShards;
@@ -38,7 +37,7 @@ final class SessionConnects
     /**
      * @param connections the routing stage's sessions by connection id.
      */
-    SessionConnects(final Long2ObjectHashMap<RoutingSession> connections, final SessionRegistry sessions,
+    SessionConnects(final ByConnection<RoutingSession> connections, final SessionRegistry sessions,
         final RoutingAccess access, final RouteShards routeShards, final RouteOutput.Writer output,
         final SessionEnds ends, final PublishFanOut publishes, final BrokerCounters sessionCounters,
         final int maxSessions)

@@ -4,7 +4,6 @@ import io.ringmq.pipeline.session.RoutingSession;
 import io.ringmq.pipeline.session.SessionRegistry;
 import io.ringmq.pipeline.session.Subscription;
 import io.ringmq.pipeline.status.BrokerCounters;
-import org.agrona.collections.Long2ObjectHashMap;
 
 /**
  * How sessions end in the routing stage: the end of a connection (lost, or a DISCONNECT) unbinds its session, which
@@ -17,7 +16,7 @@ import org.agrona.collections.Long2ObjectHashMap;
  */
 final class SessionEnds
 {
-    private final Long2ObjectHashMap<RoutingSession> connections;
+    private final ByConnection<RoutingSession> connections;
     private final SessionRegistry sessions;
     private final SubscriptionChanges subscriptions;
     private final RoutingTicks ticks;
@@ -31,7 +30,7 @@ final class SessionEnds
     /**
      * @param connections the routing stage's sessions by connection id.
      */
-    SessionEnds(final Long2ObjectHashMap<RoutingSession> connections, final SessionRegistry sessions,
+    SessionEnds(final ByConnection<RoutingSession> connections, final SessionRegistry sessions,
         final SubscriptionChanges subscriptions, final RoutingTicks ticks, final PublishFanOut publishes,
         final BrokerCounters sessionCounters, final boolean publishesWills)
     {

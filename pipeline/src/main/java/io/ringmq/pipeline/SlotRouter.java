@@ -4,7 +4,6 @@ import io.ringmq.pipeline.session.RoutingSession;
 import io.ringmq.protocol.AckFlyweight;
 import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.ReasonCode;
-import org.agrona.collections.Long2ObjectHashMap;
 
 /**
  * Routes one slot by what it holds: a packet by its type (CONNECT to {@link SessionConnects}, PUBLISH to
@@ -16,7 +15,7 @@ import org.agrona.collections.Long2ObjectHashMap;
  */
 final class SlotRouter
 {
-    private final Long2ObjectHashMap<RoutingSession> connections;
+    private final ByConnection<RoutingSession> connections;
     private final RouteOutput.Writer output;
     private final SessionConnects connects;
     private final PublishFanOut publishes;
@@ -35,7 +34,7 @@ final class SlotRouter
      * @param connections the routing stage's sessions by connection id.
      * @param gauges      publishes the routing stage's gauges.
      */
-    SlotRouter(final Long2ObjectHashMap<RoutingSession> connections, final RouteOutput.Writer output,
+    SlotRouter(final ByConnection<RoutingSession> connections, final RouteOutput.Writer output,
         final SessionConnects connects, final PublishFanOut publishes, final SubscriptionChanges subscriptions,
         final SessionEnds ends, final RoutingTicks ticks, final RouteEpochs epochs, final RoutingAccess access,
         final RouteShards routeShards, final Runnable gauges)
