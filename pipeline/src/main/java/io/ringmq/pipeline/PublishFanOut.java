@@ -309,8 +309,11 @@ final class PublishFanOut
         matchLength = length;
         generation++;
         index.match(topic, offset, length, matcher);
-        shared.match(topic, offset, length, null == publisher ? 0 : publisher.clientId().hashCode(), chooser,
-            sharedMatcher);
+        if (shared.hasGroups()) // most brokers have none: then not even the publisher's hash
+        {
+            shared.match(topic, offset, length, null == publisher ? 0 : publisher.clientId().hashCode(), chooser,
+                sharedMatcher);
+        }
     }
 
     private void onMatch(final Subscription subscription, final int indexedOptions)

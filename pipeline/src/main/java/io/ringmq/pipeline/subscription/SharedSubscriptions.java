@@ -189,6 +189,14 @@ public final class SharedSubscriptions<S>
     }
 
     /**
+     * @return whether any shared subscription exists (without one, {@link #match} finds nothing).
+     */
+    public boolean hasGroups()
+    {
+        return !groups.isEmpty();
+    }
+
+    /**
      * Reports one member of every group whose filter matches the topic name: each message goes to only one member
      * of a group (section 4.8.2). Allocates nothing.
      * <p>
