@@ -133,7 +133,7 @@ public final class Pipeline
             accessRules, control, routeShards, 0);
         routing.follow(limits); // shard 0 takes reloaded limits; the other shards take them from its stamps
 
-        final StagePoller authPoller = new StagePoller(ring);
+        final StagePoller authPoller = oneThread ? StagePoller.firstOfSingleProducer(ring) : new StagePoller(ring);
         authStage = new AuthStage(authenticator, counters, context.maxClientIdLength(), control,
             new AccessControl(accessRules, context.useUserNameAsClientId(), counters));
         authStage.follow(limits);

@@ -33,6 +33,8 @@ final class StagePoller
 
     private final RingBuffer<IngressEvent> ring;
     private final Sequence[] upstream;
+    /** The first stage of a single producer's ring: every slot up to the cursor is published. */
+    private final boolean publishedInOrder;
     private final Sequence sequence = new Sequence(-1);
 
     /**
@@ -43,6 +45,23 @@ final class StagePoller
     {
         this.ring = ring;
         this.upstream = upstream;
+        this.publishedInOrder = false;
+    }
+
+    /**
+     * The first stage of a ring with one producer ({@code RingBuffer.createSingleProducer}): its cursor moves only
+     * when slots are published, so the slots up to it are not checked one by one.
+     */
+    static StagePoller firstOfSingleProducer(final RingBuffer<IngressEvent> ring)
+    {
+        return new StagePoller(ring, true);
+    }
+
+    private StagePoller(final RingBuffer<IngressEvent> ring, final boolean publishedInOrder)
+    {
+        this.ring = ring;
+        this.upstream = new Sequence[0];
+        this.publishedInOrder = publishedInOrder;
     }
 
     Sequence sequence()
@@ -69,8 +88,12 @@ final class StagePoller
         {
             return Math.min(last, Util.getMinimumSequence(upstream));
         }
-        // producers claim in order but may publish out of order: stop at the first slot not yet published
         final long end = Math.min(last, ring.getCursor());
+        if (publishedInOrder)
+        {
+            return end;
+        }
+        // producers claim in order but may publish out of order: stop at the first slot not yet published
         long s = next;
         while (s <= end && ring.isAvailable(s))
         {
