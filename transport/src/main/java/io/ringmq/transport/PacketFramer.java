@@ -149,6 +149,9 @@ final class PacketFramer implements PausedConnections.Retry
         // closed first: a closed connection's buffer has gone back to the pool
         while (!connection.closed && !connection.closing)
         {
+            // the address above is only good while the buffer is this connection's: netty's per-call check, once
+            // made on every packet, is asserted here instead (a release inside this loop would be a reuse)
+            assert in.refCnt() > 0 : connection + ": its buffer was released while its packets were framed";
             final int reader = in.readerIndex();
             final int available = in.writerIndex() - reader;
             if (available <= 0)
