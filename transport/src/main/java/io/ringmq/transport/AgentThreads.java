@@ -11,6 +11,7 @@ import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.CompositeAgent;
 import org.agrona.concurrent.IdleStrategy;
 
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
@@ -106,6 +107,7 @@ final class AgentThreads
             case SHARED_NETWORK:
             {
                 final StageAgent stages = pipeline.allStages("pipeline");
+                stages.afterWork(() -> wakeWaitingForRoom(agents, agentWakes));
                 final IdleStrategy idle = stageIdle(wake, stages);
                 startIoAgents(agents, agentWakes, agentIdle, wakeable(idle), pinning);
                 run(pinning.pin("pipeline", 0, stages), idle);
@@ -134,7 +136,11 @@ final class AgentThreads
                     shardWakes[i] = wakeable(shardIdle[i]);
                 }
                 final Wakeable authWake = wakeable(authIdle);
-                auth.afterWork(routeWakes[0]::wake);
+                auth.afterWork(() ->
+                {
+                    routeWakes[0].wake();
+                    wakeWaitingForRoom(agents, agentWakes); // the release stage runs on this thread
+                });
                 final Runnable wakeShards = () ->
                 {
                     for (final Wakeable shardWake : shardWakes)
@@ -185,6 +191,23 @@ final class AgentThreads
                 {
                     run(pinning.pin("deliver", i, shards[i]), shardIdle[i]);
                 }
+            }
+        }
+    }
+
+    /**
+     * After the release stage freed slots (on a thread other than the I/O agents'): wakes each agent whose paused
+     * connections wait for that room, rather than leave it asleep for {@link IoAgent#PAUSED_SLEEP_MS}, while the stages
+     * run dry (a 2,048-slot ring drains in a fraction of that).
+     */
+    static void wakeWaitingForRoom(final IoAgent[] agents, final Wakeable[] agentWakes)
+    {
+        VarHandle.fullFence(); // Dekker: the release stage's store of its sequence before the load of the flag
+        for (int i = 0; i < agents.length; i++)
+        {
+            if (agents[i].waitsForRingRoom())
+            {
+                agentWakes[i].wake(); // only if it sleeps; its last look before sleeping sees the room
             }
         }
     }

@@ -55,7 +55,17 @@ final class IdleStrategies
     static SleepingIdleStrategy wake(
         final Selector selector, final BooleanSupplier pendingWork, final Consumer<SelectionKey> onReady)
     {
-        return new SleepingIdleStrategy(selector, pendingWork, onReady);
+        return new SleepingIdleStrategy(selector, pendingWork, onReady, SLEEP_MS);
+    }
+
+    /**
+     * Tests: as {@link #wake(Selector, BooleanSupplier, Consumer)}, sleeping up to {@code maxSleepMs} (long enough,
+     * only a wake ends a sleep).
+     */
+    static SleepingIdleStrategy wake(final Selector selector, final BooleanSupplier pendingWork,
+        final Consumer<SelectionKey> onReady, final long maxSleepMs)
+    {
+        return new SleepingIdleStrategy(selector, pendingWork, onReady, maxSleepMs);
     }
 
     /**
@@ -63,7 +73,7 @@ final class IdleStrategies
      */
     static SleepingIdleStrategy park(final BooleanSupplier pendingWork)
     {
-        return new SleepingIdleStrategy(null, pendingWork, null);
+        return new SleepingIdleStrategy(null, pendingWork, null, SLEEP_MS);
     }
 
     static IdleStrategy named(final String name)
@@ -96,6 +106,7 @@ final class IdleStrategies
         private final Selector selector;
         private final BooleanSupplier pendingWork;
         private final Consumer<SelectionKey> onReady;
+        private final long maxSleepMs;
         private volatile boolean sleeping;
         private volatile Thread thread;
         private LongSupplier sleepLimitMs;
@@ -104,8 +115,8 @@ final class IdleStrategies
         private boolean spinPays = !ADAPTIVE;
         private long idleSinceNs;
 
-        SleepingIdleStrategy(
-            final Selector selector, final BooleanSupplier pendingWork, final Consumer<SelectionKey> onReady)
+        SleepingIdleStrategy(final Selector selector, final BooleanSupplier pendingWork,
+            final Consumer<SelectionKey> onReady, final long maxSleepMs)
         {
             if (null != selector && null == onReady)
             {
@@ -114,6 +125,7 @@ final class IdleStrategies
             this.selector = selector;
             this.pendingWork = pendingWork;
             this.onReady = onReady;
+            this.maxSleepMs = maxSleepMs;
         }
 
         /**
@@ -155,8 +167,8 @@ final class IdleStrategies
             VarHandle.fullFence(); // Dekker: the store to `sleeping` before the load of the pending work
             try
             {
-                final long sleepMs = null == sleepLimitMs ? SLEEP_MS :
-                    Math.max(1, Math.min(SLEEP_MS, sleepLimitMs.getAsLong()));
+                final long sleepMs = null == sleepLimitMs ? maxSleepMs :
+                    Math.max(1, Math.min(maxSleepMs, sleepLimitMs.getAsLong()));
                 if (pendingWork.getAsBoolean())
                 {
                     spins = 0;

@@ -322,6 +322,15 @@ final class IngressProxy
     }
 
     /**
+     * @return how far the last stage has freed the ring (its sequence): it moves whenever slots, and the message log
+     * entries they held, are given back.
+     */
+    long released()
+    {
+        return ring.getMinimumGatingSequence();
+    }
+
+    /**
      * @return whether the ring has a free slot now (a hint when other agents publish too: they may take it first).
      */
     boolean hasRoom()

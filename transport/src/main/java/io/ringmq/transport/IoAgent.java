@@ -44,7 +44,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class IoAgent implements Agent
 {
-    /** How long an agent with paused connections may sleep: nobody wakes it when the ingress ring frees up. */
+    /**
+     * How long an agent with paused connections may sleep: in shared threading nobody wakes it when the ingress ring
+     * frees up (the stages run on its thread after it); on a thread of its own the stage that frees the ring wakes it
+     * ({@link #waitsForRingRoom()}), and this bounds a wake-up missed.
+     */
     static final long PAUSED_SLEEP_MS = 1;
 
     private final int index;
@@ -60,6 +64,11 @@ final class IoAgent implements Agent
     /** Its connections holding a pooled buffer; gives back those they stopped using. */
     private final IdleBuffers idleBuffers = new IdleBuffers();
     private final PausedConnections paused = new PausedConnections();
+    /** {@link PausedConnections#isStalled()}, for the thread of the stage that frees the ingress ring. */
+    private volatile boolean waitsForRingRoom;
+    /** Where the stages had freed the ring to when the last retry moved nothing. */
+    private long stalledAtRelease;
+    private long pausedNapMs = PAUSED_SLEEP_MS;
     /**
      * Milliseconds on the monotonic clock (only differences count): a connection's connect timeout, keep-alive
      * [MQTT-3.1.2-24] and close linger, the memory samples and the $SYS rounds hold when the wall clock is stepped
@@ -190,7 +199,25 @@ final class IoAgent implements Agent
     boolean hasPendingWork()
     {
         return outbound.size() > 0 || registry.hasPendingWork() || closer.hasRevocations() ||
-            acceptors.hasAddedListeners() || (null != live && live.current() != context) || reader.hasReadableAgain();
+            acceptors.hasAddedListeners() || (null != live && live.current() != context) ||
+            reader.hasReadableAgain() || (paused.isStalled() && ingress.released() != stalledAtRelease);
+    }
+
+    /**
+     * @return whether connections of this agent wait for room in the ingress ring, and its last retry found none:
+     * whoever frees room then wakes it (any thread).
+     */
+    boolean waitsForRingRoom()
+    {
+        return waitsForRingRoom;
+    }
+
+    /**
+     * Tests: how long a nap with paused connections lasts (long enough, only a wake ends it).
+     */
+    void pausedNapMs(final long napMs)
+    {
+        this.pausedNapMs = napMs;
     }
 
     /**
@@ -198,7 +225,7 @@ final class IoAgent implements Agent
      */
     long sleepLimitMs()
     {
-        return paused.isStalled() ? PAUSED_SLEEP_MS : Long.MAX_VALUE;
+        return paused.isStalled() ? pausedNapMs : Long.MAX_VALUE;
     }
 
     /**
@@ -245,6 +272,14 @@ final class IoAgent implements Agent
         work += writer.flushTouched();
         work += readyKeys.selectNow(); // skipped right after a sleeping select handed the keys over (shared)
         work += paused.retry(framer); // counts only packets that moved: a still-full ring is no work
+        if (paused.isStalled())
+        {
+            stalledAtRelease = ingress.released(); // whatever the stages free after this is worth a retry
+        }
+        if (paused.isStalled() != waitsForRingRoom)
+        {
+            waitsForRingRoom = paused.isStalled(); // written only when it changes: read by the stage thread
+        }
         work += reader.readAgain();
         work += ingress.retryEnds();
         work += writer.flushTouched();

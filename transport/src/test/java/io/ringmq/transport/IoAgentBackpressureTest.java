@@ -46,65 +46,106 @@ class IoAgentBackpressureTest
         }
     }
 
-    @Test
-    @DisplayName("a paused connection on a full ingress ring does not make its I/O agent busy-spin")
-    void fullRingLetsTheAgentSleep() throws Exception
+    /**
+     * One agent on its own thread over a 64-slot ring that nobody consumes until the test moves {@link #stage};
+     * a client connected through it (its CONNACK sent as the pipeline would) has sent {@link #PUBLISHES} QoS 0
+     * PUBLISHes, so the ring is full and the connection paused.
+     */
+    private final class FullRing implements AutoCloseable
     {
-        final BrokerContext context = new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0).conclude();
         final BrokerCounters counters = new BrokerCounters();
         final RingBuffer<IngressEvent> ring =
             RingBuffer.createMultiProducer(() -> new IngressEvent(256), 64, new BlockingWaitStrategy());
         final Sequence stage = new Sequence(); // a stage that consumes nothing until told: the ring fills
-        ring.addGatingSequences(stage);
-        final ManyToOneRingBuffer outbound = new ManyToOneRingBuffer(new UnsafeBuffer(
-            ByteBuffer.allocateDirect(64 * 1024 + RingBufferDescriptor.TRAILER_LENGTH)));
-        try (ServerSocketChannel server = ServerSocketChannel.open())
+        final ServerSocketChannel server = ServerSocketChannel.open();
+        final IoAgent agent;
+        final IdleStrategies.SleepingIdleStrategy idle;
+        final AgentRunner runner;
+        final Thread thread;
+        final RawClient client;
+
+        /**
+         * @param pausedNapMs how long the agent sleeps at most with paused connections.
+         * @param maxSleepMs  how long it sleeps at most otherwise.
+         */
+        FullRing(final long pausedNapMs, final long maxSleepMs) throws Exception
         {
+            final BrokerContext context =
+                new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0).conclude();
+            ring.addGatingSequences(stage);
+            final ManyToOneRingBuffer outbound = new ManyToOneRingBuffer(new UnsafeBuffer(
+                ByteBuffer.allocateDirect(64 * 1024 + RingBufferDescriptor.TRAILER_LENGTH)));
             server.bind(new InetSocketAddress("127.0.0.1", 0));
             server.configureBlocking(false);
-            final IoAgent agent = new IoAgent(0, context, counters, Listener.wrap(server), outbound, ring,
+            agent = new IoAgent(0, context, counters, Listener.wrap(server), outbound, ring,
                 new io.ringmq.pipeline.MessageLog(1 << 20), new AtomicInteger());
-            final IdleStrategies.SleepingIdleStrategy idle =
-                IdleStrategies.wake(agent.selector(), agent::hasPendingWork, agent.readyAfterSleep());
+            agent.pausedNapMs(pausedNapMs);
+            idle = IdleStrategies.wake(agent.selector(), agent::hasPendingWork, agent.readyAfterSleep(), maxSleepMs);
             agent.wire(new IoAgent[]{agent}, new Wakeable[]{idle}, Wakeable.NONE);
-            final AgentRunner runner = new AgentRunner(idle, Throwable::printStackTrace, null, agent);
-            final Thread thread = AgentRunner.startOnThread(runner);
-            try (RawClient client = new RawClient(((InetSocketAddress)server.getLocalAddress()).getPort()))
+            runner = new AgentRunner(idle, Throwable::printStackTrace, null, agent);
+            thread = AgentRunner.startOnThread(runner);
+            client = new RawClient(((InetSocketAddress)server.getLocalAddress()).getPort());
+            client.send(RawClient.connect("c", true, 60));
+            await("CONNECT on the ring", () -> ring.getCursor() == 0);
+            final int index = outbound.tryClaim(OutboundFrame.SEND, OutboundFrame.BYTES_OFFSET + 4); // the CONNACK
+            outbound.buffer().putLong(index, ring.get(0).connectionId);
+            outbound.buffer().putBytes(index + Long.BYTES, new byte[]{0x20, 0x02, 0x00, 0x00});
+            outbound.commit(index);
+            idle.wake();
+            assertThat(client.readPacket(5_000)).isEqualTo(PacketType.CONNACK);
+
+            final ByteArrayOutputStream publishes = new ByteArrayOutputStream();
+            for (int i = 0; i < PUBLISHES; i++)
             {
-                client.send(RawClient.connect("c", true, 60));
-                await("CONNECT on the ring", () -> ring.getCursor() == 0);
-                final int index = outbound.tryClaim(OutboundFrame.SEND, OutboundFrame.BYTES_OFFSET + 4); // the pipeline's CONNACK
-                outbound.buffer().putLong(index, ring.get(0).connectionId);
-                outbound.buffer().putBytes(index + Long.BYTES, new byte[]{0x20, 0x02, 0x00, 0x00});
-                outbound.commit(index);
-                idle.wake();
-                assertThat(client.readPacket(5_000)).isEqualTo(PacketType.CONNACK);
-
-                final ByteArrayOutputStream publishes = new ByteArrayOutputStream();
-                for (int i = 0; i < PUBLISHES; i++)
-                {
-                    publishes.write(RawClient.publish("t", new byte[8], 0, 0));
-                }
-                client.send(publishes.toByteArray());
-                await("the ring full", () -> counters.get(BrokerCounters.INGRESS_RING_FULL) > 0);
-
-                final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-                final long cpuStart = threads.getThreadCpuTime(thread.getId());
-                final long wallStart = System.nanoTime();
-                Thread.sleep(500); // the measuring window: the ring stays full all along
-                final long cpuNs = threads.getThreadCpuTime(thread.getId()) - cpuStart;
-                final long wallNs = System.nanoTime() - wallStart;
-                assertThat(ring.remainingCapacity()).isZero();
-                final double share = (double)cpuNs / wallNs;
-                assertThat(share).as("I/O thread CPU share while paused").isLessThan(0.25);
-
-                stage.set(ring.getCursor()); // room again: the agent resumes by itself, within its short nap
-                await("every packet handed on", () -> ring.getCursor() == PUBLISHES);
+                publishes.write(RawClient.publish("t", new byte[8], 0, 0));
             }
-            finally
+            client.send(publishes.toByteArray());
+            await("the ring full", () -> counters.get(BrokerCounters.INGRESS_RING_FULL) > 0);
+        }
+
+        public void close() throws Exception
+        {
+            try (server; client)
             {
-                runner.close();
+                runner.close(10, thread -> idle.wake()); // a long nap ends only by a wake
             }
+        }
+    }
+
+    @Test
+    @DisplayName("a paused connection on a full ingress ring does not make its I/O agent busy-spin")
+    void fullRingLetsTheAgentSleep() throws Exception
+    {
+        try (FullRing full = new FullRing(IoAgent.PAUSED_SLEEP_MS, IdleStrategies.SLEEP_MS))
+        {
+            final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+            final long cpuStart = threads.getThreadCpuTime(full.thread.getId());
+            final long wallStart = System.nanoTime();
+            Thread.sleep(500); // the measuring window: the ring stays full all along
+            final long cpuNs = threads.getThreadCpuTime(full.thread.getId()) - cpuStart;
+            final long wallNs = System.nanoTime() - wallStart;
+            assertThat(full.ring.remainingCapacity()).isZero();
+            final double share = (double)cpuNs / wallNs;
+            assertThat(share).as("I/O thread CPU share while paused").isLessThan(0.25);
+
+            full.stage.set(full.ring.getCursor()); // room again: the agent resumes by itself, within its short nap
+            await("every packet handed on", () -> full.ring.getCursor() == PUBLISHES);
+        }
+    }
+
+    @Test
+    @DisplayName("the thread that frees the ring wakes an agent asleep with paused connections, which then goes on")
+    void freedRoomWakesThePausedAgent() throws Exception
+    {
+        final long never = TimeUnit.MINUTES.toMillis(10); // longer than the test: only a wake ends a nap
+        try (FullRing full = new FullRing(never, never))
+        {
+            await("the agent asleep, waiting for room",
+                () -> full.agent.waitsForRingRoom() && full.idle.isSleeping());
+            full.stage.set(full.ring.getCursor()); // what the release stage does, then its wake:
+            AgentThreads.wakeWaitingForRoom(new IoAgent[]{full.agent}, new Wakeable[]{full.idle});
+            await("every packet handed on", () -> full.ring.getCursor() == PUBLISHES);
+            await("no longer waiting for room", () -> !full.agent.waitsForRingRoom());
         }
     }
 }
