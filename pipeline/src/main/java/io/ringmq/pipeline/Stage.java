@@ -55,6 +55,15 @@ public interface Stage
     }
 
     /**
+     * @return true when work waits for room another thread frees (a delivery shard's backlog for a full outbound
+     * ring): the stage's thread then naps only briefly, in case the wake-up from that thread is missed.
+     */
+    default boolean waitsForRoom()
+    {
+        return false;
+    }
+
+    /**
      * @return a short name for logs and thread names.
      */
     String name();

@@ -55,6 +55,22 @@ public final class StageAgent implements Agent
         return false;
     }
 
+    /**
+     * @return true when a stage of this agent has work waiting for room another thread frees
+     * ({@link Stage#waitsForRoom()}); asked on the agent's thread.
+     */
+    public boolean waitsForRoom()
+    {
+        for (final Step step : steps)
+        {
+            if (step.stage.waitsForRoom())
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
     public int doWork()
     {
         int work = 0;

@@ -109,6 +109,10 @@ final class AgentThreads
                 final StageAgent stages = pipeline.allStages("pipeline");
                 stages.afterWork(() -> wakeWaitingForRoom(agents, agentWakes));
                 final IdleStrategy idle = stageIdle(wake, stages);
+                for (final IoAgent agent : agents)
+                {
+                    agent.shardWake(wakeable(idle)); // every shard runs on the pipeline thread
+                }
                 startIoAgents(agents, agentWakes, agentIdle, wakeable(idle), pinning);
                 run(pinning.pin("pipeline", 0, stages), idle);
                 break;
@@ -134,6 +138,7 @@ final class AgentThreads
                     shards[i] = pipeline.shardAgent(i);
                     shardIdle[i] = stageIdle(wake, shards[i]);
                     shardWakes[i] = wakeable(shardIdle[i]);
+                    agents[i].shardWake(shardWakes[i]);
                 }
                 final Wakeable authWake = wakeable(authIdle);
                 auth.afterWork(() ->
@@ -235,9 +240,21 @@ final class AgentThreads
         return idle instanceof Wakeable ? (Wakeable)idle : Wakeable.NONE;
     }
 
+    /**
+     * A stage thread's idle strategy. With {@code wake} it parks until woken, and while a stage's work waits for room
+     * an I/O agent frees (a delivery shard's backlog for a full outbound ring) it naps only
+     * {@link IoAgent#PAUSED_SLEEP_MS} at a time: the agent wakes it when it drains its ring, and the nap bounds a
+     * wake-up missed.
+     */
     private IdleStrategy stageIdle(final boolean wake, final StageAgent stages)
     {
-        return wake ? IdleStrategies.park(stages::hasPendingWork) : IdleStrategies.named(context.idleStrategy());
+        if (!wake)
+        {
+            return IdleStrategies.named(context.idleStrategy());
+        }
+        final IdleStrategies.SleepingIdleStrategy idle = IdleStrategies.park(stages::hasPendingWork);
+        idle.sleepLimit(() -> stages.waitsForRoom() ? IoAgent.PAUSED_SLEEP_MS : Long.MAX_VALUE);
+        return idle;
     }
 
     private void startIoAgents(final IoAgent[] agents, final Wakeable[] agentWakes, final IdleStrategy[] agentIdle,

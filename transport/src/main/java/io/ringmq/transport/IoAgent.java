@@ -66,6 +66,9 @@ final class IoAgent implements Agent
     private final PausedConnections paused = new PausedConnections();
     /** {@link PausedConnections#isStalled()}, for the thread of the stage that frees the ingress ring. */
     private volatile boolean waitsForRingRoom;
+    /** A delivery shard on another thread found this agent's outbound ring full: wake it once it is drained. */
+    private volatile boolean outboundRoomWanted;
+    private Wakeable shardWake = Wakeable.NONE;
     /** Where the stages had freed the ring to when the last retry moved nothing. */
     private long stalledAtRelease;
     private long pausedNapMs = PAUSED_SLEEP_MS;
@@ -213,6 +216,26 @@ final class IoAgent implements Agent
     }
 
     /**
+     * A delivery shard's thread found this agent's outbound ring full (any thread).
+     */
+    void wantOutboundRoom()
+    {
+        if (!outboundRoomWanted)
+        {
+            outboundRoomWanted = true;
+        }
+    }
+
+    /**
+     * @param shardWake the thread of this agent's delivery shard, woken when its outbound ring was drained after the
+     *                  shard found it full; set before the agent runs.
+     */
+    void shardWake(final Wakeable shardWake)
+    {
+        this.shardWake = shardWake;
+    }
+
+    /**
      * Tests: how long a nap with paused connections lasts (long enough, only a wake ends it).
      */
     void pausedNapMs(final long napMs)
@@ -265,7 +288,13 @@ final class IoAgent implements Agent
         work += registry.drainReadyAgain();
         work += acceptors.drainAddedListeners();
         work += registry.drainVerdicts();
-        work += outbound.read(outboundHandler, 4096);
+        final int sent = outbound.read(outboundHandler, 4096);
+        work += sent;
+        if (sent > 0 && outboundRoomWanted)
+        {
+            outboundRoomWanted = false;
+            shardWake.wake(); // its backlog goes on now, not at the end of its nap
+        }
         // what the outbound ring delivered goes out before this cycle reads more: a read of every ready connection
         // would otherwise come between a message and its subscribers (the flush below takes what the reads wrote;
         // in shared threading the delivery stage flushes at the end of its batches)

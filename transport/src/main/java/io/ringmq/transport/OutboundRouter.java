@@ -86,6 +86,10 @@ final class OutboundRouter implements Outbound
             else
             {
                 taken = OutboundFrame.send(rings[agentIndex], connectionId, buffer, offset, length);
+                if (!taken)
+                {
+                    agents[agentIndex].wantOutboundRoom(); // the agent wakes this shard once it drained its ring
+                }
             }
             pending |= taken; // after the commit: a wake-up then always finds the message
             return taken;
@@ -102,6 +106,10 @@ final class OutboundRouter implements Outbound
             else
             {
                 taken = OutboundFrame.close(rings[agentIndex], connectionId);
+                if (!taken)
+                {
+                    agents[agentIndex].wantOutboundRoom();
+                }
             }
             pending |= taken;
             return taken;

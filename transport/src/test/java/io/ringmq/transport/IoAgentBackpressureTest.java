@@ -63,23 +63,30 @@ class IoAgentBackpressureTest
         final AgentRunner runner;
         final Thread thread;
         final RawClient client;
+        final ManyToOneRingBuffer outbound = new ManyToOneRingBuffer(new UnsafeBuffer(
+            ByteBuffer.allocateDirect(64 * 1024 + RingBufferDescriptor.TRAILER_LENGTH)));
+
+        FullRing(final long pausedNapMs, final long maxSleepMs) throws Exception
+        {
+            this(pausedNapMs, maxSleepMs, Wakeable.NONE);
+        }
 
         /**
          * @param pausedNapMs how long the agent sleeps at most with paused connections.
          * @param maxSleepMs  how long it sleeps at most otherwise.
+         * @param shardWake   the agent's delivery shard.
          */
-        FullRing(final long pausedNapMs, final long maxSleepMs) throws Exception
+        FullRing(final long pausedNapMs, final long maxSleepMs, final Wakeable shardWake) throws Exception
         {
             final BrokerContext context =
                 new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0).conclude();
             ring.addGatingSequences(stage);
-            final ManyToOneRingBuffer outbound = new ManyToOneRingBuffer(new UnsafeBuffer(
-                ByteBuffer.allocateDirect(64 * 1024 + RingBufferDescriptor.TRAILER_LENGTH)));
             server.bind(new InetSocketAddress("127.0.0.1", 0));
             server.configureBlocking(false);
             agent = new IoAgent(0, context, counters, Listener.wrap(server), outbound, ring,
                 new io.ringmq.pipeline.MessageLog(1 << 20), new AtomicInteger());
             agent.pausedNapMs(pausedNapMs);
+            agent.shardWake(shardWake);
             idle = IdleStrategies.wake(agent.selector(), agent::hasPendingWork, agent.readyAfterSleep(), maxSleepMs);
             agent.wire(new IoAgent[]{agent}, new Wakeable[]{idle}, Wakeable.NONE);
             runner = new AgentRunner(idle, Throwable::printStackTrace, null, agent);
@@ -146,6 +153,24 @@ class IoAgentBackpressureTest
             AgentThreads.wakeWaitingForRoom(new IoAgent[]{full.agent}, new Wakeable[]{full.idle});
             await("every packet handed on", () -> full.ring.getCursor() == PUBLISHES);
             await("no longer waiting for room", () -> !full.agent.waitsForRingRoom());
+        }
+    }
+
+    @Test
+    @DisplayName("an agent that drains its outbound ring wakes the delivery shard that found it full")
+    void drainedOutboundWakesTheShard() throws Exception
+    {
+        final AtomicInteger shardWakes = new AtomicInteger();
+        try (FullRing full = new FullRing(IoAgent.PAUSED_SLEEP_MS, IdleStrategies.SLEEP_MS,
+            shardWakes::incrementAndGet))
+        {
+            assertThat(shardWakes).hasValue(0); // the CONNACK went through a ring nobody found full
+            full.agent.wantOutboundRoom(); // what OutboundRouter does when the ring refuses a shard's packet
+            assertThat(OutboundFrame.send(full.outbound, full.ring.get(0).connectionId,
+                new UnsafeBuffer(new byte[]{(byte)0xD0, 0x00}), 0, 2)).isTrue(); // a PINGRESP, then a wake
+            full.idle.wake();
+            await("the shard woken", () -> shardWakes.get() == 1);
+            assertThat(full.client.readPacket(5_000)).isEqualTo(PacketType.PINGRESP);
         }
     }
 }

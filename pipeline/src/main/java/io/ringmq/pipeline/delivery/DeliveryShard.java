@@ -276,6 +276,12 @@ public final class DeliveryShard implements Stage
         return null != live && live.current() != context;
     }
 
+    @Override
+    public boolean waitsForRoom()
+    {
+        return output.backlogged();
+    }
+
     public int doDutyCycle()
     {
         if (null != live)

@@ -95,6 +95,14 @@ final class ShardOutput
     }
 
     /**
+     * @return whether packets wait for room in the agent's outbound ring.
+     */
+    boolean backlogged()
+    {
+        return !backlog.isEmpty();
+    }
+
+    /**
      * @return backlogged entries the ring took now.
      */
     int drain()
