@@ -212,7 +212,7 @@ final class AgentThreads
         {
             if (agents[i].waitsForRingRoom())
             {
-                agentWakes[i].wake(); // only if it sleeps; its last look before sleeping sees the room
+                agentWakes[i].wake(); // only if it sleeps; if it is about to, its last look sees the room
             }
         }
     }

@@ -91,7 +91,8 @@ final class IdleStrategies
 
     /**
      * Spin, then sleep until {@link #wake()} or a timeout that bounds how late timers can run (shorter when the
-     * agent says so: an I/O agent with paused connections sleeps only briefly, as nobody wakes it for ring room).
+     * owner says so: an I/O agent with paused connections, or a delivery shard with a backlog, sleeps only briefly,
+     * in case the wake-up from the thread that frees the room is missed).
      * <p>
      * Sleeping and waking are a Dekker pair. The sleeper writes {@code sleeping = true}, then reads the pending
      * work; the producer publishes its work (e.g. {@code Sequence.set}, a release store), then reads

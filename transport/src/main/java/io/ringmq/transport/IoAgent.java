@@ -66,10 +66,13 @@ final class IoAgent implements Agent
     private final PausedConnections paused = new PausedConnections();
     /** {@link PausedConnections#isStalled()}, for the thread of the stage that frees the ingress ring. */
     private volatile boolean waitsForRingRoom;
-    /** A delivery shard on another thread found this agent's outbound ring full: wake it once it is drained. */
+    /**
+     * A delivery shard on another thread found this agent's outbound ring full: wake it at the next read of the ring
+     * that moves anything (not a Dekker pair: a wake missed costs the shard's nap, at most {@link #PAUSED_SLEEP_MS}).
+     */
     private volatile boolean outboundRoomWanted;
     private Wakeable shardWake = Wakeable.NONE;
-    /** Where the stages had freed the ring to when the last retry moved nothing. */
+    /** Where the stages had freed the ring to just before the last retry, when it moved nothing. */
     private long stalledAtRelease;
     private long pausedNapMs = PAUSED_SLEEP_MS;
     /**
@@ -300,10 +303,14 @@ final class IoAgent implements Agent
         // in shared threading the delivery stage flushes at the end of its batches)
         work += writer.flushTouched();
         work += readyKeys.selectNow(); // skipped right after a sleeping select handed the keys over (shared)
+        // read before the retry asks the ring: room freed after that read is what the last look before sleeping
+        // must see (freed between the retry's look and a later read, it would pass unseen while no one wakes an
+        // agent that is awake)
+        final long releasedBeforeRetry = ingress.released();
         work += paused.retry(framer); // counts only packets that moved: a still-full ring is no work
         if (paused.isStalled())
         {
-            stalledAtRelease = ingress.released(); // whatever the stages free after this is worth a retry
+            stalledAtRelease = releasedBeforeRetry;
         }
         if (paused.isStalled() != waitsForRingRoom)
         {

@@ -88,7 +88,7 @@ final class OutboundRouter implements Outbound
                 taken = OutboundFrame.send(rings[agentIndex], connectionId, buffer, offset, length);
                 if (!taken)
                 {
-                    agents[agentIndex].wantOutboundRoom(); // the agent wakes this shard once it drained its ring
+                    agents[agentIndex].wantOutboundRoom(); // the agent wakes this shard at its next read of the ring
                 }
             }
             pending |= taken; // after the commit: a wake-up then always finds the message

@@ -89,7 +89,8 @@ final class PausedConnections
 
     /**
      * @return true when connections wait and the last retry moved nothing: the ring is still full, so the agent
-     * should sleep briefly rather than spin (nobody wakes it when room appears).
+     * should sleep rather than spin, briefly: on a thread of its own the stage thread that frees room wakes it, and
+     * the short nap bounds a wake-up missed; in shared threading the stages run on its thread after it.
      */
     boolean isStalled()
     {

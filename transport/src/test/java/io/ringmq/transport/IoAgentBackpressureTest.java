@@ -5,6 +5,7 @@ import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.Sequence;
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.IngressEvent;
+import io.ringmq.pipeline.Outbound;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.PacketType;
 import org.agrona.concurrent.AgentRunner;
@@ -28,8 +29,10 @@ import java.util.function.BooleanSupplier;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * One I/O agent on its own thread over an ingress ring that nobody consumes: a full ring pauses the connection,
- * and the agent then sleeps in short naps instead of spinning on it; when room appears it goes on by itself.
+ * One I/O agent over an ingress ring that nobody consumes: a full ring pauses the connection, and the agent then
+ * sleeps instead of spinning on it, in short naps; when room appears it goes on, woken by the thread that freed it
+ * or at the end of its nap. And the other way: a delivery shard that found the agent's outbound ring full is woken
+ * once the agent drains it.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class IoAgentBackpressureTest
@@ -47,9 +50,9 @@ class IoAgentBackpressureTest
     }
 
     /**
-     * One agent on its own thread over a 64-slot ring that nobody consumes until the test moves {@link #stage};
-     * a client connected through it (its CONNACK sent as the pipeline would) has sent {@link #PUBLISHES} QoS 0
-     * PUBLISHes, so the ring is full and the connection paused.
+     * One agent over a 64-slot ring that nobody consumes until the test moves {@link #stage}, on its own thread or
+     * stepped by the test's; a client connected through it (its CONNACK sent as the pipeline would) has sent
+     * {@link #PUBLISHES} QoS 0 PUBLISHes, so the ring is full and the connection paused.
      */
     private final class FullRing implements AutoCloseable
     {
@@ -58,25 +61,31 @@ class IoAgentBackpressureTest
             RingBuffer.createMultiProducer(() -> new IngressEvent(256), 64, new BlockingWaitStrategy());
         final Sequence stage = new Sequence(); // a stage that consumes nothing until told: the ring fills
         final ServerSocketChannel server = ServerSocketChannel.open();
-        final IoAgent agent;
-        final IdleStrategies.SleepingIdleStrategy idle;
-        final AgentRunner runner;
-        final Thread thread;
-        final RawClient client;
         final ManyToOneRingBuffer outbound = new ManyToOneRingBuffer(new UnsafeBuffer(
             ByteBuffer.allocateDirect(64 * 1024 + RingBufferDescriptor.TRAILER_LENGTH)));
+        final IoAgent agent;
+        final IdleStrategies.SleepingIdleStrategy idle;
+        /** Null when the test steps the agent. */
+        final AgentRunner runner;
+        final Thread thread;
+        RawClient client;
 
+        /**
+         * On a thread of its own.
+         */
         FullRing(final long pausedNapMs, final long maxSleepMs) throws Exception
         {
-            this(pausedNapMs, maxSleepMs, Wakeable.NONE);
+            this(pausedNapMs, maxSleepMs, Wakeable.NONE, true);
         }
 
         /**
          * @param pausedNapMs how long the agent sleeps at most with paused connections.
          * @param maxSleepMs  how long it sleeps at most otherwise.
          * @param shardWake   the agent's delivery shard.
+         * @param threaded    on a thread of its own; false: each {@link #until} steps it on the caller's thread.
          */
-        FullRing(final long pausedNapMs, final long maxSleepMs, final Wakeable shardWake) throws Exception
+        FullRing(final long pausedNapMs, final long maxSleepMs, final Wakeable shardWake, final boolean threaded)
+            throws Exception
         {
             final BrokerContext context =
                 new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0).conclude();
@@ -89,32 +98,69 @@ class IoAgentBackpressureTest
             agent.shardWake(shardWake);
             idle = IdleStrategies.wake(agent.selector(), agent::hasPendingWork, agent.readyAfterSleep(), maxSleepMs);
             agent.wire(new IoAgent[]{agent}, new Wakeable[]{idle}, Wakeable.NONE);
-            runner = new AgentRunner(idle, Throwable::printStackTrace, null, agent);
-            thread = AgentRunner.startOnThread(runner);
-            client = new RawClient(((InetSocketAddress)server.getLocalAddress()).getPort());
-            client.send(RawClient.connect("c", true, 60));
-            await("CONNECT on the ring", () -> ring.getCursor() == 0);
-            final int index = outbound.tryClaim(OutboundFrame.SEND, OutboundFrame.BYTES_OFFSET + 4); // the CONNACK
-            outbound.buffer().putLong(index, ring.get(0).connectionId);
-            outbound.buffer().putBytes(index + Long.BYTES, new byte[]{0x20, 0x02, 0x00, 0x00});
-            outbound.commit(index);
-            idle.wake();
-            assertThat(client.readPacket(5_000)).isEqualTo(PacketType.CONNACK);
-
-            final ByteArrayOutputStream publishes = new ByteArrayOutputStream();
-            for (int i = 0; i < PUBLISHES; i++)
+            runner = threaded ? new AgentRunner(idle, Throwable::printStackTrace, null, agent) : null;
+            thread = threaded ? AgentRunner.startOnThread(runner) : null;
+            try
             {
-                publishes.write(RawClient.publish("t", new byte[8], 0, 0));
+                client = new RawClient(((InetSocketAddress)server.getLocalAddress()).getPort());
+                client.send(RawClient.connect("c", true, 60));
+                until("CONNECT on the ring", () -> ring.getCursor() == 0);
+                final int index = outbound.tryClaim(OutboundFrame.SEND, OutboundFrame.BYTES_OFFSET + 4); // CONNACK
+                outbound.buffer().putLong(index, ring.get(0).connectionId);
+                outbound.buffer().putBytes(index + Long.BYTES, new byte[]{0x20, 0x02, 0x00, 0x00});
+                outbound.commit(index);
+                idle.wake();
+                until("the CONNACK written", () -> 0 == outbound.size());
+                assertThat(client.readPacket(5_000)).isEqualTo(PacketType.CONNACK);
+
+                final ByteArrayOutputStream publishes = new ByteArrayOutputStream();
+                for (int i = 0; i < PUBLISHES; i++)
+                {
+                    publishes.write(RawClient.publish("t", new byte[8], 0, 0));
+                }
+                client.send(publishes.toByteArray());
+                until("the ring full", () -> counters.get(BrokerCounters.INGRESS_RING_FULL) > 0);
             }
-            client.send(publishes.toByteArray());
-            await("the ring full", () -> counters.get(BrokerCounters.INGRESS_RING_FULL) > 0);
+            catch (final Exception | AssertionError failure)
+            {
+                close(); // no agent thread left asleep behind a failed set-up
+                throw failure;
+            }
+        }
+
+        /**
+         * Waits for a condition, stepping the agent first each time when it has no thread of its own.
+         */
+        void until(final String what, final BooleanSupplier condition) throws Exception
+        {
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (true)
+            {
+                if (null == runner)
+                {
+                    agent.doWork();
+                }
+                if (condition.getAsBoolean())
+                {
+                    return;
+                }
+                assertThat(System.nanoTime() < deadline).as("timed out waiting for " + what).isTrue();
+                Thread.sleep(null == runner ? 1 : 5);
+            }
         }
 
         public void close() throws Exception
         {
-            try (server; client)
+            try (server; RawClient connected = client)
             {
-                runner.close(10, thread -> idle.wake()); // a long nap ends only by a wake
+                if (null != runner)
+                {
+                    runner.close(10, thread -> idle.wake()); // a long nap ends only by a wake
+                }
+                else
+                {
+                    agent.onClose();
+                }
             }
         }
     }
@@ -157,20 +203,49 @@ class IoAgentBackpressureTest
     }
 
     @Test
+    @DisplayName("room freed since an agent's last retry keeps it from sleeping: its last look sees the release move")
+    void roomFreedSinceTheRetryKeepsTheAgentAwake() throws Exception
+    {
+        final long never = TimeUnit.MINUTES.toMillis(10);
+        try (FullRing full = new FullRing(never, never, Wakeable.NONE, false)) // stepped: no thread to wake
+        {
+            full.until("a retry that moved nothing", full.agent::waitsForRingRoom);
+            assertThat(full.agent.hasPendingWork()).as("nothing freed: it may sleep").isFalse();
+            full.stage.set(full.ring.getCursor()); // freed while the agent is awake: a wake would find no sleeper
+            assertThat(full.agent.hasPendingWork()).as("the last look before sleeping").isTrue();
+            full.until("every packet handed on", () -> full.ring.getCursor() == PUBLISHES);
+            assertThat(full.agent.waitsForRingRoom()).isFalse();
+            assertThat(full.agent.hasPendingWork()).as("nothing paused: it may sleep").isFalse();
+        }
+    }
+
+    @Test
     @DisplayName("an agent that drains its outbound ring wakes the delivery shard that found it full")
     void drainedOutboundWakesTheShard() throws Exception
     {
         final AtomicInteger shardWakes = new AtomicInteger();
         try (FullRing full = new FullRing(IoAgent.PAUSED_SLEEP_MS, IdleStrategies.SLEEP_MS,
-            shardWakes::incrementAndGet))
+            shardWakes::incrementAndGet, false)) // stepped: the ring fills before the agent reads it
         {
-            assertThat(shardWakes).hasValue(0); // the CONNACK went through a ring nobody found full
-            full.agent.wantOutboundRoom(); // what OutboundRouter does when the ring refuses a shard's packet
-            assertThat(OutboundFrame.send(full.outbound, full.ring.get(0).connectionId,
-                new UnsafeBuffer(new byte[]{(byte)0xD0, 0x00}), 0, 2)).isTrue(); // a PINGRESP, then a wake
-            full.idle.wake();
-            await("the shard woken", () -> shardWakes.get() == 1);
-            assertThat(full.client.readPacket(5_000)).isEqualTo(PacketType.PINGRESP);
+            final Outbound shard = new OutboundRouter(new ManyToOneRingBuffer[]{full.outbound},
+                new IoAgent[]{full.agent}, new boolean[]{false}).forShard(0);
+            final long connectionId = full.ring.get(0).connectionId;
+            final UnsafeBuffer pingresps = new UnsafeBuffer(new byte[1024]);
+            for (int i = 0; i < pingresps.capacity(); i += 2)
+            {
+                pingresps.putByte(i, (byte)0xD0);
+            }
+            int sent = 0;
+            while (shard.send(0, connectionId, pingresps, 0, pingresps.capacity()))
+            {
+                sent++;
+            }
+            assertThat(sent).as("packets the 64 KiB ring took").isBetween(32, 64);
+            assertThat(shardWakes).as("the CONNACK went through a ring nobody found full").hasValue(0);
+            full.agent.doWork(); // drains the ring the shard found full
+            assertThat(shardWakes).hasValue(1);
+            full.agent.doWork();
+            assertThat(shardWakes).as("once per refusal").hasValue(1);
         }
     }
 }
