@@ -331,6 +331,14 @@ final class IngressProxy
     }
 
     /**
+     * @return whether connection ends wait for ring room ({@link #end}).
+     */
+    boolean hasPendingEnds()
+    {
+        return !pendingEnds.isEmpty();
+    }
+
+    /**
      * @return whether the ring has a free slot now (a hint when other agents publish too: they may take it first).
      */
     boolean hasRoom()

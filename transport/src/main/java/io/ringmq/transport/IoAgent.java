@@ -64,7 +64,12 @@ final class IoAgent implements Agent
     /** Its connections holding a pooled buffer; gives back those they stopped using. */
     private final IdleBuffers idleBuffers = new IdleBuffers();
     private final PausedConnections paused = new PausedConnections();
-    /** {@link PausedConnections#isStalled()}, for the thread of the stage that frees the ingress ring. */
+    /**
+     * Whether the last duty cycle left work waiting for ingress ring room: paused connections whose retry moved
+     * nothing ({@link PausedConnections#isStalled()}), or connection ends ({@link IngressProxy#hasPendingEnds()}).
+     */
+    private boolean waiting;
+    /** {@link #waiting}, for the thread of the stage that frees the ingress ring. */
     private volatile boolean waitsForRingRoom;
     /**
      * A delivery shard on another thread found this agent's outbound ring full: wake it at the next read of the ring
@@ -206,12 +211,12 @@ final class IoAgent implements Agent
     {
         return outbound.size() > 0 || registry.hasPendingWork() || closer.hasRevocations() ||
             acceptors.hasAddedListeners() || (null != live && live.current() != context) ||
-            reader.hasReadableAgain() || (paused.isStalled() && ingress.released() != stalledAtRelease);
+            reader.hasReadableAgain() || (waiting && ingress.released() != stalledAtRelease);
     }
 
     /**
-     * @return whether connections of this agent wait for room in the ingress ring, and its last retry found none:
-     * whoever frees room then wakes it (any thread).
+     * @return whether connections of this agent, or their ends, wait for room in the ingress ring, and its last
+     * retry found none: whoever frees room then wakes it (any thread).
      */
     boolean waitsForRingRoom()
     {
@@ -251,7 +256,7 @@ final class IoAgent implements Agent
      */
     long sleepLimitMs()
     {
-        return paused.isStalled() ? pausedNapMs : Long.MAX_VALUE;
+        return waiting ? pausedNapMs : Long.MAX_VALUE;
     }
 
     /**
@@ -308,16 +313,17 @@ final class IoAgent implements Agent
         // agent that is awake)
         final long releasedBeforeRetry = ingress.released();
         work += paused.retry(framer); // counts only packets that moved: a still-full ring is no work
-        if (paused.isStalled())
+        work += reader.readAgain();
+        work += ingress.retryEnds();
+        waiting = paused.isStalled() || ingress.hasPendingEnds(); // the ends wait only while the ring is full
+        if (waiting)
         {
             stalledAtRelease = releasedBeforeRetry;
         }
-        if (paused.isStalled() != waitsForRingRoom)
+        if (waiting != waitsForRingRoom)
         {
-            waitsForRingRoom = paused.isStalled(); // written only when it changes: read by the stage thread
+            waitsForRingRoom = waiting; // written only when it changes: read by the stage thread
         }
-        work += reader.readAgain();
-        work += ingress.retryEnds();
         work += writer.flushTouched();
         work += timers.poll(nowMs);
         idleBuffers.sweep(nowMs); // no work: a sweep must not keep the agent from sleeping

@@ -87,6 +87,15 @@ class IoAgentBackpressureTest
         FullRing(final long pausedNapMs, final long maxSleepMs, final Wakeable shardWake, final boolean threaded)
             throws Exception
         {
+            this(pausedNapMs, maxSleepMs, shardWake, threaded, 60);
+        }
+
+        /**
+         * @param keepAliveSeconds the client's keep-alive.
+         */
+        FullRing(final long pausedNapMs, final long maxSleepMs, final Wakeable shardWake, final boolean threaded,
+            final int keepAliveSeconds) throws Exception
+        {
             final BrokerContext context =
                 new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0).conclude();
             ring.addGatingSequences(stage);
@@ -103,7 +112,7 @@ class IoAgentBackpressureTest
             try
             {
                 client = new RawClient(((InetSocketAddress)server.getLocalAddress()).getPort());
-                client.send(RawClient.connect("c", true, 60));
+                client.send(RawClient.connect("c", true, keepAliveSeconds));
                 until("CONNECT on the ring", () -> ring.getCursor() == 0);
                 final int index = outbound.tryClaim(OutboundFrame.SEND, OutboundFrame.BYTES_OFFSET + 4); // CONNACK
                 outbound.buffer().putLong(index, ring.get(0).connectionId);
@@ -216,6 +225,26 @@ class IoAgentBackpressureTest
             full.until("every packet handed on", () -> full.ring.getCursor() == PUBLISHES);
             assertThat(full.agent.waitsForRingRoom()).isFalse();
             assertThat(full.agent.hasPendingWork()).as("nothing paused: it may sleep").isFalse();
+        }
+    }
+
+    @Test
+    @DisplayName("a connection's end that waits for ring room keeps its agent waiting for room, as paused connections do")
+    void endWaitingForRoomIsWaitedFor() throws Exception
+    {
+        final long never = TimeUnit.MINUTES.toMillis(10);
+        try (FullRing full = new FullRing(never, never, Wakeable.NONE, false, 1)) // keep-alive 1 s
+        {
+            // the paused connection sends nothing more: 1.5 s on, its keep-alive ends it, with the ring still full
+            full.until("the keep-alive timeout", () -> full.counters.get(BrokerCounters.KEEP_ALIVE_TIMEOUTS) == 1);
+            full.until("its end waiting", full.agent::waitsForRingRoom);
+            assertThat(full.agent.sleepLimitMs()).as("a nap, not a sleep").isEqualTo(never);
+            assertThat(full.agent.hasPendingWork()).as("nothing freed: it may nap").isFalse();
+            full.stage.set(full.ring.getCursor());
+            assertThat(full.agent.hasPendingWork()).as("the last look before sleeping").isTrue();
+            full.until("the end on the ring",
+                () -> IngressEvent.CONNECTION_LOST == full.ring.get(full.ring.getCursor()).kind);
+            assertThat(full.agent.waitsForRingRoom()).isFalse();
         }
     }
 
