@@ -180,14 +180,20 @@ final class ConnectionTimers
         {
             return;
         }
-        if (nowMs >= deadline)
+        if (nowMs < deadline)
         {
-            expiry.expire(connection, connection.closing ? CLOSE_LINGER_TIMEOUT :
-                connection.connack != Connection.CONNACK_PENDING ? KEEP_ALIVE_TIMEOUT : CONNECT_TIMEOUT);
+            schedule(connection, deadline); // it was heard from since: wait for the rest of its time
+        }
+        else if (connection.paused && !connection.closing && connection.connack != Connection.CONNACK_PENDING)
+        {
+            // paused for ingress ring room, it holds a complete packet the broker has not taken yet: it has been
+            // heard from [MQTT-3.1.2-24], and the broker's own backlog (its socket unread meanwhile) must not end it
+            schedule(connection, nowMs + connection.keepAliveSeconds * 1500L);
         }
         else
         {
-            schedule(connection, deadline); // it was heard from since: wait for the rest of its time
+            expiry.expire(connection, connection.closing ? CLOSE_LINGER_TIMEOUT :
+                connection.connack != Connection.CONNACK_PENDING ? KEEP_ALIVE_TIMEOUT : CONNECT_TIMEOUT);
         }
     }
 

@@ -69,6 +69,8 @@ class IoAgentBackpressureTest
         final AgentRunner runner;
         final Thread thread;
         RawClient client;
+        /** Null unless asked for: a second client that sends nothing after its CONNECT. */
+        RawClient silent;
 
         /**
          * On a thread of its own.
@@ -87,14 +89,21 @@ class IoAgentBackpressureTest
         FullRing(final long pausedNapMs, final long maxSleepMs, final Wakeable shardWake, final boolean threaded)
             throws Exception
         {
-            this(pausedNapMs, maxSleepMs, shardWake, threaded, 60);
+            this(pausedNapMs, maxSleepMs, shardWake, threaded, 60, false);
         }
 
         /**
-         * @param keepAliveSeconds the client's keep-alive.
+         * @param keepAliveSeconds the keep-alive of both clients: the publisher, and a second one connected before
+         *                         the ring fills that then sends nothing.
          */
         FullRing(final long pausedNapMs, final long maxSleepMs, final Wakeable shardWake, final boolean threaded,
             final int keepAliveSeconds) throws Exception
+        {
+            this(pausedNapMs, maxSleepMs, shardWake, threaded, keepAliveSeconds, true);
+        }
+
+        private FullRing(final long pausedNapMs, final long maxSleepMs, final Wakeable shardWake,
+            final boolean threaded, final int keepAliveSeconds, final boolean silentToo) throws Exception
         {
             final BrokerContext context =
                 new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0).conclude();
@@ -111,16 +120,8 @@ class IoAgentBackpressureTest
             thread = threaded ? AgentRunner.startOnThread(runner) : null;
             try
             {
-                client = new RawClient(((InetSocketAddress)server.getLocalAddress()).getPort());
-                client.send(RawClient.connect("c", true, keepAliveSeconds));
-                until("CONNECT on the ring", () -> ring.getCursor() == 0);
-                final int index = outbound.tryClaim(OutboundFrame.SEND, OutboundFrame.BYTES_OFFSET + 4); // CONNACK
-                outbound.buffer().putLong(index, ring.get(0).connectionId);
-                outbound.buffer().putBytes(index + Long.BYTES, new byte[]{0x20, 0x02, 0x00, 0x00});
-                outbound.commit(index);
-                idle.wake();
-                until("the CONNACK written", () -> 0 == outbound.size());
-                assertThat(client.readPacket(5_000)).isEqualTo(PacketType.CONNACK);
+                client = connected("c", keepAliveSeconds, 0);
+                silent = silentToo ? connected("s", keepAliveSeconds, 1) : null;
 
                 final ByteArrayOutputStream publishes = new ByteArrayOutputStream();
                 for (int i = 0; i < PUBLISHES; i++)
@@ -135,6 +136,35 @@ class IoAgentBackpressureTest
                 close(); // no agent thread left asleep behind a failed set-up
                 throw failure;
             }
+        }
+
+        /**
+         * A client connected, its CONNACK sent as the pipeline would.
+         *
+         * @param slot where its CONNECT lands on the ring.
+         */
+        private RawClient connected(final String clientId, final int keepAliveSeconds, final long slot)
+            throws Exception
+        {
+            final RawClient connecting = new RawClient(((InetSocketAddress)server.getLocalAddress()).getPort());
+            if (slot == 0)
+            {
+                client = connecting; // closed with the rest should what follows fail
+            }
+            else
+            {
+                silent = connecting;
+            }
+            connecting.send(RawClient.connect(clientId, true, keepAliveSeconds));
+            until("CONNECT on the ring", () -> ring.getCursor() == slot);
+            final int index = outbound.tryClaim(OutboundFrame.SEND, OutboundFrame.BYTES_OFFSET + 4); // CONNACK
+            outbound.buffer().putLong(index, ring.get(slot).connectionId);
+            outbound.buffer().putBytes(index + Long.BYTES, new byte[]{0x20, 0x02, 0x00, 0x00});
+            outbound.commit(index);
+            idle.wake();
+            until("the CONNACK written", () -> 0 == outbound.size());
+            assertThat(connecting.readPacket(5_000)).isEqualTo(PacketType.CONNACK);
+            return connecting;
         }
 
         /**
@@ -160,7 +190,7 @@ class IoAgentBackpressureTest
 
         public void close() throws Exception
         {
-            try (server; RawClient connected = client)
+            try (server; RawClient connected = client; RawClient quiet = silent)
             {
                 if (null != runner)
                 {
@@ -229,23 +259,42 @@ class IoAgentBackpressureTest
     }
 
     @Test
-    @DisplayName("a connection's end that waits for ring room keeps its agent waiting for room, as paused connections do")
-    void endWaitingForRoomIsWaitedFor() throws Exception
+    @DisplayName("MQTT-3.1.2-24: a connection paused on a full ingress ring is not ended by keep-alive; a silent " +
+        "one is, and its end waits for ring room as paused connections do")
+    void keepAliveEndsTheSilentNotThePaused() throws Exception
     {
         final long never = TimeUnit.MINUTES.toMillis(10);
-        try (FullRing full = new FullRing(never, never, Wakeable.NONE, false, 1)) // keep-alive 1 s
+        try (FullRing full = new FullRing(never, never, Wakeable.NONE, false, 1)) // keep-alive 1 s for both
         {
-            // the paused connection sends nothing more: 1.5 s on, its keep-alive ends it, with the ring still full
-            full.until("the keep-alive timeout", () -> full.counters.get(BrokerCounters.KEEP_ALIVE_TIMEOUTS) == 1);
+            // 1.5 s on, with the ring still full: the silent client's keep-alive ends it; the publisher, whose
+            // complete packets wait unread behind the broker's own backlog, has been heard from and stays
+            full.until("the silent client's keep-alive timeout",
+                () -> full.counters.get(BrokerCounters.KEEP_ALIVE_TIMEOUTS) >= 1);
             full.until("its end waiting", full.agent::waitsForRingRoom);
             assertThat(full.agent.sleepLimitMs()).as("a nap, not a sleep").isEqualTo(never);
             assertThat(full.agent.hasPendingWork()).as("nothing freed: it may nap").isFalse();
-            full.stage.set(full.ring.getCursor());
+            final long deadline = System.currentTimeMillis() + 1_600; // past the publisher's own 1.5 s, stepped
+            full.until("past the paused publisher's keep-alive", () -> System.currentTimeMillis() > deadline);
+            assertThat(full.counters.get(BrokerCounters.KEEP_ALIVE_TIMEOUTS)).as("only the silent one").isEqualTo(1);
+
+            final long before = full.ring.getCursor();
+            full.stage.set(before);
             assertThat(full.agent.hasPendingWork()).as("the last look before sleeping").isTrue();
-            full.until("the end on the ring",
-                () -> IngressEvent.CONNECTION_LOST == full.ring.get(full.ring.getCursor()).kind);
+            full.until("the silent client's end on the ring", () -> lostSince(full, before) == 1);
+            full.until("the publisher's packets handed on", () -> full.ring.getCursor() == PUBLISHES + 2);
+            assertThat(lostSince(full, before)).as("the publisher still connected").isEqualTo(1);
             assertThat(full.agent.waitsForRingRoom()).isFalse();
         }
+    }
+
+    private static int lostSince(final FullRing full, final long after)
+    {
+        int lost = 0;
+        for (long sequence = after + 1; sequence <= full.ring.getCursor(); sequence++)
+        {
+            lost += IngressEvent.CONNECTION_LOST == full.ring.get(sequence).kind ? 1 : 0;
+        }
+        return lost;
     }
 
     @Test
