@@ -122,6 +122,12 @@ final class AgentThreads
                 // auth (with the light release stage), route, and one thread per delivery shard
                 final StageAgent auth = pipeline.authAgent();
                 final StageAgent[] routes = pipeline.routingAgents();
+                if (pipeline.shardCount() != agents.length)
+                {
+                    // shard i wakes agent i's sleeper and is woken by it: one delivery shard per I/O agent
+                    throw new IllegalStateException(
+                        pipeline.shardCount() + " delivery shards for " + agents.length + " I/O agents");
+                }
                 final StageAgent[] shards = new StageAgent[pipeline.shardCount()];
                 final IdleStrategy authIdle = stageIdle(wake, auth);
                 final IdleStrategy[] routeIdle = new IdleStrategy[routes.length];
