@@ -158,7 +158,7 @@ final class IoAgent implements Agent
         }
         this.context = context;
         this.readyKeys = new ReadyKeys(selector, reader, writer, this::tick,
-            context.threading() == BrokerContext.Threading.SHARED);
+            context.threading() == BrokerContext.Threading.SHARED, () -> paused.size() > 0);
         this.acceptors = new Acceptors(context, counters, selector, connectionCount, memoryBudget, listeners);
     }
 
@@ -307,14 +307,19 @@ final class IoAgent implements Agent
         // would otherwise come between a message and its subscribers (the flush below takes what the reads wrote;
         // in shared threading the delivery stage flushes at the end of its batches)
         work += writer.flushTouched();
-        work += readyKeys.selectNow(); // skipped right after a sleeping select handed the keys over (shared)
         // read before the retry asks the ring: room freed after that read is what the last look before sleeping
         // must see (freed between the retry's look and a later read, it would pass unseen while no one wakes an
         // agent that is awake)
         final long releasedBeforeRetry = ingress.released();
+        // ring room goes first to the connections that waited for it, oldest first, then to fresh reads: read
+        // first, sockets that are always ready took every slot the stages freed, and a paused publisher waited
+        // until the load stopped (two of ten flooding publishers, the whole run, in the fan-out row)
         work += paused.retry(framer); // counts only packets that moved: a still-full ring is no work
         work += reader.readAgain();
         work += ingress.retryEnds();
+        // skipped right after a sleeping select handed the keys over (shared); a fresh read that finds the ring
+        // full pauses its connection behind those that wait (or, with paused.retry's progress, is retried at once)
+        work += readyKeys.selectNow();
         waiting = paused.isStalled() || ingress.hasPendingEnds(); // the ends wait only while the ring is full
         if (waiting)
         {

@@ -3,6 +3,7 @@ package io.ringmq.transport;
 import java.io.IOException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /**
@@ -25,19 +26,25 @@ final class ReadyKeys
     /** The sleeping select handed keys over: the duty cycle after it skips its selectNow (shared threading). */
     private boolean selectedInSleep;
     private final boolean skipSelectAfterSleep;
+    /** Whether connections wait for ingress ring room: a key ready at a sleep's end is then read after them. */
+    private final BooleanSupplier othersWait;
 
     /**
      * @param skipSelectAfterSleep whether the duty cycle after a sleep that handed keys over skips its
      *                             {@code selectNow} (shared threading).
+     * @param othersWait           whether connections wait for ingress ring room (paused): ring room goes to them
+     *                             first, so a key the sleeping select finds then is left to the duty cycle's
+     *                             {@code selectNow}, which comes after their retry.
      */
     ReadyKeys(final Selector selector, final ConnectionReader reader, final ConnectionWriter writer,
-        final Runnable tick, final boolean skipSelectAfterSleep)
+        final Runnable tick, final boolean skipSelectAfterSleep, final BooleanSupplier othersWait)
     {
         this.selector = selector;
         this.reader = reader;
         this.writer = writer;
         this.tick = tick;
         this.skipSelectAfterSleep = skipSelectAfterSleep;
+        this.othersWait = othersWait;
     }
 
     /**
@@ -92,6 +99,12 @@ final class ReadyKeys
     private void onReadyAfterSleep(final SelectionKey key)
     {
         tick.run();
+        if (othersWait.getAsBoolean())
+        {
+            // level-triggered: the key is ready again at the duty cycle's selectNow, which follows the retry of
+            // the connections that wait for ring room (and is not skipped: selectedInSleep stays as it is)
+            return;
+        }
         selectedInSleep = skipSelectAfterSleep;
         onReady(key);
     }

@@ -21,6 +21,7 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -284,6 +285,60 @@ class IoAgentBackpressureTest
             full.until("the publisher's packets handed on", () -> full.ring.getCursor() == PUBLISHES + 2);
             assertThat(lostSince(full, before)).as("the publisher still connected").isEqualTo(1);
             assertThat(full.agent.waitsForRingRoom()).isFalse();
+        }
+    }
+
+    @Test
+    @DisplayName("ring room goes first to the connections that waited for it, not to sockets that became ready since")
+    void waitingConnectionsGoBeforeFreshReads() throws Exception
+    {
+        final long never = TimeUnit.MINUTES.toMillis(10);
+        try (FullRing full = new FullRing(never, never, Wakeable.NONE, false, 60, true)) // stepped
+        {
+            full.until("the publisher waiting for room", full.agent::waitsForRingRoom);
+            final long waiting = full.ring.get(0).connectionId;
+            final long fresh = full.ring.get(1).connectionId;
+            final ByteArrayOutputStream publishes = new ByteArrayOutputStream();
+            for (int i = 0; i < 10; i++)
+            {
+                publishes.write(RawClient.publish("u", new byte[8], 0, 0));
+            }
+            full.silent.send(publishes.toByteArray());
+            final SelectionKey freshKey = full.agent.connection(fresh).key;
+            await("the second client's PUBLISHes ready on the broker's socket", () -> readable(full, freshKey));
+
+            final long before = full.ring.getCursor();
+            full.stage.set(before - full.ring.getBufferSize() + 10); // ten slots free
+            full.agent.doWork(); // one duty cycle: the retry, then the fresh read
+            assertThat(full.ring.getCursor()).isEqualTo(before + 10);
+            for (long sequence = before + 1; sequence <= before + 10; sequence++)
+            {
+                assertThat(full.ring.get(sequence).connectionId).as("slot " + sequence + " goes to the one that waited")
+                    .isEqualTo(waiting);
+            }
+            assertThat(full.agent.connection(fresh).paused).as("the fresh reader waits behind it").isTrue();
+
+            full.stage.set(full.ring.getCursor());
+            full.until("every packet of both handed on", () -> full.ring.getCursor() == PUBLISHES + 1 + 10);
+        }
+    }
+
+    /**
+     * @return whether the broker's end of a connection has bytes to read (asked on the agent's own selector, on the
+     * thread that steps the agent).
+     */
+    private static boolean readable(final FullRing full, final SelectionKey key)
+    {
+        try
+        {
+            full.agent.selector().selectNow();
+            final boolean ready = key.isValid() && (key.readyOps() & SelectionKey.OP_READ) != 0;
+            full.agent.selector().selectedKeys().clear();
+            return ready;
+        }
+        catch (final java.io.IOException ex)
+        {
+            throw new java.io.UncheckedIOException(ex);
         }
     }
 
