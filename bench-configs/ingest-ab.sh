@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Ingest A/B: each run starts a fresh broker, waits until its port accepts a TCP connection, runs
-#   loadtest -mode pub -pubs PUBS -qos 0 -payload P -duration DURATION -warmup WARMUP -broker-pid PID
+#   loadtest -mode pub -pubs PUBS -qos QOS [-inflight N] -payload P -duration DURATION -warmup WARMUP -broker-pid PID
 # and stops the broker; the brokers take turns within a round (A B C A B C ...), payload by payload, so a noisy
 # machine hurts each alike. For each run it also reads the broker's /proc/PID/io before and after the loadtest:
 # read system calls, and the bytes each took on average (rchar / syscr), the figure that showed one read per
 # 1 KiB PUBLISH (docs/perf/2026-11-30-ingest-1k.md).
 #
 #   bench-configs/ingest-ab.sh [--rounds 2] [--payloads '1024 64'] [--pubs 50] [--duration 10s] [--warmup 3s] \
-#       [--out DIR] NAME='COMMAND with {port}' [NAME='COMMAND' ...] [flashmq]
+#       [--qos 0] [--inflight N] [--out DIR] NAME='COMMAND with {port}' [NAME='COMMAND' ...] [flashmq]
 #
 # NAME=flashmq (no command) starts /usr/local/bin/flashmq (FLASHMQ_BIN) with thread_count 2 as the matrix runner
 # does. A COMMAND runs from the repository root and must become the broker's process (bin/ringmq execs java), so
@@ -19,7 +19,7 @@
 #       branch='bin/ringmq --memory-limit 1g --bind 127.0.0.1 --port {port} --persistence memory'
 # Only the broker this script started is stopped, by its pid.
 set -euo pipefail
-ROUNDS=2 PAYLOADS="1024 64" PUBS=50 DURATION=10s WARMUP=3s
+ROUNDS=2 PAYLOADS="1024 64" PUBS=50 DURATION=10s WARMUP=3s QOS=0 INFLIGHT=()
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=$REPO/bench-results/ingest-ab
 names=() commands=()
@@ -30,6 +30,8 @@ while [[ $# -gt 0 ]]; do
         --pubs) PUBS=$2; shift 2 ;;
         --duration) DURATION=$2; shift 2 ;;
         --warmup) WARMUP=$2; shift 2 ;;
+        --qos) QOS=$2; shift 2 ;;
+        --inflight) INFLIGHT=(-inflight "$2"); shift 2 ;;
         --out) OUT=$2; shift 2 ;;
         -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *=*) names+=("${1%%=*}"); commands+=("${1#*=}"); shift ;;
@@ -82,7 +84,7 @@ EOF
                 stop_broker; continue
             fi
             before=$(proc_io "$broker_pid")
-            java -jar "$LT" -addr 127.0.0.1:"$port" -mode pub -pubs "$PUBS" -qos 0 -payload "$payload" \
+            java -jar "$LT" -addr 127.0.0.1:"$port" -mode pub -pubs "$PUBS" -qos "$QOS" ${INFLIGHT[@]+"${INFLIGHT[@]}"} -payload "$payload" \
                 -duration "$DURATION" -warmup "$WARMUP" -broker-pid "$broker_pid" -label "$name" -quiet \
                 >"$log.loadtest.txt" 2>&1 || true
             after=$(proc_io "$broker_pid")
