@@ -184,7 +184,8 @@ final class ConnectionTimers
         {
             schedule(connection, deadline); // it was heard from since: wait for the rest of its time
         }
-        else if (connection.paused && !connection.closing && connection.connack != Connection.CONNACK_PENDING)
+        else if (connection.paused && connection.connack == Connection.CONNACK_ACCEPTED && !connection.closing &&
+            connection.inBytes() > 0)
         {
             // paused for ingress ring room, it holds a complete packet the broker has not taken yet: it has been
             // heard from [MQTT-3.1.2-24], and the broker's own backlog (its socket unread meanwhile) must not end it

@@ -236,6 +236,7 @@ final class ConnectionWriter
             {
                 connection.in.skipBytes(connection.in.readableBytes());
             }
+            connection.paused = false; // nothing of it waits for ring room now: the next retry lets it go
             connection.closeAfterFlush = true;
         }
         connection.updateInterest();

@@ -102,7 +102,9 @@ final class ReadyKeys
         if (othersWait.getAsBoolean())
         {
             // level-triggered: the key is ready again at the duty cycle's selectNow, which follows the retry of
-            // the connections that wait for ring room (and is not skipped: selectedInSleep stays as it is)
+            // the connections that wait for ring room, and is not skipped (a key handled earlier in this select
+            // may have asked for the skip before its read paused its connection)
+            selectedInSleep = false;
             return;
         }
         selectedInSleep = skipSelectAfterSleep;

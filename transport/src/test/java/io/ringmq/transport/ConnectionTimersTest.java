@@ -54,6 +54,45 @@ class ConnectionTimersTest
     }
 
     @Test
+    @DisplayName("MQTT-3.1.2-24: a connection paused on a full ingress ring with a packet buffered has been heard "
+        + "from; refused, or with nothing buffered, its keep-alive still ends it")
+    void pausedWithAPacketBufferedIsHeardFrom()
+    {
+        final Connection held = keptAlive(7);
+        held.paused = true;
+        held.in = io.netty.buffer.Unpooled.buffer().writeByte(0x30); // a packet the ring had no room for
+        final Connection refused = keptAlive(8);
+        refused.paused = true;
+        refused.in = io.netty.buffer.Unpooled.buffer().writeByte(0x30);
+        refused.connack = Connection.CONNACK_REFUSED;
+        final Connection empty = keptAlive(9);
+        empty.paused = true;
+        timers.poll(3_200); // past 100 + 1.5 x 2 s
+        assertThat(expired).containsExactlyInAnyOrder("8:keep-alive", "9:keep-alive");
+        held.paused = false; // the ring took it: its packets were read at that time
+        held.lastPacketMs = 3_300;
+        timers.poll(6_200);
+        assertThat(expired).hasSize(2);
+        timers.poll(6_400); // 3,300 + 3,000
+        assertThat(expired).contains("7:keep-alive");
+    }
+
+    /**
+     * @return an admitted connection with keep-alive 2 s, last heard from at 100 ms, its timer set.
+     */
+    private Connection keptAlive(final long id)
+    {
+        final Connection connection = connection(id, 0);
+        timers.onAccepted(connection);
+        connection.connectSeen = true;
+        connection.connack = Connection.CONNACK_ACCEPTED;
+        connection.keepAliveSeconds = 2;
+        connection.lastPacketMs = 100;
+        timers.onConnected(connection);
+        return connection;
+    }
+
+    @Test
     void keepAliveZeroAndClosedConnectionsNeverExpire()
     {
         final Connection silent = connection(3, 0);

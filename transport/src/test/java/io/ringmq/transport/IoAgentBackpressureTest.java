@@ -285,6 +285,9 @@ class IoAgentBackpressureTest
             full.until("the publisher's packets handed on", () -> full.ring.getCursor() == PUBLISHES + 2);
             assertThat(lostSince(full, before)).as("the publisher still connected").isEqualTo(1);
             assertThat(full.agent.waitsForRingRoom()).isFalse();
+            // taken, its packets were heard from then: silent since, it ends by its own keep-alive
+            full.until("the publisher's keep-alive timeout once it has drained",
+                () -> full.counters.get(BrokerCounters.KEEP_ALIVE_TIMEOUTS) == 2);
         }
     }
 
@@ -303,6 +306,8 @@ class IoAgentBackpressureTest
             {
                 publishes.write(RawClient.publish("u", new byte[8], 0, 0));
             }
+            assertThat(full.agent.connection(waiting).inBytes()).as("ten packets or more of it buffered")
+                .isGreaterThanOrEqualTo(10 * RawClient.publish("t", new byte[8], 0, 0).length);
             full.silent.send(publishes.toByteArray());
             final SelectionKey freshKey = full.agent.connection(fresh).key;
             await("the second client's PUBLISHes ready on the broker's socket", () -> readable(full, freshKey));
@@ -323,12 +328,40 @@ class IoAgentBackpressureTest
         }
     }
 
+    @Test
+    @DisplayName("a socket the sleeping select finds ready while connections wait for room is read after them")
+    void readyAtWakeWaitsBehindThePaused() throws Exception
+    {
+        final long never = TimeUnit.MINUTES.toMillis(10);
+        try (FullRing full = new FullRing(never, never, Wakeable.NONE, true, 60, true)) // its own thread
+        {
+            await("the agent asleep, waiting for room",
+                () -> full.agent.waitsForRingRoom() && full.idle.isSleeping());
+            final long waiting = full.ring.get(0).connectionId;
+            final long before = full.ring.getCursor();
+            full.stage.set(before - full.ring.getBufferSize() + 10); // ten slots free, and no wake: a socket's
+            final ByteArrayOutputStream publishes = new ByteArrayOutputStream();
+            for (int i = 0; i < 10; i++)
+            {
+                publishes.write(RawClient.publish("u", new byte[8], 0, 0));
+            }
+            full.silent.send(publishes.toByteArray()); // ends the sleep: ready in its select
+            await("the ten slots taken", () -> full.ring.getCursor() >= before + 10);
+            for (long sequence = before + 1; sequence <= before + 10; sequence++)
+            {
+                assertThat(full.ring.get(sequence).connectionId).as("slot " + sequence + " goes to the one that waited")
+                    .isEqualTo(waiting);
+            }
+        }
+    }
+
     /**
      * @return whether the broker's end of a connection has bytes to read (asked on the agent's own selector, on the
      * thread that steps the agent).
      */
     private static boolean readable(final FullRing full, final SelectionKey key)
     {
+        assertThat(full.runner).as("only where the test's thread steps the agent").isNull();
         try
         {
             full.agent.selector().selectNow();
