@@ -43,6 +43,8 @@ final class Report
     long acknowledged;
     /** QoS 1/2 messages the broker refused with a 5.0 reason code (PUBACK/PUBREC 0x80 and above). */
     long rejected;
+    /** What each publisher sent, in driver order. */
+    private final List<Long> sentByPublisher = new ArrayList<>();
     long received;
     long unique;
     long expected;
@@ -110,6 +112,7 @@ final class Report
                 if (client.publisher)
                 {
                     published += client.sequence;
+                    sentByPublisher.add((long)client.sequence);
                     // QoS 0: read by the broker only once the PINGRESP to the PINGREQ that followed them came back
                     final boolean proven = settings.qos > 0 || 0 == client.pingsOutstanding;
                     acknowledged += settings.qos > 0 ? client.acknowledged : proven ? client.sequence : 0;
@@ -242,7 +245,50 @@ final class Report
             clause(sb, String.format(Locale.ROOT, "%,d messages refused by the broker (reason code 0x80 or more)",
                 rejected));
         }
+        if (settings.rate == 0)
+        {
+            final long[] sent = sentByPublisher.stream().mapToLong(Long::longValue).toArray();
+            final int starved = starved(sent);
+            if (starved > 0)
+            {
+                clause(sb, String.format(Locale.ROOT, "%,d of %,d publishers sent under a tenth of the median "
+                    + "publisher's %,d messages (a connection the broker stopped reading?)", starved, sent.length,
+                    median(sent)));
+            }
+        }
         return sb.toString();
+    }
+
+    /**
+     * Flooding publishers each send as fast as the broker reads them, so they send about alike; one that sent under
+     * a tenth of the median was barely read (a broker once left two of ten paused for a whole run).
+     *
+     * @return how many of {@code sent} are under a tenth of their median; 0 for fewer than two publishers.
+     */
+    static int starved(final long[] sent)
+    {
+        if (sent.length < 2)
+        {
+            return 0;
+        }
+        final long floor = median(sent) / 10;
+        int starved = 0;
+        for (final long count : sent)
+        {
+            starved += count < floor ? 1 : 0;
+        }
+        return starved;
+    }
+
+    private static long median(final long[] values)
+    {
+        if (values.length == 0)
+        {
+            return 0;
+        }
+        final long[] sorted = values.clone();
+        java.util.Arrays.sort(sorted);
+        return sorted[sorted.length / 2];
     }
 
     private static void clause(final StringBuilder sb, final String text)

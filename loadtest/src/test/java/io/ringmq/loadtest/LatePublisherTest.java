@@ -107,4 +107,43 @@ class LatePublisherTest
             assertThat(cpuShare).as("the process's CPU per second of the run").isLessThan(0.5);
         }
     }
+
+    @Test
+    @DisplayName("a flooding publisher the broker stops answering is named: it sent under a tenth of the others")
+    void aStarvedPublisherIsReported() throws IOException
+    {
+        try (ScriptedBroker broker = new ScriptedBroker()
+        {
+            int pubackCode(final Connection connection, final int publisherId, final int sequence)
+            {
+                if (publisherId == 1 && sequence >= 8)
+                {
+                    try
+                    {
+                        Thread.sleep(1_500); // past the run: this publisher's window stays full
+                    }
+                    catch (final InterruptedException ex)
+                    {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return 0;
+            }
+        })
+        {
+            final String output = run(0, "-addr", "127.0.0.1:" + broker.port(), "-mode", "pub", "-pubs", "3",
+                "-qos", "1", "-inflight", "4", "-payload", "64", "-duration", "500ms", "-quiet");
+            assertThat(output).contains("problems:").contains("1 of 3 publishers sent under a tenth of the median");
+        }
+    }
+
+    @Test
+    @DisplayName("publishers that sent about alike, or one alone, are not called starved")
+    void starvedNeedsOthersToCompareWith()
+    {
+        assertThat(Report.starved(new long[]{640, 24_000, 23_500, 25_100, 630, 24_800})).isEqualTo(2);
+        assertThat(Report.starved(new long[]{24_000, 12_000, 30_000})).isZero();
+        assertThat(Report.starved(new long[]{5})).isZero();
+        assertThat(Report.starved(new long[0])).isZero();
+    }
 }
