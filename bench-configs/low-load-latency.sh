@@ -20,6 +20,10 @@
 # is left out when not found (FLASHMQ_BIN, else /usr/local/bin/flashmq, else flashmq on the PATH).
 # Environment: LOADTEST_JAR (default loadtest/target/loadtest.jar), RINGMQ_CMD (default
 # 'bin/ringmq --bind 127.0.0.1 --port {port} --data-dir DIR'), MOSQUITTO_BIN (default mosquitto on the PATH).
+# A/B of ringmq builds or flags: a broker named ringmq:LABEL (LABEL letters, digits, _) is started by the command in
+# RINGMQ_CMD_LABEL ({port} and {data} replaced), and takes its turn in each round like the others, e.g.
+#   RINGMQ_CMD_c2='env RINGMQ_JAVA_OPTS=-XX:TieredStopAtLevel=4 bin/ringmq --bind 127.0.0.1 --port {port} --data-dir {data}' \
+#   bench-configs/low-load-latency.sh --brokers 'ringmq ringmq:c2 mosquitto'
 # Bounded: a broker gets 30 s to listen (3 ports at most), a loadtest duration + warm-up + 90 s; only processes
 # this script started are stopped, by their pids.
 set -euo pipefail
@@ -55,9 +59,14 @@ brokers=()
 for b in $BROKERS; do
     case "$b" in
         ringmq) brokers+=(ringmq) ;;
+        ringmq:*)
+            [[ ${b#ringmq:} =~ ^[A-Za-z0-9_]+$ ]] || die "$b: the label takes letters, digits and _"
+            var=RINGMQ_CMD_${b#ringmq:}
+            [[ -n ${!var:-} ]] || die "$b needs the command in $var"
+            brokers+=("$b") ;;
         mosquitto) [[ -x $MOSQUITTO ]] && brokers+=(mosquitto) || echo "mosquitto not found: left out" >&2 ;;
         flashmq) [[ -n $FLASHMQ && -x $FLASHMQ ]] && brokers+=(flashmq) || echo "flashmq not found: left out" >&2 ;;
-        *) die "unknown broker $b (ringmq, mosquitto, flashmq)" ;;
+        *) die "unknown broker $b (ringmq, ringmq:LABEL, mosquitto, flashmq)" ;;
     esac
 done
 ((${#brokers[@]})) || die "no broker to run"
@@ -109,6 +118,10 @@ broker_command() { # NAME PORT LOG-PREFIX: sets cmd
         ringmq)
             local ringmq=${RINGMQ_CMD:-"bin/ringmq --bind 127.0.0.1 --port {port} --data-dir $log-data"}
             read -r -a cmd <<<"${ringmq//\{port\}/$port}" ;;
+        ringmq:*)
+            local var=RINGMQ_CMD_${name#ringmq:} variant
+            variant=${!var//\{port\}/$port}
+            read -r -a cmd <<<"${variant//\{data\}/$log-data}" ;;
         mosquitto)
             # as the matrix runner starts it (set_tcp_nodelay: its lowest-latency setting), with no connection cap
             printf 'listener %s 127.0.0.1\nallow_anonymous true\nset_tcp_nodelay true\nmax_queued_messages 1000\nmax_connections -1\n' \
@@ -132,7 +145,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     fi
     for row in $ROWS; do
         for name in "${order[@]}"; do
-            log=$OUT/$row-$name-$round
+            log=$OUT/$row-${name/:/-}-$round
             for _attempt in 1 2 3; do # the port may be taken between the pick and the broker's bind: another
                 port=$(pick_port)
                 next_port=$port

@@ -138,6 +138,38 @@ class LatePublisherTest
     }
 
     @Test
+    @DisplayName("messages held for half the run and a second are counted as held; a slow tail is not")
+    void heldForTheRunNeedsHalfTheRunAndASecond()
+    {
+        final org.HdrHistogram.Histogram latency = new org.HdrHistogram.Histogram(3);
+        for (int i = 0; i < 1_000; i++)
+        {
+            latency.recordValue(50_000); // 50 µs
+        }
+        latency.recordValue(300_000_000); // 0.3 s: a slow message, not a held one
+        assertThat(Report.heldForTheRun(latency, 10)).isZero();
+        latency.recordValue(5_100_000_000L);
+        latency.recordValue(9_990_000_000L);
+        assertThat(Report.heldForTheRun(latency, 10)).isEqualTo(2);
+        assertThat(Report.heldForTheRun(latency, 30)).isZero();
+        // a short run: under a second is never called held
+        assertThat(Report.heldForTheRun(latency, 0.5)).isEqualTo(2);
+        final org.HdrHistogram.Histogram shortRun = new org.HdrHistogram.Histogram(3);
+        shortRun.recordValue(400_000_000);
+        assertThat(Report.heldForTheRun(shortRun, 0.5)).isZero();
+        assertThat(Report.heldForTheRun(null, 10)).isZero();
+        assertThat(Report.heldForTheRun(new org.HdrHistogram.Histogram(3), 10)).isZero();
+
+        final LoadTest flags = new LoadTest();
+        new CommandLine(flags).parseArgs("-mode", "pubsub", "-pubs", "10", "-subs", "100", "-duration", "10s");
+        final Report report = new Report(flags.settings(), "");
+        report.latency = latency;
+        report.publishSeconds = 10.02;
+        assertThat(report.problems()).isEqualTo(
+            "2 messages took over half the run's 10 s, the longest 9.99 s (held until the load stopped?)");
+    }
+
+    @Test
     @DisplayName("publishers that sent about alike, or one alone, are not called starved")
     void starvedNeedsOthersToCompareWith()
     {
