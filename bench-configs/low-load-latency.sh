@@ -24,6 +24,8 @@
 # RINGMQ_CMD_LABEL ({port} and {data} replaced), and takes its turn in each round like the others, e.g.
 #   RINGMQ_CMD_c2='env RINGMQ_JAVA_OPTS=-XX:TieredStopAtLevel=4 bin/ringmq --bind 127.0.0.1 --port {port} --data-dir {data}' \
 #   bench-configs/low-load-latency.sh --brokers 'ringmq ringmq:c2 mosquitto'
+# Both commands are split at whitespace, quotes and all: give RINGMQ_JAVA_OPTS one flag, or set it in the
+# environment of the script instead.
 # Bounded: a broker gets 30 s to listen (3 ports at most), a loadtest duration + warm-up + 90 s; only processes
 # this script started are stopped, by their pids.
 set -euo pipefail
@@ -121,7 +123,7 @@ broker_command() { # NAME PORT LOG-PREFIX: sets cmd
         ringmq:*)
             local var=RINGMQ_CMD_${name#ringmq:} variant
             variant=${!var//\{port\}/$port}
-            read -r -a cmd <<<"${variant//\{data\}/$log-data}" ;;
+            read -r -a cmd <<<"${variant//\{data\}/"$log-data"}" ;;
         mosquitto)
             # as the matrix runner starts it (set_tcp_nodelay: its lowest-latency setting), with no connection cap
             printf 'listener %s 127.0.0.1\nallow_anonymous true\nset_tcp_nodelay true\nmax_queued_messages 1000\nmax_connections -1\n' \

@@ -19,7 +19,9 @@ import java.util.concurrent.TimeUnit;
  */
 final class DeliveryRecorder
 {
-    final Histogram latency = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+    /** The longest latency recorded: a longer one is recorded as this. */
+    static final long HIGHEST_LATENCY_NS = TimeUnit.SECONDS.toNanos(60);
+    final Histogram latency = new Histogram(HIGHEST_LATENCY_NS, 3);
     /** Unique deliveries so far; the driver hands it to other threads once per duty cycle. */
     long unique;
     private final Settings settings;

@@ -195,134 +195,19 @@ final class Report
     }
 
     /**
-     * @return what went wrong with connections and acknowledgements, one clause each ("2 connections lost, 1
-     * DISCONNECT from the broker (0x8B x1)"), or "" when nothing did.
+     * @return what went wrong, one clause each ({@link RunProblems}), or "" when nothing did.
      */
     String problems()
     {
-        final StringBuilder sb = new StringBuilder();
-        final int clients = settings.publishers + settings.subscribers;
-        if (published < scheduled) // clients never ready or lost are their own clauses below
-        {
-            clause(sb, String.format(Locale.ROOT, "published %,d of %,d scheduled%s", published, scheduled,
-                behind == 0 ? "" : String.format(Locale.ROOT, " (%,d %s still %,d messages behind %s after the end: "
-                + "the broker's window or the socket held them back)", behind, behind == 1 ? "publisher" : "publishers",
-                unsent, Units.seconds(settings.lateGraceNs / 1e9))));
-        }
-        if (unprovenPublishers > 0)
-        {
-            clause(sb, String.format(Locale.ROOT, "%,d messages of %,d %s not known to be read (the PINGREQ after "
-                + "them went unanswered)", unproven, unprovenPublishers, unprovenPublishers == 1 ? "publisher" :
-                "publishers"));
-        }
-        if (failed > 0)
-        {
-            clause(sb, String.format(Locale.ROOT, "%,d of %,d clients never ready%s", failed, clients,
-                subscribeRefused > 0 ? String.format(Locale.ROOT, " (%,d subscriptions refused)", subscribeRefused) :
-                tlsFailures > 0 ? String.format(Locale.ROOT, " (%,d TLS handshakes failed: %s)", tlsFailures,
-                tlsError) : ""));
-        }
-        if (connectionsLost > 0)
-        {
-            clause(sb, String.format(Locale.ROOT, "%,d connections lost during the run", connectionsLost));
-        }
-        final long disconnects = brokerDisconnectCount();
-        if (disconnects > 0)
-        {
-            final StringBuilder codes = new StringBuilder();
-            for (int code = 0; code < brokerDisconnects.length; code++)
-            {
-                if (brokerDisconnects[code] > 0)
-                {
-                    codes.append(codes.length() > 0 ? ", " : "")
-                        .append(String.format(Locale.ROOT, "0x%02X x%,d", code, brokerDisconnects[code]));
-                }
-            }
-            clause(sb, String.format(Locale.ROOT, "%,d DISCONNECTs from the broker (%s)", disconnects, codes));
-        }
-        if (rejected > 0)
-        {
-            clause(sb, String.format(Locale.ROOT, "%,d messages refused by the broker (reason code 0x80 or more)",
-                rejected));
-        }
-        if (settings.rate == 0)
-        {
-            final long[] sent = sentByPublisher.stream().mapToLong(Long::longValue).toArray();
-            final int starved = starved(sent);
-            if (starved > 0)
-            {
-                clause(sb, String.format(Locale.ROOT, "%,d of %,d publishers sent under a tenth of the median "
-                    + "publisher's %,d messages (a connection the broker stopped reading?)", starved, sent.length,
-                    median(sent)));
-            }
-        }
-        // persistent: what was queued while the subscribers were away waits that long by design
-        final long held = heldForTheRun(latency, publishSeconds, settings.persistent() ? settings.offlineNs : 0);
-        if (held > 0)
-        {
-            clause(sb, String.format(Locale.ROOT, "%,d messages took over half the run's %s, the longest %s (held "
-                + "until the load stopped?)", held, Units.seconds(publishSeconds), Units.seconds(
-                latency.getMaxValue() / 1e9)));
-        }
-        return sb.toString();
+        return RunProblems.of(this);
     }
 
     /**
-     * A latency tail as long as the run is a message held back until the load stopped, not a slow one: a broker once
-     * left two of ten publishers paused for every fan-out run, and it showed only as a p99.9 and max of 10 s.
-     *
-     * @param latency        per-message latency in nanoseconds, or null.
-     * @param publishSeconds how long the run published.
-     * @param heldByDesignNs how long the scenario itself keeps messages waiting (persistent: the subscribers' time
-     *                       away), added to the bar.
-     * @return how many messages took at least half of {@code publishSeconds} and at least a second, beyond
-     * {@code heldByDesignNs}; 0 for none.
+     * @return what each publisher sent, in driver order.
      */
-    static long heldForTheRun(final Histogram latency, final double publishSeconds, final long heldByDesignNs)
+    long[] sentByPublisher()
     {
-        if (null == latency || latency.getTotalCount() == 0)
-        {
-            return 0;
-        }
-        final long floorNs = (long)Math.max(1e9, publishSeconds * 0.5e9) + heldByDesignNs;
-        return latency.getMaxValue() < floorNs ? 0 : latency.getCountBetweenValues(floorNs, latency.getMaxValue());
-    }
-
-    /**
-     * Flooding publishers each send as fast as the broker reads them, so they send about alike; one that sent under
-     * a tenth of the median was barely read (a broker once left two of ten paused for a whole run).
-     *
-     * @return how many of {@code sent} are under a tenth of their median; 0 for fewer than two publishers.
-     */
-    static int starved(final long[] sent)
-    {
-        if (sent.length < 2)
-        {
-            return 0;
-        }
-        final long floor = median(sent) / 10;
-        int starved = 0;
-        for (final long count : sent)
-        {
-            starved += count < floor ? 1 : 0;
-        }
-        return starved;
-    }
-
-    private static long median(final long[] values)
-    {
-        if (values.length == 0)
-        {
-            return 0;
-        }
-        final long[] sorted = values.clone();
-        java.util.Arrays.sort(sorted);
-        return sorted[sorted.length / 2];
-    }
-
-    private static void clause(final StringBuilder sb, final String text)
-    {
-        sb.append(sb.length() > 0 ? "; " : "").append(text);
+        return sentByPublisher.stream().mapToLong(Long::longValue).toArray();
     }
 
     /**
