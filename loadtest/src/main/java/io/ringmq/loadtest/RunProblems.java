@@ -12,9 +12,6 @@ import java.util.Locale;
  */
 final class RunProblems
 {
-    /** The longest latency a run records ({@link DeliveryRecorder}): longer ones are recorded as this. */
-    static final long LATENCY_CEILING_NS = DeliveryRecorder.HIGHEST_LATENCY_NS;
-
     private RunProblems()
     {
     }
@@ -112,12 +109,13 @@ final class RunProblems
      * @param heldByDesignNs how long the scenario itself keeps messages waiting (persistent: the subscribers' time
      *                       away), added to the bar.
      * @return the latency from which a message counts as held: half the run and at least a second, plus
-     * {@code heldByDesignNs}; at most {@link #LATENCY_CEILING_NS}, which every longer latency is recorded as.
+     * {@code heldByDesignNs}; at most {@link DeliveryRecorder#HIGHEST_LATENCY_NS}, which every longer latency is
+     * recorded as.
      */
     static long heldBarNs(final double publishSeconds, final long heldByDesignNs)
     {
         final long barNs = (long)Math.max(1e9, publishSeconds * 0.5e9) + heldByDesignNs;
-        return Math.min(LATENCY_CEILING_NS, barNs);
+        return Math.min(DeliveryRecorder.HIGHEST_LATENCY_NS, barNs);
     }
 
     /**
