@@ -9,7 +9,10 @@
 # figure to compare is the median of the rounds' p99s, with every round's p99 beside it.
 #
 #   bench-configs/low-load-latency.sh [--rounds 5] [--duration 10s] [--warmup 5s] [--rows 'p2p-1000x10 ...'] \
-#       [--brokers 'ringmq mosquitto flashmq'] [--out DIR] [--ports LO-HI]
+#       [--brokers 'ringmq mosquitto flashmq'] [--out DIR] [--ports LO-HI] [--matrix FILE]
+#
+# --matrix takes the rows from another matrix file, e.g. --matrix bench-configs/five-broker-scaled.json --rows
+# persistent-sessions (a row of -mode persistent gives Mosquitto `persistence true`, as five-broker-v5.sh does).
 #
 # Prints, per row and broker: every round's p99 (µs), their median, and the medians of the broker's and the
 # generator's CPU seconds and of the generator's send lag p99 (how late it sent after the due time, µs; empty with
@@ -31,6 +34,7 @@
 set -euo pipefail
 ROUNDS=5 DURATION=10s WARMUP=5s ROWS="p2p-1000x10 pubsub-10x10-100" BROKERS="ringmq mosquitto flashmq" PORTS=""
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+MATRIX=$REPO/bench-configs/performance-scaled.json
 OUT=$REPO/bench-results/low-load-latency
 die() { echo "low-load-latency.sh: $*" >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
@@ -42,6 +46,7 @@ while [[ $# -gt 0 ]]; do
         --brokers) BROKERS=${2:?}; shift 2 ;;
         --out) OUT=${2:?}; shift 2 ;;
         --ports) PORTS=${2:?}; shift 2 ;;
+        --matrix) MATRIX=${2:?}; shift 2 ;;
         -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument $1 (see --help)" ;;
     esac
@@ -50,7 +55,7 @@ done
 [[ -z $PORTS || $PORTS =~ ^[1-9][0-9]*-[1-9][0-9]*$ ]] || die "--ports must be LO-HI"
 LT=${LOADTEST_JAR:-$REPO/loadtest/target/loadtest.jar}
 [[ -f $LT ]] || die "$LT not found: mvn -B -ntp package -DskipTests"
-MATRIX=$REPO/bench-configs/performance-scaled.json
+[[ -f $MATRIX ]] || die "--matrix $MATRIX not found"
 MOSQUITTO=${MOSQUITTO_BIN:-$(command -v mosquitto || echo /usr/sbin/mosquitto)}
 FLASHMQ=${FLASHMQ_BIN:-$( [[ -x /usr/local/bin/flashmq ]] && echo /usr/local/bin/flashmq || command -v flashmq || true)}
 seconds() { python3 -c 'import re,sys; m=re.fullmatch(r"(\d+)(ms|s|m)?", sys.argv[1]); assert m, sys.argv[1]
@@ -128,6 +133,10 @@ broker_command() { # NAME PORT LOG-PREFIX: sets cmd
             # as the matrix runner starts it (set_tcp_nodelay: its lowest-latency setting), with no connection cap
             printf 'listener %s 127.0.0.1\nallow_anonymous true\nset_tcp_nodelay true\nmax_queued_messages 1000\nmax_connections -1\n' \
                 "$port" >"$log.conf"
+            if [[ " ${row_args[$row]} " == *" -mode persistent "* ]]; then
+                mkdir -p "$log-data"
+                printf 'persistence true\npersistence_location %s/\n' "$log-data" >>"$log.conf"
+            fi
             cmd=("$MOSQUITTO" -c "$log.conf") ;;
         flashmq)
             { flashmq_conf "$port" "$(nproc)"; echo "max_qos_msg_pending_per_client 1000"; } >"$log.conf"

@@ -62,6 +62,8 @@ public final class Pipeline
     private final String recovered;
     private final DurableStore store;
     private final StageAgent.Step[] shards;
+    /** The delivery shards' journals: the ends of messages they batched are written at a clean stop. */
+    private final ShardJournal[] journals;
     private final StageAgent.Step release;
     /** The limits a reload changes, followed by the routing stage, the auth stage and every delivery shard. */
     private final LiveLimits limits;
@@ -169,12 +171,14 @@ public final class Pipeline
         final ShardHandover handover = new ShardHandover(shardCount);
         shards = new StageAgent.Step[shardCount];
         final DeliveryShard[] deliveryShards = new DeliveryShard[shardCount];
+        journals = new ShardJournal[shardCount];
         final Sequence[] shardSequences = new Sequence[shardCount];
         for (int i = 0; i < shardCount; i++)
         {
             final StagePoller poller = new StagePoller(ring, shardsFollow);
+            journals[i] = ShardJournal.of(store);
             deliveryShards[i] = new DeliveryShard(i, context, outbound.forShard(i), counters, routeLogs, handover,
-                windows, redispatch, ShardJournal.of(store));
+                windows, redispatch, journals[i]);
             deliveryShards[i].follow(limits);
             shards[i] = step(deliveryShards[i], poller, counters, BrokerCounters.EVENTS_DELIVER);
             shardSequences[i] = poller.sequence();
@@ -243,6 +247,10 @@ public final class Pipeline
     {
         if (store.isDurable())
         {
+            for (final ShardJournal journal : journals)
+            {
+                journal.commit(); // its thread has stopped: what it acknowledged last is not sent again
+            }
             final io.ringmq.pipeline.persistence.StoreWriter writer = store.writer(true);
             final org.agrona.concurrent.UnsafeBuffer key = new org.agrona.concurrent.UnsafeBuffer(new byte[16]);
             key.putLong(8, System.currentTimeMillis());

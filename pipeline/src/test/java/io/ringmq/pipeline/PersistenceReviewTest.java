@@ -257,6 +257,7 @@ class PersistenceReviewTest
         final List<Delivery> before = publishes(1, MqttVersion.V3_1_1);
         assertThat(before).extracting(Delivery::payload).containsExactly("will");
         packet(1, ack(PacketType.PUBACK, before.get(0).packetId()));
+        broker.settle(); // the will's end written
 
         restart(); // a crash: the watcher's connection is gone with the broker
         packet(3, connect("watcher", false));
@@ -720,10 +721,35 @@ class PersistenceReviewTest
         broker.offer(1, 3, true, ack(PacketType.PUBACK, sent.get(0).packetId()), IngressEvent.PACKET);
         broker.offer(1, 3, true, ack(PacketType.PUBREC, sent.get(1).packetId()), IngressEvent.PACKET);
         broker.offer(1, 3, true, ack(PacketType.PUBCOMP, sent.get(1).packetId()), IngressEvent.PACKET);
+        broker.settle(); // shard 1's journal writes both ends
         broker.offer(1, 3, true, new byte[0], IngressEvent.CONNECTION_LOST);
         restart();
         packet(4, connect("sub", false));
         assertThat(broker.outbound.takeTypes(4)).containsExactly(PacketType.CONNACK);
+    }
+
+    @Test
+    @DisplayName("[MQTT-4.3.3] [MQTT-4.4.0-1] two I/O agents: a session that moves to the other shard writes the ends its old shard's journal batched first, so a crash right after the move sends nothing again")
+    void movingSessionWritesTheEndsItLeavesBehind()
+    {
+        contexts = () -> new BrokerContext().threading(BrokerContext.Threading.DEDICATED).maxInflight(4).ioThreads(2);
+        broker = start(store);
+        broker.offer(0, 1, true, connect("sub", false), IngressEvent.PACKET);
+        broker.offer(0, 1, true, subscribe("t", 2), IngressEvent.PACKET);
+        broker.outbound.takePackets(1);
+        packet(2, connect("pub", true));
+        packet(2, publish("t", 2, 1, false, "a"));
+        final List<Delivery> sent = publishes(1, MqttVersion.V3_1_1);
+        assertThat(sent).extracting(Delivery::payload).containsExactly("a");
+        broker.offer(0, 1, true, ack(PacketType.PUBREC, sent.get(0).packetId()), IngressEvent.PACKET);
+        broker.offer(0, 1, true, ack(PacketType.PUBCOMP, sent.get(0).packetId()), IngressEvent.PACKET); // end waits
+        broker.offer(0, 1, true, new byte[0], IngressEvent.CONNECTION_LOST);
+        broker.offer(1, 3, true, connect("sub", false), IngressEvent.PACKET); // the session moves to shard 1
+        assertThat(broker.outbound.takeTypes(3)).containsExactly(PacketType.CONNACK);
+        restart(); // a crash at once
+        packet(4, connect("sub", false));
+        assertThat(broker.outbound.takeTypes(4)).as("no PUBREL, no PUBLISH: 'a' was done with")
+            .containsExactly(PacketType.CONNACK);
     }
 
     // =================================================================================================
@@ -793,6 +819,7 @@ class PersistenceReviewTest
         {
             packet(2, publish("t", 1, i, false, "m" + i));
         }
+        broker.settle(); // the ends of the dropped ones written
         final long queued = keys().stream().filter(k -> k.length() == 36 && k.startsWith("01") &&
             k.substring(18, 20).equals("05")).count();
         assertThat(queued).as("QUEUED records: the two the queue holds").isEqualTo(2);

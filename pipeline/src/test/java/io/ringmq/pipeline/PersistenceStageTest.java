@@ -171,6 +171,7 @@ class PersistenceStageTest
         final List<Delivery> first = publishes(3);
         assertThat(first).extracting(Delivery::payload).containsExactly("m1", "m2", "m3");
         packet(3, ack(PacketType.PUBACK, first.get(0).packetId())); // m1 done with; m2 and m3 still in flight
+        broker.settle(); // its end written
         lost(3);
         restart();
         packet(4, connect("sub", false));
@@ -181,9 +182,11 @@ class PersistenceStageTest
         assertThat(payloads(4)).containsExactly("m4");
     }
 
-    @Test
-    @DisplayName("a message the subscriber acknowledged is gone from the store: it is not delivered again after a restart")
-    void acknowledgedMessagesAreForgotten()
+    /**
+     * A QoS 1 message stored for an offline persistent subscriber, delivered when it comes back (connection 3), and
+     * acknowledged.
+     */
+    private void acknowledgedOnce()
     {
         offlineSubscriber("sub", "t", 1);
         packet(2, connect("pub", true));
@@ -192,6 +195,14 @@ class PersistenceStageTest
         final List<Delivery> first = publishes(3);
         assertThat(first).extracting(Delivery::payload).containsExactly("once");
         packet(3, ack(PacketType.PUBACK, first.get(0).packetId()));
+    }
+
+    @Test
+    @DisplayName("a message the subscriber acknowledged is gone from the store: it is not delivered again after a restart")
+    void acknowledgedMessagesAreForgotten()
+    {
+        acknowledgedOnce();
+        broker.settle(); // the shard's journal writes the ends of messages within its 10 ms
         lost(3);
         restart();
         packet(4, connect("sub", false));
@@ -199,8 +210,30 @@ class PersistenceStageTest
     }
 
     @Test
-    @DisplayName("QoS 2 across a restart: a PUBRECed message gets its PUBREL with the same packet id, never the PUBLISH again [MQTT-4.4.0-1] [MQTT-4.3.3]")
-    void qos2ExchangeSurvivesARestart()
+    @DisplayName("an acknowledgement whose end was not written yet when the broker crashed: the message comes again, as a " +
+        "QoS 1 re-delivery MQTT allows [MQTT-4.3.2-1] [MQTT-3.3.1-1]; at a clean stop the end is written and nothing comes again")
+    void acknowledgedJustBeforeACrashComesAgain()
+    {
+        acknowledgedOnce();
+        lost(3);
+        restart(); // a crash within the journal's 10 ms
+
+        packet(4, connect("sub", false));
+        final List<Delivery> again = publishes(4);
+        assertThat(again).extracting(Delivery::payload).containsExactly("once");
+        packet(4, ack(PacketType.PUBACK, again.get(0).packetId()));
+        lost(4);
+        broker.pipeline.stopped(); // at once: the stop writes what the journal batched
+        restart();
+        packet(5, connect("sub", false));
+        assertThat(payloads(5)).isEmpty();
+    }
+
+    /**
+     * Two QoS 2 messages, "a" and "b", stored for an offline persistent subscriber and sent when it comes back
+     * (connection 3).
+     */
+    private List<Delivery> twoQos2Sent()
     {
         offlineSubscriber("sub", "t", 2);
         packet(2, connect("pub", true));
@@ -209,6 +242,27 @@ class PersistenceStageTest
         packet(3, connect("sub", false));
         final List<Delivery> sent = publishes(3);
         assertThat(sent).extracting(Delivery::payload).containsExactly("a", "b");
+        return sent;
+    }
+
+    /**
+     * The subscriber of connection 4 goes away once its shard's journal has written what it acknowledged, and the
+     * broker crashes: when it comes back nothing is owed to it, no PUBLISH and no PUBREL.
+     */
+    private void nothingOwedAfterACrash()
+    {
+        broker.settle();
+        lost(4);
+        restart();
+        packet(5, connect("sub", false));
+        assertThat(broker.outbound.takeTypes(5)).containsExactly(PacketType.CONNACK);
+    }
+
+    @Test
+    @DisplayName("QoS 2 across a restart: a PUBRECed message gets its PUBREL with the same packet id, never the PUBLISH again [MQTT-4.4.0-1] [MQTT-4.3.3]")
+    void qos2ExchangeSurvivesARestart()
+    {
+        final List<Delivery> sent = twoQos2Sent();
         packet(3, ack(PacketType.PUBREC, sent.get(0).packetId())); // "a": PUBREL awaited from here on
         assertThat(broker.outbound.takeTypes(3)).containsExactly(PacketType.PUBREL);
 
@@ -223,10 +277,30 @@ class PersistenceStageTest
         packet(4, ack(PacketType.PUBCOMP, sent.get(0).packetId()));
         packet(4, ack(PacketType.PUBREC, sent.get(1).packetId()));
         packet(4, ack(PacketType.PUBCOMP, sent.get(1).packetId()));
-        lost(4);
+        nothingOwedAfterACrash();
+    }
+
+    @Test
+    @DisplayName("QoS 2, a crash just after PUBCOMP, before the journal wrote the message's end: only its PUBREL comes " +
+        "again, with the same packet id, never the PUBLISH [MQTT-4.3.3] [MQTT-4.4.0-1]; an exchange record written " +
+        "later takes the ends waiting with it")
+    void qos2CompletedJustBeforeACrash()
+    {
+        final List<Delivery> sent = twoQos2Sent();
+        packet(3, ack(PacketType.PUBREC, sent.get(0).packetId()));
+        packet(3, ack(PacketType.PUBCOMP, sent.get(0).packetId())); // "a" done with: its end waits
+        packet(3, ack(PacketType.PUBREC, sent.get(1).packetId())); // "b" released: written with "a"'s end
+        packet(3, ack(PacketType.PUBCOMP, sent.get(1).packetId())); // "b" done with: its end waits
+        lost(3);
         restart();
-        packet(5, connect("sub", false));
-        assertThat(broker.outbound.takeTypes(5)).containsExactly(PacketType.CONNACK);
+
+        packet(4, connect("sub", false));
+        final List<byte[]> packets = broker.outbound.takePackets(4);
+        assertThat(packets).extracting(p -> (p[0] & 0xFF) >>> 4).as("'a' not again; 'b' only its PUBREL")
+            .containsExactly(PacketType.CONNACK, PacketType.PUBREL);
+        assertThat(((packets.get(1)[2] & 0xFF) << 8) | (packets.get(1)[3] & 0xFF)).isEqualTo(sent.get(1).packetId());
+        packet(4, ack(PacketType.PUBCOMP, sent.get(1).packetId())); // a client answers a PUBREL it knows no more
+        nothingOwedAfterACrash();
     }
 
     @Test

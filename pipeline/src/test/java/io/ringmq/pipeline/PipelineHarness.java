@@ -1,6 +1,7 @@
 package io.ringmq.pipeline;
 
 import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.persistence.ShardJournal;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.status.ErrorLog;
 import io.ringmq.protocol.MqttVersion;
@@ -8,6 +9,9 @@ import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.PropertyId;
 import io.ringmq.protocol.PublishFlyweight;
 import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The three stages in-process, without sockets: events go onto the real ingress ring as an I/O agent would put
@@ -174,5 +178,19 @@ final class PipelineHarness
         {
             agent.doWork(); // a few idle cycles too: a shard waiting for a hand-over polls again
         }
+    }
+
+    /**
+     * Lets the delivery shards write the ends of messages their journals batched, as a running broker does within
+     * {@link ShardJournal#DEFER_MS} ms: waits that long (by the journal's clock), then runs the stages' duty cycles.
+     */
+    void settle()
+    {
+        final long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ShardJournal.DEFER_MS);
+        while (System.nanoTime() - until < 0)
+        {
+            LockSupport.parkNanos(until - System.nanoTime());
+        }
+        step();
     }
 }

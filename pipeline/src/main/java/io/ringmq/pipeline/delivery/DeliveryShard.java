@@ -200,7 +200,7 @@ public final class DeliveryShard implements Stage
 
     public void onBatchEnd()
     {
-        journal.commit();
+        journal.commitDue();
         output.endOfBatch();
         final long memoryChange = pool.takeKeptBytesChange();
         if (0 != memoryChange)
@@ -295,6 +295,7 @@ public final class DeliveryShard implements Stage
         }
         moves.poll();
         sessions.sweep(System.currentTimeMillis()); // housekeeping: it wakes nothing, so it counts as no work
+        journal.commitDue(); // the ends of messages batched while the shard had no more events; no work either
         return output.drain();
     }
 

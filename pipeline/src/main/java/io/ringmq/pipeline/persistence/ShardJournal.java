@@ -6,17 +6,28 @@ import org.agrona.ExpandableDirectByteBuffer;
  * A delivery shard's writes to the store: the rest of the life of a message the persistence stage stored for a
  * persistent session. Its QoS 2 exchange ({@link #exchange}) is written before the packet it goes with leaves, so
  * that after a restart the message is resent with the same packet id or its PUBREL is (exactly once, even across a
- * crash); the end of a message ({@link #done}) is batched until {@link #commit()} at the end of the shard's batch:
- * a crash before it resends a message the client had, which MQTT allows (a QoS 1 duplicate, or a QoS 2 resend with
- * its packet id, which the client answers without delivering twice). Owned by its shard's thread.
+ * crash); the end of a message ({@link #done}) waits in the batch: a crash before it is written resends a message the
+ * client had, which MQTT allows (a QoS 1 duplicate, or a QoS 2 resend with its packet id, which the client answers
+ * without delivering twice). The ends are written by {@link #commitDue()} once the oldest has waited
+ * {@value #DEFER_MS} ms or {@value #DEFER_RECORDS} have gathered (at low load each message's end was a write of its
+ * own), by the next exchange (so a packet id used again never meets an old exchange record after a crash), before a
+ * session moves to another shard, and at a clean stop ({@link #commit()}). Owned by its shard's thread.
  */
 public final class ShardJournal
 {
+    /** How long the end of a message may wait to be written, at most (the default fsync interval). */
+    public static final int DEFER_MS = 10;
+    /** How many ends may wait at most. */
+    public static final int DEFER_RECORDS = 1024;
+    private static final long DEFER_NS = DEFER_MS * 1_000_000L;
     private static final ShardJournal NONE = new ShardJournal(null);
 
     private final StoreWriter writer;
     private final ExpandableDirectByteBuffer key = new ExpandableDirectByteBuffer(Records.MESSAGE_KEY_LENGTH);
     private final ExpandableDirectByteBuffer value = new ExpandableDirectByteBuffer(8);
+    /** Ends batched since the last write, and when the first of them was ({@link System#nanoTime()}). */
+    private int deferred;
+    private long firstDeferredNs;
 
     private ShardJournal(final StoreWriter writer)
     {
@@ -60,7 +71,7 @@ public final class ShardJournal
         value.putInt(0, packetId);
         value.putByte(4, (byte)state);
         writer.put(key, 0, Records.messageKey(key, sessionKey, Records.EXCHANGE, messageNumber), value, 0, 5);
-        writer.commit();
+        commit(); // with the ends waiting: a packet id they freed may be this one
     }
 
     /**
@@ -79,16 +90,46 @@ public final class ShardJournal
         {
             writer.delete(key, 0, Records.messageKey(key, sessionKey, Records.EXCHANGE, messageNumber)); // put twice
         }
+        if (0 == deferred++)
+        {
+            firstDeferredNs = System.nanoTime();
+        }
     }
 
     /**
-     * Writes what {@link #done} batched.
+     * At the end of the shard's batch and once per duty cycle: writes the ends {@link #done} batched when the oldest
+     * has waited {@value #DEFER_MS} ms or {@value #DEFER_RECORDS} have gathered. An idle shard comes here within its
+     * longest sleep (100 ms).
+     */
+    public void commitDue()
+    {
+        if (0 != deferred && (deferred >= DEFER_RECORDS || System.nanoTime() - firstDeferredNs >= DEFER_NS))
+        {
+            commit();
+        }
+    }
+
+    /**
+     * Writes what {@link #done} batched, now: before a session moves to another shard, and at a clean stop.
      */
     public void commit()
     {
-        if (null != writer && !writer.isEmpty())
+        if (null == writer)
+        {
+            return; // NONE, shared by every shard: never written to
+        }
+        deferred = 0; // a failed write is not retried (its records are dropped): nothing waits any more
+        if (!writer.isEmpty())
         {
             writer.commit();
         }
+    }
+
+    /**
+     * @return the ends {@link #done} batched that are not written yet.
+     */
+    public int deferred()
+    {
+        return deferred;
     }
 }

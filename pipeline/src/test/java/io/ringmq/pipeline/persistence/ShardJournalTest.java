@@ -1,0 +1,114 @@
+package io.ringmq.pipeline.persistence;
+
+import org.agrona.ExpandableDirectByteBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * When a delivery shard's journal writes the ends of messages it batched: not per message, but once the oldest has
+ * waited {@link ShardJournal#DEFER_MS} ms, {@link ShardJournal#DEFER_RECORDS} have gathered, or something must be
+ * written now.
+ */
+class ShardJournalTest
+{
+    private static final long SESSION = 7;
+
+    private final MemoryStore store = MemoryStore.retaining();
+    private final ShardJournal journal = ShardJournal.of(store);
+
+    /** What the persistence stage writes for a message stored for the session. */
+    private void queued(final long... numbers)
+    {
+        final StoreWriter writer = store.writer(true);
+        final ExpandableDirectByteBuffer key = new ExpandableDirectByteBuffer(Records.MESSAGE_KEY_LENGTH);
+        final UnsafeBuffer value = new UnsafeBuffer(new byte[1]);
+        for (final long number : numbers)
+        {
+            writer.put(key, 0, Records.messageKey(key, SESSION, Records.QUEUED, number), value, 0, 1);
+        }
+        writer.commit();
+    }
+
+    @Test
+    @DisplayName("one end waits; the first look after the oldest has waited 10 ms writes it, with the ends after it")
+    void endsWaitUntilTheOldestIsDue()
+    {
+        queued(1, 2, 3);
+        final long start = System.nanoTime();
+        journal.done(SESSION, 1, 1);
+        journal.done(SESSION, 2, 1);
+        journal.commitDue();
+        if (System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(ShardJournal.DEFER_MS))
+        {
+            assertThat(store.size()).as("nothing written before the oldest is due").isEqualTo(3);
+            assertThat(journal.deferred()).isEqualTo(2);
+        }
+        final long due = start + TimeUnit.MILLISECONDS.toNanos(ShardJournal.DEFER_MS);
+        while (System.nanoTime() - due < 0)
+        {
+            LockSupport.parkNanos(due - System.nanoTime());
+        }
+        journal.commitDue();
+        assertThat(store.size()).as("message 3 is still queued").isEqualTo(1);
+        assertThat(journal.deferred()).isZero();
+    }
+
+    @Test
+    @DisplayName("1,024 ends waiting are written at once, however young")
+    void aFullBatchIsWrittenAtOnce()
+    {
+        final long[] numbers = new long[ShardJournal.DEFER_RECORDS];
+        for (int i = 0; i < numbers.length; i++)
+        {
+            numbers[i] = i + 1;
+        }
+        queued(numbers);
+        for (int i = 0; i < numbers.length - 1; i++)
+        {
+            journal.done(SESSION, numbers[i], 1);
+        }
+        journal.commitDue();
+        final boolean young = journal.deferred() != 0; // unless the machine took 10 ms over the loop
+        if (young)
+        {
+            assertThat(store.size()).isEqualTo(numbers.length);
+        }
+        journal.done(SESSION, numbers[numbers.length - 1], 1);
+        journal.commitDue();
+        assertThat(store.size()).isZero();
+        assertThat(journal.deferred()).isZero();
+    }
+
+    @Test
+    @DisplayName("an exchange record is written at once, and takes the ends waiting with it (a packet id they freed may be its own)")
+    void anExchangeTakesTheWaitingEnds()
+    {
+        queued(1, 2);
+        journal.done(SESSION, 1, 1);
+        journal.exchange(SESSION, 2, 5, 1);
+        assertThat(journal.deferred()).isZero();
+        assertThat(store.size()).as("message 2 and its exchange record").isEqualTo(2);
+    }
+
+    @Test
+    @DisplayName("commit writes what waits now (a session moving away, a clean stop); with persistence off nothing is kept")
+    void commitWritesNow()
+    {
+        queued(1);
+        journal.done(SESSION, 1, 1);
+        journal.commit();
+        assertThat(store.size()).isZero();
+
+        final ShardJournal none = ShardJournal.none();
+        none.done(SESSION, 1, 1);
+        none.commitDue();
+        none.commit();
+        assertThat(none.deferred()).isZero();
+    }
+}
