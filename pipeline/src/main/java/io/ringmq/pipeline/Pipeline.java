@@ -9,6 +9,7 @@ import io.ringmq.pipeline.delivery.ShardHandover;
 import io.ringmq.pipeline.persistence.DurableStore;
 import io.ringmq.pipeline.persistence.MemoryStore;
 import io.ringmq.pipeline.persistence.ShardJournal;
+import io.ringmq.pipeline.persistence.StoreException;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.status.ErrorLog;
 import io.ringmq.pipeline.status.LatencySink;
@@ -176,7 +177,7 @@ public final class Pipeline
         for (int i = 0; i < shardCount; i++)
         {
             final StagePoller poller = new StagePoller(ring, shardsFollow);
-            journals[i] = ShardJournal.of(store);
+            journals[i] = ShardJournal.of(store, context.fsyncIntervalMs());
             deliveryShards[i] = new DeliveryShard(i, context, outbound.forShard(i), counters, routeLogs, handover,
                 windows, redispatch, journals[i]);
             deliveryShards[i].follow(limits);
@@ -249,7 +250,15 @@ public final class Pipeline
         {
             for (final ShardJournal journal : journals)
             {
-                journal.commit(); // its thread has stopped: what it acknowledged last is not sent again
+                try
+                {
+                    journal.commit(); // its thread has stopped: what it acknowledged last is not sent again
+                }
+                catch (final StoreException ex)
+                {
+                    // those messages are sent again after the restart, which MQTT allows; the stop is still clean
+                    errors.record("clean stop (ends of messages)", ex);
+                }
             }
             final io.ringmq.pipeline.persistence.StoreWriter writer = store.writer(true);
             final org.agrona.concurrent.UnsafeBuffer key = new org.agrona.concurrent.UnsafeBuffer(new byte[16]);

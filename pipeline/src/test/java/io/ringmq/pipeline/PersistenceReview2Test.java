@@ -47,6 +47,8 @@ class PersistenceReview2Test
         final MemoryStore inner = MemoryStore.retaining();
         final Map<String, Integer> puts = new HashMap<>();
         final List<String> violations = new ArrayList<>();
+        /** SingleDeletes committed (each checked against the puts before it). */
+        int singleDeletes;
         /** The most bytes (keys and values) one commit of the persistence stage wrote. */
         long largestCommit;
 
@@ -79,6 +81,7 @@ class PersistenceReview2Test
                     final String k = hex(key, keyOffset, keyLength);
                     checks.add(() ->
                     {
+                        singleDeletes++;
                         final Integer n = puts.remove(k);
                         if (null != n && n > 1)
                         {
@@ -252,6 +255,8 @@ class PersistenceReview2Test
         {
             packet(1, ack(PacketType.PUBACK, d.packetId()));
         }
+        broker.settle(); // the ends written: the store checks each SingleDelete as it is committed
+        assertThat(store.singleDeletes).as("the two ends reached the store").isEqualTo(2);
         assertThat(store.violations).isEmpty();
     }
 

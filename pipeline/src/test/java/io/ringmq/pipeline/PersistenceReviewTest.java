@@ -732,7 +732,9 @@ class PersistenceReviewTest
     @DisplayName("[MQTT-4.3.3] [MQTT-4.4.0-1] two I/O agents: a session that moves to the other shard writes the ends its old shard's journal batched first, so a crash right after the move sends nothing again")
     void movingSessionWritesTheEndsItLeavesBehind()
     {
-        contexts = () -> new BrokerContext().threading(BrokerContext.Threading.DEDICATED).maxInflight(4).ioThreads(2);
+        // the journals hold ends for a minute: only the move writes them before the crash
+        contexts = () -> new BrokerContext().threading(BrokerContext.Threading.DEDICATED).maxInflight(4).ioThreads(2)
+            .durability(io.ringmq.pipeline.persistence.Durability.PERIODIC, 60_000);
         broker = start(store);
         broker.offer(0, 1, true, connect("sub", false), IngressEvent.PACKET);
         broker.offer(0, 1, true, subscribe("t", 2), IngressEvent.PACKET);

@@ -1,7 +1,6 @@
 package io.ringmq.pipeline;
 
 import io.ringmq.pipeline.auth.Authenticator;
-import io.ringmq.pipeline.persistence.ShardJournal;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.status.ErrorLog;
 import io.ringmq.protocol.MqttVersion;
@@ -25,6 +24,7 @@ final class PipelineHarness
     final BrokerCounters counters = new BrokerCounters();
     final Pipeline pipeline;
     final StageAgent agent;
+    private final BrokerContext context;
     /**
      * Whether a PUBLISH goes in located, as the I/O agent hands one it validated in place; off, every PUBLISH takes
      * the stages' own path (as a resolved Topic Alias or a broker's {@code $SYS} message does).
@@ -67,6 +67,7 @@ final class PipelineHarness
         final PipelineTest.RecordingOutbound outbound, final io.ringmq.pipeline.persistence.DurableStore store)
     {
         context.conclude();
+        this.context = context;
         this.outbound = null != outbound ? outbound : (PipelineTest.RecordingOutbound)front;
         pipeline = new Pipeline(context, authenticator, front, ConnectionControl.NONE, counters,
             new ErrorLog(counters), store);
@@ -181,12 +182,14 @@ final class PipelineHarness
     }
 
     /**
-     * Lets the delivery shards write the ends of messages their journals batched, as a running broker does within
-     * {@link ShardJournal#DEFER_MS} ms: waits that long (by the journal's clock), then runs the stages' duty cycles.
+     * Lets the delivery shards write the ends of messages their journals batched
+     * ({@link io.ringmq.pipeline.persistence.ShardJournal}), as a running
+     * broker does within its fsync interval: waits that long (by the journal's clock), then runs the stages' duty
+     * cycles.
      */
     void settle()
     {
-        final long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ShardJournal.DEFER_MS);
+        final long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(context.fsyncIntervalMs());
         while (System.nanoTime() - until < 0)
         {
             LockSupport.parkNanos(until - System.nanoTime());

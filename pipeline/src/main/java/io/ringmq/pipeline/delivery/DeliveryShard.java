@@ -295,8 +295,11 @@ public final class DeliveryShard implements Stage
         }
         moves.poll();
         sessions.sweep(System.currentTimeMillis()); // housekeeping: it wakes nothing, so it counts as no work
-        journal.commitDue(); // the ends of messages batched while the shard had no more events; no work either
-        return output.drain();
+        final int drained = output.drain();
+        // the ends of messages batched while no event came: no work either; last, since a store failure (the agent
+        // records it) skips the rest of this duty cycle
+        journal.commitDue();
+        return drained;
     }
 
     /**

@@ -33,13 +33,17 @@ final class MovedMessages implements ShardMoves.Messages
      * A session's delivery half leaves for another shard: it takes copies of its messages of its own along. Each
      * message in its window and queue is replaced by a copy of its own that belongs to that shard, and its reference
      * to this shard's copy, which other sessions here may share, is released here. A reference count is never
-     * touched by two threads. The ends of messages this shard's journal batched are written first: the session
-     * may take a packet id they freed again in the other shard, whose exchange record would not write them.
+     * touched by two threads.
      */
+    @Override
+    public void writeEnds()
+    {
+        journal.commit();
+    }
+
     @Override
     public void leave(final DeliverySession session, final int toShard)
     {
-        journal.commit();
         // every copy first: a copy that cannot be made (out of heap) leaves the session as it was
         final int slots = session.windowCapacity();
         final SharedMessage[] inflight = new SharedMessage[slots];

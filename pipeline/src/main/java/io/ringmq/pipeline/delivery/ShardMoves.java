@@ -57,6 +57,13 @@ final class ShardMoves
         void leave(DeliverySession session, int toShard);
 
         /**
+         * On the old shard, once the session has its copies and before the hand-over: writes the ends of messages its
+         * journal batched, since the session may take a packet id they freed again in the other shard, whose exchange
+         * record would not write them. A failure here still hands the session over.
+         */
+        void writeEnds();
+
+        /**
          * On the old shard, when {@link #leave} failed (out of heap): its references here are released, and it moves
          * with no message rather than not at all.
          */
@@ -106,6 +113,7 @@ final class ShardMoves
         {
             messages.leave(moving, event.agentIndex); // before the hand-over publishes it to the other shard's thread
             copied = true;
+            messages.writeEnds();
         }
         finally
         {

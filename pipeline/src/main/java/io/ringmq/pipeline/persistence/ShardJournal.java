@@ -2,36 +2,40 @@ package io.ringmq.pipeline.persistence;
 
 import org.agrona.ExpandableDirectByteBuffer;
 
+import java.util.concurrent.TimeUnit;
+
 /**
  * A delivery shard's writes to the store: the rest of the life of a message the persistence stage stored for a
  * persistent session. Its QoS 2 exchange ({@link #exchange}) is written before the packet it goes with leaves, so
  * that after a restart the message is resent with the same packet id or its PUBREL is (exactly once, even across a
- * crash); the end of a message ({@link #done}) waits in the batch: a crash before it is written resends a message the
- * client had, which MQTT allows (a QoS 1 duplicate, or a QoS 2 resend with its packet id, which the client answers
- * without delivering twice). The ends are written by {@link #commitDue()} once the oldest has waited
- * {@value #DEFER_MS} ms or {@value #DEFER_RECORDS} have gathered (at low load each message's end was a write of its
- * own), by the next exchange (so a packet id used again never meets an old exchange record after a crash), before a
- * session moves to another shard, and at a clean stop ({@link #commit()}). Owned by its shard's thread.
+ * crash); the end of a message ({@link #done}) waits in the batch: a crash before it is written sends the message
+ * again (a QoS 1 duplicate, which MQTT allows; a QoS 2 PUBREL with its packet id, which the client answers without
+ * delivering twice, or the PUBLISH of one that ended before its PUBREC). The ends are written by
+ * {@link #commitDue()} once the oldest has waited the fsync interval (they reach the disk no sooner anyway) or
+ * {@value #DEFER_RECORDS} have gathered (a shard gone idle looks again when it next wakes, within 100 ms), by the
+ * next exchange (so a packet id used again never meets an old exchange record after a crash), before a session
+ * moves to another shard, and at a clean stop ({@link #commit()}). At low load each message's end was a write of
+ * its own. Used by its shard's thread only, and by recovery before it starts and the clean stop after it has stopped.
  */
 public final class ShardJournal
 {
-    /** How long the end of a message may wait to be written, at most (the default fsync interval). */
-    public static final int DEFER_MS = 10;
-    /** How many ends may wait at most. */
+    /** Ends batched past this many are written at the next look, however young. */
     public static final int DEFER_RECORDS = 1024;
-    private static final long DEFER_NS = DEFER_MS * 1_000_000L;
-    private static final ShardJournal NONE = new ShardJournal(null);
+    private static final ShardJournal NONE = new ShardJournal(null, 0);
 
     private final StoreWriter writer;
+    /** How long an end may wait for company before the next look writes it. */
+    private final long deferNs;
     private final ExpandableDirectByteBuffer key = new ExpandableDirectByteBuffer(Records.MESSAGE_KEY_LENGTH);
     private final ExpandableDirectByteBuffer value = new ExpandableDirectByteBuffer(8);
     /** Ends batched since the last write, and when the first of them was ({@link System#nanoTime()}). */
     private int deferred;
     private long firstDeferredNs;
 
-    private ShardJournal(final StoreWriter writer)
+    private ShardJournal(final StoreWriter writer, final long deferNs)
     {
         this.writer = writer;
+        this.deferNs = deferNs;
     }
 
     /**
@@ -43,11 +47,12 @@ public final class ShardJournal
     }
 
     /**
+     * @param deferMs how long the end of a message may wait for others before it is written: the fsync interval.
      * @return the journal of one shard on a durable store.
      */
-    public static ShardJournal of(final DurableStore store)
+    public static ShardJournal of(final DurableStore store, final long deferMs)
     {
-        return store.isDurable() ? new ShardJournal(store.writer(false)) : NONE;
+        return store.isDurable() ? new ShardJournal(store.writer(false), TimeUnit.MILLISECONDS.toNanos(deferMs)) : NONE;
     }
 
     /**
@@ -98,12 +103,12 @@ public final class ShardJournal
 
     /**
      * At the end of the shard's batch and once per duty cycle: writes the ends {@link #done} batched when the oldest
-     * has waited {@value #DEFER_MS} ms or {@value #DEFER_RECORDS} have gathered. An idle shard comes here within its
-     * longest sleep (100 ms).
+     * has waited the fsync interval or {@value #DEFER_RECORDS} have gathered. A shard that has gone idle comes here at
+     * its next wake-up, within its longest sleep (100 ms).
      */
     public void commitDue()
     {
-        if (0 != deferred && (deferred >= DEFER_RECORDS || System.nanoTime() - firstDeferredNs >= DEFER_NS))
+        if (0 != deferred && (deferred >= DEFER_RECORDS || System.nanoTime() - firstDeferredNs >= deferNs))
         {
             commit();
         }
