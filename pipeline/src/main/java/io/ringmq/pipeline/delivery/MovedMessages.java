@@ -29,18 +29,18 @@ final class MovedMessages implements ShardMoves.Messages
         this.journal = journal;
     }
 
-    /**
-     * A session's delivery half leaves for another shard: it takes copies of its messages of its own along. Each
-     * message in its window and queue is replaced by a copy of its own that belongs to that shard, and its reference
-     * to this shard's copy, which other sessions here may share, is released here. A reference count is never
-     * touched by two threads.
-     */
     @Override
     public void writeEnds()
     {
         journal.commit();
     }
 
+    /**
+     * A session's delivery half leaves for another shard: it takes copies of its messages of its own along. Each
+     * message in its window and queue is replaced by a copy of its own that belongs to that shard, and its reference
+     * to this shard's copy, which other sessions here may share, is released here. A reference count is never
+     * touched by two threads.
+     */
     @Override
     public void leave(final DeliverySession session, final int toShard)
     {

@@ -52,7 +52,8 @@ public final class ShardJournal
      */
     public static ShardJournal of(final DurableStore store, final long deferMs)
     {
-        return store.isDurable() ? new ShardJournal(store.writer(false), TimeUnit.MILLISECONDS.toNanos(deferMs)) : NONE;
+        return store.isDurable() ?
+            new ShardJournal(store.writer(false), TimeUnit.MILLISECONDS.toNanos(deferMs)) : NONE;
     }
 
     /**
