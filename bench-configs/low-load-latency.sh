@@ -16,7 +16,9 @@
 #
 # Prints, per row and broker: every round's p99 (µs), their median, and the medians of the broker's and the
 # generator's CPU seconds and of the generator's send lag p99 (how late it sent after the due time, µs; empty with
-# an older loadtest.jar). Writes results.tsv (one line per run), summary.md and each run's loadtest output and
+# an older loadtest.jar); then, per row and peer, ringmq's p99 over the peer's round by round, their median and how
+# many rounds ringmq's was lower or equal (a slow stretch of the host hits both of a round alike). Writes
+# results.tsv (one line per run), summary.md and each run's loadtest output and
 # broker log under --out (default bench-results/low-load-latency). --ports LO-HI takes each broker's port from
 # that range, next in turn (default: any free port; a range below the ephemeral ports cannot be taken meanwhile by
 # some client's socket); a broker that finds its port taken is started again on another, twice at most. flashmq
@@ -222,4 +224,21 @@ for row, broker in seen:
         " ".join("%.0f" % float(r["p99_us"]) for r in runs if r["p99_us"]), med(r["p99_us"] for r in runs),
         med(r["p50_us"] for r in runs), med2(r["broker_cpu_s"] for r in runs),
         med2(r["generator_cpu_s"] for r in runs), med(r["send_lag_p99_us"] for r in runs), lost))
+# paired by round: the host's slow stretches hit both brokers of a round alike, so a round's ratio, and how many
+# rounds each broker won, say more than the two medians
+pairs = []
+for row in dict.fromkeys(r["row"] for r in rows):
+    p99 = {(r["broker"], r["round"]): float(r["p99_us"]) for r in rows if r["row"] == row and r["p99_us"]}
+    brokers = list(dict.fromkeys(b for b, _ in p99))
+    for other in [b for b in brokers if b != "ringmq"] if "ringmq" in brokers else []:
+        rounds = sorted({n for b, n in p99 if b == "ringmq"} & {n for b, n in p99 if b == other}, key=int)
+        if rounds:
+            ratios = [p99[("ringmq", n)] / p99[(other, n)] for n in rounds]
+            pairs.append("| %s | %s | %s | **%.2f** | %d of %d |" % (row, other, " ".join("%.2f" % x for x in ratios),
+                statistics.median(ratios), sum(x <= 1 for x in ratios), len(ratios)))
+if pairs:
+    print()
+    print("| row | ringmq's p99 ÷ | each round | median | rounds ringmq's p99 was lower or equal |")
+    print("|---|---|---|---|---|")
+    print("\n".join(pairs))
 PY
