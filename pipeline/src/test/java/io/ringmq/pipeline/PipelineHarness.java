@@ -183,9 +183,8 @@ final class PipelineHarness
 
     /**
      * Lets the delivery shards write the ends of messages their journals batched
-     * ({@link io.ringmq.pipeline.persistence.ShardJournal}), as a running
-     * broker does within its fsync interval: waits that long (by the journal's clock), then runs the stages' duty
-     * cycles.
+     * ({@link io.ringmq.pipeline.persistence.ShardJournal}), as a running broker does within its fsync interval:
+     * waits that long (by the journal's clock), then runs the stages' duty cycles.
      */
     void settle()
     {
