@@ -191,7 +191,8 @@ final class AccessControl
      */
     int doDutyCycle()
     {
-        final AclFile file = reloaded.getAndSet(null);
+        // a plain read each cycle; the atomic swap (a locked instruction) only when a reload left a file
+        final AclFile file = null == reloaded.get() ? null : reloaded.getAndSet(null);
         if (null == file)
         {
             return 0;

@@ -185,7 +185,8 @@ public final class AuthStage implements Stage
             }
         }
         final int acl = access.doDutyCycle();
-        final PasswordFile file = reloaded.getAndSet(null);
+        // a plain read each cycle; the atomic swap (a locked instruction) only when a reload left a file
+        final PasswordFile file = null == reloaded.get() ? null : reloaded.getAndSet(null);
         if (null == file)
         {
             return acl;

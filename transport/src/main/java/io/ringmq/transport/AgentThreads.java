@@ -97,6 +97,8 @@ final class AgentThreads
                     // the array): a TLS task's readyAgain wakes it, and wire() gives it the paused connections' limit
                     final IdleStrategies.SleepingIdleStrategy idle = IdleStrategies.wake(agents[0].selector(),
                         () -> agents[0].hasPendingWork() || stages.hasPendingWork(), agents[0].readyAfterSleep());
+                    // every stage ran after the agent in the cycle: what one left for another is in the pending work
+                    idle.sleepAfterWork(() -> agents[0].settled() && !stages.waitsForRoom());
                     agentIdle[0] = idle;
                     agentWakes[0] = idle;
                 }

@@ -307,6 +307,14 @@ final class ConnectionWriter
     }
 
     /**
+     * @return whether a connection was given bytes since the last {@link #flushTouched()}.
+     */
+    boolean hasTouched()
+    {
+        return !touched.isEmpty();
+    }
+
+    /**
      * Writes every connection that was given bytes this cycle, once.
      *
      * @return connections written.

@@ -111,6 +111,8 @@ final class IdleStrategies
         private volatile boolean sleeping;
         private volatile Thread thread;
         private LongSupplier sleepLimitMs;
+        /** Whether the owner's thread left itself nothing to do when a duty cycle with work ends (null: not asked). */
+        private BooleanSupplier settled;
         private int spins;
         /** Whether the polls caught work lately (adaptive): false, the thread sleeps at its first idle cycle. */
         private boolean spinPays = !ADAPTIVE;
@@ -137,11 +139,32 @@ final class IdleStrategies
             this.sleepLimitMs = sleepLimitMs;
         }
 
+        /**
+         * Lets the owner sleep right after a duty cycle that did work, when the polls do not pay (adaptive, few
+         * cores) and {@code settled} says its own thread left itself nothing: the cycle that would follow finds only
+         * what the last look before sleeping sees too (work other threads left, a ready key, for which the sleeping
+         * {@code select} returns at once), so it is skipped, and with it a {@code selectNow} and a pass over every
+         * queue and stage, cold in cache after the sleep. At low load most wake-ups carry one message: this halves
+         * the duty cycles per wake-up.
+         *
+         * @param settled whether the owner's last cycle left nothing for its next one that the pending work does
+         *                not show (its own thread's state: unflushed bytes, connections waiting to be retried).
+         */
+        void sleepAfterWork(final BooleanSupplier settled)
+        {
+            this.settled = settled;
+        }
+
         public void idle(final int workCount)
         {
             if (workCount > 0)
             {
                 spins = 0; // spinPays stays: work during the polls is what they are for
+                if (!spinPays && null != settled && settled.getAsBoolean())
+                {
+                    idleSinceNs = System.nanoTime(); // the idle spell begins now, not one cycle later
+                    sleep();
+                }
                 return;
             }
             idle();
@@ -158,6 +181,11 @@ final class IdleStrategies
                 Thread.onSpinWait();
                 return;
             }
+            sleep();
+        }
+
+        private void sleep()
+        {
             if (null == thread)
             {
                 thread = Thread.currentThread();

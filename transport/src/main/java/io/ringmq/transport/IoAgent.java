@@ -215,6 +215,15 @@ final class IoAgent implements Agent
     }
 
     /**
+     * @return whether the last duty cycle left nothing on this thread for the next one that {@link #hasPendingWork()}
+     * does not show: no bytes given to a connection and not flushed, no connection waiting to be retried.
+     */
+    boolean settled()
+    {
+        return !waiting && 0 == paused.size() && !writer.hasTouched();
+    }
+
+    /**
      * @return whether connections of this agent, or their ends, wait for room in the ingress ring, and its last
      * retry found none: whoever frees room then wakes it (any thread).
      */

@@ -168,6 +168,72 @@ class IdleStrategiesTest
         assertThat(idle.polling()).as("a spell that ends in a sleep turns them off").isFalse();
     }
 
+    @Test
+    @DisplayName("adaptive polls off: a cycle with work is followed by the sleep, not by another cycle, when the " +
+        "owner says it left itself nothing, and a wake-up ends that sleep")
+    void settledOwnerSleepsRightAfterWork() throws Exception
+    {
+        org.junit.jupiter.api.Assumptions.assumeTrue(IdleStrategies.SleepingIdleStrategy.adaptive(),
+            "the polls adapt only on <= 2 cores without -Dringmq.idle.spins");
+        final AtomicBoolean work = new AtomicBoolean();
+        final IdleStrategies.SleepingIdleStrategy idle = IdleStrategies.park(work::get);
+        idle.sleepAfterWork(() -> true);
+        assertThat(idle.polling()).as("no polls before any work").isFalse();
+        final AtomicInteger returned = new AtomicInteger();
+        final Thread owner = new Thread(() ->
+        {
+            idle.idle(1); // a cycle that did work
+            returned.incrementAndGet();
+        }, "idle-owner");
+        owner.start();
+        try
+        {
+            TestBrokers.await("asleep right after the working cycle", idle::isSleeping);
+            assertThat(returned.get()).as("still in the idle call that followed work").isZero();
+            work.set(true); // the producer publishes its work, then wakes
+            idle.wake();
+            TestBrokers.await("woken", () -> returned.get() == 1);
+        }
+        finally
+        {
+            idle.wake();
+            owner.join(5_000);
+        }
+    }
+
+    @Test
+    @DisplayName("a cycle with work is followed by another cycle when the owner left itself work, when work is " +
+        "pending, or while the adaptive polls are on")
+    void unsettledOwnerRunsAnotherCycle() throws Exception
+    {
+        org.junit.jupiter.api.Assumptions.assumeTrue(IdleStrategies.SleepingIdleStrategy.adaptive(),
+            "the polls adapt only on <= 2 cores without -Dringmq.idle.spins");
+        try (Selector selector = Selector.open())
+        {
+            final AtomicBoolean settled = new AtomicBoolean(false);
+            final AtomicBoolean work = new AtomicBoolean();
+            // a sleep would last a minute: each idle(1) below returns at once, or the test times out
+            final IdleStrategies.SleepingIdleStrategy idle =
+                IdleStrategies.wake(selector, work::get, key -> { }, 60_000);
+            idle.sleepAfterWork(settled::get);
+            idle.idle(1);
+            assertThat(idle.isSleeping()).as("unsettled: back to the agent").isFalse();
+            settled.set(true);
+            work.set(true); // pending at the last look: the sleep is skipped, and the spell was short
+            for (int attempt = 0; attempt < 100 && !idle.polling(); attempt++)
+            {
+                idle.idle(1); // a spell is short unless this thread was descheduled in it: then again
+            }
+            assertThat(idle.polling()).as("work found at once turns the polls on").isTrue();
+            work.set(false);
+            for (int i = 0; i < 100; i++)
+            {
+                idle.idle(1); // polls on: no sleep after work, however settled
+            }
+            assertThat(idle.polling()).isTrue();
+        }
+    }
+
     @ParameterizedTest(name = "{0} threading, {1}")
     @CsvSource({
         "SHARED, wake", "SHARED, busy-spin", "SHARED, yield", "SHARED, backoff",
