@@ -163,6 +163,8 @@ final class IdleStrategies
                 if (!spinPays && null != settled && settled.getAsBoolean())
                 {
                     idleSinceNs = System.nanoTime(); // the idle spell begins now, not one cycle later
+                    // when the last look finds work, often this thread's own (an end a stage published, a tick,
+                    // events past the batch limit), it returns without a sleep, and the polls stay as they were
                     sleep();
                 }
                 return;
@@ -181,10 +183,20 @@ final class IdleStrategies
                 Thread.onSpinWait();
                 return;
             }
-            sleep();
+            if (!sleep() && ADAPTIVE)
+            {
+                // work pending at the last look of an idle spell would have met the polls too
+                spinPays = System.nanoTime() - idleSinceNs < SPIN_WINDOW_NS;
+            }
         }
 
-        private void sleep()
+        /**
+         * The last look, then the sleep; after a sleep (adaptive) {@link #spinPays} follows how long the spell
+         * lasted.
+         *
+         * @return whether it slept (false: the last look found work pending, and the owner runs again at once).
+         */
+        private boolean sleep()
         {
             if (null == thread)
             {
@@ -201,8 +213,9 @@ final class IdleStrategies
                 if (pendingWork.getAsBoolean())
                 {
                     spins = 0;
+                    return false;
                 }
-                else if (null != selector)
+                if (null != selector)
                 {
                     // ready keys go straight to the agent's handler: a later selectNow finds only what came since
                     // (level-triggered: a connection read only in part is still ready there); in shared threading
@@ -227,9 +240,10 @@ final class IdleStrategies
             }
             if (ADAPTIVE)
             {
-                // work that came within the window, or was pending at the last look, would have met the polls
+                // work that came within the window would have met the polls
                 spinPays = System.nanoTime() - idleSinceNs < SPIN_WINDOW_NS;
             }
+            return true;
         }
 
         public void reset()

@@ -216,11 +216,13 @@ final class IoAgent implements Agent
 
     /**
      * @return whether the last duty cycle left nothing on this thread for the next one that {@link #hasPendingWork()}
-     * does not show: no bytes given to a connection and not flushed, no connection waiting to be retried.
+     * does not show: no bytes given to a connection and not flushed, no connection waiting to be retried, no
+     * connection end waiting for ring room. Read live, not from {@link #waiting}: the stages that ran after this
+     * agent in the cycle (a delivery's flush that closes a connection) can leave an end the cycle never saw.
      */
     boolean settled()
     {
-        return !waiting && 0 == paused.size() && !writer.hasTouched();
+        return 0 == paused.size() && !ingress.hasPendingEnds() && !writer.hasTouched();
     }
 
     /**

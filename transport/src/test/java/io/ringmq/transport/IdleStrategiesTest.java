@@ -176,7 +176,9 @@ class IdleStrategiesTest
         org.junit.jupiter.api.Assumptions.assumeTrue(IdleStrategies.SleepingIdleStrategy.adaptive(),
             "the polls adapt only on <= 2 cores without -Dringmq.idle.spins");
         final AtomicBoolean work = new AtomicBoolean();
-        final IdleStrategies.SleepingIdleStrategy idle = IdleStrategies.park(work::get);
+        // parks for up to a minute: only the wake below ends the sleep, however slow the machine
+        final IdleStrategies.SleepingIdleStrategy idle =
+            new IdleStrategies.SleepingIdleStrategy(null, work::get, null, 60_000);
         idle.sleepAfterWork(() -> true);
         assertThat(idle.polling()).as("no polls before any work").isFalse();
         final AtomicInteger returned = new AtomicInteger();
@@ -219,12 +221,16 @@ class IdleStrategiesTest
             idle.idle(1);
             assertThat(idle.isSleeping()).as("unsettled: back to the agent").isFalse();
             settled.set(true);
-            work.set(true); // pending at the last look: the sleep is skipped, and the spell was short
+            work.set(true); // pending at the last look (often the thread's own work): no sleep
+            idle.idle(1);
+            assertThat(idle.isSleeping()).isFalse();
+            assertThat(idle.polling()).as("no spell measured after work: the polls stay off").isFalse();
             for (int attempt = 0; attempt < 100 && !idle.polling(); attempt++)
             {
-                idle.idle(1); // a spell is short unless this thread was descheduled in it: then again
+                idle.idle(0); // an idle spell whose last look finds work is short, unless this thread was
+                              // descheduled in it: then again
             }
-            assertThat(idle.polling()).as("work found at once turns the polls on").isTrue();
+            assertThat(idle.polling()).as("work found at once in an idle spell turns the polls on").isTrue();
             work.set(false);
             for (int i = 0; i < 100; i++)
             {

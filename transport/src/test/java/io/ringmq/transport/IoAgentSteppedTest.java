@@ -70,4 +70,52 @@ class IoAgentSteppedTest
             agent.onClose();
         }
     }
+
+    @Test
+    @Timeout(30)
+    @DisplayName("stepped: a connection end that a stage's flush leaves waiting for ring room keeps the agent " +
+        "unsettled, so the shared thread does not sleep on it, and the next cycle hands it on")
+    void endWaitingForRoomIsNotSettled() throws Exception
+    {
+        final BrokerContext context = new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0).conclude();
+        final com.lmax.disruptor.Sequence consumed = new com.lmax.disruptor.Sequence(-1);
+        try (SteppedAgent stepped = SteppedAgent.open(context, consumed))
+        {
+            final RingBuffer<IngressEvent> ring = stepped.ring;
+            final IoAgent agent = stepped.agent;
+            agent.wire(new IoAgent[]{agent}, new Wakeable[]{Wakeable.NONE}, Wakeable.NONE);
+            try (RawClient client = new RawClient(stepped.port()))
+            {
+                client.send(RawClient.connect("c", true, 60));
+                stepped.stepUntil(() -> ring.getCursor() == 0);
+                final long id = ring.get(0).connectionId;
+                // the shared mode's delivery stage: CONNACK by a direct call, flushed at its end of batch
+                agent.send(id, new UnsafeBuffer(new byte[]{0x20, 0x02, 0x00, 0x00}), 0, 4);
+                agent.flushTouched();
+                assertThat(client.readPacket(5_000)).isEqualTo(PacketType.CONNACK);
+                consumed.set(0);
+                for (int i = 0; i < 5; i++)
+                {
+                    agent.doWork(); // quiet cycles: nothing waits
+                }
+                for (int i = 0; i < ring.getBufferSize(); i++)
+                {
+                    ring.publish(ring.next()); // the cycle's reads filled the ring exactly: nobody paused
+                }
+                assertThat(agent.settled()).isTrue();
+                // the stages' part of the same cycle: delivery closes the connection after its flush, and its
+                // end meets the full ring; then the release stage frees every slot (ring <= the batch limit)
+                agent.closeAfterFlush(id);
+                agent.flushTouched();
+                consumed.set(ring.getCursor());
+                final long cursor = ring.getCursor();
+                assertThat(agent.settled() && !agent.hasPendingWork()).as("asleep with an end unpublished")
+                    .isFalse();
+                agent.doWork();
+                assertThat(ring.getCursor()).as("the end handed on").isEqualTo(cursor + 1);
+                assertThat(ring.get(cursor + 1).kind).isEqualTo(IngressEvent.CONNECTION_LOST);
+            }
+            agent.onClose();
+        }
+    }
 }
