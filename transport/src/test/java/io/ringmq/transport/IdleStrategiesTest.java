@@ -147,8 +147,7 @@ class IdleStrategiesTest
         "turns them on")
     void pollsFollowTheLastIdleSpell() throws Exception
     {
-        org.junit.jupiter.api.Assumptions.assumeTrue(IdleStrategies.SleepingIdleStrategy.adaptive(),
-            "the polls adapt only on <= 2 cores without -Dringmq.idle.spins");
+        assumeAdaptivePolls();
         final AtomicBoolean work = new AtomicBoolean();
         final IdleStrategies.SleepingIdleStrategy idle = IdleStrategies.park(work::get);
         idle.sleepLimit(() -> 1);
@@ -173,8 +172,7 @@ class IdleStrategiesTest
         "owner says it left itself nothing, and a wake-up ends that sleep")
     void settledOwnerSleepsRightAfterWork() throws Exception
     {
-        org.junit.jupiter.api.Assumptions.assumeTrue(IdleStrategies.SleepingIdleStrategy.adaptive(),
-            "the polls adapt only on <= 2 cores without -Dringmq.idle.spins");
+        assumeAdaptivePolls();
         final AtomicBoolean work = new AtomicBoolean();
         // parks for up to a minute: only the wake below ends the sleep, however slow the machine
         final IdleStrategies.SleepingIdleStrategy idle =
@@ -208,8 +206,7 @@ class IdleStrategiesTest
         "pending, or while the adaptive polls are on")
     void unsettledOwnerRunsAnotherCycle() throws Exception
     {
-        org.junit.jupiter.api.Assumptions.assumeTrue(IdleStrategies.SleepingIdleStrategy.adaptive(),
-            "the polls adapt only on <= 2 cores without -Dringmq.idle.spins");
+        assumeAdaptivePolls();
         try (Selector selector = Selector.open())
         {
             final AtomicBoolean settled = new AtomicBoolean(false);
@@ -238,6 +235,12 @@ class IdleStrategiesTest
             }
             assertThat(idle.polling()).isTrue();
         }
+    }
+
+    private static void assumeAdaptivePolls()
+    {
+        org.junit.jupiter.api.Assumptions.assumeTrue(IdleStrategies.SleepingIdleStrategy.adaptive(),
+            "the polls adapt only on <= 2 cores without -Dringmq.idle.spins");
     }
 
     @ParameterizedTest(name = "{0} threading, {1}")
