@@ -1,6 +1,7 @@
 package io.ringmq.pipeline;
 
 import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.persistence.PersistenceSettings;
 
 import org.agrona.BitUtil;
 
@@ -106,14 +107,8 @@ public final class BrokerContext implements Cloneable
     public static final java.util.List<String> SHARED_STRATEGIES =
         java.util.List.of("round-robin", "random", "sticky", "hash-client", "hash-topic", "least-loaded");
 
-    // persistence (the persistence stage, RocksDB in persistence/); the command line's default is rocksdb
-    private boolean persistent;
-    private Path dataDir = Path.of("data");
-    private io.ringmq.pipeline.persistence.Durability durability = io.ringmq.pipeline.persistence.Durability.PERIODIC;
-    private long fsyncIntervalMs = 10;
-    private boolean strictRecovery;
-    private long persistenceCacheBytes = 8L * 1024 * 1024;
-    private long persistenceWriteBufferBytes = 8L * 1024 * 1024;
+    /** The store (the persistence stage, RocksDB in persistence/); the command line's default is rocksdb. */
+    private final PersistenceSettings persistence = new PersistenceSettings();
 
     /** {@link #memoryBudgetBytes(long)}: let the transport size the budget from the JVM's limits. */
     public static final long AUTO = 0;
@@ -183,11 +178,9 @@ public final class BrokerContext implements Cloneable
         check(sysIntervalMs == 0 || sysIntervalMs >= 100, "--sys-interval must be 0 (off) or at least 100 ms");
         check((long)ringSize * slotInlineBytes <= 256L * 1024 * 1024,
             "--ring-size x --slot-inline-bytes must stay within 256 MiB of heap");
-        // one routing entry holds: a target per session (16 bytes each), a will and the return codes of one
-        // packet, the retained messages of one SUBSCRIBE, and a batch of discarded ids; the log holds two entries
-        final long entry = maxSessions * 16L + 2L * maxPacketSize + RETAINED_BYTES_PER_SUBSCRIBE +
-            DISCARDED_PER_ENTRY * 4L + RouteOutput.MAX_ID_INTS * 4L + 4096;
-        routeLogBytes = (int)Math.max(messageLogBytes, BitUtil.findNextPositivePowerOfTwo(entry * 2));
+        // the routing log holds two of its largest entries
+        routeLogBytes = (int)Math.max(messageLogBytes,
+            BitUtil.findNextPositivePowerOfTwo(routeEntryBytes(maxSessions, maxPacketSize) * 2));
         check(maxConnectSize >= 64, "--max-connect-size must be at least 64");
         check(maxConnectionsPerAddress >= 1, "--max-connections-per-address must be positive");
         check(memoryBudgetBytes == AUTO || memoryBudgetBytes >= 1024 * 1024,
@@ -199,9 +192,7 @@ public final class BrokerContext implements Cloneable
         check(receiveMaximum >= 1 && receiveMaximum <= 65_535, "--receive-maximum must be 1..65535");
         check(SHARED_STRATEGIES.contains(sharedSubscriptionStrategy),
             "--shared-subscription-strategy must be one of " + SHARED_STRATEGIES);
-        check(fsyncIntervalMs >= 1 && fsyncIntervalMs <= 60_000, "--fsync-interval must be 1 ms..60 s");
-        check(persistenceCacheBytes >= 1024 * 1024, "--persistence-cache must be at least 1 MiB");
-        check(persistenceWriteBufferBytes >= 1024 * 1024, "--persistence-write-buffers must be at least 1 MiB");
+        persistence.conclude();
         check(metricsPort >= METRICS_PORT_EPHEMERAL && metricsPort <= 65_535, "--metrics-port must be 0..65535");
         check(0 == metricsPort || isAddress(metricsBindAddress), "--metrics-bind: unknown address " +
             metricsBindAddress);
@@ -262,157 +253,39 @@ public final class BrokerContext implements Cloneable
     }
 
     /**
-     * The settings a reload applies while clients stay connected: a copy of this (running, concluded) context with
-     * the live limits of {@code next} (concluded), every other setting as it runs now. The table of what reloads
-     * live is in README's "Reloading without dropping clients"; {@link #restartOnlyChanges} names the rest.
-     *
-     * @return the context to publish through {@link LiveLimits}.
+     * @return a shallow copy, for the context a reload publishes ({@link ReloadPlan#liveContext}): the listeners,
+     * credential and store settings it shares are never changed while the broker runs.
      */
-    public BrokerContext withLiveLimitsOf(final BrokerContext next)
+    BrokerContext copy()
     {
-        final BrokerContext live;
         try
         {
-            live = (BrokerContext)clone(); // shallow: the listeners and credential settings are never changed
+            return (BrokerContext)clone();
         }
         catch (final CloneNotSupportedException ex)
         {
             throw new IllegalStateException(ex);
         }
-        live.maxConnections = next.maxConnections;
-        live.maxConnectionsPerAddress = next.maxConnectionsPerAddress;
-        live.limitLoopback = next.limitLoopback;
-        if (packetFitsBuffers(next.maxPacketSize)) // the rings and logs are sized at start: above them, a restart
-        {
-            live.maxPacketSize = next.maxPacketSize;
-        }
-        live.maxConnectSize = next.maxConnectSize;
-        live.maxInflight = next.maxInflight;
-        live.maxQueued = next.maxQueued;
-        live.maxQueuedBytes = next.maxQueuedBytes;
-        live.maxMessageMemory = next.maxMessageMemory;
-        live.maxSessionMemory = next.maxSessionMemory;
-        live.maxClientSessionMemory = next.maxClientSessionMemory;
-        live.maxKeepAliveSeconds = next.maxKeepAliveSeconds;
-        live.connectTimeoutMs = next.connectTimeoutMs;
-        live.maxRetainedMessages = next.maxRetainedMessages;
-        live.maxRetainedBytes = next.maxRetainedBytes;
-        live.maxSubscriptionsPerClient = next.maxSubscriptionsPerClient;
-        live.maxTopicLevels = next.maxTopicLevels;
-        live.maxTopicLength = next.maxTopicLength;
-        live.maxClientIdLength = next.maxClientIdLength;
-        live.memoryBudgetBytes = next.memoryBudgetBytes;
-        live.sysIntervalMs = next.sysIntervalMs;
-        live.anonymous = next.anonymous;
-        live.outboundHighWaterBytes = next.outboundHighWaterBytes;
-        return live;
-    }
-
-    /**
-     * @return the live limits that differ between this context and {@code next}, as flag names (for the reload's
-     * log line).
-     */
-    public java.util.List<String> liveChanges(final BrokerContext next)
-    {
-        final java.util.List<String> changed = new java.util.ArrayList<>();
-        final BrokerContext live = withLiveLimitsOf(next);
-        differs(changed, "max-connections", maxConnections, live.maxConnections);
-        differs(changed, "max-connections-per-address", maxConnectionsPerAddress, live.maxConnectionsPerAddress);
-        differs(changed, "limit-loopback", limitLoopback, live.limitLoopback);
-        differs(changed, "max-packet-size", maxPacketSize, live.maxPacketSize);
-        differs(changed, "max-connect-size", maxConnectSize, live.maxConnectSize);
-        differs(changed, "max-inflight", maxInflight, live.maxInflight);
-        differs(changed, "max-queued", maxQueued, live.maxQueued);
-        differs(changed, "max-queued-bytes", maxQueuedBytes, live.maxQueuedBytes);
-        differs(changed, "max-message-memory", maxMessageMemory, live.maxMessageMemory);
-        differs(changed, "max-session-memory", maxSessionMemory, live.maxSessionMemory);
-        differs(changed, "max-client-session-memory", maxClientSessionMemory, live.maxClientSessionMemory);
-        differs(changed, "max-keepalive", maxKeepAliveSeconds, live.maxKeepAliveSeconds);
-        differs(changed, "connect-timeout", connectTimeoutMs, live.connectTimeoutMs);
-        differs(changed, "max-retained-messages", maxRetainedMessages, live.maxRetainedMessages);
-        differs(changed, "max-retained-bytes", maxRetainedBytes, live.maxRetainedBytes);
-        differs(changed, "max-subscriptions-per-client", maxSubscriptionsPerClient, live.maxSubscriptionsPerClient);
-        differs(changed, "max-topic-levels", maxTopicLevels, live.maxTopicLevels);
-        differs(changed, "max-topic-length", maxTopicLength, live.maxTopicLength);
-        differs(changed, "max-client-id-length", maxClientIdLength, live.maxClientIdLength);
-        differs(changed, "memory-budget", memoryBudgetBytes, live.memoryBudgetBytes);
-        differs(changed, "sys-interval", sysIntervalMs, live.sysIntervalMs);
-        differs(changed, "anonymous", anonymous, live.anonymous);
-        differs(changed, "outbound-high-water", outboundHighWaterBytes, live.outboundHighWaterBytes);
-        return changed;
-    }
-
-    /**
-     * @return the settings that differ between this running context and {@code next} but take effect only at the
-     * next start (ring sizes, threading, persistence, ...), as flag names; a reload keeps their old values.
-     */
-    public java.util.List<String> restartOnlyChanges(final BrokerContext next)
-    {
-        final java.util.List<String> changed = new java.util.ArrayList<>();
-        differs(changed, "threading", threading, next.threading);
-        differs(changed, "io-threads", ioThreads, next.ioThreads);
-        differs(changed, "route-shards", routeShards, next.routeShards);
-        differs(changed, "idle-strategy", idleStrategy, next.idleStrategy);
-        differs(changed, "pin", pin, next.pin);
-        differs(changed, "ring-size", ringSize, next.ringSize);
-        differs(changed, "tls-threads", tlsThreads, next.tlsThreads);
-        differs(changed, "accept-backlog", acceptBacklog, next.acceptBacklog);
-        differs(changed, "slot-inline-bytes", slotInlineBytes, next.slotInlineBytes);
-        if (next.messageLogBytes > messageLogBytes) // a smaller one (derived from a smaller packet size) is no change
-        {
-            changed.add("message-log-bytes");
-        }
-        if (next.outboundRingBytes > outboundRingBytes) // as the message log: sized at start
-        {
-            changed.add("outbound-ring-bytes");
-        }
-        if (!packetFitsBuffers(next.maxPacketSize))
-        {
-            changed.add("max-packet-size above what the rings were sized for at start");
-        }
-        differs(changed, "stage-batch-limit", stageBatchLimit, next.stageBatchLimit);
-        differs(changed, "max-sessions", maxSessions, next.maxSessions);
-        differs(changed, "receive-maximum", receiveMaximum, next.receiveMaximum);
-        differs(changed, "topic-alias-maximum", topicAliasMaximum, next.topicAliasMaximum);
-        differs(changed, "persistent-client-expiration", persistentClientExpirationMs,
-            next.persistentClientExpirationMs);
-        differs(changed, "shared-subscription-strategy", sharedSubscriptionStrategy, next.sharedSubscriptionStrategy);
-        differs(changed, "use-username-as-clientid", useUserNameAsClientId, next.useUserNameAsClientId);
-        differs(changed, "user", user, next.user);
-        differs(changed, "pass", password, next.password);
-        differs(changed, "auth settings", credentialSettings.toString(), next.credentialSettings.toString());
-        differs(changed, "persistence", persistent, next.persistent);
-        differs(changed, "data-dir", dataDir, next.dataDir);
-        differs(changed, "durability", durability, next.durability);
-        differs(changed, "fsync-interval", fsyncIntervalMs, next.fsyncIntervalMs);
-        differs(changed, "strict-recovery", strictRecovery, next.strictRecovery);
-        differs(changed, "persistence-cache", persistenceCacheBytes, next.persistenceCacheBytes);
-        differs(changed, "persistence-write-buffers", persistenceWriteBufferBytes, next.persistenceWriteBufferBytes);
-        differs(changed, "counters-dir", countersDir, next.countersDir);
-        differs(changed, "metrics-port", metricsPort, next.metricsPort);
-        differs(changed, "metrics-bind", metricsBindAddress, next.metricsBindAddress);
-        return changed;
-    }
-
-    private static void differs(final java.util.List<String> changed, final String name, final Object now,
-        final Object next)
-    {
-        if (!java.util.Objects.equals(now, next))
-        {
-            changed.add(name);
-        }
     }
 
     /**
      * @return whether a packet of this size fits the outbound rings, the message logs and the routing log this
-     * context was sized for at start.
+     * context was sized for at start (by {@link #conclude()}).
      */
-    private boolean packetFitsBuffers(final int packetSize)
+    public boolean fitsBuffers(final int packetSize)
     {
-        final long entry = maxSessions * 16L + 2L * packetSize + RETAINED_BYTES_PER_SUBSCRIBE +
-            DISCARDED_PER_ENTRY * 4L + RouteOutput.MAX_ID_INTS * 4L + 4096;
         return (packetSize + 64L) * 8 <= outboundRingBytes && messageLogBytes / 2 >= packetSize &&
-            entry * 2 <= routeLogBytes;
+            routeEntryBytes(maxSessions, packetSize) * 2 <= routeLogBytes;
+    }
+
+    /**
+     * @return the largest routing output entry: a target per session (16 bytes each), a will and the return codes of
+     * one packet, the retained messages of one SUBSCRIBE, and a batch of discarded ids.
+     */
+    private static long routeEntryBytes(final int maxSessions, final int packetSize)
+    {
+        return maxSessions * 16L + 2L * packetSize + RETAINED_BYTES_PER_SUBSCRIBE + DISCARDED_PER_ENTRY * 4L +
+            RouteOutput.MAX_ID_INTS * 4L + 4096;
     }
 
     /** The largest --max-packet-size: the outbound ring for it is 512 MiB per I/O agent. */
@@ -438,7 +311,7 @@ public final class BrokerContext implements Cloneable
             messageMemoryBytes() + (maxMessageMemory == AUTO ? "(auto)" : "") + " max-session-memory=" +
             sessionMemoryBytes() + (maxSessionMemory == AUTO ? "(auto)" : "") + " max-client-session-memory=" +
             clientSessionMemoryBytes() + (maxClientSessionMemory == AUTO ? "(auto)" : "") + " max-retained=" +
-            maxRetainedMessages + "/" + maxRetainedBytes() + "B" + (maxRetainedBytes == AUTO ? "(auto)" : "") +
+            maxRetainedMessages + "/" + retainedBytes() + "B" + (maxRetainedBytes == AUTO ? "(auto)" : "") +
             " persistent-client-expiration=" +
             persistentClientExpirationMs / 1000 + "s max-sessions=" + maxSessions + " sys-interval=" + sysIntervalMs + "ms" + " slot-inline-bytes=" + slotInlineBytes + " message-log-bytes=" +
             messageLogBytes + " outbound-ring-bytes=" + outboundRingBytes + " anonymous=" + anonymous.name().toLowerCase() +
@@ -446,10 +319,7 @@ public final class BrokerContext implements Cloneable
             (null != aclFile ? " acl-file=" + aclFile : "") +
             (useUserNameAsClientId ? " use-username-as-clientid" : "") +
             " " + credentialSettings +
-            " counters-dir=" + countersDir + (persistent ? " persistence=rocksdb data-dir=" + dataDir +
-            " durability=" + durability.name().toLowerCase() + (durability ==
-            io.ringmq.pipeline.persistence.Durability.PERIODIC ? "(" + fsyncIntervalMs + "ms)" : "") +
-            (strictRecovery ? " strict-recovery" : "") : " persistence=memory") +
+            " counters-dir=" + countersDir + " " + persistence +
             (0 == metricsPort ? "" : " metrics=" + metricsBindAddress + ":" + metricsPort) +
             " max-connect-size=" + maxConnectSize + " max-connections-per-address=" + maxConnectionsPerAddress +
             (limitLoopback ? " limit-loopback" : "") + " memory-budget=" +
@@ -975,11 +845,19 @@ public final class BrokerContext implements Cloneable
     }
 
     /**
+     * @return {@code --max-retained-bytes} as given: bytes, or {@link #AUTO}.
+     */
+    public long maxRetainedBytes()
+    {
+        return maxRetainedBytes;
+    }
+
+    /**
      * @return the topic and payload bytes of retained messages a routing stage holds: {@code --max-retained-bytes},
      * or a quarter of the JVM's maximum heap, at most 256 MiB (16 MiB under {@code bin/ringmq}'s 256m), so that
      * retained messages alone never fill the heap they live on.
      */
-    public long maxRetainedBytes()
+    public long retainedBytes()
     {
         return maxRetainedBytes == AUTO ? Math.min(256L * 1024 * 1024, quarterOfHeap()) : maxRetainedBytes;
     }
@@ -1251,93 +1129,19 @@ public final class BrokerContext implements Cloneable
     }
 
     /**
-     * @return true when sessions, their messages and retained messages are kept on disk ({@code --persistence
-     * rocksdb}); false keeps them in memory only (the default of a context made in code; the command line's is
-     * rocksdb).
+     * @return the store's settings, to change in place.
      */
-    public boolean persistent()
+    public PersistenceSettings persistence()
     {
-        return persistent;
-    }
-
-    public BrokerContext persistent(final boolean persistent)
-    {
-        this.persistent = persistent;
-        return this;
+        return persistence;
     }
 
     /**
-     * @return where the store lives ({@code --data-dir}, default {@code ./data}).
+     * Changes the store's settings in a chain: {@code context.port(0).persistence(p -> p.persistent(true))}.
      */
-    public Path dataDir()
+    public BrokerContext persistence(final java.util.function.Consumer<PersistenceSettings> change)
     {
-        return dataDir;
-    }
-
-    public BrokerContext dataDir(final Path dataDir)
-    {
-        this.dataDir = dataDir;
-        return this;
-    }
-
-    public io.ringmq.pipeline.persistence.Durability durability()
-    {
-        return durability;
-    }
-
-    /**
-     * @param durability when group commits reach the disk ({@code --durability}).
-     * @param fsyncIntervalMs how often {@code periodic} fsyncs ({@code --fsync-interval}).
-     * @return this.
-     */
-    public BrokerContext durability(final io.ringmq.pipeline.persistence.Durability durability,
-        final long fsyncIntervalMs)
-    {
-        this.durability = durability;
-        this.fsyncIntervalMs = fsyncIntervalMs;
-        return this;
-    }
-
-    public long fsyncIntervalMs()
-    {
-        return fsyncIntervalMs;
-    }
-
-    /**
-     * @return true when a start that finds a damaged store refuses to go on ({@code --strict-recovery}) instead of
-     * starting with what it could recover.
-     */
-    public boolean strictRecovery()
-    {
-        return strictRecovery;
-    }
-
-    public BrokerContext strictRecovery(final boolean strictRecovery)
-    {
-        this.strictRecovery = strictRecovery;
-        return this;
-    }
-
-    /**
-     * @return the store's block cache ({@code --persistence-cache}).
-     */
-    public long persistenceCacheBytes()
-    {
-        return persistenceCacheBytes;
-    }
-
-    /**
-     * @return the store's memtables, all together ({@code --persistence-write-buffers}).
-     */
-    public long persistenceWriteBufferBytes()
-    {
-        return persistenceWriteBufferBytes;
-    }
-
-    public BrokerContext persistenceMemory(final long cacheBytes, final long writeBufferBytes)
-    {
-        this.persistenceCacheBytes = cacheBytes;
-        this.persistenceWriteBufferBytes = writeBufferBytes;
+        change.accept(persistence);
         return this;
     }
 }

@@ -5,7 +5,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The limits in force, as a reload changes them: the reloading thread publishes a whole {@link BrokerContext}
- * (the running one with the reloaded limits, see {@link BrokerContext#withLiveLimitsOf}), and each owner of a
+ * (the running one with the reloaded limits, see {@link ReloadPlan#liveContext}), and each owner of a
  * limit (every I/O agent, every delivery shard, the routing and the auth stage) takes it on its own thread at its
  * next duty cycle and counts itself done, so that no limit is written by two threads and no stage takes a lock:
  * <pre>

@@ -177,7 +177,7 @@ public final class Pipeline
         for (int i = 0; i < shardCount; i++)
         {
             final StagePoller poller = new StagePoller(ring, shardsFollow);
-            journals[i] = ShardJournal.of(store, context.fsyncIntervalMs());
+            journals[i] = ShardJournal.of(store, context.persistence().fsyncIntervalMs());
             deliveryShards[i] = new DeliveryShard(i, context, outbound.forShard(i), counters, routeLogs, handover,
                 windows, redispatch, journals[i]);
             deliveryShards[i].follow(limits);
@@ -186,7 +186,7 @@ public final class Pipeline
         }
         recovered = null == persistence ? null :
             new PersistenceRecovery(store, routing.restore(), persistence, deliveryShards[0])
-                .run(context.strictRecovery());
+                .run(context.persistence().strictRecovery());
         final StagePoller releasePoller = new StagePoller(ring, shardSequences);
         release = step(new ReleaseStage(logs, routeLogs, ring, releasePoller.sequence(), counters), releasePoller,
             counters, BrokerCounters.EVENTS_RELEASE);

@@ -71,7 +71,7 @@ final class RouteEpochs
             if (null != next)
             {
                 context = next; // the retained and subscription limits; the rest is the same as at start
-                retained.limits(next.maxRetainedMessages(), next.maxRetainedBytes());
+                retained.limits(next.maxRetainedMessages(), next.retainedBytes());
                 subscriptions.limits(next);
                 sessions.memory().maxBytes(next.sessionMemoryBytes(), next.clientSessionMemoryBytes());
                 routeShards.took(++epoch, next, access.rules()); // before any slot is stamped with it

@@ -107,7 +107,7 @@ public final class RoutingStage implements Stage
         this.log = log;
         this.sessions = new SessionRegistry(new SessionMemory(context.sessionMemoryBytes(),
             context.clientSessionMemoryBytes()));
-        this.retained = new RetainedStore(context.maxRetainedMessages(), context.maxRetainedBytes());
+        this.retained = new RetainedStore(context.maxRetainedMessages(), context.retainedBytes());
         final SubscriptionChanges subscriptions = new SubscriptionChanges(context, index, shared, retained, output,
             sessionCounters, sessions.memory());
         output.maxTargets(context.maxSessions()); // the routing log holds a target per session, no more

@@ -24,7 +24,7 @@ class DeliverySplitReloadReviewTest
         harness.packet(1, PipelineTest.connect("before", true));
         harness.packet(1, PipelineTest.subscribe("q", 1));
 
-        harness.pipeline.limits().publish(context.withLiveLimitsOf(
+        harness.pipeline.limits().publish(ReloadPlan.liveContext(context, 
             new BrokerContext().maxInflight(4).maxQueued(100).conclude()));
         harness.step(); // every owner takes the limits at its next duty cycle
 

@@ -28,7 +28,7 @@ class LiveLimitsTest
         final BrokerContext next = new BrokerContext().port(0).ringSize(4096).maxPacketSize(2048).maxConnections(3)
             .maxQueued(7).sysIntervalMs(500).anonymous(Authenticator.AnonymousPolicy.NONE).receiveMaximum(10)
             .maxSessions(50).conclude();
-        final BrokerContext live = running.withLiveLimitsOf(next);
+        final BrokerContext live = ReloadPlan.liveContext(running, next);
         assertThat(live.maxConnections()).isEqualTo(3);
         assertThat(live.maxPacketSize()).isEqualTo(2048);
         assertThat(live.maxQueued()).isEqualTo(7);
@@ -39,9 +39,9 @@ class LiveLimitsTest
         assertThat(live.maxSessions()).isEqualTo(running.maxSessions());
         assertThat(live.messageLogBytes()).isEqualTo(running.messageLogBytes());
         assertThat(running.maxConnections()).as("the running context is not touched").isEqualTo(10);
-        assertThat(running.restartOnlyChanges(next)).containsExactlyInAnyOrder("ring-size", "receive-maximum",
+        assertThat(ReloadPlan.restartOnlyChanges(running, next)).containsExactlyInAnyOrder("ring-size", "receive-maximum",
             "max-sessions");
-        assertThat(running.liveChanges(next)).contains("max-connections", "max-packet-size", "max-queued",
+        assertThat(ReloadPlan.liveChanges(running, next)).contains("max-connections", "max-packet-size", "max-queued",
             "sys-interval", "anonymous");
     }
 
@@ -52,11 +52,11 @@ class LiveLimitsTest
         final BrokerContext running = running();
         final BrokerContext next = new BrokerContext().port(0).ringSize(1024)
             .maxPacketSize(BrokerContext.MAX_PACKET_SIZE_LIMIT).maxConnections(10).conclude();
-        assertThat(running.withLiveLimitsOf(next).maxPacketSize()).isEqualTo(64 * 1024);
-        assertThat(running.restartOnlyChanges(next)).anySatisfy(name -> assertThat(name)
+        assertThat(ReloadPlan.liveContext(running, next).maxPacketSize()).isEqualTo(64 * 1024);
+        assertThat(ReloadPlan.restartOnlyChanges(running, next)).anySatisfy(name -> assertThat(name)
             .startsWith("max-packet-size above"));
-        assertThat(running.liveChanges(next)).doesNotContain("max-packet-size");
-        assertThat(running.liveChanges(running())).as("the same configuration: nothing to do").isEmpty();
+        assertThat(ReloadPlan.liveChanges(running, next)).doesNotContain("max-packet-size");
+        assertThat(ReloadPlan.liveChanges(running, running())).as("the same configuration: nothing to do").isEmpty();
     }
 
     @Test
@@ -88,7 +88,7 @@ class LiveLimitsTest
             owners[i].setDaemon(true);
             owners[i].start();
         }
-        final BrokerContext second = first.withLiveLimitsOf(new BrokerContext().port(0).maxConnections(2).conclude());
+        final BrokerContext second = ReloadPlan.liveContext(first, new BrokerContext().port(0).maxConnections(2).conclude());
         live.publish(second);
         assertThat(live.awaitTaken(5_000)).isTrue();
         assertThat(seen.get()).isSameAs(second);
@@ -97,7 +97,7 @@ class LiveLimitsTest
             owner.interrupt();
             owner.join(1_000);
         }
-        live.publish(first.withLiveLimitsOf(running()));
+        live.publish(ReloadPlan.liveContext(first, running()));
         assertThat(live.awaitTaken(50)).as("no owner runs: the wait ends at its bound").isFalse();
     }
 
@@ -110,8 +110,8 @@ class LiveLimitsTest
         final LiveLimits live = new LiveLimits(first);
         final BrokerContext slowHeld = live.follow();
         final BrokerContext fastHeld = live.follow();
-        final BrokerContext second = first.withLiveLimitsOf(new BrokerContext().port(0).maxConnections(2).conclude());
-        final BrokerContext third = first.withLiveLimitsOf(new BrokerContext().port(0).maxConnections(3).conclude());
+        final BrokerContext second = ReloadPlan.liveContext(first, new BrokerContext().port(0).maxConnections(2).conclude());
+        final BrokerContext third = ReloadPlan.liveContext(first, new BrokerContext().port(0).maxConnections(3).conclude());
 
         live.publish(second);
         final BrokerContext slowTakes = live.changed(slowHeld); // the slow owner sees the second, is preempted

@@ -734,7 +734,7 @@ class PersistenceReviewTest
     {
         // the journals hold ends for a minute: only the move writes them before the crash
         contexts = () -> new BrokerContext().threading(BrokerContext.Threading.DEDICATED).maxInflight(4).ioThreads(2)
-            .durability(io.ringmq.pipeline.persistence.Durability.PERIODIC, 60_000);
+            .persistence(p -> p.durability(io.ringmq.pipeline.persistence.Durability.PERIODIC, 60_000));
         broker = start(store);
         broker.offer(0, 1, true, connect("sub", false), IngressEvent.PACKET);
         broker.offer(0, 1, true, subscribe("t", 2), IngressEvent.PACKET);

@@ -34,7 +34,8 @@ class PersistenceStageTest
 
     private PipelineHarness start(final DurableStore store)
     {
-        return new PipelineHarness(new BrokerContext().maxInflight(4).durability(Durability.PERIODIC, fsyncIntervalMs),
+        return new PipelineHarness(new BrokerContext().maxInflight(4)
+            .persistence(p -> p.durability(Durability.PERIODIC, fsyncIntervalMs)),
             new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null), store);
     }
 
@@ -428,7 +429,7 @@ class PersistenceStageTest
         key.putByte(0, (byte)9);
         writer.put(key, 0, 1, key, 0, 0);
         writer.commit();
-        final BrokerContext strict = new BrokerContext().strictRecovery(true);
+        final BrokerContext strict = new BrokerContext().persistence(p -> p.strictRecovery(true));
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> new PipelineHarness(strict,
             new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null), store))
             .isInstanceOf(StoreException.class).hasMessageContaining("strict-recovery");

@@ -188,7 +188,7 @@ final class PipelineHarness
      */
     void settle()
     {
-        final long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(context.fsyncIntervalMs());
+        final long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(context.persistence().fsyncIntervalMs());
         while (System.nanoTime() - until < 0)
         {
             LockSupport.parkNanos(until - System.nanoTime());

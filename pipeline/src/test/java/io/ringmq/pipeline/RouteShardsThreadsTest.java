@@ -154,7 +154,7 @@ class RouteShardsThreadsTest
             {
                 final int reload = step / 20;
                 harness.pipeline.reloadAclFile(AclFile.parse("acl", ACLS[reload % ACLS.length]));
-                harness.pipeline.limits().publish(reloading.withLiveLimitsOf(context(1 + reload % 3).conclude()));
+                harness.pipeline.limits().publish(ReloadPlan.liveContext(reloading, context(1 + reload % 3).conclude()));
             }
             if (failing && random.nextInt(40) == 0)
             {

@@ -265,7 +265,7 @@ public final class Broker implements AutoCloseable
      * and ACL files it names, and its listeners: a listener it no longer has stops accepting (its connections
      * stay), a new one starts accepting, one whose settings changed is opened anew; one it keeps keeps its socket.
      * Everything is read and bound before anything is taken: a bad file or a port in use changes nothing. The
-     * limits of {@code next} ({@link BrokerContext#withLiveLimitsOf}) are published to their owners, each taking them
+     * limits of {@code next} ({@link io.ringmq.pipeline.ReloadPlan#liveContext}) are published to their owners, each taking them
      * on its own thread; this returns once every one has them. Settings that need a restart keep their old value and
      * are named in one log line. A reload and {@link #close} do not overlap: one that comes after the close began
      * does nothing.

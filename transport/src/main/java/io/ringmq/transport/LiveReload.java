@@ -1,6 +1,7 @@
 package io.ringmq.transport;
 
 import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.ReloadPlan;
 import io.ringmq.pipeline.ListenerSettings;
 import io.ringmq.pipeline.LiveLimits;
 import io.ringmq.pipeline.Pipeline;
@@ -132,18 +133,18 @@ final class LiveReload
     {
         final LiveLimits live = pipeline.limits();
         final BrokerContext running = live.current();
-        final List<String> restart = running.restartOnlyChanges(next);
+        final List<String> restart = ReloadPlan.restartOnlyChanges(running, next);
         if (!restart.isEmpty())
         {
             LOG.log(System.Logger.Level.WARNING, "needs a restart: " + String.join(", ", restart) +
                 " (the old values stay until then)");
         }
-        final List<String> changed = running.liveChanges(next);
+        final List<String> changed = ReloadPlan.liveChanges(running, next);
         if (changed.isEmpty())
         {
             return "";
         }
-        live.publish(running.withLiveLimitsOf(next));
+        live.publish(ReloadPlan.liveContext(running, next));
         threads.wakeIoAgents();
         if (!threads.invoked() && !live.awaitTaken(LIMITS_TAKEN_TIMEOUT_MS))
         {

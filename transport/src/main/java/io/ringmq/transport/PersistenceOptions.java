@@ -43,11 +43,11 @@ final class PersistenceOptions
 
     @Option(names = "--persistence-cache", paramLabel = "BYTES",
         description = "The store's block cache (default: ${DEFAULT-VALUE}).", order = 690)
-    long persistenceCache = DEFAULTS.persistenceCacheBytes();
+    long persistenceCache = DEFAULTS.persistence().cacheBytes();
 
     @Option(names = "--persistence-write-buffers", paramLabel = "BYTES",
         description = "The store's memtables, all together (default: ${DEFAULT-VALUE}).", order = 700)
-    long persistenceWriteBuffers = DEFAULTS.persistenceWriteBufferBytes();
+    long persistenceWriteBuffers = DEFAULTS.persistence().writeBufferBytes();
 
     /**
      * Copies these options into {@code context}, reading the kind, the durability mode and the fsync interval in
@@ -55,12 +55,12 @@ final class PersistenceOptions
      */
     void applyTo(final BrokerContext context)
     {
-        context.persistent(parsePersistence(persistence))
+        context.persistence().persistent(parsePersistence(persistence))
             .dataDir(dataDir)
             .durability(OptionValues.parseEnum(Durability.class, durability, "--durability"),
                 OptionValues.parseLongDurationMs(fsyncInterval))
             .strictRecovery(strictRecovery)
-            .persistenceMemory(persistenceCache, persistenceWriteBuffers);
+            .memory(persistenceCache, persistenceWriteBuffers);
     }
 
     /**

@@ -53,18 +53,18 @@ final class StartupFiles
      */
     static DurableStore openStore(final BrokerContext context) throws IOException
     {
-        if (!context.persistent())
+        if (!context.persistence().persistent())
         {
             return MemoryStore.none();
         }
         try
         {
-            return RocksDbStoreOpener.open(RocksDbSettings.defaults(context.dataDir())
-                .withDurability(context.durability())
-                .withFsyncIntervalMs(context.fsyncIntervalMs())
-                .withBlockCacheLength(context.persistenceCacheBytes())
-                .withWriteBufferLength(context.persistenceWriteBufferBytes())
-                .withStrict(context.strictRecovery()));
+            return RocksDbStoreOpener.open(RocksDbSettings.defaults(context.persistence().dataDir())
+                .withDurability(context.persistence().durability())
+                .withFsyncIntervalMs(context.persistence().fsyncIntervalMs())
+                .withBlockCacheLength(context.persistence().cacheBytes())
+                .withWriteBufferLength(context.persistence().writeBufferBytes())
+                .withStrict(context.persistence().strictRecovery()));
         }
         catch (final StoreException ex)
         {

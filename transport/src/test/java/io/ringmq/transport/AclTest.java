@@ -424,7 +424,7 @@ class AclTest extends InProcessBrokerTest
         {
             try
             {
-                return context(ACL).persistent(true).dataDir(directory.resolve("data"));
+                return context(ACL).persistence(p -> p.persistent(true).dataDir(directory.resolve("data")));
             }
             catch (final Exception ex)
             {

@@ -97,8 +97,8 @@ class ConfigFileTest
         assertThat(context.maxPacketSize()).isEqualTo(65_536 + 1024);
         assertThat(context.maxKeepAliveSeconds()).isEqualTo(120);
         assertThat(context.persistentClientExpirationMs()).isEqualTo(2L * 24 * 3600 * 1000);
-        assertThat(context.persistent()).isTrue();
-        assertThat(context.dataDir()).isEqualTo(dir.resolve("data"));
+        assertThat(context.persistence().persistent()).isTrue();
+        assertThat(context.persistence().dataDir()).isEqualTo(dir.resolve("data"));
     }
 
     @Test

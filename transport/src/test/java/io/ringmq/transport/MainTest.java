@@ -234,7 +234,7 @@ class MainTest
         assertThat(cli.toString()).contains("persistence=rocksdb data-dir=data", "warmup=" + Warmup.DEFAULT_CONNECTIONS);
         final io.ringmq.pipeline.BrokerContext embedded = new io.ringmq.pipeline.BrokerContext().conclude();
         assertThat(embedded.toString()).contains("persistence=memory");
-        embedded.persistent(true).dataDir(java.nio.file.Path.of("data")).warmupConnections(Warmup.DEFAULT_CONNECTIONS);
+        embedded.persistence(p -> p.persistent(true).dataDir(java.nio.file.Path.of("data"))).warmupConnections(Warmup.DEFAULT_CONNECTIONS);
         assertThat(cli.toString()).as("every other setting").isEqualTo(embedded.conclude().toString());
     }
 

@@ -35,7 +35,7 @@ class ReloadListenersTest
 
     private static BrokerContext context(final ListenerSettings... extra)
     {
-        final BrokerContext context = TestBrokers.v5Context().persistent(false);
+        final BrokerContext context = TestBrokers.v5Context().persistence(p -> p.persistent(false));
         for (final ListenerSettings listener : extra)
         {
             context.addListener(listener);

@@ -74,7 +74,7 @@ class WarmupTest
         + "none of the warm-up's $ messages (nothing queued for it), and keeps its session [MQTT-4.7.2-1]")
     void aRecoveredSessionIsNotTouched(final String filter) throws Exception
     {
-        final BrokerContext first = TestBrokers.v5Context().persistent(true).dataDir(directory.resolve("data"));
+        final BrokerContext first = TestBrokers.v5Context().persistence(p -> p.persistent(true).dataDir(directory.resolve("data")));
         try (Broker broker = Broker.launch(first);
             RawClient keeper = new RawClient(broker.port()))
         {
@@ -82,7 +82,7 @@ class WarmupTest
             keeper.send(RawClient.subscribe(1, filter, 1));
             assertThat(keeper.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
         }
-        final BrokerContext second = TestBrokers.v5Context().persistent(true).dataDir(directory.resolve("data"))
+        final BrokerContext second = TestBrokers.v5Context().persistence(p -> p.persistent(true).dataDir(directory.resolve("data")))
             .warmupConnections(20);
         try (Broker broker = Broker.launch(second);
             RawClient keeper = new RawClient(broker.port()))

@@ -1,0 +1,214 @@
+package io.ringmq.pipeline;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+import java.util.function.ObjIntConsumer;
+import java.util.function.ObjLongConsumer;
+import java.util.function.ToIntFunction;
+import java.util.function.ToLongFunction;
+
+/**
+ * What a reload does with each setting of a {@link BrokerContext}, declared once per setting: the live limits are
+ * taken while clients stay connected; the settings sized or promised at start (rings, threads, what every CONNACK
+ * announces, the store) keep their running values, and a change to one is named as needing a restart. The
+ * listeners and the password and ACL files are reloaded by the transport's own path and are not listed here.
+ * README's "Reloading without dropping clients" has the table for users; the transport's {@code ReloadPlanFlagsTest}
+ * checks that every command-line flag is in this plan or reloaded by that other path.
+ */
+public final class ReloadPlan
+{
+    /**
+     * One setting: its flag, how to read it and, for a live one, how to set it on the context a reload publishes.
+     */
+    private record Setting(String flag, Function<BrokerContext, Object> read, BiConsumer<BrokerContext, BrokerContext> take)
+    {
+        boolean live()
+        {
+            return null != take;
+        }
+    }
+
+    private static final List<Setting> SETTINGS = List.of(
+        liveInt("max-connections", BrokerContext::maxConnections, BrokerContext::maxConnections),
+        liveInt("max-connections-per-address", BrokerContext::maxConnectionsPerAddress,
+            BrokerContext::maxConnectionsPerAddress),
+        live("limit-loopback", BrokerContext::limitLoopback, (live, next) -> live.limitLoopback(next.limitLoopback())),
+        // the rings and logs are sized at start: a packet size above them waits for a restart (restartOnlyChanges)
+        live("max-packet-size", BrokerContext::maxPacketSize, (live, next) ->
+        {
+            if (live.fitsBuffers(next.maxPacketSize()))
+            {
+                live.maxPacketSize(next.maxPacketSize());
+            }
+        }),
+        liveInt("max-connect-size", BrokerContext::maxConnectSize, BrokerContext::maxConnectSize),
+        liveInt("max-inflight", BrokerContext::maxInflight, BrokerContext::maxInflight),
+        liveInt("max-queued", BrokerContext::maxQueued, BrokerContext::maxQueued),
+        liveLong("max-queued-bytes", BrokerContext::maxQueuedBytes, BrokerContext::maxQueuedBytes),
+        liveLong("max-message-memory", BrokerContext::maxMessageMemory, BrokerContext::maxMessageMemory),
+        liveLong("max-session-memory", BrokerContext::maxSessionMemory, BrokerContext::maxSessionMemory),
+        liveLong("max-client-session-memory", BrokerContext::maxClientSessionMemory,
+            BrokerContext::maxClientSessionMemory),
+        liveInt("max-keepalive", BrokerContext::maxKeepAliveSeconds, BrokerContext::maxKeepAliveSeconds),
+        liveInt("connect-timeout", BrokerContext::connectTimeoutMs, BrokerContext::connectTimeoutMs),
+        liveInt("max-retained-messages", BrokerContext::maxRetainedMessages,
+            (live, messages) -> live.maxRetained(messages, live.maxRetainedBytes())),
+        liveLong("max-retained-bytes", BrokerContext::maxRetainedBytes,
+            (live, bytes) -> live.maxRetained(live.maxRetainedMessages(), bytes)),
+        liveInt("max-subscriptions-per-client", BrokerContext::maxSubscriptionsPerClient,
+            BrokerContext::maxSubscriptionsPerClient),
+        liveInt("max-topic-levels", BrokerContext::maxTopicLevels, BrokerContext::maxTopicLevels),
+        liveInt("max-topic-length", BrokerContext::maxTopicLength, BrokerContext::maxTopicLength),
+        liveInt("max-client-id-length", BrokerContext::maxClientIdLength, BrokerContext::maxClientIdLength),
+        liveLong("memory-budget", BrokerContext::memoryBudgetBytes, BrokerContext::memoryBudgetBytes),
+        liveLong("sys-interval", BrokerContext::sysIntervalMs, BrokerContext::sysIntervalMs),
+        live("anonymous", BrokerContext::anonymous, (live, next) -> live.anonymous(next.anonymous())),
+        liveInt("outbound-high-water", BrokerContext::outboundHighWaterBytes, BrokerContext::outboundHighWaterBytes),
+        // sized at start: threads, rings, buffers
+        restart("threading", BrokerContext::threading),
+        restart("io-threads", BrokerContext::ioThreads),
+        restart("route-shards", BrokerContext::routeShards),
+        restart("idle-strategy", BrokerContext::idleStrategy),
+        restart("pin", BrokerContext::pin),
+        restart("ring-size", BrokerContext::ringSize),
+        restart("tls-threads", BrokerContext::tlsThreads),
+        restart("accept-backlog", BrokerContext::acceptBacklog),
+        restart("warmup", BrokerContext::warmupConnections),
+        restart("slot-inline-bytes", BrokerContext::slotInlineBytes),
+        restart("stage-batch-limit", BrokerContext::stageBatchLimit),
+        restart("max-sessions", BrokerContext::maxSessions),
+        // promised in every CONNACK, or held by every session
+        restart("receive-maximum", BrokerContext::receiveMaximum),
+        restart("topic-alias-maximum", BrokerContext::topicAliasMaximum),
+        restart("persistent-client-expiration", BrokerContext::persistentClientExpirationMs),
+        restart("shared-subscription-strategy", BrokerContext::sharedSubscriptionStrategy),
+        // who may connect, decided by stages set up at start
+        restart("use-username-as-clientid", BrokerContext::useUserNameAsClientId),
+        restart("user", BrokerContext::user),
+        restart("pass", BrokerContext::password),
+        restart("auth settings", context -> context.credentialSettings().toString()),
+        // the store
+        restart("persistence", context -> context.persistence().persistent()),
+        restart("data-dir", context -> context.persistence().dataDir()),
+        restart("durability", context -> context.persistence().durability()),
+        restart("fsync-interval", context -> context.persistence().fsyncIntervalMs()),
+        restart("strict-recovery", context -> context.persistence().strictRecovery()),
+        restart("persistence-cache", context -> context.persistence().cacheBytes()),
+        restart("persistence-write-buffers", context -> context.persistence().writeBufferBytes()),
+        // observability set up at start
+        restart("counters-dir", BrokerContext::countersDir),
+        restart("metrics-port", BrokerContext::metricsPort),
+        restart("metrics-bind", BrokerContext::metricsBindAddress));
+
+    private ReloadPlan()
+    {
+    }
+
+    /**
+     * The settings a reload applies while clients stay connected: a copy of {@code running} (concluded) with the
+     * live limits of {@code next} (concluded), every other setting as it runs now.
+     *
+     * @return the context to publish through {@link LiveLimits}.
+     */
+    public static BrokerContext liveContext(final BrokerContext running, final BrokerContext next)
+    {
+        final BrokerContext live = running.copy();
+        for (final Setting setting : SETTINGS)
+        {
+            if (setting.live())
+            {
+                setting.take.accept(live, next);
+            }
+        }
+        return live;
+    }
+
+    /**
+     * @return the live limits that differ between {@code running} and {@code next}, as flag names (for the reload's
+     * log line).
+     */
+    public static List<String> liveChanges(final BrokerContext running, final BrokerContext next)
+    {
+        final BrokerContext live = liveContext(running, next);
+        final List<String> changed = new ArrayList<>();
+        for (final Setting setting : SETTINGS)
+        {
+            if (setting.live() && !Objects.equals(setting.read.apply(running), setting.read.apply(live)))
+            {
+                changed.add(setting.flag);
+            }
+        }
+        return changed;
+    }
+
+    /**
+     * @return the settings that differ between {@code running} and {@code next} but only take effect at the next
+     * start, as flag names; a reload keeps their running values.
+     */
+    public static List<String> restartOnlyChanges(final BrokerContext running, final BrokerContext next)
+    {
+        final List<String> changed = new ArrayList<>();
+        for (final Setting setting : SETTINGS)
+        {
+            if (!setting.live() && !Objects.equals(setting.read.apply(running), setting.read.apply(next)))
+            {
+                changed.add(setting.flag);
+            }
+        }
+        // sized from the packet size at start: a smaller one (from a smaller packet size) is no change
+        if (next.messageLogBytes() > running.messageLogBytes())
+        {
+            changed.add("message-log-bytes");
+        }
+        if (next.outboundRingBytes() > running.outboundRingBytes())
+        {
+            changed.add("outbound-ring-bytes");
+        }
+        if (!running.fitsBuffers(next.maxPacketSize()))
+        {
+            changed.add("max-packet-size above what the rings were sized for at start");
+        }
+        return changed;
+    }
+
+    /**
+     * @return every flag this plan names, live or restart-only.
+     */
+    public static List<String> flags()
+    {
+        final List<String> flags = new ArrayList<>();
+        for (final Setting setting : SETTINGS)
+        {
+            flags.add(setting.flag);
+        }
+        flags.add("message-log-bytes");
+        flags.add("outbound-ring-bytes");
+        return flags;
+    }
+
+    private static Setting live(final String flag, final Function<BrokerContext, ?> read,
+        final BiConsumer<BrokerContext, BrokerContext> take)
+    {
+        return new Setting(flag, read::apply, take);
+    }
+
+    private static Setting liveInt(final String flag, final ToIntFunction<BrokerContext> read,
+        final ObjIntConsumer<BrokerContext> write)
+    {
+        return new Setting(flag, read::applyAsInt, (live, next) -> write.accept(live, read.applyAsInt(next)));
+    }
+
+    private static Setting liveLong(final String flag, final ToLongFunction<BrokerContext> read,
+        final ObjLongConsumer<BrokerContext> write)
+    {
+        return new Setting(flag, read::applyAsLong, (live, next) -> write.accept(live, read.applyAsLong(next)));
+    }
+
+    private static Setting restart(final String flag, final Function<BrokerContext, ?> read)
+    {
+        return new Setting(flag, read::apply, null);
+    }
+}
