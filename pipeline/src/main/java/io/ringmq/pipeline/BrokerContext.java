@@ -42,9 +42,6 @@ public final class BrokerContext implements Cloneable
         Runtime.getRuntime().availableProcessors() <= 8 ? Threading.SHARED_NETWORK : Threading.DEDICATED;
     private String idleStrategy = "wake";
     private String pin = "";
-    private int ringSize = 16_384;
-    /** 0: sized from the maximum packet size (at least 16 MiB); see {@link #outboundRingBytesFor(int)}. */
-    private int outboundRingBytes = 0;
     private int maxConnections = 100_000;
     private int maxInflight = 32;
     private int maxQueued = 1_000;
@@ -55,20 +52,10 @@ public final class BrokerContext implements Cloneable
     /** Loopback connections driven through the broker before its listeners accept; 0 (embedded, tests): none. */
     private int warmupConnections = 0;
     // ---- pipeline sizes and per-client limits
-    /** Bytes of a packet kept inside its ingress slot; larger packets go to the I/O agent's message log. */
-    private int slotInlineBytes = 256;
-    /** 0: sized from the maximum packet size (at least 16 MiB, room for two of the largest packets). */
-    private int messageLogBytes = 0;
     private int stageBatchLimit = 1_024;
     private int maxClientIdLength = 1_024;
     private int maxSubscriptionsPerClient = 10_000;
     private long maxQueuedBytes = 16L * 1024 * 1024;
-    /** QoS 1 and 2 messages held for subscribers, in flight or queued, every shard together; AUTO: a quarter of the heap. */
-    private long maxMessageMemory = AUTO;
-    /** Client ids, user names, wills and filters the sessions hold, all together; AUTO: a quarter of the heap. */
-    private long maxSessionMemory = AUTO;
-    /** What one session may hold of it in filters and QoS 2 packet ids awaiting PUBREL; AUTO: an eighth of it. */
-    private long maxClientSessionMemory = AUTO;
     private int maxRetainedMessages = 100_000;
     /** AUTO: a quarter of the heap, where retained messages live, at most 256 MiB. */
     private long maxRetainedBytes = AUTO;
@@ -96,7 +83,6 @@ public final class BrokerContext implements Cloneable
     private int maxConnectSize = 64 * 1024;
     private int maxConnectionsPerAddress = 1_000;
     private boolean limitLoopback;
-    private long memoryBudgetBytes = AUTO;
     private int maxTopicLevels = 128;
     private int maxTopicLength = 65_535;
     private int maxKeepAliveSeconds = 65_535;
@@ -109,8 +95,10 @@ public final class BrokerContext implements Cloneable
 
     /** The store (the persistence stage, RocksDB in persistence/); the command line's default is rocksdb. */
     private final PersistenceSettings persistence = new PersistenceSettings();
+    /** Rings, logs and the bounds of what messages and sessions hold; live limits among them (copied on reload). */
+    private MemorySettings memory = new MemorySettings();
 
-    /** {@link #memoryBudgetBytes(long)}: let the transport size the budget from the JVM's limits. */
+    /** A bound of {@link MemorySettings} or {@code --max-retained-bytes}: sized from the JVM's limits. */
     public static final long AUTO = 0;
 
     // counters file (ringmq stat)
@@ -133,7 +121,6 @@ public final class BrokerContext implements Cloneable
         check(port() >= 0 && port() <= 65_535, "--port must be 0..65535");
         check(ioThreads >= 1 && ioThreads <= 256, "--io-threads must be 1..256");
         check(routeShards >= 1 && routeShards <= 64, "--route-shards must be 1..64");
-        check(ringSize >= 64 && Integer.bitCount(ringSize) == 1, "--ring-size must be a power of two >= 64");
         check(maxConnections >= 1, "--max-connections must be positive");
         check(maxInflight >= 1 && maxInflight <= 65_535, "--max-inflight must be 1..65535");
         check(maxQueued >= 0, "--max-queued must be >= 0");
@@ -144,47 +131,22 @@ public final class BrokerContext implements Cloneable
         credentialSettings.conclude();
         check(maxPacketSize <= MAX_PACKET_SIZE_LIMIT, "--max-packet-size must be at most " + MAX_PACKET_SIZE_LIMIT +
             " (64 MiB): every packet must fit the outbound ring and the message log");
-        check(slotInlineBytes >= 64 && slotInlineBytes <= 64 * 1024, "--slot-inline-bytes must be 64..65536");
         check(stageBatchLimit >= 1, "--stage-batch-limit must be positive");
         check(maxClientIdLength >= 23 && maxClientIdLength <= 65_535,
             "--max-client-id-length must be 23..65535 (a server accepts at least 23 [MQTT-3.1.3-5])");
         check(maxSubscriptionsPerClient >= 1, "--max-subscriptions-per-client must be positive");
         check(maxQueuedBytes >= 1024, "--max-queued-bytes must be at least 1024");
-        check(maxMessageMemory == AUTO || maxMessageMemory >= 64 * 1024,
-            "--max-message-memory must be at least 64 KiB (or 0 for a quarter of the heap)");
-        check(maxSessionMemory == AUTO || maxSessionMemory >= 64 * 1024,
-            "--max-session-memory must be at least 64 KiB (or 0 for a quarter of the heap)");
-        check(maxClientSessionMemory == AUTO || maxClientSessionMemory >= 64 * 1024,
-            "--max-client-session-memory must be at least 64 KiB (or 0 for an eighth of --max-session-memory)");
         check(maxRetainedMessages >= 1 && maxRetainedBytes >= 0,
             "--max-retained-messages must be >= 1, --max-retained-bytes >= 1 (or 0 for a quarter of the heap)");
         check(persistentClientExpirationMs >= 0, "--persistent-client-expiration must be >= 0");
-        // the outbound ring carries whole packets, at most an eighth of its capacity each (Agrona's limit)
-        final int leastOutbound = outboundRingBytesFor(maxPacketSize);
-        if (0 == outboundRingBytes)
-        {
-            outboundRingBytes = Math.max(DEFAULT_OUTBOUND_RING_BYTES, leastOutbound);
-        }
-        check(Integer.bitCount(outboundRingBytes) == 1 && outboundRingBytes >= leastOutbound,
-            "--outbound-ring-bytes must be a power of two of at least " + leastOutbound +
-            " (8 x (--max-packet-size + 64): Agrona's ring takes a message of at most an eighth of it)");
-        if (0 == messageLogBytes)
-        {
-            messageLogBytes = Math.max(16 * 1024 * 1024, BitUtil.findNextPositivePowerOfTwo(maxPacketSize) * 2);
-        }
-        check(Integer.bitCount(messageLogBytes) == 1 && messageLogBytes / 2 >= maxPacketSize,
-            "--message-log-bytes must be a power of two holding two packets of --max-packet-size");
+        memory.conclude(maxPacketSize);
         check(maxSessions >= 1 && maxSessions <= 10_000_000, "--max-sessions must be 1..10000000");
         check(sysIntervalMs == 0 || sysIntervalMs >= 100, "--sys-interval must be 0 (off) or at least 100 ms");
-        check((long)ringSize * slotInlineBytes <= 256L * 1024 * 1024,
-            "--ring-size x --slot-inline-bytes must stay within 256 MiB of heap");
         // the routing log holds two of its largest entries
-        routeLogBytes = (int)Math.max(messageLogBytes,
+        routeLogBytes = (int)Math.max(memory.messageLogBytes(),
             BitUtil.findNextPositivePowerOfTwo(routeEntryBytes(maxSessions, maxPacketSize) * 2));
         check(maxConnectSize >= 64, "--max-connect-size must be at least 64");
         check(maxConnectionsPerAddress >= 1, "--max-connections-per-address must be positive");
-        check(memoryBudgetBytes == AUTO || memoryBudgetBytes >= 1024 * 1024,
-            "--memory-budget must be at least 1 MiB (or 0 for auto)");
         check(maxTopicLevels >= 1, "--max-topic-levels must be positive");
         check(maxTopicLength >= 1 && maxTopicLength <= 65_535, "--max-topic-length must be 1..65535");
         check(maxKeepAliveSeconds >= 1 && maxKeepAliveSeconds <= 65_535, "--max-keepalive must be 1..65535");
@@ -239,28 +201,18 @@ public final class BrokerContext implements Cloneable
         return shared;
     }
 
-    /** The outbound ring's size when neither it nor a larger --max-packet-size says otherwise. */
-    public static final int DEFAULT_OUTBOUND_RING_BYTES = 16 * 1024 * 1024;
-
     /**
-     * @return the smallest outbound ring that carries a packet of {@code maxPacketSize}: a message on an Agrona ring
-     * is at most an eighth of it, and a packet the broker sends may pass the client's by a few bytes (64 allowed:
-     * the frame's connection id, properties the broker adds), rounded up to a power of two.
-     */
-    public static int outboundRingBytesFor(final int maxPacketSize)
-    {
-        return BitUtil.findNextPositivePowerOfTwo((maxPacketSize + 64) * 8);
-    }
-
-    /**
-     * @return a shallow copy, for the context a reload publishes ({@link ReloadPlan#liveContext}): the listeners,
-     * credential and store settings it shares are never changed while the broker runs.
+     * @return a copy for the context a reload publishes ({@link ReloadPlan#liveContext}), with its own memory
+     * settings (live limits among them); the listeners, credential and store settings it shares are never changed
+     * while the broker runs.
      */
     BrokerContext copy()
     {
         try
         {
-            return (BrokerContext)clone();
+            final BrokerContext copy = (BrokerContext)clone();
+            copy.memory = memory.copy();
+            return copy;
         }
         catch (final CloneNotSupportedException ex)
         {
@@ -274,8 +226,7 @@ public final class BrokerContext implements Cloneable
      */
     public boolean fitsBuffers(final int packetSize)
     {
-        return (packetSize + 64L) * 8 <= outboundRingBytes && messageLogBytes / 2 >= packetSize &&
-            routeEntryBytes(maxSessions, packetSize) * 2 <= routeLogBytes;
+        return memory.fitsRings(packetSize) && routeEntryBytes(maxSessions, packetSize) * 2 <= routeLogBytes;
     }
 
     /**
@@ -304,17 +255,13 @@ public final class BrokerContext implements Cloneable
         return "listeners=" + listeners() + " threading=" + threading.name().toLowerCase().replace('_', '-') +
             " io-threads=" + ioThreads + (routeShards == 1 ? "" : " route-shards=" + routeShards) +
             " idle-strategy=" + idleStrategy + (pin.isEmpty() ? "" : " pin=" + pin) +
-            " ring-size=" + ringSize + " max-connections=" + maxConnections + " max-inflight=" + maxInflight +
+            " " + memory + " max-connections=" + maxConnections + " max-inflight=" + maxInflight +
             " max-queued=" + maxQueued + " max-packet-size=" + maxPacketSize + " connect-timeout=" +
             connectTimeoutMs + "ms max-client-id-length=" + maxClientIdLength + " max-subscriptions-per-client=" +
-            maxSubscriptionsPerClient + " max-queued-bytes=" + maxQueuedBytes + " max-message-memory=" +
-            messageMemoryBytes() + (maxMessageMemory == AUTO ? "(auto)" : "") + " max-session-memory=" +
-            sessionMemoryBytes() + (maxSessionMemory == AUTO ? "(auto)" : "") + " max-client-session-memory=" +
-            clientSessionMemoryBytes() + (maxClientSessionMemory == AUTO ? "(auto)" : "") + " max-retained=" +
+            maxSubscriptionsPerClient + " max-queued-bytes=" + maxQueuedBytes + " max-retained=" +
             maxRetainedMessages + "/" + retainedBytes() + "B" + (maxRetainedBytes == AUTO ? "(auto)" : "") +
             " persistent-client-expiration=" +
-            persistentClientExpirationMs / 1000 + "s max-sessions=" + maxSessions + " sys-interval=" + sysIntervalMs + "ms" + " slot-inline-bytes=" + slotInlineBytes + " message-log-bytes=" +
-            messageLogBytes + " outbound-ring-bytes=" + outboundRingBytes + " anonymous=" + anonymous.name().toLowerCase() +
+            persistentClientExpirationMs / 1000 + "s max-sessions=" + maxSessions + " sys-interval=" + sysIntervalMs + "ms" + " anonymous=" + anonymous.name().toLowerCase() +
             (null != user ? " user=" + user : "") + (null != passwordFile ? " password-file=" + passwordFile : "") +
             (null != aclFile ? " acl-file=" + aclFile : "") +
             (useUserNameAsClientId ? " use-username-as-clientid" : "") +
@@ -322,8 +269,7 @@ public final class BrokerContext implements Cloneable
             " counters-dir=" + countersDir + " " + persistence +
             (0 == metricsPort ? "" : " metrics=" + metricsBindAddress + ":" + metricsPort) +
             " max-connect-size=" + maxConnectSize + " max-connections-per-address=" + maxConnectionsPerAddress +
-            (limitLoopback ? " limit-loopback" : "") + " memory-budget=" +
-            (memoryBudgetBytes == AUTO ? "auto" : String.valueOf(memoryBudgetBytes)) + " max-topic-levels=" +
+            (limitLoopback ? " limit-loopback" : "") + " max-topic-levels=" +
             maxTopicLevels + " max-topic-length=" + maxTopicLength + " max-keepalive=" + maxKeepAliveSeconds +
             " topic-alias-maximum=" + topicAliasMaximum + " receive-maximum=" + receiveMaximum +
             " shared-subscription-strategy=" + sharedSubscriptionStrategy +
@@ -461,32 +407,6 @@ public final class BrokerContext implements Cloneable
     public BrokerContext pin(final String pin)
     {
         this.pin = null == pin ? "" : pin;
-        return this;
-    }
-
-    public int ringSize()
-    {
-        return ringSize;
-    }
-
-    public BrokerContext ringSize(final int ringSize)
-    {
-        this.ringSize = ringSize;
-        return this;
-    }
-
-    public int outboundRingBytes()
-    {
-        return outboundRingBytes;
-    }
-
-    /**
-     * @param outboundRingBytes each I/O agent's outbound ring, a power of two of at least
-     *                          {@link #outboundRingBytesFor(int)} of the maximum packet size; 0 sizes it from that.
-     */
-    public BrokerContext outboundRingBytes(final int outboundRingBytes)
-    {
-        this.outboundRingBytes = outboundRingBytes;
         return this;
     }
 
@@ -694,28 +614,6 @@ public final class BrokerContext implements Cloneable
         return routeLogBytes;
     }
 
-    public int slotInlineBytes()
-    {
-        return slotInlineBytes;
-    }
-
-    public BrokerContext slotInlineBytes(final int slotInlineBytes)
-    {
-        this.slotInlineBytes = slotInlineBytes;
-        return this;
-    }
-
-    public int messageLogBytes()
-    {
-        return messageLogBytes;
-    }
-
-    public BrokerContext messageLogBytes(final int messageLogBytes)
-    {
-        this.messageLogBytes = messageLogBytes;
-        return this;
-    }
-
     public int stageBatchLimit()
     {
         return stageBatchLimit;
@@ -754,85 +652,6 @@ public final class BrokerContext implements Cloneable
         return maxQueuedBytes;
     }
 
-    /**
-     * @return {@code --max-message-memory} as given: bytes, or {@link #AUTO}.
-     */
-    public long maxMessageMemory()
-    {
-        return maxMessageMemory;
-    }
-
-    public BrokerContext maxMessageMemory(final long maxMessageMemory)
-    {
-        this.maxMessageMemory = maxMessageMemory;
-        return this;
-    }
-
-    /**
-     * @return the bytes of QoS 1 and 2 messages the delivery shards may hold together (each copy once, in flight or
-     * queued, with a small allowance per copy): {@code --max-message-memory}, or a quarter of the JVM's maximum heap,
-     * where those copies live (16 MiB under {@code bin/ringmq}'s 256m).
-     */
-    public long messageMemoryBytes()
-    {
-        return maxMessageMemory == AUTO ? quarterOfHeap() : maxMessageMemory;
-    }
-
-    /**
-     * @return {@code --max-session-memory} as given: bytes, or {@link #AUTO}.
-     */
-    public long maxSessionMemory()
-    {
-        return maxSessionMemory;
-    }
-
-    public BrokerContext maxSessionMemory(final long maxSessionMemory)
-    {
-        this.maxSessionMemory = maxSessionMemory;
-        return this;
-    }
-
-    /**
-     * @return the bytes the routing stage's sessions may hold together in client ids, user names, wills and
-     * subscription filters, each with an allowance: {@code --max-session-memory}, or a quarter of the JVM's maximum
-     * heap (16 MiB under {@code bin/ringmq}'s 256m).
-     */
-    public long sessionMemoryBytes()
-    {
-        return maxSessionMemory == AUTO ? quarterOfHeap() : maxSessionMemory;
-    }
-
-    /**
-     * @return {@code --max-client-session-memory} as given: bytes, or {@link #AUTO}.
-     */
-    public long maxClientSessionMemory()
-    {
-        return maxClientSessionMemory;
-    }
-
-    public BrokerContext maxClientSessionMemory(final long maxClientSessionMemory)
-    {
-        this.maxClientSessionMemory = maxClientSessionMemory;
-        return this;
-    }
-
-    /**
-     * @return the bytes one session may hold of {@link #sessionMemoryBytes()} in subscription filters, and as much
-     * again in inbound QoS 2 packet ids awaiting PUBREL (its client id, user name and will are bounded by the
-     * CONNECT's size):
-     * {@code --max-client-session-memory}, or an eighth of the sessions' bound (2 MiB under {@code bin/ringmq}'s
-     * 256m), so that one client cannot take what every other client's subscriptions need.
-     */
-    public long clientSessionMemoryBytes()
-    {
-        return maxClientSessionMemory == AUTO ? Math.max(64 * 1024, sessionMemoryBytes() / 8) : maxClientSessionMemory;
-    }
-
-    private static long quarterOfHeap()
-    {
-        return Math.max(1024 * 1024, Runtime.getRuntime().maxMemory() / 4);
-    }
-
     public BrokerContext maxQueuedBytes(final long maxQueuedBytes)
     {
         this.maxQueuedBytes = maxQueuedBytes;
@@ -859,7 +678,7 @@ public final class BrokerContext implements Cloneable
      */
     public long retainedBytes()
     {
-        return maxRetainedBytes == AUTO ? Math.min(256L * 1024 * 1024, quarterOfHeap()) : maxRetainedBytes;
+        return maxRetainedBytes == AUTO ? Math.min(256L * 1024 * 1024, MemorySettings.quarterOfHeap()) : maxRetainedBytes;
     }
 
     public BrokerContext maxRetained(final int messages, final long bytes)
@@ -987,20 +806,6 @@ public final class BrokerContext implements Cloneable
     public BrokerContext limitLoopback(final boolean limitLoopback)
     {
         this.limitLoopback = limitLoopback;
-        return this;
-    }
-
-    /**
-     * @return the memory in use past which new connections are refused and QoS 0 is shed, or {@link #AUTO}.
-     */
-    public long memoryBudgetBytes()
-    {
-        return memoryBudgetBytes;
-    }
-
-    public BrokerContext memoryBudgetBytes(final long memoryBudgetBytes)
-    {
-        this.memoryBudgetBytes = memoryBudgetBytes;
         return this;
     }
 
@@ -1142,6 +947,23 @@ public final class BrokerContext implements Cloneable
     public BrokerContext persistence(final java.util.function.Consumer<PersistenceSettings> change)
     {
         change.accept(persistence);
+        return this;
+    }
+
+    /**
+     * @return the rings, logs and memory bounds, to change in place.
+     */
+    public MemorySettings memory()
+    {
+        return memory;
+    }
+
+    /**
+     * Changes the memory settings in a chain: {@code context.port(0).memory(m -> m.ringSize(1024))}.
+     */
+    public BrokerContext memory(final java.util.function.Consumer<MemorySettings> change)
+    {
+        change.accept(memory);
         return this;
     }
 }

@@ -100,7 +100,7 @@ public final class Pipeline
         context.conclude(); // derived sizes (the message logs') are settled there; a second call changes nothing
         this.errors = errors;
         this.batchLimit = context.stageBatchLimit();
-        final int inline = context.slotInlineBytes();
+        final int inline = context.memory().slotInlineBytes();
         // shared and invoker threading run the one I/O agent and every stage (the routing stage's ticks are the
         // other producer) on one thread: a single producer claims without a CAS and publishes without the
         // per-slot availability flags. Whoever runs this pipeline's agents must then run them all, and produce
@@ -108,15 +108,15 @@ public final class Pipeline
         final boolean oneThread = context.threading() == BrokerContext.Threading.SHARED ||
             context.threading() == BrokerContext.Threading.INVOKER;
         this.ring = oneThread ?
-            RingBuffer.createSingleProducer(() -> new IngressEvent(inline), context.ringSize(),
+            RingBuffer.createSingleProducer(() -> new IngressEvent(inline), context.memory().ringSize(),
                 new YieldingWaitStrategy()) :
-            RingBuffer.createMultiProducer(() -> new IngressEvent(inline), context.ringSize(),
+            RingBuffer.createMultiProducer(() -> new IngressEvent(inline), context.memory().ringSize(),
                 new YieldingWaitStrategy());
         final int shardCount = context.ioThreads();
         this.logs = new MessageLog[shardCount];
         for (int i = 0; i < logs.length; i++)
         {
-            logs[i] = new MessageLog(context.messageLogBytes());
+            logs[i] = new MessageLog(context.memory().messageLogBytes());
         }
         final RouteShards routeShards = new RouteShards(context.routeShards(), context, errors);
         this.routeLogs = new MessageLog[routeShards.count()];

@@ -48,10 +48,12 @@ public final class ReloadPlan
         liveInt("max-inflight", BrokerContext::maxInflight, BrokerContext::maxInflight),
         liveInt("max-queued", BrokerContext::maxQueued, BrokerContext::maxQueued),
         liveLong("max-queued-bytes", BrokerContext::maxQueuedBytes, BrokerContext::maxQueuedBytes),
-        liveLong("max-message-memory", BrokerContext::maxMessageMemory, BrokerContext::maxMessageMemory),
-        liveLong("max-session-memory", BrokerContext::maxSessionMemory, BrokerContext::maxSessionMemory),
-        liveLong("max-client-session-memory", BrokerContext::maxClientSessionMemory,
-            BrokerContext::maxClientSessionMemory),
+        liveLong("max-message-memory", context -> context.memory().maxMessageMemory(),
+            (live, bytes) -> live.memory().maxMessageMemory(bytes)),
+        liveLong("max-session-memory", context -> context.memory().maxSessionMemory(),
+            (live, bytes) -> live.memory().maxSessionMemory(bytes)),
+        liveLong("max-client-session-memory", context -> context.memory().maxClientSessionMemory(),
+            (live, bytes) -> live.memory().maxClientSessionMemory(bytes)),
         liveInt("max-keepalive", BrokerContext::maxKeepAliveSeconds, BrokerContext::maxKeepAliveSeconds),
         liveInt("connect-timeout", BrokerContext::connectTimeoutMs, BrokerContext::connectTimeoutMs),
         liveInt("max-retained-messages", BrokerContext::maxRetainedMessages,
@@ -63,7 +65,8 @@ public final class ReloadPlan
         liveInt("max-topic-levels", BrokerContext::maxTopicLevels, BrokerContext::maxTopicLevels),
         liveInt("max-topic-length", BrokerContext::maxTopicLength, BrokerContext::maxTopicLength),
         liveInt("max-client-id-length", BrokerContext::maxClientIdLength, BrokerContext::maxClientIdLength),
-        liveLong("memory-budget", BrokerContext::memoryBudgetBytes, BrokerContext::memoryBudgetBytes),
+        liveLong("memory-budget", context -> context.memory().memoryBudgetBytes(),
+            (live, bytes) -> live.memory().memoryBudgetBytes(bytes)),
         liveLong("sys-interval", BrokerContext::sysIntervalMs, BrokerContext::sysIntervalMs),
         live("anonymous", BrokerContext::anonymous, (live, next) -> live.anonymous(next.anonymous())),
         liveInt("outbound-high-water", BrokerContext::outboundHighWaterBytes, BrokerContext::outboundHighWaterBytes),
@@ -73,11 +76,11 @@ public final class ReloadPlan
         restart("route-shards", BrokerContext::routeShards),
         restart("idle-strategy", BrokerContext::idleStrategy),
         restart("pin", BrokerContext::pin),
-        restart("ring-size", BrokerContext::ringSize),
+        restart("ring-size", context -> context.memory().ringSize()),
         restart("tls-threads", BrokerContext::tlsThreads),
         restart("accept-backlog", BrokerContext::acceptBacklog),
         restart("warmup", BrokerContext::warmupConnections),
-        restart("slot-inline-bytes", BrokerContext::slotInlineBytes),
+        restart("slot-inline-bytes", context -> context.memory().slotInlineBytes()),
         restart("stage-batch-limit", BrokerContext::stageBatchLimit),
         restart("max-sessions", BrokerContext::maxSessions),
         // promised in every CONNACK, or held by every session
@@ -159,11 +162,11 @@ public final class ReloadPlan
             }
         }
         // sized from the packet size at start: a smaller one (from a smaller packet size) is no change
-        if (next.messageLogBytes() > running.messageLogBytes())
+        if (next.memory().messageLogBytes() > running.memory().messageLogBytes())
         {
             changed.add("message-log-bytes");
         }
-        if (next.outboundRingBytes() > running.outboundRingBytes())
+        if (next.memory().outboundRingBytes() > running.memory().outboundRingBytes())
         {
             changed.add("outbound-ring-bytes");
         }

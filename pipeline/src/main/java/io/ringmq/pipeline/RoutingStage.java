@@ -105,8 +105,8 @@ public final class RoutingStage implements Stage
         this.shared = new SharedSubscriptions<>(context.sharedSubscriptionStrategy());
         this.counters = counters;
         this.log = log;
-        this.sessions = new SessionRegistry(new SessionMemory(context.sessionMemoryBytes(),
-            context.clientSessionMemoryBytes()));
+        this.sessions = new SessionRegistry(new SessionMemory(context.memory().sessionMemoryBytes(),
+            context.memory().clientSessionMemoryBytes()));
         this.retained = new RetainedStore(context.maxRetainedMessages(), context.retainedBytes());
         final SubscriptionChanges subscriptions = new SubscriptionChanges(context, index, shared, retained, output,
             sessionCounters, sessions.memory());

@@ -70,7 +70,7 @@ public final class SharedRedispatch
      */
     public static long maxBytesFor(final BrokerContext limits)
     {
-        return limits.messageMemoryBytes() / 4;
+        return limits.memory().messageMemoryBytes() / 4;
     }
 
     /**

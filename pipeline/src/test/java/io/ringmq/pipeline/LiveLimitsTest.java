@@ -17,7 +17,7 @@ class LiveLimitsTest
 {
     private static BrokerContext running()
     {
-        return new BrokerContext().port(0).ringSize(1024).maxPacketSize(64 * 1024).maxConnections(10).conclude();
+        return new BrokerContext().port(0).memory(m -> m.ringSize(1024)).maxPacketSize(64 * 1024).maxConnections(10).conclude();
     }
 
     @Test
@@ -25,7 +25,7 @@ class LiveLimitsTest
     void liveTakenRestartKept()
     {
         final BrokerContext running = running();
-        final BrokerContext next = new BrokerContext().port(0).ringSize(4096).maxPacketSize(2048).maxConnections(3)
+        final BrokerContext next = new BrokerContext().port(0).memory(m -> m.ringSize(4096)).maxPacketSize(2048).maxConnections(3)
             .maxQueued(7).sysIntervalMs(500).anonymous(Authenticator.AnonymousPolicy.NONE).receiveMaximum(10)
             .maxSessions(50).conclude();
         final BrokerContext live = ReloadPlan.liveContext(running, next);
@@ -34,10 +34,10 @@ class LiveLimitsTest
         assertThat(live.maxQueued()).isEqualTo(7);
         assertThat(live.sysIntervalMs()).isEqualTo(500);
         assertThat(live.anonymous()).isEqualTo(Authenticator.AnonymousPolicy.NONE);
-        assertThat(live.ringSize()).as("sized at start").isEqualTo(1024);
+        assertThat(live.memory().ringSize()).as("sized at start").isEqualTo(1024);
         assertThat(live.receiveMaximum()).as("promised in every CONNACK").isEqualTo(running.receiveMaximum());
         assertThat(live.maxSessions()).isEqualTo(running.maxSessions());
-        assertThat(live.messageLogBytes()).isEqualTo(running.messageLogBytes());
+        assertThat(live.memory().messageLogBytes()).isEqualTo(running.memory().messageLogBytes());
         assertThat(running.maxConnections()).as("the running context is not touched").isEqualTo(10);
         assertThat(ReloadPlan.restartOnlyChanges(running, next)).containsExactlyInAnyOrder("ring-size", "receive-maximum",
             "max-sessions");
@@ -50,7 +50,7 @@ class LiveLimitsTest
     void packetSizeAboveTheRings()
     {
         final BrokerContext running = running();
-        final BrokerContext next = new BrokerContext().port(0).ringSize(1024)
+        final BrokerContext next = new BrokerContext().port(0).memory(m -> m.ringSize(1024))
             .maxPacketSize(BrokerContext.MAX_PACKET_SIZE_LIMIT).maxConnections(10).conclude();
         assertThat(ReloadPlan.liveContext(running, next).maxPacketSize()).isEqualTo(64 * 1024);
         assertThat(ReloadPlan.restartOnlyChanges(running, next)).anySatisfy(name -> assertThat(name)

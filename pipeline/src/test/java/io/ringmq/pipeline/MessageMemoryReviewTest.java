@@ -29,7 +29,7 @@ class MessageMemoryReviewTest
     static MultiAgentHarness twoShards()
     {
         return new MultiAgentHarness(new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2)
-            .maxMessageMemory(BUDGET));
+            .memory(m -> m.maxMessageMemory(BUDGET)));
     }
 
     @Test
@@ -182,7 +182,7 @@ class MessageMemoryReviewTest
     {
         final int budget = 1024 * 1024;
         final MultiAgentHarness harness = new MultiAgentHarness(new BrokerContext()
-            .threading(BrokerContext.Threading.DEDICATED).ioThreads(1).maxMessageMemory(budget));
+            .threading(BrokerContext.Threading.DEDICATED).ioThreads(1).memory(m -> m.maxMessageMemory(budget)));
         harness.packet(0, 1, connect("pub", true));
         harness.packet(0, 2, connect("small", false));
         harness.packet(0, 2, subscribe("b", 1));

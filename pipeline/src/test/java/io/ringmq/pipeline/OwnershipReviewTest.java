@@ -117,7 +117,7 @@ class OwnershipReviewTest
      */
     private static BrokerContext smallRouteLog()
     {
-        return new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2).maxPacketSize(1024).messageLogBytes(2048);
+        return new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2).maxPacketSize(1024).memory(m -> m.messageLogBytes(2048));
     }
 
     private static void watchers(final MultiAgentHarness harness, final int count, final String filter)

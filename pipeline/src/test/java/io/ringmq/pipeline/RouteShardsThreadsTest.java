@@ -78,7 +78,7 @@ class RouteShardsThreadsTest
 
     private static BrokerContext context(final int maxSubscriptions)
     {
-        return new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2).ringSize(256)
+        return new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2).memory(m -> m.ringSize(256))
             .sysIntervalMs(0).maxSessions(1_000).maxSubscriptionsPerClient(maxSubscriptions).routeShards(3);
     }
 

@@ -82,7 +82,7 @@ class SessionMemoryChaosReviewTest
         final BrokerContext context = new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2)
             .maxInflight(1 + random.nextInt(4)).maxQueued(random.nextInt(9)).sysIntervalMs(0)
             .maxSessions(random.nextBoolean() ? 6 : 1_000).maxSubscriptionsPerClient(1 + random.nextInt(4))
-            .maxSessionMemory(random.nextBoolean() ? 64 * 1024 : 0);
+            .memory(m -> m.maxSessionMemory(random.nextBoolean() ? 64 * 1024 : 0));
         final Authenticator authenticator = new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null);
         PipelineHarness harness = null == store ? new PipelineHarness(context, authenticator) :
             new PipelineHarness(context, authenticator, store);

@@ -144,7 +144,7 @@ public final class Broker implements AutoCloseable
             for (int i = 0; i < ioCount; i++)
             {
                 rings[i] = new ManyToOneRingBuffer(new UnsafeBuffer(RingMemory.allocate( // resident as written
-                    context.outboundRingBytes() + RingBufferDescriptor.TRAILER_LENGTH)));
+                    context.memory().outboundRingBytes() + RingBufferDescriptor.TRAILER_LENGTH)));
                 agents[i] = new IoAgent(i, context, counters, i == 0 ? (null != warmupListeners ? warmupListeners :
                     listeners) : new Listener[0], rings[i], pipeline.ring(), pipeline.messageLog(i), connectionCount,
                     credentials);

@@ -138,7 +138,7 @@ final class IoAgent implements Agent
         this.nowMs = clock.time();
         this.closer = new ConnectionCloser(counters, this.ingress, connections, connectionCount, nowMs);
         this.timers = new ConnectionTimers(nowMs, context.connectTimeoutMs(), closer);
-        this.memoryBudget = new MemoryBudget(context.memoryBudgetBytes());
+        this.memoryBudget = new MemoryBudget(context.memory().memoryBudgetBytes());
         this.writer = new ConnectionWriter(context, counters, memoryBudget, paused, closer, idleBuffers);
         writer.credentials(credentials);
         this.sys = index == 0 ? new SysTopics(counters, context.sysIntervalMs(), nowMs, (packet, length) ->
@@ -191,7 +191,7 @@ final class IoAgent implements Agent
         framer.limits(next);
         writer.limits(next);
         timers.connectTimeoutMs(next.connectTimeoutMs());
-        memoryBudget.budget(next.memoryBudgetBytes());
+        memoryBudget.budget(next.memory().memoryBudgetBytes());
         acceptors.limits(next);
         if (null != sys)
         {

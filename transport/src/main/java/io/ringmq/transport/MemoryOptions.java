@@ -14,7 +14,7 @@ final class MemoryOptions
 {
     @Option(names = "--ring-size", paramLabel = "N",
         description = "Ingress ring slots, a power of two (default: ${DEFAULT-VALUE}).", order = 280)
-    int ringSize = DEFAULTS.ringSize();
+    int ringSize = DEFAULTS.memory().ringSize();
 
     @Option(names = "--max-message-memory", paramLabel = "BYTES",
         description = "QoS 1/2 messages held for subscribers, in flight or queued, all clients together (each copy "
@@ -38,18 +38,18 @@ final class MemoryOptions
     @Option(names = "--slot-inline-bytes", paramLabel = "BYTES",
         description = "Packet bytes kept inside an ingress ring slot; larger packets go to the I/O agent's "
             + "message log (default: ${DEFAULT-VALUE}).", order = 480)
-    int slotInlineBytes = DEFAULTS.slotInlineBytes();
+    int slotInlineBytes = DEFAULTS.memory().slotInlineBytes();
 
     @Option(names = "--message-log-bytes", paramLabel = "BYTES",
         description = "Off-heap message log per I/O agent, a power of two (default: 16 MiB, or room for two "
             + "packets of --max-packet-size).", order = 490)
-    int messageLogBytes = DEFAULTS.messageLogBytes();
+    int messageLogBytes = DEFAULTS.memory().messageLogBytes();
 
     @Option(names = "--outbound-ring-bytes", paramLabel = "BYTES",
         description = "Off-heap outbound ring per I/O agent (the delivery shards' bytes for its sockets), a power of "
             + "two of at least 8 x (--max-packet-size + 64) (default: 16 MiB, or what --max-packet-size needs).",
         order = 500)
-    int outboundRingBytes = DEFAULTS.outboundRingBytes();
+    int outboundRingBytes = DEFAULTS.memory().outboundRingBytes();
 
     @Option(names = "--memory-budget", paramLabel = "BYTES",
         description = "Memory in use (pooled buffers + JVM heap) past which new connections are refused and QoS 0 "
@@ -62,7 +62,7 @@ final class MemoryOptions
      */
     void applyTo(final BrokerContext context)
     {
-        context.ringSize(ringSize)
+        context.memory().ringSize(ringSize)
             .maxMessageMemory(maxMessageMemory)
             .maxSessionMemory(maxSessionMemory)
             .maxClientSessionMemory(maxClientSessionMemory)

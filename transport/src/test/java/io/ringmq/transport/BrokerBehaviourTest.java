@@ -520,7 +520,7 @@ abstract class BrokerBehaviourTest
     @DisplayName("a full ingress ring pauses reading; no QoS 1 message is lost and order is kept")
     void backpressureNeverDropsQos1() throws Exception
     {
-        broker(context -> context.ringSize(64).maxQueued(10_000));
+        broker(context -> context.memory(m -> m.ringSize(64)).maxQueued(10_000));
         final Paho subscriber = paho("sub");
         subscriber.client.subscribe("bp", 1);
         final RawClient publisher = raw();

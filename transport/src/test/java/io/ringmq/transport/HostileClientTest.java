@@ -691,8 +691,8 @@ class HostileClientTest
     {
         final BrokerContext defaults = new BrokerContext().conclude();
         final BrokerContext sized = new BrokerContext().maxPacketSize(maxPacketSize).conclude();
-        return RSS_BUDGET_MIB * MIB + (sized.outboundRingBytes() - defaults.outboundRingBytes()) +
-            (sized.messageLogBytes() - defaults.messageLogBytes());
+        return RSS_BUDGET_MIB * MIB + (sized.memory().outboundRingBytes() - defaults.memory().outboundRingBytes()) +
+            (sized.memory().messageLogBytes() - defaults.memory().messageLogBytes());
     }
 
     private String diagnostics()

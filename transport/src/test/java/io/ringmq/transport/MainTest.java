@@ -249,7 +249,7 @@ class MainTest
         assertThat(context.maxConnectSize()).isEqualTo(1024);
         assertThat(context.maxConnectionsPerAddress()).isEqualTo(5);
         assertThat(context.limitLoopback()).isTrue();
-        assertThat(context.memoryBudgetBytes()).isEqualTo(1L << 30);
+        assertThat(context.memory().memoryBudgetBytes()).isEqualTo(1L << 30);
         assertThat(context.maxTopicLevels()).isEqualTo(8);
         assertThat(context.maxTopicLength()).isEqualTo(100);
         assertThat(context.toString()).contains("max-connect-size=1024", "memory-budget=1073741824");

@@ -312,7 +312,7 @@ class NetworkEdgeTest
         final MemoryBudget probe = new MemoryBudget(Long.MAX_VALUE);
         probe.sample(0);
         final long budget = probe.usedBytes() + 160L * 1024 * 1024;
-        broker(BrokerContext.Threading.SHARED, context -> context.memoryBudgetBytes(budget));
+        broker(BrokerContext.Threading.SHARED, context -> context.memory(m -> m.memoryBudgetBytes(budget)));
         final RawClient subscriber = connected("sub");
         subscriber.send(RawClient.subscribe(1, "m", 0));
         assertThat(subscriber.readPacket(5_000)).isEqualTo(PacketType.SUBACK);

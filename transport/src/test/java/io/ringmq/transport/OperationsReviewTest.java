@@ -112,7 +112,7 @@ class OperationsReviewTest extends InProcessBrokerTest
         + "published, not always the same first 64")
     void everySysTopicIsPublishedWithASmallRing() throws Exception
     {
-        broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0).ringSize(64)
+        broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0).memory(m -> m.ringSize(64))
             .threading(BrokerContext.Threading.SHARED).sysIntervalMs(200));
         final String last = "$SYS/broker/ringmq/" +
             io.ringmq.pipeline.status.BrokerCounters.key(io.ringmq.pipeline.status.BrokerCounters.count() - 1);
@@ -144,7 +144,7 @@ class OperationsReviewTest extends InProcessBrokerTest
         }
         // a 1 GiB message log is more than this JVM's direct memory (-Xmx1g): refused before any is touched
         assertThatThrownBy(() -> Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(port)
-            .countersDir(directory).sysIntervalMs(0).messageLogBytes(1 << 30))).isInstanceOf(OutOfMemoryError.class);
+            .countersDir(directory).sysIntervalMs(0).memory(m -> m.messageLogBytes(1 << 30)))).isInstanceOf(OutOfMemoryError.class);
         try (Stream<Path> left = Files.list(directory))
         {
             assertThat(left).as("counters files left behind").isEmpty();

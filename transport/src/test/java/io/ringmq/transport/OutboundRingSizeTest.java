@@ -26,15 +26,15 @@ class OutboundRingSizeTest
         final Main main = new Main();
         new picocli.CommandLine(main).parseArgs("--outbound-ring-bytes", "2097152", "--max-packet-size", "262080");
         final BrokerContext context = main.context().conclude();
-        assertThat(context.outboundRingBytes()).isEqualTo(2 * MIB);
+        assertThat(context.memory().outboundRingBytes()).isEqualTo(2 * MIB);
         assertThat(context.toString()).contains("outbound-ring-bytes=2097152");
-        assertThat(new BrokerContext().conclude().outboundRingBytes()).isEqualTo(16 * MIB);
-        assertThat(new BrokerContext().maxPacketSize(4 * MIB).conclude().outboundRingBytes()).isEqualTo(64 * MIB);
-        assertThat(new BrokerContext().maxPacketSize(262_144).conclude().outboundRingBytes())
+        assertThat(new BrokerContext().conclude().memory().outboundRingBytes()).isEqualTo(16 * MIB);
+        assertThat(new BrokerContext().maxPacketSize(4 * MIB).conclude().memory().outboundRingBytes()).isEqualTo(64 * MIB);
+        assertThat(new BrokerContext().maxPacketSize(262_144).conclude().memory().outboundRingBytes())
             .as("the default stays 16 MiB for smaller packets").isEqualTo(16 * MIB);
-        assertThat(BrokerContext.outboundRingBytesFor(262_080)).isEqualTo(2 * MIB);
-        assertThat(BrokerContext.outboundRingBytesFor(262_144)).isEqualTo(4 * MIB);
-        assertThat(BrokerContext.outboundRingBytesFor(1024 * 1024)).isEqualTo(16 * MIB);
+        assertThat(io.ringmq.pipeline.MemorySettings.outboundRingBytesFor(262_080)).isEqualTo(2 * MIB);
+        assertThat(io.ringmq.pipeline.MemorySettings.outboundRingBytesFor(262_144)).isEqualTo(4 * MIB);
+        assertThat(io.ringmq.pipeline.MemorySettings.outboundRingBytesFor(1024 * 1024)).isEqualTo(16 * MIB);
     }
 
     @Test
@@ -42,14 +42,14 @@ class OutboundRingSizeTest
         + "is refused with one clear message")
     void badSizes()
     {
-        assertThatThrownBy(() -> new BrokerContext().outboundRingBytes(3 * MIB).conclude())
+        assertThatThrownBy(() -> new BrokerContext().memory(m -> m.outboundRingBytes(3 * MIB)).conclude())
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--outbound-ring-bytes must be a power of two");
-        assertThatThrownBy(() -> new BrokerContext().outboundRingBytes(-MIB).conclude())
+        assertThatThrownBy(() -> new BrokerContext().memory(m -> m.outboundRingBytes(-MIB)).conclude())
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--outbound-ring-bytes");
-        assertThatThrownBy(() -> new BrokerContext().outboundRingBytes(8 * MIB).conclude())
+        assertThatThrownBy(() -> new BrokerContext().memory(m -> m.outboundRingBytes(8 * MIB)).conclude())
             .as("1 MiB packets need 16 MiB").isInstanceOf(IllegalArgumentException.class)
             .hasMessageContaining("at least 16777216");
-        assertThatThrownBy(() -> new BrokerContext().outboundRingBytes(Integer.MIN_VALUE).conclude())
+        assertThatThrownBy(() -> new BrokerContext().memory(m -> m.outboundRingBytes(Integer.MIN_VALUE)).conclude())
             .isInstanceOf(IllegalArgumentException.class);
     }
 
@@ -61,7 +61,7 @@ class OutboundRingSizeTest
     {
         final int maxPacketSize = 131_008; // the largest 8 x (size + 64) <= 1 MiB allows
         final Broker broker = Broker.launch(TestBrokers.v5Context().maxPacketSize(maxPacketSize)
-            .outboundRingBytes(MIB).messageLogBytes(MIB));
+            .memory(m -> m.outboundRingBytes(MIB).messageLogBytes(MIB)));
         final List<AutoCloseable> clients = new ArrayList<>();
         try
         {

@@ -298,8 +298,8 @@ class ReloadLimitsTest extends InProcessBrokerTest
         + "ones beside it apply")
     void restartOnlyIsLogged() throws Exception
     {
-        start(context -> context.ringSize(1024).maxConnections(10));
-        final String done = reload(context -> context.ringSize(4096).ioThreads(2).maxConnections(2));
+        start(context -> context.memory(m -> m.ringSize(1024)).maxConnections(10));
+        final String done = reload(context -> context.memory(m -> m.ringSize(4096)).ioThreads(2).maxConnections(2));
         assertThat(done).contains("max-connections").doesNotContain("ring-size");
         synchronized (logged)
         {
@@ -309,7 +309,7 @@ class ReloadLimitsTest extends InProcessBrokerTest
         closeLater(Paho.connect(broker.port(), "one"));
         closeLater(Paho.connect(broker.port(), "two"));
         assertThat(refused(broker.port())).isTrue();
-        assertThat(reload(context -> context.ringSize(1024).maxConnections(2))).doesNotContain("limits");
+        assertThat(reload(context -> context.memory(m -> m.ringSize(1024)).maxConnections(2))).doesNotContain("limits");
     }
 
     @Test

@@ -117,7 +117,7 @@ class SharedRedispatchTest extends InProcessBrokerTest
     {
         final int payload = 180_000; // 5 fit in a quarter of 4 MiB (with topic and allowance), 6 do not
         final int port = launch(TestBrokers.v5Context().sharedSubscriptionStrategy("round-robin")
-            .maxMessageMemory(4L << 20));
+            .memory(m -> m.maxMessageMemory(4L << 20)));
         final RawClient keeper = member(port, "keeper", 1);
         final RawClient taker = member(port, "taker", 1);
         final RawClient publisher = closeLater(new RawClient(port).v5());

@@ -88,7 +88,7 @@ public final class DeliveryShard implements Stage
         this.windows = windows;
         this.output = new ShardOutput(index, outbound, counters);
         this.shardCount = handover.shardCount();
-        this.pool = new SharedMessage.Pool(index, 1_024, context.messageMemoryBytes() / shardCount);
+        this.pool = new SharedMessage.Pool(index, 1_024, context.memory().messageMemoryBytes() / shardCount);
         final PublishWriter writer = new PublishWriter();
         this.upkeep = new WindowUpkeep(pool, writer, output, clock, counters, redispatch, journal);
         this.messages = new MessageDelivery(index, sessions, output, counters, pool, writer, clock, upkeep,
@@ -313,7 +313,7 @@ public final class DeliveryShard implements Stage
         connections.limits(next);
         moves.maxInflight(next.maxInflight());
         messages.queueLimits(next.maxQueued(), next.maxQueuedBytes());
-        pool.budgetBytes(next.messageMemoryBytes() / shardCount);
+        pool.budgetBytes(next.memory().messageMemoryBytes() / shardCount);
         control.limits(next);
     }
 

@@ -24,7 +24,7 @@ final class OutboundAliasBudget
      */
     static long maxBytesFor(final BrokerContext context, final int shardCount)
     {
-        return context.sessionMemoryBytes() / 4 / Math.max(1, shardCount);
+        return context.memory().sessionMemoryBytes() / 4 / Math.max(1, shardCount);
     }
 
     /**
