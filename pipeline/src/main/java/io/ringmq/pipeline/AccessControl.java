@@ -52,11 +52,24 @@ final class AccessControl
 
     /**
      * @return whether a CONNECT must be refused before its credentials are checked: with
-     * {@code --use-username-as-clientid}, one without a user name (as Mosquitto, not authorized).
+     * {@code --use-username-as-clientid}, one without a user name (as Mosquitto, not authorized), unless an
+     * enhanced authentication is to name its user.
      */
     boolean refuses(final ConnectFlyweight connect)
     {
-        return useUserNameAsClientId && !connect.hasUserName();
+        return useUserNameAsClientId && !connect.hasUserName() && !EnhancedAuthentication.asks(connect);
+    }
+
+    /**
+     * @param user the user an enhanced authentication proved (null: none).
+     * @return whether the CONNECT it ended must still be refused: its User Name names another user (the exchange did
+     * not prove that one, and it must choose neither a session nor rules), or client ids are user names and the
+     * exchange named no user.
+     */
+    boolean refusesExchange(final ConnectFlyweight connect, final String user)
+    {
+        return connect.hasUserName() ? !connect.userName().asString().equals(user) :
+            useUserNameAsClientId && null == user;
     }
 
     /**
@@ -66,12 +79,11 @@ final class AccessControl
      */
     void admit(final IngressEvent event, final ConnectFlyweight connect, final String userName)
     {
-        final String clientId = ClientIds.of(connect, useUserNameAsClientId);
+        final String clientId = ClientIds.of(connect, userName, useUserNameAsClientId);
         final ClientAcl acl = rules.forClient(userName, clientId);
         clients.put(event.connectionId, new Client(userName, clientId, acl));
         event.aclGeneration = rules.generation();
-        event.aclUserNamed = null == userName ? !connect.hasUserName() :
-            connect.hasUserName() && userName.equals(connect.userName().asString());
+        event.aclUser = userName;
         final Slice will = connect.hasWill() ? connect.willTopic() : null;
         if (null != will && !acl.canWrite(will.buffer(), will.offset(), will.length()))
         {
@@ -150,19 +162,13 @@ final class AccessControl
     }
 
     /**
-     * @return the filter a subscription reads through: a {@code $share/{name}/{filter}}'s filter.
+     * @return the filter a subscription reads through: a {@code $share/{name}/{filter}}'s filter, split as the
+     * routing stage splits it when it subscribes ({@link Topics#shareNameEnd}); any other filter as written.
      */
     static String unshared(final String filter)
     {
-        if (filter.startsWith(Topics.SHARE_PREFIX))
-        {
-            final int nameEnd = filter.indexOf('/', Topics.SHARE_PREFIX.length());
-            if (nameEnd > 0)
-            {
-                return filter.substring(nameEnd + 1);
-            }
-        }
-        return filter;
+        final int nameEnd = Topics.shareNameEnd(filter);
+        return nameEnd < 0 ? filter : filter.substring(nameEnd + 1);
     }
 
     void forget(final long connectionId)

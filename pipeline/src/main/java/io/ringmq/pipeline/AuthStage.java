@@ -118,12 +118,15 @@ public final class AuthStage implements Stage
      */
     private void admitByExchange(final IngressEvent event)
     {
-        if (connect.wrap(event.packet, 0, event.packetLength) < 0 || access.refuses(connect))
+        final String user = enhanced.userOf(event.connectionId);
+        if (connect.wrap(event.packet, 0, event.packetLength) < 0 || access.refusesExchange(connect, user))
         {
-            event.authCode = ReasonCode.NOT_AUTHORIZED; // fail closed: a corrupt slot, or no user name to be its id
+            // fail closed: a corrupt slot, a User Name the exchange did not prove, or no user to be the client id
+            event.authCode = ReasonCode.NOT_AUTHORIZED;
+            counters.increment(BrokerCounters.AUTH_FAILURES);
             return;
         }
-        access.admit(event, connect, enhanced.userOf(event.connectionId));
+        access.admit(event, connect, user);
     }
 
     /**

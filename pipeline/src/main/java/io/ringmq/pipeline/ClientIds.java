@@ -3,9 +3,10 @@ package io.ringmq.pipeline;
 import io.ringmq.protocol.ConnectFlyweight;
 
 /**
- * The one place a CONNECT's client identifier is read: with {@code --use-username-as-clientid} it is the user
- * name (as Mosquitto's {@code use_username_as_clientid}), so one user cannot take over another's session; a
- * client without a user name is then refused by the auth stage.
+ * The one place a CONNECT's client identifier is read: with {@code --use-username-as-clientid} it is the user the
+ * client was admitted as (as Mosquitto's {@code use_username_as_clientid}): the CONNECT's User Name, or the user an
+ * enhanced authentication proved, never a User Name the exchange did not prove, so one user cannot take over
+ * another's session. A client admitted as no user is then refused by the auth stage.
  */
 public final class ClientIds
 {
@@ -14,11 +15,13 @@ public final class ClientIds
     }
 
     /**
+     * @param admittedUser the user the auth stage admitted the CONNECT as ({@link IngressEvent#aclUser}; null:
+     *                     anonymous).
      * @return the client identifier the broker knows the client by; empty when the client sent none (the routing
      * stage assigns one [MQTT-3.1.3-6]).
      */
-    public static String of(final ConnectFlyweight connect, final boolean useUserName)
+    public static String of(final ConnectFlyweight connect, final String admittedUser, final boolean useUserName)
     {
-        return useUserName && connect.hasUserName() ? connect.userName().asString() : connect.clientId().asString();
+        return useUserName && null != admittedUser ? admittedUser : connect.clientId().asString();
     }
 }

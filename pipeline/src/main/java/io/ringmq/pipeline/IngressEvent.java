@@ -120,11 +120,11 @@ public final class IngressEvent
     /** The generation of the ACL rules the verdict was made under (a reload makes a new one). */
     public int aclGeneration;
     /**
-     * CONNECT: the CONNECT's User Name is the user the client was admitted as, so routing may take its rules from it
-     * (false: an enhanced authentication named another user, or none; routing then grants such a session nothing
-     * beyond what the auth stage judged per subscription).
+     * CONNECT: the user the auth stage admitted the client as (its CONNECT's User Name, or the user an enhanced
+     * authentication proved; null: anonymous). Routing takes the session's rules from it, and with
+     * {@code --use-username-as-clientid} routing and the store take the client id from it ({@link ClientIds}).
      */
-    public boolean aclUserNamed;
+    public String aclUser;
     /** SUBSCRIBE with {@link #ACL_PER_FILTER}: how many filters have a verdict in {@link #aclFilters}. */
     public int aclFilterCount;
     /** Per filter: {@link io.ringmq.pipeline.auth.ClientAcl#FULL}, PARTIAL or DENIED; made on a first need. */
@@ -336,7 +336,7 @@ public final class IngressEvent
         aclVerdict = ACL_UNDECIDED;
         aclGeneration = 0;
         aclFilterCount = 0;
-        aclUserNamed = false;
+        aclUser = null;
         routeShard = 0;
         routeTimeMs = 0;
         routeEpoch = 0;
@@ -375,7 +375,7 @@ public final class IngressEvent
         copy.authCode = authCode;
         copy.aclVerdict = aclVerdict;
         copy.aclGeneration = aclGeneration;
-        copy.aclUserNamed = aclUserNamed;
+        copy.aclUser = aclUser;
         copy.aclFilterCount = aclFilterCount;
         if (aclFilterCount > 0)
         {

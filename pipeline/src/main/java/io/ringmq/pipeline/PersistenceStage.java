@@ -371,7 +371,7 @@ final class PersistenceStage implements Stage
         event.sessionKey = known.key;
         final String assigned = route.assignedClientId();
         final int length = Records.session(scratch, event.version, null != assigned ? assigned :
-            ClientIds.of(connect, context.useUserNameAsClientId()), will ? Wills.fromConnect(connect, willScratch) : null,
+            ClientIds.of(connect, event.aclUser, context.useUserNameAsClientId()), will ? Wills.fromConnect(connect, willScratch) : null,
             known.willDelaySeconds);
         writer.put(key, 0, Records.sessionKey(key, known.key, Records.SESSION), scratch, 0, length);
         known.disconnectedAtMs = 0; // connected

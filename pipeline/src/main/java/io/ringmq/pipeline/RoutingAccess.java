@@ -59,25 +59,26 @@ final class RoutingAccess
     }
 
     /**
-     * @return the client id of a CONNECT as the broker knows it (empty: one is to be assigned).
+     * @return the client id of a CONNECT the auth stage admitted as {@link IngressEvent#aclUser}, as the broker
+     * knows it (empty: one is to be assigned).
      */
-    String clientIdOf(final ConnectFlyweight connect)
+    String clientIdOf(final ConnectFlyweight connect, final IngressEvent event)
     {
-        return ClientIds.of(connect, useUserNameAsClientId);
+        return ClientIds.of(connect, event.aclUser, useUserNameAsClientId);
     }
 
     /**
-     * The session's rules for its new connection: its user's, as the auth stage admitted it; a resumed session's
-     * subscriptions are judged by them anew (one refused now receives nothing: it was allowed when it was made).
+     * The session's rules for its new connection: its user's, as the auth stage admitted it
+     * ({@link IngressEvent#aclUser}, never a User Name an enhanced authentication did not prove); a resumed
+     * session's subscriptions are judged by them anew (one refused now receives nothing: it was allowed when it was
+     * made).
      *
      * @param aclClientId the client id as the CONNECT gave it (before one is assigned), as the auth stage saw it.
      */
-    void bind(final RoutingSession session, final ConnectFlyweight connect, final IngressEvent event,
-        final String aclClientId)
+    void bind(final RoutingSession session, final IngressEvent event, final String aclClientId)
     {
-        final String userName = connect.hasUserName() ? connect.userName().asString() : null;
-        final String named = event.aclUserNamed ? aclClientId : null;
-        session.acl(aclOf(userName, named), userName, named);
+        final String userName = event.aclUser;
+        session.acl(aclOf(userName, aclClientId), userName, aclClientId);
         if (!event.sessionNew && rules.hasFile())
         {
             judge(session);

@@ -89,7 +89,7 @@ final class SessionConnects
         }
         final boolean clean = connect.isCleanStart();
         final long expirySeconds = context.sessionExpiryFor(connect);
-        final String aclClientId = access.clientIdOf(connect);
+        final String aclClientId = access.clientIdOf(connect, event);
         String clientId = aclClientId;
         if (clientId.isEmpty())
         {
@@ -163,7 +163,7 @@ final class SessionConnects
         session.connection(event.agentIndex, event.connectionId);
         session.version(event.version);
         // a resumed session's client id as the CONNECT gave it is most often its own: one copy of it is kept
-        access.bind(session, connect, event, aclClientId.equals(session.clientId()) ? session.clientId() : aclClientId);
+        access.bind(session, event, aclClientId.equals(session.clientId()) ? session.clientId() : aclClientId);
         setWill(session, event.aclVerdict == IngressEvent.ACL_ALLOWED); // a will the ACL refuses is not kept
         connections.put(event.connectionId, session);
         event.sessionId = session.id();

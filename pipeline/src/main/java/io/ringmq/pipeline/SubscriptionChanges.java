@@ -196,16 +196,13 @@ final class SubscriptionChanges
      */
     private static Subscription newSubscription(final RoutingSession session, final String written)
     {
-        if (written.startsWith(io.ringmq.protocol.Topics.SHARE_PREFIX))
+        final int nameEnd = io.ringmq.protocol.Topics.shareNameEnd(written);
+        if (nameEnd < 0)
         {
-            final int nameEnd = written.indexOf('/', io.ringmq.protocol.Topics.SHARE_PREFIX.length());
-            if (nameEnd > io.ringmq.protocol.Topics.SHARE_PREFIX.length() && nameEnd < written.length() - 1)
-            {
-                return new Subscription(session, written.substring(nameEnd + 1),
-                    written.substring(io.ringmq.protocol.Topics.SHARE_PREFIX.length(), nameEnd));
-            }
+            return new Subscription(session, written, null);
         }
-        return new Subscription(session, written, null);
+        return new Subscription(session, written.substring(nameEnd + 1),
+            written.substring(io.ringmq.protocol.Topics.SHARE_PREFIX.length(), nameEnd));
     }
 
     private static int levels(final Slice topic)

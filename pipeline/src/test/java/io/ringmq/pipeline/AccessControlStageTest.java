@@ -54,7 +54,7 @@ class AccessControlStageTest
         final IngressEvent admitted = judge(connect("dev1", true), 1);
         assertThat(admitted.authCode).isEqualTo(IngressEvent.AUTH_ACCEPTED);
         assertThat(admitted.aclVerdict).isEqualTo(IngressEvent.ACL_ALLOWED);
-        assertThat(admitted.aclUserNamed).isTrue();
+        assertThat(admitted.aclUser).as("admitted as no user: anonymous").isNull();
         assertThat(judge(publish("open/x", 1, 1, false), 1).aclVerdict).isEqualTo(IngressEvent.ACL_ALLOWED);
         assertThat(judge(publish("c/dev1/x", 1, 1, false), 1).aclVerdict).isEqualTo(IngressEvent.ACL_ALLOWED);
         assertThat(judge(publish("c/dev2/x", 1, 1, false), 1).aclVerdict).isEqualTo(IngressEvent.ACL_DENIED);

@@ -81,6 +81,23 @@ public final class Topics
     }
 
     /**
+     * The one split of a {@code $share/{name}/{filter}} that subscribing, access control and routing all use.
+     *
+     * @return the index of the '/' that ends the share name of {@code filter}, when it has a name and a filter
+     * after it; -1 otherwise (a plain filter: {@code $share//x} or {@code $share/name/} to a 3.1.1 client, whose
+     * filters are not validated as shared).
+     */
+    public static int shareNameEnd(final String filter)
+    {
+        if (!filter.startsWith(SHARE_PREFIX))
+        {
+            return -1;
+        }
+        final int nameEnd = filter.indexOf('/', SHARE_PREFIX_LENGTH);
+        return nameEnd > SHARE_PREFIX_LENGTH && nameEnd < filter.length() - 1 ? nameEnd : -1;
+    }
+
+    /**
      * @return true when the filter starts with {@code $share/}.
      */
     public static boolean isShared(final DirectBuffer buffer, final int offset, final int length)

@@ -305,6 +305,27 @@ class AclTest extends InProcessBrokerTest
 
     @Test
     @Timeout(60)
+    @DisplayName("3.1.1 $share//news/# (no share name: a plain filter to 3.1.1) is judged as the filter it subscribes, "
+        + "not as news/#: alice, who reads news/#, may not read $share//news/x; $share/g/news/# is hers")
+    void emptyShareNameIsJudgedAsWritten() throws Exception
+    {
+        final int port = start(ACL + "\nuser admin\ntopic readwrite $share/#", false);
+        final RawClient alice = raw(port, "a", "alice", MqttVersion.V3_1_1);
+        assertThat(subscribe(alice, 1, "$share//news/#")).as("refused: she may read nothing under it")
+            .containsExactly(0x80);
+        assertThat(subscribe(alice, 2, "$share/g/news/#")).containsExactly(1);
+        final RawClient admin = raw(port, "admin", "admin", MqttVersion.V3_1_1);
+        admin.send(RawClient.publish("$share//news/x", bytes("not hers"), 0, 0));
+        admin.send(RawClient.publish("news/x", bytes("hers"), 0, 0));
+        assertThat(alice.readPacket(5_000)).isEqualTo(PacketType.PUBLISH);
+        assertThat(alice.decoder().publish().topic().asString()).as("only the shared group's news/x")
+            .isEqualTo("news/x");
+        alice.send(RawClient.ping());
+        assertThat(alice.readPacket(5_000)).as("nothing else came first").isEqualTo(PacketType.PINGRESP);
+    }
+
+    @Test
+    @Timeout(60)
     @DisplayName("$SYS is read-only for clients without an ACL file: 3.1.1 dropped, 5.0 PUBACK 0x87")
     void sysWriteRefusedWithoutAclFile() throws Exception
     {
