@@ -10,6 +10,8 @@ import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
+import static io.ringmq.pipeline.SettingChecks.check;
+
 /**
  * Every setting of a broker, with its default in one place. The command line fills it; {@link #conclude()}
  * validates it once before anything starts, and {@link #toString()} prints it at start.
@@ -32,16 +34,9 @@ public final class BrokerContext implements Cloneable
     /** The listener {@code --bind} and {@code --port} describe (Mosquitto's {@code port}); may be dropped. */
     private final ListenerSettings defaultListener = new ListenerSettings(1883, "0.0.0.0");
     private boolean hasDefaultListener = true;
-    /** Threads of the TLS handshake pool (key exchanges, signatures, certificate checks). */
-    private int tlsThreads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 4));
     private final java.util.List<ListenerSettings> extraListeners = new java.util.ArrayList<>();
-    // a quarter of the cores for I/O agents, and as many delivery shards (one per agent): 7 + 7 on a 28-core box
-    private int ioThreads = Math.max(1, Math.min(16, Runtime.getRuntime().availableProcessors() / 4));
-    private int routeShards = 1;
-    private Threading threading = Runtime.getRuntime().availableProcessors() <= 2 ? Threading.SHARED :
-        Runtime.getRuntime().availableProcessors() <= 8 ? Threading.SHARED_NETWORK : Threading.DEDICATED;
-    private String idleStrategy = "wake";
-    private String pin = "";
+    /** Threads, agents on them, and the work of each duty cycle. */
+    private final ThreadingSettings threads = new ThreadingSettings();
     private int maxConnections = 100_000;
     private int maxInflight = 32;
     private int maxQueued = 1_000;
@@ -49,10 +44,7 @@ public final class BrokerContext implements Cloneable
     private int connectTimeoutMs = 10_000;
     private int outboundHighWaterBytes = 1024 * 1024;
     private int acceptBacklog = 4_096;
-    /** Loopback connections driven through the broker before its listeners accept; 0 (embedded, tests): none. */
-    private int warmupConnections = 0;
     // ---- pipeline sizes and per-client limits
-    private int stageBatchLimit = 1_024;
     private int maxClientIdLength = 1_024;
     private int maxSubscriptionsPerClient = 10_000;
     private long maxQueuedBytes = 16L * 1024 * 1024;
@@ -119,19 +111,16 @@ public final class BrokerContext implements Cloneable
     public BrokerContext conclude()
     {
         check(port() >= 0 && port() <= 65_535, "--port must be 0..65535");
-        check(ioThreads >= 1 && ioThreads <= 256, "--io-threads must be 1..256");
-        check(routeShards >= 1 && routeShards <= 64, "--route-shards must be 1..64");
+        threads.conclude();
         check(maxConnections >= 1, "--max-connections must be positive");
         check(maxInflight >= 1 && maxInflight <= 65_535, "--max-inflight must be 1..65535");
         check(maxQueued >= 0, "--max-queued must be >= 0");
         check(maxPacketSize >= 64 && maxPacketSize <= 268_435_460, "--max-packet-size must be 64..268435460");
         check(connectTimeoutMs >= 100, "--connect-timeout must be at least 100 ms");
-        check(warmupConnections >= 0 && warmupConnections <= 1_000_000, "--warmup must be 0..1000000");
         check((null == user) == (null == password), "--user and --pass go together");
         credentialSettings.conclude();
         check(maxPacketSize <= MAX_PACKET_SIZE_LIMIT, "--max-packet-size must be at most " + MAX_PACKET_SIZE_LIMIT +
             " (64 MiB): every packet must fit the outbound ring and the message log");
-        check(stageBatchLimit >= 1, "--stage-batch-limit must be positive");
         check(maxClientIdLength >= 23 && maxClientIdLength <= 65_535,
             "--max-client-id-length must be 23..65535 (a server accepts at least 23 [MQTT-3.1.3-5])");
         check(maxSubscriptionsPerClient >= 1, "--max-subscriptions-per-client must be positive");
@@ -160,7 +149,6 @@ public final class BrokerContext implements Cloneable
             metricsBindAddress);
         check(isAddress(defaultListener.bindAddress()), "--bind: unknown address " + defaultListener.bindAddress());
         check(!listeners().isEmpty(), "no listener: give --port or --listener");
-        check(tlsThreads >= 1 && tlsThreads <= 256, "--tls-threads must be 1..256");
         passwordFile = sharedFile(passwordFile, "password_file", ListenerSettings::passwordFile);
         aclFile = sharedFile(aclFile, "acl_file", ListenerSettings::aclFile);
         final java.util.Set<String> endpoints = new java.util.HashSet<>();
@@ -169,10 +157,6 @@ public final class BrokerContext implements Cloneable
             listener.conclude();
             check(0 == listener.port() || endpoints.add(listener.port() + "@" + listener.bindAddress()),
                 "two listeners on " + listener);
-        }
-        if (threading == Threading.SHARED || threading == Threading.INVOKER)
-        {
-            ioThreads = 1;
         }
         return this;
     }
@@ -242,26 +226,17 @@ public final class BrokerContext implements Cloneable
     /** The largest --max-packet-size: the outbound ring for it is 512 MiB per I/O agent. */
     public static final int MAX_PACKET_SIZE_LIMIT = 64 * 1024 * 1024;
 
-    private static void check(final boolean condition, final String message)
-    {
-        if (!condition)
-        {
-            throw new IllegalArgumentException(message);
-        }
-    }
-
     public String toString()
     {
-        return "listeners=" + listeners() + " threading=" + threading.name().toLowerCase().replace('_', '-') +
-            " io-threads=" + ioThreads + (routeShards == 1 ? "" : " route-shards=" + routeShards) +
-            " idle-strategy=" + idleStrategy + (pin.isEmpty() ? "" : " pin=" + pin) +
+        return "listeners=" + listeners() + " " + threads +
             " " + memory + " max-connections=" + maxConnections + " max-inflight=" + maxInflight +
             " max-queued=" + maxQueued + " max-packet-size=" + maxPacketSize + " connect-timeout=" +
             connectTimeoutMs + "ms max-client-id-length=" + maxClientIdLength + " max-subscriptions-per-client=" +
             maxSubscriptionsPerClient + " max-queued-bytes=" + maxQueuedBytes + " max-retained=" +
             maxRetainedMessages + "/" + retainedBytes() + "B" + (maxRetainedBytes == AUTO ? "(auto)" : "") +
             " persistent-client-expiration=" +
-            persistentClientExpirationMs / 1000 + "s max-sessions=" + maxSessions + " sys-interval=" + sysIntervalMs + "ms" + " anonymous=" + anonymous.name().toLowerCase() +
+            persistentClientExpirationMs / 1000 + "s max-sessions=" + maxSessions + " sys-interval=" + sysIntervalMs +
+            "ms anonymous=" + anonymous.name().toLowerCase() +
             (null != user ? " user=" + user : "") + (null != passwordFile ? " password-file=" + passwordFile : "") +
             (null != aclFile ? " acl-file=" + aclFile : "") +
             (useUserNameAsClientId ? " use-username-as-clientid" : "") +
@@ -273,7 +248,7 @@ public final class BrokerContext implements Cloneable
             maxTopicLevels + " max-topic-length=" + maxTopicLength + " max-keepalive=" + maxKeepAliveSeconds +
             " topic-alias-maximum=" + topicAliasMaximum + " receive-maximum=" + receiveMaximum +
             " shared-subscription-strategy=" + sharedSubscriptionStrategy +
-            (warmupConnections > 0 ? " warmup=" + warmupConnections : "");
+            (threads.warmupConnections() > 0 ? " warmup=" + threads.warmupConnections() : "");
     }
 
     public String bindAddress()
@@ -311,17 +286,6 @@ public final class BrokerContext implements Cloneable
         return this;
     }
 
-    public int tlsThreads()
-    {
-        return tlsThreads;
-    }
-
-    public BrokerContext tlsThreads(final int tlsThreads)
-    {
-        this.tlsThreads = tlsThreads;
-        return this;
-    }
-
     /**
      * Adds a listener besides the default one.
      */
@@ -348,65 +312,6 @@ public final class BrokerContext implements Cloneable
     public BrokerContext port(final int port)
     {
         defaultListener.port(port);
-        return this;
-    }
-
-    public int ioThreads()
-    {
-        return ioThreads;
-    }
-
-    /**
-     * @return routing stages that split the PUBLISHes between them by topic, each holding a replica of the sessions
-     * and subscriptions (1: one routing stage, as always).
-     */
-    public int routeShards()
-    {
-        return routeShards;
-    }
-
-    public BrokerContext routeShards(final int routeShards)
-    {
-        this.routeShards = routeShards;
-        return this;
-    }
-
-    public BrokerContext ioThreads(final int ioThreads)
-    {
-        this.ioThreads = ioThreads;
-        return this;
-    }
-
-    public Threading threading()
-    {
-        return threading;
-    }
-
-    public BrokerContext threading(final Threading threading)
-    {
-        this.threading = threading;
-        return this;
-    }
-
-    public String idleStrategy()
-    {
-        return idleStrategy;
-    }
-
-    public BrokerContext idleStrategy(final String idleStrategy)
-    {
-        this.idleStrategy = idleStrategy;
-        return this;
-    }
-
-    public String pin()
-    {
-        return pin;
-    }
-
-    public BrokerContext pin(final String pin)
-    {
-        this.pin = null == pin ? "" : pin;
         return this;
     }
 
@@ -484,21 +389,6 @@ public final class BrokerContext implements Cloneable
     public BrokerContext acceptBacklog(final int acceptBacklog)
     {
         this.acceptBacklog = acceptBacklog;
-        return this;
-    }
-
-    /**
-     * @return how many loopback connections the broker drives through its own paths at start, before its listeners
-     * accept (loading classes and compiling the connect path ahead of the first clients); 0: none.
-     */
-    public int warmupConnections()
-    {
-        return warmupConnections;
-    }
-
-    public BrokerContext warmupConnections(final int warmupConnections)
-    {
-        this.warmupConnections = warmupConnections;
         return this;
     }
 
@@ -614,17 +504,6 @@ public final class BrokerContext implements Cloneable
         return routeLogBytes;
     }
 
-    public int stageBatchLimit()
-    {
-        return stageBatchLimit;
-    }
-
-    public BrokerContext stageBatchLimit(final int stageBatchLimit)
-    {
-        this.stageBatchLimit = stageBatchLimit;
-        return this;
-    }
-
     public int maxClientIdLength()
     {
         return maxClientIdLength;
@@ -678,7 +557,8 @@ public final class BrokerContext implements Cloneable
      */
     public long retainedBytes()
     {
-        return maxRetainedBytes == AUTO ? Math.min(256L * 1024 * 1024, MemorySettings.quarterOfHeap()) : maxRetainedBytes;
+        return maxRetainedBytes == AUTO ? Math.min(256L * 1024 * 1024, MemorySettings.quarterOfHeap()) :
+            maxRetainedBytes;
     }
 
     public BrokerContext maxRetained(final int messages, final long bytes)
@@ -964,6 +844,23 @@ public final class BrokerContext implements Cloneable
     public BrokerContext memory(final java.util.function.Consumer<MemorySettings> change)
     {
         change.accept(memory);
+        return this;
+    }
+
+    /**
+     * @return the threads and what runs on them, to change in place.
+     */
+    public ThreadingSettings threads()
+    {
+        return threads;
+    }
+
+    /**
+     * Changes the threading settings in a chain: {@code context.port(0).threads(t -> t.ioThreads(2))}.
+     */
+    public BrokerContext threads(final java.util.function.Consumer<ThreadingSettings> change)
+    {
+        change.accept(threads);
         return this;
     }
 }

@@ -7,6 +7,8 @@ import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.util.Locale;
 
+import static io.ringmq.pipeline.SettingChecks.check;
+
 /**
  * One listening socket and how its connections are spoken to: the port and address, the protocol on the wire
  * (MQTT straight on TCP, or inside WebSocket frames), TLS (PEM files as Mosquitto takes them), the PROXY protocol
@@ -102,14 +104,6 @@ public final class ListenerSettings
         check(maxConnections == UNLIMITED || maxConnections >= 1, name + ": max_connections must be -1 or at least 1");
         check(null == websocketPath || protocol == Protocol.WEBSOCKETS, name + ": a path is for websockets");
         return this;
-    }
-
-    private static void check(final boolean condition, final String message)
-    {
-        if (!condition)
-        {
-            throw new IllegalArgumentException(message);
-        }
     }
 
     /**

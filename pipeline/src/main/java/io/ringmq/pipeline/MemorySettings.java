@@ -2,6 +2,8 @@ package io.ringmq.pipeline;
 
 import org.agrona.BitUtil;
 
+import static io.ringmq.pipeline.SettingChecks.check;
+
 /**
  * What the broker's structures may take of memory, a part of {@link BrokerContext} (the {@code --ring-size},
  * {@code --*-memory}, {@code --*-bytes} and {@code --memory-budget} flags): the rings and logs sized at start from
@@ -67,14 +69,6 @@ public final class MemorySettings implements Cloneable
     private static void checkAuto(final long bytes, final long least, final String message)
     {
         check(bytes == BrokerContext.AUTO || bytes >= least, message);
-    }
-
-    private static void check(final boolean condition, final String message)
-    {
-        if (!condition)
-        {
-            throw new IllegalArgumentException(message);
-        }
     }
 
     /**

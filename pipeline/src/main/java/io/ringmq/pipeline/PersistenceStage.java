@@ -85,7 +85,7 @@ final class PersistenceStage implements Stage
         this.routeLogs = routeLogs;
         this.store = store;
         this.writer = store.writer(true);
-        this.batch = new IngressEvent[context.stageBatchLimit()];
+        this.batch = new IngressEvent[context.threads().stageBatchLimit()];
         this.messages = new PersistedMessages(writer);
     }
 
@@ -371,7 +371,8 @@ final class PersistenceStage implements Stage
         event.sessionKey = known.key;
         final String assigned = route.assignedClientId();
         final int length = Records.session(scratch, event.version, null != assigned ? assigned :
-            ClientIds.of(connect, event.aclUser, context.useUserNameAsClientId()), will ? Wills.fromConnect(connect, willScratch) : null,
+            ClientIds.of(connect, event.aclUser, context.useUserNameAsClientId()),
+            will ? Wills.fromConnect(connect, willScratch) : null,
             known.willDelaySeconds);
         writer.put(key, 0, Records.sessionKey(key, known.key, Records.SESSION), scratch, 0, length);
         known.disconnectedAtMs = 0; // connected

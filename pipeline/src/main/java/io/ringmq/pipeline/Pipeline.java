@@ -99,26 +99,26 @@ public final class Pipeline
         this.store = store;
         context.conclude(); // derived sizes (the message logs') are settled there; a second call changes nothing
         this.errors = errors;
-        this.batchLimit = context.stageBatchLimit();
+        this.batchLimit = context.threads().stageBatchLimit();
         final int inline = context.memory().slotInlineBytes();
         // shared and invoker threading run the one I/O agent and every stage (the routing stage's ticks are the
         // other producer) on one thread: a single producer claims without a CAS and publishes without the
         // per-slot availability flags. Whoever runs this pipeline's agents must then run them all, and produce
         // onto its ring, from one thread (allStages(), as Broker does); tryNext has no same-thread assertion
-        final boolean oneThread = context.threading() == BrokerContext.Threading.SHARED ||
-            context.threading() == BrokerContext.Threading.INVOKER;
+        final boolean oneThread = context.threads().threading() == BrokerContext.Threading.SHARED ||
+            context.threads().threading() == BrokerContext.Threading.INVOKER;
         this.ring = oneThread ?
             RingBuffer.createSingleProducer(() -> new IngressEvent(inline), context.memory().ringSize(),
                 new YieldingWaitStrategy()) :
             RingBuffer.createMultiProducer(() -> new IngressEvent(inline), context.memory().ringSize(),
                 new YieldingWaitStrategy());
-        final int shardCount = context.ioThreads();
+        final int shardCount = context.threads().ioThreads();
         this.logs = new MessageLog[shardCount];
         for (int i = 0; i < logs.length; i++)
         {
             logs[i] = new MessageLog(context.memory().messageLogBytes());
         }
-        final RouteShards routeShards = new RouteShards(context.routeShards(), context, errors);
+        final RouteShards routeShards = new RouteShards(context.threads().routeShards(), context, errors);
         this.routeLogs = new MessageLog[routeShards.count()];
         for (int i = 0; i < routeLogs.length; i++)
         {

@@ -23,7 +23,8 @@ public final class ReloadPlan
     /**
      * One setting: its flag, how to read it and, for a live one, how to set it on the context a reload publishes.
      */
-    private record Setting(String flag, Function<BrokerContext, Object> read, BiConsumer<BrokerContext, BrokerContext> take)
+    private record Setting(String flag, Function<BrokerContext, Object> read,
+        BiConsumer<BrokerContext, BrokerContext> take)
     {
         boolean live()
         {
@@ -71,17 +72,17 @@ public final class ReloadPlan
         live("anonymous", BrokerContext::anonymous, (live, next) -> live.anonymous(next.anonymous())),
         liveInt("outbound-high-water", BrokerContext::outboundHighWaterBytes, BrokerContext::outboundHighWaterBytes),
         // sized at start: threads, rings, buffers
-        restart("threading", BrokerContext::threading),
-        restart("io-threads", BrokerContext::ioThreads),
-        restart("route-shards", BrokerContext::routeShards),
-        restart("idle-strategy", BrokerContext::idleStrategy),
-        restart("pin", BrokerContext::pin),
+        restart("threading", context -> context.threads().threading()),
+        restart("io-threads", context -> context.threads().ioThreads()),
+        restart("route-shards", context -> context.threads().routeShards()),
+        restart("idle-strategy", context -> context.threads().idleStrategy()),
+        restart("pin", context -> context.threads().pin()),
         restart("ring-size", context -> context.memory().ringSize()),
-        restart("tls-threads", BrokerContext::tlsThreads),
+        restart("tls-threads", context -> context.threads().tlsThreads()),
         restart("accept-backlog", BrokerContext::acceptBacklog),
-        restart("warmup", BrokerContext::warmupConnections),
+        restart("warmup", context -> context.threads().warmupConnections()),
         restart("slot-inline-bytes", context -> context.memory().slotInlineBytes()),
-        restart("stage-batch-limit", BrokerContext::stageBatchLimit),
+        restart("stage-batch-limit", context -> context.threads().stageBatchLimit()),
         restart("max-sessions", BrokerContext::maxSessions),
         // promised in every CONNACK, or held by every session
         restart("receive-maximum", BrokerContext::receiveMaximum),

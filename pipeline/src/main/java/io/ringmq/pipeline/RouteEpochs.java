@@ -73,7 +73,8 @@ final class RouteEpochs
                 context = next; // the retained and subscription limits; the rest is the same as at start
                 retained.limits(next.maxRetainedMessages(), next.retainedBytes());
                 subscriptions.limits(next);
-                sessions.memory().maxBytes(next.memory().sessionMemoryBytes(), next.memory().clientSessionMemoryBytes());
+                sessions.memory().maxBytes(next.memory().sessionMemoryBytes(), next.memory()
+                    .clientSessionMemoryBytes());
                 routeShards.took(++epoch, next, access.rules()); // before any slot is stamped with it
                 live.took(next);
             }
@@ -128,7 +129,8 @@ final class RouteEpochs
         {
             context = limits;
             subscriptions.limits(context);
-            sessions.memory().maxBytes(context.memory().sessionMemoryBytes(), context.memory().clientSessionMemoryBytes()); // as shard 0
+            sessions.memory().maxBytes(context.memory().sessionMemoryBytes(), context.memory()
+                .clientSessionMemoryBytes()); // as shard 0
         }
         if (null != rules)
         {

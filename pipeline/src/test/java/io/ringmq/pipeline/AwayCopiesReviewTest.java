@@ -33,7 +33,8 @@ class AwayCopiesReviewTest
         + "connected clients, but a connected subscriber that acknowledges everything gets none of 20 messages")
     void awayAfterFallingBehindLeavesAQuarter()
     {
-        final PipelineHarness harness = new PipelineHarness(new BrokerContext().memory(m -> m.maxMessageMemory(BUDGET)).maxInflight(2),
+        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
+            .memory(m -> m.maxMessageMemory(BUDGET)).maxInflight(2),
             ANONYMOUS);
         harness.packet(1, connect("slow", false));
         harness.packet(1, subscribe("t", 1));
@@ -59,7 +60,8 @@ class AwayCopiesReviewTest
     void recoveryLeavesAQuarterToConnectedClients()
     {
         final io.ringmq.pipeline.persistence.MemoryStore store = io.ringmq.pipeline.persistence.MemoryStore.retaining();
-        final PipelineHarness before = new PipelineHarness(new BrokerContext().memory(m -> m.maxMessageMemory(BUDGET)).maxInflight(2),
+        final PipelineHarness before = new PipelineHarness(new BrokerContext().memory(m -> m.maxMessageMemory(BUDGET))
+            .maxInflight(2),
             ANONYMOUS, store); // the same bound before and after
         before.packet(1, connect("away", false));
         before.packet(1, subscribe("t", 1));
@@ -71,7 +73,8 @@ class AwayCopiesReviewTest
         }
         before.offer(1, true, new byte[0], IngressEvent.CONNECTION_LOST);
 
-        final PipelineHarness after = new PipelineHarness(new BrokerContext().memory(m -> m.maxMessageMemory(BUDGET)).maxInflight(2),
+        final PipelineHarness after = new PipelineHarness(new BrokerContext().memory(m -> m.maxMessageMemory(BUDGET))
+            .maxInflight(2),
             ANONYMOUS, store); // a restart: "away" is restored, away, its queue within the whole share
         after.packet(2, connect("live", true));
         after.packet(2, subscribe("t", 1));
@@ -90,7 +93,8 @@ class AwayCopiesReviewTest
     {
         final io.ringmq.pipeline.persistence.MemoryStore store = MessageMemoryTest.storeWithThirtyQueued();
 
-        final PipelineHarness after = new PipelineHarness(new BrokerContext().memory(m -> m.maxMessageMemory(BUDGET)), ANONYMOUS,
+        final PipelineHarness after = new PipelineHarness(new BrokerContext()
+            .memory(m -> m.maxMessageMemory(BUDGET)), ANONYMOUS,
             store);
         after.packet(2, connect("live", true));
         after.packet(2, subscribe("t", 1));

@@ -29,7 +29,8 @@ class ClientShareReviewTest
         + "(README: 'a session that holds much is still resumed'); a device's will is the common case, not an attack")
     void greedyFiltersLockOutEveryClientWithAWill()
     {
-        final PipelineHarness harness = new PipelineHarness(new BrokerContext().memory(m -> m.maxSessionMemory(BOUND)), ANONYMOUS);
+        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
+            .memory(m -> m.maxSessionMemory(BOUND)), ANONYMOUS);
         harness.packet(1, connectWithWill("device", false, 1_000));
         assertThat(connackCode(harness, 1)).as("the device's first CONNECT").isZero();
         harness.packet(1, subscribe("cmd/device", 1));
@@ -49,7 +50,8 @@ class ClientShareReviewTest
         + "1 KB will (CONNACK 3), for as long as their sessions live")
     void greedyFiltersLockOutNewClientsWithAWill()
     {
-        final PipelineHarness harness = new PipelineHarness(new BrokerContext().memory(m -> m.maxSessionMemory(BOUND)), ANONYMOUS);
+        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
+            .memory(m -> m.maxSessionMemory(BOUND)), ANONYMOUS);
         fillFiltersToThreeQuarters(harness);
         int refused = 0;
         for (int c = 0; c < 20; c++)
@@ -67,7 +69,8 @@ class ClientShareReviewTest
         + "filters, whatever the broker holds")
     void theShareCountsTheWill()
     {
-        final PipelineHarness harness = new PipelineHarness(new BrokerContext().memory(m -> m.maxSessionMemory(64L << 20)
+        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
+            .memory(m -> m.maxSessionMemory(64L << 20)
             .maxClientSessionMemory(64 * 1024)), ANONYMOUS);
         harness.packet(1, connectWithWill("device", true, 60_000));
         assertThat(connackCode(harness, 1)).isZero();
@@ -90,7 +93,8 @@ class ClientShareReviewTest
     void packetIdsFirstThenASecondShareOfFilters()
     {
         final long share = 64 * 1024;
-        final PipelineHarness harness = new PipelineHarness(new BrokerContext().memory(m -> m.maxSessionMemory(64L << 20)
+        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
+            .memory(m -> m.maxSessionMemory(64L << 20)
             .maxClientSessionMemory(share)), ANONYMOUS);
         harness.packet(1, connect("greedy", true));
         for (int id = 1; id < 20_000 && harness.counters.get(BrokerCounters.CLIENT_SESSION_MEMORY_REFUSED) == 0; id++)
@@ -115,7 +119,8 @@ class ClientShareReviewTest
     void aResumeAddsNothingAndIsStillRefusedPastALoweredBound()
     {
         final io.ringmq.pipeline.persistence.MemoryStore store = io.ringmq.pipeline.persistence.MemoryStore.retaining();
-        final PipelineHarness before = new PipelineHarness(new BrokerContext().memory(m -> m.maxSessionMemory(1L << 20)), ANONYMOUS,
+        final PipelineHarness before = new PipelineHarness(new BrokerContext()
+            .memory(m -> m.maxSessionMemory(1L << 20)), ANONYMOUS,
             store);
         for (int c = 0; c < 4; c++)
         {
@@ -129,7 +134,8 @@ class ClientShareReviewTest
         assertThat(before.pipeline.routing(0).sessions().memory().heldBytes()).as("held before the restart")
             .isGreaterThan(128 * 1024);
 
-        final PipelineHarness after = new PipelineHarness(new BrokerContext().memory(m -> m.maxSessionMemory(128 * 1024)), ANONYMOUS,
+        final PipelineHarness after = new PipelineHarness(new BrokerContext()
+            .memory(m -> m.maxSessionMemory(128 * 1024)), ANONYMOUS,
             store);
         after.packet(1, connect("device-0", false));
         assertThat(connackCode(after, 1)).as("device-0 resuming its own session (no will: it adds nothing)").isZero();

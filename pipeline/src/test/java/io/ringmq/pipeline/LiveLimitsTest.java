@@ -17,7 +17,8 @@ class LiveLimitsTest
 {
     private static BrokerContext running()
     {
-        return new BrokerContext().port(0).memory(m -> m.ringSize(1024)).maxPacketSize(64 * 1024).maxConnections(10).conclude();
+        return new BrokerContext().port(0).memory(m -> m.ringSize(1024)).maxPacketSize(64 * 1024).maxConnections(10)
+            .conclude();
     }
 
     @Test
@@ -25,7 +26,8 @@ class LiveLimitsTest
     void liveTakenRestartKept()
     {
         final BrokerContext running = running();
-        final BrokerContext next = new BrokerContext().port(0).memory(m -> m.ringSize(4096)).maxPacketSize(2048).maxConnections(3)
+        final BrokerContext next = new BrokerContext().port(0).memory(m -> m.ringSize(4096)).maxPacketSize(2048)
+            .maxConnections(3)
             .maxQueued(7).sysIntervalMs(500).anonymous(Authenticator.AnonymousPolicy.NONE).receiveMaximum(10)
             .maxSessions(50).conclude();
         final BrokerContext live = ReloadPlan.liveContext(running, next);
@@ -39,7 +41,8 @@ class LiveLimitsTest
         assertThat(live.maxSessions()).isEqualTo(running.maxSessions());
         assertThat(live.memory().messageLogBytes()).isEqualTo(running.memory().messageLogBytes());
         assertThat(running.maxConnections()).as("the running context is not touched").isEqualTo(10);
-        assertThat(ReloadPlan.restartOnlyChanges(running, next)).containsExactlyInAnyOrder("ring-size", "receive-maximum",
+        assertThat(ReloadPlan.restartOnlyChanges(running, next))
+            .containsExactlyInAnyOrder("ring-size", "receive-maximum",
             "max-sessions");
         assertThat(ReloadPlan.liveChanges(running, next)).contains("max-connections", "max-packet-size", "max-queued",
             "sys-interval", "anonymous");
@@ -88,7 +91,8 @@ class LiveLimitsTest
             owners[i].setDaemon(true);
             owners[i].start();
         }
-        final BrokerContext second = ReloadPlan.liveContext(first, new BrokerContext().port(0).maxConnections(2).conclude());
+        final BrokerContext second = ReloadPlan.liveContext(first, new BrokerContext().port(0).maxConnections(2)
+            .conclude());
         live.publish(second);
         assertThat(live.awaitTaken(5_000)).isTrue();
         assertThat(seen.get()).isSameAs(second);
@@ -110,8 +114,10 @@ class LiveLimitsTest
         final LiveLimits live = new LiveLimits(first);
         final BrokerContext slowHeld = live.follow();
         final BrokerContext fastHeld = live.follow();
-        final BrokerContext second = ReloadPlan.liveContext(first, new BrokerContext().port(0).maxConnections(2).conclude());
-        final BrokerContext third = ReloadPlan.liveContext(first, new BrokerContext().port(0).maxConnections(3).conclude());
+        final BrokerContext second = ReloadPlan.liveContext(first, new BrokerContext().port(0).maxConnections(2)
+            .conclude());
+        final BrokerContext third = ReloadPlan.liveContext(first, new BrokerContext().port(0).maxConnections(3)
+            .conclude());
 
         live.publish(second);
         final BrokerContext slowTakes = live.changed(slowHeld); // the slow owner sees the second, is preempted

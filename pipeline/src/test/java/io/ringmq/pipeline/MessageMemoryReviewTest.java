@@ -28,7 +28,8 @@ class MessageMemoryReviewTest
 
     static MultiAgentHarness twoShards()
     {
-        return new MultiAgentHarness(new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2)
+        return new MultiAgentHarness(new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED)
+            .ioThreads(2))
             .memory(m -> m.maxMessageMemory(BUDGET)));
     }
 
@@ -182,7 +183,8 @@ class MessageMemoryReviewTest
     {
         final int budget = 1024 * 1024;
         final MultiAgentHarness harness = new MultiAgentHarness(new BrokerContext()
-            .threading(BrokerContext.Threading.DEDICATED).ioThreads(1).memory(m -> m.maxMessageMemory(budget)));
+            .threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(1))
+            .memory(m -> m.maxMessageMemory(budget)));
         harness.packet(0, 1, connect("pub", true));
         harness.packet(0, 2, connect("small", false));
         harness.packet(0, 2, subscribe("b", 1));

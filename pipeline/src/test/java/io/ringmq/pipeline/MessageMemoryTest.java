@@ -39,7 +39,8 @@ class MessageMemoryTest
     private static final Authenticator ANONYMOUS =
         new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null);
 
-    private final PipelineHarness harness = new PipelineHarness(new BrokerContext().memory(m -> m.maxMessageMemory(BUDGET)),
+    private final PipelineHarness harness = new PipelineHarness(new BrokerContext()
+        .memory(m -> m.maxMessageMemory(BUDGET)),
         ANONYMOUS);
 
     @Test
@@ -107,7 +108,8 @@ class MessageMemoryTest
     {
         final io.ringmq.pipeline.persistence.MemoryStore store = storeWithThirtyQueued();
 
-        final PipelineHarness after = new PipelineHarness(new BrokerContext().memory(m -> m.maxMessageMemory(BUDGET)), ANONYMOUS,
+        final PipelineHarness after = new PipelineHarness(new BrokerContext()
+            .memory(m -> m.maxMessageMemory(BUDGET)), ANONYMOUS,
             store); // a restart with a smaller bound
         assertThat(after.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).isEqualTo(30 - OFFLINE_KEPT);
         assertThat(drain(after, 2, "away")).containsExactlyElementsOf(range(0, OFFLINE_KEPT));
@@ -141,7 +143,8 @@ class MessageMemoryTest
         + "the three quarters, dropping them would free nothing): it gets all 14 back")
     void goingAwayKeepsSharedCopies()
     {
-        final PipelineHarness shared = new PipelineHarness(new BrokerContext().memory(m -> m.maxMessageMemory(BUDGET)).maxInflight(2),
+        final PipelineHarness shared = new PipelineHarness(new BrokerContext().memory(m -> m.maxMessageMemory(BUDGET))
+            .maxInflight(2),
             ANONYMOUS);
         shared.packet(1, connect("leaving", false));
         shared.packet(1, subscribe("t", 1));

@@ -168,12 +168,13 @@ class Mqtt5ChaosTest
         final int routeShards, final boolean timeless, final boolean locate, final boolean splitRuns)
     {
         final SplittableRandom random = new SplittableRandom(seed);
-        final BrokerContext context = new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2)
+        final BrokerContext context = new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED)
+            .ioThreads(2))
             .maxInflight(1 + random.nextInt(4)).maxQueued(random.nextInt(9)).sysIntervalMs(0)
             .maxQueuedBytes(random.nextBoolean() ? 1_024 : 1 << 20)
             .maxSessions(random.nextBoolean() ? 6 : 1_000)
             .maxSubscriptionsPerClient(1 + random.nextInt(4))
-            .sharedSubscriptionStrategy(strategy(random, timeless)).routeShards(routeShards);
+            .sharedSubscriptionStrategy(strategy(random, timeless)).threads(t -> t.routeShards(routeShards));
         final Authenticator authenticator = new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null);
         PipelineHarness harness = null == store ? new PipelineHarness(context, authenticator) :
             new PipelineHarness(context, authenticator, store);

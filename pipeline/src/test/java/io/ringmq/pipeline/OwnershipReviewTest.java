@@ -117,7 +117,8 @@ class OwnershipReviewTest
      */
     private static BrokerContext smallRouteLog()
     {
-        return new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2).maxPacketSize(1024).memory(m -> m.messageLogBytes(2048));
+        return new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2))
+            .maxPacketSize(1024).memory(m -> m.messageLogBytes(2048));
     }
 
     private static void watchers(final MultiAgentHarness harness, final int count, final String filter)
@@ -191,7 +192,8 @@ class OwnershipReviewTest
         final PipelineTest.RecordingOutbound recording = new PipelineTest.RecordingOutbound();
         final Outbound throwing = new FailingOutbound(recording, 1, true, "closing the taken-over connection fails");
         final MultiAgentHarness harness = new MultiAgentHarness(
-            new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2), throwing, recording);
+            new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED)
+                .ioThreads(2)), throwing, recording);
         harness.packet(0, 1, connectWill("p", false, null));
         harness.packet(1, 2, connectWill("p", false, null)); // takeover + move 0 -> 1; shard 0 throws before hand-over
         assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).isPositive();
@@ -259,7 +261,8 @@ class OwnershipReviewTest
         final FailingOutbound throwing = new FailingOutbound(recording, 50, false,
             "delivering the will fails in the old shard").once().armed(false);
         final MultiAgentHarness harness = new MultiAgentHarness(
-            new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2), throwing, recording);
+            new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED)
+                .ioThreads(2)), throwing, recording);
         harness.packet(0, 50, connect("watcher", true));
         harness.packet(0, 50, subscribe("will/#", 0));
         harness.packet(0, 60, connect("pub", true));
@@ -293,7 +296,8 @@ class OwnershipReviewTest
         final Outbound throwing = new FailingOutbound(recording, 11, false,
             "shard 0 fails on the new connection's CONNACK");
         final MultiAgentHarness harness = new MultiAgentHarness(
-            new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2), throwing, recording);
+            new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED)
+                .ioThreads(2)), throwing, recording);
         harness.packet(1, 10, connect("x", true)); // session 0, in shard 1
         harness.packet(1, 10, subscribe("q", 1));
         harness.packet(1, 20, connect("pub", true));
@@ -349,7 +353,7 @@ class OwnershipReviewTest
         org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(30), () ->
         {
             final MultiAgentHarness harness = new MultiAgentHarness(
-                new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2));
+                new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2)));
             harness.packet(0, 1, connect("pub", true));
             for (int batch = 0; batch < 20; batch++)
             {
@@ -387,7 +391,7 @@ class OwnershipReviewTest
     void aMovingSessionTakesPrivateCopies()
     {
         final MultiAgentHarness harness = new MultiAgentHarness(
-            new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2));
+            new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2)));
         harness.packet(0, 1, connect("a", false));
         harness.packet(0, 1, subscribe("t", 1));
         harness.packet(0, 2, connect("b", false));

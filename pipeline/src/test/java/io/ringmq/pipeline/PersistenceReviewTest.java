@@ -597,7 +597,7 @@ class PersistenceReviewTest
         + "resume a session that expired while the broker was down: no session present")
     void aSessionExpiredWhileDownIsNotResumedOnRouteShards() throws Exception
     {
-        contexts = () -> new BrokerContext().maxInflight(4).routeShards(2);
+        contexts = () -> new BrokerContext().maxInflight(4).threads(t -> t.routeShards(2));
         broker = start(store);
         restartAfterTheSessionExpired();
         broker.put(0, 3, true, connect5("gone", false, 60, null, 0, false, 0), IngressEvent.PACKET, MqttVersion.V5,
@@ -705,7 +705,8 @@ class PersistenceReviewTest
     @DisplayName("[MQTT-4.4.0-1] two I/O agents: restored messages reach a client that comes back through agent 1, and what it acknowledges there is not restored again")
     void restoredSessionMovesToAgentOne()
     {
-        contexts = () -> new BrokerContext().threading(BrokerContext.Threading.DEDICATED).maxInflight(4).ioThreads(2);
+        contexts = () -> new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED))
+            .maxInflight(4).threads(t -> t.ioThreads(2));
         broker = start(store);
         broker.offer(1, 1, true, connect("sub", false), IngressEvent.PACKET);
         broker.offer(1, 1, true, subscribe("t", 2), IngressEvent.PACKET);
@@ -733,7 +734,8 @@ class PersistenceReviewTest
     void movingSessionWritesTheEndsItLeavesBehind()
     {
         // the journals hold ends for a minute: only the move writes them before the crash
-        contexts = () -> new BrokerContext().threading(BrokerContext.Threading.DEDICATED).maxInflight(4).ioThreads(2)
+        contexts = () -> new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED))
+            .maxInflight(4).threads(t -> t.ioThreads(2))
             .persistence(p -> p.durability(io.ringmq.pipeline.persistence.Durability.PERIODIC, 60_000));
         broker = start(store);
         broker.offer(0, 1, true, connect("sub", false), IngressEvent.PACKET);

@@ -88,7 +88,8 @@ class PipelineFaultsTest
     @DisplayName("a stage handles at most its batch limit per duty cycle, so a shared thread is not held")
     void batchLimit()
     {
-        final PipelineHarness harness = new PipelineHarness(new BrokerContext().stageBatchLimit(2), ANONYMOUS);
+        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
+            .threads(t -> t.stageBatchLimit(2)), ANONYMOUS);
         harness.packet(1, connect("sub", true));
         harness.packet(1, subscribe("t", 0));
         harness.packet(2, connect("pub", true));
@@ -145,7 +146,7 @@ class PipelineFaultsTest
     void sessionMovesToAShardPolledFirst()
     {
         final PipelineHarness harness = new PipelineHarness(new BrokerContext()
-            .threading(BrokerContext.Threading.DEDICATED).ioThreads(2).maxInflight(1), ANONYMOUS);
+            .threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2)).maxInflight(1), ANONYMOUS);
         harness.offer(1, 10, true, connect("mover", false), IngressEvent.PACKET); // on agent 1: shard 1
         harness.offer(1, 10, true, subscribe("m", 1), IngressEvent.PACKET);
         harness.offer(0, 20, true, connect("pub", true), IngressEvent.PACKET);

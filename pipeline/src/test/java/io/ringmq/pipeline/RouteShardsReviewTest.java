@@ -65,7 +65,7 @@ class RouteShardsReviewTest
         final Path file = dir.resolve("passwd");
         Files.writeString(file, "eve:$7$1000$$AAAA\n", StandardCharsets.UTF_8); // malformed: the auth stage throws
         final PipelineHarness harness = new PipelineHarness(new BrokerContext()
-            .threading(BrokerContext.Threading.DEDICATED).ioThreads(2).routeShards(routeShards),
+            .threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2).routeShards(routeShards)),
             new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, PasswordFile.load(file)));
         final String topic = topicOf(routeShards - 1, routeShards); // routed by the last shard
         harness.offer(1, 10, true, connect("mover", false), IngressEvent.PACKET); // on agent 1: delivery shard 1
@@ -187,7 +187,7 @@ class RouteShardsReviewTest
      */
     private static final class Shards
     {
-        final BrokerContext context = new BrokerContext().routeShards(2).conclude();
+        final BrokerContext context = new BrokerContext().threads(t -> t.routeShards(2)).conclude();
         final BrokerCounters counters = new BrokerCounters();
         final AtomicReference<AccessRules> published;
         final AccessControl access;

@@ -78,8 +78,10 @@ class RouteShardsThreadsTest
 
     private static BrokerContext context(final int maxSubscriptions)
     {
-        return new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2).memory(m -> m.ringSize(256))
-            .sysIntervalMs(0).maxSessions(1_000).maxSubscriptionsPerClient(maxSubscriptions).routeShards(3);
+        return new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2))
+            .memory(m -> m.ringSize(256))
+            .sysIntervalMs(0).maxSessions(1_000).maxSubscriptionsPerClient(maxSubscriptions)
+            .threads(t -> t.routeShards(3));
     }
 
     /**
@@ -154,7 +156,8 @@ class RouteShardsThreadsTest
             {
                 final int reload = step / 20;
                 harness.pipeline.reloadAclFile(AclFile.parse("acl", ACLS[reload % ACLS.length]));
-                harness.pipeline.limits().publish(ReloadPlan.liveContext(reloading, context(1 + reload % 3).conclude()));
+                harness.pipeline.limits().publish(ReloadPlan.liveContext(reloading, context(1 + reload % 3)
+                    .conclude()));
             }
             if (failing && random.nextInt(40) == 0)
             {

@@ -29,8 +29,9 @@ class SessionMemoryReviewTest
 
     private static PipelineHarness harness()
     {
-        return new PipelineHarness(new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(1)
-            .routeShards(2).memory(m -> m.maxSessionMemory(64 * 1024)), ANONYMOUS);
+        return new PipelineHarness(new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED)
+            .ioThreads(1)
+            .routeShards(2)).memory(m -> m.maxSessionMemory(64 * 1024)), ANONYMOUS);
     }
 
     /**
@@ -152,7 +153,7 @@ class SessionMemoryReviewTest
         final io.ringmq.pipeline.persistence.MemoryStore store =
             io.ringmq.pipeline.persistence.MemoryStore.retaining();
         final java.util.function.Supplier<BrokerContext> context = () -> new BrokerContext().maxInflight(4)
-            .routeShards(2).memory(m -> m.maxSessionMemory(64 * 1024));
+            .threads(t -> t.routeShards(2)).memory(m -> m.maxSessionMemory(64 * 1024));
         final PipelineHarness before = new PipelineHarness(context.get(), ANONYMOUS, store);
         before.packet(1, connect("kept", false));
         for (int id = 1; id <= 100; id++)
@@ -196,7 +197,8 @@ class SessionMemoryReviewTest
     private static void assertCountedCovers(final String what, final int filters,
         final java.util.function.Consumer<PipelineHarness> subscribe)
     {
-        final PipelineHarness harness = new PipelineHarness(new BrokerContext().memory(m -> m.maxSessionMemory(1L << 30)), ANONYMOUS);
+        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
+            .memory(m -> m.maxSessionMemory(1L << 30)), ANONYMOUS);
         harness.packet(1, connect("filters", true));
         harness.outbound.takeTypes(1);
         final long countedBefore = harness.pipeline.routing(0).sessions().memory().heldBytes();

@@ -94,6 +94,7 @@ class SharedRedispatchBoundTest
     @DisplayName("4.8.2 hand-back: a broker's bound is a quarter of its message memory")
     void boundOfABroker()
     {
-        assertThat(SharedRedispatch.maxBytesFor(new BrokerContext().memory(m -> m.maxMessageMemory(64L << 20)))).isEqualTo(16L << 20);
+        assertThat(SharedRedispatch.maxBytesFor(new BrokerContext().memory(m -> m.maxMessageMemory(64L << 20))))
+            .isEqualTo(16L << 20);
     }
 }

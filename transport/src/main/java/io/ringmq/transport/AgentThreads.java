@@ -55,8 +55,8 @@ final class AgentThreads
      */
     void start(final IoAgent[] agents, final OutboundRouter outbound, final Pipeline pipeline)
     {
-        final CorePinning pinning = new CorePinning(context.pin());
-        final boolean wake = IdleStrategies.WAKE.equals(context.idleStrategy());
+        final CorePinning pinning = new CorePinning(context.threads().pin());
+        final boolean wake = IdleStrategies.WAKE.equals(context.threads().idleStrategy());
         final Wakeable[] agentWakes = new Wakeable[agents.length];
         final IdleStrategy[] agentIdle = new IdleStrategy[agents.length];
         for (int i = 0; i < agents.length; i++)
@@ -71,13 +71,13 @@ final class AgentThreads
             }
             else
             {
-                agentIdle[i] = IdleStrategies.named(context.idleStrategy());
+                agentIdle[i] = IdleStrategies.named(context.threads().idleStrategy());
                 agentWakes[i] = Wakeable.NONE;
             }
         }
         outbound.wakes(agentWakes);
         this.agentWakes = agentWakes;
-        switch (context.threading())
+        switch (context.threads().threading())
         {
             case INVOKER:
             {
@@ -258,7 +258,7 @@ final class AgentThreads
     {
         if (!wake)
         {
-            return IdleStrategies.named(context.idleStrategy());
+            return IdleStrategies.named(context.threads().idleStrategy());
         }
         final IdleStrategies.SleepingIdleStrategy idle = IdleStrategies.park(stages::hasPendingWork);
         idle.sleepLimit(() -> stages.waitsForRoom() ? IoAgent.PAUSED_SLEEP_MS : Long.MAX_VALUE);

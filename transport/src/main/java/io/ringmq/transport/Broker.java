@@ -86,7 +86,7 @@ public final class Broker implements AutoCloseable
         // first: a data directory in use refuses the start before the port is taken
         store = StartupFiles.openStore(context);
         // after what may refuse the start on its own, so that refusal has nothing of it to close
-        this.tlsTasks = new TlsTaskExecutor(context.tlsThreads(), TlsTaskExecutor.DEFAULT_QUEUE_CAPACITY);
+        this.tlsTasks = new TlsTaskExecutor(context.threads().tlsThreads(), TlsTaskExecutor.DEFAULT_QUEUE_CAPACITY);
         // a warm-up accepts on a loopback listener of its own, and the real ones are bound after it: a client (or a
         // supervisor's probe) that finds the port open meets a warm broker
         final Listener[] warmupListeners = WarmStart.listeners(context);
@@ -117,13 +117,14 @@ public final class Broker implements AutoCloseable
         final ErrorLog errors = new ErrorLog(counters);
         // passwords are verified on their own named threads in every mode; inline in invoker mode (no threads)
         credentials = new CredentialWorkers(authenticator, context.credentialSettings(),
-            context.threading() == BrokerContext.Threading.INVOKER ? 0 : context.credentialSettings().threads(),
+            context.threads().threading() == BrokerContext.Threading.INVOKER ? 0 : context.credentialSettings()
+                .threads(),
             counters);
         // an agent's fatal error while this constructor still runs (the warm-up, binding the listeners) is the
         // constructor's to act on: close() beside it would close what it is still opening
         threads = new AgentThreads(context, errors, this::onDefaultFatalError);
-        final int ioCount = context.ioThreads();
-        final BrokerContext.Threading threading = context.threading();
+        final int ioCount = context.threads().ioThreads();
+        final BrokerContext.Threading threading = context.threads().threading();
         rings = new ManyToOneRingBuffer[ioCount];
         final IoAgent[] agents = new IoAgent[ioCount];
         final boolean[] direct = new boolean[ioCount];
@@ -265,8 +266,8 @@ public final class Broker implements AutoCloseable
      * and ACL files it names, and its listeners: a listener it no longer has stops accepting (its connections
      * stay), a new one starts accepting, one whose settings changed is opened anew; one it keeps keeps its socket.
      * Everything is read and bound before anything is taken: a bad file or a port in use changes nothing. The
-     * limits of {@code next} ({@link io.ringmq.pipeline.ReloadPlan#liveContext}) are published to their owners, each taking them
-     * on its own thread; this returns once every one has them. Settings that need a restart keep their old value and
+     * limits of {@code next} ({@link io.ringmq.pipeline.ReloadPlan#liveContext}) are published to their owners, each
+     * taking them on its own thread; this returns once every one has them. Settings that need a restart keep their old value and
      * are named in one log line. A reload and {@link #close} do not overlap: one that comes after the close began
      * does nothing.
      *

@@ -132,8 +132,8 @@ final class IoAgent implements Agent
         // invoker threading): with stages on other threads a slot's bytes must be in place when it is published,
         // and a run holds its slots back from every consumer meanwhile
         this.ingress = new IngressProxy(ingress, log, index,
-            context.threading() == BrokerContext.Threading.SHARED ||
-            context.threading() == BrokerContext.Threading.INVOKER);
+            context.threads().threading() == BrokerContext.Threading.SHARED ||
+            context.threads().threading() == BrokerContext.Threading.INVOKER);
         this.selector = Selector.open();
         this.nowMs = clock.time();
         this.closer = new ConnectionCloser(counters, this.ingress, connections, connectionCount, nowMs);
@@ -158,7 +158,7 @@ final class IoAgent implements Agent
         }
         this.context = context;
         this.readyKeys = new ReadyKeys(selector, reader, writer, this::tick,
-            context.threading() == BrokerContext.Threading.SHARED, () -> paused.size() > 0);
+            context.threads().threading() == BrokerContext.Threading.SHARED, () -> paused.size() > 0);
         this.acceptors = new Acceptors(context, counters, selector, connectionCount, memoryBudget, listeners);
     }
 

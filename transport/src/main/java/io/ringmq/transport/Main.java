@@ -81,7 +81,7 @@ public final class Main implements Callable<Integer>
         {
             Logging.configure(observability.logLevel, observability.logFormat);
             context = context().conclude();
-            new CorePinning(context.pin());
+            new CorePinning(context.threads().pin());
         }
         catch (final IllegalArgumentException ex)
         {

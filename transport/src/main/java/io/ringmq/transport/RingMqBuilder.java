@@ -294,7 +294,7 @@ public final class RingMqBuilder
             final BrokerContext context = options.context();
             if (invoker)
             {
-                context.threading(BrokerContext.Threading.INVOKER);
+                context.threads(t -> t.threading(BrokerContext.Threading.INVOKER));
             }
             return context;
         }
@@ -313,7 +313,7 @@ public final class RingMqBuilder
         try
         {
             context.conclude();
-            new CorePinning(context.pin());
+            new CorePinning(context.threads().pin());
             return context;
         }
         catch (final IllegalArgumentException ex)

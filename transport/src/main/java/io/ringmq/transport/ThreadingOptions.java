@@ -1,6 +1,7 @@
 package io.ringmq.transport;
 
 import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.ThreadingSettings;
 import picocli.CommandLine.Option;
 
 import java.util.List;
@@ -51,36 +52,34 @@ final class ThreadingOptions
     @Option(names = "--stage-batch-limit", paramLabel = "N",
         description = "Events a stage handles per duty cycle before others get the thread (default: ${DEFAULT-VALUE}).",
         order = 510)
-    int stageBatchLimit = DEFAULTS.stageBatchLimit();
+    int stageBatchLimit = DEFAULTS.threads().stageBatchLimit();
 
     /**
      * Copies these options into {@code context} and checks the threading mode and the idle strategy.
      */
     void applyTo(final BrokerContext context)
     {
+        final ThreadingSettings threads = context.threads();
         if (null != tlsThreads)
         {
-            context.tlsThreads(tlsThreads); // checked 1..256 by conclude()
+            threads.tlsThreads(tlsThreads); // checked 1..256 by conclude()
         }
-        context.idleStrategy(idleStrategy)
-            .pin(pin)
-            .warmupConnections(warmup)
-            .stageBatchLimit(stageBatchLimit);
+        threads.idleStrategy(idleStrategy).pin(pin).warmupConnections(warmup).stageBatchLimit(stageBatchLimit);
         if (null != threading)
         {
-            context.threading(OptionValues.parseEnum(BrokerContext.Threading.class, threading, "--threading"));
-            if (context.threading() == BrokerContext.Threading.INVOKER)
+            threads.threading(OptionValues.parseEnum(BrokerContext.Threading.class, threading, "--threading"));
+            if (threads.threading() == BrokerContext.Threading.INVOKER)
             {
                 throw new IllegalArgumentException("--threading invoker runs no thread: it is for embedding tests");
             }
         }
         if (null != ioThreads)
         {
-            context.ioThreads(ioThreads);
+            threads.ioThreads(ioThreads);
         }
         if (null != routeShards)
         {
-            context.routeShards(routeShards);
+            threads.routeShards(routeShards);
         }
         if (!List.of("wake", "busy-spin", "yield", "backoff").contains(idleStrategy))
         {

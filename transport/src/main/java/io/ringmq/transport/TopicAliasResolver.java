@@ -58,7 +58,7 @@ final class TopicAliasResolver
      */
     static long maxBytesFor(final BrokerContext context)
     {
-        return context.memory().sessionMemoryBytes() / 4 / Math.max(1, context.ioThreads());
+        return context.memory().sessionMemoryBytes() / 4 / Math.max(1, context.threads().ioThreads());
     }
 
     /**

@@ -33,7 +33,8 @@ final class WarmStart
      */
     static Listener[] listeners(final BrokerContext context)
     {
-        if (context.warmupConnections() <= 0 || context.threading() == BrokerContext.Threading.INVOKER)
+        if (context.threads().warmupConnections() <= 0 || context.threads()
+            .threading() == BrokerContext.Threading.INVOKER)
         {
             return null;
         }
@@ -73,7 +74,8 @@ final class WarmStart
                 Math.min(context.maxConnections(), context.maxConnectionsPerAddress()) / 2));
             final java.util.Set<Integer> ownPorts = java.util.concurrent.ConcurrentHashMap.newKeySet();
             warmupListener.admitOnly(ownPorts::contains); // its anonymous listener takes its own sockets only
-            result = Warmup.run(warmupListener.port, context.warmupConnections(), parallel, Warmup.DEADLINE_NS,
+            result = Warmup.run(warmupListener.port, context.threads()
+                .warmupConnections(), parallel, Warmup.DEADLINE_NS,
                 ownPorts);
             // the last DISCONNECTs are still on their way through the stages: wait, a bounded while, until every
             // connection is closed, every session gone and every event published to the ring released

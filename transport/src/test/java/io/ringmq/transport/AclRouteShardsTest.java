@@ -12,6 +12,7 @@ class AclRouteShardsTest extends AclTest
     @Override
     BrokerContext base()
     {
-        return new BrokerContext().threading(BrokerContext.Threading.DEDICATED).ioThreads(2).routeShards(3);
+        return new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2)
+            .routeShards(3));
     }
 }

@@ -477,7 +477,7 @@ class AclTest extends InProcessBrokerTest
         + "revokes")
     void acrossThreadingModes(final BrokerContext.Threading threading) throws Exception
     {
-        final int port = launch(context(ACL).threading(threading));
+        final int port = launch(context(ACL).threads(t -> t.threading(threading)));
         final Paho5 alice = paho5(port, "a", "alice");
         assertThat(alice.subscribe(new MqttSubscription("news/#", 1), 0)).containsExactly(1);
         final Paho admin = paho(port, "admin", "admin");

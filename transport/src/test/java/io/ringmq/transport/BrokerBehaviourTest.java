@@ -55,8 +55,9 @@ abstract class BrokerBehaviourTest
 
     Broker broker(final Consumer<BrokerContext> settings)
     {
-        final BrokerContext context = new BrokerContext().bindAddress("127.0.0.1").port(0).threading(threading()).sysIntervalMs(0)
-            .ioThreads(2).routeShards(routeShards());
+        final BrokerContext context = new BrokerContext().bindAddress("127.0.0.1").port(0)
+            .threads(t -> t.threading(threading())).sysIntervalMs(0)
+            .threads(t -> t.ioThreads(2).routeShards(routeShards()));
         settings.accept(context);
         try
         {

@@ -24,7 +24,8 @@ class BrokerRingMemoryTest
         final long before = ringMappings();
         for (int i = 0; i < 48; i++)
         {
-            final Broker broker = Broker.launch(TestBrokers.v5Context().threading(THREADED[i % THREADED.length]));
+            final BrokerContext.Threading threading = THREADED[i % THREADED.length];
+            final Broker broker = Broker.launch(TestBrokers.v5Context().threads(t -> t.threading(threading)));
             // other tests' unclosed rings may be collected (unmapped) at any time: counts only fall by themselves,
             // so each is compared with one taken while this broker ran, never with an earlier baseline
             final long running = ringMappings();
@@ -41,7 +42,8 @@ class BrokerRingMemoryTest
             broker.close();
             assertThat(ringMappings()).as("a closed broker unmaps its rings at once").isLessThan(running);
         }
-        final Broker invoker = Broker.launch(TestBrokers.v5Context().threading(BrokerContext.Threading.INVOKER));
+        final Broker invoker = Broker.launch(TestBrokers.v5Context()
+            .threads(t -> t.threading(BrokerContext.Threading.INVOKER)));
         invoker.invoke();
         invoker.close();
         assertThat(invoker.invoke()).as("a closed invoker broker does nothing (its rings are unmapped)").isZero();

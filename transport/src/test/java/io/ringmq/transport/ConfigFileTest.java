@@ -192,7 +192,7 @@ class ConfigFileTest
             config + ":6: unknown directive 'frobnicate', ignored",
             config + ":7: 'connection' is not used by ringmq, ignored");
         final BrokerContext context = context(config);
-        assertThat(context.threading()).isEqualTo(BrokerContext.Threading.SHARED);
+        assertThat(context.threads().threading()).isEqualTo(BrokerContext.Threading.SHARED);
         assertThat(context.maxInflight()).isEqualTo(7);
         assertThat(context.maxConnections()).isEqualTo(123);
     }

@@ -120,7 +120,7 @@ class ConnectionFuzzTest
         if (null == broker)
         {
             broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
-                .threading(BrokerContext.Threading.INVOKER).sysIntervalMs(0).connectTimeoutMs(60_000));
+                .threads(t -> t.threading(BrokerContext.Threading.INVOKER)).sysIntervalMs(0).connectTimeoutMs(60_000));
         }
         if (null == bystander || !bystander.isOpen())
         {

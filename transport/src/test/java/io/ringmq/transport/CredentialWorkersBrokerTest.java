@@ -114,7 +114,7 @@ class CredentialWorkersBrokerTest extends InProcessBrokerTest
     {
         final List<String> threads = new CopyOnWriteArrayList<>();
         PasswordHash.hashObserver(thread -> threads.add(thread.getName()));
-        launch(context(passwords("alice", "a-pw")).threading(threading));
+        launch(context(passwords("alice", "a-pw")).threads(t -> t.threading(threading)));
 
         assertThat(connack("good", "alice", "a-pw")).isEqualTo(ReasonCode.V3_CONNECTION_ACCEPTED);
         assertThat(connack("wrong", "alice", "nope")).isEqualTo(ReasonCode.V3_BAD_USER_NAME_OR_PASSWORD);
@@ -134,7 +134,7 @@ class CredentialWorkersBrokerTest extends InProcessBrokerTest
     void slowHashDoesNotDelayOthers() throws Exception
     {
         slowHashes(false);
-        launch(context(passwords("alice", "a-pw")).threading(BrokerContext.Threading.SHARED));
+        launch(context(passwords("alice", "a-pw")).threads(t -> t.threading(BrokerContext.Threading.SHARED)));
         final RawClient publisher = closeLater(new RawClient(broker.port()));
         assertThat(publisher.handshake(RawClient.connect("pub", true, 60))).isZero(); // anonymous: no hash
 
@@ -298,7 +298,7 @@ class CredentialWorkersBrokerTest extends InProcessBrokerTest
     {
         final List<String> threads = new CopyOnWriteArrayList<>();
         PasswordHash.hashObserver(thread -> threads.add(thread.getName()));
-        launch(context(passwords("alice", "a-pw")).threading(BrokerContext.Threading.INVOKER));
+        launch(context(passwords("alice", "a-pw")).threads(t -> t.threading(BrokerContext.Threading.INVOKER)));
         try (java.net.Socket socket = new java.net.Socket("127.0.0.1", broker.port()))
         {
             socket.getOutputStream().write(RawClient.connect("alice", "alice", "a-pw"));

@@ -134,7 +134,7 @@ class EmbeddingTest
             assertThat(context.maxClientIdLength()).isEqualTo(40);
             assertThat(context.limitLoopback()).isTrue();
             assertThat(context.maxConnections()).isEqualTo(50);
-            assertThat(context.threading()).isEqualTo(BrokerContext.Threading.SHARED);
+            assertThat(context.threads().threading()).isEqualTo(BrokerContext.Threading.SHARED);
             assertThat(context.acceptBacklog()).isEqualTo(16);
             try (Paho paho = Paho.connect(broker.port(), "options"))
             {
@@ -173,7 +173,7 @@ class EmbeddingTest
     {
         try (RingMq broker = RingMq.builder().option("threading", "invoker").start())
         {
-            assertThat(broker.context().threading()).isEqualTo(BrokerContext.Threading.INVOKER);
+            assertThat(broker.context().threads().threading()).isEqualTo(BrokerContext.Threading.INVOKER);
             assertThat(broker.invoke()).isGreaterThanOrEqualTo(0);
         }
         try (RingMq broker = RingMq.builder().start())

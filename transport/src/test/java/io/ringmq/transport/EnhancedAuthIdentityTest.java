@@ -65,7 +65,7 @@ class EnhancedAuthIdentityTest
         broker = RingMq.builder().passwordFile(file).anonymous(Authenticator.AnonymousPolicy.NONE)
             .context(c ->
             {
-                c.sysIntervalMs(0).ioThreads(1);
+                c.sysIntervalMs(0).threads(t -> t.ioThreads(1));
                 if (null != acl)
                 {
                     c.aclFile(aclFile);
@@ -107,7 +107,8 @@ class EnhancedAuthIdentityTest
     {
         final ScramClient scram = new ScramClient("alice", "alice-secret", "fyko+d2lbbFgONRv9qkxdawL");
         client.send(connect5(clientId, userName, null, cleanStart, sessionKept()
-            .set(PropertyId.AUTHENTICATION_METHOD, ScramSha256.NAME).set(PropertyId.AUTHENTICATION_DATA, scram.first())));
+            .set(PropertyId.AUTHENTICATION_METHOD, ScramSha256.NAME)
+            .set(PropertyId.AUTHENTICATION_DATA, scram.first())));
         assertThat(client.readPacket(5_000)).isEqualTo(PacketType.AUTH);
         final byte[] serverFirst = client.decoder().auth().properties().slice(PropertyId.AUTHENTICATION_DATA)
             .toByteArray();

@@ -35,7 +35,7 @@ class HiveMqClientTest
     void start() throws Exception
     {
         broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
-            .threading(BrokerContext.Threading.SHARED_NETWORK).ioThreads(2));
+            .threads(t -> t.threading(BrokerContext.Threading.SHARED_NETWORK).ioThreads(2)));
     }
 
     @AfterEach

@@ -251,8 +251,9 @@ class IdleStrategiesTest
     void everyModeAndStrategyDelivers(final BrokerContext.Threading threading, final String idleStrategy)
         throws Exception
     {
-        try (Broker broker = Broker.launch(TestBrokers.v5Context().threading(threading).idleStrategy(idleStrategy)
-            .ioThreads(2));
+        try (Broker broker = Broker.launch(TestBrokers.v5Context().threads(t -> t.threading(threading)
+            .idleStrategy(idleStrategy)
+            .ioThreads(2)));
             RawClient subscriber = new RawClient(broker.port());
             RawClient publisher = new RawClient(broker.port()))
         {

@@ -34,7 +34,7 @@ class IoAgentSleepHandoverTest
         throws Exception
     {
         final BrokerContext context = new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0)
-            .threading(threading).conclude();
+            .threads(t -> t.threading(threading)).conclude();
         try (SteppedAgent stepped = SteppedAgent.open(context))
         {
             final RingBuffer<IngressEvent> ring = stepped.ring;

@@ -219,7 +219,7 @@ class MainTest
     {
         final Main main = new Main();
         new picocli.CommandLine(main).parseArgs("--tls-threads", "3");
-        assertThat(main.context().conclude().tlsThreads()).isEqualTo(3);
+        assertThat(main.context().conclude().threads().tlsThreads()).isEqualTo(3);
         assertThat(run(2, "--tls-threads", "0")).contains("--tls-threads must be 1..256");
     }
 
@@ -234,7 +234,8 @@ class MainTest
         assertThat(cli.toString()).contains("persistence=rocksdb data-dir=data", "warmup=" + Warmup.DEFAULT_CONNECTIONS);
         final io.ringmq.pipeline.BrokerContext embedded = new io.ringmq.pipeline.BrokerContext().conclude();
         assertThat(embedded.toString()).contains("persistence=memory");
-        embedded.persistence(p -> p.persistent(true).dataDir(java.nio.file.Path.of("data"))).warmupConnections(Warmup.DEFAULT_CONNECTIONS);
+        embedded.persistence(p -> p.persistent(true).dataDir(java.nio.file.Path.of("data")))
+            .threads(t -> t.warmupConnections(Warmup.DEFAULT_CONNECTIONS));
         assertThat(cli.toString()).as("every other setting").isEqualTo(embedded.conclude().toString());
     }
 

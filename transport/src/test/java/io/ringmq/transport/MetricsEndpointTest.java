@@ -60,7 +60,7 @@ class MetricsEndpointTest
     private Broker broker(final int metricsPort) throws IOException
     {
         broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0)
-            .threading(BrokerContext.Threading.SHARED).metricsEndpoint("127.0.0.1", metricsPort));
+            .threads(t -> t.threading(BrokerContext.Threading.SHARED)).metricsEndpoint("127.0.0.1", metricsPort));
         return broker;
     }
 
@@ -211,7 +211,7 @@ class MetricsEndpointTest
     void offByDefault() throws Exception
     {
         broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
-            .threading(BrokerContext.Threading.SHARED));
+            .threads(t -> t.threading(BrokerContext.Threading.SHARED)));
         assertThat(broker.metricsPort()).isZero();
         assertThat(new BrokerContext().metricsPort()).isZero();
         assertThat(new BrokerContext().metricsBindAddress()).isEqualTo("127.0.0.1");

@@ -30,7 +30,8 @@ class Mqtt5EdgeBrokerTest
 
     private Broker broker(final BrokerContext.Threading threading) throws IOException
     {
-        broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0).threading(threading).ioThreads(2)
+        broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
+            .threads(t -> t.threading(threading).ioThreads(2))
             .sysIntervalMs(0));
         return broker;
     }

@@ -11,6 +11,7 @@ class Mqtt5SessionsRouteShardsTest extends Mqtt5SessionsTest
 {
     BrokerContext context()
     {
-        return TestBrokers.v5Context().threading(BrokerContext.Threading.DEDICATED).ioThreads(2).routeShards(3);
+        return TestBrokers.v5Context().threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2)
+            .routeShards(3));
     }
 }

@@ -40,8 +40,9 @@ class NetworkEdgeTest
     private Broker broker(final BrokerContext.Threading threading, final Consumer<BrokerContext> settings)
         throws IOException
     {
-        final BrokerContext context = new BrokerContext().bindAddress("127.0.0.1").port(0).threading(threading)
-            .ioThreads(2);
+        final BrokerContext context = new BrokerContext().bindAddress("127.0.0.1").port(0)
+            .threads(t -> t.threading(threading)
+            .ioThreads(2));
         settings.accept(context);
         broker = Broker.launch(context);
         return broker;

@@ -94,7 +94,7 @@ class OperationsReviewTest extends InProcessBrokerTest
     private void attemptStart(final int metricsPort, final BrokerContext.Threading threading)
     {
         assertThatThrownBy(() -> Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
-            .countersDir(directory).threading(threading).sysIntervalMs(0)
+            .countersDir(directory).threads(t -> t.threading(threading)).sysIntervalMs(0)
             .metricsEndpoint("127.0.0.1", metricsPort))).isInstanceOf(IOException.class);
     }
 
@@ -113,7 +113,7 @@ class OperationsReviewTest extends InProcessBrokerTest
     void everySysTopicIsPublishedWithASmallRing() throws Exception
     {
         broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0).memory(m -> m.ringSize(64))
-            .threading(BrokerContext.Threading.SHARED).sysIntervalMs(200));
+            .threads(t -> t.threading(BrokerContext.Threading.SHARED)).sysIntervalMs(200));
         final String last = "$SYS/broker/ringmq/" +
             io.ringmq.pipeline.status.BrokerCounters.key(io.ringmq.pipeline.status.BrokerCounters.count() - 1);
         final Paho dashboard = closeLater(Paho.connect(broker.port(), "dashboard"));
@@ -144,7 +144,8 @@ class OperationsReviewTest extends InProcessBrokerTest
         }
         // a 1 GiB message log is more than this JVM's direct memory (-Xmx1g): refused before any is touched
         assertThatThrownBy(() -> Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(port)
-            .countersDir(directory).sysIntervalMs(0).memory(m -> m.messageLogBytes(1 << 30)))).isInstanceOf(OutOfMemoryError.class);
+            .countersDir(directory).sysIntervalMs(0).memory(m -> m.messageLogBytes(1 << 30))))
+            .isInstanceOf(OutOfMemoryError.class);
         try (Stream<Path> left = Files.list(directory))
         {
             assertThat(left).as("counters files left behind").isEmpty();

@@ -29,7 +29,8 @@ class OutboundRingSizeTest
         assertThat(context.memory().outboundRingBytes()).isEqualTo(2 * MIB);
         assertThat(context.toString()).contains("outbound-ring-bytes=2097152");
         assertThat(new BrokerContext().conclude().memory().outboundRingBytes()).isEqualTo(16 * MIB);
-        assertThat(new BrokerContext().maxPacketSize(4 * MIB).conclude().memory().outboundRingBytes()).isEqualTo(64 * MIB);
+        assertThat(new BrokerContext().maxPacketSize(4 * MIB).conclude().memory().outboundRingBytes())
+            .isEqualTo(64 * MIB);
         assertThat(new BrokerContext().maxPacketSize(262_144).conclude().memory().outboundRingBytes())
             .as("the default stays 16 MiB for smaller packets").isEqualTo(16 * MIB);
         assertThat(io.ringmq.pipeline.MemorySettings.outboundRingBytesFor(262_080)).isEqualTo(2 * MIB);

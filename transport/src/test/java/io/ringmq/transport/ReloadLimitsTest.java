@@ -182,11 +182,11 @@ class ReloadLimitsTest extends InProcessBrokerTest
         + "before the reload returns")
     void dedicatedThreads() throws Exception
     {
-        start(context -> context.threading(BrokerContext.Threading.DEDICATED).ioThreads(2).maxQueued(5)
+        start(context -> context.threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2)).maxQueued(5)
             .maxConnections(10));
         final Paho publisher = closeLater(Paho.connect(broker.port(), "pub"));
         assertThat(queuedWhileOffline(publisher, "slow-d1", 20, 1)).isEqualTo(5);
-        assertThat(reload(context -> context.threading(BrokerContext.Threading.DEDICATED).ioThreads(2)
+        assertThat(reload(context -> context.threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2))
             .maxQueued(9).maxConnections(3))).contains("max-queued", "max-connections");
         synchronized (logged)
         {
@@ -299,7 +299,8 @@ class ReloadLimitsTest extends InProcessBrokerTest
     void restartOnlyIsLogged() throws Exception
     {
         start(context -> context.memory(m -> m.ringSize(1024)).maxConnections(10));
-        final String done = reload(context -> context.memory(m -> m.ringSize(4096)).ioThreads(2).maxConnections(2));
+        final String done = reload(context -> context.memory(m -> m.ringSize(4096)).threads(t -> t.ioThreads(2))
+            .maxConnections(2));
         assertThat(done).contains("max-connections").doesNotContain("ring-size");
         synchronized (logged)
         {

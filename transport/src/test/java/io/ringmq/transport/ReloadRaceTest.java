@@ -32,7 +32,8 @@ class ReloadRaceTest extends InProcessBrokerTest
 
     private static BrokerContext settings()
     {
-        return new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0).persistence(p -> p.persistent(false));
+        return new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0)
+            .persistence(p -> p.persistent(false));
     }
 
     /**
@@ -124,7 +125,8 @@ class ReloadRaceTest extends InProcessBrokerTest
         + "every owner on its limits, the last one holds, the connected stay served")
     void reloadStorm() throws Exception
     {
-        launch(settings().threading(BrokerContext.Threading.DEDICATED).ioThreads(2).maxConnections(50));
+        launch(settings().threads(each -> each.threading(BrokerContext.Threading.DEDICATED).ioThreads(2))
+            .maxConnections(50));
         final Paho subscriber = closeLater(Paho.connect(broker.port(), "storm-sub"));
         subscriber.client.subscribe("storm/t", 1);
         final Paho publisher = closeLater(Paho.connect(broker.port(), "storm-pub"));
@@ -139,7 +141,8 @@ class ReloadRaceTest extends InProcessBrokerTest
                 {
                     for (int i = 0; i < 10; i++)
                     {
-                        broker.reload(settings().threading(BrokerContext.Threading.DEDICATED).ioThreads(2)
+                        broker.reload(settings().threads(each -> each.threading(BrokerContext.Threading.DEDICATED)
+                            .ioThreads(2))
                             .maxConnections(40 + seed + i).maxQueued(100 + i).connectTimeoutMs(100 + i * 1000)
                             .maxPacketSize(1024 * (1 + i)).conclude());
                     }
@@ -175,7 +178,8 @@ class ReloadRaceTest extends InProcessBrokerTest
         }
         assertThat(failed.get()).isNull();
 
-        assertThat(broker.reload(settings().threading(BrokerContext.Threading.DEDICATED).ioThreads(2)
+        assertThat(broker.reload(settings().threads(each -> each.threading(BrokerContext.Threading.DEDICATED)
+            .ioThreads(2))
             .maxConnections(3).conclude())).contains("max-connections");
         try (RawClient third = new RawClient(broker.port()))
         {
@@ -229,9 +233,11 @@ class ReloadRaceTest extends InProcessBrokerTest
         + "the limits well within the reload's bound, and the new limit holds")
     void sharedNetworkOwnersTakeTheLimits() throws Exception
     {
-        launch(settings().threading(BrokerContext.Threading.SHARED_NETWORK).ioThreads(2).maxConnections(10));
+        launch(settings().threads(t -> t.threading(BrokerContext.Threading.SHARED_NETWORK).ioThreads(2))
+            .maxConnections(10));
         final long startNs = System.nanoTime();
-        assertThat(broker.reload(settings().threading(BrokerContext.Threading.SHARED_NETWORK).ioThreads(2)
+        assertThat(broker.reload(settings().threads(t -> t.threading(BrokerContext.Threading.SHARED_NETWORK)
+            .ioThreads(2))
             .maxConnections(1).conclude())).contains("max-connections");
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs))
             .isLessThan(Broker.LIMITS_TAKEN_TIMEOUT_MS / 2);

@@ -232,7 +232,8 @@ class SessionMemoryTest extends InProcessBrokerTest
         + "connection gives its room back")
     void topicAliasesPastTheBound() throws Exception
     {
-        final int port = launch(TestBrokers.v5Context().memory(m -> m.maxSessionMemory(576 * 1024)).ioThreads(1));
+        final int port = launch(TestBrokers.v5Context().memory(m -> m.maxSessionMemory(576 * 1024))
+            .threads(t -> t.ioThreads(1)));
         final List<RawClient> mapped = new ArrayList<>();
         int ended = -1;
         for (int i = 0; i < 12 && ended < 0; i++)
@@ -293,7 +294,8 @@ class SessionMemoryTest extends InProcessBrokerTest
     {
         assertThat(new BrokerContext().memory().sessionMemoryBytes()).isEqualTo(Runtime.getRuntime().maxMemory() / 4);
         final int port = launchBounded();
-        assertThat(broker.reload(TestBrokers.v5Context().memory(m -> m.maxSessionMemory(4 * BOUND)).maxConnectSize(128 * 1024)
+        assertThat(broker.reload(TestBrokers.v5Context().memory(m -> m.maxSessionMemory(4 * BOUND))
+            .maxConnectSize(128 * 1024)
             .conclude())).contains("max-session-memory");
         int accepted = 0;
         for (int i = 0; i < 40; i++)
@@ -327,7 +329,8 @@ class SessionMemoryTest extends InProcessBrokerTest
         + "exceeded, counted apart), other clients still subscribe; an UNSUBSCRIBE gives it room back (HiveMQ client)")
     void oneClientsShare() throws Exception
     {
-        final int port = launch(TestBrokers.v5Context().memory(m -> m.maxSessionMemory(4 * BOUND).maxClientSessionMemory(256 * 1024)));
+        final int port = launch(TestBrokers.v5Context().memory(m -> m.maxSessionMemory(4 * BOUND)
+            .maxClientSessionMemory(256 * 1024)));
         final String filter = "share/" + "z".repeat(10_000) + "/"; // 2 x 10 KB and allowances: 12 fit in 256 KiB
         final Hive5 greedy = closeLater(Hive5.connect(port, "greedy"));
         int granted = 0;
@@ -361,7 +364,8 @@ class SessionMemoryTest extends InProcessBrokerTest
     void qos2WithinOneClientsShare() throws Exception
     {
         final int count = 6_000; // 12 bytes each: about 5,400 fit in 64 KiB
-        final int port = launch(TestBrokers.v5Context().memory(m -> m.maxSessionMemory(4 * BOUND).maxClientSessionMemory(64 * 1024)));
+        final int port = launch(TestBrokers.v5Context().memory(m -> m.maxSessionMemory(4 * BOUND)
+            .maxClientSessionMemory(64 * 1024)));
         final RawClient flooder = closeLater(new RawClient(port));
         assertThat(flooder.handshake(RawClient.connect("flooder", true, 60))).isZero();
         final byte[] payload = {1};

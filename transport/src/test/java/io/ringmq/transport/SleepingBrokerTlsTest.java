@@ -23,8 +23,9 @@ class SleepingBrokerTlsTest
     @DisplayName("a TLS handshake and a large TLS PUBLISH that meet a sleeping broker are served in every mode")
     void tlsMeetsASleepingBroker(final BrokerContext.Threading threading) throws Exception
     {
-        try (Broker broker = Broker.launch(TestBrokers.v5Context().threading(threading).idleStrategy("wake")
-            .ioThreads(2).addListener(ListenersTest.tlsListener())))
+        try (Broker broker = Broker.launch(TestBrokers.v5Context().threads(t -> t.threading(threading)
+            .idleStrategy("wake")
+            .ioThreads(2)).addListener(ListenersTest.tlsListener())))
         {
             final int tlsPort = broker.ports()[1];
             final MqttConnectOptions options = Paho.options(true);

@@ -46,7 +46,8 @@ class TopicAliasSlotsReviewTest
         + "--max-session-memory, slot arrays included")
     void slotArraysCounted() throws Exception
     {
-        final BrokerContext context = new BrokerContext().memory(m -> m.maxSessionMemory(4L * 1024 * 1024)).ioThreads(1);
+        final BrokerContext context = new BrokerContext().memory(m -> m.maxSessionMemory(4L * 1024 * 1024))
+            .threads(t -> t.ioThreads(1));
         final long share = TopicAliasResolver.maxBytesFor(context); // 1 MiB
         final TopicAliasResolver resolver = new TopicAliasResolver(65_535, context, new BrokerCounters());
         long tables = 0;

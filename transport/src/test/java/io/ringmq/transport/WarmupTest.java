@@ -42,7 +42,8 @@ class WarmupTest
     @DisplayName("the warm-up goes through every step, then leaves no connection, session or count behind")
     void warmsUpAndLeavesNothingBehind(final BrokerContext.Threading threading) throws Exception
     {
-        try (Broker broker = Broker.launch(TestBrokers.v5Context().threading(threading).warmupConnections(40)))
+        try (Broker broker = Broker.launch(TestBrokers.v5Context().threads(t -> t.threading(threading)
+            .warmupConnections(40))))
         {
             assertThat(broker.warmup().completed()).isEqualTo(40);
             assertThat(broker.warmup().failed()).isZero();
@@ -74,7 +75,8 @@ class WarmupTest
         + "none of the warm-up's $ messages (nothing queued for it), and keeps its session [MQTT-4.7.2-1]")
     void aRecoveredSessionIsNotTouched(final String filter) throws Exception
     {
-        final BrokerContext first = TestBrokers.v5Context().persistence(p -> p.persistent(true).dataDir(directory.resolve("data")));
+        final BrokerContext first = TestBrokers.v5Context().persistence(p -> p.persistent(true)
+            .dataDir(directory.resolve("data")));
         try (Broker broker = Broker.launch(first);
             RawClient keeper = new RawClient(broker.port()))
         {
@@ -82,8 +84,9 @@ class WarmupTest
             keeper.send(RawClient.subscribe(1, filter, 1));
             assertThat(keeper.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
         }
-        final BrokerContext second = TestBrokers.v5Context().persistence(p -> p.persistent(true).dataDir(directory.resolve("data")))
-            .warmupConnections(20);
+        final BrokerContext second = TestBrokers.v5Context().persistence(p -> p.persistent(true)
+            .dataDir(directory.resolve("data")))
+            .threads(t -> t.warmupConnections(20));
         try (Broker broker = Broker.launch(second);
             RawClient keeper = new RawClient(broker.port()))
         {
@@ -104,7 +107,8 @@ class WarmupTest
     {
         final Path acl = java.nio.file.Files.writeString(directory.resolve("acl"), "user alice\ntopic readwrite a/#\n");
         try (Broker broker = Broker.launch(TestBrokers.v5Context().aclFile(acl)
-            .anonymous(io.ringmq.pipeline.auth.Authenticator.AnonymousPolicy.NONE).warmupConnections(30)))
+            .anonymous(io.ringmq.pipeline.auth.Authenticator.AnonymousPolicy.NONE)
+            .threads(t -> t.warmupConnections(30))))
         {
             assertThat(broker.warmup().completed()).isEqualTo(30);
             assertThat(broker.warmup().elapsedNs()).isLessThan(Warmup.DEADLINE_NS);
@@ -121,10 +125,10 @@ class WarmupTest
         try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress()))
         {
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> Broker.launch(TestBrokers.v5Context()
-                .port(taken.getLocalPort()).warmupConnections(10)))
+                .port(taken.getLocalPort()).threads(t -> t.warmupConnections(10))))
                 .isInstanceOf(IOException.class).hasMessageContaining("cannot listen on");
         }
-        try (Broker broker = Broker.launch(TestBrokers.v5Context().warmupConnections(10)))
+        try (Broker broker = Broker.launch(TestBrokers.v5Context().threads(t -> t.warmupConnections(10))))
         {
             assertThat(broker.warmup().completed()).as("the failed start left nothing in the way").isEqualTo(10);
         }
@@ -133,8 +137,9 @@ class WarmupTest
     @Test
     void invokerThreadingHasNoWarmup() throws Exception
     {
-        try (Broker broker = Broker.launch(TestBrokers.v5Context().threading(BrokerContext.Threading.INVOKER)
-            .warmupConnections(10)))
+        try (Broker broker = Broker.launch(TestBrokers.v5Context()
+            .threads(t -> t.threading(BrokerContext.Threading.INVOKER)
+            .warmupConnections(10))))
         {
             assertThat(broker.warmup()).isNull();
         }
@@ -143,7 +148,8 @@ class WarmupTest
     @Test
     void aNegativeCountIsRefused()
     {
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new BrokerContext().warmupConnections(-1).conclude())
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new BrokerContext()
+            .threads(t -> t.warmupConnections(-1)).conclude())
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--warmup");
     }
 

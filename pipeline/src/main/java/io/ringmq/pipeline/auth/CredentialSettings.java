@@ -1,5 +1,7 @@
 package io.ringmq.pipeline.auth;
 
+import static io.ringmq.pipeline.SettingChecks.check;
+
 /**
  * The settings of password checking at CONNECT: the credential workers, the per-address back-off after failed
  * attempts and the keyed cache of verified credentials. Defaults in one place; validated once by
@@ -40,14 +42,6 @@ public final class CredentialSettings
         check(trackedAddresses >= 1, "--auth-tracked-addresses must be positive");
         check(cacheSize >= 0, "--auth-cache-size must be 0 (no cache) or more");
         return this;
-    }
-
-    private static void check(final boolean condition, final String message)
-    {
-        if (!condition)
-        {
-            throw new IllegalArgumentException(message);
-        }
     }
 
     /**

@@ -2,6 +2,8 @@ package io.ringmq.pipeline.persistence;
 
 import java.nio.file.Path;
 
+import static io.ringmq.pipeline.SettingChecks.check;
+
 /**
  * The store's settings, a part of {@link io.ringmq.pipeline.BrokerContext}: whether sessions, their QoS 1 and 2
  * messages and retained messages are kept on disk, where, how durably, and the store's memory. Each of them is fixed
@@ -26,14 +28,6 @@ public final class PersistenceSettings
         check(cacheBytes >= 1024 * 1024, "--persistence-cache must be at least 1 MiB");
         check(writeBufferBytes >= 1024 * 1024, "--persistence-write-buffers must be at least 1 MiB");
         return this;
-    }
-
-    private static void check(final boolean condition, final String message)
-    {
-        if (!condition)
-        {
-            throw new IllegalArgumentException(message);
-        }
     }
 
     /**

@@ -1,0 +1,153 @@
+package io.ringmq.pipeline;
+
+import static io.ringmq.pipeline.SettingChecks.check;
+
+/**
+ * How the broker's work maps onto threads, a part of {@link BrokerContext} (the {@code --threading},
+ * {@code --io-threads}, {@code --route-shards}, {@code --idle-strategy}, {@code --pin}, {@code --tls-threads},
+ * {@code --warmup} and {@code --stage-batch-limit} flags): defaults chosen by the core count, each fixed at start.
+ */
+public final class ThreadingSettings
+{
+    private static final int CORES = Runtime.getRuntime().availableProcessors();
+
+    private BrokerContext.Threading threading = CORES <= 2 ? BrokerContext.Threading.SHARED :
+        CORES <= 8 ? BrokerContext.Threading.SHARED_NETWORK : BrokerContext.Threading.DEDICATED;
+    // a quarter of the cores for I/O agents, and as many delivery shards (one per agent): 7 + 7 on a 28-core box
+    private int ioThreads = Math.max(1, Math.min(16, CORES / 4));
+    private int routeShards = 1;
+    private String idleStrategy = "wake";
+    private String pin = "";
+    /** Threads of the TLS handshake pool (key exchanges, signatures, certificate checks). */
+    private int tlsThreads = Math.max(1, Math.min(4, CORES / 4));
+    /** Loopback connections driven through the broker before its listeners accept; 0 (embedded, tests): none. */
+    private int warmupConnections = 0;
+    private int stageBatchLimit = 1_024;
+
+    /**
+     * Checks these settings; one I/O agent where everything shares a thread.
+     *
+     * @throws IllegalArgumentException naming the flag whose value cannot work.
+     */
+    ThreadingSettings conclude()
+    {
+        check(ioThreads >= 1 && ioThreads <= 256, "--io-threads must be 1..256");
+        check(routeShards >= 1 && routeShards <= 64, "--route-shards must be 1..64");
+        check(warmupConnections >= 0 && warmupConnections <= 1_000_000, "--warmup must be 0..1000000");
+        check(stageBatchLimit >= 1, "--stage-batch-limit must be positive");
+        check(tlsThreads >= 1 && tlsThreads <= 256, "--tls-threads must be 1..256");
+        if (threading == BrokerContext.Threading.SHARED || threading == BrokerContext.Threading.INVOKER)
+        {
+            ioThreads = 1;
+        }
+        return this;
+    }
+
+    public BrokerContext.Threading threading()
+    {
+        return threading;
+    }
+
+    public ThreadingSettings threading(final BrokerContext.Threading threading)
+    {
+        this.threading = threading;
+        return this;
+    }
+
+    /**
+     * @return I/O agents, each with its delivery shard (1 in {@code shared} and {@code invoker} threading, once
+     * concluded).
+     */
+    public int ioThreads()
+    {
+        return ioThreads;
+    }
+
+    public ThreadingSettings ioThreads(final int ioThreads)
+    {
+        this.ioThreads = ioThreads;
+        return this;
+    }
+
+    /**
+     * @return routing stages that split the PUBLISHes between them by topic, each holding a replica of the sessions
+     * and subscriptions (1: one routing stage, as always).
+     */
+    public int routeShards()
+    {
+        return routeShards;
+    }
+
+    public ThreadingSettings routeShards(final int routeShards)
+    {
+        this.routeShards = routeShards;
+        return this;
+    }
+
+    public String idleStrategy()
+    {
+        return idleStrategy;
+    }
+
+    public ThreadingSettings idleStrategy(final String idleStrategy)
+    {
+        this.idleStrategy = idleStrategy;
+        return this;
+    }
+
+    public String pin()
+    {
+        return pin;
+    }
+
+    public ThreadingSettings pin(final String pin)
+    {
+        this.pin = null == pin ? "" : pin;
+        return this;
+    }
+
+    public int tlsThreads()
+    {
+        return tlsThreads;
+    }
+
+    public ThreadingSettings tlsThreads(final int tlsThreads)
+    {
+        this.tlsThreads = tlsThreads;
+        return this;
+    }
+
+    /**
+     * @return how many loopback connections the broker drives through its own paths at start, before its listeners
+     * accept (loading classes and compiling the connect path ahead of the first clients); 0: none.
+     */
+    public int warmupConnections()
+    {
+        return warmupConnections;
+    }
+
+    public ThreadingSettings warmupConnections(final int warmupConnections)
+    {
+        this.warmupConnections = warmupConnections;
+        return this;
+    }
+
+    public int stageBatchLimit()
+    {
+        return stageBatchLimit;
+    }
+
+    public ThreadingSettings stageBatchLimit(final int stageBatchLimit)
+    {
+        this.stageBatchLimit = stageBatchLimit;
+        return this;
+    }
+
+    @Override
+    public String toString()
+    {
+        return "threading=" + threading.name().toLowerCase().replace('_', '-') + " io-threads=" + ioThreads +
+            (routeShards == 1 ? "" : " route-shards=" + routeShards) + " idle-strategy=" + idleStrategy +
+            (pin.isEmpty() ? "" : " pin=" + pin);
+    }
+}
