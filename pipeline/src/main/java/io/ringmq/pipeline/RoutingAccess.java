@@ -26,6 +26,7 @@ final class RoutingAccess
     /** Routing shards above 0 follow the rules too, but only shard 0 revokes and counts. */
     private final boolean countsRevocations;
     private AccessRules rules;
+    private final org.agrona.concurrent.UnsafeBuffer willTopic = new org.agrona.concurrent.UnsafeBuffer(new byte[0]);
 
     /**
      * @param published the rules in force, as the auth stage publishes them.
@@ -140,6 +141,34 @@ final class RoutingAccess
     private ClientAcl aclOf(final String userName, final String aclClientId)
     {
         return null != aclClientId || !rules.hasFile() ? rules.forClient(userName, aclClientId) : ClientAcl.NOTHING;
+    }
+
+    /**
+     * @return the session's will as it goes out now, or null when the rules in force no longer let its client write
+     * its topic (its CONNECT was judged by the rules of then; an ACL reload came since), counted by routing shard 0
+     * as a refused PUBLISH. A session restored from the store whose client has not come back is not judged again:
+     * its user is not stored, and its will was judged at its CONNECT.
+     */
+    Message willOf(final RoutingSession session)
+    {
+        final Message will = session.will();
+        if (null == will)
+        {
+            return null;
+        }
+        if (null != session.aclClientId()) // bound at a CONNECT: its rules are its user's
+        {
+            willTopic.wrap(will.topic());
+            if (!session.acl().canWrite(willTopic, 0, will.topic().length))
+            {
+                if (countsRevocations)
+                {
+                    counters.increment(BrokerCounters.ACL_PUBLISH_DENIED);
+                }
+                return null;
+            }
+        }
+        return Wills.toPublish(will);
     }
 
     /**

@@ -113,7 +113,7 @@ public final class RoutingStage implements Stage
         output.maxTargets(context.maxSessions()); // the routing log holds a target per session, no more
         this.publishes = new PublishFanOut(index, shared, retained, output, access, counters, sessionCounters,
             sessions.memory(), windows);
-        final SessionEnds ends = new SessionEnds(connections, sessions, subscriptions, ticks, publishes,
+        final SessionEnds ends = new SessionEnds(connections, sessions, subscriptions, ticks, publishes, access,
             sessionCounters, 0 == shard);
         this.expiry = ends.expiry();
         final SessionConnects connects = new SessionConnects(connections, sessions, access, routeShards, output, ends,

@@ -116,9 +116,9 @@ final class SessionConnects
             sessionCounters.increment(BrokerCounters.CONNECTIONS_TAKEN_OVER);
             // it ends without DISCONNECT: its will goes out, as Mosquitto does, unless it is delayed and its session
             // is resumed right here, within the delay [MQTT-3.1.3-9]
-            if (null != existing.will() && (existing.willDelaySeconds() == 0 || clean || !existing.isPersistent()))
+            if (existing.willDelaySeconds() == 0 || clean || !existing.isPersistent())
             {
-                endedWill = Wills.toPublish(existing.will());
+                endedWill = access.willOf(existing); // judged by the rules in force now
             }
             existing.will(null);
             existing.connection(IngressEvent.NONE, IngressEvent.NONE);
@@ -128,7 +128,7 @@ final class SessionConnects
             // a delayed will of an offline session: a reconnect within the delay cancels it [MQTT-3.1.3-9], a
             // clean start ends the session, which publishes it
             expiry.cancelWill(existing);
-            endedWill = clean || !existing.isPersistent() ? Wills.toPublish(existing.will()) : null;
+            endedWill = clean || !existing.isPersistent() ? access.willOf(existing) : null;
             existing.will(null);
         }
         final RoutingSession session;

@@ -21,6 +21,8 @@ final class SessionEnds
     private final SubscriptionChanges subscriptions;
     private final RoutingTicks ticks;
     private final PublishFanOut publishes;
+    /** Judges each will by the rules in force when it goes out. */
+    private final RoutingAccess access;
     /** Shard 0's counters for what happens to sessions; muted on the other routing shards. */
     private final BrokerCounters sessionCounters;
     /** Only routing shard 0 publishes delayed wills; the others drop them as it does. */
@@ -32,8 +34,9 @@ final class SessionEnds
      */
     SessionEnds(final ByConnection<RoutingSession> connections, final SessionRegistry sessions,
         final SubscriptionChanges subscriptions, final RoutingTicks ticks, final PublishFanOut publishes,
-        final BrokerCounters sessionCounters, final boolean publishesWills)
+        final RoutingAccess access, final BrokerCounters sessionCounters, final boolean publishesWills)
     {
+        this.access = access;
         this.connections = connections;
         this.sessions = sessions;
         this.subscriptions = subscriptions;
@@ -123,7 +126,11 @@ final class SessionEnds
             {
                 return true; // a failed slot carries no output: the will goes out on a tick
             }
-            publishes.publishWill(event, Wills.toPublish(session.will()));
+            final Message will = access.willOf(session); // judged by the rules in force now
+            if (null != will)
+            {
+                publishes.publishWill(event, will);
+            }
             session.will(null); // a will is published once: now, or when the session ends, if that comes first
         }
         else
@@ -142,9 +149,10 @@ final class SessionEnds
     {
         if (null != session.will() && !session.isOnline())
         {
-            if (publishesWills)
+            final Message will = publishesWills ? access.willOf(session) : null; // only shard 0 publishes wills
+            if (null != will)
             {
-                ticks.willDue(Wills.toPublish(session.will()), session.id()); // only shard 0 publishes wills
+                ticks.willDue(will, session.id());
             }
             session.will(null);
         }

@@ -383,6 +383,61 @@ class AclTest extends InProcessBrokerTest
         assertThat(broker.counters().get(BrokerCounters.ACL_PUBLISH_DENIED)).isEqualTo(1);
     }
 
+    /**
+     * @return alice connected with a will on {@code willTopic}; 5.0 with a session and the will delayed when
+     * {@code delaySeconds} is above 0.
+     */
+    private RawClient aliceWithWill(final int port, final String clientId, final String willTopic,
+        final int delaySeconds) throws Exception
+    {
+        final int version = delaySeconds > 0 ? MqttVersion.V5 : MqttVersion.V3_1_1;
+        final RawClient alice = closeLater(new RawClient(port)).version(version);
+        final ConnectEncoder encoder = new ConnectEncoder().reset().version(version).cleanStart(true).keepAlive(60)
+            .will(1, false, delaySeconds > 0 ?
+                new io.ringmq.protocol.MqttProperties().setInt(io.ringmq.protocol.PropertyId.WILL_DELAY_INTERVAL,
+                    delaySeconds) : null);
+        if (delaySeconds > 0)
+        {
+            encoder.properties(new io.ringmq.protocol.MqttProperties()
+                .setInt(io.ringmq.protocol.PropertyId.SESSION_EXPIRY_INTERVAL, 60));
+        }
+        encoder.clientId().wrap(clientId);
+        encoder.willTopic().wrap(willTopic);
+        encoder.willPayload().wrap("open");
+        encoder.userName().wrap("alice");
+        encoder.password().wrap("pw");
+        assertThat(alice.handshake(encoded(encoder))).isZero();
+        return alice;
+    }
+
+    @Test
+    @Timeout(60)
+    @DisplayName("a will its client could write at CONNECT, but an ACL reload since refuses, is not published: not "
+        + "when the connection is lost, nor when it is taken over, nor when its delay runs out")
+    void willJudgedByTheRulesInForceWhenItGoesOut() throws Exception
+    {
+        final String before = "user alice\ntopic readwrite cmd/#\nuser bob\ntopic readwrite bob/#\ntopic read cmd/#";
+        final int port = start(before, false);
+        final Paho bob = paho(port, "b", "bob");
+        bob.client.subscribe(new String[] {"cmd/#", "bob/#"}, new int[] {1, 1});
+        final RawClient lost = aliceWithWill(port, "a-lost", "cmd/lost", 0);
+        aliceWithWill(port, "a-taken", "cmd/taken", 0);
+        final RawClient delayed = aliceWithWill(port, "a-delayed", "cmd/delayed", 1);
+        Files.writeString(aclFile, "user alice\ntopic readwrite alice/#\nuser bob\ntopic readwrite bob/#\n" +
+            "topic read cmd/#", StandardCharsets.UTF_8);
+        assertThat(broker.reload()).contains("reloaded");
+        lost.kill();
+        delayed.kill();
+        raw(port, "a-taken", "alice", MqttVersion.V3_1_1); // takes the connection with the will over
+        TestBrokers.await("three wills refused",
+            () -> broker.counters().get(BrokerCounters.ACL_PUBLISH_DENIED) >= 3);
+        assertThat(broker.counters().get(BrokerCounters.ACL_PUBLISH_DENIED)).isEqualTo(3);
+        bob.publish("bob/marker", "marker", 1, false);
+        final Paho.Received first = bob.next();
+        assertThat(first.topic() + " " + first.payload()).as("no will on cmd/# came before the marker")
+            .isEqualTo("bob/marker marker");
+    }
+
     @Test
     @Timeout(60)
     @DisplayName("reload: a client with a subscription the new rules refuse is disconnected (5.0: 0x87), others "
