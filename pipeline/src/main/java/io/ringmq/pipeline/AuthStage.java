@@ -181,7 +181,7 @@ public final class AuthStage implements Stage
             if (null != next)
             {
                 limits = next;
-                maxClientIdLength = next.maxClientIdLength();
+                maxClientIdLength = next.limits().maxClientIdLength();
                 // connected anonymous clients stay, as Mosquitto's reload keeps them; new CONNECTs see the new policy
                 authenticator.anonymous(next.anonymous());
                 live.took(next);

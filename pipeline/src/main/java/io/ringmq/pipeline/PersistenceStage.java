@@ -347,7 +347,7 @@ final class PersistenceStage implements Stage
         {
             return;
         }
-        final long expirySeconds = context.sessionExpiryFor(connect);
+        final long expirySeconds = context.limits().sessionExpiryFor(connect);
         Known known = event.sessionNew ? null : get(event.sessionId);
         if (null == known)
         {
@@ -388,7 +388,7 @@ final class PersistenceStage implements Stage
         }
         if (event.sessionExpiryInterval >= 0)
         {
-            known.expirySeconds = context.sessionExpiryFor(event.sessionExpiryInterval); // [MQTT-3.14.2-2]
+            known.expirySeconds = context.limits().sessionExpiryFor(event.sessionExpiryInterval); // [MQTT-3.14.2-2]
         }
         final boolean willAsked = event.kind == IngressEvent.CONNECTION_LOST ||
             event.reasonCode != ReasonCode.NORMAL_DISCONNECTION;

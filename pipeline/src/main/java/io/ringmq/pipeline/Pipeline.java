@@ -124,7 +124,7 @@ public final class Pipeline
         {
             routeLogs[i] = new MessageLog(context.routeLogBytes());
         }
-        final SessionWindows windows = new SessionWindows(context.maxSessions());
+        final SessionWindows windows = new SessionWindows(context.limits().maxSessions());
         final LiveLimits live = new LiveLimits(context);
         this.limits = live;
         final SharedRedispatch redispatch = // read at each hand-back: a reload of --max-message-memory moves it
@@ -137,7 +137,7 @@ public final class Pipeline
         routing.follow(limits); // shard 0 takes reloaded limits; the other shards take them from its stamps
 
         final StagePoller authPoller = oneThread ? StagePoller.firstOfSingleProducer(ring) : new StagePoller(ring);
-        authStage = new AuthStage(authenticator, counters, context.maxClientIdLength(), control,
+        authStage = new AuthStage(authenticator, counters, context.limits().maxClientIdLength(), control,
             new AccessControl(accessRules, context.useUserNameAsClientId(), counters));
         authStage.follow(limits);
         auth = step(authStage, authPoller,

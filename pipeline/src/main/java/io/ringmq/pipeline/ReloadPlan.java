@@ -33,39 +33,48 @@ public final class ReloadPlan
     }
 
     private static final List<Setting> SETTINGS = List.of(
-        liveInt("max-connections", BrokerContext::maxConnections, BrokerContext::maxConnections),
+        liveInt("max-connections", context -> context.limits().maxConnections(),
+            (live, value) -> live.limits().maxConnections(value)),
         liveInt("max-connections-per-address", BrokerContext::maxConnectionsPerAddress,
             BrokerContext::maxConnectionsPerAddress),
         live("limit-loopback", BrokerContext::limitLoopback, (live, next) -> live.limitLoopback(next.limitLoopback())),
         // the rings and logs are sized at start: a packet size above them waits for a restart (restartOnlyChanges)
-        live("max-packet-size", BrokerContext::maxPacketSize, (live, next) ->
+        live("max-packet-size", context -> context.limits().maxPacketSize(), (live, next) ->
         {
-            if (live.fitsBuffers(next.maxPacketSize()))
+            if (live.fitsBuffers(next.limits().maxPacketSize()))
             {
-                live.maxPacketSize(next.maxPacketSize());
+                live.limits().maxPacketSize(next.limits().maxPacketSize());
             }
         }),
         liveInt("max-connect-size", BrokerContext::maxConnectSize, BrokerContext::maxConnectSize),
-        liveInt("max-inflight", BrokerContext::maxInflight, BrokerContext::maxInflight),
-        liveInt("max-queued", BrokerContext::maxQueued, BrokerContext::maxQueued),
-        liveLong("max-queued-bytes", BrokerContext::maxQueuedBytes, BrokerContext::maxQueuedBytes),
+        liveInt("max-inflight", context -> context.limits().maxInflight(),
+            (live, value) -> live.limits().maxInflight(value)),
+        liveInt("max-queued", context -> context.limits().maxQueued(),
+            (live, value) -> live.limits().maxQueued(value)),
+        liveLong("max-queued-bytes", context -> context.limits().maxQueuedBytes(),
+            (live, value) -> live.limits().maxQueuedBytes(value)),
         liveLong("max-message-memory", context -> context.memory().maxMessageMemory(),
             (live, bytes) -> live.memory().maxMessageMemory(bytes)),
         liveLong("max-session-memory", context -> context.memory().maxSessionMemory(),
             (live, bytes) -> live.memory().maxSessionMemory(bytes)),
         liveLong("max-client-session-memory", context -> context.memory().maxClientSessionMemory(),
             (live, bytes) -> live.memory().maxClientSessionMemory(bytes)),
-        liveInt("max-keepalive", BrokerContext::maxKeepAliveSeconds, BrokerContext::maxKeepAliveSeconds),
-        liveInt("connect-timeout", BrokerContext::connectTimeoutMs, BrokerContext::connectTimeoutMs),
-        liveInt("max-retained-messages", BrokerContext::maxRetainedMessages,
-            (live, messages) -> live.maxRetained(messages, live.maxRetainedBytes())),
-        liveLong("max-retained-bytes", BrokerContext::maxRetainedBytes,
-            (live, bytes) -> live.maxRetained(live.maxRetainedMessages(), bytes)),
-        liveInt("max-subscriptions-per-client", BrokerContext::maxSubscriptionsPerClient,
-            BrokerContext::maxSubscriptionsPerClient),
-        liveInt("max-topic-levels", BrokerContext::maxTopicLevels, BrokerContext::maxTopicLevels),
-        liveInt("max-topic-length", BrokerContext::maxTopicLength, BrokerContext::maxTopicLength),
-        liveInt("max-client-id-length", BrokerContext::maxClientIdLength, BrokerContext::maxClientIdLength),
+        liveInt("max-keepalive", context -> context.limits().maxKeepAliveSeconds(),
+            (live, value) -> live.limits().maxKeepAliveSeconds(value)),
+        liveInt("connect-timeout", context -> context.limits().connectTimeoutMs(),
+            (live, value) -> live.limits().connectTimeoutMs(value)),
+        liveInt("max-retained-messages", context -> context.limits().maxRetainedMessages(),
+            (live, messages) -> live.limits().maxRetained(messages, live.limits().maxRetainedBytes())),
+        liveLong("max-retained-bytes", context -> context.limits().maxRetainedBytes(),
+            (live, bytes) -> live.limits().maxRetained(live.limits().maxRetainedMessages(), bytes)),
+        liveInt("max-subscriptions-per-client", context -> context.limits().maxSubscriptionsPerClient(),
+            (live, value) -> live.limits().maxSubscriptionsPerClient(value)),
+        liveInt("max-topic-levels", context -> context.limits().maxTopicLevels(),
+            (live, value) -> live.limits().maxTopicLevels(value)),
+        liveInt("max-topic-length", context -> context.limits().maxTopicLength(),
+            (live, value) -> live.limits().maxTopicLength(value)),
+        liveInt("max-client-id-length", context -> context.limits().maxClientIdLength(),
+            (live, value) -> live.limits().maxClientIdLength(value)),
         liveLong("memory-budget", context -> context.memory().memoryBudgetBytes(),
             (live, bytes) -> live.memory().memoryBudgetBytes(bytes)),
         liveLong("sys-interval", BrokerContext::sysIntervalMs, BrokerContext::sysIntervalMs),
@@ -83,12 +92,12 @@ public final class ReloadPlan
         restart("warmup", context -> context.threads().warmupConnections()),
         restart("slot-inline-bytes", context -> context.memory().slotInlineBytes()),
         restart("stage-batch-limit", context -> context.threads().stageBatchLimit()),
-        restart("max-sessions", BrokerContext::maxSessions),
+        restart("max-sessions", context -> context.limits().maxSessions()),
         // promised in every CONNACK, or held by every session
-        restart("receive-maximum", BrokerContext::receiveMaximum),
-        restart("topic-alias-maximum", BrokerContext::topicAliasMaximum),
-        restart("persistent-client-expiration", BrokerContext::persistentClientExpirationMs),
-        restart("shared-subscription-strategy", BrokerContext::sharedSubscriptionStrategy),
+        restart("receive-maximum", context -> context.limits().receiveMaximum()),
+        restart("topic-alias-maximum", context -> context.limits().topicAliasMaximum()),
+        restart("persistent-client-expiration", context -> context.limits().persistentClientExpirationMs()),
+        restart("shared-subscription-strategy", context -> context.limits().sharedSubscriptionStrategy()),
         // who may connect, decided by stages set up at start
         restart("use-username-as-clientid", BrokerContext::useUserNameAsClientId),
         restart("user", BrokerContext::user),
@@ -171,7 +180,7 @@ public final class ReloadPlan
         {
             changed.add("outbound-ring-bytes");
         }
-        if (!running.fitsBuffers(next.maxPacketSize()))
+        if (!running.fitsBuffers(next.limits().maxPacketSize()))
         {
             changed.add("max-packet-size above what the rings were sized for at start");
         }

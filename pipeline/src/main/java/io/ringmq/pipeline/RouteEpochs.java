@@ -71,7 +71,7 @@ final class RouteEpochs
             if (null != next)
             {
                 context = next; // the retained and subscription limits; the rest is the same as at start
-                retained.limits(next.maxRetainedMessages(), next.retainedBytes());
+                retained.limits(next.limits().maxRetainedMessages(), next.limits().retainedBytes());
                 subscriptions.limits(next);
                 sessions.memory().maxBytes(next.memory().sessionMemoryBytes(), next.memory()
                     .clientSessionMemoryBytes());

@@ -102,30 +102,30 @@ public final class RoutingStage implements Stage
         this.access = new RoutingAccess(accessRules, control, counters, context.useUserNameAsClientId(), shard == 0);
         this.failedCommits = failedCommits;
         this.ticks = new RoutingTicks(ring, redispatch);
-        this.shared = new SharedSubscriptions<>(context.sharedSubscriptionStrategy());
+        this.shared = new SharedSubscriptions<>(context.limits().sharedSubscriptionStrategy());
         this.counters = counters;
         this.log = log;
         this.sessions = new SessionRegistry(new SessionMemory(context.memory().sessionMemoryBytes(),
             context.memory().clientSessionMemoryBytes()));
-        this.retained = new RetainedStore(context.maxRetainedMessages(), context.retainedBytes());
+        this.retained = new RetainedStore(context.limits().maxRetainedMessages(), context.limits().retainedBytes());
         final SubscriptionChanges subscriptions = new SubscriptionChanges(context, index, shared, retained, output,
             sessionCounters, sessions.memory());
-        output.maxTargets(context.maxSessions()); // the routing log holds a target per session, no more
+        output.maxTargets(context.limits().maxSessions()); // the routing log holds a target per session, no more
         this.publishes = new PublishFanOut(index, shared, retained, output, access, counters, sessionCounters,
             sessions.memory(), windows);
         final SessionEnds ends = new SessionEnds(connections, sessions, subscriptions, ticks, publishes, access,
             sessionCounters, 0 == shard);
         this.expiry = ends.expiry();
         final SessionConnects connects = new SessionConnects(connections, sessions, access, routeShards, output, ends,
-            publishes, sessionCounters, context.maxSessions());
+            publishes, sessionCounters, context.limits().maxSessions());
         this.epochs = new RouteEpochs(context, routeShards, access, sessions, subscriptions, retained);
         final Runnable gauges = this::onBatchEnd;
         this.slots = new SlotRouter(connections, output, connects, publishes, subscriptions, ends, ticks, epochs,
             access, routeShards, gauges);
         this.replays = shard == 0 ? null :
             new ShardReplay(slots, epochs, connects, publishes, sessions, ticks, routeShards, shard);
-        this.restore = new RoutingRestore(sessions, subscriptions, publishes, expiry, access, context.maxSessions(),
-            gauges);
+        this.restore = new RoutingRestore(sessions, subscriptions, publishes, expiry, access,
+            context.limits().maxSessions(), gauges);
         if (0 == shard)
         {
             routeShards.took(0, context, access.rules()); // what every shard holds at start

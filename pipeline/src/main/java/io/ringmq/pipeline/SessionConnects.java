@@ -88,7 +88,7 @@ final class SessionConnects
             return; // the I/O agent validated it: a corrupt slot is refused by its shard, never thrown on
         }
         final boolean clean = connect.isCleanStart();
-        final long expirySeconds = context.sessionExpiryFor(connect);
+        final long expirySeconds = context.limits().sessionExpiryFor(connect);
         final String aclClientId = access.clientIdOf(connect, event);
         String clientId = aclClientId;
         if (clientId.isEmpty())

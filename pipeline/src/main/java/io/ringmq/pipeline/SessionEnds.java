@@ -114,7 +114,7 @@ final class SessionEnds
         if (event.sessionExpiryInterval >= 0 && session.isPersistent())
         {
             // never from 0: a protocol error the edge refuses, and a clean session has nothing kept [MQTT-3.14.2-2]
-            session.expirySeconds(context.sessionExpiryFor(event.sessionExpiryInterval));
+            session.expirySeconds(context.limits().sessionExpiryFor(event.sessionExpiryInterval));
         }
         if (!publishWill || null == session.will())
         {

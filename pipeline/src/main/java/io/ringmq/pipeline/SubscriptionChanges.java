@@ -305,8 +305,8 @@ final class SubscriptionChanges
      */
     void limits(final BrokerContext context)
     {
-        this.maxSubscriptions = context.maxSubscriptionsPerClient();
-        this.maxTopicLevels = context.maxTopicLevels();
-        this.maxTopicLength = context.maxTopicLength();
+        this.maxSubscriptions = context.limits().maxSubscriptionsPerClient();
+        this.maxTopicLevels = context.limits().maxTopicLevels();
+        this.maxTopicLength = context.limits().maxTopicLength();
     }
 }

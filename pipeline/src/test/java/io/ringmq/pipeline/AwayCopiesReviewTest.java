@@ -34,7 +34,7 @@ class AwayCopiesReviewTest
     void awayAfterFallingBehindLeavesAQuarter()
     {
         final PipelineHarness harness = new PipelineHarness(new BrokerContext()
-            .memory(m -> m.maxMessageMemory(BUDGET)).maxInflight(2),
+            .memory(m -> m.maxMessageMemory(BUDGET)).limits(l -> l.maxInflight(2)),
             ANONYMOUS);
         harness.packet(1, connect("slow", false));
         harness.packet(1, subscribe("t", 1));
@@ -61,7 +61,7 @@ class AwayCopiesReviewTest
     {
         final io.ringmq.pipeline.persistence.MemoryStore store = io.ringmq.pipeline.persistence.MemoryStore.retaining();
         final PipelineHarness before = new PipelineHarness(new BrokerContext().memory(m -> m.maxMessageMemory(BUDGET))
-            .maxInflight(2),
+            .limits(l -> l.maxInflight(2)),
             ANONYMOUS, store); // the same bound before and after
         before.packet(1, connect("away", false));
         before.packet(1, subscribe("t", 1));
@@ -74,7 +74,7 @@ class AwayCopiesReviewTest
         before.offer(1, true, new byte[0], IngressEvent.CONNECTION_LOST);
 
         final PipelineHarness after = new PipelineHarness(new BrokerContext().memory(m -> m.maxMessageMemory(BUDGET))
-            .maxInflight(2),
+            .limits(l -> l.maxInflight(2)),
             ANONYMOUS, store); // a restart: "away" is restored, away, its queue within the whole share
         after.packet(2, connect("live", true));
         after.packet(2, subscribe("t", 1));

@@ -40,7 +40,8 @@ class DeepTopicPipelineTest
         assertThat(topic).hasSize(65_535);
         SmallStack.run(() ->
         {
-            final PipelineHarness harness = new PipelineHarness(new BrokerContext().maxTopicLevels(LEVELS),
+            final PipelineHarness harness = new PipelineHarness(new BrokerContext()
+                .limits(l -> l.maxTopicLevels(LEVELS)),
                 new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null));
             final PipelineTest.RecordingOutbound outbound = harness.outbound;
             final BrokerCounters counters = harness.counters;

@@ -18,14 +18,14 @@ class DeliverySplitReloadReviewTest
     @DisplayName("reload --max-inflight 2 -> 4: a session connected after it gets 4 in flight, one from before keeps 2")
     void reloadedInflightReachesNewSessionsOnly()
     {
-        final BrokerContext context = new BrokerContext().maxInflight(2).maxQueued(100);
+        final BrokerContext context = new BrokerContext().limits(l -> l.maxInflight(2).maxQueued(100));
         final PipelineHarness harness = new PipelineHarness(context,
             new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null));
         harness.packet(1, PipelineTest.connect("before", true));
         harness.packet(1, PipelineTest.subscribe("q", 1));
 
         harness.pipeline.limits().publish(ReloadPlan.liveContext(context, 
-            new BrokerContext().maxInflight(4).maxQueued(100).conclude()));
+            new BrokerContext().limits(l -> l.maxInflight(4).maxQueued(100)).conclude()));
         harness.step(); // every owner takes the limits at its next duty cycle
 
         harness.packet(3, PipelineTest.connect("after", true));

@@ -17,7 +17,8 @@ class LiveLimitsTest
 {
     private static BrokerContext running()
     {
-        return new BrokerContext().port(0).memory(m -> m.ringSize(1024)).maxPacketSize(64 * 1024).maxConnections(10)
+        return new BrokerContext().port(0).memory(m -> m.ringSize(1024)).limits(l -> l.maxPacketSize(64 * 1024)
+            .maxConnections(10))
             .conclude();
     }
 
@@ -26,21 +27,24 @@ class LiveLimitsTest
     void liveTakenRestartKept()
     {
         final BrokerContext running = running();
-        final BrokerContext next = new BrokerContext().port(0).memory(m -> m.ringSize(4096)).maxPacketSize(2048)
+        final BrokerContext next = new BrokerContext().port(0).memory(m -> m.ringSize(4096))
+            .limits(l -> l.maxPacketSize(2048)
             .maxConnections(3)
-            .maxQueued(7).sysIntervalMs(500).anonymous(Authenticator.AnonymousPolicy.NONE).receiveMaximum(10)
-            .maxSessions(50).conclude();
+            .maxQueued(7)).sysIntervalMs(500).anonymous(Authenticator.AnonymousPolicy.NONE)
+            .limits(l -> l.receiveMaximum(10)
+            .maxSessions(50)).conclude();
         final BrokerContext live = ReloadPlan.liveContext(running, next);
-        assertThat(live.maxConnections()).isEqualTo(3);
-        assertThat(live.maxPacketSize()).isEqualTo(2048);
-        assertThat(live.maxQueued()).isEqualTo(7);
+        assertThat(live.limits().maxConnections()).isEqualTo(3);
+        assertThat(live.limits().maxPacketSize()).isEqualTo(2048);
+        assertThat(live.limits().maxQueued()).isEqualTo(7);
         assertThat(live.sysIntervalMs()).isEqualTo(500);
         assertThat(live.anonymous()).isEqualTo(Authenticator.AnonymousPolicy.NONE);
         assertThat(live.memory().ringSize()).as("sized at start").isEqualTo(1024);
-        assertThat(live.receiveMaximum()).as("promised in every CONNACK").isEqualTo(running.receiveMaximum());
-        assertThat(live.maxSessions()).isEqualTo(running.maxSessions());
+        assertThat(live.limits().receiveMaximum()).as("promised in every CONNACK")
+            .isEqualTo(running.limits().receiveMaximum());
+        assertThat(live.limits().maxSessions()).isEqualTo(running.limits().maxSessions());
         assertThat(live.memory().messageLogBytes()).isEqualTo(running.memory().messageLogBytes());
-        assertThat(running.maxConnections()).as("the running context is not touched").isEqualTo(10);
+        assertThat(running.limits().maxConnections()).as("the running context is not touched").isEqualTo(10);
         assertThat(ReloadPlan.restartOnlyChanges(running, next))
             .containsExactlyInAnyOrder("ring-size", "receive-maximum",
             "max-sessions");
@@ -54,8 +58,8 @@ class LiveLimitsTest
     {
         final BrokerContext running = running();
         final BrokerContext next = new BrokerContext().port(0).memory(m -> m.ringSize(1024))
-            .maxPacketSize(BrokerContext.MAX_PACKET_SIZE_LIMIT).maxConnections(10).conclude();
-        assertThat(ReloadPlan.liveContext(running, next).maxPacketSize()).isEqualTo(64 * 1024);
+            .limits(l -> l.maxPacketSize(LimitSettings.MAX_PACKET_SIZE_LIMIT).maxConnections(10)).conclude();
+        assertThat(ReloadPlan.liveContext(running, next).limits().maxPacketSize()).isEqualTo(64 * 1024);
         assertThat(ReloadPlan.restartOnlyChanges(running, next)).anySatisfy(name -> assertThat(name)
             .startsWith("max-packet-size above"));
         assertThat(ReloadPlan.liveChanges(running, next)).doesNotContain("max-packet-size");
@@ -91,7 +95,8 @@ class LiveLimitsTest
             owners[i].setDaemon(true);
             owners[i].start();
         }
-        final BrokerContext second = ReloadPlan.liveContext(first, new BrokerContext().port(0).maxConnections(2)
+        final BrokerContext second = ReloadPlan.liveContext(first, new BrokerContext().port(0)
+            .limits(l -> l.maxConnections(2))
             .conclude());
         live.publish(second);
         assertThat(live.awaitTaken(5_000)).isTrue();
@@ -114,9 +119,11 @@ class LiveLimitsTest
         final LiveLimits live = new LiveLimits(first);
         final BrokerContext slowHeld = live.follow();
         final BrokerContext fastHeld = live.follow();
-        final BrokerContext second = ReloadPlan.liveContext(first, new BrokerContext().port(0).maxConnections(2)
+        final BrokerContext second = ReloadPlan.liveContext(first, new BrokerContext().port(0)
+            .limits(l -> l.maxConnections(2))
             .conclude());
-        final BrokerContext third = ReloadPlan.liveContext(first, new BrokerContext().port(0).maxConnections(3)
+        final BrokerContext third = ReloadPlan.liveContext(first, new BrokerContext().port(0)
+            .limits(l -> l.maxConnections(3))
             .conclude());
 
         live.publish(second);

@@ -144,7 +144,7 @@ class MessageMemoryTest
     void goingAwayKeepsSharedCopies()
     {
         final PipelineHarness shared = new PipelineHarness(new BrokerContext().memory(m -> m.maxMessageMemory(BUDGET))
-            .maxInflight(2),
+            .limits(l -> l.maxInflight(2)),
             ANONYMOUS);
         shared.packet(1, connect("leaving", false));
         shared.packet(1, subscribe("t", 1));

@@ -170,11 +170,11 @@ class Mqtt5ChaosTest
         final SplittableRandom random = new SplittableRandom(seed);
         final BrokerContext context = new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED)
             .ioThreads(2))
-            .maxInflight(1 + random.nextInt(4)).maxQueued(random.nextInt(9)).sysIntervalMs(0)
-            .maxQueuedBytes(random.nextBoolean() ? 1_024 : 1 << 20)
+            .limits(l -> l.maxInflight(1 + random.nextInt(4)).maxQueued(random.nextInt(9))).sysIntervalMs(0)
+            .limits(l -> l.maxQueuedBytes(random.nextBoolean() ? 1_024 : 1 << 20)
             .maxSessions(random.nextBoolean() ? 6 : 1_000)
             .maxSubscriptionsPerClient(1 + random.nextInt(4))
-            .sharedSubscriptionStrategy(strategy(random, timeless)).threads(t -> t.routeShards(routeShards));
+            .sharedSubscriptionStrategy(strategy(random, timeless))).threads(t -> t.routeShards(routeShards));
         final Authenticator authenticator = new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null);
         PipelineHarness harness = null == store ? new PipelineHarness(context, authenticator) :
             new PipelineHarness(context, authenticator, store);
@@ -262,7 +262,7 @@ class Mqtt5ChaosTest
         }
         assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).as("seed " + seed).isZero();
         assertThat(harness.pipeline.routing().sessionCount()).as("seed " + seed + ": only sessions that expire later")
-            .isLessThanOrEqualTo(Math.min(context.maxSessions(), CLIENTS + assigned));
+            .isLessThanOrEqualTo(Math.min(context.limits().maxSessions(), CLIENTS + assigned));
         for (int shard = 1; shard < routeShards; shard++)
         {
             final RoutingStage replica = harness.pipeline.routing(shard);
@@ -352,7 +352,7 @@ class Mqtt5ChaosTest
      */
     private static String strategy(final SplittableRandom random, final boolean timeless)
     {
-        final String drawn = BrokerContext.SHARED_STRATEGIES.get(random.nextInt(6));
+        final String drawn = LimitSettings.SHARED_STRATEGIES.get(random.nextInt(6));
         return timeless ? "hash-client" : drawn;
     }
 

@@ -118,7 +118,7 @@ class OwnershipReviewTest
     private static BrokerContext smallRouteLog()
     {
         return new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2))
-            .maxPacketSize(1024).memory(m -> m.messageLogBytes(2048));
+            .limits(l -> l.maxPacketSize(1024)).memory(m -> m.messageLogBytes(2048));
     }
 
     private static void watchers(final MultiAgentHarness harness, final int count, final String filter)
@@ -136,7 +136,7 @@ class OwnershipReviewTest
         + "is sized from --max-sessions, so the old connection is closed, the new one admitted, the will delivered")
     void takeoverWithALargeWillFanOut()
     {
-        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog().maxSessions(200));
+        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog().limits(l -> l.maxSessions(200)));
         watchers(harness, 130, "will/#"); // 130 targets: more than a 2 KiB entry would hold
         harness.packet(0, 1, connectWill("mortal", false, "will/mortal"));
         assertThat(harness.outbound.takeTypes(1)).containsExactly(PacketType.CONNACK);
@@ -152,7 +152,7 @@ class OwnershipReviewTest
     @DisplayName("limits: a CONNECT that would create a session past --max-sessions is refused and counted")
     void sessionsPastTheLimitAreRefused()
     {
-        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog().maxSessions(2));
+        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog().limits(l -> l.maxSessions(2)));
         harness.packet(0, 1, connect("one", true));
         harness.packet(1, 2, connect("two", false));
         harness.packet(0, 3, connect("three", true));
@@ -224,7 +224,7 @@ class OwnershipReviewTest
         + "with DUP before PUBREL is acknowledged again, not delivered twice")
     void largeFanOutQos2PublishIsAppliedOnce()
     {
-        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog().maxSessions(200));
+        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog().limits(l -> l.maxSessions(200)));
         watchers(harness, 130, "t");
         harness.packet(0, 1, connectWill("pub", false, null));
         harness.packet(0, 1, publish("t", 2, 7, true, false));
@@ -241,7 +241,7 @@ class OwnershipReviewTest
     @DisplayName("MQTT-3.3.1-5: a retained PUBLISH with a large fan-out is stored once its output is committed")
     void retainedPublishWithALargeFanOut()
     {
-        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog().maxSessions(200));
+        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog().limits(l -> l.maxSessions(200)));
         watchers(harness, 130, "t");
         harness.packet(0, 1, connect("pub", true));
         harness.packet(0, 1, publish("t", 0, 0, true, false));
@@ -321,7 +321,8 @@ class OwnershipReviewTest
         + "every later event fails and no client is ever admitted again")
     void massExpiryBreaksEveryLaterEvent() throws Exception
     {
-        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog().persistentClientExpirationMs(2_000));
+        final MultiAgentHarness harness = new MultiAgentHarness(smallRouteLog()
+            .limits(l -> l.persistentClientExpirationMs(2_000)));
         for (int i = 0; i < 300; i++) // 300 ids × 4 bytes > 1024 (by default: 2 million ids > 8 MiB)
         {
             harness.packet(0, 100 + i, connectWill("gone-" + i, false, null));

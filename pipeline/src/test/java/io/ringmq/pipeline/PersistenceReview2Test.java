@@ -155,7 +155,7 @@ class PersistenceReview2Test
     }
 
     private final CheckingStore store = new CheckingStore();
-    private Supplier<BrokerContext> contexts = () -> new BrokerContext().maxInflight(4);
+    private Supplier<BrokerContext> contexts = () -> new BrokerContext().limits(l -> l.maxInflight(4));
     private PipelineHarness broker = start(store);
 
     private PipelineHarness start(final DurableStore store)

@@ -34,7 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class PersistenceReviewTest
 {
     private final MemoryStore store = MemoryStore.retaining();
-    private Supplier<BrokerContext> contexts = () -> new BrokerContext().maxInflight(4);
+    private Supplier<BrokerContext> contexts = () -> new BrokerContext().limits(l -> l.maxInflight(4));
     private PipelineHarness broker = start(store);
 
     private PipelineHarness start(final DurableStore store)
@@ -369,7 +369,7 @@ class PersistenceReviewTest
         assertThat(sent).extracting(Delivery::payload).containsExactly("a", "b");
         packet(1, ack(PacketType.PUBREC, sent.get(0).packetId()));
         packet(1, ack(PacketType.PUBREC, sent.get(1).packetId())); // both delivered to the application
-        contexts = () -> new BrokerContext().maxInflight(1);
+        contexts = () -> new BrokerContext().limits(l -> l.maxInflight(1));
         restart();
         packet(3, connect("sub", false));
         final List<byte[]> first = broker.outbound.takePackets(3);
@@ -392,7 +392,7 @@ class PersistenceReviewTest
     @DisplayName("[MQTT-3.3.1-5] with --max-retained-messages, a restart keeps the retained messages the broker kept, not ones it refused")
     void refusedRetainedMessageNotRestoredInsteadOfKeptOne()
     {
-        contexts = () -> new BrokerContext().maxInflight(4).maxRetained(1, 1 << 20);
+        contexts = () -> new BrokerContext().limits(l -> l.maxInflight(4).maxRetained(1, 1 << 20));
         broker = start(store);
         packet(1, connect("pub", true));
         packet(1, publish("b/kept", 1, 1, true, "kept"));
@@ -597,7 +597,7 @@ class PersistenceReviewTest
         + "resume a session that expired while the broker was down: no session present")
     void aSessionExpiredWhileDownIsNotResumedOnRouteShards() throws Exception
     {
-        contexts = () -> new BrokerContext().maxInflight(4).threads(t -> t.routeShards(2));
+        contexts = () -> new BrokerContext().limits(l -> l.maxInflight(4)).threads(t -> t.routeShards(2));
         broker = start(store);
         restartAfterTheSessionExpired();
         broker.put(0, 3, true, connect5("gone", false, 60, null, 0, false, 0), IngressEvent.PACKET, MqttVersion.V5,
@@ -706,7 +706,7 @@ class PersistenceReviewTest
     void restoredSessionMovesToAgentOne()
     {
         contexts = () -> new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED))
-            .maxInflight(4).threads(t -> t.ioThreads(2));
+            .limits(l -> l.maxInflight(4)).threads(t -> t.ioThreads(2));
         broker = start(store);
         broker.offer(1, 1, true, connect("sub", false), IngressEvent.PACKET);
         broker.offer(1, 1, true, subscribe("t", 2), IngressEvent.PACKET);
@@ -735,7 +735,7 @@ class PersistenceReviewTest
     {
         // the journals hold ends for a minute: only the move writes them before the crash
         contexts = () -> new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED))
-            .maxInflight(4).threads(t -> t.ioThreads(2))
+            .limits(l -> l.maxInflight(4)).threads(t -> t.ioThreads(2))
             .persistence(p -> p.durability(io.ringmq.pipeline.persistence.Durability.PERIODIC, 60_000));
         broker = start(store);
         broker.offer(0, 1, true, connect("sub", false), IngressEvent.PACKET);
@@ -813,7 +813,7 @@ class PersistenceReviewTest
     @DisplayName("messages an offline session's full queue drops leave no record behind (checked, holds)")
     void queueFullDropsLeaveNoRecords()
     {
-        contexts = () -> new BrokerContext().maxInflight(4).maxQueued(2);
+        contexts = () -> new BrokerContext().limits(l -> l.maxInflight(4).maxQueued(2));
         broker = start(store);
         packet(1, connect("sub", false));
         packet(1, subscribe("t", 1));

@@ -34,7 +34,7 @@ class PersistenceStageTest
 
     private PipelineHarness start(final DurableStore store)
     {
-        return new PipelineHarness(new BrokerContext().maxInflight(4)
+        return new PipelineHarness(new BrokerContext().limits(l -> l.maxInflight(4))
             .persistence(p -> p.durability(Durability.PERIODIC, fsyncIntervalMs)),
             new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null), store);
     }
@@ -74,7 +74,7 @@ class PersistenceStageTest
     void expiryAfterACrashCountsFromTheLastSignOfLife()
     {
         final java.util.function.Supplier<PipelineHarness> expiring = () -> new PipelineHarness(
-            new BrokerContext().maxInflight(4).persistentClientExpirationMs(5_000),
+            new BrokerContext().limits(l -> l.maxInflight(4).persistentClientExpirationMs(5_000)),
             new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null), store);
         broker = expiring.get();
         packet(1, connect("sub", false)); // connected when the broker dies

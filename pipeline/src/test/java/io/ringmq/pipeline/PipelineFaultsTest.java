@@ -146,7 +146,8 @@ class PipelineFaultsTest
     void sessionMovesToAShardPolledFirst()
     {
         final PipelineHarness harness = new PipelineHarness(new BrokerContext()
-            .threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2)).maxInflight(1), ANONYMOUS);
+            .threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2))
+            .limits(l -> l.maxInflight(1)), ANONYMOUS);
         harness.offer(1, 10, true, connect("mover", false), IngressEvent.PACKET); // on agent 1: shard 1
         harness.offer(1, 10, true, subscribe("m", 1), IngressEvent.PACKET);
         harness.offer(0, 20, true, connect("pub", true), IngressEvent.PACKET);
@@ -177,7 +178,8 @@ class PipelineFaultsTest
     @DisplayName("MQTT-4.3.3-1: PUBCOMP is not accepted while PUBREC is awaited; a QoS 1 id gets no PUBREL")
     void qos2StateMachine()
     {
-        final PipelineHarness harness = new PipelineHarness(new BrokerContext().maxInflight(1), ANONYMOUS);
+        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
+            .limits(l -> l.maxInflight(1)), ANONYMOUS);
         harness.packet(1, connect("sub", true));
         harness.packet(1, subscribe("q", 2));
         harness.packet(2, connect("pub", true));
@@ -225,7 +227,7 @@ class PipelineFaultsTest
     void subscriptionsPerClient()
     {
         final PipelineHarness harness =
-            new PipelineHarness(new BrokerContext().maxSubscriptionsPerClient(2), ANONYMOUS);
+            new PipelineHarness(new BrokerContext().limits(l -> l.maxSubscriptionsPerClient(2)), ANONYMOUS);
         harness.packet(1, connect("sub", true));
         final SubscribeEncoder encoder = new SubscribeEncoder().reset(PacketType.SUBSCRIBE).packetId(9);
         encoder.filters().add("a", 0);
@@ -246,7 +248,7 @@ class PipelineFaultsTest
     void topicFilterLimits()
     {
         final PipelineHarness harness =
-            new PipelineHarness(new BrokerContext().maxTopicLevels(3).maxTopicLength(64), ANONYMOUS);
+            new PipelineHarness(new BrokerContext().limits(l -> l.maxTopicLevels(3).maxTopicLength(64)), ANONYMOUS);
         harness.packet(1, connect("sub", true));
         final SubscribeEncoder encoder = new SubscribeEncoder().reset(PacketType.SUBSCRIBE).packetId(7);
         encoder.filters().add("a/b/c", 1);
@@ -266,7 +268,8 @@ class PipelineFaultsTest
     @DisplayName("limits: a client id longer than the limit is refused with 0x02 [MQTT-3.1.3-9], counted")
     void clientIdLength()
     {
-        final PipelineHarness harness = new PipelineHarness(new BrokerContext().maxClientIdLength(23), ANONYMOUS);
+        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
+            .limits(l -> l.maxClientIdLength(23)), ANONYMOUS);
         harness.packet(1, connect("x".repeat(24), true));
         assertThat(harness.outbound.takePackets(1).get(0)).containsExactly(0x20, 0x02, 0x00,
             ReasonCode.V3_IDENTIFIER_REJECTED);
@@ -281,7 +284,7 @@ class PipelineFaultsTest
     void queuedBytes()
     {
         final PipelineHarness harness = new PipelineHarness(
-            new BrokerContext().maxInflight(1).maxQueued(1_000).maxQueuedBytes(1_024), ANONYMOUS);
+            new BrokerContext().limits(l -> l.maxInflight(1).maxQueued(1_000).maxQueuedBytes(1_024)), ANONYMOUS);
         harness.packet(1, connect("slow", true));
         harness.packet(1, subscribe("q", 1));
         harness.packet(2, connect("pub", true));
@@ -297,7 +300,8 @@ class PipelineFaultsTest
     @DisplayName("limits: retained messages past the count are not kept (counted) but still delivered live")
     void retainedLimit()
     {
-        final PipelineHarness harness = new PipelineHarness(new BrokerContext().maxRetained(2, 1 << 20), ANONYMOUS);
+        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
+            .limits(l -> l.maxRetained(2, 1 << 20)), ANONYMOUS);
         harness.packet(1, connect("live", true));
         harness.packet(1, subscribe("r/#", 0));
         harness.packet(2, connect("pub", true));
@@ -337,7 +341,7 @@ class PipelineFaultsTest
     void persistentSessionsExpire() throws Exception
     {
         final PipelineHarness harness =
-            new PipelineHarness(new BrokerContext().persistentClientExpirationMs(2_000), ANONYMOUS);
+            new PipelineHarness(new BrokerContext().limits(l -> l.persistentClientExpirationMs(2_000)), ANONYMOUS);
         harness.packet(1, connect("gone", false));
         harness.packet(1, subscribe("x", 1));
         harness.offer(1, true, new byte[0], IngressEvent.CONNECTION_LOST);

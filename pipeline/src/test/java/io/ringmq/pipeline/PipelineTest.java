@@ -95,7 +95,8 @@ class PipelineTest
         }
     }
 
-    private final PipelineHarness harness = new PipelineHarness(new BrokerContext().maxInflight(2).maxQueued(3),
+    private final PipelineHarness harness = new PipelineHarness(new BrokerContext().limits(l -> l.maxInflight(2)
+        .maxQueued(3)),
         new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null));
     private final RecordingOutbound outbound = harness.outbound;
     private final BrokerCounters counters = harness.counters;

@@ -34,7 +34,7 @@ class ReviewDefectsTest
     void droppedCopyIsNotRecycledWhileHeld()
     {
         final PipelineHarness h = new PipelineHarness(
-            new BrokerContext().maxInflight(1).maxQueued(1_000).maxQueuedBytes(1_024),
+            new BrokerContext().limits(l -> l.maxInflight(1).maxQueued(1_000).maxQueuedBytes(1_024)),
             new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null));
         h.packet(1, connect("s1", true));
         h.packet(1, subscribe("t", 1));

@@ -212,7 +212,8 @@ class RouteShardsReviewTest
         private RoutingStage routing(final RouteShards shards, final int shard, final int logBytes)
         {
             return new RoutingStage(context, counters, new MessageLog(logBytes), null,
-                new SessionWindows(context.maxSessions()), new SharedRedispatch(), new FailedCommits(), published,
+                new SessionWindows(
+                    context.limits().maxSessions()), new SharedRedispatch(), new FailedCommits(), published,
                 ConnectionControl.NONE, shards, shard);
         }
     }

@@ -81,8 +81,9 @@ class SessionMemoryChaosReviewTest
         final SplittableRandom random = new SplittableRandom(seed);
         final BrokerContext context = new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED)
             .ioThreads(2))
-            .maxInflight(1 + random.nextInt(4)).maxQueued(random.nextInt(9)).sysIntervalMs(0)
-            .maxSessions(random.nextBoolean() ? 6 : 1_000).maxSubscriptionsPerClient(1 + random.nextInt(4))
+            .limits(l -> l.maxInflight(1 + random.nextInt(4)).maxQueued(random.nextInt(9))).sysIntervalMs(0)
+            .limits(l -> l.maxSessions(random.nextBoolean() ? 6 : 1_000)
+            .maxSubscriptionsPerClient(1 + random.nextInt(4)))
             .memory(m -> m.maxSessionMemory(random.nextBoolean() ? 64 * 1024 : 0));
         final Authenticator authenticator = new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null);
         PipelineHarness harness = null == store ? new PipelineHarness(context, authenticator) :

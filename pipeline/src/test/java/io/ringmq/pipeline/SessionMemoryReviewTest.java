@@ -152,7 +152,8 @@ class SessionMemoryReviewTest
     {
         final io.ringmq.pipeline.persistence.MemoryStore store =
             io.ringmq.pipeline.persistence.MemoryStore.retaining();
-        final java.util.function.Supplier<BrokerContext> context = () -> new BrokerContext().maxInflight(4)
+        final java.util.function.Supplier<BrokerContext> context = () -> new BrokerContext()
+            .limits(l -> l.maxInflight(4))
             .threads(t -> t.routeShards(2)).memory(m -> m.maxSessionMemory(64 * 1024));
         final PipelineHarness before = new PipelineHarness(context.get(), ANONYMOUS, store);
         before.packet(1, connect("kept", false));

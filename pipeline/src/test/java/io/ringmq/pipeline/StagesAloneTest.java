@@ -79,7 +79,8 @@ class StagesAloneTest
     {
         final PipelineTest.RecordingOutbound outbound = new PipelineTest.RecordingOutbound();
         final MessageLog routeLog = new MessageLog(1 << 20);
-        final DeliveryShard shard = new DeliveryShard(0, new BrokerContext().maxInflight(1).conclude(), outbound,
+        final DeliveryShard shard = new DeliveryShard(0, new BrokerContext().limits(l -> l.maxInflight(1))
+            .conclude(), outbound,
             counters, routeLog, new ShardHandover(1));
 
         final IngressEvent connect = admitted(connect("sub", true), 0, 1);

@@ -188,7 +188,7 @@ final class Acceptor
         {
             return null; // not one of the warm-up's own sockets on its listener
         }
-        if (connectionCount.incrementAndGet() > context.maxConnections())
+        if (connectionCount.incrementAndGet() > context.limits().maxConnections())
         {
             connectionCount.decrementAndGet();
             counters.increment(BrokerCounters.CONNECTIONS_REFUSED_LIMIT);

@@ -110,8 +110,8 @@ final class InboundConnects
     {
         final int version = connect.protocolLevel();
         final int keepAlive = connect.keepAlive();
-        if (version != MqttVersion.V5 && context.maxKeepAliveSeconds() < 65_535 &&
-            (keepAlive == 0 || keepAlive > context.maxKeepAliveSeconds()))
+        if (version != MqttVersion.V5 && context.limits().maxKeepAliveSeconds() < 65_535 &&
+            (keepAlive == 0 || keepAlive > context.limits().maxKeepAliveSeconds()))
         {
             // 3.1.1 cannot announce a server keep-alive: refused as Mosquitto refuses it (identifier rejected)
             refuseConnect(connection, CONNACK_IDENTIFIER_REJECTED, "keep-alive " + keepAlive + " over --max-keepalive");
@@ -170,7 +170,7 @@ final class InboundConnects
         connection.connectSeen = true;
         connection.version = version;
         // on 5.0 the CONNACK announces the same as Server Keep Alive when it differs [MQTT-3.2.2-21]
-        connection.keepAliveSeconds = context.keepAliveFor(keepAlive);
+        connection.keepAliveSeconds = context.limits().keepAliveFor(keepAlive);
         connection.sessionExpiryInterval = connect.properties().longValue(PropertyId.SESSION_EXPIRY_INTERVAL, 0);
         connection.maxPacketSize = (int)Math.min(Integer.MAX_VALUE,
             connect.properties().longValue(PropertyId.MAXIMUM_PACKET_SIZE, Integer.MAX_VALUE));

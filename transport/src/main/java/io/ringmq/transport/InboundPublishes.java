@@ -38,7 +38,7 @@ final class InboundPublishes
         this.counters = counters;
         this.ingress = ingress;
         this.closer = closer;
-        this.aliases = new TopicAliasResolver(context.topicAliasMaximum(), context, counters);
+        this.aliases = new TopicAliasResolver(context.limits().topicAliasMaximum(), context, counters);
     }
 
     /**
@@ -89,7 +89,7 @@ final class InboundPublishes
         if (aliased)
         {
             final int canonicalLength = aliases.canonical(connection, publish); // sets the mapping [MQTT-3.3.2-12]
-            if (canonicalLength > context.maxPacketSize())
+            if (canonicalLength > context.limits().maxPacketSize())
             {
                 // with its topic in place of the alias it would pass --max-packet-size, which every log is sized for
                 counters.increment(BrokerCounters.PACKET_TOO_LARGE);
@@ -148,7 +148,7 @@ final class InboundPublishes
         {
             connection.inboundQuota = new InboundQuota();
         }
-        if (!connection.inboundQuota.exceeds(publish.qos(), publish.packetId(), context.receiveMaximum()))
+        if (!connection.inboundQuota.exceeds(publish.qos(), publish.packetId(), context.limits().receiveMaximum()))
         {
             return false;
         }
@@ -166,13 +166,14 @@ final class InboundPublishes
     private boolean topicWithinLimits(
         final Connection connection, final DirectBuffer buffer, final int offset, final int topicLength)
     {
-        if (topicLength > context.maxTopicLength())
+        if (topicLength > context.limits().maxTopicLength())
         {
             counters.increment(BrokerCounters.TOPIC_TOO_LONG);
             closer.disconnect(connection, ReasonCode.TOPIC_NAME_INVALID);
             return false;
         }
-        if (topicLength >= context.maxTopicLevels() && levels(buffer, offset, topicLength) > context.maxTopicLevels())
+        final int maxTopicLevels = context.limits().maxTopicLevels();
+        if (topicLength >= maxTopicLevels && levels(buffer, offset, topicLength) > maxTopicLevels)
         {
             counters.increment(BrokerCounters.TOPIC_TOO_MANY_LEVELS);
             closer.disconnect(connection, ReasonCode.TOPIC_NAME_INVALID);

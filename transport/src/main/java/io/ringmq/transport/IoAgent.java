@@ -137,7 +137,7 @@ final class IoAgent implements Agent
         this.selector = Selector.open();
         this.nowMs = clock.time();
         this.closer = new ConnectionCloser(counters, this.ingress, connections, connectionCount, nowMs);
-        this.timers = new ConnectionTimers(nowMs, context.connectTimeoutMs(), closer);
+        this.timers = new ConnectionTimers(nowMs, context.limits().connectTimeoutMs(), closer);
         this.memoryBudget = new MemoryBudget(context.memory().memoryBudgetBytes());
         this.writer = new ConnectionWriter(context, counters, memoryBudget, paused, closer, idleBuffers);
         writer.credentials(credentials);
@@ -190,7 +190,7 @@ final class IoAgent implements Agent
         context = next;
         framer.limits(next);
         writer.limits(next);
-        timers.connectTimeoutMs(next.connectTimeoutMs());
+        timers.connectTimeoutMs(next.limits().connectTimeoutMs());
         memoryBudget.budget(next.memory().memoryBudgetBytes());
         acceptors.limits(next);
         if (null != sys)

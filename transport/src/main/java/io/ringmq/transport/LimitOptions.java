@@ -15,42 +15,42 @@ final class LimitOptions
 {
     @Option(names = "--max-connections", paramLabel = "N",
         description = "Connections held at once (default: ${DEFAULT-VALUE}).", order = 290)
-    int maxConnections = DEFAULTS.maxConnections();
+    int maxConnections = DEFAULTS.limits().maxConnections();
 
     @Option(names = "--max-inflight", paramLabel = "N",
         description = "Unacknowledged QoS 1/2 messages per client (default: ${DEFAULT-VALUE}).", order = 300)
-    int maxInflight = DEFAULTS.maxInflight();
+    int maxInflight = DEFAULTS.limits().maxInflight();
 
     @Option(names = "--max-queued", paramLabel = "N",
         description = "QoS 1/2 messages queued per client beyond the in-flight window or while offline "
             + "(default: ${DEFAULT-VALUE}).", order = 310)
-    int maxQueued = DEFAULTS.maxQueued();
+    int maxQueued = DEFAULTS.limits().maxQueued();
 
     @Option(names = "--max-packet-size", paramLabel = "BYTES",
         description = "Largest packet accepted (default: ${DEFAULT-VALUE}).", order = 320)
-    int maxPacketSize = DEFAULTS.maxPacketSize();
+    int maxPacketSize = DEFAULTS.limits().maxPacketSize();
 
     @Option(names = "--connect-timeout", paramLabel = "DURATION",
         description = "Close a connection that sends no CONNECT within this, e.g. 10s or 500ms "
             + "(default: ${DEFAULT-VALUE}).", order = 330)
-    String connectTimeout = OptionValues.durationText(DEFAULTS.connectTimeoutMs());
+    String connectTimeout = OptionValues.durationText(DEFAULTS.limits().connectTimeoutMs());
 
     @Option(names = "--max-client-id-length", paramLabel = "N",
         description = "Longer client identifiers are refused (default: ${DEFAULT-VALUE}).", order = 340)
-    int maxClientIdLength = DEFAULTS.maxClientIdLength();
+    int maxClientIdLength = DEFAULTS.limits().maxClientIdLength();
 
     @Option(names = "--max-subscriptions-per-client", paramLabel = "N",
         description = "Further filters get a failure return code in SUBACK (default: ${DEFAULT-VALUE}).", order = 350)
-    int maxSubscriptionsPerClient = DEFAULTS.maxSubscriptionsPerClient();
+    int maxSubscriptionsPerClient = DEFAULTS.limits().maxSubscriptionsPerClient();
 
     @Option(names = "--max-queued-bytes", paramLabel = "BYTES",
         description = "QoS 1/2 topic+payload bytes queued per client; then the newest is dropped "
             + "(default: ${DEFAULT-VALUE}).", order = 360)
-    long maxQueuedBytes = DEFAULTS.maxQueuedBytes();
+    long maxQueuedBytes = DEFAULTS.limits().maxQueuedBytes();
 
     @Option(names = "--max-retained-messages", paramLabel = "N",
         description = "Retained messages held; further ones are not stored (default: ${DEFAULT-VALUE}).", order = 400)
-    int maxRetainedMessages = DEFAULTS.maxRetainedMessages();
+    int maxRetainedMessages = DEFAULTS.limits().maxRetainedMessages();
 
     @Option(names = "--max-retained-bytes", paramLabel = "BYTES",
         description = "Topic+payload bytes of retained messages held; 0 = a quarter of the max heap, at most 256 MiB "
@@ -65,7 +65,7 @@ final class LimitOptions
     @Option(names = "--max-sessions", paramLabel = "N",
         description = "Sessions held at once, online or offline; a CONNECT that would create one more is refused "
             + "(default: ${DEFAULT-VALUE}).", order = 470)
-    int maxSessions = DEFAULTS.maxSessions();
+    int maxSessions = DEFAULTS.limits().maxSessions();
 
     @Option(names = "--max-topic-levels", paramLabel = "N",
         description = "Most levels in a PUBLISH topic; more closes the connection (default: ${DEFAULT-VALUE}).",
@@ -101,7 +101,7 @@ final class LimitOptions
      */
     void applyTo(final BrokerContext context)
     {
-        context.maxConnections(maxConnections)
+        context.limits(l -> l.maxConnections(maxConnections)
             .maxInflight(maxInflight)
             .maxQueued(maxQueued)
             .maxPacketSize(maxPacketSize)
@@ -117,6 +117,6 @@ final class LimitOptions
             .maxKeepAliveSeconds(maxKeepAlive)
             .topicAliasMaximum(topicAliasMaximum)
             .receiveMaximum(receiveMaximum)
-            .sharedSubscriptionStrategy(sharedSubscriptionStrategy);
+            .sharedSubscriptionStrategy(sharedSubscriptionStrategy));
     }
 }

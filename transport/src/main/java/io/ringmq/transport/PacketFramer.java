@@ -62,7 +62,7 @@ final class PacketFramer implements PausedConnections.Retry
         this.paused = paused;
         this.closer = closer;
         this.buffers = buffers;
-        this.maxConnectLength = Math.min(context.maxConnectSize(), context.maxPacketSize());
+        this.maxConnectLength = Math.min(context.maxConnectSize(), context.limits().maxPacketSize());
         this.publishes = new InboundPublishes(context, counters, ingress, closer);
         this.connects = new InboundConnects(context, counters, ingress, timers, writer, closer, credentials,
             agentIndex);
@@ -76,7 +76,7 @@ final class PacketFramer implements PausedConnections.Retry
     void limits(final BrokerContext next)
     {
         this.context = next;
-        this.maxConnectLength = Math.min(next.maxConnectSize(), next.maxPacketSize());
+        this.maxConnectLength = Math.min(next.maxConnectSize(), next.limits().maxPacketSize());
         publishes.limits(next);
         connects.limits(next);
     }
@@ -181,7 +181,7 @@ final class PacketFramer implements PausedConnections.Retry
                 Buffers.view(inView, in, reader, available);
             }
             final int version = connection.connectSeen ? connection.version : MqttVersion.V5;
-            final int maxLength = connection.connectSeen ? context.maxPacketSize() : maxConnectLength;
+            final int maxLength = connection.connectSeen ? context.limits().maxPacketSize() : maxConnectLength;
             final int length = decoder.decode(inView, 0, available, version, maxLength);
             if (!connection.connectSeen && connects.refuseFirstPacket(connection, decoder.packetType(), length))
             {

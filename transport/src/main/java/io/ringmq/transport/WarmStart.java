@@ -71,7 +71,7 @@ final class WarmStart
         {
             // at most half of --max-connections (and of the per-address limit) at once: nothing refused, nothing logged
             final int parallel = Math.max(1, Math.min(Warmup.PARALLEL,
-                Math.min(context.maxConnections(), context.maxConnectionsPerAddress()) / 2));
+                Math.min(context.limits().maxConnections(), context.maxConnectionsPerAddress()) / 2));
             final java.util.Set<Integer> ownPorts = java.util.concurrent.ConcurrentHashMap.newKeySet();
             warmupListener.admitOnly(ownPorts::contains); // its anonymous listener takes its own sockets only
             result = Warmup.run(warmupListener.port, context.threads()

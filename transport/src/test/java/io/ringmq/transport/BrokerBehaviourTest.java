@@ -327,7 +327,7 @@ abstract class BrokerBehaviourTest
         + "messages, in order (its delivery half moves between shards)")
     void sessionMovesBetweenShards() throws Exception
     {
-        broker(context -> context.maxInflight(2));
+        broker(context -> context.limits(l -> l.maxInflight(2)));
         final RawClient first = raw(); // connections go to the I/O agents in turn: first and dummy share one
         assertThat(first.handshake(RawClient.connect("mover", false, 60))).isZero();
         first.send(RawClient.subscribe(1, "mv/#", 1));
@@ -475,7 +475,7 @@ abstract class BrokerBehaviourTest
     @DisplayName("a connection that sends no CONNECT within the connect timeout is closed")
     void connectTimeout() throws Exception
     {
-        broker(context -> context.connectTimeoutMs(500));
+        broker(context -> context.limits(l -> l.connectTimeoutMs(500)));
         final RawClient silent = raw();
         assertThat(silent.closedWithin(5_000)).isTrue();
         assertThat(broker.counters().get(BrokerCounters.CONNECT_TIMEOUTS)).isEqualTo(1);
@@ -521,7 +521,7 @@ abstract class BrokerBehaviourTest
     @DisplayName("a full ingress ring pauses reading; no QoS 1 message is lost and order is kept")
     void backpressureNeverDropsQos1() throws Exception
     {
-        broker(context -> context.memory(m -> m.ringSize(64)).maxQueued(10_000));
+        broker(context -> context.memory(m -> m.ringSize(64)).limits(l -> l.maxQueued(10_000)));
         final Paho subscriber = paho("sub");
         subscriber.client.subscribe("bp", 1);
         final RawClient publisher = raw();

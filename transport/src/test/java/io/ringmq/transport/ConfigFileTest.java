@@ -91,12 +91,12 @@ class ConfigFileTest
         assertThat(context.passwordFile()).isEqualTo(dir.resolve("passwd"));
         assertThat(context.aclFile()).isEqualTo(dir.resolve("acl"));
         assertThat(context.useUserNameAsClientId()).isTrue();
-        assertThat(context.maxInflight()).isEqualTo(65_535);
-        assertThat(context.maxQueued()).isEqualTo(500);
-        assertThat(context.maxQueuedBytes()).isEqualTo(1_048_576);
-        assertThat(context.maxPacketSize()).isEqualTo(65_536 + 1024);
-        assertThat(context.maxKeepAliveSeconds()).isEqualTo(120);
-        assertThat(context.persistentClientExpirationMs()).isEqualTo(2L * 24 * 3600 * 1000);
+        assertThat(context.limits().maxInflight()).isEqualTo(65_535);
+        assertThat(context.limits().maxQueued()).isEqualTo(500);
+        assertThat(context.limits().maxQueuedBytes()).isEqualTo(1_048_576);
+        assertThat(context.limits().maxPacketSize()).isEqualTo(65_536 + 1024);
+        assertThat(context.limits().maxKeepAliveSeconds()).isEqualTo(120);
+        assertThat(context.limits().persistentClientExpirationMs()).isEqualTo(2L * 24 * 3600 * 1000);
         assertThat(context.persistence().persistent()).isTrue();
         assertThat(context.persistence().dataDir()).isEqualTo(dir.resolve("data"));
     }
@@ -170,7 +170,7 @@ class ConfigFileTest
         final Path config = dir.resolve("mosquitto.conf");
         Files.writeString(config, "max_queued_messages 50\ninclude_dir " + confD + "\n");
         final BrokerContext context = context(config);
-        assertThat(context.maxQueued()).isEqualTo(200);
+        assertThat(context.limits().maxQueued()).isEqualTo(200);
         assertThat(context.listeners()).extracting(ListenerSettings::port).containsExactly(1886);
         // a directory including itself stops at a bounded depth
         final Path loop = Files.createDirectory(dir.resolve("loop"));
@@ -193,8 +193,8 @@ class ConfigFileTest
             config + ":7: 'connection' is not used by ringmq, ignored");
         final BrokerContext context = context(config);
         assertThat(context.threads().threading()).isEqualTo(BrokerContext.Threading.SHARED);
-        assertThat(context.maxInflight()).isEqualTo(7);
-        assertThat(context.maxConnections()).isEqualTo(123);
+        assertThat(context.limits().maxInflight()).isEqualTo(7);
+        assertThat(context.limits().maxConnections()).isEqualTo(123);
     }
 
     @Test

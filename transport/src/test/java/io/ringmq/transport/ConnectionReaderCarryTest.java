@@ -117,7 +117,7 @@ class ConnectionReaderCarryTest
         + "--max-packet-size closes the connection with 0x95 before its body is buffered")
     void oversizedBehindCarriedHeader() throws Exception
     {
-        try (SteppedEdge edge = new SteppedEdge(new BrokerContext().maxPacketSize(8 * 1024)))
+        try (SteppedEdge edge = new SteppedEdge(new BrokerContext().limits(l -> l.maxPacketSize(8 * 1024))))
         {
             final RawClient client = edge.client();
             final long id = edge.connect5(client, "oversized", 60, null);

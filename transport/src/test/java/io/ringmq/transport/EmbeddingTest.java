@@ -129,11 +129,11 @@ class EmbeddingTest
         try (RingMq broker = builder.start())
         {
             final BrokerContext context = broker.context();
-            assertThat(context.maxInflight()).isEqualTo(65);
-            assertThat(context.maxQueued()).isEqualTo(7);
-            assertThat(context.maxClientIdLength()).isEqualTo(40);
+            assertThat(context.limits().maxInflight()).isEqualTo(65);
+            assertThat(context.limits().maxQueued()).isEqualTo(7);
+            assertThat(context.limits().maxClientIdLength()).isEqualTo(40);
             assertThat(context.limitLoopback()).isTrue();
-            assertThat(context.maxConnections()).isEqualTo(50);
+            assertThat(context.limits().maxConnections()).isEqualTo(50);
             assertThat(context.threads().threading()).isEqualTo(BrokerContext.Threading.SHARED);
             assertThat(context.acceptBacklog()).isEqualTo(16);
             try (Paho paho = Paho.connect(broker.port(), "options"))
@@ -197,7 +197,7 @@ class EmbeddingTest
         assertBad(RingMq.builder().option("pin", "gpu=1"), "--pin: unknown role 'gpu'");
         assertBad(RingMq.builder().args("passwd", "file", "user"), "is not a broker option");
         assertBad(RingMq.builder().option("bind", "no.such.host.invalid"), "--bind: unknown address");
-        assertBad(RingMq.builder().context(context -> context.maxSessions(0)), "--max-sessions must be");
+        assertBad(RingMq.builder().context(context -> context.limits(l -> l.maxSessions(0))), "--max-sessions must be");
         assertThatThrownBy(() -> RingMq.builder().option(" ", "1")).isInstanceOf(IllegalArgumentException.class);
     }
 

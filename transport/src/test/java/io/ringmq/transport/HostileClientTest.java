@@ -147,7 +147,7 @@ class HostileClientTest
                     .isEqualTo(PacketType.PUBACK);
             }
         }
-        assertBrokerHealthy(rssBudget(DEFAULTS.maxPacketSize()));
+        assertBrokerHealthy(rssBudget(DEFAULTS.limits().maxPacketSize()));
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -162,7 +162,7 @@ class HostileClientTest
         final int maxPacketSize = 4 * 1024 * 1024;
         broker = ForkedBroker.start(directory, "--max-packet-size", Integer.toString(maxPacketSize));
         final int count = 260_000;
-        final int limit = DEFAULTS.maxSubscriptionsPerClient();
+        final int limit = DEFAULTS.limits().maxSubscriptionsPerClient();
         final List<String> filters = new ArrayList<>(count);
         for (int i = 1; i <= count; i++)
         {
@@ -235,7 +235,7 @@ class HostileClientTest
         final String[] firstStored = new String[limit];
         Arrays.setAll(firstStored, i -> "r/" + i);
         assertThat(retained).extracting(Paho.Received::topic).containsExactlyInAnyOrder(firstStored);
-        assertBrokerHealthy(rssBudget(DEFAULTS.maxPacketSize()));
+        assertBrokerHealthy(rssBudget(DEFAULTS.limits().maxPacketSize()));
     }
 
     @Test
@@ -255,7 +255,7 @@ class HostileClientTest
         assertThat(broker.counter(BrokerCounters.RETAINED_CURRENT)).as("with $SYS's own").isGreaterThanOrEqualTo(kept);
         assertThat(kept * (payload.length + "heavy/0".length())).as("at most a quarter of the 256 MiB heap")
             .isLessThanOrEqualTo(64 * MIB).isGreaterThan(32 * MIB);
-        assertBrokerHealthy(rssBudget(DEFAULTS.maxPacketSize()));
+        assertBrokerHealthy(rssBudget(DEFAULTS.limits().maxPacketSize()));
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -269,7 +269,7 @@ class HostileClientTest
     {
         // room for the 65,549-byte CONNECT, so that the client id limit is what answers it
         broker = ForkedBroker.start(directory, "--max-connect-size", "131072");
-        final int limit = DEFAULTS.maxClientIdLength();
+        final int limit = DEFAULTS.limits().maxClientIdLength();
 
         final RawClient huge = raw();
         huge.send(RawClient.connect("h".repeat(65_535), true, 60));
@@ -287,7 +287,7 @@ class HostileClientTest
         assertThat(overLimit.handshake(RawClient.connect("o".repeat(limit + 1), true, 60))).isEqualTo(2);
         assertThat(overLimit.closedWithin(5_000)).isTrue();
         assertThat(broker.counter(BrokerCounters.CLIENT_ID_TOO_LONG)).isEqualTo(2);
-        assertBrokerHealthy(rssBudget(DEFAULTS.maxPacketSize()));
+        assertBrokerHealthy(rssBudget(DEFAULTS.limits().maxPacketSize()));
     }
 
     @Test
@@ -301,7 +301,7 @@ class HostileClientTest
         huge.send(RawClient.connect("h".repeat(65_535), true, 60));
         assertThat(huge.readPacketOrClosed(5_000)).as("closed without a CONNACK%n%s", diagnostics()).isEqualTo(-1);
         assertThat(broker.counter(BrokerCounters.PRE_CONNECT_REFUSED)).isEqualTo(1);
-        assertBrokerHealthy(rssBudget(DEFAULTS.maxPacketSize()));
+        assertBrokerHealthy(rssBudget(DEFAULTS.limits().maxPacketSize()));
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -436,7 +436,7 @@ class HostileClientTest
         assertServesNormalClient(right);
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - before))
             .as("ms for the right password to connect, subscribe and get its QoS 1 message").isLessThan(5_000);
-        assertBrokerHealthy(rssBudget(DEFAULTS.maxPacketSize()));
+        assertBrokerHealthy(rssBudget(DEFAULTS.limits().maxPacketSize()));
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -545,7 +545,7 @@ class HostileClientTest
         assertThat(broker.counter(BrokerCounters.QUEUE_FULL_DROPPED) +
             broker.counter(BrokerCounters.QUEUED_BYTES_DROPPED)).as(diagnostics())
             .isEqualTo(total - inflight - queued);
-        assertBrokerHealthy(rssBudget(DEFAULTS.maxPacketSize()));
+        assertBrokerHealthy(rssBudget(DEFAULTS.limits().maxPacketSize()));
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -618,7 +618,7 @@ class HostileClientTest
             Thread.sleep(20); // the acknowledged copies go back: the gauge falls by what session 0 held
         }
         assertThat(broker.counter(BrokerCounters.MESSAGE_MEMORY)).isLessThanOrEqualTo(held - expected * payload.length);
-        assertBrokerHealthy(rssBudget(DEFAULTS.maxPacketSize()));
+        assertBrokerHealthy(rssBudget(DEFAULTS.limits().maxPacketSize()));
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -690,7 +690,7 @@ class HostileClientTest
     private static long rssBudget(final int maxPacketSize)
     {
         final BrokerContext defaults = new BrokerContext().conclude();
-        final BrokerContext sized = new BrokerContext().maxPacketSize(maxPacketSize).conclude();
+        final BrokerContext sized = new BrokerContext().limits(l -> l.maxPacketSize(maxPacketSize)).conclude();
         return RSS_BUDGET_MIB * MIB + (sized.memory().outboundRingBytes() - defaults.memory().outboundRingBytes()) +
             (sized.memory().messageLogBytes() - defaults.memory().messageLogBytes());
     }

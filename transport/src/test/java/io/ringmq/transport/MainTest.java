@@ -251,8 +251,8 @@ class MainTest
         assertThat(context.maxConnectionsPerAddress()).isEqualTo(5);
         assertThat(context.limitLoopback()).isTrue();
         assertThat(context.memory().memoryBudgetBytes()).isEqualTo(1L << 30);
-        assertThat(context.maxTopicLevels()).isEqualTo(8);
-        assertThat(context.maxTopicLength()).isEqualTo(100);
+        assertThat(context.limits().maxTopicLevels()).isEqualTo(8);
+        assertThat(context.limits().maxTopicLength()).isEqualTo(100);
         assertThat(context.toString()).contains("max-connect-size=1024", "memory-budget=1073741824");
         assertThat(new io.ringmq.pipeline.BrokerContext().conclude().toString()).contains("memory-budget=auto",
             "max-connections-per-address=1000", "max-topic-levels=128", "max-topic-length=65535");

@@ -71,7 +71,7 @@ class Mqtt5ConnectTest extends InProcessBrokerTest
         + "the applied value announced in the CONNACK; one within the cap is not announced")
     void sessionExpiryCapped() throws Exception
     {
-        final int port = launch(TestBrokers.v5Context().persistentClientExpirationMs(3_600_000));
+        final int port = launch(TestBrokers.v5Context().limits(l -> l.persistentClientExpirationMs(3_600_000)));
         final Hive5 forever = closeLater(new Hive5(port, "forever"));
         final Mqtt5ConnAck capped = forever.client.connectWith().cleanStart(true).sessionExpiryInterval(0xFFFF_FFFFL)
             .send();
@@ -103,7 +103,7 @@ class Mqtt5ConnectTest extends InProcessBrokerTest
         + "a shorter one stands and is not announced")
     void serverKeepAlive() throws Exception
     {
-        final int port = launch(TestBrokers.v5Context().maxKeepAliveSeconds(30));
+        final int port = launch(TestBrokers.v5Context().limits(l -> l.maxKeepAliveSeconds(30)));
         final Hive5 lazy = closeLater(new Hive5(port, "lazy"));
         assertThat(lazy.client.connectWith().keepAlive(120).send().getServerKeepAlive()).hasValue(30);
         final Hive5 none = closeLater(new Hive5(port, "none"));
@@ -117,7 +117,7 @@ class Mqtt5ConnectTest extends InProcessBrokerTest
         + "kept to a Receive Maximum of 2 still gets 20 QoS 1 messages through")
     void brokerLimitsAnnounced() throws Exception
     {
-        final int port = launch(TestBrokers.v5Context().receiveMaximum(2).maxPacketSize(4_096));
+        final int port = launch(TestBrokers.v5Context().limits(l -> l.receiveMaximum(2).maxPacketSize(4_096)));
         final Hive5 subscriber = closeLater(Hive5.connect(port, "sub"));
         subscriber.subscribe("rm/#", 1);
         final Hive5 publisher = closeLater(new Hive5(port, "pub"));

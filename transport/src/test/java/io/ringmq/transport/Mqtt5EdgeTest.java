@@ -86,7 +86,7 @@ class Mqtt5EdgeTest
         + "properties as sent (user properties in order) and a PUBLISH without an alias byte for byte")
     void topicAliasesAreResolvedToCanonicalPublishes() throws Exception
     {
-        edge(context -> context.topicAliasMaximum(4));
+        edge(context -> context.limits(l -> l.topicAliasMaximum(4)));
         final RawClient client = edge.client();
         final long id = edge.connect5(client, "alias", 60, null);
 
@@ -141,7 +141,7 @@ class Mqtt5EdgeTest
         + "DISCONNECT 0x94")
     void topicAliasOverTheMaximumIsInvalid() throws Exception
     {
-        edge(context -> context.topicAliasMaximum(8));
+        edge(context -> context.limits(l -> l.topicAliasMaximum(8)));
         final RawClient client = edge.client();
         final long id = edge.connect5(client, "over", 60, null);
         client.send(RawClient.publish5("t", PAYLOAD, 0, 0, alias(8)));
@@ -154,7 +154,7 @@ class Mqtt5EdgeTest
     @DisplayName("MQTT-3.3.2-9: with --topic-alias-maximum 0 every Topic Alias is invalid")
     void noAliasesAllowed() throws Exception
     {
-        edge(context -> context.topicAliasMaximum(0));
+        edge(context -> context.limits(l -> l.topicAliasMaximum(0)));
         final RawClient client = edge.client();
         final long id = edge.connect5(client, "none", 60, null);
         client.send(RawClient.publish5("t", PAYLOAD, 0, 0, alias(1)));
@@ -224,7 +224,7 @@ class Mqtt5EdgeTest
         + "slots): three topics of 16 KiB and the table fit, a fourth gets DISCONNECT 0x97")
     void aliasBytesBounded() throws Exception
     {
-        edge(context -> context.topicAliasMaximum(64));
+        edge(context -> context.limits(l -> l.topicAliasMaximum(64)));
         final RawClient client = edge.client();
         final long id = edge.connect5(client, "greedy", 60, null);
         final String long16k = "t".repeat(16 * 1024 - 10);
@@ -242,7 +242,7 @@ class Mqtt5EdgeTest
         + "length; every one reaches the pipeline with the topic its alias stood for then")
     void aliasTableChurn() throws Exception
     {
-        edge(context -> context.topicAliasMaximum(16));
+        edge(context -> context.limits(l -> l.topicAliasMaximum(16)));
         final RawClient client = edge.client();
         final long id = edge.connect5(client, "churn", 60, null);
         final String[] current = new String[17];
@@ -280,7 +280,7 @@ class Mqtt5EdgeTest
         + "is DISCONNECT 0x90 (Topic Name invalid), and the alias is not set")
     void topicLimitsApplyToAliasedTopics() throws Exception
     {
-        edge(context -> context.maxTopicLength(20).maxTopicLevels(3));
+        edge(context -> context.limits(l -> l.maxTopicLength(20).maxTopicLevels(3)));
         final RawClient client = edge.client();
         final long id = edge.connect5(client, "limits", 60, null);
         client.send(RawClient.publish5("a/b/c/d", PAYLOAD, 0, 0, alias(1)));
@@ -299,7 +299,7 @@ class Mqtt5EdgeTest
         + "to the client frees its place")
     void receiveMaximumOverflowByOne() throws Exception
     {
-        edge(context -> context.receiveMaximum(3));
+        edge(context -> context.limits(l -> l.receiveMaximum(3)));
         final RawClient client = edge.client();
         final long id = edge.connect5(client, "quota", 60, null);
         for (int packetId = 1; packetId <= 3; packetId++)
@@ -321,7 +321,7 @@ class Mqtt5EdgeTest
         + "failing PUBREC (>= 0x80) free the place, a successful PUBREC does not")
     void qos2ResendIsNotCountedTwice() throws Exception
     {
-        edge(context -> context.receiveMaximum(2));
+        edge(context -> context.limits(l -> l.receiveMaximum(2)));
         final RawClient client = edge.client();
         final long id = edge.connect5(client, "qos2", 60, null);
         client.send(RawClient.publish5("t", PAYLOAD, 2, 1, null));
@@ -426,7 +426,7 @@ class Mqtt5EdgeTest
     @DisplayName("MQTT 5.0 4.13: a packet over --max-packet-size is DISCONNECT 0x95 (Packet too large), counted")
     void packetTooLarge() throws Exception
     {
-        edge(context -> context.maxPacketSize(1024));
+        edge(context -> context.limits(l -> l.maxPacketSize(1024)));
         final RawClient client = edge.client();
         final long id = edge.connect5(client, "large", 60, null);
         client.send(new byte[]{0x30, (byte)0x81, 0x08}); // a PUBLISH claiming 1,025 bytes, judged by its header
@@ -461,7 +461,7 @@ class Mqtt5EdgeTest
         + "connection, no DISCONNECT; the end still carries the reason")
     void mqtt311ConnectionsAreJustClosed() throws Exception
     {
-        edge(context -> context.maxTopicLength(8));
+        edge(context -> context.limits(l -> l.maxTopicLength(8)));
         final RawClient twice = edge.client();
         final long twiceId = edge.connect3(twice, "twice");
         twice.send(RawClient.connect("twice", true, 60));
@@ -491,7 +491,7 @@ class Mqtt5EdgeTest
         + "0x02 and closed, as Mosquitto does; one within is admitted; a 5.0 CONNECT is always admitted")
     void keepAliveMaximum() throws Exception
     {
-        edge(context -> context.maxKeepAliveSeconds(60));
+        edge(context -> context.limits(l -> l.maxKeepAliveSeconds(60)));
         for (final int keepAlive : new int[]{0, 61, 65_535})
         {
             final RawClient refused = edge.client();
@@ -528,7 +528,7 @@ class Mqtt5EdgeTest
         + "Keep Alive by the CONNACK) and is timed out by it with 0x8D")
     void serverKeepAliveApplies() throws Exception
     {
-        edge(context -> context.maxKeepAliveSeconds(1));
+        edge(context -> context.limits(l -> l.maxKeepAliveSeconds(1)));
         final RawClient client = edge.client();
         final long id = edge.connect5(client, "zero", 0, null);
         edge.expectDisconnect(client, id, ReasonCode.KEEP_ALIVE_TIMEOUT);

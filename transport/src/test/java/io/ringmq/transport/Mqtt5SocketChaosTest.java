@@ -37,8 +37,9 @@ class Mqtt5SocketChaosTest extends InProcessBrokerTest
         + "goes on")
     void chaos() throws Exception
     {
-        final int port = launch(TestBrokers.v5Context().topicAliasMaximum(4).receiveMaximum(8).maxInflight(4)
-            .maxQueued(16).threads(t -> t.threading(io.ringmq.pipeline.BrokerContext.Threading.valueOf(
+        final int port = launch(TestBrokers.v5Context().limits(l -> l.topicAliasMaximum(4).receiveMaximum(8)
+            .maxInflight(4)
+            .maxQueued(16)).threads(t -> t.threading(io.ringmq.pipeline.BrokerContext.Threading.valueOf(
                 System.getProperty("chaos.threading", "SHARED"))).ioThreads(2)));
         for (long seed = 1; seed <= Long.getLong("chaos.seeds", 4); seed++)
         {

@@ -144,7 +144,7 @@ class Mqtt5SubscribeTest extends InProcessBrokerTest
         + "--max-topic-levels gets 0x8F (topic filter invalid) while the others in the same SUBSCRIBE are granted")
     void perFilterSubackReasonCodes() throws Exception
     {
-        final int port = launch(TestBrokers.v5Context().maxTopicLevels(4));
+        final int port = launch(TestBrokers.v5Context().limits(l -> l.maxTopicLevels(4)));
         final Hive5 subscriber = closeLater(Hive5.connect(port, "sub"));
         Mqtt5SubAck subAck;
         try

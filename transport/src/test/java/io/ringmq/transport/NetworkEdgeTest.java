@@ -160,7 +160,7 @@ class NetworkEdgeTest
         + "packet is closed at once and counted")
     void oversizedOrNonConnectFirstPacketIsClosedAtOnce() throws Exception
     {
-        broker(BrokerContext.Threading.SHARED, context -> context.connectTimeoutMs(30_000));
+        broker(BrokerContext.Threading.SHARED, context -> context.limits(l -> l.connectTimeoutMs(30_000)));
         final RawClient oversized = raw();
         oversized.send(concat(new byte[]{0x10}, ONE_MB));
         assertThat(oversized.closedWithin(2_000)).isTrue();
@@ -375,7 +375,7 @@ class NetworkEdgeTest
         + "counted")
     void publishTopicLimits() throws Exception
     {
-        broker(BrokerContext.Threading.SHARED, context -> context.maxTopicLevels(4).maxTopicLength(20));
+        broker(BrokerContext.Threading.SHARED, context -> context.limits(l -> l.maxTopicLevels(4).maxTopicLength(20)));
         final RawClient subscriber = connected("sub");
         subscriber.send(RawClient.subscribe(1, "#", 0));
         assertThat(subscriber.readPacket(5_000)).isEqualTo(PacketType.SUBACK);

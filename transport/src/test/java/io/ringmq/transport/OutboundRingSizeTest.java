@@ -29,9 +29,9 @@ class OutboundRingSizeTest
         assertThat(context.memory().outboundRingBytes()).isEqualTo(2 * MIB);
         assertThat(context.toString()).contains("outbound-ring-bytes=2097152");
         assertThat(new BrokerContext().conclude().memory().outboundRingBytes()).isEqualTo(16 * MIB);
-        assertThat(new BrokerContext().maxPacketSize(4 * MIB).conclude().memory().outboundRingBytes())
+        assertThat(new BrokerContext().limits(l -> l.maxPacketSize(4 * MIB)).conclude().memory().outboundRingBytes())
             .isEqualTo(64 * MIB);
-        assertThat(new BrokerContext().maxPacketSize(262_144).conclude().memory().outboundRingBytes())
+        assertThat(new BrokerContext().limits(l -> l.maxPacketSize(262_144)).conclude().memory().outboundRingBytes())
             .as("the default stays 16 MiB for smaller packets").isEqualTo(16 * MIB);
         assertThat(io.ringmq.pipeline.MemorySettings.outboundRingBytesFor(262_080)).isEqualTo(2 * MIB);
         assertThat(io.ringmq.pipeline.MemorySettings.outboundRingBytesFor(262_144)).isEqualTo(4 * MIB);
@@ -61,7 +61,7 @@ class OutboundRingSizeTest
     void smallRingCarriesTheLargestPacket() throws Exception
     {
         final int maxPacketSize = 131_008; // the largest 8 x (size + 64) <= 1 MiB allows
-        final Broker broker = Broker.launch(TestBrokers.v5Context().maxPacketSize(maxPacketSize)
+        final Broker broker = Broker.launch(TestBrokers.v5Context().limits(l -> l.maxPacketSize(maxPacketSize))
             .memory(m -> m.outboundRingBytes(MIB).messageLogBytes(MIB)));
         final List<AutoCloseable> clients = new ArrayList<>();
         try

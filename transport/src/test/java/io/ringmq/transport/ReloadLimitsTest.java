@@ -1,6 +1,7 @@
 package io.ringmq.transport;
 
 import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.LimitSettings;
 import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.PacketType;
@@ -112,18 +113,18 @@ class ReloadLimitsTest extends InProcessBrokerTest
         + "it admits again")
     void maxConnections() throws Exception
     {
-        start(context -> context.maxConnections(10));
+        start(context -> context.limits(l -> l.maxConnections(10)));
         final Paho subscriber = closeLater(Paho.connect(broker.port(), "sub"));
         subscriber.client.subscribe("limits/c", 1);
         final Paho publisher = closeLater(Paho.connect(broker.port(), "pub"));
         final Paho third = closeLater(Paho.connect(broker.port(), "third"));
 
-        assertThat(reload(context -> context.maxConnections(3))).contains("max-connections");
+        assertThat(reload(context -> context.limits(l -> l.maxConnections(3)))).contains("max-connections");
         assertThat(refused(broker.port())).as("a fourth connection over the new limit").isTrue();
         stillServes(subscriber, publisher, "limits/c");
         assertThat(third.client.isConnected()).isTrue();
 
-        assertThat(reload(context -> context.maxConnections(4))).contains("max-connections");
+        assertThat(reload(context -> context.limits(l -> l.maxConnections(4)))).contains("max-connections");
         closeLater(Paho.connect(broker.port(), "fourth")); // admitted
         assertThat(refused(broker.port())).as("a fifth").isTrue();
     }
@@ -134,7 +135,7 @@ class ReloadLimitsTest extends InProcessBrokerTest
         + "DISCONNECT 0x95 [MQTT-3.2.2-15]) while the other clients stay; a new 5.0 CONNACK announces the new size")
     void maxPacketSize() throws Exception
     {
-        start(context -> context.maxPacketSize(64 * 1024));
+        start(context -> context.limits(l -> l.maxPacketSize(64 * 1024)));
         final Paho subscriber = closeLater(Paho.connect(broker.port(), "sub"));
         subscriber.client.subscribe("limits/p", 1);
         final Paho publisher = closeLater(Paho.connect(broker.port(), "pub"));
@@ -146,7 +147,7 @@ class ReloadLimitsTest extends InProcessBrokerTest
         v3.send(RawClient.publish("limits/p", payload, 0, 0));
         assertThat(subscriber.next()).as("4 kB fits 64 KiB").isNotNull();
 
-        assertThat(reload(context -> context.maxPacketSize(2_048))).contains("max-packet-size");
+        assertThat(reload(context -> context.limits(l -> l.maxPacketSize(2_048)))).contains("max-packet-size");
         v3.send(RawClient.publish("limits/p", payload, 0, 0));
         assertThat(v3.closedWithin(5_000)).as("3.1.1: closed without a word").isTrue();
         v5.send(RawClient.publish5("limits/p", payload, 0, 0, null));
@@ -168,11 +169,11 @@ class ReloadLimitsTest extends InProcessBrokerTest
     @DisplayName("reload: --max-queued changes what an offline persistent session queues from the next message on")
     void maxQueued() throws Exception
     {
-        start(context -> context.maxQueued(5));
+        start(context -> context.limits(l -> l.maxQueued(5)));
         final Paho publisher = closeLater(Paho.connect(broker.port(), "pub"));
         assertThat(queuedWhileOffline(publisher, "slow-1", 20, 1)).isEqualTo(5);
 
-        assertThat(reload(context -> context.maxQueued(12))).contains("max-queued");
+        assertThat(reload(context -> context.limits(l -> l.maxQueued(12)))).contains("max-queued");
         assertThat(queuedWhileOffline(publisher, "slow-2", 20, 2)).isEqualTo(12);
     }
 
@@ -182,12 +183,13 @@ class ReloadLimitsTest extends InProcessBrokerTest
         + "before the reload returns")
     void dedicatedThreads() throws Exception
     {
-        start(context -> context.threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2)).maxQueued(5)
-            .maxConnections(10));
+        start(context -> context.threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2))
+            .limits(l -> l.maxQueued(5)
+            .maxConnections(10)));
         final Paho publisher = closeLater(Paho.connect(broker.port(), "pub"));
         assertThat(queuedWhileOffline(publisher, "slow-d1", 20, 1)).isEqualTo(5);
         assertThat(reload(context -> context.threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2))
-            .maxQueued(9).maxConnections(3))).contains("max-queued", "max-connections");
+            .limits(l -> l.maxQueued(9).maxConnections(3)))).contains("max-queued", "max-connections");
         synchronized (logged)
         {
             assertThat(logged).noneSatisfy(line -> assertThat(line).contains("not every agent"));
@@ -279,12 +281,12 @@ class ReloadLimitsTest extends InProcessBrokerTest
         + "limits neither")
     void badValueKeepsTheOldLimits() throws Exception
     {
-        start(context -> context.maxConnections(10));
-        assertThatThrownBy(() -> reload(context -> context.maxConnections(0)))
+        start(context -> context.limits(l -> l.maxConnections(10)));
+        assertThatThrownBy(() -> reload(context -> context.limits(l -> l.maxConnections(0))))
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--max-connections");
         assertThatThrownBy(() -> Main.rereadContext(new String[] {"--max-packet-size", "12"}))
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--max-packet-size");
-        assertThatThrownBy(() -> reload(context -> context.maxConnections(1)
+        assertThatThrownBy(() -> reload(context -> context.limits(l -> l.maxConnections(1))
             .passwordFile(directory.resolve("missing")))).as("turning a password file on takes a restart");
         for (int i = 0; i < 3; i++)
         {
@@ -298,9 +300,9 @@ class ReloadLimitsTest extends InProcessBrokerTest
         + "ones beside it apply")
     void restartOnlyIsLogged() throws Exception
     {
-        start(context -> context.memory(m -> m.ringSize(1024)).maxConnections(10));
+        start(context -> context.memory(m -> m.ringSize(1024)).limits(l -> l.maxConnections(10)));
         final String done = reload(context -> context.memory(m -> m.ringSize(4096)).threads(t -> t.ioThreads(2))
-            .maxConnections(2));
+            .limits(l -> l.maxConnections(2)));
         assertThat(done).contains("max-connections").doesNotContain("ring-size");
         synchronized (logged)
         {
@@ -310,7 +312,8 @@ class ReloadLimitsTest extends InProcessBrokerTest
         closeLater(Paho.connect(broker.port(), "one"));
         closeLater(Paho.connect(broker.port(), "two"));
         assertThat(refused(broker.port())).isTrue();
-        assertThat(reload(context -> context.memory(m -> m.ringSize(1024)).maxConnections(2))).doesNotContain("limits");
+        assertThat(reload(context -> context.memory(m -> m.ringSize(1024)).limits(l -> l.maxConnections(2))))
+            .doesNotContain("limits");
     }
 
     @Test
@@ -318,8 +321,8 @@ class ReloadLimitsTest extends InProcessBrokerTest
     @DisplayName("reload: a raise of --max-packet-size beyond what the rings were sized for at start needs a restart")
     void packetSizeAboveTheRings() throws Exception
     {
-        start(context -> context.maxPacketSize(64 * 1024));
-        reload(context -> context.maxPacketSize(BrokerContext.MAX_PACKET_SIZE_LIMIT));
+        start(context -> context.limits(l -> l.maxPacketSize(64 * 1024)));
+        reload(context -> context.limits(l -> l.maxPacketSize(LimitSettings.MAX_PACKET_SIZE_LIMIT)));
         synchronized (logged)
         {
             assertThat(logged).anySatisfy(line -> assertThat(line).contains("max-packet-size above"));

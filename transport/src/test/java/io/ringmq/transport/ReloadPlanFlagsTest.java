@@ -75,11 +75,11 @@ class ReloadPlanFlagsTest
         final BrokerContext running = parse("--max-retained-messages", "10", "--max-retained-bytes", "4096");
         final BrokerContext next = parse("--max-retained-messages", "20", "--max-retained-bytes", "4096");
         final BrokerContext live = ReloadPlan.liveContext(running, next);
-        assertThat(live.maxRetainedMessages()).isEqualTo(20);
-        assertThat(live.retainedBytes()).isEqualTo(4096);
+        assertThat(live.limits().maxRetainedMessages()).isEqualTo(20);
+        assertThat(live.limits().retainedBytes()).isEqualTo(4096);
         assertThat(ReloadPlan.liveChanges(running, next)).containsExactly("max-retained-messages");
         final BrokerContext auto = parse("--max-retained-messages", "10");
-        assertThat(ReloadPlan.liveContext(running, auto).maxRetainedBytes()).as("as given: auto")
+        assertThat(ReloadPlan.liveContext(running, auto).limits().maxRetainedBytes()).as("as given: auto")
             .isEqualTo(BrokerContext.AUTO);
         assertThat(ReloadPlan.liveChanges(running, auto)).containsExactly("max-retained-bytes");
     }

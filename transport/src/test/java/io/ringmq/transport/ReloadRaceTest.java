@@ -68,12 +68,13 @@ class ReloadRaceTest extends InProcessBrokerTest
         + "wait for agents that no longer run")
     void reloadAfterCloseBindsNothing() throws Exception
     {
-        launch(settings().maxConnections(10));
+        launch(settings().limits(l -> l.maxConnections(10)));
         final int free = freePort();
         broker.close();
 
         final long startNs = System.nanoTime();
-        broker.reload(settings().maxConnections(3).addListener(new ListenerSettings(free, "127.0.0.1")).conclude());
+        broker.reload(settings().limits(l -> l.maxConnections(3)).addListener(new ListenerSettings(free, "127.0.0.1"))
+            .conclude());
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs))
             .as("no wait for the stopped agents to take the limits").isLessThan(Broker.LIMITS_TAKEN_TIMEOUT_MS / 2);
         try (ServerSocket again = new ServerSocket(free, 50, InetAddress.getByName("127.0.0.1")))
@@ -89,7 +90,7 @@ class ReloadRaceTest extends InProcessBrokerTest
     {
         for (int round = 0; round < 5; round++)
         {
-            launch(settings().maxConnections(10));
+            launch(settings().limits(l -> l.maxConnections(10)));
             final int free = freePort();
             final CountDownLatch go = new CountDownLatch(1);
             final AtomicReference<Throwable> failed = new AtomicReference<>();
@@ -98,7 +99,7 @@ class ReloadRaceTest extends InProcessBrokerTest
                 try
                 {
                     go.await();
-                    broker.reload(settings().maxConnections(3 + (int)(System.nanoTime() & 3))
+                    broker.reload(settings().limits(l -> l.maxConnections(3 + (int)(System.nanoTime() & 3)))
                         .addListener(new ListenerSettings(free, "127.0.0.1")).conclude());
                 }
                 catch (final Throwable ex)
@@ -126,7 +127,7 @@ class ReloadRaceTest extends InProcessBrokerTest
     void reloadStorm() throws Exception
     {
         launch(settings().threads(each -> each.threading(BrokerContext.Threading.DEDICATED).ioThreads(2))
-            .maxConnections(50));
+            .limits(l -> l.maxConnections(50)));
         final Paho subscriber = closeLater(Paho.connect(broker.port(), "storm-sub"));
         subscriber.client.subscribe("storm/t", 1);
         final Paho publisher = closeLater(Paho.connect(broker.port(), "storm-pub"));
@@ -141,10 +142,11 @@ class ReloadRaceTest extends InProcessBrokerTest
                 {
                     for (int i = 0; i < 10; i++)
                     {
-                        broker.reload(settings().threads(each -> each.threading(BrokerContext.Threading.DEDICATED)
-                            .ioThreads(2))
-                            .maxConnections(40 + seed + i).maxQueued(100 + i).connectTimeoutMs(100 + i * 1000)
-                            .maxPacketSize(1024 * (1 + i)).conclude());
+                        final BrokerContext next = settings().threads(each -> each
+                            .threading(BrokerContext.Threading.DEDICATED).ioThreads(2));
+                        next.limits().maxConnections(40 + seed + i).maxQueued(100 + i).connectTimeoutMs(100 + i * 1000)
+                            .maxPacketSize(1024 * (1 + i));
+                        broker.reload(next.conclude());
                     }
                 }
                 catch (final Throwable ex)
@@ -180,7 +182,7 @@ class ReloadRaceTest extends InProcessBrokerTest
 
         assertThat(broker.reload(settings().threads(each -> each.threading(BrokerContext.Threading.DEDICATED)
             .ioThreads(2))
-            .maxConnections(3).conclude())).contains("max-connections");
+            .limits(l -> l.maxConnections(3)).conclude())).contains("max-connections");
         try (RawClient third = new RawClient(broker.port()))
         {
             assertThat(third.handshake(RawClient.connect("storm-third", true, 60))).isZero();
@@ -224,7 +226,7 @@ class ReloadRaceTest extends InProcessBrokerTest
             signal.join(20_000);
             assertThat(signal.isAlive()).isFalse();
         }
-        assertThat(broker.limits().maxQueued()).as("the file says 400").isEqualTo(400);
+        assertThat(broker.limits().limits().maxQueued()).as("the file says 400").isEqualTo(400);
     }
 
     @Test
@@ -234,11 +236,11 @@ class ReloadRaceTest extends InProcessBrokerTest
     void sharedNetworkOwnersTakeTheLimits() throws Exception
     {
         launch(settings().threads(t -> t.threading(BrokerContext.Threading.SHARED_NETWORK).ioThreads(2))
-            .maxConnections(10));
+            .limits(l -> l.maxConnections(10)));
         final long startNs = System.nanoTime();
         assertThat(broker.reload(settings().threads(t -> t.threading(BrokerContext.Threading.SHARED_NETWORK)
             .ioThreads(2))
-            .maxConnections(1).conclude())).contains("max-connections");
+            .limits(l -> l.maxConnections(1)).conclude())).contains("max-connections");
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs))
             .isLessThan(Broker.LIMITS_TAKEN_TIMEOUT_MS / 2);
         try (RawClient first = new RawClient(broker.port()))
@@ -265,6 +267,6 @@ class ReloadRaceTest extends InProcessBrokerTest
         signals.signal(); // the operator's SIGHUP while it starts
         launch(read);
         signals.started(broker);
-        assertThat(broker.limits().maxQueued()).as("the file says 200").isEqualTo(200);
+        assertThat(broker.limits().limits().maxQueued()).as("the file says 200").isEqualTo(200);
     }
 }

@@ -74,7 +74,7 @@ class SharedRedispatchTest extends InProcessBrokerTest
     @DisplayName("MQTT-4.8.2-5 QoS 2 messages sent to a member whose session ends are never sent to another member")
     void qos2NotRedispatched() throws Exception
     {
-        final int port = launch(TestBrokers.v5Context().sharedSubscriptionStrategy("round-robin"));
+        final int port = launch(TestBrokers.v5Context().limits(l -> l.sharedSubscriptionStrategy("round-robin")));
         final RawClient keeper = member(port, "keeper", 2);
         final RawClient taker = member(port, "taker", 2);
         final RawClient publisher = publishSix(port);
@@ -97,7 +97,7 @@ class SharedRedispatchTest extends InProcessBrokerTest
         + "it was published with, not the leaving member's lower one")
     void qos1RedispatchedAtPublishedQos() throws Exception
     {
-        final int port = launch(TestBrokers.v5Context().sharedSubscriptionStrategy("round-robin"));
+        final int port = launch(TestBrokers.v5Context().limits(l -> l.sharedSubscriptionStrategy("round-robin")));
         final RawClient keeper = member(port, "keeper", 2);
         final RawClient taker = member(port, "taker", 1);
         publishSix(port);
@@ -116,7 +116,7 @@ class SharedRedispatchTest extends InProcessBrokerTest
     void handBackBoundedByBytes() throws Exception
     {
         final int payload = 180_000; // 5 fit in a quarter of 4 MiB (with topic and allowance), 6 do not
-        final int port = launch(TestBrokers.v5Context().sharedSubscriptionStrategy("round-robin")
+        final int port = launch(TestBrokers.v5Context().limits(l -> l.sharedSubscriptionStrategy("round-robin"))
             .memory(m -> m.maxMessageMemory(4L << 20)));
         final RawClient keeper = member(port, "keeper", 1);
         final RawClient taker = member(port, "taker", 1);
@@ -146,7 +146,7 @@ class SharedRedispatchTest extends InProcessBrokerTest
     void aliasedPublishTooLargeOnceResolved() throws Exception
     {
         final int max = 64 * 1024;
-        final int port = launch(TestBrokers.v5Context().maxPacketSize(max));
+        final int port = launch(TestBrokers.v5Context().limits(l -> l.maxPacketSize(max)));
         final RawClient client = closeLater(new RawClient(port).v5());
         assertThat(client.handshake(RawClient.connect5("big", null))).isZero();
         final MqttProperties alias = new MqttProperties().setInt(PropertyId.TOPIC_ALIAS, 1);

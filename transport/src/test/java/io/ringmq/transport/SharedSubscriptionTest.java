@@ -2,6 +2,7 @@ package io.ringmq.transport;
 
 import com.hivemq.client.mqtt.mqtt5.message.publish.Mqtt5Publish;
 import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.LimitSettings;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -32,12 +33,12 @@ class SharedSubscriptionTest extends InProcessBrokerTest
 
     private void start(final String strategy) throws Exception
     {
-        port = launch(TestBrokers.v5Context().sharedSubscriptionStrategy(strategy));
+        port = launch(TestBrokers.v5Context().limits(l -> l.sharedSubscriptionStrategy(strategy)));
     }
 
     static List<String> strategies()
     {
-        return BrokerContext.SHARED_STRATEGIES;
+        return LimitSettings.SHARED_STRATEGIES;
     }
 
     private Hive5 member(final String clientId)

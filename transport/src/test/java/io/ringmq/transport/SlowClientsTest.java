@@ -110,7 +110,7 @@ class SlowClientsTest
         + "normal client keeps its round trips")
     void slowloris() throws Exception
     {
-        final int port = start(new BrokerContext().connectTimeoutMs(1_500));
+        final int port = start(new BrokerContext().limits(l -> l.connectTimeoutMs(1_500)));
         final byte[] connect = RawClient.connect("slow", true, 60);
         final List<SocketChannel> slow = new ArrayList<>();
         for (int i = 0; i < 200; i++)
@@ -158,7 +158,7 @@ class SlowClientsTest
         + "ping, are closed by the connect timeout and by keep-alive [MQTT-3.1.2-24]; nothing stays behind")
     void halfOpen() throws Exception
     {
-        final int port = start(new BrokerContext().connectTimeoutMs(1_000));
+        final int port = start(new BrokerContext().limits(l -> l.connectTimeoutMs(1_000)));
         final List<SocketChannel> silent = new ArrayList<>();
         for (int i = 0; i < 100; i++)
         {
@@ -246,7 +246,7 @@ class SlowClientsTest
         + "while a normal client round-trips; the stalled ones are closed by the connect timeout, nothing left")
     void tlsHandshakeFlood() throws Exception
     {
-        final BrokerContext context = new BrokerContext().connectTimeoutMs(3_000);
+        final BrokerContext context = new BrokerContext().limits(l -> l.connectTimeoutMs(3_000));
         context.addListener(ListenersTest.tlsListener());
         final int port = start(context);
         final int tlsPort = broker.ports()[1];

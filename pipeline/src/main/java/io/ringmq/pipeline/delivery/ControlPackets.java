@@ -89,7 +89,7 @@ final class ControlPackets
         final MqttProperties requested = connect.properties();
         final MqttProperties connack = properties.clear();
         final long asked = requested.longValue(PropertyId.SESSION_EXPIRY_INTERVAL, 0);
-        final long applied = context.sessionExpiryFor(asked);
+        final long applied = context.limits().sessionExpiryFor(asked);
         if (applied != asked)
         {
             connack.setInt(PropertyId.SESSION_EXPIRY_INTERVAL, (int)applied); // (5.0 section 3.2.2.3.2)
@@ -98,20 +98,20 @@ final class ControlPackets
         {
             connack.set(PropertyId.ASSIGNED_CLIENT_IDENTIFIER, assignedClientId); // [MQTT-3.2.2-16]
         }
-        final int keepAlive = context.keepAliveFor(connect.keepAlive());
+        final int keepAlive = context.limits().keepAliveFor(connect.keepAlive());
         if (keepAlive != connect.keepAlive())
         {
             connack.setInt(PropertyId.SERVER_KEEP_ALIVE, keepAlive); // [MQTT-3.2.2-21]
         }
-        if (context.receiveMaximum() < 65_535)
+        if (context.limits().receiveMaximum() < 65_535)
         {
-            connack.setInt(PropertyId.RECEIVE_MAXIMUM, context.receiveMaximum());
+            connack.setInt(PropertyId.RECEIVE_MAXIMUM, context.limits().receiveMaximum());
         }
-        if (context.topicAliasMaximum() > 0)
+        if (context.limits().topicAliasMaximum() > 0)
         {
-            connack.setInt(PropertyId.TOPIC_ALIAS_MAXIMUM, context.topicAliasMaximum());
+            connack.setInt(PropertyId.TOPIC_ALIAS_MAXIMUM, context.limits().topicAliasMaximum());
         }
-        connack.setInt(PropertyId.MAXIMUM_PACKET_SIZE, context.maxPacketSize());
+        connack.setInt(PropertyId.MAXIMUM_PACKET_SIZE, context.limits().maxPacketSize());
         return withAuthentication(connack, event, requested);
     }
 

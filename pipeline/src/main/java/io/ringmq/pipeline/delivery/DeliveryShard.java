@@ -92,9 +92,9 @@ public final class DeliveryShard implements Stage
         final PublishWriter writer = new PublishWriter();
         this.upkeep = new WindowUpkeep(pool, writer, output, clock, counters, redispatch, journal);
         this.messages = new MessageDelivery(index, sessions, output, counters, pool, writer, clock, upkeep,
-            context.maxQueued(), context.maxQueuedBytes(), journal);
+            context.limits().maxQueued(), context.limits().maxQueuedBytes(), journal);
         this.restoring = new RestoredCopies(pool, counters, journal);
-        this.moves = new ShardMoves(index, handover, sessions, counters, context.maxInflight(), windows,
+        this.moves = new ShardMoves(index, handover, sessions, counters, context.limits().maxInflight(), windows,
             new MovedMessages(pool, upkeep, counters, journal));
         this.control = new ControlPackets(context);
         this.acks = new ShardAcks(sessions, output, control, upkeep, journal);
@@ -222,7 +222,7 @@ public final class DeliveryShard implements Stage
         final int inflightCount, final int[] exchangePacketIds)
     {
         final DeliverySession session = new DeliverySession(sessionId, true,
-            Math.max(context.maxInflight(), inflightCount), windows);
+            Math.max(context.limits().maxInflight(), inflightCount), windows);
         if (exchangePacketIds.length > 0)
         {
             session.packetIds().reserve(exchangePacketIds); // before any of its messages is restored [MQTT-4.3.3]
@@ -311,8 +311,8 @@ public final class DeliveryShard implements Stage
     {
         context = next;
         connections.limits(next);
-        moves.maxInflight(next.maxInflight());
-        messages.queueLimits(next.maxQueued(), next.maxQueuedBytes());
+        moves.maxInflight(next.limits().maxInflight());
+        messages.queueLimits(next.limits().maxQueued(), next.limits().maxQueuedBytes());
         pool.budgetBytes(next.memory().messageMemoryBytes() / shardCount);
         control.limits(next);
     }

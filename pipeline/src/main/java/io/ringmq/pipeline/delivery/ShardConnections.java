@@ -115,8 +115,8 @@ final class ShardConnections
         if (event.sessionNew || null == session)
         {
             forget(event.sessionId);
-            session = new DeliverySession(event.sessionId, context.sessionExpiryFor(connect) > 0,
-                context.maxInflight(), windows);
+            session = new DeliverySession(event.sessionId, context.limits().sessionExpiryFor(connect) > 0,
+                context.limits().maxInflight(), windows);
         }
         sessions.put(session);
         if (event.sessionKey != 0)

@@ -1,6 +1,6 @@
 package io.ringmq.pipeline.subscription;
 
-import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.LimitSettings;
 import org.agrona.DirectBuffer;
 
 /**
@@ -32,7 +32,7 @@ abstract class SharedStrategy
     }
 
     /**
-     * @param name one of {@link BrokerContext#SHARED_STRATEGIES}.
+     * @param name one of {@link LimitSettings#SHARED_STRATEGIES}.
      * @param seed seeds the random strategy (the others ignore it).
      * @throws IllegalArgumentException for any other name.
      */
@@ -54,7 +54,7 @@ abstract class SharedStrategy
                 return new LeastLoaded();
             default:
                 throw new IllegalArgumentException("unknown shared subscription strategy '" + name +
-                    "', expected one of " + BrokerContext.SHARED_STRATEGIES);
+                    "', expected one of " + LimitSettings.SHARED_STRATEGIES);
         }
     }
 

@@ -1,6 +1,6 @@
 package io.ringmq.pipeline.subscription;
 
-import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.LimitSettings;
 import io.ringmq.protocol.Topics;
 import org.agrona.DirectBuffer;
 
@@ -11,8 +11,8 @@ import java.util.Map;
  * The MQTT 5.0 shared subscriptions, {@code $share/{ShareName}/{filter}} (section 4.8.2): groups keyed by
  * (ShareName, filter), each a {@link SharedGroup} of member sessions. A message goes to exactly one member of
  * every group whose filter matches its topic, chosen by one {@link SharedStrategy} named at construction
- * ({@link BrokerContext#SHARED_STRATEGIES}); a session in two matching groups gets one copy from each, apart from
- * any copy it gets through its non-shared subscriptions.
+ * ({@link LimitSettings#SHARED_STRATEGIES}); a session in two matching groups gets one copy from each, apart from any
+ * copy it gets through its non-shared subscriptions.
  * <p>
  * The groups sit in their own {@link SubscriptionIndex}, one entry per group, so matching costs what matching a
  * non-shared filter costs, with the same '+' and '#' rules and the same '$' rule [MQTT-4.7.2-1].
@@ -86,7 +86,7 @@ public final class SharedSubscriptions<S>
     private int messageHash;
 
     /**
-     * @param strategy one of {@link BrokerContext#SHARED_STRATEGIES}; the random one is seeded from the clock.
+     * @param strategy one of {@link LimitSettings#SHARED_STRATEGIES}; the random one is seeded from the clock.
      * @throws IllegalArgumentException for any other name.
      */
     public SharedSubscriptions(final String strategy)
@@ -95,7 +95,7 @@ public final class SharedSubscriptions<S>
     }
 
     /**
-     * @param strategy one of {@link BrokerContext#SHARED_STRATEGIES}.
+     * @param strategy one of {@link LimitSettings#SHARED_STRATEGIES}.
      * @param seed     seeds the random strategy, for repeatable tests.
      * @throws IllegalArgumentException for any other name.
      */

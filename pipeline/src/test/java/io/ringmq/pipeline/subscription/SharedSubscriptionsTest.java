@@ -1,6 +1,6 @@
 package io.ringmq.pipeline.subscription;
 
-import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.LimitSettings;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -66,7 +66,7 @@ class SharedSubscriptionsTest
 
     static List<String> strategies()
     {
-        return BrokerContext.SHARED_STRATEGIES;
+        return LimitSettings.SHARED_STRATEGIES;
     }
 
     private static SharedSubscriptions<Member> shared(final String strategy)
@@ -125,7 +125,7 @@ class SharedSubscriptionsTest
     @DisplayName("every configured strategy exists, and no other name does")
     void strategyNames()
     {
-        for (final String name : BrokerContext.SHARED_STRATEGIES)
+        for (final String name : LimitSettings.SHARED_STRATEGIES)
         {
             assertThat(new SharedSubscriptions<Member>(name).strategy()).isEqualTo(name);
         }
