@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
- * The operations endpoint ({@code --metrics-port}): an HTTP server on its own single daemon thread that serves
+ * The operations endpoint ({@code --metrics-port}): an HTTP server on its own daemon threads that serves
  * <ul>
  *     <li>{@code /metrics}: the broker's counters ({@link CountersCollector}), the pipeline's latencies per stage
  *     ({@link StageLatencyCollector}) and the JVM's metrics in the Prometheus text exposition format (or
@@ -29,12 +29,18 @@ import java.util.function.BooleanSupplier;
  * A scrape reads the counters from their memory and swaps the latency recorders; it never waits for a stage or
  * I/O thread. Each endpoint has a
  * registry of its own, so brokers in one JVM (tests) do not see each other's counters.
+ * <p>
+ * The JDK's server reads a request's headers on one of those threads, blocking: a client that sends half a request
+ * and stops would hold the thread for as long as it keeps the socket open, and with it every later scrape and
+ * {@code /health}. {@link #limitJdkServer()} bounds that time.
  */
 final class MetricsEndpoint implements AutoCloseable
 {
     private static final System.Logger LOG = System.getLogger("io.ringmq");
     private static final byte[] OK = "ok\n".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] STOPPING = "stopping\n".getBytes(StandardCharsets.US_ASCII);
+    /** Threads reading requests: a few slow clients at once leave one for the scraper. */
+    private static final int THREADS = 4;
 
     private final HttpServer server;
     private final ExecutorService executor;
@@ -64,6 +70,7 @@ final class MetricsEndpoint implements AutoCloseable
         }
         final int port = BrokerContext.METRICS_PORT_EPHEMERAL == context.metricsPort() ? 0 : context.metricsPort();
         final InetSocketAddress address = new InetSocketAddress(context.metricsBindAddress(), port);
+        limitJdkServer();
         final HttpServer server;
         try
         {
@@ -78,7 +85,7 @@ final class MetricsEndpoint implements AutoCloseable
         registry.register(new CountersCollector(counters));
         registry.register(latencies);
         JvmMetrics.builder().register(registry);
-        final ExecutorService executor = Executors.newSingleThreadExecutor(task ->
+        final ExecutorService executor = Executors.newFixedThreadPool(THREADS, task ->
         {
             final Thread thread = new Thread(task, "ringmq-metrics");
             thread.setDaemon(true);
@@ -92,6 +99,27 @@ final class MetricsEndpoint implements AutoCloseable
         LOG.log(System.Logger.Level.INFO, "ringmq metrics on http://" + context.metricsBindAddress() + ":" +
             endpoint.port() + "/metrics");
         return endpoint;
+    }
+
+    /**
+     * Limits the JDK's HttpServer, unless the operator set them ({@code -D}): a request must arrive whole within 5 s
+     * and a response be taken within 10 s, else the server closes the connection; a request's headers may hold
+     * 16 KiB. The JDK reads these once per process, when its first server is made, so this runs before every
+     * server this process makes.
+     */
+    static void limitJdkServer()
+    {
+        setIfAbsent("sun.net.httpserver.maxReqTime", "5"); // seconds
+        setIfAbsent("sun.net.httpserver.maxRspTime", "10"); // seconds
+        setIfAbsent("sun.net.httpserver.maxReqHeaderSize", "16384"); // bytes
+    }
+
+    private static void setIfAbsent(final String property, final String value)
+    {
+        if (null == System.getProperty(property))
+        {
+            System.setProperty(property, value);
+        }
     }
 
     private void health(final HttpExchange exchange) throws IOException

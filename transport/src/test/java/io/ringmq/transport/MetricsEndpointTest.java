@@ -261,6 +261,40 @@ class MetricsEndpointTest
         assertThat(fromFile.context().metricsBindAddress()).isEqualTo("127.0.0.2");
     }
 
+
+    @Test
+    @DisplayName("hostile: clients that send half a request and stop, more of them than the endpoint has threads, are "
+        + "closed after 5 s; /health and /metrics answer meanwhile or right after")
+    void halfRequestsDoNotWedgeTheEndpoint() throws Exception
+    {
+        broker(BrokerContext.METRICS_PORT_EPHEMERAL);
+        assertThat(get("/health").statusCode()).isEqualTo(200);
+        final List<java.net.Socket> slow = new ArrayList<>();
+        for (int i = 0; i < 6; i++)
+        {
+            final java.net.Socket socket = closeLater(new java.net.Socket("127.0.0.1", broker.metricsPort()));
+            socket.getOutputStream().write("GET /health HTTP/1.1\r\nHost: x\r\n".getBytes(
+                java.nio.charset.StandardCharsets.US_ASCII)); // never the blank line that ends the headers
+            socket.getOutputStream().flush();
+            slow.add(socket);
+        }
+        assertThat(get("/health").statusCode()).as("answered within 10 s").isEqualTo(200);
+        assertThat(get("/metrics").statusCode()).isEqualTo(200);
+        for (final java.net.Socket socket : slow)
+        {
+            socket.setSoTimeout(15_000);
+            int read;
+            try
+            {
+                read = socket.getInputStream().read();
+            }
+            catch (final java.net.SocketException reset)
+            {
+                read = -1; // closed with a reset: it left unread bytes behind
+            }
+            assertThat(read).as("closed by the server, nothing answered").isEqualTo(-1);
+        }
+    }
     private <T extends AutoCloseable> T closeLater(final T closeable)
     {
         closeables.add(closeable);

@@ -63,7 +63,7 @@ class OperationsReviewTest extends InProcessBrokerTest
         try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress()))
         {
             final int metricsPort = taken.getLocalPort();
-            attemptStart(metricsPort, threading); // warm up: classes, the JDK's own descriptors
+            attemptStart(metricsPort, threading); // warm up: classes, the JDK's own descriptors, its server's limits
             // the JDK's HttpServer.create leaks its ServerSocketChannel when bind fails (1 fd): measured apart
             final long jdkBefore = openDescriptors();
             for (int i = 0; i < 20; i++)
