@@ -10,6 +10,7 @@ import io.ringmq.protocol.MqttProperties;
 import io.ringmq.protocol.PropertyId;
 import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.PingCodec;
+import io.ringmq.protocol.ReasonCode;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.EpochClock;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -115,19 +116,9 @@ final class ConnectionWriter
         }
         if ((first >>> 4) == PacketType.PUBLISH)
         {
-            // QoS 0 may be shed, except a 5.0 PUBLISH that tells the client a new topic alias: later ones use it
-            if ((first & 0x06) == 0 && !(connection.version == MqttVersion.V5 && assignsAlias(buffer, offset, length)))
+            if ((first & 0x06) == 0 && shedQos0(connection, buffer, offset, length))
             {
-                if (connection.outBytes() > context.outboundHighWaterBytes())
-                {
-                    qos0Dropped++;
-                    return;
-                }
-                if (memoryBudget.isOver())
-                {
-                    qos0Shed++;
-                    return;
-                }
+                return;
             }
             publishOut++;
         }
@@ -136,6 +127,37 @@ final class ConnectionWriter
             connection.inboundQuota.onSent(buffer, offset, length); // an answer frees the client's receive maximum
         }
         append(connection, buffer, offset, length);
+    }
+
+    /**
+     * QoS 0 may be shed: past the connection's high-water mark (a subscriber that does not keep up), or while the
+     * broker is over its memory budget. A 5.0 PUBLISH that tells the client a new topic alias cannot be, since later
+     * ones use the alias; it is queued while the connection holds less than twice the high-water mark, so a
+     * subscriber that reads nothing while new topics keep coming holds that at most: past it, the connection ends
+     * (DISCONNECT 0x97 behind what it has not read, closed after the linger).
+     *
+     * @return true when the PUBLISH is not to be queued.
+     */
+    private boolean shedQos0(final Connection connection, final DirectBuffer buffer, final int offset,
+        final int length)
+    {
+        final long highWater = context.outboundHighWaterBytes();
+        final boolean newAlias = connection.version == MqttVersion.V5 && assignsAlias(buffer, offset, length);
+        if (connection.outBytes() > highWater && (!newAlias || connection.outBytes() > 2 * highWater))
+        {
+            qos0Dropped++;
+            if (newAlias)
+            {
+                closer.disconnect(connection, ReasonCode.QUOTA_EXCEEDED);
+            }
+            return true;
+        }
+        if (!newAlias && memoryBudget.isOver())
+        {
+            qos0Shed++;
+            return true;
+        }
+        return false;
     }
 
     /**

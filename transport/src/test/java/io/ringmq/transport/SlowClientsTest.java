@@ -6,6 +6,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -319,5 +321,61 @@ class SlowClientsTest
         awaitCondition(() -> counter(BrokerCounters.CLIENTS_CONNECTED) == 0 &&
             counter(BrokerCounters.CONNECTIONS_CLOSED) >= counter(BrokerCounters.CONNECTIONS_ACCEPTED), 10_000,
             "no client and no connection left");
+    }
+
+    @ParameterizedTest(name = "Topic Alias Maximum {0}")
+    @ValueSource(ints = {0, 1024})
+    @Timeout(120)
+    @DisplayName("a 5.0 subscriber that never reads, sent 800 QoS 0 messages of 64 KiB on 800 new topics: past "
+        + "--outbound-high-water each is dropped; one that would tell it a new topic alias cannot be, and at twice "
+        + "the mark its connection ends (DISCONNECT 0x97): what the broker holds for it stays bounded either way")
+    void neverReadingSubscriberWithTopicAliases(final int topicAliasMaximum) throws Exception
+    {
+        final int highWater = 64 * 1024;
+        final int port = start(new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.SHARED))
+            .outboundHighWaterBytes(highWater));
+        final RawClient stuck = new RawClient(port, 4096).v5();
+        closeables.add(stuck);
+        final io.ringmq.protocol.MqttProperties properties = new io.ringmq.protocol.MqttProperties();
+        if (topicAliasMaximum > 0)
+        {
+            properties.setInt(io.ringmq.protocol.PropertyId.TOPIC_ALIAS_MAXIMUM, topicAliasMaximum);
+        }
+        assertThat(stuck.handshake(RawClient.connect5("stuck", 0, properties))).isZero();
+        stuck.send(RawClient.subscribe5(1, "a/#", 0));
+        assertThat(stuck.readPacket(5_000)).isEqualTo(io.ringmq.protocol.PacketType.SUBACK);
+        // from here on it never reads
+
+        final RawClient publisher = new RawClient(port);
+        closeables.add(publisher);
+        assertThat(publisher.handshake(RawClient.connect("pub", true, 0))).isZero();
+        final int topics = 800;
+        final byte[] payload = new byte[64 * 1024]; // 50 MiB in all, at a subscriber allowed 64 KiB
+        for (int i = 0; i < topics; i += 50)
+        {
+            final java.io.ByteArrayOutputStream batch = new java.io.ByteArrayOutputStream();
+            for (int j = i; j < i + 50; j++)
+            {
+                batch.writeBytes(RawClient.publish("a/" + j, payload, 0, 0, false));
+            }
+            publisher.send(batch.toByteArray());
+        }
+        TestBrokers.await("every PUBLISH in, and each sent, dropped, or its subscriber gone", () ->
+            broker.counters().get(BrokerCounters.PUBLISH_IN) == topics &&
+            (broker.counters().get(BrokerCounters.PUBLISH_OUT) +
+                broker.counters().get(BrokerCounters.QOS0_DROPPED_SLOW_SUBSCRIBER) >= topics ||
+                broker.counters().get(BrokerCounters.CONNECTIONS_CLOSED) == 1));
+        assertThat(broker.counters().get(BrokerCounters.PUBLISH_OUT))
+            .as("queued for the subscriber that does not read: what its socket took, and twice the mark at most")
+            .isLessThan(topics / 4);
+        if (topicAliasMaximum > 0)
+        {
+            TestBrokers.await("the stuck subscriber's connection ended",
+                () -> broker.counters().get(BrokerCounters.CONNECTIONS_CLOSED) == 1);
+            assertThat(stuck.closedWithin(10_000)).isTrue();
+        }
+        publisher.send(RawClient.ping());
+        assertThat(publisher.readPacket(5_000)).as("the publisher is served throughout")
+            .isEqualTo(io.ringmq.protocol.PacketType.PINGRESP);
     }
 }
