@@ -1,6 +1,7 @@
 package io.ringmq.pipeline.auth;
 
 import java.net.InetAddress;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -9,9 +10,12 @@ import java.util.Map;
  * the window an address is refused without hashing for {@code backoffMs}, each next back-off doubling up to
  * {@code backoffMaxMs}; a success forgets the address when every failure counted for it was that same user's (a
  * typo put right; a success as one's own user does not wipe guesses at another's password), as does a quiet spell
- * of {@code backoffMaxMs} after its last back-off. An IPv6 address counts by its /64 (what one host is usually given). Memory is bounded: at most
- * {@code trackedAddresses} addresses, the least recently seen forgotten first (counted), so a client with a
- * million source addresses costs a fixed table, though each of its addresses gets its first tries.
+ * of {@code backoffMaxMs} after its last back-off. An IPv6 address counts by its /64 (what one host is usually given).
+ * Memory is bounded: at most {@code trackedAddresses} addresses, the least recently seen forgotten first (counted),
+ * so a client with a million source addresses costs a fixed table, though each of its addresses gets its first
+ * tries. An address that is backing off is never forgotten for another: when the oldest few all are, an address
+ * the full table cannot hold counts its failures in one back-off shared by every such address, so that failing
+ * from more addresses than the table holds does not wipe the back-offs already running.
  * Thread-safe: the credential workers share it under a short lock (never an I/O or stage thread).
  */
 final class AddressBackoff
@@ -22,7 +26,12 @@ final class AddressBackoff
     private final long backoffMaxMs;
     private final int capacity;
     private final LinkedHashMap<Long, State> states;
+    /** The failures of addresses the full table could not hold, counted together. */
+    private final State overflow;
     private long evicted;
+    /** Oldest entries looked at for one to forget: backing-off ones are moved to the back. */
+    private static final int EVICTION_SCAN = 8;
+    private final long[] stillBackingOff = new long[EVICTION_SCAN];
 
     AddressBackoff(final CredentialSettings settings)
     {
@@ -31,18 +40,62 @@ final class AddressBackoff
         this.backoffMs = settings.backoffMs();
         this.backoffMaxMs = settings.backoffMaxMs();
         this.capacity = settings.trackedAddresses();
-        this.states = new LinkedHashMap<>(16, 0.75f, true)
+        this.states = new LinkedHashMap<>(16, 0.75f, true);
+        this.overflow = new State(0, backoffMs); // in no table: no one's success clears it
+    }
+
+    /**
+     * Makes room for one more address in a full table: forgets the least recently seen address that is not backing
+     * off, among the oldest few; the ones that are go to the back (seen now), so the next look finds others.
+     *
+     * @return false when each of the oldest few is backing off.
+     */
+    private boolean makeRoom(final long nowMs)
+    {
+        int kept = 0;
+        boolean removed = false;
+        final Iterator<Map.Entry<Long, State>> oldest = states.entrySet().iterator();
+        while (oldest.hasNext() && kept < EVICTION_SCAN)
         {
-            protected boolean removeEldestEntry(final Map.Entry<Long, State> eldest)
+            final Map.Entry<Long, State> entry = oldest.next();
+            if (nowMs >= entry.getValue().blockedUntilMs)
             {
-                if (size() > capacity)
-                {
-                    evicted++;
-                    return true;
-                }
-                return false;
+                oldest.remove();
+                evicted++;
+                removed = true;
+                break;
             }
-        };
+            stillBackingOff[kept++] = entry.getKey();
+        }
+        for (int i = 0; i < kept; i++)
+        {
+            states.get(stillBackingOff[i]); // access order: to the back
+        }
+        return removed;
+    }
+
+    /**
+     * @return the state an address's failures count in: its own, one made for it, or the shared one when the table
+     * is full of back-offs; null when it has none and {@code create} is false.
+     */
+    private State stateOf(final long key, final long nowMs, final boolean create)
+    {
+        final State state = states.get(key);
+        if (null != state || states.size() < capacity && !create)
+        {
+            return state;
+        }
+        if (!create)
+        {
+            return overflow; // the table is full: an address it does not hold may be one that overflowed
+        }
+        if (states.size() >= capacity && !makeRoom(nowMs))
+        {
+            return overflow;
+        }
+        final State made = new State(nowMs, backoffMs);
+        states.put(key, made);
+        return made;
     }
 
     /**
@@ -70,7 +123,7 @@ final class AddressBackoff
         }
         synchronized (states)
         {
-            final State state = states.get(key);
+            final State state = stateOf(key, nowMs, false);
             return null != state && nowMs < state.blockedUntilMs;
         }
     }
@@ -98,12 +151,7 @@ final class AddressBackoff
         }
         synchronized (states)
         {
-            State state = states.get(key);
-            if (null == state)
-            {
-                state = new State(nowMs, backoffMs);
-                states.put(key, state);
-            }
+            final State state = stateOf(key, nowMs, true);
             if (state.blockedUntilMs != 0 && nowMs - state.blockedUntilMs > backoffMaxMs)
             {
                 state.nextBackoffMs = backoffMs; // quiet long enough since its last back-off: starts over

@@ -302,6 +302,43 @@ class CredentialHardeningTest
     }
 
     @Test
+    @DisplayName("back-off: failures from more addresses than the table holds never forget an address that is "
+        + "backing off; once the oldest are all backing off, the addresses the table cannot hold share one back-off")
+    void backoffSurvivesAFullTable()
+    {
+        final AddressBackoff backoff = new AddressBackoff(new CredentialSettings().maxFailures(3)
+            .backoff(60_000, 60_000).trackedAddresses(2).conclude());
+        final long now = 1_000;
+        for (int i = 0; i < 3; i++)
+        {
+            backoff.failed(1, now);
+        }
+        assertThat(backoff.isBackingOff(1, now)).isTrue();
+        for (int address = 100; address < 10_100; address++)
+        {
+            backoff.failed(address, now); // one failure each: none backs off
+        }
+        assertThat(backoff.isBackingOff(1, now + 1)).as("address 1 still within its 60 s").isTrue();
+        assertThat(backoff.size()).isEqualTo(2);
+        for (int i = 0; i < 3; i++)
+        {
+            backoff.failed(2, now);
+        }
+        assertThat(backoff.isBackingOff(2, now)).isTrue();
+        assertThat(backoff.isBackingOff(3, now)).as("the full table: an address it does not hold, not yet").isFalse();
+        for (int address = 20_000; address < 20_003; address++)
+        {
+            backoff.failed(address, now); // the table holds only back-offs now: these count together
+        }
+        assertThat(backoff.isBackingOff(20_003, now)).as("the addresses the table cannot hold back off together")
+            .isTrue();
+        assertThat(backoff.isBackingOff(1, now)).isTrue();
+        assertThat(backoff.isBackingOff(2, now)).isTrue();
+        assertThat(backoff.isBackingOff(20_003, now + 60_000)).as("until the shared back-off ends").isFalse();
+        assertThat(backoff.isBackingOff(1, now + 60_000)).isFalse();
+    }
+
+    @Test
     @Timeout(20)
     @DisplayName("workers: hashing runs on ringmq-auth-worker-N threads; a full queue refuses at once (counted)")
     void workersAndQueue() throws Exception
