@@ -204,6 +204,7 @@ public final class AuthStage implements Stage
             final PasswordHash now = file.hashOf(client.user);
             if (null == now || !now.sameAs(client.hash))
             {
+                counters.increment(BrokerCounters.CONNECTIONS_REVOKED); // before its client can see it
                 control.revoke(client.agentIndex, entries.getLongKey());
                 entries.remove();
                 revoked++;
@@ -213,7 +214,6 @@ public final class AuthStage implements Stage
                 client.hash = now; // the old file's entry is not kept alive by its connections
             }
         }
-        counters.add(BrokerCounters.CONNECTIONS_REVOKED, revoked);
         return acl + 1 + revoked;
     }
 

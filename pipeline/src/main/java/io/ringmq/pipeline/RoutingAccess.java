@@ -206,13 +206,13 @@ final class RoutingAccess
             session.acl(aclOf(session.userName(), session.aclClientId()), session.userName(), session.aclClientId());
             if (judge(session) && session.isOnline())
             {
+                if (countsRevocations)
+                {
+                    counters.increment(BrokerCounters.CONNECTIONS_REVOKED); // before its client can see it
+                }
                 control.revoke(session.agentIndex(), session.connectionId());
                 revoked++;
             }
-        }
-        if (countsRevocations)
-        {
-            counters.add(BrokerCounters.CONNECTIONS_REVOKED, revoked);
         }
         return 1 + sessions.size();
     }
