@@ -132,9 +132,11 @@ final class ConnectionWriter
     /**
      * QoS 0 may be shed: past the connection's high-water mark (a subscriber that does not keep up), or while the
      * broker is over its memory budget. A 5.0 PUBLISH that tells the client a new topic alias cannot be, since later
-     * ones use the alias; it is queued while the connection holds less than twice the high-water mark, so a
-     * subscriber that reads nothing while new topics keep coming holds that at most: past it, the connection ends
-     * (DISCONNECT 0x97 behind what it has not read, closed after the linger).
+     * ones use the alias; it is always queued within one duty cycle's burst (a SUBSCRIBE's retained messages, a
+     * publisher's burst on new topics, read by a subscriber that keeps up), but once the socket stopped taking what
+     * the connection owes and it holds twice the high-water mark, a subscriber that reads nothing while new topics
+     * keep coming holds no more: the connection ends (DISCONNECT 0x97 behind what it has not read, closed after the
+     * linger).
      *
      * @return true when the PUBLISH is not to be queued.
      */
@@ -143,7 +145,8 @@ final class ConnectionWriter
     {
         final long highWater = context.outboundHighWaterBytes();
         final boolean newAlias = connection.version == MqttVersion.V5 && assignsAlias(buffer, offset, length);
-        if (connection.outBytes() > highWater && (!newAlias || connection.outBytes() > 2 * highWater))
+        if (connection.outBytes() > highWater &&
+            (!newAlias || connection.writeBlocked && connection.outBytes() > 2 * highWater))
         {
             qos0Dropped++;
             if (newAlias)

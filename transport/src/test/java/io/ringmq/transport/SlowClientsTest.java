@@ -378,4 +378,76 @@ class SlowClientsTest
         assertThat(publisher.readPacket(5_000)).as("the publisher is served throughout")
             .isEqualTo(io.ringmq.protocol.PacketType.PINGRESP);
     }
+
+    /**
+     * @return a 5.0 subscriber to {@code r/#} at QoS 0 that allows 1,024 topic aliases and reads at once.
+     */
+    private RawClient aliasSubscriber(final int port) throws Exception
+    {
+        final RawClient subscriber = new RawClient(port).v5();
+        closeables.add(subscriber);
+        final io.ringmq.protocol.MqttProperties properties = new io.ringmq.protocol.MqttProperties()
+            .setInt(io.ringmq.protocol.PropertyId.TOPIC_ALIAS_MAXIMUM, 1024);
+        assertThat(subscriber.handshake(RawClient.connect5("sub", 0, properties))).isZero();
+        subscriber.send(RawClient.subscribe5(1, "r/#", 0));
+        assertThat(subscriber.readPacket(5_000)).isEqualTo(io.ringmq.protocol.PacketType.SUBACK);
+        return subscriber;
+    }
+
+    /**
+     * Sends 64 QoS 0 messages of 4 KiB on 64 new topics in one write: four times a 64 KiB high-water mark.
+     */
+    private RawClient burst(final int port, final boolean retain) throws Exception
+    {
+        final RawClient publisher = new RawClient(port);
+        closeables.add(publisher);
+        assertThat(publisher.handshake(RawClient.connect("pub", true, 0))).isZero();
+        final java.io.ByteArrayOutputStream batch = new java.io.ByteArrayOutputStream();
+        for (int i = 0; i < 64; i++)
+        {
+            batch.writeBytes(RawClient.publish("r/" + i, new byte[4 * 1024], 0, 0, retain));
+        }
+        publisher.send(batch.toByteArray());
+        return publisher;
+    }
+
+    private static void readsEvery(final RawClient subscriber, final int count) throws Exception
+    {
+        for (int i = 0; i < count; i++)
+        {
+            final int type = subscriber.readPacketOrClosed(10_000);
+            assertThat(type).as("after %d PUBLISHes, read at once, packet type %d (14: DISCONNECT, -1: closed)", i,
+                type).isEqualTo(io.ringmq.protocol.PacketType.PUBLISH);
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.EnumSource(value = BrokerContext.Threading.class,
+        names = {"DEDICATED", "SHARED_NETWORK", "SHARED"})
+    @Timeout(60)
+    @DisplayName("a 5.0 subscriber allowing topic aliases that reads everything gets all the retained messages its "
+        + "SUBSCRIBE brings (four times --outbound-high-water), and then a publisher's burst on new topics: no "
+        + "DISCONNECT 0x97 for a subscriber that keeps up")
+    void aliasSubscriberThatKeepsUpGetsEveryBurst(final BrokerContext.Threading threading) throws Exception
+    {
+        final int port = start(new BrokerContext().threads(t -> t.threading(threading))
+            .outboundHighWaterBytes(64 * 1024));
+        final RawClient retained = burst(port, true);
+        retained.send(RawClient.ping());
+        assertThat(retained.readPacket(5_000)).isEqualTo(io.ringmq.protocol.PacketType.PINGRESP);
+        TestBrokers.await("every retained PUBLISH in", () -> broker.counters().get(BrokerCounters.PUBLISH_IN) == 64);
+        final RawClient subscriber = aliasSubscriber(port);
+        readsEvery(subscriber, 64);
+        final RawClient live = new RawClient(port);
+        closeables.add(live);
+        assertThat(live.handshake(RawClient.connect("live", true, 0))).isZero();
+        final java.io.ByteArrayOutputStream batch = new java.io.ByteArrayOutputStream();
+        for (int i = 0; i < 64; i++)
+        {
+            batch.writeBytes(RawClient.publish("r/new/" + i, new byte[4 * 1024], 0, 0, false));
+        }
+        live.send(batch.toByteArray());
+        readsEvery(subscriber, 64);
+        assertThat(broker.counters().get(BrokerCounters.CONNECTIONS_CLOSED)).isZero();
+    }
 }
