@@ -76,4 +76,40 @@ class AddressBackoffBrokerTest extends InProcessBrokerTest
             .isEqualTo(ReasonCode.V3_NOT_AUTHORIZED);
         assertThat(broker.counters().get(BrokerCounters.AUTH_HASHES)).isEqualTo(hashes);
     }
+
+    @Test
+    @Timeout(120)
+    @DisplayName("one address more than the table, taken in turn with one wrong password less than the maximum "
+        + "each: the failures still count, and a back-off starts within the window")
+    void rotatingAddressesStillBackOff() throws Exception
+    {
+        final Path file = directory.resolve("passwd");
+        PasswordFile.write(file, "alice", "a-pw", 1_000);
+        final BrokerContext context = TestBrokers.v5Context().anonymous(Authenticator.AnonymousPolicy.LOOPBACK)
+            .passwordFile(file);
+        // 3 failures within 10 minutes back off for 10 minutes; 2 addresses tracked
+        context.credentialSettings().maxFailures(3).failureWindowMs(600_000).backoff(600_000, 600_000)
+            .trackedAddresses(2);
+        launch(context);
+        final String[] sources = {"127.0.0.2", "127.0.0.3", "127.0.0.4"};
+        int guess = 0;
+        for (int round = 0; round < 20; round++)
+        {
+            for (final String source : sources)
+            {
+                for (int i = 0; i < 2; i++) // one less than the maximum
+                {
+                    if (connackFrom(source, "g" + guess, "alice", "guess" + guess) == ReasonCode.V3_NOT_AUTHORIZED)
+                    {
+                        assertThat(guess).as("refused without hashing by the 9th guess at the latest")
+                            .isLessThan(9);
+                        assertThat(broker.counters().get(BrokerCounters.AUTH_BACKOFFS)).isPositive();
+                        return;
+                    }
+                    guess++;
+                }
+            }
+        }
+        throw new AssertionError(guess + " wrong passwords from 3 addresses, each hashed: no back-off");
+    }
 }

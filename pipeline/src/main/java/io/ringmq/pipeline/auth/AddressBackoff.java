@@ -13,9 +13,10 @@ import java.util.Map;
  * of {@code backoffMaxMs} after its last back-off. An IPv6 address counts by its /64 (what one host is usually given).
  * Memory is bounded: at most {@code trackedAddresses} addresses, the least recently seen forgotten first (counted),
  * so a client with a million source addresses costs a fixed table, though each of its addresses gets its first
- * tries. An address that is backing off is never forgotten for another: when the oldest few all are, an address
- * the full table cannot hold counts its failures in one back-off shared by every such address, so that failing
- * from more addresses than the table holds does not wipe the back-offs already running.
+ * tries. An address is forgotten for another only once forgetting it changes nothing: its failure window over, and
+ * no back-off running or remembered. When none of the oldest few can go, an address the full table cannot hold
+ * counts its failures in one back-off shared by every such address, so that failing from more addresses than the
+ * table holds neither wipes the back-offs already running nor the failures counted toward them.
  * Thread-safe: the credential workers share it under a short lock (never an I/O or stage thread).
  */
 final class AddressBackoff
@@ -45,10 +46,11 @@ final class AddressBackoff
     }
 
     /**
-     * Makes room for one more address in a full table: forgets the least recently seen address that is not backing
-     * off, among the oldest few; the ones that are go to the back (seen now), so the next look finds others.
+     * Makes room for one more address in a full table: forgets the least recently seen address that can be
+     * ({@link #forgettable}), among the oldest few; the ones that cannot go to the back (seen now), so the next look
+     * finds others.
      *
-     * @return false when each of the oldest few is backing off.
+     * @return false when none of the oldest few can be forgotten.
      */
     private boolean makeRoom(final long nowMs)
     {
@@ -58,7 +60,7 @@ final class AddressBackoff
         while (oldest.hasNext() && kept < EVICTION_SCAN)
         {
             final Map.Entry<Long, State> entry = oldest.next();
-            if (nowMs >= entry.getValue().blockedUntilMs)
+            if (forgettable(entry.getValue(), nowMs))
             {
                 oldest.remove();
                 evicted++;
@@ -72,6 +74,16 @@ final class AddressBackoff
             states.get(stillBackingOff[i]); // access order: to the back
         }
         return removed;
+    }
+
+    /**
+     * @return whether forgetting the address changes nothing: its failures' window is over, and it is not backing
+     * off and has been quiet long enough since its last back-off for the next to start from the first again.
+     */
+    private boolean forgettable(final State state, final long nowMs)
+    {
+        return nowMs - state.windowStartMs > windowMs &&
+            (0 == state.blockedUntilMs || nowMs - state.blockedUntilMs > backoffMaxMs);
     }
 
     /**

@@ -283,7 +283,7 @@ class CredentialHardeningTest
         final AddressBackoff backoff = new AddressBackoff(new CredentialSettings().trackedAddresses(1_000).conclude());
         for (int i = 0; i < 1_000_000; i++)
         {
-            backoff.failed(i, 1_000);
+            backoff.failed(i, 1_000 + i * 100L); // one a tenth of a second: the oldest's window is over
         }
         assertThat(backoff.size()).isEqualTo(1_000);
         assertThat(backoff.takeEvicted()).isEqualTo(999_000);
@@ -302,40 +302,38 @@ class CredentialHardeningTest
     }
 
     @Test
-    @DisplayName("back-off: failures from more addresses than the table holds never forget an address that is "
-        + "backing off; once the oldest are all backing off, the addresses the table cannot hold share one back-off")
+    @DisplayName("back-off: failing from more addresses than the table holds forgets neither a running back-off nor "
+        + "failures still in their window: the addresses the table cannot hold count together; once windows and "
+        + "back-offs are over, a new address gets its own entry again")
     void backoffSurvivesAFullTable()
     {
         final AddressBackoff backoff = new AddressBackoff(new CredentialSettings().maxFailures(3)
-            .backoff(60_000, 60_000).trackedAddresses(2).conclude());
+            .backoff(60_000, 60_000).trackedAddresses(2).conclude()); // the window: 60 s
         final long now = 1_000;
         for (int i = 0; i < 3; i++)
         {
             backoff.failed(1, now);
         }
-        assertThat(backoff.isBackingOff(1, now)).isTrue();
-        for (int address = 100; address < 10_100; address++)
+        backoff.failed(2, now + 1); // one failure: below the maximum, in its window
+        assertThat(backoff.isBackingOff(1, now + 1)).isTrue();
+        assertThat(backoff.isBackingOff(3, now + 1)).as("an address the full table does not hold: not yet").isFalse();
+        for (int address = 100; address < 103; address++)
         {
-            backoff.failed(address, now); // one failure each: none backs off
+            backoff.failed(address, now + 2); // a rotation: each new address once
         }
-        assertThat(backoff.isBackingOff(1, now + 1)).as("address 1 still within its 60 s").isTrue();
         assertThat(backoff.size()).isEqualTo(2);
-        for (int i = 0; i < 3; i++)
-        {
-            backoff.failed(2, now);
-        }
-        assertThat(backoff.isBackingOff(2, now)).isTrue();
-        assertThat(backoff.isBackingOff(3, now)).as("the full table: an address it does not hold, not yet").isFalse();
-        for (int address = 20_000; address < 20_003; address++)
-        {
-            backoff.failed(address, now); // the table holds only back-offs now: these count together
-        }
-        assertThat(backoff.isBackingOff(20_003, now)).as("the addresses the table cannot hold back off together")
+        assertThat(backoff.isBackingOff(1, now + 2)).as("address 1 still within its 60 s").isTrue();
+        assertThat(backoff.isBackingOff(103, now + 2)).as("the addresses the table cannot hold back off together")
             .isTrue();
-        assertThat(backoff.isBackingOff(1, now)).isTrue();
-        assertThat(backoff.isBackingOff(2, now)).isTrue();
-        assertThat(backoff.isBackingOff(20_003, now + 60_000)).as("until the shared back-off ends").isFalse();
-        assertThat(backoff.isBackingOff(1, now + 60_000)).isFalse();
+        assertThat(backoff.isBackingOff(2, now + 2)).isFalse();
+        backoff.failed(2, now + 3);
+        backoff.failed(2, now + 3);
+        assertThat(backoff.isBackingOff(2, now + 3)).as("address 2's own failures were kept: its third").isTrue();
+        final long later = now + 130_000; // windows, back-offs and the quiet spell after them all over
+        assertThat(backoff.failed(500, later)).isFalse();
+        assertThat(backoff.isBackingOff(500, later)).isFalse();
+        assertThat(backoff.size()).isEqualTo(2);
+        assertThat(backoff.takeEvicted()).as("address 1 forgotten for 500").isEqualTo(1);
     }
 
     @Test
