@@ -14,7 +14,8 @@ import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
@@ -39,8 +40,11 @@ final class MetricsEndpoint implements AutoCloseable
     private static final System.Logger LOG = System.getLogger("io.ringmq");
     private static final byte[] OK = "ok\n".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] STOPPING = "stopping\n".getBytes(StandardCharsets.US_ASCII);
-    /** Threads reading requests: a few slow clients at once leave one for the scraper. */
-    private static final int THREADS = 4;
+    /**
+     * Threads reading requests, each started when needed and ended after 30 s idle: a request that does not arrive
+     * whole holds one for 2 s at most, so it takes 16 such clients a second to make a scrape wait.
+     */
+    private static final int THREADS = 32;
 
     private final HttpServer server;
     private final ExecutorService executor;
@@ -85,12 +89,14 @@ final class MetricsEndpoint implements AutoCloseable
         registry.register(new CountersCollector(counters));
         registry.register(latencies);
         JvmMetrics.builder().register(registry);
-        final ExecutorService executor = Executors.newFixedThreadPool(THREADS, task ->
-        {
-            final Thread thread = new Thread(task, "ringmq-metrics");
-            thread.setDaemon(true);
-            return thread;
-        });
+        final ThreadPoolExecutor executor = new ThreadPoolExecutor(THREADS, THREADS, 30, TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(), task ->
+            {
+                final Thread thread = new Thread(task, "ringmq-metrics");
+                thread.setDaemon(true);
+                return thread;
+            });
+        executor.allowCoreThreadTimeOut(true);
         final MetricsEndpoint endpoint = new MetricsEndpoint(server, executor, running);
         server.createContext("/metrics", new MetricsHandler(registry));
         server.createContext("/health", endpoint::health);
@@ -102,14 +108,14 @@ final class MetricsEndpoint implements AutoCloseable
     }
 
     /**
-     * Limits the JDK's HttpServer, unless the operator set them ({@code -D}): a request must arrive whole within 5 s
-     * and a response be taken within 10 s, else the server closes the connection; a request's headers may hold
-     * 16 KiB. The JDK reads these once per process, when its first server is made, so this runs before every
+     * Limits the JDK's HttpServer, unless the operator set them ({@code -D}): a request must arrive whole within 2 s
+     * of its connection (a scraper's or a probe's arrives at once) and a response be taken within 10 s, else the
+     * server closes the connection; a request's headers may hold 16 KiB. The JDK reads these once per process, when its first server is made, so this runs before every
      * server this process makes.
      */
     static void limitJdkServer()
     {
-        setIfAbsent("sun.net.httpserver.maxReqTime", "5"); // seconds
+        setIfAbsent("sun.net.httpserver.maxReqTime", "2"); // seconds
         setIfAbsent("sun.net.httpserver.maxRspTime", "10"); // seconds
         setIfAbsent("sun.net.httpserver.maxReqHeaderSize", "16384"); // bytes
     }

@@ -263,8 +263,57 @@ class MetricsEndpointTest
 
 
     @Test
-    @DisplayName("hostile: clients that send half a request and stop, more of them than the endpoint has threads, are "
-        + "closed after 5 s; /health and /metrics answer meanwhile or right after")
+    @Timeout(90)
+    @DisplayName("hostile: 8 half requests a second, for as long as it takes: every whole /health request is answered "
+        + "200 within 1 s (a liveness probe's timeout)")
+    void trickleOfHalfRequestsLeavesHealthAnswering() throws Exception
+    {
+        broker(BrokerContext.METRICS_PORT_EPHEMERAL);
+        final java.util.concurrent.ConcurrentLinkedQueue<java.net.Socket> slow =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+        final java.util.concurrent.ScheduledExecutorService attacker =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        closeLater(attacker::shutdownNow);
+        closeLater(() ->
+        {
+            for (final java.net.Socket socket : slow)
+            {
+                socket.close();
+            }
+        });
+        attacker.scheduleAtFixedRate(() ->
+        {
+            try
+            {
+                final java.net.Socket socket = new java.net.Socket("127.0.0.1", broker.metricsPort());
+                socket.getOutputStream().write("GET /health HTTP/1.1\r\n".getBytes(
+                    java.nio.charset.StandardCharsets.US_ASCII));
+                slow.add(socket);
+            }
+            catch (final IOException ignored)
+            {
+                // the next one tries again
+            }
+        }, 0, 125, TimeUnit.MILLISECONDS);
+        TestBrokers.await("24 half requests sent, past the 2 s limit", () -> slow.size() >= 24);
+        for (int i = 0; i < 6; i++)
+        {
+            final long startNs = System.nanoTime();
+            try (java.net.Socket probe = new java.net.Socket("127.0.0.1", broker.metricsPort()))
+            {
+                probe.setSoTimeout(5_000);
+                probe.getOutputStream().write("GET /health HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(
+                    java.nio.charset.StandardCharsets.US_ASCII));
+                final byte[] head = probe.getInputStream().readNBytes(12);
+                assertThat(new String(head, java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("HTTP/1.1 200");
+            }
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs)).as("probe %d", i).isLessThan(1_000);
+        }
+    }
+
+    @Test
+    @DisplayName("hostile: clients that send half a request and stop are closed after 2 s; /health and /metrics "
+        + "answer meanwhile")
     void halfRequestsDoNotWedgeTheEndpoint() throws Exception
     {
         broker(BrokerContext.METRICS_PORT_EPHEMERAL);
