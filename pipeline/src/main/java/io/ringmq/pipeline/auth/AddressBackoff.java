@@ -30,9 +30,9 @@ final class AddressBackoff
     /** The failures of addresses the full table could not hold, counted together. */
     private final State overflow;
     private long evicted;
-    /** Oldest entries looked at for one to forget: backing-off ones are moved to the back. */
+    /** Oldest entries looked at for one to forget: those that cannot be are moved to the back. */
     private static final int EVICTION_SCAN = 8;
-    private final long[] stillBackingOff = new long[EVICTION_SCAN];
+    private final long[] notForgettable = new long[EVICTION_SCAN];
 
     AddressBackoff(final CredentialSettings settings)
     {
@@ -67,11 +67,11 @@ final class AddressBackoff
                 removed = true;
                 break;
             }
-            stillBackingOff[kept++] = entry.getKey();
+            notForgettable[kept++] = entry.getKey();
         }
         for (int i = 0; i < kept; i++)
         {
-            states.get(stillBackingOff[i]); // access order: to the back
+            states.get(notForgettable[i]); // access order: to the back
         }
         return removed;
     }
@@ -88,7 +88,7 @@ final class AddressBackoff
 
     /**
      * @return the state an address's failures count in: its own, one made for it, or the shared one when the table
-     * is full of back-offs; null when it has none and {@code create} is false.
+     * is full and none of its oldest can be forgotten; null when it has none and {@code create} is false.
      */
     private State stateOf(final long key, final long nowMs, final boolean create)
     {
