@@ -68,6 +68,10 @@ final class PersistenceRecovery implements RecordVisitor
     private long expirySeconds;
     private long disconnectedAtMs;
     private boolean willPending;
+    /** Whether the session's record names its owner (a build before did not store it). */
+    private boolean ownerKnown;
+    private String userName;
+    private String aclClientId;
 
     private int sessionCount;
     private int subscriptionCount;
@@ -218,7 +222,7 @@ final class PersistenceRecovery implements RecordVisitor
         final byte kind = Records.kindOf(key);
         if (kind == Records.SESSION)
         {
-            readSession(value);
+            readSession(value, valueLength);
             return;
         }
         if (kind == Records.STATE)
@@ -259,12 +263,11 @@ final class PersistenceRecovery implements RecordVisitor
         }
     }
 
-    private void readSession(final DirectBuffer value)
+    private void readSession(final DirectBuffer value, final int valueLength)
     {
         version = value.getByte(0);
-        final int idLength = value.getInt(1);
-        clientId = value.getStringWithoutLengthUtf8(5, idLength);
-        int at = 5 + idLength;
+        clientId = Records.stringAt(value, 1, valueLength, "");
+        int at = Records.afterString(value, 1);
         will = null;
         willDelaySeconds = 0;
         if (value.getByte(at) == 1)
@@ -274,7 +277,16 @@ final class PersistenceRecovery implements RecordVisitor
             willDelaySeconds = value.getInt(at + 3);
             final long expiresAtMs = value.getLong(at + 7);
             will = Records.message(value, at + 15, qos, retain, expiresAtMs);
+            at += 15 + Records.messageLength(value, at + 15);
         }
+        else
+        {
+            at++;
+        }
+        ownerKnown = at < valueLength; // a record of a build before ends with its will
+        userName = ownerKnown ? Records.stringAt(value, at, valueLength, null) : null;
+        aclClientId = ownerKnown ? Records.stringAt(value, Records.afterString(value, at), valueLength, clientId) :
+            null;
         sessionRead = true;
     }
 
@@ -338,6 +350,10 @@ final class PersistenceRecovery implements RecordVisitor
             sessionRead = false; // its other records are skipped, and deleted as orphans
             sessionEnded = true;
             return false;
+        }
+        if (ownerKnown)
+        {
+            routing.restoreOwner(sessionId, userName, aclClientId);
         }
         final long awayMs = disconnectedAtMs == 0 ? nowMs : disconnectedAtMs;
         // its expiry ran out while the broker was down: routing ends it (and sends its will) at its first expiry poll

@@ -370,10 +370,9 @@ final class PersistenceStage implements Stage
         known.willDelaySeconds = will ? Wills.delaySeconds(connect) : 0;
         event.sessionKey = known.key;
         final String assigned = route.assignedClientId();
-        final int length = Records.session(scratch, event.version, null != assigned ? assigned :
-            ClientIds.of(connect, event.aclUser, context.useUserNameAsClientId()),
-            will ? Wills.fromConnect(connect, willScratch) : null,
-            known.willDelaySeconds);
+        final String aclClientId = ClientIds.of(connect, event.aclUser, context.useUserNameAsClientId());
+        final int length = Records.session(scratch, event.version, null != assigned ? assigned : aclClientId,
+            will ? Wills.fromConnect(connect, willScratch) : null, known.willDelaySeconds, event.aclUser, aclClientId);
         writer.put(key, 0, Records.sessionKey(key, known.key, Records.SESSION), scratch, 0, length);
         known.disconnectedAtMs = 0; // connected
         writeState(known);

@@ -105,8 +105,9 @@ final class RoutingAccess
     }
 
     /**
-     * A session restored from the store: its user name is not stored, so with an ACL file it receives nothing
-     * until its client reconnects (fail closed).
+     * A session restored from the store, before its owner is known: with an ACL file it receives nothing (fail
+     * closed) unless {@link #restored(RoutingSession, String, String)} names its owner, as every record since the
+     * owner was stored does; one stored by a build before is judged when its client reconnects.
      */
     void restored(final RoutingSession session)
     {
@@ -117,11 +118,24 @@ final class RoutingAccess
     }
 
     /**
-     * A subscription restored from the store: judged when its client reconnects, nothing reaches it before.
+     * A restored session's owner, as stored at its last CONNECT: its rules are its user's, as if its client had just
+     * gone away.
+     */
+    void restored(final RoutingSession session, final String userName, final String aclClientId)
+    {
+        session.acl(aclOf(userName, aclClientId), userName,
+            aclClientId.equals(session.clientId()) ? session.clientId() : aclClientId);
+    }
+
+    /**
+     * A subscription restored from the store: judged by its session's rules when its owner is known, else when its
+     * client reconnects (nothing reaches it before).
      */
     void restored(final Subscription subscription)
     {
-        subscription.readChecked(rules.hasFile());
+        final RoutingSession session = subscription.session();
+        subscription.readChecked(null == session.aclClientId() ? rules.hasFile() :
+            session.acl().classify(subscription.filter()) != ClientAcl.FULL);
     }
 
     /**
@@ -146,8 +160,8 @@ final class RoutingAccess
     /**
      * @return the session's will as it goes out now, or null when the rules in force no longer let its client write
      * its topic (its CONNECT was judged by the rules of then; an ACL reload came since), counted by routing shard 0
-     * as a refused PUBLISH. A session restored from the store whose client has not come back is not judged again:
-     * its user is not stored, and its will was judged at its CONNECT.
+     * as a refused PUBLISH. A session restored from a record of a build before (which did not store its owner) is
+     * not judged again: its will was judged at its CONNECT.
      */
     Message willOf(final RoutingSession session)
     {
@@ -156,7 +170,7 @@ final class RoutingAccess
         {
             return null;
         }
-        if (null != session.aclClientId()) // bound at a CONNECT: its rules are its user's
+        if (null != session.aclClientId()) // bound at a CONNECT or restored with its owner: its user's rules
         {
             willTopic.wrap(will.topic());
             if (!session.acl().canWrite(willTopic, 0, will.topic().length))

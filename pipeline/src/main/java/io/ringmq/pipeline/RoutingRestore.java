@@ -85,6 +85,19 @@ final class RoutingRestore
         return session.id();
     }
 
+    /**
+     * Recovery: the user a restored session's client was admitted as, and the client id its rules were compiled
+     * with, as stored at its last CONNECT: it is judged by its rules from now on, as if its client had just gone.
+     */
+    void restoreOwner(final int sessionId, final String userName, final String aclClientId)
+    {
+        access.restored(sessions.get(sessionId), userName, aclClientId);
+        for (final RoutingRestore replica : replicas)
+        {
+            replica.restoreOwner(sessionId, userName, aclClientId);
+        }
+    }
+
     void restoreSubscription(final int sessionId, final String filter, final int options, final int subscriptionId)
     {
         subscriptions.restore(sessions.get(sessionId), filter, options, subscriptionId);

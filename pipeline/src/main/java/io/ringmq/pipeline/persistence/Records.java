@@ -24,7 +24,10 @@ import java.nio.charset.StandardCharsets;
  *                                                    then, normally, and publish no will)
  *   01 session-key(8) 01                             session: version byte | client id length int | client id |
  *                                                    will byte (0 none, 1 one) | will qos byte | will retain byte |
- *                                                    will delay int | will expiry long | will message (see below)
+ *                                                    will delay int | will expiry long | will message (see below) |
+ *                                                    owner: user length int (-1: anonymous) | user | ACL client id
+ *                                                    length int (-2: the client id) | ACL client id (absent in a
+ *                                                    record of a build before: its owner is unknown)
  *   01 session-key(8) 02                             state: expiry seconds long | disconnected at ms long (0: was
  *                                                    connected) | will pending byte
  *   01 session-key(8) 03 filter                      subscription: options int | subscription identifier int
@@ -191,9 +194,39 @@ public final class Records
     }
 
     /**
-     * @return the length of a session record for a client and its will (or none).
+     * @param userName    the user its client was admitted as (null: anonymous).
+     * @param aclClientId the client id its access rules were compiled with (as its CONNECT gave it).
+     * @return the length of a session record for a client, its will (or none) and its owner.
      */
     public static int session(final ExpandableArrayBuffer value, final int version, final String clientId,
+        final Message will, final long willDelaySeconds, final String userName, final String aclClientId)
+    {
+        final int at = sessionAndWill(value, version, clientId, will, willDelaySeconds);
+        final int ownerAt = putString(value, at, userName, -1);
+        return putString(value, ownerAt, aclClientId.equals(clientId) ? null : aclClientId, SAME_AS_CLIENT_ID);
+    }
+
+    /** An owner's ACL client id that is the session's client id. */
+    public static final int SAME_AS_CLIENT_ID = -2;
+
+    /**
+     * @return the offset after a string's length and bytes at {@code at} ({@code absent} as its length for null).
+     */
+    private static int putString(final ExpandableArrayBuffer value, final int at, final String string,
+        final int absent)
+    {
+        if (null == string)
+        {
+            value.putInt(at, absent);
+            return at + 4;
+        }
+        final byte[] bytes = string.getBytes(StandardCharsets.UTF_8);
+        value.putInt(at, bytes.length);
+        value.putBytes(at + 4, bytes);
+        return at + 4 + bytes.length;
+    }
+
+    private static int sessionAndWill(final ExpandableArrayBuffer value, final int version, final String clientId,
         final Message will, final long willDelaySeconds)
     {
         final byte[] id = clientId.getBytes(StandardCharsets.UTF_8);
@@ -265,6 +298,32 @@ public final class Records
     /**
      * @return the length of a message at {@code at}, its lengths included.
      */
+    /**
+     * @return the string whose length and bytes are at {@code at}, or {@code absent} when its length is negative.
+     * @throws IllegalStateException when it runs past {@code valueLength}.
+     */
+    public static String stringAt(final DirectBuffer value, final int at, final int valueLength, final String absent)
+    {
+        final int length = value.getInt(at);
+        if (length < 0)
+        {
+            return absent;
+        }
+        if (length > valueLength - at - 4)
+        {
+            throw new IllegalStateException("string longer than its record");
+        }
+        return value.getStringWithoutLengthUtf8(at + 4, length);
+    }
+
+    /**
+     * @return the offset after the string at {@code at}.
+     */
+    public static int afterString(final DirectBuffer value, final int at)
+    {
+        return at + 4 + Math.max(0, value.getInt(at));
+    }
+
     public static int messageLength(final DirectBuffer value, final int at)
     {
         final long length = (long)MESSAGE_HEADER_LENGTH + value.getInt(at) + value.getInt(at + 4) + value.getInt(at + 8);
