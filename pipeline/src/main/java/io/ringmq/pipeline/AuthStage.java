@@ -183,7 +183,7 @@ public final class AuthStage implements Stage
                 limits = next;
                 maxClientIdLength = next.limits().maxClientIdLength();
                 // connected anonymous clients stay, as Mosquitto's reload keeps them; new CONNECTs see the new policy
-                authenticator.anonymous(next.anonymous());
+                authenticator.anonymous(next.auth().anonymous());
                 live.took(next);
             }
         }

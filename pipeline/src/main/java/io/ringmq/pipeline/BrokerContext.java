@@ -1,6 +1,5 @@
 package io.ringmq.pipeline;
 
-import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.persistence.PersistenceSettings;
 
 import org.agrona.BitUtil;
@@ -50,15 +49,8 @@ public final class BrokerContext implements Cloneable
     /** Discarded session ids announced in one routing output entry; the rest wait for the next. */
     public static final int DISCARDED_PER_ENTRY = 65_536;
 
-    private Authenticator.AnonymousPolicy anonymous = Authenticator.AnonymousPolicy.LOOPBACK;
-    private String user;
-    private String password;
-    private Path passwordFile;
-    private Path aclFile;
-    private boolean useUserNameAsClientId;
-    /** Password checking: credential workers, per-address back-off, cache of verified credentials. */
-    private final io.ringmq.pipeline.auth.CredentialSettings credentialSettings =
-        new io.ringmq.pipeline.auth.CredentialSettings();
+    /** Who may connect and what each client may do. */
+    private AuthSettings auth = new AuthSettings();
     // the network edge's limits (transport)
     private int maxConnectSize = 64 * 1024;
     private int maxConnectionsPerAddress = 1_000;
@@ -92,8 +84,7 @@ public final class BrokerContext implements Cloneable
         check(port() >= 0 && port() <= 65_535, "--port must be 0..65535");
         limits.conclude();
         threads.conclude();
-        check((null == user) == (null == password), "--user and --pass go together");
-        credentialSettings.conclude();
+        auth.conclude();
         memory.conclude(limits.maxPacketSize());
         check(sysIntervalMs == 0 || sysIntervalMs >= 100, "--sys-interval must be 0 (off) or at least 100 ms");
         // the routing log holds two of its largest entries
@@ -107,8 +98,8 @@ public final class BrokerContext implements Cloneable
             metricsBindAddress);
         check(isAddress(defaultListener.bindAddress()), "--bind: unknown address " + defaultListener.bindAddress());
         check(!listeners().isEmpty(), "no listener: give --port or --listener");
-        passwordFile = sharedFile(passwordFile, "password_file", ListenerSettings::passwordFile);
-        aclFile = sharedFile(aclFile, "acl_file", ListenerSettings::aclFile);
+        auth.passwordFile(sharedFile(auth.passwordFile(), "password_file", ListenerSettings::passwordFile));
+        auth.aclFile(sharedFile(auth.aclFile(), "acl_file", ListenerSettings::aclFile));
         final java.util.Set<String> endpoints = new java.util.HashSet<>();
         for (final ListenerSettings listener : listeners())
         {
@@ -144,9 +135,9 @@ public final class BrokerContext implements Cloneable
     }
 
     /**
-     * @return a copy for the context a reload publishes ({@link ReloadPlan#liveContext}), with its own memory
-     * settings (live limits among them); the listeners, credential and store settings it shares are never changed
-     * while the broker runs.
+     * @return a copy for the context a reload publishes ({@link ReloadPlan#liveContext}), with its own memory,
+     * limit and authentication settings (live ones among them); the listeners, credential and store settings it
+     * shares are never changed while the broker runs.
      */
     BrokerContext copy()
     {
@@ -155,6 +146,7 @@ public final class BrokerContext implements Cloneable
             final BrokerContext copy = (BrokerContext)clone();
             copy.memory = memory.copy();
             copy.limits = limits.copy();
+            copy.auth = auth.copy();
             return copy;
         }
         catch (final CloneNotSupportedException ex)
@@ -186,12 +178,7 @@ public final class BrokerContext implements Cloneable
     public String toString()
     {
         return "listeners=" + listeners() + " " + threads +
-            " " + memory + " " + limits + " sys-interval=" + sysIntervalMs + "ms anonymous=" +
-            anonymous.name().toLowerCase() +
-            (null != user ? " user=" + user : "") + (null != passwordFile ? " password-file=" + passwordFile : "") +
-            (null != aclFile ? " acl-file=" + aclFile : "") +
-            (useUserNameAsClientId ? " use-username-as-clientid" : "") +
-            " " + credentialSettings +
+            " " + memory + " " + limits + " sys-interval=" + sysIntervalMs + "ms " + auth +
             " counters-dir=" + countersDir + " " + persistence +
             (0 == metricsPort ? "" : " metrics=" + metricsBindAddress + ":" + metricsPort) +
             " max-connect-size=" + maxConnectSize + " max-connections-per-address=" + maxConnectionsPerAddress +
@@ -282,82 +269,6 @@ public final class BrokerContext implements Cloneable
     public BrokerContext acceptBacklog(final int acceptBacklog)
     {
         this.acceptBacklog = acceptBacklog;
-        return this;
-    }
-
-    public Authenticator.AnonymousPolicy anonymous()
-    {
-        return anonymous;
-    }
-
-    public BrokerContext anonymous(final Authenticator.AnonymousPolicy anonymous)
-    {
-        this.anonymous = anonymous;
-        return this;
-    }
-
-    public String user()
-    {
-        return user;
-    }
-
-    public String password()
-    {
-        return password;
-    }
-
-    public BrokerContext credentials(final String user, final String password)
-    {
-        this.user = user;
-        this.password = password;
-        return this;
-    }
-
-    /**
-     * @return the settings of password checking (threads, queue, back-off, cache), to change in place.
-     */
-    public io.ringmq.pipeline.auth.CredentialSettings credentialSettings()
-    {
-        return credentialSettings;
-    }
-
-    public Path passwordFile()
-    {
-        return passwordFile;
-    }
-
-    public BrokerContext passwordFile(final Path passwordFile)
-    {
-        this.passwordFile = passwordFile;
-        return this;
-    }
-
-    /**
-     * @return the ACL file (Mosquitto's acl_file format), or null: everything open but writes to {@code $SYS}.
-     */
-    public Path aclFile()
-    {
-        return aclFile;
-    }
-
-    public BrokerContext aclFile(final Path aclFile)
-    {
-        this.aclFile = aclFile;
-        return this;
-    }
-
-    /**
-     * @return whether a client's id is its user name (Mosquitto's use_username_as_clientid); a client without one
-     * is then refused.
-     */
-    public boolean useUserNameAsClientId()
-    {
-        return useUserNameAsClientId;
-    }
-
-    public BrokerContext useUserNameAsClientId(final boolean useUserNameAsClientId)
-    {
-        this.useUserNameAsClientId = useUserNameAsClientId;
         return this;
     }
 
@@ -493,6 +404,20 @@ public final class BrokerContext implements Cloneable
     /**
      * @return the store's settings, to change in place.
      */
+    public AuthSettings auth()
+    {
+        return auth;
+    }
+
+    /**
+     * Changes the authentication settings in place, in a chain.
+     */
+    public BrokerContext auth(final java.util.function.Consumer<AuthSettings> change)
+    {
+        change.accept(auth);
+        return this;
+    }
+
     public PersistenceSettings persistence()
     {
         return persistence;

@@ -8,7 +8,7 @@ import static io.ringmq.pipeline.SettingChecks.check;
  * messages, sessions and their expiry, keep-alive, and what every CONNACK announces. Most are live limits: a reload's
  * copy of the context gets its own.
  */
-public final class LimitSettings implements Cloneable
+public final class LimitSettings extends LiveSettings<LimitSettings>
 {
     /** The largest --max-packet-size: the outbound ring for it is 512 MiB per I/O agent. */
     public static final int MAX_PACKET_SIZE_LIMIT = 64 * 1024 * 1024;
@@ -64,18 +64,6 @@ public final class LimitSettings implements Cloneable
         check(SHARED_STRATEGIES.contains(sharedSubscriptionStrategy),
             "--shared-subscription-strategy must be one of " + SHARED_STRATEGIES);
         return this;
-    }
-
-    LimitSettings copy()
-    {
-        try
-        {
-            return (LimitSettings)clone();
-        }
-        catch (final CloneNotSupportedException ex)
-        {
-            throw new IllegalStateException(ex);
-        }
     }
 
     public int maxConnections()

@@ -10,7 +10,7 @@ import static io.ringmq.pipeline.SettingChecks.check;
  * the packet size, and the bounds of what messages and sessions hold, {@link BrokerContext#AUTO} sizing each from the
  * JVM's heap.
  */
-public final class MemorySettings implements Cloneable
+public final class MemorySettings extends LiveSettings<MemorySettings>
 {
     /** The outbound ring's size when neither it nor a larger --max-packet-size says otherwise. */
     public static final int DEFAULT_OUTBOUND_RING_BYTES = 16 * 1024 * 1024;
@@ -95,18 +95,6 @@ public final class MemorySettings implements Cloneable
     public static long quarterOfHeap()
     {
         return Math.max(1024 * 1024, Runtime.getRuntime().maxMemory() / 4);
-    }
-
-    MemorySettings copy()
-    {
-        try
-        {
-            return (MemorySettings)clone();
-        }
-        catch (final CloneNotSupportedException ex)
-        {
-            throw new IllegalStateException(ex);
-        }
     }
 
     public int ringSize()

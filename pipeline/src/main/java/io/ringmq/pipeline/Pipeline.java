@@ -131,14 +131,14 @@ public final class Pipeline
             new SharedRedispatch(counters, () -> SharedRedispatch.maxBytesFor(live.current()));
         final FailedCommits failedCommits = new FailedCommits();
         final java.util.concurrent.atomic.AtomicReference<AccessRules> accessRules =
-            new java.util.concurrent.atomic.AtomicReference<>(AccessRules.load(context.aclFile()));
+            new java.util.concurrent.atomic.AtomicReference<>(AccessRules.load(context.auth().aclFile()));
         this.routing = new RoutingStage(context, counters, routeLogs[0], ring, windows, redispatch, failedCommits,
             accessRules, control, routeShards, 0);
         routing.follow(limits); // shard 0 takes reloaded limits; the other shards take them from its stamps
 
         final StagePoller authPoller = oneThread ? StagePoller.firstOfSingleProducer(ring) : new StagePoller(ring);
         authStage = new AuthStage(authenticator, counters, context.limits().maxClientIdLength(), control,
-            new AccessControl(accessRules, context.useUserNameAsClientId(), counters));
+            new AccessControl(accessRules, context.auth().useUserNameAsClientId(), counters));
         authStage.follow(limits);
         auth = step(authStage, authPoller,
             counters, BrokerCounters.EVENTS_AUTH);

@@ -78,7 +78,8 @@ public final class ReloadPlan
         liveLong("memory-budget", context -> context.memory().memoryBudgetBytes(),
             (live, bytes) -> live.memory().memoryBudgetBytes(bytes)),
         liveLong("sys-interval", BrokerContext::sysIntervalMs, BrokerContext::sysIntervalMs),
-        live("anonymous", BrokerContext::anonymous, (live, next) -> live.anonymous(next.anonymous())),
+        live("anonymous", context -> context.auth().anonymous(),
+            (live, next) -> live.auth().anonymous(next.auth().anonymous())),
         liveInt("outbound-high-water", BrokerContext::outboundHighWaterBytes, BrokerContext::outboundHighWaterBytes),
         // sized at start: threads, rings, buffers
         restart("threading", context -> context.threads().threading()),
@@ -99,10 +100,10 @@ public final class ReloadPlan
         restart("persistent-client-expiration", context -> context.limits().persistentClientExpirationMs()),
         restart("shared-subscription-strategy", context -> context.limits().sharedSubscriptionStrategy()),
         // who may connect, decided by stages set up at start
-        restart("use-username-as-clientid", BrokerContext::useUserNameAsClientId),
-        restart("user", BrokerContext::user),
-        restart("pass", BrokerContext::password),
-        restart("auth settings", context -> context.credentialSettings().toString()),
+        restart("use-username-as-clientid", context -> context.auth().useUserNameAsClientId()),
+        restart("user", context -> context.auth().user()),
+        restart("pass", context -> context.auth().password()),
+        restart("auth settings", context -> context.auth().credentialSettings().toString()),
         // the store
         restart("persistence", context -> context.persistence().persistent()),
         restart("data-dir", context -> context.persistence().dataDir()),

@@ -99,7 +99,8 @@ public final class RoutingStage implements Stage
         this.shard = shard;
         // shard 0's counters for what happens to sessions; the other shards replay those changes on a muted set
         final BrokerCounters sessionCounters = shard == 0 ? counters : new BrokerCounters();
-        this.access = new RoutingAccess(accessRules, control, counters, context.useUserNameAsClientId(), shard == 0);
+        this.access = new RoutingAccess(accessRules, control, counters, context.auth().useUserNameAsClientId(),
+            shard == 0);
         this.failedCommits = failedCommits;
         this.ticks = new RoutingTicks(ring, redispatch);
         this.shared = new SharedSubscriptions<>(context.limits().sharedSubscriptionStrategy());

@@ -91,7 +91,7 @@ class RouteShardsThreadsTest
     private static void run(final long seed, final Path acl, final Path passwords) throws Exception
     {
         final SplittableRandom random = new SplittableRandom(seed);
-        final BrokerContext context = context(3).aclFile(acl);
+        final BrokerContext context = context(3).auth(a -> a.aclFile(acl));
         final PipelineHarness harness = new PipelineHarness(context,
             new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null,
                 null == passwords ? null : PasswordFile.load(passwords)), new Discarding(),

@@ -56,11 +56,12 @@ final class AuthenticationOptions
      */
     void applyTo(final BrokerContext context)
     {
-        context.anonymous(OptionValues.parseEnum(Authenticator.AnonymousPolicy.class, anonymous, "--anonymous"))
+        context.auth(a -> a
+            .anonymous(OptionValues.parseEnum(Authenticator.AnonymousPolicy.class, anonymous, "--anonymous"))
             .credentials(user, password())
             .passwordFile(passwordFile)
             .aclFile(aclFile)
-            .useUserNameAsClientId(useUserNameAsClientId);
+            .useUserNameAsClientId(useUserNameAsClientId));
     }
 
     /**

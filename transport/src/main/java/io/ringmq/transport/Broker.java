@@ -116,8 +116,8 @@ public final class Broker implements AutoCloseable
         counters = new BrokerCounters(countersFile);
         final ErrorLog errors = new ErrorLog(counters);
         // passwords are verified on their own named threads in every mode; inline in invoker mode (no threads)
-        credentials = new CredentialWorkers(authenticator, context.credentialSettings(),
-            context.threads().threading() == BrokerContext.Threading.INVOKER ? 0 : context.credentialSettings()
+        credentials = new CredentialWorkers(authenticator, context.auth().credentialSettings(),
+            context.threads().threading() == BrokerContext.Threading.INVOKER ? 0 : context.auth().credentialSettings()
                 .threads(),
             counters);
         // an agent's fatal error while this constructor still runs (the warm-up, binding the listeners) is the

@@ -52,8 +52,8 @@ final class LiveReload
         this.pipeline = pipeline;
         this.acceptingAgent = acceptingAgent;
         this.threads = threads;
-        this.passwordFile = context.passwordFile();
-        this.aclFile = context.aclFile();
+        this.passwordFile = context.auth().passwordFile();
+        this.aclFile = context.auth().aclFile();
     }
 
     /**
@@ -67,8 +67,8 @@ final class LiveReload
     String reload(final BrokerContext next, final Listener[] current, final Consumer<Listener[]> listening)
         throws IOException
     {
-        final Path passwordPath = null == next ? passwordFile : next.passwordFile();
-        final Path aclPath = null == next ? aclFile : next.aclFile();
+        final Path passwordPath = null == next ? passwordFile : next.auth().passwordFile();
+        final Path aclPath = null == next ? aclFile : next.auth().aclFile();
         final List<ListenerSettings> added = new ArrayList<>();
         final List<Listener> kept = new ArrayList<>();
         final List<Listener> removed = new ArrayList<>();

@@ -174,7 +174,7 @@ public final class Main implements Callable<Integer>
         authentication.applyTo(context); // --anonymous, then the password of --user
         persistence.applyTo(context); // --persistence, --durability, --fsync-interval
         network.applyTo(context, fromFile); // the listeners
-        credentialChecks.applyTo(context.credentialSettings()); // the --auth-* durations
+        credentialChecks.applyTo(context.auth().credentialSettings()); // the --auth-* durations
         threading.applyTo(context); // --threading, then --idle-strategy
         return context;
     }

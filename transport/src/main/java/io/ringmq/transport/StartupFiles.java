@@ -2,6 +2,7 @@ package io.ringmq.transport;
 
 import io.ringmq.persistence.RocksDbSettings;
 import io.ringmq.persistence.RocksDbStoreOpener;
+import io.ringmq.pipeline.AuthSettings;
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.auth.PasswordFile;
@@ -28,20 +29,21 @@ final class StartupFiles
      */
     static Authenticator authenticator(final BrokerContext context) throws IOException
     {
+        final AuthSettings auth = context.auth();
         PasswordFile passwordFile = null;
-        if (null != context.passwordFile())
+        if (null != auth.passwordFile())
         {
             try
             {
-                passwordFile = PasswordFile.load(context.passwordFile());
+                passwordFile = PasswordFile.load(auth.passwordFile());
             }
             catch (final IOException ex)
             {
-                throw new IOException("cannot read password file " + context.passwordFile() + ": " + ex, ex);
+                throw new IOException("cannot read password file " + auth.passwordFile() + ": " + ex, ex);
             }
         }
-        return new Authenticator(context.anonymous(), context.user(), context.password(), passwordFile,
-            context.credentialSettings().cacheSize());
+        return new Authenticator(auth.anonymous(), auth.user(), auth.password(), passwordFile,
+            auth.credentialSettings().cacheSize());
     }
 
     /**

@@ -59,7 +59,7 @@ class AclTest extends InProcessBrokerTest
 
     private int start(final String acl, final boolean useUserNameAsClientId) throws Exception
     {
-        return launch(context(acl).useUserNameAsClientId(useUserNameAsClientId));
+        return launch(context(acl).auth(a -> a.useUserNameAsClientId(useUserNameAsClientId)));
     }
 
     private BrokerContext context(final String acl) throws Exception
@@ -73,7 +73,7 @@ class AclTest extends InProcessBrokerTest
         aclFile = directory.resolve("acl");
         Files.writeString(aclFile, acl, StandardCharsets.UTF_8);
         return base().bindAddress("127.0.0.1").port(0).sysIntervalMs(0)
-            .anonymous(Authenticator.AnonymousPolicy.LOOPBACK).passwordFile(passwords).aclFile(aclFile);
+            .auth(a -> a.anonymous(Authenticator.AnonymousPolicy.LOOPBACK).passwordFile(passwords).aclFile(aclFile));
     }
 
     /**

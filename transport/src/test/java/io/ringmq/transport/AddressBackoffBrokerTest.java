@@ -53,9 +53,10 @@ class AddressBackoffBrokerTest extends InProcessBrokerTest
     {
         final Path file = directory.resolve("passwd");
         PasswordFile.write(file, "alice", "a-pw", 1_000);
-        final BrokerContext context = TestBrokers.v5Context().anonymous(Authenticator.AnonymousPolicy.LOOPBACK)
-            .passwordFile(file);
-        context.credentialSettings().maxFailures(3).backoff(60_000, 60_000).trackedAddresses(2);
+        final BrokerContext context = TestBrokers.v5Context()
+            .auth(a -> a.anonymous(Authenticator.AnonymousPolicy.LOOPBACK)
+            .passwordFile(file));
+        context.auth().credentialSettings().maxFailures(3).backoff(60_000, 60_000).trackedAddresses(2);
         launch(context);
 
         for (int i = 0; i < 3; i++)
@@ -85,10 +86,11 @@ class AddressBackoffBrokerTest extends InProcessBrokerTest
     {
         final Path file = directory.resolve("passwd");
         PasswordFile.write(file, "alice", "a-pw", 1_000);
-        final BrokerContext context = TestBrokers.v5Context().anonymous(Authenticator.AnonymousPolicy.LOOPBACK)
-            .passwordFile(file);
+        final BrokerContext context = TestBrokers.v5Context()
+            .auth(a -> a.anonymous(Authenticator.AnonymousPolicy.LOOPBACK)
+            .passwordFile(file));
         // 3 failures within 10 minutes back off for 10 minutes; 2 addresses tracked
-        context.credentialSettings().maxFailures(3).failureWindowMs(600_000).backoff(600_000, 600_000)
+        context.auth().credentialSettings().maxFailures(3).failureWindowMs(600_000).backoff(600_000, 600_000)
             .trackedAddresses(2);
         launch(context);
         final String[] sources = {"127.0.0.2", "127.0.0.3", "127.0.0.4"};

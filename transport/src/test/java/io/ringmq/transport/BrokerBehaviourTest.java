@@ -389,8 +389,8 @@ abstract class BrokerBehaviourTest
     {
         final Path file = directory.resolve("passwd");
         PasswordFile.write(file, "filed", "s3cret", 1_000);
-        broker(context -> context.credentials("u", "p").passwordFile(file)
-            .anonymous(Authenticator.AnonymousPolicy.NONE));
+        broker(context -> context.auth(a -> a.credentials("u", "p").passwordFile(file)
+            .anonymous(Authenticator.AnonymousPolicy.NONE)));
         final MqttConnectOptions wrong = Paho.options(true);
         wrong.setUserName("u");
         wrong.setPassword("nope".toCharArray());

@@ -87,10 +87,10 @@ class ConfigFileTest
         assertThat(tls.useIdentityAsUsername()).isTrue();
         assertThat(tls.tlsVersion()).isEqualTo("tlsv1.2");
         assertThat(listeners.get(2).protocol()).isEqualTo(ListenerSettings.Protocol.WEBSOCKETS);
-        assertThat(context.anonymous()).isEqualTo(Authenticator.AnonymousPolicy.NONE);
-        assertThat(context.passwordFile()).isEqualTo(dir.resolve("passwd"));
-        assertThat(context.aclFile()).isEqualTo(dir.resolve("acl"));
-        assertThat(context.useUserNameAsClientId()).isTrue();
+        assertThat(context.auth().anonymous()).isEqualTo(Authenticator.AnonymousPolicy.NONE);
+        assertThat(context.auth().passwordFile()).isEqualTo(dir.resolve("passwd"));
+        assertThat(context.auth().aclFile()).isEqualTo(dir.resolve("acl"));
+        assertThat(context.auth().useUserNameAsClientId()).isTrue();
         assertThat(context.limits().maxInflight()).isEqualTo(65_535);
         assertThat(context.limits().maxQueued()).isEqualTo(500);
         assertThat(context.limits().maxQueuedBytes()).isEqualTo(1_048_576);
@@ -134,7 +134,7 @@ class ConfigFileTest
         assertThat(listeners.get(1).anonymous()).isEqualTo(Authenticator.AnonymousPolicy.NONE);
         assertThat(listeners.get(1).passwordFile()).isEqualTo(dir.resolve("p"));
         assertThat(listeners.get(1).aclFile()).isEqualTo(dir.resolve("acl"));
-        assertThat(context.passwordFile()).isEqualTo(dir.resolve("p")); // the one file the listeners name
+        assertThat(context.auth().passwordFile()).isEqualTo(dir.resolve("p")); // the one file the listeners name
     }
 
     @Test
@@ -145,14 +145,15 @@ class ConfigFileTest
     {
         final Path config = dir.resolve("mosquitto.conf");
         Files.writeString(config, String.join("\n", "persistence false", "sys_interval 0", "listener 0 127.0.0.1", ""));
-        assertThat(context(config).anonymous()).isEqualTo(Authenticator.AnonymousPolicy.NONE);
-        assertThat(context(config, "--anonymous", "all").anonymous()).isEqualTo(Authenticator.AnonymousPolicy.ALL);
+        assertThat(context(config).auth().anonymous()).isEqualTo(Authenticator.AnonymousPolicy.NONE);
+        assertThat(context(config, "--anonymous", "all").auth().anonymous())
+            .isEqualTo(Authenticator.AnonymousPolicy.ALL);
         final Path portOnly = dir.resolve("port.conf");
         Files.writeString(portOnly, "port 1884\n");
-        assertThat(context(portOnly).anonymous()).isEqualTo(Authenticator.AnonymousPolicy.NONE);
+        assertThat(context(portOnly).auth().anonymous()).isEqualTo(Authenticator.AnonymousPolicy.NONE);
         final Path noListener = dir.resolve("limits.conf");
         Files.writeString(noListener, "max_queued_messages 10\n");
-        assertThat(context(noListener).anonymous()).isEqualTo(Authenticator.AnonymousPolicy.LOOPBACK);
+        assertThat(context(noListener).auth().anonymous()).isEqualTo(Authenticator.AnonymousPolicy.LOOPBACK);
         try (Broker broker = Broker.launch(context(config)))
         {
             assertThatThrownBy(() -> Paho.connect(broker.ports()[0], "anonymous")).isInstanceOf(Exception.class);

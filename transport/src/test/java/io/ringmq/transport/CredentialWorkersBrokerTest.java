@@ -60,7 +60,8 @@ class CredentialWorkersBrokerTest extends InProcessBrokerTest
 
     private BrokerContext context(final Path file)
     {
-        return TestBrokers.v5Context().anonymous(Authenticator.AnonymousPolicy.LOOPBACK).passwordFile(file);
+        return TestBrokers.v5Context().auth(a -> a.anonymous(Authenticator.AnonymousPolicy.LOOPBACK)
+            .passwordFile(file));
     }
 
     /** Every hash waits for {@link #release}; the first one to start counts {@link #entered} down. */
@@ -163,7 +164,7 @@ class CredentialWorkersBrokerTest extends InProcessBrokerTest
     void backoffOverTheNetwork() throws Exception
     {
         final BrokerContext context = context(passwords("alice", "a-pw"));
-        context.credentialSettings().maxFailures(3).backoff(60_000, 60_000);
+        context.auth().credentialSettings().maxFailures(3).backoff(60_000, 60_000);
         launch(context);
         assertThat(connack("w1", "alice", "x")).isEqualTo(ReasonCode.V3_BAD_USER_NAME_OR_PASSWORD);
         assertThat(connack("w2", "alice", "x")).isEqualTo(ReasonCode.V3_BAD_USER_NAME_OR_PASSWORD);
@@ -189,7 +190,7 @@ class CredentialWorkersBrokerTest extends InProcessBrokerTest
     void ownSuccessDoesNotResetGuessesAtAnotherUser() throws Exception
     {
         final BrokerContext context = context(passwords("alice", "a-pw", "mallory", "m-pw"));
-        context.credentialSettings().maxFailures(3).backoff(60_000, 60_000);
+        context.auth().credentialSettings().maxFailures(3).backoff(60_000, 60_000);
         launch(context);
         int refusedWithoutHashing = 0;
         for (int round = 0; round < 4; round++)
@@ -233,7 +234,7 @@ class CredentialWorkersBrokerTest extends InProcessBrokerTest
     {
         slowHashes(false);
         final BrokerContext context = context(passwords("alice", "a-pw"));
-        context.credentialSettings().threads(1).queueLength(1);
+        context.auth().credentialSettings().threads(1).queueLength(1);
         launch(context);
         final RawClient first = closeLater(new RawClient(broker.port()));
         first.send(RawClient.connect("first", "alice", "a-pw"));
@@ -264,7 +265,7 @@ class CredentialWorkersBrokerTest extends InProcessBrokerTest
         slowHashes(true);
         final Path file = passwords("alice", "a-pw");
         final BrokerContext context = context(file);
-        context.credentialSettings().threads(2);
+        context.auth().credentialSettings().threads(2);
         launch(context);
         final RawClient alice = closeLater(new RawClient(broker.port()));
         alice.send(RawClient.connect("alice", "alice", "a-pw"));
@@ -380,7 +381,7 @@ class CredentialWorkersBrokerTest extends InProcessBrokerTest
     void backoffBehindAProxy() throws Exception
     {
         final BrokerContext context = context(passwords("alice", "a-pw"));
-        context.credentialSettings().maxFailures(2).backoff(60_000, 60_000);
+        context.auth().credentialSettings().maxFailures(2).backoff(60_000, 60_000);
         context.addListener(new io.ringmq.pipeline.ListenerSettings(0, "127.0.0.1")
             .proxyProtocol(io.ringmq.pipeline.ListenerSettings.ProxyProtocol.V1));
         launch(context);

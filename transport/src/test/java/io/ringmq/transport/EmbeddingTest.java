@@ -41,7 +41,7 @@ class EmbeddingTest
             assertThat(broker.port()).isPositive();
             assertThat(broker.uri()).isEqualTo("tcp://127.0.0.1:" + broker.port());
             assertThat(broker.context().bindAddress()).isEqualTo("127.0.0.1");
-            assertThat(broker.context().anonymous()).isEqualTo(Authenticator.AnonymousPolicy.LOOPBACK);
+            assertThat(broker.context().auth().anonymous()).isEqualTo(Authenticator.AnonymousPolicy.LOOPBACK);
             countersFile = broker.countersFile();
             assertThat(countersFile).exists();
             assertThat(countersFile.getParent().getFileName().toString()).startsWith("ringmq-counters-");

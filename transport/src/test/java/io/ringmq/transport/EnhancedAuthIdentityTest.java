@@ -68,7 +68,7 @@ class EnhancedAuthIdentityTest
                 c.sysIntervalMs(0).threads(t -> t.ioThreads(1));
                 if (null != acl)
                 {
-                    c.aclFile(aclFile);
+                    c.auth(a -> a.aclFile(aclFile));
                 }
                 context.accept(c);
             }).start();
@@ -150,7 +150,7 @@ class EnhancedAuthIdentityTest
         + "refused with 0x87; bob's session and its queued message stay his")
     void userNameTheExchangeDidNotProveIsRefused() throws Exception
     {
-        final int port = start(null, context -> context.useUserNameAsClientId(true));
+        final int port = start(null, context -> context.auth(a -> a.useUserNameAsClientId(true)));
         try (RawClient bob = new RawClient(port).v5())
         {
             assertThat(bob.handshake(connect5("any", "bob", "bob-secret", true, sessionKept()))).isZero();
@@ -181,7 +181,7 @@ class EnhancedAuthIdentityTest
         + "user it proved: a second one takes the first over and resumes its session")
     void scramUserIsTheClientId() throws Exception
     {
-        final int port = start(null, context -> context.useUserNameAsClientId(true));
+        final int port = start(null, context -> context.auth(a -> a.useUserNameAsClientId(true)));
         try (RawClient first = new RawClient(port).v5(); RawClient second = new RawClient(port).v5())
         {
             assertThat(scramAsAlice(first, "one", null, true)).isZero();
@@ -230,7 +230,7 @@ class EnhancedAuthIdentityTest
     @DisplayName("a SCRAM CONNECT whose User Name is the user it proves is admitted as before")
     void sameUserNameIsAdmitted() throws Exception
     {
-        final int port = start(null, context -> context.useUserNameAsClientId(true));
+        final int port = start(null, context -> context.auth(a -> a.useUserNameAsClientId(true)));
         try (RawClient alice = new RawClient(port).v5())
         {
             assertThat(scramAsAlice(alice, "any", "alice", true)).isZero();

@@ -168,8 +168,8 @@ class ListenersTest
     {
         final Path acl = dir.resolve("acl");
         java.nio.file.Files.writeString(acl, "user alice\ntopic readwrite alice/#\n");
-        final BrokerContext context = TestBrokers.v5Context().aclFile(acl)
-            .anonymous(io.ringmq.pipeline.auth.Authenticator.AnonymousPolicy.NONE);
+        final BrokerContext context = TestBrokers.v5Context().auth(a -> a.aclFile(acl)
+            .anonymous(io.ringmq.pipeline.auth.Authenticator.AnonymousPolicy.NONE));
         context.addListener(tlsListener().caFile(tls("ca.pem")).requireCertificate(true).useIdentityAsUsername(true));
         broker = Broker.launch(context);
         final MqttConnectOptions options = sslOptions(TlsSocketLayerTest.clientContext("alice"));
@@ -378,8 +378,8 @@ class ListenersTest
     @DisplayName("PROXY: --max-connections-per-address counts the client the header names")
     void proxyPerAddressLimit() throws Exception
     {
-        final BrokerContext context = TestBrokers.v5Context().maxConnectionsPerAddress(2).anonymous(
-            io.ringmq.pipeline.auth.Authenticator.AnonymousPolicy.ALL);
+        final BrokerContext context = TestBrokers.v5Context().maxConnectionsPerAddress(2).auth(a -> a.anonymous(
+            io.ringmq.pipeline.auth.Authenticator.AnonymousPolicy.ALL));
         context.addListener(new ListenerSettings(0, "127.0.0.1").proxyProtocol(ListenerSettings.ProxyProtocol.V1));
         broker = Broker.launch(context);
         final int port = broker.ports()[1];

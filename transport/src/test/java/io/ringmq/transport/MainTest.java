@@ -273,8 +273,8 @@ class MainTest
             "--auth-backoff", "2s", "--auth-backoff-max", "1m", "--auth-tracked-addresses", "99",
             "--auth-cache-size", "0", "--auth-exempt-loopback");
         final io.ringmq.pipeline.BrokerContext context = fromFile.context().conclude();
-        assertThat(context.password()).isEqualTo("from-a-file");
-        final io.ringmq.pipeline.auth.CredentialSettings settings = context.credentialSettings();
+        assertThat(context.auth().password()).isEqualTo("from-a-file");
+        final io.ringmq.pipeline.auth.CredentialSettings settings = context.auth().credentialSettings();
         assertThat(settings.threads()).isEqualTo(3);
         assertThat(settings.queueLength()).isEqualTo(10);
         assertThat(settings.maxFailures()).isEqualTo(7);
@@ -289,7 +289,7 @@ class MainTest
         final String env = System.getenv().containsKey("PATH") ? "PATH" : System.getenv().keySet().iterator().next();
         final Main fromEnv = new Main();
         new picocli.CommandLine(fromEnv).parseArgs("--user", "ops", "--pass-env", env);
-        assertThat(fromEnv.context().password()).isEqualTo(System.getenv(env));
+        assertThat(fromEnv.context().auth().password()).isEqualTo(System.getenv(env));
 
         assertThat(run(2, "--user", "u", "--pass", "p", "--pass-env", env)).contains("exclude each other");
         assertThat(run(2, "--user", "u", "--pass-env", "RINGMQ_NO_SUCH_VARIABLE_42")).contains("is not set");

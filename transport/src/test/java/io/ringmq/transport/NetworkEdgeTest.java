@@ -188,7 +188,7 @@ class NetworkEdgeTest
     @DisplayName("MQTT-3.1.4-5, MQTT-3.2.0-1: after a refused CONNECT nothing is processed, no PINGRESP is sent")
     void nothingAfterARefusedConnect() throws Exception
     {
-        broker(BrokerContext.Threading.SHARED_NETWORK, context -> context.credentials("u", "p"));
+        broker(BrokerContext.Threading.SHARED_NETWORK, context -> context.auth(a -> a.credentials("u", "p")));
         final RawClient client = raw();
         client.send(concat(connectWithCredentials("bad", "u", "wrong"), PINGREQ, PINGREQ));
         assertThat(client.readPacket(5_000)).isEqualTo(PacketType.CONNACK);

@@ -261,12 +261,13 @@ class ReloadLimitsTest extends InProcessBrokerTest
         + "clients stay (as Mosquitto's reload)")
     void anonymousOff() throws Exception
     {
-        start(context -> context.anonymous(Authenticator.AnonymousPolicy.ALL));
+        start(context -> context.auth(a -> a.anonymous(Authenticator.AnonymousPolicy.ALL)));
         final Paho subscriber = closeLater(Paho.connect(broker.port(), "anon-sub"));
         subscriber.client.subscribe("limits/a", 1);
         final Paho publisher = closeLater(Paho.connect(broker.port(), "anon-pub"));
 
-        assertThat(reload(context -> context.anonymous(Authenticator.AnonymousPolicy.NONE))).contains("anonymous");
+        assertThat(reload(context -> context.auth(a -> a.anonymous(Authenticator.AnonymousPolicy.NONE))))
+            .contains("anonymous");
         try (RawClient client = new RawClient(broker.port()))
         {
             assertThat(client.handshake(RawClient.connect("anon-new", true, 60)))
@@ -287,7 +288,7 @@ class ReloadLimitsTest extends InProcessBrokerTest
         assertThatThrownBy(() -> Main.rereadContext(new String[] {"--max-packet-size", "12"}))
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--max-packet-size");
         assertThatThrownBy(() -> reload(context -> context.limits(l -> l.maxConnections(1))
-            .passwordFile(directory.resolve("missing")))).as("turning a password file on takes a restart");
+            .auth(a -> a.passwordFile(directory.resolve("missing"))))).as("turning a password file on takes a restart");
         for (int i = 0; i < 3; i++)
         {
             closeLater(Paho.connect(broker.port(), "kept-" + i)); // still 10, not 1

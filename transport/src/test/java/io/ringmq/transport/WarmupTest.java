@@ -106,8 +106,8 @@ class WarmupTest
     void anAclThatRefusesEverything() throws Exception
     {
         final Path acl = java.nio.file.Files.writeString(directory.resolve("acl"), "user alice\ntopic readwrite a/#\n");
-        try (Broker broker = Broker.launch(TestBrokers.v5Context().aclFile(acl)
-            .anonymous(io.ringmq.pipeline.auth.Authenticator.AnonymousPolicy.NONE)
+        try (Broker broker = Broker.launch(TestBrokers.v5Context().auth(a -> a.aclFile(acl)
+            .anonymous(io.ringmq.pipeline.auth.Authenticator.AnonymousPolicy.NONE))
             .threads(t -> t.warmupConnections(30))))
         {
             assertThat(broker.warmup().completed()).isEqualTo(30);
