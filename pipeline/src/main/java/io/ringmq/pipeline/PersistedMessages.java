@@ -44,7 +44,7 @@ final class PersistedMessages
         {
             final int qos = route.targetQos(i);
             final long sessionKey = qos == 0 ? 0 : keys.applyAsLong(route.targetSession(i));
-            if (sessionKey == 0 || (route.targetGroup(i) != 0 && earlierTarget(i)))
+            if (sessionKey == 0 || (route.targetGroup(i) != 0 && route.isEarlierTarget(i)))
             {
                 continue;
             }
@@ -62,25 +62,6 @@ final class PersistedMessages
                 15 + idsCount * 4 + valueLength);
         }
         return stored ? number : 0;
-    }
-
-    /**
-     * @return whether target {@code i}'s session is an earlier target of the same message too: a session matched
-     * through a shared subscription besides its own (or two groups) gets two copies; its record is kept once, under
-     * one key, so a key is never put twice (RocksDB's SingleDelete needs that), and the second copy is not stored.
-     * Shared targets come after the others and are few, so the walk back is short in practice.
-     */
-    private boolean earlierTarget(final int i)
-    {
-        final int session = route.targetSession(i);
-        for (int j = 0; j < i; j++)
-        {
-            if (route.targetSession(j) == session && route.targetQos(j) > 0)
-            {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**

@@ -41,6 +41,8 @@ final class PersistenceRecovery implements RecordVisitor
     private final List<Stored> messages = new ArrayList<>();
     private final Long2ObjectHashMap<int[]> exchanges = new Long2ObjectHashMap<>();
     private final LongArrayList orphans = new LongArrayList();
+    /** Keys of retained messages that expired while the broker was down: deleted, as their topics' clears would. */
+    private final List<byte[]> expiredRetained = new ArrayList<>();
     /** Sessions connected when the broker stopped: (key, expiry, went away at, will pending), written back. */
     private final List<long[]> restated = new ArrayList<>();
     private final RecoveryReport decodeLosses = new RecoveryReport();
@@ -57,7 +59,9 @@ final class PersistenceRecovery implements RecordVisitor
     private long stoppedAtMs;
 
     // the session being read
-    private long sessionKey = -1;
+    private long sessionKey;
+    /** Whether {@link #sessionKey} is a session being read: any long is a key (past epoch 2^31, a negative one). */
+    private boolean sessionOpen;
     private boolean sessionRead;
     private boolean stateRead;
     private int sessionId = IngressEvent.NONE;
@@ -140,6 +144,10 @@ final class PersistenceRecovery implements RecordVisitor
             writer.deleteRange(key, 0, Records.SESSION_PREFIX_LENGTH, key, Records.SESSION_PREFIX_LENGTH,
                 Records.SESSION_PREFIX_LENGTH);
         }
+        for (final byte[] retainedKey : expiredRetained)
+        {
+            writer.delete(new org.agrona.concurrent.UnsafeBuffer(retainedKey), 0, retainedKey.length);
+        }
         final ExpandableDirectByteBuffer state = new ExpandableDirectByteBuffer(32);
         for (final long[] session : restated)
         {
@@ -210,16 +218,18 @@ final class PersistenceRecovery implements RecordVisitor
     {
         final long recordSession = Records.sessionKeyOf(key);
         newestEpoch = Math.max(newestEpoch, recordSession >>> 32);
-        if (keyLength == Records.MESSAGE_KEY_LENGTH)
+        final byte kind = Records.kindOf(key);
+        if (keyLength == Records.MESSAGE_KEY_LENGTH && (kind == Records.QUEUED || kind == Records.EXCHANGE))
         {
+            // only these hold a message number: a subscription's filter of 8 bytes is as long, and is not one
             newestEpoch = Math.max(newestEpoch, Records.messageNumberOf(key) >>> 32);
         }
-        if (recordSession != sessionKey)
+        if (!sessionOpen || recordSession != sessionKey)
         {
             finishSession();
             sessionKey = recordSession;
+            sessionOpen = true;
         }
-        final byte kind = Records.kindOf(key);
         if (kind == Records.SESSION)
         {
             readSession(value, valueLength);
@@ -374,7 +384,7 @@ final class PersistenceRecovery implements RecordVisitor
 
     private void finishSession()
     {
-        if (sessionKey >= 0)
+        if (sessionOpen)
         {
             if (created())
             {
@@ -429,7 +439,8 @@ final class PersistenceRecovery implements RecordVisitor
         }
         messages.clear();
         exchanges.clear();
-        sessionKey = -1;
+        sessionKey = 0;
+        sessionOpen = false;
         sessionRead = false;
         sessionEnded = false;
         orphanHeld = false;
@@ -444,7 +455,10 @@ final class PersistenceRecovery implements RecordVisitor
         final long expiresAtMs = value.getLong(1);
         if (expiresAtMs != Message.NEVER && expiresAtMs <= nowMs)
         {
-            return; // expired while the broker was down
+            final byte[] gone = new byte[keyLength];
+            key.getBytes(0, gone);
+            expiredRetained.add(gone); // expired while the broker was down: its record goes too
+            return;
         }
         final byte[] topic = new byte[keyLength - 1];
         key.getBytes(1, topic);

@@ -70,6 +70,26 @@ public final class RouteOutput
         return this;
     }
 
+    /**
+     * @return whether target {@code i}'s session is an earlier QoS 1 or 2 target of the same message too: a session
+     * matched through a shared subscription besides its own (or two groups) gets two copies; the store keeps its
+     * record once, under the first copy (a key is never put twice: RocksDB's SingleDelete needs that), so the second
+     * copy is neither stored nor may its drop end that record. Shared targets come after the others and are few, so
+     * the walk back is short in practice.
+     */
+    public boolean isEarlierTarget(final int i)
+    {
+        final int session = targetSession(i);
+        for (int j = 0; j < i; j++)
+        {
+            if (targetSession(j) == session && targetQos(j) > 0)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
     public int targetSession(final int i)
     {
         return entry.getInt(i * TARGET_LENGTH);

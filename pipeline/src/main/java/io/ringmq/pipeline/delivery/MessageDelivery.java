@@ -36,6 +36,12 @@ final class MessageDelivery
     private SharedMessage eventMessage;
     /** The event's message number in the store (0: not stored). */
     private long eventMessageNumber;
+    /**
+     * The message number a drop of the current target's copy ends in the store: 0 for a second copy of the event's
+     * message to one session (a shared subscription besides its own), which the store does not keep apart from the
+     * first ({@code RouteOutput.isEarlierTarget}): its drop must not end the record the first copy is kept by.
+     */
+    private long dropNumber;
     /** The QoS the event's message was published with. */
     private int messageQos;
 
@@ -79,6 +85,7 @@ final class MessageDelivery
     {
         final int[] ids = event.subscriptionId > 0 ? subscriptionIds(event.subscriptionId) : null;
         eventMessageNumber = 0; // retained messages sent on SUBSCRIBE are not stored for the session
+        dropNumber = 0;
         int at = event.retainedOffset;
         for (int i = 0; i < event.retainedCount; i++, at = route.next(at))
         {
@@ -139,6 +146,7 @@ final class MessageDelivery
                 route.targetRetainAsPublished(i);
             final int[] ids = targetSubscriptionIds(i);
             final int group = route.targetGroup(i);
+            dropNumber = eventMessageNumber != 0 && group != 0 && route.isEarlierTarget(i) ? 0 : eventMessageNumber;
             if (qos == 0)
             {
                 if (session.isOnline())
@@ -316,7 +324,7 @@ final class MessageDelivery
         if (session.queueSize() >= maxQueued)
         {
             counters.increment(BrokerCounters.QUEUE_FULL_DROPPED);
-            journal.done(session.persistenceKey, eventMessageNumber, qos);
+            journal.done(session.persistenceKey, dropNumber, qos);
             return;
         }
         final SharedMessage message = retainedCopy(!session.isOnline());
@@ -329,7 +337,7 @@ final class MessageDelivery
         {
             pool.release(message);
             counters.increment(BrokerCounters.QUEUED_BYTES_DROPPED);
-            journal.done(session.persistenceKey, eventMessageNumber, qos);
+            journal.done(session.persistenceKey, dropNumber, qos);
             return;
         }
         if (session.isOnline())
@@ -346,7 +354,7 @@ final class MessageDelivery
     private void dropForMemory(final DeliverySession session, final int qos)
     {
         counters.increment(BrokerCounters.MESSAGE_MEMORY_DROPPED);
-        journal.done(session.persistenceKey, eventMessageNumber, qos);
+        journal.done(session.persistenceKey, dropNumber, qos);
     }
 
     /**
