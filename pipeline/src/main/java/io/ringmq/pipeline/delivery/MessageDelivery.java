@@ -42,6 +42,8 @@ final class MessageDelivery
      * first ({@code RouteOutput.isEarlierTarget}): its drop must not end the record the first copy is kept by.
      */
     private long dropNumber;
+    /** What an int array costs beyond its elements (object header and length). */
+    private static final int ARRAY_HEADER = 16;
     /** The QoS the event's message was published with. */
     private int messageQos;
 
@@ -156,7 +158,7 @@ final class MessageDelivery
             }
             else if (session.canSendNow())
             {
-                final SharedMessage message = retainedCopy(false);
+                final SharedMessage message = retainedCopy(false, ids);
                 if (null == message)
                 {
                     dropForMemory(session, qos);
@@ -267,6 +269,25 @@ final class MessageDelivery
      * would take the shard past its share of --max-message-memory (for a session whose client is away: past three
      * quarters of it, or a copy made already while the shard holds more).
      */
+    private SharedMessage retainedCopy(final boolean offline, final int[] ids)
+    {
+        final SharedMessage message = retainedCopy(offline);
+        if (null == message || null == ids || ids.length < 2)
+        {
+            return message; // no identifier, or one: its array is shared (subscriptionIds)
+        }
+        // an array of its own for this holder, up to RouteOutput.MAX_ID_INTS identifiers: counted like the copy, so
+        // that overlapping subscriptions with identifiers cannot make queued messages hold memory no bound sees
+        final long bytes = ids.length * 4L + ARRAY_HEADER;
+        if (bytes > Integer.MAX_VALUE || !(offline ? pool.hasRoomOffline((int)bytes) : pool.hasRoomFor((int)bytes)))
+        {
+            pool.release(message);
+            return null;
+        }
+        pool.charge(message, bytes);
+        return message;
+    }
+
     private SharedMessage retainedCopy(final boolean offline)
     {
         if (null == eventMessage)
@@ -304,7 +325,7 @@ final class MessageDelivery
     {
         if (session.canSendNow()) // sent now, or behind the backlog in order: either way it is in flight
         {
-            final SharedMessage message = retainedCopy(false);
+            final SharedMessage message = retainedCopy(false, ids);
             if (null == message)
             {
                 dropForMemory(session, qos);
@@ -327,7 +348,7 @@ final class MessageDelivery
             journal.done(session.persistenceKey, dropNumber, qos);
             return;
         }
-        final SharedMessage message = retainedCopy(!session.isOnline());
+        final SharedMessage message = retainedCopy(!session.isOnline(), ids);
         if (null == message)
         {
             dropForMemory(session, qos);

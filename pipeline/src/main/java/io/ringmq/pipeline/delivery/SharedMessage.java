@@ -283,6 +283,16 @@ final class SharedMessage
             return change;
         }
 
+        /**
+         * Counts {@code bytes} more against the copy (the Subscription Identifiers a window or queue entry keeps with
+         * it): given back when the copy is, never sooner, so it is an upper bound of what its holders keep.
+         */
+        void charge(final SharedMessage message, final long bytes)
+        {
+            message.cost += bytes;
+            keptBytes += bytes;
+        }
+
         private void count(final SharedMessage message)
         {
             message.cost = message.bytes.capacity() + COPY_ALLOWANCE;
