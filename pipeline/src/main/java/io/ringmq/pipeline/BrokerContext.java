@@ -4,9 +4,6 @@ import io.ringmq.pipeline.persistence.PersistenceSettings;
 
 import org.agrona.BitUtil;
 
-import java.net.InetAddress;
-import java.net.UnknownHostException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 
 import static io.ringmq.pipeline.SettingChecks.check;
@@ -40,7 +37,6 @@ public final class BrokerContext implements Cloneable
     private final ThreadingSettings threads = new ThreadingSettings();
     private int outboundHighWaterBytes = 1024 * 1024;
     private int acceptBacklog = 4_096;
-    private long sysIntervalMs = 10_000;
     /** Derived: the routing stage's output log, sized so one entry always holds a fan-out to every session. */
     private int routeLogBytes;
 
@@ -64,14 +60,8 @@ public final class BrokerContext implements Cloneable
     /** A bound of {@link MemorySettings} or {@code --max-retained-bytes}: sized from the JVM's limits. */
     public static final long AUTO = 0;
 
-    // counters file (ringmq stat)
-    private Path countersDir = defaultCountersDir();
-    // the Prometheus endpoint (/metrics, /health); port 0 is off
-    private String metricsBindAddress = "127.0.0.1";
-    private int metricsPort = 0;
-
-    /** {@link #metricsEndpoint(String, int)}: serve the metrics on a free port the system picks (tests). */
-    public static final int METRICS_PORT_EPHEMERAL = -1;
+    /** The $SYS tree, the counters file and the Prometheus endpoint. */
+    private ObservabilitySettings observability = new ObservabilitySettings();
 
     /**
      * Checks every setting; call once before starting.
@@ -86,17 +76,15 @@ public final class BrokerContext implements Cloneable
         threads.conclude();
         auth.conclude();
         memory.conclude(limits.maxPacketSize());
-        check(sysIntervalMs == 0 || sysIntervalMs >= 100, "--sys-interval must be 0 (off) or at least 100 ms");
+        observability.conclude();
         // the routing log holds two of its largest entries
         routeLogBytes = (int)Math.max(memory.messageLogBytes(),
             BitUtil.findNextPositivePowerOfTwo(routeEntryBytes(limits.maxSessions(), limits.maxPacketSize()) * 2));
         check(maxConnectSize >= 64, "--max-connect-size must be at least 64");
         check(maxConnectionsPerAddress >= 1, "--max-connections-per-address must be positive");
         persistence.conclude();
-        check(metricsPort >= METRICS_PORT_EPHEMERAL && metricsPort <= 65_535, "--metrics-port must be 0..65535");
-        check(0 == metricsPort || isAddress(metricsBindAddress), "--metrics-bind: unknown address " +
-            metricsBindAddress);
-        check(isAddress(defaultListener.bindAddress()), "--bind: unknown address " + defaultListener.bindAddress());
+        check(SettingChecks.isAddress(defaultListener.bindAddress()), "--bind: unknown address " +
+            defaultListener.bindAddress());
         check(!listeners().isEmpty(), "no listener: give --port or --listener");
         auth.passwordFile(sharedFile(auth.passwordFile(), "password_file", ListenerSettings::passwordFile));
         auth.aclFile(sharedFile(auth.aclFile(), "acl_file", ListenerSettings::aclFile));
@@ -136,8 +124,8 @@ public final class BrokerContext implements Cloneable
 
     /**
      * @return a copy for the context a reload publishes ({@link ReloadPlan#liveContext}), with its own memory,
-     * limit and authentication settings (live ones among them); the listeners, credential and store settings it
-     * shares are never changed while the broker runs.
+     * limit, authentication and observability settings (live ones among them); the listeners, credential and
+     * store settings it shares are never changed while the broker runs.
      */
     BrokerContext copy()
     {
@@ -147,6 +135,7 @@ public final class BrokerContext implements Cloneable
             copy.memory = memory.copy();
             copy.limits = limits.copy();
             copy.auth = auth.copy();
+            copy.observability = observability.copy();
             return copy;
         }
         catch (final CloneNotSupportedException ex)
@@ -178,9 +167,8 @@ public final class BrokerContext implements Cloneable
     public String toString()
     {
         return "listeners=" + listeners() + " " + threads +
-            " " + memory + " " + limits + " sys-interval=" + sysIntervalMs + "ms " + auth +
-            " counters-dir=" + countersDir + " " + persistence +
-            (0 == metricsPort ? "" : " metrics=" + metricsBindAddress + ":" + metricsPort) +
+            " " + memory + " " + limits + " " + observability + " " + auth +
+            " " + persistence +
             " max-connect-size=" + maxConnectSize + " max-connections-per-address=" + maxConnectionsPerAddress +
             (limitLoopback ? " limit-loopback" : "") +
             (threads.warmupConnections() > 0 ? " warmup=" + threads.warmupConnections() : "");
@@ -273,20 +261,6 @@ public final class BrokerContext implements Cloneable
     }
 
     /**
-     * @return how often the $SYS tree is published; 0 turns it off.
-     */
-    public long sysIntervalMs()
-    {
-        return sysIntervalMs;
-    }
-
-    public BrokerContext sysIntervalMs(final long sysIntervalMs)
-    {
-        this.sysIntervalMs = sysIntervalMs;
-        return this;
-    }
-
-    /**
      * @return the routing stage's output log, derived by {@link #conclude()} from the session limit.
      */
     public int routeLogBytes()
@@ -307,73 +281,6 @@ public final class BrokerContext implements Cloneable
     {
         this.maxConnectSize = maxConnectSize;
         return this;
-    }
-
-    /**
-     * @return /dev/shm/ringmq where /dev/shm is a writable directory (counters then never touch a disk), else
-     * ringmq under java.io.tmpdir.
-     */
-    public static Path defaultCountersDir()
-    {
-        final Path shm = Path.of("/dev/shm");
-        if (Files.isDirectory(shm) && Files.isWritable(shm))
-        {
-            return shm.resolve("ringmq");
-        }
-        return Path.of(System.getProperty("java.io.tmpdir"), "ringmq");
-    }
-
-    public Path countersDir()
-    {
-        return countersDir;
-    }
-
-    public BrokerContext countersDir(final Path countersDir)
-    {
-        this.countersDir = null == countersDir ? defaultCountersDir() : countersDir;
-        return this;
-    }
-
-    /**
-     * @return the address the Prometheus endpoint listens on.
-     */
-    public String metricsBindAddress()
-    {
-        return metricsBindAddress;
-    }
-
-    /**
-     * @return the port of the Prometheus endpoint ({@code /metrics}, {@code /health}): 0 when it is off,
-     * {@link #METRICS_PORT_EPHEMERAL} for a free port the system picks.
-     */
-    public int metricsPort()
-    {
-        return metricsPort;
-    }
-
-    /**
-     * @param bindAddress the address to serve {@code /metrics} and {@code /health} on (null: 127.0.0.1).
-     * @param port        0 for off, {@link #METRICS_PORT_EPHEMERAL} for a free port.
-     * @return this.
-     */
-    public BrokerContext metricsEndpoint(final String bindAddress, final int port)
-    {
-        this.metricsBindAddress = null == bindAddress ? "127.0.0.1" : bindAddress;
-        this.metricsPort = port;
-        return this;
-    }
-
-    private static boolean isAddress(final String address)
-    {
-        try
-        {
-            InetAddress.getByName(address);
-            return true;
-        }
-        catch (final UnknownHostException ex)
-        {
-            return false;
-        }
     }
 
     /**
@@ -404,6 +311,20 @@ public final class BrokerContext implements Cloneable
     /**
      * @return the store's settings, to change in place.
      */
+    public ObservabilitySettings observability()
+    {
+        return observability;
+    }
+
+    /**
+     * Changes the observability settings in place, in a chain.
+     */
+    public BrokerContext observability(final java.util.function.Consumer<ObservabilitySettings> change)
+    {
+        change.accept(observability);
+        return this;
+    }
+
     public AuthSettings auth()
     {
         return auth;

@@ -77,7 +77,8 @@ public final class ReloadPlan
             (live, value) -> live.limits().maxClientIdLength(value)),
         liveLong("memory-budget", context -> context.memory().memoryBudgetBytes(),
             (live, bytes) -> live.memory().memoryBudgetBytes(bytes)),
-        liveLong("sys-interval", BrokerContext::sysIntervalMs, BrokerContext::sysIntervalMs),
+        liveLong("sys-interval", context -> context.observability().sysIntervalMs(),
+            (live, ms) -> live.observability().sysIntervalMs(ms)),
         live("anonymous", context -> context.auth().anonymous(),
             (live, next) -> live.auth().anonymous(next.auth().anonymous())),
         liveInt("outbound-high-water", BrokerContext::outboundHighWaterBytes, BrokerContext::outboundHighWaterBytes),
@@ -113,9 +114,9 @@ public final class ReloadPlan
         restart("persistence-cache", context -> context.persistence().cacheBytes()),
         restart("persistence-write-buffers", context -> context.persistence().writeBufferBytes()),
         // observability set up at start
-        restart("counters-dir", BrokerContext::countersDir),
-        restart("metrics-port", BrokerContext::metricsPort),
-        restart("metrics-bind", BrokerContext::metricsBindAddress));
+        restart("counters-dir", context -> context.observability().countersDir()),
+        restart("metrics-port", context -> context.observability().metricsPort()),
+        restart("metrics-bind", context -> context.observability().metricsBindAddress()));
 
     private ReloadPlan()
     {

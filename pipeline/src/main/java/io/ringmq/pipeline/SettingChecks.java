@@ -21,4 +21,20 @@ public final class SettingChecks
             throw new IllegalArgumentException(message);
         }
     }
+
+    /**
+     * @return whether {@code address} names a host address (a literal, or a name that resolves).
+     */
+    public static boolean isAddress(final String address)
+    {
+        try
+        {
+            java.net.InetAddress.getByName(address);
+            return true;
+        }
+        catch (final java.net.UnknownHostException ex)
+        {
+            return false;
+        }
+    }
 }

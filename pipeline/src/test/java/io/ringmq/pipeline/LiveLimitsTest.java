@@ -30,14 +30,15 @@ class LiveLimitsTest
         final BrokerContext next = new BrokerContext().port(0).memory(m -> m.ringSize(4096))
             .limits(l -> l.maxPacketSize(2048)
             .maxConnections(3)
-            .maxQueued(7)).sysIntervalMs(500).auth(a -> a.anonymous(Authenticator.AnonymousPolicy.NONE))
+            .maxQueued(7)).observability(o -> o.sysIntervalMs(500))
+            .auth(a -> a.anonymous(Authenticator.AnonymousPolicy.NONE))
             .limits(l -> l.receiveMaximum(10)
             .maxSessions(50)).conclude();
         final BrokerContext live = ReloadPlan.liveContext(running, next);
         assertThat(live.limits().maxConnections()).isEqualTo(3);
         assertThat(live.limits().maxPacketSize()).isEqualTo(2048);
         assertThat(live.limits().maxQueued()).isEqualTo(7);
-        assertThat(live.sysIntervalMs()).isEqualTo(500);
+        assertThat(live.observability().sysIntervalMs()).isEqualTo(500);
         assertThat(live.auth().anonymous()).isEqualTo(Authenticator.AnonymousPolicy.NONE);
         assertThat(live.memory().ringSize()).as("sized at start").isEqualTo(1024);
         assertThat(live.limits().receiveMaximum()).as("promised in every CONNACK")

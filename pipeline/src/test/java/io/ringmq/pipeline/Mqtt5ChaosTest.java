@@ -170,7 +170,8 @@ class Mqtt5ChaosTest
         final SplittableRandom random = new SplittableRandom(seed);
         final BrokerContext context = new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED)
             .ioThreads(2))
-            .limits(l -> l.maxInflight(1 + random.nextInt(4)).maxQueued(random.nextInt(9))).sysIntervalMs(0)
+            .limits(l -> l.maxInflight(1 + random.nextInt(4)).maxQueued(random.nextInt(9)))
+            .observability(o -> o.sysIntervalMs(0))
             .limits(l -> l.maxQueuedBytes(random.nextBoolean() ? 1_024 : 1 << 20)
             .maxSessions(random.nextBoolean() ? 6 : 1_000)
             .maxSubscriptionsPerClient(1 + random.nextInt(4))

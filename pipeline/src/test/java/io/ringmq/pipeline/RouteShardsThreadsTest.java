@@ -80,7 +80,8 @@ class RouteShardsThreadsTest
     {
         return new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2))
             .memory(m -> m.ringSize(256))
-            .sysIntervalMs(0).limits(l -> l.maxSessions(1_000).maxSubscriptionsPerClient(maxSubscriptions))
+            .observability(o -> o.sysIntervalMs(0)).limits(l -> l.maxSessions(1_000)
+            .maxSubscriptionsPerClient(maxSubscriptions))
             .threads(t -> t.routeShards(3));
     }
 

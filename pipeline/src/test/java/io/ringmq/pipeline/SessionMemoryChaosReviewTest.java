@@ -81,7 +81,8 @@ class SessionMemoryChaosReviewTest
         final SplittableRandom random = new SplittableRandom(seed);
         final BrokerContext context = new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED)
             .ioThreads(2))
-            .limits(l -> l.maxInflight(1 + random.nextInt(4)).maxQueued(random.nextInt(9))).sysIntervalMs(0)
+            .limits(l -> l.maxInflight(1 + random.nextInt(4)).maxQueued(random.nextInt(9)))
+            .observability(o -> o.sysIntervalMs(0))
             .limits(l -> l.maxSessions(random.nextBoolean() ? 6 : 1_000)
             .maxSubscriptionsPerClient(1 + random.nextInt(4)))
             .memory(m -> m.maxSessionMemory(random.nextBoolean() ? 64 * 1024 : 0));

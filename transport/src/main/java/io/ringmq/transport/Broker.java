@@ -103,7 +103,7 @@ public final class Broker implements AutoCloseable
         }
         try
         {
-            countersFile = CountersFile.create(context.countersDir());
+            countersFile = CountersFile.create(context.observability().countersDir());
         }
         catch (final IOException ex)
         {
@@ -111,7 +111,8 @@ public final class Broker implements AutoCloseable
             Listener.closeAll(null == warmupListeners ? new Listener[0] : warmupListeners);
             tlsTasks.close();
             CloseHelper.quietClose(store);
-            throw new IOException("cannot create a counters file in " + context.countersDir() + ": " + ex, ex);
+            throw new IOException("cannot create a counters file in " + context.observability().countersDir() +
+                ": " + ex, ex);
         }
         counters = new BrokerCounters(countersFile);
         final ErrorLog errors = new ErrorLog(counters);
@@ -151,7 +152,7 @@ public final class Broker implements AutoCloseable
                     credentials);
                 agents[i].follow(pipeline.limits());
             }
-            final StageLatencyCollector latencies = 0 == context.metricsPort() ? null :
+            final StageLatencyCollector latencies = 0 == context.observability().metricsPort() ? null :
                 StageLatencyCollector.attach(pipeline);
             threads.start(agents, outbound, pipeline);
             if (null != warmupListeners)
@@ -358,7 +359,7 @@ public final class Broker implements AutoCloseable
 
     /**
      * @return the port {@code /metrics} and {@code /health} are served on (the real one for
-     * {@link BrokerContext#METRICS_PORT_EPHEMERAL}), or 0 when the endpoint is off.
+     * {@link ObservabilitySettings#METRICS_PORT_EPHEMERAL}), or 0 when the endpoint is off.
      */
     public int metricsPort()
     {

@@ -141,7 +141,8 @@ final class IoAgent implements Agent
         this.memoryBudget = new MemoryBudget(context.memory().memoryBudgetBytes());
         this.writer = new ConnectionWriter(context, counters, memoryBudget, paused, closer, idleBuffers);
         writer.credentials(credentials);
-        this.sys = index == 0 ? new SysTopics(counters, context.sysIntervalMs(), nowMs, (packet, length) ->
+        this.sys = index == 0 ? new SysTopics(counters, context.observability().sysIntervalMs(), nowMs,
+            (packet, length) ->
             this.ingress.packet(IngressEvent.SYSTEM_CONNECTION, MqttVersion.V3_1_1, true, PacketType.PUBLISH, packet,
                 length)) : null;
         this.limits = new LimitReport(counters, LIMIT_REPORT_MS, nowMs);
@@ -195,7 +196,7 @@ final class IoAgent implements Agent
         acceptors.limits(next);
         if (null != sys)
         {
-            sys.intervalMs(next.sysIntervalMs());
+            sys.intervalMs(next.observability().sysIntervalMs());
         }
     }
 

@@ -5,6 +5,7 @@ import com.sun.net.httpserver.HttpServer;
 import io.prometheus.metrics.exporter.httpserver.MetricsHandler;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.ringmq.pipeline.ObservabilitySettings;
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.status.BrokerCounters;
 
@@ -68,12 +69,14 @@ final class MetricsEndpoint implements AutoCloseable
     static MetricsEndpoint start(final BrokerContext context, final BrokerCounters counters,
         final StageLatencyCollector latencies, final BooleanSupplier running) throws IOException
     {
-        if (0 == context.metricsPort())
+        final ObservabilitySettings settings = context.observability();
+        if (0 == settings.metricsPort())
         {
             return null;
         }
-        final int port = BrokerContext.METRICS_PORT_EPHEMERAL == context.metricsPort() ? 0 : context.metricsPort();
-        final InetSocketAddress address = new InetSocketAddress(context.metricsBindAddress(), port);
+        final int port = ObservabilitySettings.METRICS_PORT_EPHEMERAL == settings.metricsPort() ? 0 :
+            settings.metricsPort();
+        final InetSocketAddress address = new InetSocketAddress(settings.metricsBindAddress(), port);
         limitJdkServer();
         final HttpServer server;
         try
@@ -82,7 +85,7 @@ final class MetricsEndpoint implements AutoCloseable
         }
         catch (final BindException ex)
         {
-            throw new IOException("cannot serve metrics on " + context.metricsBindAddress() + ":" + port + ": " +
+            throw new IOException("cannot serve metrics on " + settings.metricsBindAddress() + ":" + port + ": " +
                 ex.getMessage(), ex);
         }
         final PrometheusRegistry registry = new PrometheusRegistry();
@@ -102,7 +105,7 @@ final class MetricsEndpoint implements AutoCloseable
         server.createContext("/health", endpoint::health);
         server.setExecutor(executor);
         server.start();
-        LOG.log(System.Logger.Level.INFO, "ringmq metrics on http://" + context.metricsBindAddress() + ":" +
+        LOG.log(System.Logger.Level.INFO, "ringmq metrics on http://" + settings.metricsBindAddress() + ":" +
             endpoint.port() + "/metrics");
         return endpoint;
     }

@@ -25,7 +25,7 @@ final class ObservabilityOptions
     @Option(names = "--sys-interval", paramLabel = "DURATION",
         description = "How often the $SYS tree is published, retained (Mosquitto's topics); 0 turns it off "
             + "(default: ${DEFAULT-VALUE}).", order = 450)
-    String sysInterval = OptionValues.durationText(DEFAULTS.sysIntervalMs());
+    String sysInterval = OptionValues.durationText(DEFAULTS.observability().sysIntervalMs());
 
     @Option(names = "--counters-dir", paramLabel = "DIR",
         description = "Where the counters file that 'ringmq stat' reads is kept (default: /dev/shm/ringmq, or "
@@ -47,8 +47,8 @@ final class ObservabilityOptions
      */
     void applyTo(final BrokerContext context)
     {
-        context.sysIntervalMs(OptionValues.parseLongDurationMs(sysInterval))
+        context.observability(o -> o.sysIntervalMs(OptionValues.parseLongDurationMs(sysInterval))
             .countersDir(countersDir)
-            .metricsEndpoint(metricsBind, metricsPort);
+            .metricsEndpoint(metricsBind, metricsPort));
     }
 }

@@ -1,5 +1,6 @@
 package io.ringmq.transport;
 
+import io.ringmq.pipeline.ObservabilitySettings;
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.status.CountersFileReader;
@@ -32,7 +33,7 @@ final class ReloadCommand implements Callable<Integer>
 
     public Integer call() throws Exception
     {
-        final Path dir = null != countersDir ? countersDir : BrokerContext.defaultCountersDir();
+        final Path dir = null != countersDir ? countersDir : ObservabilitySettings.defaultCountersDir();
         final List<Long> ready = new ArrayList<>();
         final List<Long> unready = new ArrayList<>();
         for (final Path file : CountersFileReader.find(dir, pid))

@@ -214,7 +214,7 @@ public final class RingMqBuilder
             if (null == options.observability.countersDir)
             {
                 temporary = Files.createTempDirectory("ringmq-counters-");
-                context.countersDir(temporary);
+                context.observability().countersDir(temporary);
             }
             customised(context);
             return new RingMq(Broker.launch(context), context, temporary);

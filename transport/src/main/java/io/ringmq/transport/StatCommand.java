@@ -1,5 +1,6 @@
 package io.ringmq.transport;
 
+import io.ringmq.pipeline.ObservabilitySettings;
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.status.CountersFileReader;
 import picocli.CommandLine.Command;
@@ -80,7 +81,7 @@ final class StatCommand implements Callable<Integer>
      */
     private boolean print(final StringBuilder sb) throws IOException
     {
-        final Path directory = null != countersDir ? countersDir : BrokerContext.defaultCountersDir();
+        final Path directory = null != countersDir ? countersDir : ObservabilitySettings.defaultCountersDir();
         final List<Path> files = null != file ? List.of(file) : CountersFileReader.find(directory, pid);
         if (files.isEmpty())
         {

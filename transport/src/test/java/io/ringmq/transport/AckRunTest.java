@@ -31,7 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class AckRunTest
 {
     private static final BrokerContext CONTEXT =
-        new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0).conclude();
+        new BrokerContext().bindAddress("127.0.0.1").port(0).observability(o -> o.sysIntervalMs(0)).conclude();
 
     @Test
     @DisplayName("acknowledgements read back to back take one slot per run of one type; PUBREL and others go alone")

@@ -72,7 +72,7 @@ class AclTest extends InProcessBrokerTest
         }
         aclFile = directory.resolve("acl");
         Files.writeString(aclFile, acl, StandardCharsets.UTF_8);
-        return base().bindAddress("127.0.0.1").port(0).sysIntervalMs(0)
+        return base().bindAddress("127.0.0.1").port(0).observability(o -> o.sysIntervalMs(0))
             .auth(a -> a.anonymous(Authenticator.AnonymousPolicy.LOOPBACK).passwordFile(passwords).aclFile(aclFile));
     }
 
@@ -339,7 +339,8 @@ class AclTest extends InProcessBrokerTest
     @DisplayName("$SYS is read-only for clients without an ACL file: 3.1.1 dropped, 5.0 PUBACK 0x87")
     void sysWriteRefusedWithoutAclFile() throws Exception
     {
-        final int port = launch(new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0));
+        final int port = launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
+            .observability(o -> o.sysIntervalMs(0)));
         final Paho reader = paho(port, "reader", null);
         reader.client.subscribe(new String[] {"$SYS/fake/#", "t"}, new int[] {1, 1});
         final RawClient v5 = raw(port, "w5", null, MqttVersion.V5);

@@ -56,7 +56,7 @@ abstract class BrokerBehaviourTest
     Broker broker(final Consumer<BrokerContext> settings)
     {
         final BrokerContext context = new BrokerContext().bindAddress("127.0.0.1").port(0)
-            .threads(t -> t.threading(threading())).sysIntervalMs(0)
+            .threads(t -> t.threading(threading())).observability(o -> o.sysIntervalMs(0))
             .threads(t -> t.ioThreads(2).routeShards(routeShards()));
         settings.accept(context);
         try

@@ -120,7 +120,7 @@ class ConnectionFuzzTest
         if (null == broker)
         {
             broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
-                .threads(t -> t.threading(BrokerContext.Threading.INVOKER)).sysIntervalMs(0)
+                .threads(t -> t.threading(BrokerContext.Threading.INVOKER)).observability(o -> o.sysIntervalMs(0))
                 .limits(l -> l.connectTimeoutMs(60_000)));
         }
         if (null == bystander || !bystander.isOpen())

@@ -48,7 +48,7 @@ class CountersFileTest
     private Broker broker() throws IOException
     {
         broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
-            .threads(t -> t.threading(BrokerContext.Threading.SHARED)).countersDir(directory));
+            .threads(t -> t.threading(BrokerContext.Threading.SHARED)).observability(o -> o.countersDir(directory)));
         return broker;
     }
 
@@ -198,9 +198,10 @@ class CountersFileTest
     void namesNeverCollide() throws Exception
     {
         try (Broker first = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
-            .threads(t -> t.threading(BrokerContext.Threading.SHARED)).countersDir(directory));
+            .threads(t -> t.threading(BrokerContext.Threading.SHARED)).observability(o -> o.countersDir(directory)));
             Broker second = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
-                .threads(t -> t.threading(BrokerContext.Threading.SHARED)).countersDir(directory)))
+                .threads(t -> t.threading(BrokerContext.Threading.SHARED))
+                .observability(o -> o.countersDir(directory))))
         {
             assertThat(first.countersFile()).isNotEqualTo(second.countersFile());
             assertThat(CountersFileReader.find(directory, ProcessHandle.current().pid()))

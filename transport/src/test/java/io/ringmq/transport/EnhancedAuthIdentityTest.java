@@ -65,7 +65,7 @@ class EnhancedAuthIdentityTest
         broker = RingMq.builder().passwordFile(file).anonymous(Authenticator.AnonymousPolicy.NONE)
             .context(c ->
             {
-                c.sysIntervalMs(0).threads(t -> t.ioThreads(1));
+                c.observability(o -> o.sysIntervalMs(0)).threads(t -> t.ioThreads(1));
                 if (null != acl)
                 {
                     c.auth(a -> a.aclFile(aclFile));

@@ -36,7 +36,7 @@ class EnhancedAuthTest
         final Path file = directory.resolve("passwd");
         PasswordFile.write(file, "alice", PasswordHash.createScram("wonderland", 4096));
         broker = RingMq.builder().passwordFile(file).anonymous(Authenticator.AnonymousPolicy.NONE)
-            .context(context -> context.sysIntervalMs(0)).start();
+            .context(context -> context.observability(o -> o.sysIntervalMs(0))).start();
     }
 
     @AfterEach
@@ -139,7 +139,8 @@ class EnhancedAuthTest
         final Path file = directory.resolve("passwd");
         PasswordFile.write(file, "alice", PasswordHash.createScram("wonderland", 4096));
         try (RingMq quick = RingMq.builder().passwordFile(file).anonymous(Authenticator.AnonymousPolicy.NONE)
-            .context(context -> context.sysIntervalMs(0).limits(l -> l.connectTimeoutMs(1_000))).start();
+            .context(context -> context.observability(o -> o.sysIntervalMs(0)).limits(l -> l.connectTimeoutMs(1_000)))
+            .start();
             RawClient client = new RawClient(quick.port()).v5())
         {
             final ScramClient scram = new ScramClient("alice", "wonderland", "fyko+d2lbbFgONRv9qkxdawL");

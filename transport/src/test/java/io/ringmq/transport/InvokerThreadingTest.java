@@ -27,7 +27,7 @@ class InvokerThreadingTest
     void stepsEveryAgent() throws Exception
     {
         try (Broker broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
-            .threads(t -> t.threading(BrokerContext.Threading.INVOKER)).sysIntervalMs(0));
+            .threads(t -> t.threading(BrokerContext.Threading.INVOKER)).observability(o -> o.sysIntervalMs(0)));
             Socket subscriber = new Socket("127.0.0.1", broker.port());
             Socket publisher = new Socket("127.0.0.1", broker.port()))
         {

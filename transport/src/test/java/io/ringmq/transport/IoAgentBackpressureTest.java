@@ -107,7 +107,7 @@ class IoAgentBackpressureTest
             final boolean threaded, final int keepAliveSeconds, final boolean silentToo) throws Exception
         {
             final BrokerContext context =
-                new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0).conclude();
+                new BrokerContext().bindAddress("127.0.0.1").port(0).observability(o -> o.sysIntervalMs(0)).conclude();
             ring.addGatingSequences(stage);
             server.bind(new InetSocketAddress("127.0.0.1", 0));
             server.configureBlocking(false);

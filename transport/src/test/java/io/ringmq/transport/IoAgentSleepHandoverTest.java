@@ -33,7 +33,8 @@ class IoAgentSleepHandoverTest
     void aPacketAfterTheHandoverIsReadWithinTwoCyclesOrAtOnceBySleep(final BrokerContext.Threading threading)
         throws Exception
     {
-        final BrokerContext context = new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0)
+        final BrokerContext context = new BrokerContext().bindAddress("127.0.0.1").port(0)
+            .observability(o -> o.sysIntervalMs(0))
             .threads(t -> t.threading(threading)).conclude();
         try (SteppedAgent stepped = SteppedAgent.open(context))
         {

@@ -27,7 +27,8 @@ class IoAgentSteppedTest
         + "by the agent itself; a PUBLISH lands with its bytes")
     void stepsOneAgent() throws Exception
     {
-        final BrokerContext context = new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0).conclude();
+        final BrokerContext context = new BrokerContext().bindAddress("127.0.0.1").port(0)
+            .observability(o -> o.sysIntervalMs(0)).conclude();
         try (SteppedAgent stepped = SteppedAgent.open(context))
         {
             final RingBuffer<IngressEvent> ring = stepped.ring;
@@ -77,7 +78,8 @@ class IoAgentSteppedTest
         "unsettled, so the shared thread does not sleep on it, and the next cycle hands it on")
     void endWaitingForRoomIsNotSettled() throws Exception
     {
-        final BrokerContext context = new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0).conclude();
+        final BrokerContext context = new BrokerContext().bindAddress("127.0.0.1").port(0)
+            .observability(o -> o.sysIntervalMs(0)).conclude();
         final com.lmax.disruptor.Sequence consumed = new com.lmax.disruptor.Sequence(-1);
         try (SteppedAgent stepped = SteppedAgent.open(context, consumed))
         {

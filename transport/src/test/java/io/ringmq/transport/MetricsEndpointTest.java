@@ -1,5 +1,6 @@
 package io.ringmq.transport;
 
+import io.ringmq.pipeline.ObservabilitySettings;
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.status.BrokerCounters;
 import org.junit.jupiter.api.AfterEach;
@@ -59,8 +60,10 @@ class MetricsEndpointTest
 
     private Broker broker(final int metricsPort) throws IOException
     {
-        broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0)
-            .threads(t -> t.threading(BrokerContext.Threading.SHARED)).metricsEndpoint("127.0.0.1", metricsPort));
+        broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
+            .observability(o -> o.sysIntervalMs(0))
+            .threads(t -> t.threading(BrokerContext.Threading.SHARED))
+            .observability(o -> o.metricsEndpoint("127.0.0.1", metricsPort)));
         return broker;
     }
 
@@ -139,7 +142,7 @@ class MetricsEndpointTest
     @DisplayName("/metrics shows a known traffic pattern in the broker's counters, with JVM metrics, all valid")
     void countersAfterKnownTraffic() throws Exception
     {
-        broker(BrokerContext.METRICS_PORT_EPHEMERAL);
+        broker(ObservabilitySettings.METRICS_PORT_EPHEMERAL);
         assertThat(broker.metricsPort()).isPositive();
         final Paho subscriber = closeLater(Paho.connect(broker.port(), "sub"));
         subscriber.client.subscribe("m/#", 1);
@@ -192,7 +195,7 @@ class MetricsEndpointTest
     @DisplayName("/health answers 200 ok while the broker runs; closing the broker closes the endpoint")
     void healthAndClose() throws Exception
     {
-        broker(BrokerContext.METRICS_PORT_EPHEMERAL);
+        broker(ObservabilitySettings.METRICS_PORT_EPHEMERAL);
         final HttpResponse<String> health = get("/health");
         assertThat(health.statusCode()).isEqualTo(200);
         assertThat(health.body().strip()).isEqualTo("ok");
@@ -213,8 +216,8 @@ class MetricsEndpointTest
         broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
             .threads(t -> t.threading(BrokerContext.Threading.SHARED)));
         assertThat(broker.metricsPort()).isZero();
-        assertThat(new BrokerContext().metricsPort()).isZero();
-        assertThat(new BrokerContext().metricsBindAddress()).isEqualTo("127.0.0.1");
+        assertThat(new BrokerContext().observability().metricsPort()).isZero();
+        assertThat(new BrokerContext().observability().metricsBindAddress()).isEqualTo("127.0.0.1");
     }
 
     @Test
@@ -246,8 +249,8 @@ class MetricsEndpointTest
         final Main main = new Main();
         new picocli.CommandLine(main).parseArgs("--metrics-port", "9404", "--metrics-bind", "0.0.0.0");
         final BrokerContext context = main.context().conclude();
-        assertThat(context.metricsPort()).isEqualTo(9404);
-        assertThat(context.metricsBindAddress()).isEqualTo("0.0.0.0");
+        assertThat(context.observability().metricsPort()).isEqualTo(9404);
+        assertThat(context.observability().metricsBindAddress()).isEqualTo("0.0.0.0");
         assertThat(context.toString()).contains("metrics=0.0.0.0:9404");
         final Main bad = new Main();
         new picocli.CommandLine(bad).parseArgs("--metrics-port", "70000");
@@ -257,8 +260,8 @@ class MetricsEndpointTest
         Files.writeString(config, "metrics-port 9500\nmetrics-bind=127.0.0.2\n");
         final Main fromFile = new Main();
         new picocli.CommandLine(fromFile).parseArgs(Main.withConfigFile(new String[]{"--config", config.toString()}).args());
-        assertThat(fromFile.context().conclude().metricsPort()).isEqualTo(9500);
-        assertThat(fromFile.context().metricsBindAddress()).isEqualTo("127.0.0.2");
+        assertThat(fromFile.context().conclude().observability().metricsPort()).isEqualTo(9500);
+        assertThat(fromFile.context().observability().metricsBindAddress()).isEqualTo("127.0.0.2");
     }
 
 
@@ -268,7 +271,7 @@ class MetricsEndpointTest
         + "200 within 1 s (a liveness probe's timeout)")
     void trickleOfHalfRequestsLeavesHealthAnswering() throws Exception
     {
-        broker(BrokerContext.METRICS_PORT_EPHEMERAL);
+        broker(ObservabilitySettings.METRICS_PORT_EPHEMERAL);
         final java.util.concurrent.ConcurrentLinkedQueue<java.net.Socket> slow =
             new java.util.concurrent.ConcurrentLinkedQueue<>();
         final java.util.concurrent.ScheduledExecutorService attacker =
@@ -316,7 +319,7 @@ class MetricsEndpointTest
         + "answer meanwhile")
     void halfRequestsDoNotWedgeTheEndpoint() throws Exception
     {
-        broker(BrokerContext.METRICS_PORT_EPHEMERAL);
+        broker(ObservabilitySettings.METRICS_PORT_EPHEMERAL);
         assertThat(get("/health").statusCode()).isEqualTo(200);
         final List<java.net.Socket> slow = new ArrayList<>();
         for (int i = 0; i < 6; i++)

@@ -32,7 +32,7 @@ class Mqtt5EdgeBrokerTest
     {
         broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
             .threads(t -> t.threading(threading).ioThreads(2))
-            .sysIntervalMs(0));
+            .observability(o -> o.sysIntervalMs(0)));
         return broker;
     }
 

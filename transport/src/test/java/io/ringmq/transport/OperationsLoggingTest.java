@@ -54,7 +54,8 @@ class OperationsLoggingTest
     void cleanShutdownPublishesNoWill() throws Exception
     {
         final Broker broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
-            .threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2)).sysIntervalMs(0));
+            .threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2))
+            .observability(o -> o.sysIntervalMs(0)));
         try (RawClient mortal = new RawClient(broker.port()); Paho watcher = Paho.connect(broker.port(), "watcher"))
         {
             watcher.client.subscribe("will/#", 0);

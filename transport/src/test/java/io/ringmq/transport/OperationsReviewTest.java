@@ -35,7 +35,8 @@ class OperationsReviewTest extends InProcessBrokerTest
     void clientCannotSpoofSysTopics() throws Exception
     {
         // the first round goes out at start; the next only after a minute, so the spoof is what a dashboard reads
-        broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(60_000));
+        broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
+            .observability(o -> o.sysIntervalMs(60_000)));
         final Paho dashboard = closeLater(Paho.connect(broker.port(), "dashboard"));
         dashboard.client.subscribe("$SYS/broker/version", 0);
         final Paho.Received genuine = dashboard.next();
@@ -94,8 +95,9 @@ class OperationsReviewTest extends InProcessBrokerTest
     private void attemptStart(final int metricsPort, final BrokerContext.Threading threading)
     {
         assertThatThrownBy(() -> Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
-            .countersDir(directory).threads(t -> t.threading(threading)).sysIntervalMs(0)
-            .metricsEndpoint("127.0.0.1", metricsPort))).isInstanceOf(IOException.class);
+            .observability(o -> o.countersDir(directory)).threads(t -> t.threading(threading))
+            .observability(o -> o.sysIntervalMs(0)
+            .metricsEndpoint("127.0.0.1", metricsPort)))).isInstanceOf(IOException.class);
     }
 
     private static long openDescriptors() throws IOException
@@ -113,7 +115,7 @@ class OperationsReviewTest extends InProcessBrokerTest
     void everySysTopicIsPublishedWithASmallRing() throws Exception
     {
         broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0).memory(m -> m.ringSize(64))
-            .threads(t -> t.threading(BrokerContext.Threading.SHARED)).sysIntervalMs(200));
+            .threads(t -> t.threading(BrokerContext.Threading.SHARED)).observability(o -> o.sysIntervalMs(200)));
         final String last = "$SYS/broker/ringmq/" +
             io.ringmq.pipeline.status.BrokerCounters.key(io.ringmq.pipeline.status.BrokerCounters.count() - 1);
         final Paho dashboard = closeLater(Paho.connect(broker.port(), "dashboard"));
@@ -144,7 +146,7 @@ class OperationsReviewTest extends InProcessBrokerTest
         }
         // a 1 GiB message log is more than this JVM's direct memory (-Xmx1g): refused before any is touched
         assertThatThrownBy(() -> Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(port)
-            .countersDir(directory).sysIntervalMs(0).memory(m -> m.messageLogBytes(1 << 30))))
+            .observability(o -> o.countersDir(directory).sysIntervalMs(0)).memory(m -> m.messageLogBytes(1 << 30))))
             .isInstanceOf(OutOfMemoryError.class);
         try (Stream<Path> left = Files.list(directory))
         {

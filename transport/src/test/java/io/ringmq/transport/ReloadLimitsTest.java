@@ -69,7 +69,7 @@ class ReloadLimitsTest extends InProcessBrokerTest
 
     private static BrokerContext settings()
     {
-        return new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0);
+        return new BrokerContext().bindAddress("127.0.0.1").port(0).observability(o -> o.sysIntervalMs(0));
     }
 
     /**
@@ -244,13 +244,13 @@ class ReloadLimitsTest extends InProcessBrokerTest
     @DisplayName("reload: a --sys-interval change is seen on $SYS: from one round an hour to one every 200 ms")
     void sysInterval() throws Exception
     {
-        start(context -> context.sysIntervalMs(3_600_000));
+        start(context -> context.observability(o -> o.sysIntervalMs(3_600_000)));
         final Paho watcher = closeLater(Paho.connect(broker.port(), "sys-watcher"));
         watcher.client.subscribe("$SYS/broker/uptime", 0);
         assertThat(watcher.next()).as("the retained round of the start").isNotNull();
         assertThat(watcher.received.poll(1, TimeUnit.SECONDS)).as("no second round within the hour").isNull();
 
-        assertThat(reload(context -> context.sysIntervalMs(200))).contains("sys-interval");
+        assertThat(reload(context -> context.observability(o -> o.sysIntervalMs(200)))).contains("sys-interval");
         assertThat(watcher.next()).isNotNull();
         assertThat(watcher.next()).as("and another one, 200 ms later").isNotNull();
     }

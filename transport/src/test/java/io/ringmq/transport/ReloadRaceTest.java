@@ -32,7 +32,7 @@ class ReloadRaceTest extends InProcessBrokerTest
 
     private static BrokerContext settings()
     {
-        return new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0)
+        return new BrokerContext().bindAddress("127.0.0.1").port(0).observability(o -> o.sysIntervalMs(0))
             .persistence(p -> p.persistent(false));
     }
 

@@ -34,7 +34,8 @@ class ReloadTest extends InProcessBrokerTest
         final Path file = directory.resolve("passwd");
         user(file, "alice", "a-pw");
         user(file, "bob", "b-pw");
-        broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0)
+        broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
+            .observability(o -> o.sysIntervalMs(0))
             .auth(a -> a.anonymous(io.ringmq.pipeline.auth.Authenticator.AnonymousPolicy.NONE).passwordFile(file)));
         final Paho alice = closeLater(Paho.connect(broker.port(), "alice", credentials("alice", "a-pw")));
         final Paho bob = closeLater(Paho.connect(broker.port(), "bob", credentials("bob", "b-pw")));
@@ -74,7 +75,8 @@ class ReloadTest extends InProcessBrokerTest
     {
         final Path file = directory.resolve("passwd");
         user(file, "dave", "d-pw");
-        broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0)
+        broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
+            .observability(o -> o.sysIntervalMs(0))
             .auth(a -> a.anonymous(io.ringmq.pipeline.auth.Authenticator.AnonymousPolicy.NONE).passwordFile(file)));
         final Paho5 dave = closeLater(new Paho5(broker.port(), "dave"));
         final org.eclipse.paho.mqttv5.client.MqttConnectionOptions options = Paho5.options();

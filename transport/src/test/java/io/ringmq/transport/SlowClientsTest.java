@@ -45,7 +45,7 @@ class SlowClientsTest
 
     private int start(final BrokerContext context) throws IOException
     {
-        broker = Broker.launch(context.bindAddress("127.0.0.1").port(0).sysIntervalMs(0)
+        broker = Broker.launch(context.bindAddress("127.0.0.1").port(0).observability(o -> o.sysIntervalMs(0))
             .persistence(p -> p.persistent(false)));
         return broker.port();
     }

@@ -58,7 +58,7 @@ final class SteppedEdge implements AutoCloseable
      */
     SteppedEdge(final BrokerContext context, final io.ringmq.pipeline.ListenerSettings listener) throws IOException
     {
-        this.context = context.bindAddress("127.0.0.1").port(0).sysIntervalMs(0).conclude();
+        this.context = context.bindAddress("127.0.0.1").port(0).observability(o -> o.sysIntervalMs(0)).conclude();
         ring = RingBuffer.createMultiProducer(() -> new IngressEvent(256), 1024, new BlockingWaitStrategy());
         ring.addGatingSequences(consumed);
         outbound = new ManyToOneRingBuffer(new UnsafeBuffer(

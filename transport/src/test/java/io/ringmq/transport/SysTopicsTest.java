@@ -23,7 +23,8 @@ class SysTopicsTest extends InProcessBrokerTest
     @DisplayName("$SYS: Mosquitto's topics and every ringmq counter, retained, refreshed every --sys-interval")
     void sysTreeIsPublished() throws Exception
     {
-        broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(200));
+        broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
+            .observability(o -> o.sysIntervalMs(200)));
         final Paho publisher = closeLater(Paho.connect(broker.port(), "pub"));
         for (int i = 0; i < 5; i++)
         {
@@ -78,7 +79,8 @@ class SysTopicsTest extends InProcessBrokerTest
     @DisplayName("$SYS off with --sys-interval 0: nothing is published")
     void sysOff() throws Exception
     {
-        broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0));
+        broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
+            .observability(o -> o.sysIntervalMs(0)));
         final Paho dashboard = closeLater(Paho.connect(broker.port(), "dashboard"));
         dashboard.client.subscribe("$SYS/#", 0);
         final Paho publisher = closeLater(Paho.connect(broker.port(), "pub"));

@@ -24,7 +24,7 @@ final class TestBrokers
      */
     static BrokerContext v5Context()
     {
-        return new BrokerContext().bindAddress("127.0.0.1").port(0).sysIntervalMs(0);
+        return new BrokerContext().bindAddress("127.0.0.1").port(0).observability(o -> o.sysIntervalMs(0));
     }
 
     /**
