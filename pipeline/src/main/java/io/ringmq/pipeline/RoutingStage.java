@@ -108,7 +108,8 @@ public final class RoutingStage implements Stage
         this.log = log;
         this.sessions = new SessionRegistry(new SessionMemory(context.memory().sessionMemoryBytes(),
             context.memory().clientSessionMemoryBytes()));
-        this.retained = new RetainedStore(context.limits().maxRetainedMessages(), context.limits().retainedBytes());
+        this.retained = new RetainedStore(context.limits().maxRetainedMessages(), context.limits().retainedBytes(),
+            true);
         final SubscriptionChanges subscriptions = new SubscriptionChanges(context, index, shared, retained, output,
             sessionCounters, sessions.memory());
         output.maxTargets(context.limits().maxSessions()); // the routing log holds a target per session, no more

@@ -239,6 +239,24 @@ class HostileClientTest
     }
 
     @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    @DisplayName("review: retained flood on deep topics (128 one-byte levels, within --max-topic-levels): the "
+        + "retained store's trie nodes count toward --max-retained-bytes, so the flood is refused at the bound "
+        + "[MQTT-3.3.1-5] instead of filling the heap")
+    void retainedFloodOnDeepTopicsStaysWithinTheHeap() throws Exception
+    {
+        broker = ForkedBroker.start(directory); // defaults: 100,000 messages, a quarter of the 256 MiB heap
+        final String tail = "/x".repeat(DEFAULTS.limits().maxTopicLevels() - 1); // 128 levels in all
+        final int flood = 25_000; // 6.5 MiB of topic bytes, a tenth of the 64 MiB bound; 450 MiB of trie nodes
+        floodAndSync(handshaken("deep-flooder"), flood,
+            i -> RawClient.publish("d" + i + tail, new byte[]{1}, 0, 0, true));
+        assertThat(broker.counter(BrokerCounters.RETAINED_REFUSED_LIMIT))
+            .as("retained messages refused at the bound: each holds 128 trie nodes of the heap%n%s", diagnostics())
+            .isPositive();
+        assertBrokerHealthy(rssBudget(DEFAULTS.limits().maxPacketSize()));
+    }
+
+    @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     @DisplayName("retained messages of 64 KiB on 4,000 topics, 250 MiB, more than the heap they live on: those past "
         + "--max-retained-bytes (a quarter of the heap) are refused and counted, the rest are kept [MQTT-3.3.1-5]")

@@ -89,7 +89,9 @@ public final class DeliveryShard implements Stage
         this.output = new ShardOutput(index, outbound, counters);
         this.shardCount = handover.shardCount();
         this.pool = new SharedMessage.Pool(index, 1_024, context.memory().messageMemoryBytes() / shardCount);
-        final PublishWriter writer = new PublishWriter();
+        // a message on an Agrona ring is at most an eighth of it, here with the connection id before the packet
+        final int ringBytes = context.memory().outboundRingBytes();
+        final PublishWriter writer = new PublishWriter(ringBytes > 0 ? ringBytes / 8 - Long.BYTES : Integer.MAX_VALUE);
         this.upkeep = new WindowUpkeep(pool, writer, output, clock, counters, redispatch, journal);
         this.messages = new MessageDelivery(index, sessions, output, counters, pool, writer, clock, upkeep,
             context.limits().maxQueued(), context.limits().maxQueuedBytes(), journal);
@@ -338,15 +340,27 @@ public final class DeliveryShard implements Stage
                 final DeliverySession session = sessions.get(event.sessionId);
                 if (null != session && event.packetId != 0)
                 {
-                    output.sendControl(event.connectionId, control, control.suback(event, route, PacketType.SUBACK));
+                    final int length = control.suback(event, route, PacketType.SUBACK);
+                    if (length > session.maxPacketSize)
+                    {
+                        endTooLarge(event); // [MQTT-3.1.2-24]: never sent; the subscriptions stay
+                        break;
+                    }
+                    output.sendControl(event.connectionId, control, length);
                     messages.retained(event, session);
                 }
                 break;
             case PacketType.UNSUBSCRIBE:
                 if (event.packetId != 0)
                 {
-                    output.sendControl(event.connectionId, control, control.suback(event, route,
-                        PacketType.UNSUBACK));
+                    final DeliverySession unsubscriber = sessions.get(event.sessionId);
+                    final int length = control.suback(event, route, PacketType.UNSUBACK);
+                    if (null != unsubscriber && length > unsubscriber.maxPacketSize)
+                    {
+                        endTooLarge(event); // [MQTT-3.1.2-24]
+                        break;
+                    }
+                    output.sendControl(event.connectionId, control, length);
                 }
                 break;
             case PacketType.PUBACK:
@@ -379,5 +393,17 @@ public final class DeliveryShard implements Stage
     public String name()
     {
         return "deliver-" + index;
+    }
+
+    /**
+     * A SUBACK or UNSUBACK larger than the client's Maximum Packet Size may not be sent [MQTT-3.1.2-24]: the
+     * connection ends with DISCONNECT 0x95 (Packet too large), which fits any Maximum Packet Size of 4 or more.
+     */
+    private void endTooLarge(final IngressEvent event)
+    {
+        counters.increment(BrokerCounters.PACKET_TOO_LARGE_FOR_CLIENT);
+        output.sendControl(event.connectionId, control,
+            control.disconnect(event.version, ReasonCode.PACKET_TOO_LARGE));
+        output.close(event.connectionId);
     }
 }

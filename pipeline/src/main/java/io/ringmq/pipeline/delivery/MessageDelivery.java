@@ -192,7 +192,8 @@ final class MessageDelivery
             return output.sendEncoded(session.connectionId, writer, length, qos == 0 && !writer.assignedAlias());
         }
         final int variant = writer.variant(session.version, qos, retain);
-        if (writer.variantLength(variant) > session.maxPacketSize)
+        if (writer.variantLength(variant) > session.maxPacketSize ||
+            writer.variantLength(variant) > writer.maxOutboundLength())
         {
             counters.increment(BrokerCounters.PACKET_TOO_LARGE_FOR_CLIENT); // [MQTT-3.1.2-25]
             return false;

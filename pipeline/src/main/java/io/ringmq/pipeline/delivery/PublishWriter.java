@@ -36,9 +36,22 @@ final class PublishWriter
     private int payloadLength;
     private long expiresAtMs;
     private long nowMs;
+    /** The largest PUBLISH an I/O agent's outbound ring carries (an eighth of it, less the connection id). */
+    private final int maxOutboundLength;
 
     PublishWriter()
     {
+        this(Integer.MAX_VALUE);
+    }
+
+    /**
+     * @param maxOutboundLength the largest packet the outbound rings take: a subscriber's own encoding (its
+     *                          Subscription Identifiers, a 3.1.1 message's properties length) may be larger than
+     *                          the PUBLISH that came in, and a ring refuses a message past an eighth of it.
+     */
+    PublishWriter(final int maxOutboundLength)
+    {
+        this.maxOutboundLength = maxOutboundLength;
         for (int i = 0; i < variants.length; i++)
         {
             variants[i] = new ExpandableArrayBuffer(256);
@@ -171,6 +184,11 @@ final class PublishWriter
             null == subscriptionIds ? 0 : subscriptionIds.length);
     }
 
+    int maxOutboundLength()
+    {
+        return maxOutboundLength;
+    }
+
     ExpandableArrayBuffer scratch()
     {
         return scratch;
@@ -205,7 +223,7 @@ final class PublishWriter
             properties, propertiesOffset, propertiesLength, payload, payloadOffset, payloadLength, expiresAtMs,
             subscriptionIds, subscriptionIdCount, Math.abs(alias));
         final int length = encoder.encodedLength();
-        if (length > session.maxPacketSize)
+        if (length > session.maxPacketSize || length > maxOutboundLength)
         {
             if (assignedAlias)
             {

@@ -60,6 +60,21 @@ public final class RetainedStore
     private final Node root = new Node(null, null);
     private int size;
     private long bytes;
+    /**
+     * What the trie's nodes hold of the heap (their objects, level copies and tables, {@link #NODE_BYTES} and the
+     * level's length each): counted toward {@code maxBytes} with the messages, or a flood of retained messages on
+     * deep topics (128 one-byte levels, about 18 KiB of nodes for 256 bytes of topic) fills the heap well within the
+     * byte bound.
+     */
+    private long nodeBytes;
+    private final boolean countNodes;
+    /** When expired messages may be swept again: at most once a {@link #SWEEP_INTERVAL_MS}, and only at a bound. */
+    private long nextSweepMs;
+    /** How often a store at its bounds looks for expired messages to let go of. */
+    static final long SWEEP_INTERVAL_MS = 1_000;
+
+    /** The heap one trie node holds besides its level's bytes: the node, its level array and its child table. */
+    static final int NODE_BYTES = 160;
     private long payloadBytes;
 
     // the match work stack, one frame per trie level under way: (node, index of the filter level it is compared
@@ -81,11 +96,27 @@ public final class RetainedStore
     }
 
     /**
+     * A store whose byte bound counts the messages alone (the models of the unit tests); the broker's counts the
+     * trie's nodes too.
+     *
      * @param maxCount the most retained messages held, at least 1.
      * @param maxBytes the most topic plus payload bytes held, all messages together, at least 1.
      */
     public RetainedStore(final int maxCount, final long maxBytes)
     {
+        this(maxCount, maxBytes, false);
+    }
+
+    /**
+     * @param maxCount   the most retained messages held, at least 1.
+     * @param maxBytes   the most bytes held, all messages together, at least 1.
+     * @param countNodes whether the trie's nodes ({@link #NODE_BYTES} and the level's length each) count toward
+     *                   {@code maxBytes} too, as the broker's store does: the heap they hold is bounded with the
+     *                   messages.
+     */
+    public RetainedStore(final int maxCount, final long maxBytes, final boolean countNodes)
+    {
+        this.countNodes = countNodes;
         if (maxCount < 1)
         {
             throw new IllegalArgumentException("maxCount must be at least 1: " + maxCount);
@@ -139,6 +170,14 @@ public final class RetainedStore
             clear(topic, topicOffset, topicLength);
             return CLEARED;
         }
+        if (!exempt && (size - exemptCount >= maxCount ||
+            bytes - exemptBytes + (countNodes ? nodeBytes : 0) + topicLength + payloadLength + propertiesLength >
+            maxBytes))
+        {
+            // at a bound: messages whose Message Expiry Interval has passed are never sent again [MQTT-3.3.2-5],
+            // so they give their places to this one rather than hold them until their topics are cleared
+            sweepExpired(System.currentTimeMillis());
+        }
 
         // walk the levels that exist already, so that a refused message leaves no empty nodes behind
         final int end = topicOffset + topicLength;
@@ -157,6 +196,7 @@ public final class RetainedStore
         }
 
         final long messageBytes = (long)topicLength + payloadLength + propertiesLength;
+        final long newNodeBytes = pos > end ? 0 : newNodeBytes(topic, pos, end);
         final Message old = pos > end ? node.message : null;
         final long oldBytes = null == old ? 0 :
             (long)old.topic().length + old.payload().length + old.properties().length;
@@ -168,7 +208,8 @@ public final class RetainedStore
             {
                 return REFUSED_COUNT;
             }
-            if (bytes - exemptBytes - limitedOld + messageBytes > maxBytes)
+            if (bytes - exemptBytes - limitedOld + messageBytes +
+                (countNodes ? nodeBytes + newNodeBytes : 0) > maxBytes)
             {
                 return REFUSED_BYTES;
             }
@@ -196,6 +237,7 @@ public final class RetainedStore
         }
         node.message = new Message(topicBytes, payloadBytesCopy, qos, true, propertyBytes, expiresAtMs);
         bytes += messageBytes - oldBytes;
+        nodeBytes += newNodeBytes;
         if (oldExempt)
         {
             exemptCount--;
@@ -423,9 +465,68 @@ public final class RetainedStore
             while (null != node.parent && null == node.message && node.children.isEmpty())
             {
                 node.parent.children.remove(node.level);
+                nodeBytes -= NODE_BYTES + node.level.length;
                 node = node.parent;
             }
         }
+    }
+
+    /**
+     * @return what the nodes for the levels of {@code topic} from {@code pos} to {@code end} would hold.
+     */
+    private static long newNodeBytes(final DirectBuffer topic, final int pos, final int end)
+    {
+        long total = 0;
+        int at = pos;
+        while (at <= end)
+        {
+            final int levelEnd = levelEnd(topic, at, end);
+            total += NODE_BYTES + (levelEnd - at);
+            at = levelEnd + 1;
+        }
+        return total;
+    }
+
+    /**
+     * @return what the trie's nodes hold of the heap, counted toward the byte bound.
+     */
+    public long nodeBytes()
+    {
+        return nodeBytes;
+    }
+
+    /**
+     * Clears every message (but the broker's own) whose expiry has passed, at most once a
+     * {@link #SWEEP_INTERVAL_MS}: a walk of the whole trie over the reused work stack.
+     *
+     * @return how many were cleared.
+     */
+    int sweepExpired(final long nowMs)
+    {
+        if (nowMs < nextSweepMs)
+        {
+            return 0;
+        }
+        nextSweepMs = nowMs + SWEEP_INTERVAL_MS;
+        final java.util.List<Message> expired = new java.util.ArrayList<>();
+        final java.util.ArrayDeque<Node> pending = new java.util.ArrayDeque<>();
+        pending.push(root);
+        while (!pending.isEmpty())
+        {
+            final Node node = pending.pop();
+            if (null != node.message && !node.exempt && node.message.isExpired(nowMs))
+            {
+                expired.add(node.message);
+            }
+            node.children.forEach(pending::push);
+        }
+        final org.agrona.concurrent.UnsafeBuffer view = new org.agrona.concurrent.UnsafeBuffer(0, 0);
+        for (final Message message : expired)
+        {
+            view.wrap(message.topic());
+            clear(view, 0, message.topic().length);
+        }
+        return expired.size();
     }
 
     private void push(final Node node, final int index)
