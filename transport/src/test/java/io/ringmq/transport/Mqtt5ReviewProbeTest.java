@@ -2,6 +2,7 @@ package io.ringmq.transport;
 
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.pipeline.auth.PasswordFile;
 import io.ringmq.pipeline.auth.PasswordHash;
 import io.ringmq.protocol.MqttProperties;
@@ -418,5 +419,21 @@ class Mqtt5ReviewProbeTest
         assertThat(type).isEqualTo(PacketType.DISCONNECT);
         assertThat(client.decoder().disconnect().reasonCode()).isEqualTo(ReasonCode.NOT_AUTHORIZED);
         assertThat(client.closedWithin(5_000)).isTrue();
+    }
+
+    @Test
+    @DisplayName("MQTT-3.1.2-24: no CONNACK (here with an Assigned Client Identifier) larger than the client's "
+        + "Maximum Packet Size of 16: not sent, the connection ends, counted")
+    void connackWithinClientMaximumPacketSize() throws Exception
+    {
+        broker = Broker.launch(TestBrokers.v5Context());
+        final RawClient client = raw();
+        client.send(RawClient.connect5("", 60, new MqttProperties().setInt(PropertyId.MAXIMUM_PACKET_SIZE, 16)));
+        final int type = client.readPacketOrClosed(5_000);
+        final int length = type < 0 ? 0 : client.lastPacket().length;
+        assertThat(length).as("%s of %d bytes to a client whose Maximum Packet Size is 16 [MQTT-3.1.2-24]",
+            type < 0 ? "closed" : PacketType.name(type), length).isLessThanOrEqualTo(16);
+        assertThat(type).as("the connection ends: nothing may come before a CONNACK [MQTT-3.2.0-1]").isNegative();
+        TestBrokers.await("counted", () -> broker.counters().get(BrokerCounters.PACKET_TOO_LARGE_FOR_CLIENT) == 1);
     }
 }

@@ -343,7 +343,9 @@ public final class DeliveryShard implements Stage
                     final int length = control.suback(event, route, PacketType.SUBACK);
                     if (length > session.maxPacketSize)
                     {
-                        endTooLarge(event); // [MQTT-3.1.2-24]: never sent; the subscriptions stay
+                        // never sent [MQTT-3.1.2-24]: DISCONNECT 0x95, the subscriptions stay
+                        output.endTooLarge(event.connectionId, control,
+                            control.disconnect(event.version, ReasonCode.PACKET_TOO_LARGE), session.maxPacketSize);
                         break;
                     }
                     output.sendControl(event.connectionId, control, length);
@@ -357,7 +359,9 @@ public final class DeliveryShard implements Stage
                     final int length = control.suback(event, route, PacketType.UNSUBACK);
                     if (null != unsubscriber && length > unsubscriber.maxPacketSize)
                     {
-                        endTooLarge(event); // [MQTT-3.1.2-24]
+                        output.endTooLarge(event.connectionId, control,
+                            control.disconnect(event.version, ReasonCode.PACKET_TOO_LARGE),
+                            unsubscriber.maxPacketSize);
                         break;
                     }
                     output.sendControl(event.connectionId, control, length);
@@ -393,17 +397,5 @@ public final class DeliveryShard implements Stage
     public String name()
     {
         return "deliver-" + index;
-    }
-
-    /**
-     * A SUBACK or UNSUBACK larger than the client's Maximum Packet Size may not be sent [MQTT-3.1.2-24]: the
-     * connection ends with DISCONNECT 0x95 (Packet too large), which fits any Maximum Packet Size of 4 or more.
-     */
-    private void endTooLarge(final IngressEvent event)
-    {
-        counters.increment(BrokerCounters.PACKET_TOO_LARGE_FOR_CLIENT);
-        output.sendControl(event.connectionId, control,
-            control.disconnect(event.version, ReasonCode.PACKET_TOO_LARGE));
-        output.close(event.connectionId);
     }
 }

@@ -126,7 +126,15 @@ final class ShardConnections
         session.connectionId = event.connectionId;
         session.version = event.version;
         clientLimits(session, v5);
-        output.sendControl(event.connectionId, control, control.connack(event, connect, route.assignedClientId()));
+        final int connack = control.connack(event, connect, route.assignedClientId());
+        if (connack > session.maxPacketSize)
+        {
+            // never sent [MQTT-3.1.2-24], and nothing may come before it [MQTT-3.2.0-1]: the connection ends, as a
+            // lost one (Mosquitto does not send it either)
+            output.endTooLarge(event.connectionId, control, 0, session.maxPacketSize);
+            return;
+        }
+        output.sendControl(event.connectionId, control, connack);
         if (event.sessionPresent)
         {
             upkeep.resend(session, acks.pubrelTo(event.connectionId));

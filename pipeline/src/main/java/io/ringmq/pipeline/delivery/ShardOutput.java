@@ -78,6 +78,22 @@ final class ShardOutput
     }
 
     /**
+     * A packet larger than the client's Maximum Packet Size is never sent [MQTT-3.1.2-24]: counted, and the
+     * connection ends, with the DISCONNECT of {@code disconnectLength} bytes in {@code control} where there is one
+     * (0: none, as before a CONNACK) and it fits.
+     */
+    void endTooLarge(final long connectionId, final ControlPackets control, final int disconnectLength,
+        final int maxPacketSize)
+    {
+        counters.increment(BrokerCounters.PACKET_TOO_LARGE_FOR_CLIENT);
+        if (disconnectLength <= maxPacketSize)
+        {
+            sendControl(connectionId, control, disconnectLength);
+        }
+        close(connectionId);
+    }
+
+    /**
      * Asks the agent to close a connection once what it was sent is written, in order with the sends.
      */
     void close(final long connectionId)
