@@ -240,7 +240,8 @@ class PersistenceReview2Test
     }
 
     @Test
-    @DisplayName("deleteOnce (SingleDelete) is never given a key put more than once since its last delete: a session that is two targets of one message, both acknowledged")
+    @DisplayName("deleteOnce (SingleDelete) is never given a key put more than once since its last delete, nor twice: "
+        + "a session that is two targets of one message, both acknowledged")
     void noKeyPutTwiceIsSingleDeleted()
     {
         packet(1, connect("sub", false));
@@ -256,7 +257,8 @@ class PersistenceReview2Test
             packet(1, ack(PacketType.PUBACK, d.packetId()));
         }
         broker.settle(); // the ends written: the store checks each SingleDelete as it is committed
-        assertThat(store.singleDeletes).as("the two ends reached the store").isEqualTo(2);
+        // the second copy is a copy of its own with no record: only the first copy's end deletes the key, once
+        assertThat(store.singleDeletes).as("the first copy's end reached the store, once").isEqualTo(1);
         assertThat(store.violations).isEmpty();
     }
 

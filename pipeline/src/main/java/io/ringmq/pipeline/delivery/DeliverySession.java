@@ -335,6 +335,11 @@ final class DeliverySession
         return queue.retain(0);
     }
 
+    int[] queuedSubscriptionIds(final int i)
+    {
+        return queue.subscriptionIds(i);
+    }
+
     int[] peekSubscriptionIds()
     {
         return queue.subscriptionIds(0);

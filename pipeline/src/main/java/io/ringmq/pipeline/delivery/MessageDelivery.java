@@ -291,6 +291,19 @@ final class MessageDelivery
 
     private SharedMessage retainedCopy(final boolean offline)
     {
+        if (0 == dropNumber && 0 != eventMessageNumber)
+        {
+            // a second copy of the event's message to one session (its own and a shared subscription): the store
+            // keeps the first copy's record alone, so this one is a copy of its own with no number, and none of its
+            // ends (acknowledged, too large, expired, dropped at a move or when its client went) ends that record
+            if (!(offline ? pool.hasRoomOffline(writer.keptLength()) : pool.hasRoomFor(writer.keptLength())))
+            {
+                return null;
+            }
+            final SharedMessage second = writer.copy(pool, messageQos);
+            second.retain();
+            return second;
+        }
         if (null == eventMessage)
         {
             if (!(offline ? pool.hasRoomOffline(writer.keptLength()) : pool.hasRoomFor(writer.keptLength())))

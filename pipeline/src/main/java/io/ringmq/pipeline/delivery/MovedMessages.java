@@ -114,10 +114,18 @@ final class MovedMessages implements ShardMoves.Messages
     private boolean keepArrived(final SharedMessage message, final DeliverySession session, final int at,
         final boolean inflight)
     {
+        // the entry's own Subscription Identifier array stays with it: counted here as it was in the old shard
+        final long ids = SharedMessage.Pool.idsCost(inflight ? session.inflightSubscriptionIds(at) :
+            session.queuedSubscriptionIds(at));
         final SharedMessage local = pool.arrivedCopyOf(message);
         if (null != local)
         {
+            if (ids > 0 && !pool.hasRoomFor((int)ids))
+            {
+                return false;
+            }
             local.retain(); // the private copy it replaces was never counted: dropped with no release
+            pool.charge(local, ids);
             if (inflight)
             {
                 session.replaceInflight(at, local);
@@ -128,11 +136,12 @@ final class MovedMessages implements ShardMoves.Messages
             }
             return true;
         }
-        if (!pool.hasRoomFor(message.length()))
+        if (!pool.hasRoomFor((int)(message.length() + ids)))
         {
             return false;
         }
         pool.adopt(message);
+        pool.charge(message, ids);
         return true;
     }
 

@@ -44,12 +44,20 @@ final class RestoredCopies
         final int state)
     {
         SharedMessage message = restoring.get(number);
+        // the entry's own Subscription Identifier array is counted with its copy, as routing counts it
+        final long idsCost = SharedMessage.Pool.idsCost(ids);
+        if (null != message && !inflight && idsCost > 0 && !pool.hasRoomOffline((int)idsCost))
+        {
+            counters.increment(BrokerCounters.MESSAGE_MEMORY_DROPPED);
+            journal.done(session.persistenceKey, number, qos);
+            return;
+        }
         if (null == message)
         {
             final byte[] topic = stored.topic();
             final byte[] properties = stored.properties();
             final byte[] payload = stored.payload();
-            if (!inflight && !pool.hasRoomOffline(topic.length + properties.length + payload.length))
+            if (!inflight && !pool.hasRoomOffline((int)(topic.length + properties.length + payload.length + idsCost)))
             {
                 // every session is away after a restart: the newest queued ones past the three quarters sessions away
                 // may keep are dropped, as they would have been had they come now, or had their clients gone away
@@ -65,6 +73,7 @@ final class RestoredCopies
             restoredCopies++;
         }
         message.retain();
+        pool.charge(message, idsCost);
         if (!inflight)
         {
             session.enqueue(message, qos, retain, ids, 0);

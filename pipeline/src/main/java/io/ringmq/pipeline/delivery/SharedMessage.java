@@ -284,11 +284,27 @@ final class SharedMessage
         }
 
         /**
+         * @return what a window or queue entry's own Subscription Identifier array holds of the heap, charged to its
+         * copy: 0 for none or one (an array shared by every message, {@code MessageDelivery.subscriptionIds}).
+         */
+        static long idsCost(final int[] ids)
+        {
+            return null == ids || ids.length < 2 ? 0 : ids.length * 4L + IDS_ARRAY_HEADER;
+        }
+
+        /** What an int array costs beyond its elements (object header and length). */
+        static final int IDS_ARRAY_HEADER = 16;
+
+        /**
          * Counts {@code bytes} more against the copy (the Subscription Identifiers a window or queue entry keeps with
          * it): given back when the copy is, never sooner, so it is an upper bound of what its holders keep.
          */
         void charge(final SharedMessage message, final long bytes)
         {
+            if (0 == bytes)
+            {
+                return;
+            }
             message.cost += bytes;
             keptBytes += bytes;
         }

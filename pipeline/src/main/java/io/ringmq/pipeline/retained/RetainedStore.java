@@ -67,6 +67,18 @@ public final class RetainedStore
      * byte bound.
      */
     private long nodeBytes;
+    /** What of {@link #nodeBytes} the nodes made for the broker's own (exempt) messages hold: not clients'. */
+    private long exemptNodeBytes;
+    /**
+     * The nodes whose client message has an expiry, soonest first: a sweep takes only those whose time has passed,
+     * never a walk of the whole trie.
+     */
+    private final java.util.TreeSet<Node> expiring = new java.util.TreeSet<>((a, b) ->
+    {
+        final int byTime = Long.compare(a.message.expiresAtMs(), b.message.expiresAtMs());
+        return byTime != 0 ? byTime : Long.compare(a.sequence, b.sequence);
+    });
+    private long nextNodeSequence;
     private final boolean countNodes;
     /** When expired messages may be swept again: at most once a {@link #SWEEP_INTERVAL_MS}, and only at a bound. */
     private long nextSweepMs;
@@ -171,8 +183,8 @@ public final class RetainedStore
             return CLEARED;
         }
         if (!exempt && (size - exemptCount >= maxCount ||
-            bytes - exemptBytes + (countNodes ? nodeBytes : 0) + topicLength + payloadLength + propertiesLength >
-            maxBytes))
+            bytes - exemptBytes + (countNodes ? nodeBytes - exemptNodeBytes : 0) + topicLength + payloadLength +
+            propertiesLength > maxBytes))
         {
             // at a bound: messages whose Message Expiry Interval has passed are never sent again [MQTT-3.3.2-5],
             // so they give their places to this one rather than hold them until their topics are cleared
@@ -209,7 +221,7 @@ public final class RetainedStore
                 return REFUSED_COUNT;
             }
             if (bytes - exemptBytes - limitedOld + messageBytes +
-                (countNodes ? nodeBytes + newNodeBytes : 0) > maxBytes)
+                (countNodes ? nodeBytes - exemptNodeBytes + newNodeBytes : 0) > maxBytes)
             {
                 return REFUSED_BYTES;
             }
@@ -221,6 +233,8 @@ public final class RetainedStore
             final byte[] level = new byte[levelEnd - pos];
             topic.getBytes(pos, level);
             final Node child = new Node(node, level);
+            child.exemptNode = exempt;
+            child.sequence = ++nextNodeSequence;
             node.children.put(level, child);
             node = child;
             pos = levelEnd + 1;
@@ -235,9 +249,23 @@ public final class RetainedStore
         {
             properties.getBytes(propertiesOffset, propertyBytes);
         }
+        if (null != old && node.expiring)
+        {
+            expiring.remove(node); // its place is the old message's expiry
+            node.expiring = false;
+        }
         node.message = new Message(topicBytes, payloadBytesCopy, qos, true, propertyBytes, expiresAtMs);
+        if (!exempt && expiresAtMs != Message.NEVER)
+        {
+            node.expiring = true;
+            expiring.add(node);
+        }
         bytes += messageBytes - oldBytes;
         nodeBytes += newNodeBytes;
+        if (exempt)
+        {
+            exemptNodeBytes += newNodeBytes;
+        }
         if (oldExempt)
         {
             exemptCount--;
@@ -459,6 +487,11 @@ public final class RetainedStore
                 exemptBytes -= (long)old.topic().length + old.payload().length + old.properties().length;
                 node.exempt = false;
             }
+            if (node.expiring)
+            {
+                expiring.remove(node);
+                node.expiring = false;
+            }
             node.message = null;
             size--;
             // prune the branch that holds nothing any more, bottom up in a loop
@@ -466,6 +499,10 @@ public final class RetainedStore
             {
                 node.parent.children.remove(node.level);
                 nodeBytes -= NODE_BYTES + node.level.length;
+                if (node.exemptNode)
+                {
+                    exemptNodeBytes -= NODE_BYTES + node.level.length;
+                }
                 node = node.parent;
             }
         }
@@ -496,8 +533,16 @@ public final class RetainedStore
     }
 
     /**
+     * @return how many clients' messages have an expiry: what a sweep looks at.
+     */
+    int expiringCount()
+    {
+        return expiring.size();
+    }
+
+    /**
      * Clears every message (but the broker's own) whose expiry has passed, at most once a
-     * {@link #SWEEP_INTERVAL_MS}: a walk of the whole trie over the reused work stack.
+     * {@link #SWEEP_INTERVAL_MS}: those whose time has passed, soonest first, never a walk of the trie.
      *
      * @return how many were cleared.
      */
@@ -508,25 +553,16 @@ public final class RetainedStore
             return 0;
         }
         nextSweepMs = nowMs + SWEEP_INTERVAL_MS;
-        final java.util.List<Message> expired = new java.util.ArrayList<>();
-        final java.util.ArrayDeque<Node> pending = new java.util.ArrayDeque<>();
-        pending.push(root);
-        while (!pending.isEmpty())
-        {
-            final Node node = pending.pop();
-            if (null != node.message && !node.exempt && node.message.isExpired(nowMs))
-            {
-                expired.add(node.message);
-            }
-            node.children.forEach(pending::push);
-        }
         final org.agrona.concurrent.UnsafeBuffer view = new org.agrona.concurrent.UnsafeBuffer(0, 0);
-        for (final Message message : expired)
+        int cleared = 0;
+        while (!expiring.isEmpty() && expiring.first().message.isExpired(nowMs))
         {
+            final Message message = expiring.first().message;
             view.wrap(message.topic());
-            clear(view, 0, message.topic().length);
+            clear(view, 0, message.topic().length); // takes it out of expiring
+            cleared++;
         }
-        return expired.size();
+        return cleared;
     }
 
     private void push(final Node node, final int index)
@@ -589,6 +625,12 @@ public final class RetainedStore
         private Message message;
         /** The message is the broker's own: not counted against the limits. */
         private boolean exempt;
+        /** Made for one of the broker's own messages: its bytes are not counted against clients'. */
+        private boolean exemptNode;
+        /** Its place among {@link #expiring} nodes of the same expiry. */
+        private long sequence;
+        /** Whether it is among {@link #expiring}. */
+        private boolean expiring;
 
         Node(final Node parent, final byte[] level)
         {
