@@ -42,8 +42,6 @@ final class MessageDelivery
      * first ({@code RouteOutput.isEarlierTarget}): its drop must not end the record the first copy is kept by.
      */
     private long dropNumber;
-    /** What an int array costs beyond its elements (object header and length). */
-    private static final int ARRAY_HEADER = 16;
     /** The QoS the event's message was published with. */
     private int messageQos;
 
@@ -266,21 +264,21 @@ final class MessageDelivery
     }
 
     /**
-     * @return the event's message as a kept copy with one more reference (copied once per event); null when a copy
-     * would take the shard past its share of --max-message-memory (for a session whose client is away: past three
-     * quarters of it, or a copy made already while the shard holds more).
+     * @param ids the Subscription Identifiers its holder keeps with it: an array of its own when there are several
+     *            (up to {@code RouteOutput.MAX_ID_INTS}), counted with the copy, so that overlapping subscriptions
+     *            with identifiers cannot make queued messages hold memory no bound sees.
+     * @return the event's message as a kept copy with one more reference, as {@link #retainedCopy(boolean)}; null
+     * also when its identifiers do not fit.
      */
     private SharedMessage retainedCopy(final boolean offline, final int[] ids)
     {
         final SharedMessage message = retainedCopy(offline);
-        if (null == message || null == ids || ids.length < 2)
+        final long bytes = SharedMessage.Pool.idsCost(ids); // 0 for none, or one: that array is shared
+        if (null == message || 0 == bytes)
         {
-            return message; // no identifier, or one: its array is shared (subscriptionIds)
+            return message;
         }
-        // an array of its own for this holder, up to RouteOutput.MAX_ID_INTS identifiers: counted like the copy, so
-        // that overlapping subscriptions with identifiers cannot make queued messages hold memory no bound sees
-        final long bytes = ids.length * 4L + ARRAY_HEADER;
-        if (bytes > Integer.MAX_VALUE || !(offline ? pool.hasRoomOffline((int)bytes) : pool.hasRoomFor((int)bytes)))
+        if (!(offline ? pool.hasRoomOffline((int)bytes) : pool.hasRoomFor((int)bytes)))
         {
             pool.release(message);
             return null;
@@ -289,6 +287,11 @@ final class MessageDelivery
         return message;
     }
 
+    /**
+     * @return the event's message as a kept copy with one more reference (copied once per event); null when a copy
+     * would take the shard past its share of --max-message-memory (for a session whose client is away: past three
+     * quarters of it, or a copy made already while the shard holds more).
+     */
     private SharedMessage retainedCopy(final boolean offline)
     {
         if (0 == dropNumber && 0 != eventMessageNumber)
