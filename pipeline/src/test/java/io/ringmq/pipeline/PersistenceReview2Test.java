@@ -4,6 +4,7 @@ import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.persistence.DurableStore;
 import io.ringmq.pipeline.persistence.MemoryStore;
 import io.ringmq.pipeline.persistence.RecordVisitor;
+import io.ringmq.pipeline.persistence.Records;
 import io.ringmq.pipeline.persistence.RecoveryReport;
 import io.ringmq.pipeline.persistence.StoreWriter;
 import io.ringmq.protocol.MqttVersion;
@@ -11,6 +12,7 @@ import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.PublishEncoder;
 import io.ringmq.protocol.PublishFlyweight;
 import org.agrona.DirectBuffer;
+import org.agrona.ExpandableDirectByteBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -260,6 +262,102 @@ class PersistenceReview2Test
         // the second copy is a copy of its own with no record: only the first copy's end deletes the key, once
         assertThat(store.singleDeletes).as("the first copy's end reached the store, once").isEqualTo(1);
         assertThat(store.violations).isEmpty();
+    }
+
+    // ---- from the third review (what a client controls that reaches the store, and the restore path)
+
+    @Test
+    @DisplayName("[MQTT-3.1.2-4] a store whose epoch is past 2^31 (its session keys are negative longs) restores its " +
+        "sessions' queued messages, and leaves no records behind that no session owns")
+    void sessionKeysOfAnEpochPast2To31AreRestored()
+    {
+        // an epoch record as the one an 8-byte subscription filter made (newestEpoch read from the filter's bytes)
+        final StoreWriter writer = store.writer(true);
+        final ExpandableDirectByteBuffer key = new ExpandableDirectByteBuffer(32);
+        key.putLong(16, 0xE6B8A9E5L);
+        writer.put(key, 0, Records.epochKey(key), key, 16, 8);
+        writer.commit();
+
+        broker = start(store);
+        packet(1, connect("b", false));
+        packet(1, subscribe("b/#", 1));
+        broker.outbound.takePackets(1);
+        lost(1);
+        packet(2, connect("pub", true));
+        for (int i = 0; i < 3; i++)
+        {
+            packet(2, publish("b/x", 1, i + 1, "m" + i));
+        }
+        broker.settle();
+
+        restart();
+        packet(3, connect("b", false));
+        assertThat(publishes(3)).extracting(Delivery::payload).as("b's queued messages after a restart").containsExactly("m0", "m1", "m2");
+    }
+
+    @Test
+    @DisplayName("[MQTT-4.8.2] a session matched twice (own and shared subscription) whose queue has room for one " +
+        "copy only: the copy it queued survives a restart (dropping the second copy must not delete the record the " +
+        "first one is stored under)")
+    void droppedSecondCopyDoesNotDeleteTheQueuedFirstCopysRecord()
+    {
+        contexts = () -> new BrokerContext().limits(l -> l.maxInflight(4).maxQueued(1));
+        broker = start(store);
+        packet(1, connect("sub", false));
+        packet(1, subscribe("t", 1));
+        packet(1, subscribe("$share/g/t", 1));
+        broker.outbound.takePackets(1);
+        lost(1);
+        packet(2, connect("pub", true));
+        packet(2, publish("t", 1, 1, "x"));
+        broker.settle(); // the second copy's drop is written
+
+        // without a restart the session holds one copy: the baseline
+        restart();
+        packet(3, connect("sub", false));
+        assertThat(publishes(3)).extracting(Delivery::payload).as("the copy the session had queued, after a restart").containsExactly("x");
+    }
+
+    private int retainedRecords()
+    {
+        final int[] count = {0};
+        store.inner.scan((key, keyLength, value, valueLength) ->
+        {
+            if (key.getByte(0) == Records.RETAINED)
+            {
+                count[0]++;
+            }
+        });
+        return count[0];
+    }
+
+    @Test
+    @DisplayName("[MQTT-3.3.2-5] a retained message that expired while the broker was down is not restored, and its " +
+        "record goes: restarts must not keep every expired retained message on disk (and scan it) forever, " +
+        "outside --max-retained-messages")
+    void retainedMessageExpiredWhileDownIsDeleted()
+    {
+        // as PersistedMessages.retained lays it out: qos | expires at | message; expired a minute ago
+        final StoreWriter writer = store.writer(true);
+        final ExpandableDirectByteBuffer key = new ExpandableDirectByteBuffer(64);
+        final ExpandableDirectByteBuffer value = new ExpandableDirectByteBuffer(64);
+        final UnsafeBuffer topic = new UnsafeBuffer("gone/t".getBytes());
+        final UnsafeBuffer payload = new UnsafeBuffer("old".getBytes());
+        final int keyLength = Records.retainedKey(key, topic, 0, topic.capacity());
+        value.putByte(0, (byte)1);
+        value.putLong(1, System.currentTimeMillis() - 60_000);
+        final int end = Records.putMessage(value, 9, topic, 0, topic.capacity(), topic, 0, 0, payload, 0,
+            payload.capacity());
+        writer.put(key, 0, keyLength, value, 0, end);
+        writer.commit();
+        assertThat(retainedRecords()).isEqualTo(1);
+
+        broker = start(store); // recovery skips it
+        packet(1, connect("reader", true));
+        packet(1, subscribe("gone/#", 1));
+        assertThat(publishes(1)).as("an expired retained message is not sent").isEmpty();
+        broker.settle();
+        assertThat(retainedRecords()).as("its record, after recovery").isZero();
     }
 
     private void packet5(final long connectionId, final byte[] packet)
