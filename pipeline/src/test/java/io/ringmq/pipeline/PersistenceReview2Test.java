@@ -181,6 +181,21 @@ class PersistenceReview2Test
         broker.offer(connectionId, true, new byte[0], IngressEvent.CONNECTION_LOST);
     }
 
+    /**
+     * Session "sub", subscribed to "t" and to "$share/g/t" at QoS 1, goes away; "pub" then publishes "x" to "t" at
+     * QoS 1: two copies for one session, the store keeps one record.
+     */
+    private void offlineSessionMatchedTwice()
+    {
+        packet(1, connect("sub", false));
+        packet(1, subscribe("t", 1));
+        packet(1, subscribe("$share/g/t", 1));
+        broker.outbound.takePackets(1);
+        lost(1);
+        packet(2, connect("pub", true));
+        packet(2, publish("t", 1, 1, "x"));
+    }
+
     static byte[] publish(final String topic, final int qos, final int packetId, final String payload)
     {
         final PublishEncoder encoder = new PublishEncoder().reset().qos(qos).packetId(packetId)
@@ -218,13 +233,7 @@ class PersistenceReview2Test
     @DisplayName("[MQTT-4.8.2] a session with a shared and a non-shared subscription gets two copies of a QoS 1 message while it is offline; after a restart the message is there (once: one record per session and message)")
     void aSharedAndNonSharedMatchSurvivesARestartOnce()
     {
-        packet(1, connect("sub", false));
-        packet(1, subscribe("t", 1));
-        packet(1, subscribe("$share/g/t", 1));
-        broker.outbound.takePackets(1);
-        lost(1);
-        packet(2, connect("pub", true));
-        packet(2, publish("t", 1, 1, "x"));
+        offlineSessionMatchedTwice();
 
         // without a restart: two copies (the baseline the restart must keep)
         packet(3, connect("sub", false));
@@ -303,13 +312,7 @@ class PersistenceReview2Test
     {
         contexts = () -> new BrokerContext().limits(l -> l.maxInflight(4).maxQueued(1));
         broker = start(store);
-        packet(1, connect("sub", false));
-        packet(1, subscribe("t", 1));
-        packet(1, subscribe("$share/g/t", 1));
-        broker.outbound.takePackets(1);
-        lost(1);
-        packet(2, connect("pub", true));
-        packet(2, publish("t", 1, 1, "x"));
+        offlineSessionMatchedTwice();
         broker.settle(); // the second copy's drop is written
 
         // without a restart the session holds one copy: the baseline
