@@ -28,26 +28,31 @@ final class PersistedMessages
     }
 
     /**
-     * A QoS 1 or 2 message for persistent sessions: one record per such target, in the order routed.
+     * A QoS 1 or 2 message for persistent sessions: one record per such target, in the order routed, each under
+     * {@code number} plus its copy ordinal ({@link RouteOutput#copyOrdinal}).
      *
      * @param keys   the stored key of a session id's persistent session, or 0.
-     * @param number the message's number, if it is stored for anyone.
-     * @return {@code number} when it was stored for a target, else 0.
+     * @param number the message's number, if it is stored for anyone; the numbers up to {@code number} plus the
+     *               target count less one are free for its further copies.
+     * @return how many numbers from {@code number} on it took: 0 when it was stored for no target.
      */
-    long forTargets(final IngressEvent event, final RouteOutput route, final java.util.function.IntToLongFunction keys,
+    int forTargets(final IngressEvent event, final RouteOutput route, final java.util.function.IntToLongFunction keys,
         final long number)
     {
         this.route = route;
         boolean stored = false;
         int valueLength = 0;
+        int copies = 0;
         for (int i = 0; i < event.targetCount; i++)
         {
             final int qos = route.targetQos(i);
             final long sessionKey = qos == 0 ? 0 : keys.applyAsLong(route.targetSession(i));
-            if (sessionKey == 0 || (route.targetGroup(i) != 0 && route.isEarlierTarget(i)))
+            if (sessionKey == 0)
             {
                 continue;
             }
+            final int copy = route.copyOrdinal(i);
+            copies = Math.max(copies, copy + 1);
             if (!stored)
             {
                 stored = true;
@@ -58,10 +63,10 @@ final class PersistedMessages
             value.putByte(1, (byte)(event.retain && route.targetRetainAsPublished(i) ? 1 : 0));
             value.putInt(11, idsCount);
             placeMessage(i, idsCount, valueLength);
-            writer.put(key, 0, Records.messageKey(key, sessionKey, Records.QUEUED, number), value, 0,
+            writer.put(key, 0, Records.messageKey(key, sessionKey, Records.QUEUED, number + copy), value, 0,
                 15 + idsCount * 4 + valueLength);
         }
-        return stored ? number : 0;
+        return copies;
     }
 
     /**

@@ -183,14 +183,15 @@ final class PersistenceStage implements Stage
         {
             if (event.targetCount > 0 && event.qos > 0) // a target's QoS is at most the message's
             {
-                if (nextMessage == -1)
+                if (Integer.toUnsignedLong(nextMessage) + event.targetCount > 0xFFFF_FFFFL)
                 {
                     nextMessage = 0;
-                    newEpoch(); // the counter went round
+                    newEpoch(); // the counter would go round within this message's copies
                 }
-                event.messageNumber = messages.forTargets(event, route, keys,
-                    epoch << 32 | ((nextMessage + 1) & 0xFFFF_FFFFL));
-                nextMessage += event.messageNumber != 0 ? 1 : 0;
+                final long number = epoch << 32 | Integer.toUnsignedLong(nextMessage + 1);
+                final int copies = messages.forTargets(event, route, keys, number);
+                event.messageNumber = copies > 0 ? number : 0;
+                nextMessage += copies;
             }
             if (event.retain && event.retainKept)
             {

@@ -71,23 +71,29 @@ public final class RouteOutput
     }
 
     /**
-     * @return whether target {@code i}'s session is an earlier QoS 1 or 2 target of the same message too: a session
-     * matched through a shared subscription besides its own (or two groups) gets two copies; the store keeps its
-     * record once, under the first copy (a key is never put twice: RocksDB's SingleDelete needs that), so the second
-     * copy is neither stored nor may its drop end that record. Shared targets come after the others and are few, so
-     * the walk back is short in practice.
+     * @return which of its session's stored copies of the message target {@code i} is: 0 for the first QoS 1 or 2
+     * target of its session, n for a shared subscription's target after n such targets of the same session (its own
+     * subscriptions, folded into one target, or other groups). Each copy is stored under its own message number, the
+     * event's plus this ({@code PersistenceStage}), so that each is resent after a restart until it is itself
+     * acknowledged, and no key is put twice (RocksDB's SingleDelete needs that). A session's own target comes before
+     * its shared ones, which are few, so only those walk back, and not far.
      */
-    public boolean isEarlierTarget(final int i)
+    public int copyOrdinal(final int i)
     {
+        if (targetGroup(i) == 0)
+        {
+            return 0;
+        }
         final int session = targetSession(i);
+        int earlier = 0;
         for (int j = 0; j < i; j++)
         {
             if (targetSession(j) == session && targetQos(j) > 0)
             {
-                return true;
+                earlier++;
             }
         }
-        return false;
+        return earlier;
     }
 
     public int targetSession(final int i)

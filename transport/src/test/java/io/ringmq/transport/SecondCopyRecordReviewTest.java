@@ -22,7 +22,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * subscription gets two copies of a QoS 1 message kept under one record (the first copy's). Dropping the second copy
  * at routing for the client's Maximum Packet Size (its Subscription Identifier makes it larger than the first) goes
  * through WindowUpkeep.dropInflight, which ends the record by the copy's message number: the first copy, in flight and
- * never acknowledged, is not resent after a restart.
+ * never acknowledged, is not resent after a restart. Since each copy is stored under a number of its own, the cases
+ * after those check that every copy a session's client had not acknowledged comes back, whichever it acknowledged.
  */
 @Timeout(120)
 class SecondCopyRecordReviewTest
@@ -180,5 +181,90 @@ class SecondCopyRecordReviewTest
                 assertThat(s.decoder().publish().payload().asString()).isEqualTo("m");
             }
         }
+    }
+
+    @Test
+    @DisplayName("MQTT-4.4.0-1: a session matched by its own and a shared subscription acknowledges only its own "
+        + "copy: the shared copy, never acknowledged, comes back after a restart with its identifier")
+    void sharedCopyComesBackAfterTheOwnCopyIsAcknowledged() throws Exception
+    {
+        assertThat(resentAfterRestart("own-acked", 1, java.util.Set.of(0))).containsExactly(9);
+    }
+
+    @Test
+    @DisplayName("MQTT-4.4.0-1: neither copy acknowledged: both come back after a restart, in the order routed")
+    void bothCopiesComeBack() throws Exception
+    {
+        assertThat(resentAfterRestart("none-acked", 1, java.util.Set.of())).containsExactly(0, 9);
+    }
+
+    @Test
+    @DisplayName("MQTT-4.4.0-1: own and two shared subscriptions, the first group's copy acknowledged: the own copy "
+        + "and the second group's come back after a restart")
+    void copiesOfTwoGroupsAreKeptApart() throws Exception
+    {
+        assertThat(resentAfterRestart("two-groups", 2, java.util.Set.of(9))).containsExactly(0, 10);
+    }
+
+    /**
+     * A persistent session subscribes to {@code prefix/t} (no identifier) and, in {@code groups} shared groups, with
+     * identifiers 9, 10...; one QoS 1 message comes to it once per subscription; its client acknowledges the copies
+     * whose identifier (0: its own subscription's) is in {@code acked}, and is killed with the broker.
+     *
+     * @return the identifiers of the copies resent after a restart, in the order they came.
+     */
+    private java.util.List<Integer> resentAfterRestart(final String prefix, final int groups,
+        final java.util.Set<Integer> acked) throws Exception
+    {
+        final String clientId = prefix + "-sub";
+        try (RingMq broker = start())
+        {
+            final RawClient s = new RawClient(broker.port()).v5();
+            assertThat(s.handshake(resume(clientId))).isZero();
+            s.send(subscribe(1, prefix + "/t", 0));
+            assertThat(s.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
+            for (int g = 0; g < groups; g++)
+            {
+                s.send(subscribe(2 + g, "$share/g" + g + "/" + prefix + "/t", 9 + g));
+                assertThat(s.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
+            }
+            try (RawClient publisher = new RawClient(broker.port()).v5())
+            {
+                assertThat(publisher.handshake(RawClient.connect5(prefix + "-pub", null))).isZero();
+                publisher.send(RawClient.publish5(prefix + "/t", "m".getBytes(), 1, 1, null));
+                assertThat(publisher.readPacket(5_000)).isEqualTo(PacketType.PUBACK);
+            }
+            for (int i = 0; i <= groups; i++)
+            {
+                assertThat(s.readPacket(5_000)).as("copy %d", i).isEqualTo(PacketType.PUBLISH);
+                if (acked.contains(identifier(s)))
+                {
+                    s.send(RawClient.ack(PacketType.PUBACK, s.decoder().publish().packetId()));
+                }
+            }
+            s.send(RawClient.ping());
+            assertThat(s.readPacket(5_000)).as("the PUBACKs were read").isEqualTo(PacketType.PINGRESP);
+            s.kill();
+        }
+        final java.util.List<Integer> resent = new java.util.ArrayList<>();
+        try (RingMq broker = start(); RawClient s = new RawClient(broker.port()).v5())
+        {
+            assertThat(s.handshake(resume(clientId))).isZero();
+            while (nextWithin(s, 1_000) == PacketType.PUBLISH)
+            {
+                assertThat(s.decoder().publish().payload().asString()).isEqualTo("m");
+                resent.add(identifier(s));
+            }
+        }
+        return resent;
+    }
+
+    /**
+     * @return the Subscription Identifier of the PUBLISH just read, 0 for none.
+     */
+    private static int identifier(final RawClient client)
+    {
+        final MqttProperties properties = client.decoder().publish().properties();
+        return properties.subscriptionIdentifierCount() == 0 ? 0 : properties.subscriptionIdentifier(0);
     }
 }

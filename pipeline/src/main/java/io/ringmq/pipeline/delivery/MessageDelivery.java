@@ -37,11 +37,11 @@ final class MessageDelivery
     /** The event's message number in the store (0: not stored). */
     private long eventMessageNumber;
     /**
-     * The message number a drop of the current target's copy ends in the store: 0 for a second copy of the event's
-     * message to one session (a shared subscription besides its own), which the store does not keep apart from the
-     * first ({@code RouteOutput.isEarlierTarget}): its drop must not end the record the first copy is kept by.
+     * The message number of the current target's copy in the store (0: not stored): the event's, plus the copy's
+     * ordinal for a further copy to one session (a shared subscription besides its own, {@code
+     * RouteOutput.copyOrdinal}), which is stored, kept and ended apart from the first.
      */
-    private long dropNumber;
+    private long copyNumber;
     /** The QoS the event's message was published with. */
     private int messageQos;
 
@@ -85,7 +85,7 @@ final class MessageDelivery
     {
         final int[] ids = event.subscriptionId > 0 ? subscriptionIds(event.subscriptionId) : null;
         eventMessageNumber = 0; // retained messages sent on SUBSCRIBE are not stored for the session
-        dropNumber = 0;
+        copyNumber = 0;
         int at = event.retainedOffset;
         for (int i = 0; i < event.retainedCount; i++, at = route.next(at))
         {
@@ -146,7 +146,7 @@ final class MessageDelivery
                 route.targetRetainAsPublished(i);
             final int[] ids = targetSubscriptionIds(i);
             final int group = route.targetGroup(i);
-            dropNumber = eventMessageNumber != 0 && group != 0 && route.isEarlierTarget(i) ? 0 : eventMessageNumber;
+            copyNumber = eventMessageNumber == 0 ? 0 : eventMessageNumber + route.copyOrdinal(i);
             if (qos == 0)
             {
                 if (session.isOnline())
@@ -294,18 +294,19 @@ final class MessageDelivery
      */
     private SharedMessage retainedCopy(final boolean offline)
     {
-        if (0 == dropNumber && 0 != eventMessageNumber)
+        if (copyNumber != eventMessageNumber)
         {
-            // a second copy of the event's message to one session (its own and a shared subscription): the store
-            // keeps the first copy's record alone, so this one is a copy of its own with no number, and none of its
-            // ends (acknowledged, too large, expired, dropped at a move or when its client went) ends that record
+            // a further copy of the event's message to one session (its own and a shared subscription): stored under
+            // a number of its own, so it is a copy of its own, and its ends (acknowledged, too large, expired,
+            // dropped at a move or when its client went) end its record alone
             if (!(offline ? pool.hasRoomOffline(writer.keptLength()) : pool.hasRoomFor(writer.keptLength())))
             {
                 return null;
             }
-            final SharedMessage second = writer.copy(pool, messageQos);
-            second.retain();
-            return second;
+            final SharedMessage further = writer.copy(pool, messageQos);
+            further.messageNumber(copyNumber);
+            further.retain();
+            return further;
         }
         if (null == eventMessage)
         {
@@ -362,7 +363,7 @@ final class MessageDelivery
         if (session.queueSize() >= maxQueued)
         {
             counters.increment(BrokerCounters.QUEUE_FULL_DROPPED);
-            journal.done(session.persistenceKey, dropNumber, qos);
+            journal.done(session.persistenceKey, copyNumber, qos);
             return;
         }
         final SharedMessage message = retainedCopy(!session.isOnline(), ids);
@@ -375,7 +376,7 @@ final class MessageDelivery
         {
             pool.release(message);
             counters.increment(BrokerCounters.QUEUED_BYTES_DROPPED);
-            journal.done(session.persistenceKey, dropNumber, qos);
+            journal.done(session.persistenceKey, copyNumber, qos);
             return;
         }
         if (session.isOnline())
@@ -392,7 +393,7 @@ final class MessageDelivery
     private void dropForMemory(final DeliverySession session, final int qos)
     {
         counters.increment(BrokerCounters.MESSAGE_MEMORY_DROPPED);
-        journal.done(session.persistenceKey, dropNumber, qos);
+        journal.done(session.persistenceKey, copyNumber, qos);
     }
 
     /**

@@ -40,7 +40,8 @@ import java.nio.charset.StandardCharsets;
  *   message: topic length int | properties length int | payload length int | topic | properties | payload
  * </pre>
  * A session key and a message number are {@code epoch << 32 | n}: unique across restarts, so a key of a session
- * that ended is never reused.
+ * that ended is never reused. A message stored for one session more than once (its own subscription and shared
+ * ones) takes the numbers after its own for the further copies, so each is a record of its own, in the order routed.
  */
 public final class Records
 {
