@@ -1,6 +1,7 @@
 package io.ringmq.transport;
 
 import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.protocol.PacketType;
 import org.eclipse.paho.client.mqttv3.MqttConnectOptions;
 import org.eclipse.paho.mqttv5.client.MqttConnectionOptions;
 import org.eclipse.paho.mqttv5.common.MqttMessage;
@@ -87,6 +88,43 @@ class PersistenceBrokerTest
                 assertThat(retained.retained()).isTrue();
             }
             assertThat(broker.unexpectedErrors()).isZero();
+        }
+    }
+
+    @Test
+    @DisplayName("MQTT-3.3.1-1: a QoS 1 message sent and not acknowledged before a restart goes out again with DUP; "
+        + "one routed after the restart goes out without")
+    void messageSentBeforeARestartGoesOutWithDup() throws Exception
+    {
+        try (RingMq broker = start(BrokerContext.Threading.SHARED))
+        {
+            final RawClient subscriber = new RawClient(broker.port());
+            assertThat(subscriber.handshake(RawClient.connect("dup-sub", false, 60))).isZero();
+            subscriber.send(RawClient.subscribe(1, "dup/#", 1));
+            assertThat(subscriber.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
+            try (Paho publisher = Paho.connect(broker.port(), "dup-pub"))
+            {
+                publisher.publish("dup/1", "sent", 1, false);
+            }
+            assertThat(subscriber.readPacket(5_000)).isEqualTo(PacketType.PUBLISH);
+            assertThat(subscriber.decoder().publish().isDup()).as("its first send").isFalse();
+            subscriber.kill(); // no PUBACK
+        }
+        try (RingMq broker = start(BrokerContext.Threading.SHARED);
+            RawClient subscriber = new RawClient(broker.port()))
+        {
+            assertThat(subscriber.handshake(RawClient.connect("dup-sub", false, 60))).isZero();
+            assertThat(subscriber.readPacket(5_000)).isEqualTo(PacketType.PUBLISH);
+            assertThat(subscriber.decoder().publish().payload().asString()).isEqualTo("sent");
+            assertThat(subscriber.decoder().publish().isDup()).as("it may have gone out before").isTrue();
+            subscriber.send(RawClient.ack(PacketType.PUBACK, subscriber.decoder().publish().packetId()));
+            try (Paho publisher = Paho.connect(broker.port(), "dup-pub"))
+            {
+                publisher.publish("dup/2", "new", 1, false);
+            }
+            assertThat(subscriber.readPacket(5_000)).isEqualTo(PacketType.PUBLISH);
+            assertThat(subscriber.decoder().publish().payload().asString()).isEqualTo("new");
+            assertThat(subscriber.decoder().publish().isDup()).as("its first send").isFalse();
         }
     }
 

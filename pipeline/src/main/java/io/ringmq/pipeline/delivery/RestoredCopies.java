@@ -69,6 +69,7 @@ final class RestoredCopies
             message = pool.copy(new UnsafeBuffer(topic), 0, topic.length, new UnsafeBuffer(properties), 0,
                 properties.length, new UnsafeBuffer(payload), 0, payload.length, stored.expiresAtMs(), publishedQos);
             message.messageNumber(number);
+            message.restored(true);
             restoring.put(number, message);
             restoredCopies++;
         }

@@ -28,6 +28,11 @@ final class SharedMessage
     private int references;
     /** Its number in the store, when the persistence stage stored it for persistent sessions; else 0. */
     private long messageNumber;
+    /**
+     * Brought back from the store after a restart: it may have gone out before (the store records no send of a QoS 1
+     * message), so it goes out with DUP, "might be re-delivery" [MQTT-3.3.1-1].
+     */
+    private boolean restored;
     /** What it counts against --max-message-memory while it has references: its buffer and the allowance. */
     private long cost;
     /**
@@ -60,6 +65,7 @@ final class SharedMessage
         copy.expiresAtMs = expiresAtMs;
         copy.publishedQos = publishedQos;
         copy.messageNumber = messageNumber;
+        copy.restored = restored;
         copy.origin = origin;
         return copy;
     }
@@ -72,6 +78,16 @@ final class SharedMessage
     void messageNumber(final long messageNumber)
     {
         this.messageNumber = messageNumber;
+    }
+
+    boolean restored()
+    {
+        return restored;
+    }
+
+    void restored(final boolean restored)
+    {
+        this.restored = restored;
     }
 
     DirectBuffer buffer()
@@ -213,6 +229,7 @@ final class SharedMessage
             message.publishedQos = publishedQos;
             message.references = 0;
             message.messageNumber = 0;
+            message.restored = false;
             message.origin = (long)shard << 48 | ++nextOrigin;
             count(message); // the buffer as it is: grown for this message, or larger from an earlier one
             return message;

@@ -149,7 +149,7 @@ final class WindowUpkeep
                 continue;
             }
             final int slot = inflight(session, message, qos, retain, ids, group);
-            if (!sendPublish(session, slot, false))
+            if (!sendPublish(session, slot, message.restored()))
             {
                 dropInflight(session, slot);
             }
