@@ -41,8 +41,13 @@ final class PersistenceRecovery implements RecordVisitor
     private final List<Stored> messages = new ArrayList<>();
     private final Long2ObjectHashMap<int[]> exchanges = new Long2ObjectHashMap<>();
     private final LongArrayList orphans = new LongArrayList();
-    /** Keys of retained messages that expired while the broker was down: deleted, as their topics' clears would. */
-    private final List<byte[]> expiredRetained = new ArrayList<>();
+    /**
+     * Keys of retained messages not restored: expired while the broker was down, or past a smaller --max-retained
+     * than they were kept under. Deleted, as their topics' clears would: nothing stays on disk that no bound counts.
+     */
+    private final List<byte[]> droppedRetained = new ArrayList<>();
+    /** Retained messages refused at recovery by --max-retained (count or bytes). */
+    private int retainedRefused;
     /** Sessions connected when the broker stopped: (key, expiry, went away at, will pending), written back. */
     private final List<long[]> restated = new ArrayList<>();
     private final RecoveryReport decodeLosses = new RecoveryReport();
@@ -144,7 +149,7 @@ final class PersistenceRecovery implements RecordVisitor
             writer.deleteRange(key, 0, Records.SESSION_PREFIX_LENGTH, key, Records.SESSION_PREFIX_LENGTH,
                 Records.SESSION_PREFIX_LENGTH);
         }
-        for (final byte[] retainedKey : expiredRetained)
+        for (final byte[] retainedKey : droppedRetained)
         {
             writer.delete(new org.agrona.concurrent.UnsafeBuffer(retainedKey), 0, retainedKey.length);
         }
@@ -166,7 +171,8 @@ final class PersistenceRecovery implements RecordVisitor
             queuedCount + " queued and " + inflightCount + " in-flight message(s) (" + distinctMessages +
             " distinct" + (expiredCount > 0 ? "; " + expiredCount + " of sessions that expired while it was down, " +
             "dropped" : "") + "), " + awaitingCount +
-            " QoS 2 PUBLISH(es) awaiting PUBREL, " + retainedCount + " retained message(s) in " + tookMs +
+            " QoS 2 PUBLISH(es) awaiting PUBREL, " + retainedCount + " retained message(s)" + (retainedRefused > 0 ?
+            " (" + retainedRefused + " past --max-retained, dropped)" : "") + " in " + tookMs +
             " ms from " + store.describe() + "; " + report;
     }
 
@@ -455,16 +461,28 @@ final class PersistenceRecovery implements RecordVisitor
         final long expiresAtMs = value.getLong(1);
         if (expiresAtMs != Message.NEVER && expiresAtMs <= nowMs)
         {
-            final byte[] gone = new byte[keyLength];
-            key.getBytes(0, gone);
-            expiredRetained.add(gone); // expired while the broker was down: its record goes too
+            dropRetained(key, keyLength); // expired while the broker was down: its record goes too
             return;
         }
         final byte[] topic = new byte[keyLength - 1];
         key.getBytes(1, topic);
         final Message stored = Records.message(value, 9, value.getByte(0), true, expiresAtMs);
-        routing.restoreRetained(new Message(topic, stored.payload(), stored.qos(), true, stored.properties(),
-            expiresAtMs));
-        retainedCount++;
+        if (routing.restoreRetained(new Message(topic, stored.payload(), stored.qos(), true, stored.properties(),
+            expiresAtMs)))
+        {
+            retainedCount++;
+        }
+        else
+        {
+            retainedRefused++;
+            dropRetained(key, keyLength); // past a smaller bound than it was kept under: it goes, as it would now
+        }
+    }
+
+    private void dropRetained(final DirectBuffer key, final int keyLength)
+    {
+        final byte[] gone = new byte[keyLength];
+        key.getBytes(0, gone);
+        droppedRetained.add(gone);
     }
 }

@@ -277,13 +277,16 @@ final class PublishFanOut
 
     /**
      * Recovery, before any stage runs: a retained message as it was stored.
+     *
+     * @return whether the store kept it (false: past --max-retained, counted as refused).
      */
-    void restoreRetained(final Message message)
+    boolean restoreRetained(final Message message)
     {
         final UnsafeBuffer topic = new UnsafeBuffer(message.topic());
         retain(retained.put(topic, 0, message.topic().length, new UnsafeBuffer(message.payload()), 0,
             message.payload().length, message.qos(), false, new UnsafeBuffer(message.properties()), 0,
             message.properties().length, message.expiresAtMs()));
+        return retainKept;
     }
 
     private ExpandableArrayBuffer scratch(final int length)

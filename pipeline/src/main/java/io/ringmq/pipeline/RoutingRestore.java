@@ -113,9 +113,12 @@ final class RoutingRestore
         sessions.get(sessionId).awaitPubrel(packetId);
     }
 
-    void restoreRetained(final Message message)
+    /**
+     * @return whether the retained store kept it (false: past --max-retained).
+     */
+    boolean restoreRetained(final Message message)
     {
-        publishes.restoreRetained(message);
+        return publishes.restoreRetained(message);
     }
 
     /**

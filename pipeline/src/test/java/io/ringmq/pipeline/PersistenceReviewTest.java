@@ -406,6 +406,34 @@ class PersistenceReviewTest
         assertThat(payloads(3)).as("after the restart").containsExactly("kept");
     }
 
+    @Test
+    @DisplayName("[MQTT-3.3.1-5] retained messages past a smaller --max-retained at a restart are dropped with their "
+        + "records: a later restart with the larger bound does not bring back what the broker refused")
+    void retainedMessagesRefusedAtRecoveryLeaveTheStore()
+    {
+        contexts = () -> new BrokerContext().limits(l -> l.maxInflight(4).maxRetained(3, 1 << 20));
+        broker = start(store);
+        packet(1, connect("pub", true));
+        packet(1, publish("a", 1, 1, true, "a"));
+        packet(1, publish("b", 1, 2, true, "b"));
+        packet(1, publish("c", 1, 3, true, "c"));
+        broker.settle();
+        contexts = () -> new BrokerContext().limits(l -> l.maxInflight(4).maxRetained(1, 1 << 20));
+        restart();
+        packet(2, connect("reader1", true));
+        packet(2, subscribe("#", 1));
+        assertThat(payloads(2)).as("under the smaller bound: the first in key order").containsExactly("a");
+        broker.settle();
+        final int[] retainedRecords = new int[1];
+        store.scan((key, keyLength, value, valueLength) -> retainedRecords[0] += key.getByte(0) == 2 ? 1 : 0);
+        assertThat(retainedRecords[0]).as("retained records left in the store").isEqualTo(1);
+        contexts = () -> new BrokerContext().limits(l -> l.maxInflight(4).maxRetained(3, 1 << 20));
+        restart();
+        packet(3, connect("reader2", true));
+        packet(3, subscribe("#", 1));
+        assertThat(payloads(3)).as("the larger bound again").containsExactly("a");
+    }
+
     // =================================================================================================
     // 7. Message numbers wrap within an epoch: keys collide and sort out of order
     // =================================================================================================
