@@ -9,6 +9,7 @@ import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
+import org.rocksdb.Slice;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -31,13 +32,34 @@ final class RocksDbScanner
     {
     }
 
+    /**
+     * Visits up to {@code limit} records of {@code [from, to)} in key order, as the store holds them now; a record
+     * the store cannot read ends the visit (the next one starts again from its caller's position).
+     *
+     * @return how many it visited.
+     */
+    static int visit(final RocksDB db, final byte[] from, final byte[] to, final int limit,
+        final RecordVisitor visitor)
+    {
+        final Record record = new Record();
+        int visited = 0;
+        try (Slice upper = new Slice(to);
+            ReadOptions readOptions = new ReadOptions().setFillCache(false).setIterateUpperBound(upper);
+            RocksIterator it = db.newIterator(readOptions))
+        {
+            for (it.seek(from); it.isValid() && visited < limit; it.next())
+            {
+                record.read(it, visitor);
+                visited++;
+            }
+        }
+        return visited;
+    }
+
     static void scan(final RocksDB db, final Path dir, final boolean strict, final RecordVisitor visitor,
         final RecoveryReport report)
     {
-        byte[] keyBytes = new byte[INITIAL_KEY_LENGTH];
-        byte[] valueBytes = new byte[INITIAL_VALUE_LENGTH];
-        final UnsafeBuffer key = new UnsafeBuffer(keyBytes);
-        final UnsafeBuffer value = new UnsafeBuffer(valueBytes);
+        final Record record = new Record();
         byte[] position = null; // the scan has passed every key <= position
         try (ReadOptions readOptions = new ReadOptions().setFillCache(false); // one pass: keep the cache for later
             RocksIterator it = db.newIterator(readOptions))
@@ -48,21 +70,7 @@ final class RocksDbScanner
                 int keyLength = -1;
                 for (; it.isValid(); it.next())
                 {
-                    keyLength = it.key(keyBytes);
-                    if (keyLength > keyBytes.length)
-                    {
-                        keyBytes = new byte[keyLength];
-                        key.wrap(keyBytes);
-                        it.key(keyBytes);
-                    }
-                    int valueLength = it.value(valueBytes);
-                    if (valueLength > valueBytes.length)
-                    {
-                        valueBytes = new byte[valueLength];
-                        value.wrap(valueBytes);
-                        valueLength = it.value(valueBytes);
-                    }
-                    visitor.onRecord(key, keyLength, value, valueLength);
+                    keyLength = record.read(it, visitor);
                 }
                 try
                 {
@@ -73,7 +81,7 @@ final class RocksDbScanner
                 {
                     if (keyLength >= 0)
                     {
-                        position = Arrays.copyOf(keyBytes, keyLength);
+                        position = Arrays.copyOf(record.keyBytes, keyLength);
                     }
                     final String problem = RocksDbStore.describe(ex);
                     if (strict)
@@ -147,5 +155,39 @@ final class RocksDbScanner
             hex.append(Character.forDigit((key[i] >> 4) & 0xF, 16)).append(Character.forDigit(key[i] & 0xF, 16));
         }
         return key.length > KEY_SHOWN_LENGTH ? hex.append("...").toString() : hex.toString();
+    }
+
+    /**
+     * The iterator's current record, read into two arrays reused (and grown) from record to record.
+     */
+    private static final class Record
+    {
+        byte[] keyBytes = new byte[INITIAL_KEY_LENGTH];
+        byte[] valueBytes = new byte[INITIAL_VALUE_LENGTH];
+        final UnsafeBuffer key = new UnsafeBuffer(keyBytes);
+        final UnsafeBuffer value = new UnsafeBuffer(valueBytes);
+
+        /**
+         * @return its key's length.
+         */
+        int read(final RocksIterator it, final RecordVisitor visitor)
+        {
+            final int keyLength = it.key(keyBytes);
+            if (keyLength > keyBytes.length)
+            {
+                keyBytes = new byte[keyLength];
+                key.wrap(keyBytes);
+                it.key(keyBytes);
+            }
+            int valueLength = it.value(valueBytes);
+            if (valueLength > valueBytes.length)
+            {
+                valueBytes = new byte[valueLength];
+                value.wrap(valueBytes);
+                valueLength = it.value(valueBytes);
+            }
+            visitor.onRecord(key, keyLength, value, valueLength);
+            return keyLength;
+        }
     }
 }

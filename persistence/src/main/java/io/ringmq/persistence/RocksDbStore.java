@@ -147,6 +147,12 @@ public final class RocksDbStore implements DurableStore
         return report;
     }
 
+    public int visit(final byte[] from, final byte[] to, final int limit, final RecordVisitor visitor)
+    {
+        checkOpen();
+        return RocksDbScanner.visit(db, from, to, limit, visitor);
+    }
+
     public boolean isDurable()
     {
         return true;

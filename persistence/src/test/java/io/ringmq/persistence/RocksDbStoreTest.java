@@ -65,6 +65,36 @@ class RocksDbStoreTest
     }
 
     @Test
+    void visitReadsARangeInStepsAndSeesWhatItsThreadCommitted()
+    {
+        try (RocksDbStore store = RocksDbStore.open(RocksDbSettings.defaults(tmp.resolve("data"))))
+        {
+            final StoreWriter writer = store.writer(true);
+            for (final String k : new String[]{"a", "b1", "b2", "b3", "b4", "c"})
+            {
+                put(writer, k, "v" + k);
+            }
+            writer.commit();
+            final java.util.List<String> seen = new java.util.ArrayList<>();
+            final io.ringmq.pipeline.persistence.RecordVisitor collect = (key, keyLength, value, valueLength) ->
+                seen.add(key.getStringWithoutLengthAscii(0, keyLength) + "=" +
+                    value.getStringWithoutLengthAscii(0, valueLength));
+            assertThat(store.visit("b".getBytes(), "c".getBytes(), 3, collect)).isEqualTo(3);
+            assertThat(seen).containsExactly("b1=vb1", "b2=vb2", "b3=vb3");
+            seen.clear();
+            // from the least key after the last one seen: the rest of the range, then it ends
+            assertThat(store.visit("b3\0".getBytes(), "c".getBytes(), 3, collect)).isEqualTo(1);
+            assertThat(seen).containsExactly("b4=vb4");
+            delete(writer, "b4");
+            writer.commit();
+            seen.clear();
+            assertThat(store.visit("b".getBytes(), "c".getBytes(), 10, collect)).isEqualTo(3);
+            assertThat(seen).doesNotContain("b4=vb4");
+            assertThat(store.visit("x".getBytes(), "y".getBytes(), 10, collect)).as("an empty range").isZero();
+        }
+    }
+
+    @Test
     void recordsLargerThanTheWritersBuffersGrowThem()
     {
         final Path dir = tmp.resolve("data");

@@ -145,7 +145,12 @@ final class PersistedMessages
     /**
      * A retained PUBLISH or will: kept, replaced, or with an empty payload cleared [MQTT-3.3.1-10].
      */
-    void retained(final IngressEvent event, final RouteOutput route)
+    /**
+     * A retained message's record, or its topic's clear.
+     *
+     * @return whether it was kept with an expiry.
+     */
+    boolean retained(final IngressEvent event, final RouteOutput route)
     {
         this.route = route;
         final int keyLength;
@@ -164,7 +169,7 @@ final class PersistedMessages
         if (payloadLength == 0)
         {
             writer.delete(key, 0, keyLength);
-            return;
+            return false;
         }
         final int length = messageValue(event);
         // the retained layout: qos byte | expires at long | message, right after them
@@ -172,6 +177,7 @@ final class PersistedMessages
         value.putLong(1, value.getLong(3));
         value.putBytes(9, value, messageAt, length);
         writer.put(key, 0, keyLength, value, 0, 9 + length);
+        return value.getLong(1) != Message.NEVER;
     }
 
 }

@@ -471,6 +471,10 @@ final class PersistenceRecovery implements RecordVisitor
             expiresAtMs)))
         {
             retainedCount++;
+            if (expiresAtMs != Message.NEVER)
+            {
+                persistence.expiringRetained(); // its record goes when it expires
+            }
         }
         else
         {

@@ -1,6 +1,7 @@
 package io.ringmq.pipeline;
 
 import io.ringmq.pipeline.persistence.DurableStore;
+import io.ringmq.pipeline.persistence.RecordVisitor;
 import io.ringmq.pipeline.persistence.Records;
 import io.ringmq.pipeline.persistence.StoreWriter;
 import io.ringmq.pipeline.status.BrokerCounters;
@@ -75,6 +76,23 @@ final class PersistenceStage implements Stage
     private long aliveWrittenMs;
     /** How often the alive-at record is written. */
     static final long ALIVE_INTERVAL_MS = 1_000;
+    /** How often the sweep of expired retained records takes a step, and the most records one step reads. */
+    static final long RETAINED_SWEEP_INTERVAL_MS = 25;
+    static final int RETAINED_SWEEP_STEP = 256;
+    private static final byte[] RETAINED_FIRST = {Records.RETAINED};
+    private static final byte[] RETAINED_END = {Records.RETAINED + 1};
+    private final RecordVisitor retainedSweeper = this::sweepRetained;
+    /** Where the sweep's next step starts reading. */
+    private byte[] sweepFrom = RETAINED_FIRST;
+    private long sweptAtMs;
+    private long sweepNowMs;
+    /**
+     * Retained records with an expiry written since start or since the pass before began, or found by that pass or
+     * by recovery: while there are none, no sweep runs.
+     */
+    private boolean retainedExpiring;
+    /** Whether the pass under way has seen or written a retained record with an expiry. */
+    private boolean expiringThisPass;
 
     PersistenceStage(final BrokerContext context, final BrokerCounters counters, final MessageLog[] routeLogs,
         final DurableStore store, final FailedCommits failedCommits)
@@ -193,9 +211,9 @@ final class PersistenceStage implements Stage
                 event.messageNumber = copies > 0 ? number : 0;
                 nextMessage += copies;
             }
-            if (event.retain && event.retainKept)
+            if (event.retain && event.retainKept && messages.retained(event, route))
             {
-                messages.retained(event, route);
+                expiringRetained();
             }
         }
         discarded(event); // last: this event may have written for a session it ends
@@ -282,6 +300,11 @@ final class PersistenceStage implements Stage
     public int doDutyCycle()
     {
         final long nowMs = System.currentTimeMillis();
+        if (retainedExpiring && nowMs - sweptAtMs >= RETAINED_SWEEP_INTERVAL_MS)
+        {
+            sweptAtMs = nowMs;
+            sweepRetainedStep(nowMs);
+        }
         if (nowMs - aliveWrittenMs < ALIVE_INTERVAL_MS)
         {
             return 0;
@@ -291,6 +314,56 @@ final class PersistenceStage implements Stage
         writer.put(key, 0, Records.aliveKey(key), key, 16, 8);
         writer.commit(); // the batch of the last poll was committed already: this is its own
         return 0; // bookkeeping, not work an idle strategy should see
+    }
+
+    /**
+     * A retained record with an expiry was written, or restored: the sweep runs until a whole pass finds none.
+     */
+    void expiringRetained()
+    {
+        retainedExpiring = true;
+        expiringThisPass = true;
+    }
+
+    /**
+     * One step of the sweep of retained records whose Message Expiry Interval has passed: the routing stage never
+     * sends them again [MQTT-3.3.2-5] and lets go of them at its bounds, so their records go too, rather than stay on
+     * disk until the next start. A step reads up to {@value #RETAINED_SWEEP_STEP} records in key order from where the
+     * last one stopped, every {@value #RETAINED_SWEEP_INTERVAL_MS} ms (0.3 ms a step on RocksDB with 200,000 retained
+     * records, on the 2-core machine: about 10,000 records a second, 1.3 % of the thread); only this stage
+     * writes retained records, so what it reads is what it last wrote.
+     */
+    private void sweepRetainedStep(final long nowMs)
+    {
+        sweepNowMs = nowMs;
+        final int read = store.visit(sweepFrom, RETAINED_END, RETAINED_SWEEP_STEP, retainedSweeper);
+        if (read < RETAINED_SWEEP_STEP)
+        {
+            sweepFrom = RETAINED_FIRST; // a pass is over
+            retainedExpiring = expiringThisPass;
+            expiringThisPass = false;
+        }
+        if (!writer.isEmpty())
+        {
+            writer.commit();
+        }
+    }
+
+    private void sweepRetained(final DirectBuffer key, final int keyLength, final DirectBuffer value,
+        final int valueLength)
+    {
+        final long expiresAtMs = value.getLong(1);
+        if (expiresAtMs != Message.NEVER)
+        {
+            expiringThisPass = true;
+            if (expiresAtMs <= sweepNowMs)
+            {
+                writer.delete(key, 0, keyLength);
+            }
+        }
+        final byte[] next = new byte[keyLength + 1]; // the least key after this one
+        key.getBytes(0, next, 0, keyLength);
+        sweepFrom = next;
     }
 
     public void onBatchEnd()

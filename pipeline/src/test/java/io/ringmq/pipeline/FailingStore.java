@@ -78,6 +78,12 @@ final class FailingStore implements DurableStore
         return inner.scan(visitor);
     }
 
+    public int visit(final byte[] from, final byte[] to, final int limit,
+        final io.ringmq.pipeline.persistence.RecordVisitor visitor)
+    {
+        return inner.visit(from, to, limit, visitor);
+    }
+
     public boolean isDurable()
     {
         return true;

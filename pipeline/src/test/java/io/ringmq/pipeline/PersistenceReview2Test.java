@@ -126,6 +126,11 @@ class PersistenceReview2Test
             return inner.scan(visitor);
         }
 
+        public int visit(final byte[] from, final byte[] to, final int limit, final RecordVisitor visitor)
+        {
+            return inner.visit(from, to, limit, visitor);
+        }
+
         public boolean isDurable()
         {
             return true;
@@ -360,6 +365,30 @@ class PersistenceReview2Test
         assertThat(publishes(1)).as("an expired retained message is not sent").isEmpty();
         broker.settle();
         assertThat(retainedRecords()).as("its record, after recovery").isZero();
+    }
+
+    @Test
+    @DisplayName("[MQTT-3.3.2-5] a retained message's record goes from the store once its Message Expiry Interval "
+        + "has passed, while the broker runs: not only at the next start")
+    void expiredRetainedRecordIsSweptWhileRunning()
+    {
+        packet5(1, connect5("pub", true, 0, "will/pub", 0, 0));
+        packet5(1, PersistenceReviewTest.publish5("sweep/short", 1, 1, true, "short", 1));
+        packet5(1, PersistenceReviewTest.publish5("sweep/kept", 1, 2, true, "kept", 0));
+        packet5(1, PersistenceReviewTest.publish5("sweep/long", 1, 3, true, "long", 3600));
+        broker.settle();
+        assertThat(retainedRecords()).isEqualTo(3);
+        final long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (retainedRecords() == 3 && System.nanoTime() - deadline < 0)
+        {
+            java.util.concurrent.locks.LockSupport.parkNanos(20_000_000);
+            broker.step(); // the persistence stage's duty cycle
+        }
+        assertThat(retainedRecords()).as("the expired one's record gone, the others kept").isEqualTo(2);
+        broker = start(store);
+        packet(2, connect("reader", true));
+        packet(2, subscribe("sweep/#", 1));
+        assertThat(publishes(2)).extracting(Delivery::payload).containsExactlyInAnyOrder("kept", "long");
     }
 
     private void packet5(final long connectionId, final byte[] packet)

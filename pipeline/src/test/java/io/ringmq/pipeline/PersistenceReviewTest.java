@@ -128,9 +128,18 @@ class PersistenceReviewTest
     private static byte[] publish5(final String topic, final int qos, final int packetId, final String payload,
         final int expirySeconds)
     {
-        final MqttProperties properties = new MqttProperties().setInt(PropertyId.MESSAGE_EXPIRY_INTERVAL,
-            expirySeconds);
-        final PublishEncoder encoder = new PublishEncoder().reset().version(MqttVersion.V5).qos(qos)
+        return publish5(topic, qos, packetId, false, payload, expirySeconds);
+    }
+
+    /**
+     * @param expirySeconds its Message Expiry Interval; 0: none.
+     */
+    static byte[] publish5(final String topic, final int qos, final int packetId, final boolean retain,
+        final String payload, final int expirySeconds)
+    {
+        final MqttProperties properties = expirySeconds == 0 ? null :
+            new MqttProperties().setInt(PropertyId.MESSAGE_EXPIRY_INTERVAL, expirySeconds);
+        final PublishEncoder encoder = new PublishEncoder().reset().version(MqttVersion.V5).qos(qos).retain(retain)
             .packetId(packetId).topic(topic).payload(payload.getBytes()).properties(properties);
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
         encoder.encode(buffer, 0);

@@ -26,6 +26,18 @@ public interface DurableStore extends AutoCloseable
     RecoveryReport scan(RecordVisitor visitor);
 
     /**
+     * Visits records in key order while the broker runs, as the store holds them now (what the calling thread
+     * committed is seen): upkeep in small steps, such as the persistence stage's sweep of expired retained messages.
+     * A record the store cannot read ends the visit.
+     *
+     * @param from  the first key, inclusive.
+     * @param to    the end of the range, exclusive.
+     * @param limit the most records to visit.
+     * @return how many it visited: fewer than {@code limit} when the range ended.
+     */
+    int visit(byte[] from, byte[] to, int limit, RecordVisitor visitor);
+
+    /**
      * @return false for a store that keeps nothing across a restart: the pipeline then writes nothing to it.
      */
     boolean isDurable();

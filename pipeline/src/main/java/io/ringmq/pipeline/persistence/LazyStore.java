@@ -89,6 +89,15 @@ public final class LazyStore implements DurableStore
         return null != opened;
     }
 
+    /**
+     * Nothing to visit until the real store is opened.
+     */
+    public int visit(final byte[] from, final byte[] to, final int limit, final RecordVisitor visitor)
+    {
+        final DurableStore store = opened;
+        return null != store ? store.visit(from, to, limit, visitor) : 0;
+    }
+
     public long writeStalls()
     {
         final DurableStore store = opened;

@@ -68,6 +68,25 @@ public final class MemoryStore implements DurableStore
         return new RecoveryReport();
     }
 
+    public int visit(final byte[] from, final byte[] to, final int limit, final RecordVisitor visitor)
+    {
+        final UnsafeBuffer key = new UnsafeBuffer(0, 0);
+        final UnsafeBuffer value = new UnsafeBuffer(0, 0);
+        int visited = 0;
+        for (final Map.Entry<byte[], byte[]> record : records.subMap(from, true, to, false).entrySet())
+        {
+            if (visited == limit)
+            {
+                break;
+            }
+            key.wrap(record.getKey());
+            value.wrap(record.getValue());
+            visitor.onRecord(key, record.getKey().length, value, record.getValue().length);
+            visited++;
+        }
+        return visited;
+    }
+
     public boolean isDurable()
     {
         return durable;
