@@ -137,6 +137,12 @@ final class PersistenceRecovery implements RecordVisitor
         {
             report.lost(sessionsOverLimit + " session(s) over --max-sessions");
         }
+        if (retainedRefused > 0)
+        {
+            // deleted below, as sessions over their bound are: a smaller bound than the store was kept under loses
+            // them, so it is said as a loss, and --strict-recovery refuses it before anything is deleted
+            report.lost(retainedRefused + " retained message(s) over --max-retained");
+        }
         if (strict && !report.isClean())
         {
             throw new StoreException("recovery lost data and --strict-recovery is set: " + report);
@@ -171,8 +177,7 @@ final class PersistenceRecovery implements RecordVisitor
             queuedCount + " queued and " + inflightCount + " in-flight message(s) (" + distinctMessages +
             " distinct" + (expiredCount > 0 ? "; " + expiredCount + " of sessions that expired while it was down, " +
             "dropped" : "") + "), " + awaitingCount +
-            " QoS 2 PUBLISH(es) awaiting PUBREL, " + retainedCount + " retained message(s)" + (retainedRefused > 0 ?
-            " (" + retainedRefused + " past --max-retained, dropped)" : "") + " in " + tookMs +
+            " QoS 2 PUBLISH(es) awaiting PUBREL, " + retainedCount + " retained message(s) in " + tookMs +
             " ms from " + store.describe() + "; " + report;
     }
 

@@ -76,7 +76,9 @@ public final class RouteOutput
      * subscriptions, folded into one target, or other groups). Each copy is stored under its own message number, the
      * event's plus this ({@code PersistenceStage}), so that each is resent after a restart until it is itself
      * acknowledged, and no key is put twice (RocksDB's SingleDelete needs that). A session's own target comes before
-     * its shared ones, which are few, so only those walk back, and not far.
+     * its shared ones, so only shared targets walk back, each over every target before it: a message to persistent
+     * sessions through shared subscriptions costs the shared targets times the targets before them, called only for
+     * a message that was stored.
      */
     public int copyOrdinal(final int i)
     {
