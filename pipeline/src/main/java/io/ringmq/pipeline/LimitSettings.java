@@ -34,6 +34,8 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
     private int maxKeepAliveSeconds = 65_535;
     private int topicAliasMaximum = 64;
     private int receiveMaximum = 1_024;
+    private int maxQos = 2;
+    private boolean retainAvailable = true;
     private String sharedSubscriptionStrategy = "round-robin";
 
     /**
@@ -61,6 +63,7 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
         check(maxKeepAliveSeconds >= 1 && maxKeepAliveSeconds <= 65_535, "--max-keepalive must be 1..65535");
         check(topicAliasMaximum >= 0 && topicAliasMaximum <= 65_535, "--topic-alias-maximum must be 0..65535");
         check(receiveMaximum >= 1 && receiveMaximum <= 65_535, "--receive-maximum must be 1..65535");
+        check(maxQos >= 0 && maxQos <= 2, "--max-qos must be 0, 1 or 2");
         check(SHARED_STRATEGIES.contains(sharedSubscriptionStrategy),
             "--shared-subscription-strategy must be one of " + SHARED_STRATEGIES);
         return this;
@@ -319,6 +322,39 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
     public LimitSettings receiveMaximum(final int receiveMaximum)
     {
         this.receiveMaximum = receiveMaximum;
+        return this;
+    }
+
+    /**
+     * @return the highest QoS a client may publish with (and be granted on SUBSCRIBE): Maximum QoS in a 5.0 CONNACK
+     * when below 2 [MQTT-3.2.2-9]; a PUBLISH (which a 5.0 client told so must not send [MQTT-3.2.2-11]) or will
+     * [MQTT-3.2.2-12] above it ends the connection (0x9B); a SUBSCRIBE asking more is granted this
+     * [MQTT-3.2.2-10].
+     */
+    public int maxQos()
+    {
+        return maxQos;
+    }
+
+    public LimitSettings maxQos(final int maxQos)
+    {
+        this.maxQos = maxQos;
+        return this;
+    }
+
+    /**
+     * @return whether clients may publish retained messages: Retain Available 0 in a 5.0 CONNACK when not; a
+     * retained PUBLISH (which a 5.0 client told so must not send [MQTT-3.2.2-14]) or will [MQTT-3.2.2-13] then ends
+     * the connection (0x9A).
+     */
+    public boolean retainAvailable()
+    {
+        return retainAvailable;
+    }
+
+    public LimitSettings retainAvailable(final boolean retainAvailable)
+    {
+        this.retainAvailable = retainAvailable;
         return this;
     }
 

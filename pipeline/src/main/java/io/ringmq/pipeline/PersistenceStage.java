@@ -506,7 +506,7 @@ final class PersistenceStage implements Stage
             }
             else if (i < event.grantedCount && route.granted(i) < ReasonCode.UNSPECIFIED_ERROR)
             {
-                value.putInt(0, filters.options(i));
+                value.putInt(0, (filters.options(i) & ~0x3) | route.granted(i)); // at the QoS granted (--max-qos)
                 value.putInt(4, event.subscriptionId);
                 writer.put(key, 0, length, value, 0, 8);
             }

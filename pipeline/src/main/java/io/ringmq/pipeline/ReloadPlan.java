@@ -98,6 +98,8 @@ public final class ReloadPlan
         // promised in every CONNACK, or held by every session
         restart("receive-maximum", context -> context.limits().receiveMaximum()),
         restart("topic-alias-maximum", context -> context.limits().topicAliasMaximum()),
+        restart("max-qos", context -> context.limits().maxQos()),
+        restart("retain-available", context -> context.limits().retainAvailable()),
         restart("persistent-client-expiration", context -> context.limits().persistentClientExpirationMs()),
         restart("shared-subscription-strategy", context -> context.limits().sharedSubscriptionStrategy()),
         // who may connect, decided by stages set up at start

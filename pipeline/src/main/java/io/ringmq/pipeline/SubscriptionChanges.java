@@ -39,6 +39,8 @@ final class SubscriptionChanges
     private int maxSubscriptions;
     private int maxTopicLevels;
     private int maxTopicLength;
+    /** --max-qos: a subscription asking more is granted this [MQTT-3.2.2-10]. */
+    private int maxQos;
     private final int retainedBytesPerSubscribe;
     private java.util.Set<String> subscribeFilters = new java.util.HashSet<>();
     private long retainedSteps;
@@ -108,7 +110,7 @@ final class SubscriptionChanges
                 output.addGranted(v5 ? ReasonCode.NOT_AUTHORIZED : ReasonCode.V3_SUBACK_FAILURE);
                 continue;
             }
-            final int options = filters.options(i);
+            final int options = granted(filters.options(i));
             final int granted = SubscriptionOptions.qos(options);
             Subscription subscription = session.subscription(written);
             if (null == subscription && session.subscriptionCount() >= maxSubscriptions)
@@ -175,8 +177,9 @@ final class SubscriptionChanges
     /**
      * Recovery: a stored subscription, indexed as its SUBSCRIBE indexed it (its limits were checked then).
      */
-    void restore(final RoutingSession session, final String written, final int options, final int subscriptionId)
+    void restore(final RoutingSession session, final String written, final int stored, final int subscriptionId)
     {
+        final int options = granted(stored); // kept under a larger --max-qos
         final Subscription subscription = newSubscription(session, written);
         session.addSubscription(written, subscription);
         subscription.update(options, subscriptionId);
@@ -308,5 +311,14 @@ final class SubscriptionChanges
         this.maxSubscriptions = context.limits().maxSubscriptionsPerClient();
         this.maxTopicLevels = context.limits().maxTopicLevels();
         this.maxTopicLength = context.limits().maxTopicLength();
+        this.maxQos = context.limits().maxQos();
+    }
+
+    /**
+     * @return the subscription options with their QoS at most --max-qos: what is granted, kept and delivered at.
+     */
+    private int granted(final int options)
+    {
+        return SubscriptionOptions.qos(options) <= maxQos ? options : (options & ~0x3) | maxQos;
     }
 }

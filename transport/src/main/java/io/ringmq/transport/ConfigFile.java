@@ -59,7 +59,7 @@ final class ConfigFile
         "log_timestamp_format", "log_facility", "connection_messages", "pid_file", "user", "autosave_interval",
         "autosave_on_changes", "persistence_file", "allow_duplicate_messages", "upgrade_outgoing_qos",
         "queue_qos0_messages", "set_tcp_nodelay", "check_retain_source", "allow_zero_length_clientid",
-        "auto_id_prefix", "clientid_prefixes", "max_qos", "retain_available", "psk_file", "psk_hint", "crlfile",
+        "auto_id_prefix", "clientid_prefixes", "psk_file", "psk_hint", "crlfile",
         "dhparamfile", "ciphers_tls1.3", "tls_engine", "tls_engine_kpass_sha1", "tls_keyform",
         "use_subject_as_username", "auth_plugin", "plugin", "global_plugin", "websockets_log_level",
         "websockets_headers_size", "http_dir", "socket_domain", "mount_point", "memory_limit", "sys_interval_ms",
@@ -239,6 +239,12 @@ final class ConfigFile
                 return;
             case "sys_interval":
                 args("--sys-interval", integer(where, name, value, 0, 65_535) + "s");
+                return;
+            case "max_qos":
+                args("--max-qos", integer(where, name, value, 0, 2));
+                return;
+            case "retain_available":
+                args("--retain-available", String.valueOf(bool(where, name, value)));
                 return;
             default:
                 if (isOption.test(name.replace('_', '-')))

@@ -39,6 +39,10 @@ final class InboundConnects
     private static final System.Logger LOG = System.getLogger("io.ringmq.transport");
     private static final byte[] CONNACK_UNACCEPTABLE_VERSION = {0x20, 0x02, 0x00, 0x01};
     private static final byte[] CONNACK_IDENTIFIER_REJECTED = {0x20, 0x02, 0x00, 0x02};
+    /** 5.0 CONNACKs: no session present, the reason, no properties. */
+    private static final byte[] CONNACK_QOS_NOT_SUPPORTED = {0x20, 0x03, 0x00, (byte)ReasonCode.QOS_NOT_SUPPORTED, 0x00};
+    private static final byte[] CONNACK_RETAIN_NOT_SUPPORTED =
+        {0x20, 0x03, 0x00, (byte)ReasonCode.RETAIN_NOT_SUPPORTED, 0x00};
     /** The longest certificate name taken as a user name (X.509 allows 64 characters in a CN). */
     private static final int MAX_IDENTITY_LENGTH = 1024;
 
@@ -115,6 +119,12 @@ final class InboundConnects
         {
             // 3.1.1 cannot announce a server keep-alive: refused as Mosquitto refuses it (identifier rejected)
             refuseConnect(connection, CONNACK_IDENTIFIER_REJECTED, "keep-alive " + keepAlive + " over --max-keepalive");
+            return true;
+        }
+        if (connect.hasWill() && (connect.willQos() > context.limits().maxQos() ||
+            (connect.isWillRetain() && !context.limits().retainAvailable())))
+        {
+            refuseWill(connection, version, connect.willQos() > context.limits().maxQos());
             return true;
         }
         DirectBuffer handed = packet;
@@ -234,8 +244,26 @@ final class InboundConnects
     }
 
     /**
-     * Answers a CONNECT with a refusing 3.1.1-format CONNACK and closes once it is written; the pipeline never
-     * sees the connection.
+     * A will the broker cannot keep: above {@code --max-qos} [MQTT-3.2.2-12], or retained under
+     * {@code --retain-available false} [MQTT-3.2.2-13]. A 5.0 client is refused with 0x9B or 0x9A; 3.1.1 has no such
+     * return code, so its connection is closed unanswered, as Mosquitto closes it.
+     */
+    private void refuseWill(final Connection connection, final int version, final boolean qos)
+    {
+        final String why = qos ? "will QoS over --max-qos" : "retained will with --retain-available false";
+        if (version == MqttVersion.V5)
+        {
+            refuseConnect(connection, qos ? CONNACK_QOS_NOT_SUPPORTED : CONNACK_RETAIN_NOT_SUPPORTED, why);
+            return;
+        }
+        counters.increment(BrokerCounters.PROTOCOL_ERRORS);
+        LOG.log(System.Logger.Level.DEBUG, () -> connection + " closed: " + why);
+        closer.close(connection, IngressEvent.CONNECTION_LOST);
+    }
+
+    /**
+     * Answers a CONNECT with a refusing CONNACK and closes once it is written; the pipeline never sees the
+     * connection.
      */
     private void refuseConnect(final Connection connection, final byte[] connack, final String why)
     {

@@ -49,6 +49,11 @@ final class InboundPublishes
     boolean onPublish(final Connection connection, final PublishFlyweight publish, final DirectBuffer packet,
         final int length)
     {
+        if (publish.qos() > context.limits().maxQos() || (publish.isRetain() && !context.limits().retainAvailable()))
+        {
+            unsupported(connection, publish);
+            return true;
+        }
         if (connection.version == MqttVersion.V5 && !propertiesAllowed(connection, publish))
         {
             return true;
@@ -109,6 +114,25 @@ final class InboundPublishes
             connection.inboundQuota.onPublish(publish.qos(), publish.packetId());
         }
         return handed;
+    }
+
+    /**
+     * A PUBLISH above {@code --max-qos} (which a 5.0 client, told so in CONNACK, must not send [MQTT-3.2.2-11]) ends
+     * the connection with 0x9B; a retained one under {@code --retain-available false} [MQTT-3.2.2-14] with 0x9A, as
+     * Mosquitto's {@code max_qos} and {@code retain_available} do (a 3.1.1 connection is closed).
+     */
+    private void unsupported(final Connection connection, final PublishFlyweight publish)
+    {
+        if (publish.qos() > context.limits().maxQos())
+        {
+            PacketFramer.protocolViolation(counters, closer, connection, "PUBLISH at QoS " + publish.qos() +
+                " over --max-qos " + context.limits().maxQos(), ReasonCode.QOS_NOT_SUPPORTED);
+        }
+        else
+        {
+            PacketFramer.protocolViolation(counters, closer, connection,
+                "retained PUBLISH with --retain-available false", ReasonCode.RETAIN_NOT_SUPPORTED);
+        }
     }
 
     /**

@@ -91,6 +91,18 @@ final class LimitOptions
             + "is a protocol error, DISCONNECT 0x93 (default: ${DEFAULT-VALUE}).", order = 630)
     int receiveMaximum = 1_024;
 
+    @Option(names = "--max-qos", paramLabel = "0|1|2",
+        description = "Highest QoS a client may publish with, and be granted on SUBSCRIBE (lower requests are "
+            + "granted as asked); above it a PUBLISH or will ends the connection, on MQTT 5.0 with 0x9B, and 5.0 "
+            + "clients are told in CONNACK (default: ${DEFAULT-VALUE}).", order = 632)
+    int maxQos = 2;
+
+    @Option(names = "--retain-available", paramLabel = "true|false", arity = "1",
+        description = "Whether clients may publish retained messages; if not, a retained PUBLISH or will ends the "
+            + "connection, on MQTT 5.0 with 0x9A, and 5.0 clients are told in CONNACK (default: ${DEFAULT-VALUE}).",
+        order = 634)
+    boolean retainAvailable = true;
+
     @Option(names = "--shared-subscription-strategy", paramLabel = "NAME",
         description = "How a $share group picks its member: round-robin, random, sticky, hash-client, hash-topic, "
             + "least-loaded (default: ${DEFAULT-VALUE}).", order = 710)
@@ -117,6 +129,8 @@ final class LimitOptions
             .maxKeepAliveSeconds(maxKeepAlive)
             .topicAliasMaximum(topicAliasMaximum)
             .receiveMaximum(receiveMaximum)
+            .maxQos(maxQos)
+            .retainAvailable(retainAvailable)
             .sharedSubscriptionStrategy(sharedSubscriptionStrategy));
     }
 }

@@ -59,6 +59,8 @@ class ConfigFileTest
             "message_size_limit 65536",
             "max_keepalive 120",
             "persistent_client_expiration 2d",
+            "max_qos 1",
+            "retain_available false",
             "",
             "listener 1883 127.0.0.1",
             "max_connections 50",
@@ -97,6 +99,8 @@ class ConfigFileTest
         assertThat(context.limits().maxPacketSize()).isEqualTo(65_536 + 1024);
         assertThat(context.limits().maxKeepAliveSeconds()).isEqualTo(120);
         assertThat(context.limits().persistentClientExpirationMs()).isEqualTo(2L * 24 * 3600 * 1000);
+        assertThat(context.limits().maxQos()).isEqualTo(1);
+        assertThat(context.limits().retainAvailable()).isFalse();
         assertThat(context.persistence().persistent()).isTrue();
         assertThat(context.persistence().dataDir()).isEqualTo(dir.resolve("data"));
     }
@@ -214,6 +218,8 @@ class ConfigFileTest
             {"listener 1883\ntls_version tlsv1.0", "tls_version: must be tlsv1.3, tlsv1.2, tlsv1.1 or tlsv1, not 'tlsv1.0'"},
             {"listener 1883\nproxy_protocol v3", "proxy_protocol: must be v1, v2 or any, not 'v3'"},
             {"include_dir /no/such/dir", "include_dir: not a directory: /no/such/dir"},
+            {"max_qos 3", "max_qos: must be a whole number 0..2, not '3'"},
+            {"retain_available no", "retain_available: must be true or false, not 'no'"},
         };
         for (final String[] bad : cases)
         {

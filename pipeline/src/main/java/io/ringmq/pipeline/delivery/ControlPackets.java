@@ -112,6 +112,14 @@ final class ControlPackets
             connack.setInt(PropertyId.TOPIC_ALIAS_MAXIMUM, context.limits().topicAliasMaximum());
         }
         connack.setInt(PropertyId.MAXIMUM_PACKET_SIZE, context.limits().maxPacketSize());
+        if (context.limits().maxQos() < 2)
+        {
+            connack.setInt(PropertyId.MAXIMUM_QOS, context.limits().maxQos()); // [MQTT-3.2.2-9]
+        }
+        if (!context.limits().retainAvailable())
+        {
+            connack.setInt(PropertyId.RETAIN_AVAILABLE, 0);
+        }
         return withAuthentication(connack, event, requested);
     }
 
