@@ -73,3 +73,26 @@ rm -f index.txt* expired.srl* ./*.csr ./*.srl ./*.cnf 01.pem
 # capath: a directory of PEM certificates (the CA)
 mkdir capath
 cp ca.pem capath/ca.pem
+
+# a client certificate CN=bob from the CA, and a CRL of the CA revoking it (next update in 100 years): crlfile
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out bob-key.pem
+openssl req -new -key bob-key.pem -subj "/O=ringmq/CN=bob" -out bob.csr
+cat > client.cnf <<'CNF'
+extendedKeyUsage=clientAuth
+CNF
+openssl x509 -req -in bob.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days $DAYS -extfile client.cnf \
+  -out bob-cert.pem
+cat > crl.cnf <<'CNF'
+[ca]
+default_ca=test
+[test]
+database=index.txt
+crlnumber=crlnumber
+default_md=sha256
+default_crl_days=36500
+CNF
+: > index.txt
+echo 01 > crlnumber
+openssl ca -config crl.cnf -cert ca.pem -keyfile ca-key.pem -revoke bob-cert.pem
+openssl ca -config crl.cnf -cert ca.pem -keyfile ca-key.pem -gencrl -out crl.pem
+rm -f index.txt* crlnumber* ./*.csr ./*.srl ./*.cnf

@@ -56,6 +56,8 @@ public final class ListenerSettings
     private Path caPath;
     private boolean requireCertificate;
     private boolean useIdentityAsUsername;
+    private boolean useSubjectAsUsername;
+    private Path crlFile;
     private String tlsVersion;
     private String ciphers;
     private Authenticator.AnonymousPolicy anonymous;
@@ -98,6 +100,10 @@ public final class ListenerSettings
             name + ": require_certificate needs cafile or capath to check client certificates against");
         check(!useIdentityAsUsername || requireCertificate,
             name + ": use_identity_as_username needs require_certificate true");
+        check(!useSubjectAsUsername || requireCertificate,
+            name + ": use_subject_as_username needs require_certificate true");
+        check(null == crlFile || isTls() && (null != caFile || null != caPath),
+            name + ": crlfile needs certfile, keyfile and cafile or capath (it revokes client certificates)");
         check(null == tlsVersion || isTls(), name + ": tls_version without certfile and keyfile");
         check(null == tlsVersion || java.util.List.of("tlsv1.3", "tlsv1.2", "tlsv1.1", "tlsv1").contains(tlsVersion),
             name + ": tls_version must be tlsv1.3, tlsv1.2 (or tlsv1.1, tlsv1: served as 1.2), not " + tlsVersion);
@@ -118,6 +124,7 @@ public final class ListenerSettings
             java.util.Objects.equals(certFile, other.certFile) && java.util.Objects.equals(keyFile, other.keyFile) &&
             java.util.Objects.equals(caFile, other.caFile) && java.util.Objects.equals(caPath, other.caPath) &&
             requireCertificate == other.requireCertificate && useIdentityAsUsername == other.useIdentityAsUsername &&
+            useSubjectAsUsername == other.useSubjectAsUsername && java.util.Objects.equals(crlFile, other.crlFile) &&
             java.util.Objects.equals(tlsVersion, other.tlsVersion) && java.util.Objects.equals(ciphers, other.ciphers) &&
             anonymous == other.anonymous && java.util.Objects.equals(passwordFile, other.passwordFile) &&
             java.util.Objects.equals(aclFile, other.aclFile);
@@ -262,6 +269,37 @@ public final class ListenerSettings
     public ListenerSettings caPath(final Path caPath)
     {
         this.caPath = caPath;
+        return this;
+    }
+
+    /**
+     * @return whether a client's user name is its certificate's whole subject, in RFC 2253 form
+     * ({@code CN=alice,O=ringmq}), as Mosquitto's {@code use_subject_as_username}; {@code use_identity_as_username}
+     * (the CN alone) wins where both are set, as in Mosquitto.
+     */
+    public boolean useSubjectAsUsername()
+    {
+        return useSubjectAsUsername;
+    }
+
+    public ListenerSettings useSubjectAsUsername(final boolean useSubjectAsUsername)
+    {
+        this.useSubjectAsUsername = useSubjectAsUsername;
+        return this;
+    }
+
+    /**
+     * @return a PEM file of certificate revocation lists client certificates are checked against (Mosquitto's
+     * {@code crlfile}), or null.
+     */
+    public Path crlFile()
+    {
+        return crlFile;
+    }
+
+    public ListenerSettings crlFile(final Path crlFile)
+    {
+        this.crlFile = crlFile;
         return this;
     }
 

@@ -25,7 +25,8 @@ final class NetworkOptions
 
     @Option(names = "--listener", paramLabel = "SPEC", description = "Another listener: PORT[@ADDRESS][,name=value]..."
         + " with the names of a mosquitto.conf listener section: protocol=mqtt|websockets, certfile, keyfile, cafile, "
-        + "capath, require_certificate, use_identity_as_username, tls_version, ciphers, max_connections, "
+        + "capath, require_certificate, use_identity_as_username, use_subject_as_username, crlfile, tls_version, "
+        + "ciphers, max_connections, "
         + "proxy_protocol=v1|v2|any, websocket_path; repeatable.", order = 40)
     List<String> listenerSpecs = new ArrayList<>();
 

@@ -11,6 +11,7 @@ import java.security.KeyFactory;
 import java.security.PrivateKey;
 import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
+import java.security.cert.X509CRL;
 import java.security.cert.X509Certificate;
 import java.security.spec.PKCS8EncodedKeySpec;
 import java.util.ArrayList;
@@ -83,6 +84,36 @@ final class PemFiles
             throw bad(directive, file, "holds no certificate (BEGIN CERTIFICATE)" + found(blocks));
         }
         return certificates;
+    }
+
+    /**
+     * @return the certificate revocation lists in the file ({@code BEGIN X509 CRL}), at least one.
+     * @throws IllegalArgumentException when the file cannot be read, holds none, or one the JDK cannot parse.
+     */
+    static List<X509CRL> crls(final String directive, final Path file)
+    {
+        final List<Block> blocks = blocks(directive, file);
+        final List<X509CRL> crls = new ArrayList<>();
+        for (final Block block : blocks)
+        {
+            if ("X509 CRL".equals(block.type))
+            {
+                try
+                {
+                    crls.add((X509CRL)CertificateFactory.getInstance("X.509")
+                        .generateCRL(new ByteArrayInputStream(block.der)));
+                }
+                catch (final CertificateException | java.security.cert.CRLException ex)
+                {
+                    throw bad(directive, file, "has a CRL that cannot be parsed (" + ex.getMessage() + ")");
+                }
+            }
+        }
+        if (crls.isEmpty())
+        {
+            throw bad(directive, file, "holds no certificate revocation list (BEGIN X509 CRL)" + found(blocks));
+        }
+        return crls;
     }
 
     /**

@@ -67,7 +67,7 @@ final class SocketLayers
         }
         if (null != tls)
         {
-            layer = new TlsSocketLayer(layer, tls.newEngine(), tlsTasks, readyAgain);
+            layer = new TlsSocketLayer(layer, tls, tlsTasks, readyAgain);
         }
         if (webSocket)
         {
@@ -77,7 +77,8 @@ final class SocketLayers
     }
 
     /**
-     * @return whether the listener's clients are known by their TLS certificate's CN instead of a CONNECT user name.
+     * @return whether the listener's clients are known by their TLS certificate (its CN, or its whole subject) instead
+     * of a CONNECT user name.
      */
     boolean useIdentityAsUsername()
     {

@@ -26,20 +26,31 @@ final class TlsContext
     /** A client certificate the CAs verify is required ({@code require_certificate true}). */
     static final int CLIENT_AUTH_NEEDED = 2;
 
+    /** The client certificate is not the user name. */
+    static final int IDENTITY_NONE = 0;
+    /** Its subject's CN is ({@code use_identity_as_username}). */
+    static final int IDENTITY_CN = 1;
+    /** Its whole subject, RFC 2253, is ({@code use_subject_as_username}). */
+    static final int IDENTITY_SUBJECT = 2;
+
     private final SSLContext sslContext;
     private final String[] protocols;
     private final String[] cipherSuites;
     private final int clientAuth;
-    private final boolean useIdentityAsUsername;
+    private final int identity;
 
+    /**
+     * @param identity what of the client certificate is the user name: {@link #IDENTITY_NONE}, {@link #IDENTITY_CN}
+     *                 or {@link #IDENTITY_SUBJECT}.
+     */
     TlsContext(final SSLContext sslContext, final String[] protocols, final String[] cipherSuites,
-        final int clientAuth, final boolean useIdentityAsUsername)
+        final int clientAuth, final int identity)
     {
         this.sslContext = sslContext;
         this.protocols = protocols;
         this.cipherSuites = cipherSuites;
         this.clientAuth = clientAuth;
-        this.useIdentityAsUsername = useIdentityAsUsername;
+        this.identity = identity;
     }
 
     /**
@@ -87,11 +98,43 @@ final class TlsContext
     }
 
     /**
-     * @return whether the client certificate's CN ({@link SocketLayer#peerIdentity()}) is the user name.
+     * @return whether the client certificate ({@link SocketLayer#peerIdentity()}: its CN, or its whole subject) is the
+     * user name.
      */
     boolean useIdentityAsUsername()
     {
-        return useIdentityAsUsername;
+        return identity != IDENTITY_NONE;
+    }
+
+    /**
+     * @return the user name a verified client certificate gives, as this listener takes it; null without one.
+     */
+    String identityOf(final SSLSession session)
+    {
+        return identity == IDENTITY_SUBJECT ? subject(session) : commonName(session);
+    }
+
+    /**
+     * @return the peer certificate's subject in RFC 2253 form, as Mosquitto's {@code use_subject_as_username} gives
+     * it ({@code CN=alice,O=ringmq}), or null without a verified certificate.
+     */
+    static String subject(final SSLSession session)
+    {
+        try
+        {
+            final Certificate[] certificates = session.getPeerCertificates();
+            if (0 == certificates.length || !(certificates[0] instanceof X509Certificate))
+            {
+                return null;
+            }
+            final String subject = ((X509Certificate)certificates[0]).getSubjectX500Principal()
+                .getName(X500Principal.RFC2253);
+            return subject.isEmpty() || subject.indexOf('\u0000') >= 0 ? null : subject;
+        }
+        catch (final SSLPeerUnverifiedException ex)
+        {
+            return null;
+        }
     }
 
     /**

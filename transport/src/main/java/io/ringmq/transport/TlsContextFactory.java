@@ -1,7 +1,9 @@
 package io.ringmq.transport;
 
 import io.ringmq.pipeline.ListenerSettings;
+import javax.net.ssl.CertPathTrustManagerParameters;
 import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.ManagerFactoryParameters;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 import java.io.IOException;
@@ -12,11 +14,19 @@ import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.PrivateKey;
 import java.security.Signature;
+import java.security.cert.CertPathBuilder;
+import java.security.cert.CertStore;
 import java.security.cert.CertificateExpiredException;
 import java.security.cert.CertificateNotYetValidException;
+import java.security.cert.CollectionCertStoreParameters;
+import java.security.cert.PKIXBuilderParameters;
+import java.security.cert.PKIXRevocationChecker;
+import java.security.cert.X509CRL;
+import java.security.cert.X509CertSelector;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -82,22 +92,26 @@ final class TlsContextFactory
             throw new IllegalArgumentException("require_certificate true needs a cafile or capath to check client " +
                 "certificates against");
         }
-        if (settings.useIdentityAsUsername() && !settings.requireCertificate())
+        if (settings.useIdentityAsUsername() && settings.useSubjectAsUsername())
         {
-            warnings.accept("use_identity_as_username without require_certificate true: a client without a " +
-                "certificate has no identity and gives its user name in CONNECT");
+            warnings.accept("use_identity_as_username and use_subject_as_username: the CN is the user name, as in " +
+                "Mosquitto");
         }
+        final List<X509CRL> crls = null == settings.crlFile() ? List.of() : PemFiles.crls("crlfile",
+            settings.crlFile());
         final int clientAuth = settings.requireCertificate() ? TlsContext.CLIENT_AUTH_NEEDED :
             cas.isEmpty() ? TlsContext.CLIENT_AUTH_NONE : TlsContext.CLIENT_AUTH_WANTED;
 
-        final SSLContext sslContext = sslContext(settings, chain, key, cas);
+        final SSLContext sslContext = sslContext(settings, chain, key, cas, crls);
         final String[] protocols = protocols(settings.tlsVersion(), warnings);
         final String[] cipherSuites = cipherSuites(settings.ciphers(), sslContext);
-        return new TlsContext(sslContext, protocols, cipherSuites, clientAuth, settings.useIdentityAsUsername());
+        return new TlsContext(sslContext, protocols, cipherSuites, clientAuth, settings.useIdentityAsUsername() ?
+            TlsContext.IDENTITY_CN : settings.useSubjectAsUsername() ? TlsContext.IDENTITY_SUBJECT :
+            TlsContext.IDENTITY_NONE);
     }
 
     private static SSLContext sslContext(final ListenerSettings settings, final List<X509Certificate> chain,
-        final PrivateKey key, final List<X509Certificate> cas)
+        final PrivateKey key, final List<X509Certificate> cas, final List<X509CRL> crls)
     {
         try
         {
@@ -118,7 +132,14 @@ final class TlsContextFactory
                     trusted.setCertificateEntry("ca-" + i, cas.get(i));
                 }
                 trustManagers = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-                trustManagers.init(trusted);
+                if (crls.isEmpty())
+                {
+                    trustManagers.init(trusted);
+                }
+                else
+                {
+                    trustManagers.init(revocationChecked(trusted, crls));
+                }
             }
             final SSLContext context = SSLContext.getInstance("TLS");
             context.init(keyManagers.getKeyManagers(), null == trustManagers ? null : trustManagers.getTrustManagers(),
@@ -130,6 +151,25 @@ final class TlsContextFactory
             throw new IllegalArgumentException("certfile " + settings.certFile() + ", keyfile " + settings.keyFile() +
                 ": the JDK will not use them (" + ex.getMessage() + ")", ex);
         }
+    }
+
+    /**
+     * Client certificates checked against the CRLs, as OpenSSL's CRL check in Mosquitto: the client's own
+     * certificate, by its issuer's CRL from the file (none for that issuer, or one past its next update, fails the
+     * handshake), never by the network (no OCSP, no distribution points).
+     */
+    private static ManagerFactoryParameters revocationChecked(final KeyStore trusted, final List<X509CRL> crls)
+        throws GeneralSecurityException
+    {
+        final PKIXBuilderParameters parameters = new PKIXBuilderParameters(trusted, new X509CertSelector());
+        parameters.addCertStore(CertStore.getInstance("Collection", new CollectionCertStoreParameters(crls)));
+        final PKIXRevocationChecker checker =
+            (PKIXRevocationChecker)CertPathBuilder.getInstance("PKIX").getRevocationChecker();
+        checker.setOptions(EnumSet.of(PKIXRevocationChecker.Option.PREFER_CRLS,
+            PKIXRevocationChecker.Option.NO_FALLBACK, PKIXRevocationChecker.Option.ONLY_END_ENTITY));
+        parameters.addCertPathChecker(checker);
+        parameters.setRevocationEnabled(true);
+        return new CertPathTrustManagerParameters(parameters);
     }
 
     /**

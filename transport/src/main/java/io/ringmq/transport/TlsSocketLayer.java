@@ -40,6 +40,7 @@ final class TlsSocketLayer implements SocketLayer
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
 
     private final SocketLayer below;
+    private final TlsContext context;
     private final SSLEngine engine;
     private final Executor tasks;
     private final Runnable onTaskDone;
@@ -60,15 +61,17 @@ final class TlsSocketLayer implements SocketLayer
 
     /**
      * @param below      the layer the records travel through (TCP, or the PROXY protocol over TCP).
-     * @param engine     a server-mode engine for this connection ({@link TlsContext#newEngine()}).
+     * @param context    the listener's TLS: a server-mode engine for this connection, and what of the client
+     *                   certificate is its user name.
      * @param tasks      runs the engine's delegated tasks ({@link TlsTaskExecutor}, shared by all connections).
      * @param onTaskDone called on the executor's thread when a connection's delegated tasks are done: the agent
      *                   must then call {@link #read} (and {@link #flush} while output is pending) for it.
      */
-    TlsSocketLayer(final SocketLayer below, final SSLEngine engine, final Executor tasks, final Runnable onTaskDone)
+    TlsSocketLayer(final SocketLayer below, final TlsContext context, final Executor tasks, final Runnable onTaskDone)
     {
         this.below = below;
-        this.engine = engine;
+        this.context = context;
+        this.engine = context.newEngine();
         this.tasks = tasks;
         this.onTaskDone = onTaskDone;
     }
@@ -273,15 +276,15 @@ final class TlsSocketLayer implements SocketLayer
     }
 
     /**
-     * @return the subject CN of the client certificate, when one was presented and verified; null otherwise, and
-     * before the handshake is done.
+     * @return the client certificate's CN (or its whole subject, as the listener says), when one was presented and
+     * verified; null otherwise, and before the handshake is done.
      */
     public String peerIdentity()
     {
         if (!identityKnown && established && !taskRunning)
         {
             identityKnown = true;
-            peerIdentity = TlsContext.commonName(engine.getSession());
+            peerIdentity = context.identityOf(engine.getSession());
         }
         return peerIdentity;
     }

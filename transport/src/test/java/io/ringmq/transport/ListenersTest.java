@@ -189,6 +189,49 @@ class ListenersTest
     }
 
     @Test
+    @DisplayName("crlfile: a client certificate the CA revoked is refused at the handshake; one it did not revoke "
+        + "gets in; a file with no CRL stops the start")
+    void revokedClientCertificate() throws Exception
+    {
+        start(tlsListener().caFile(tls("ca.pem")).requireCertificate(true).crlFile(tls("crl.pem")));
+        final String uri = "ssl://127.0.0.1:" + broker.ports()[1];
+        final Paho alice = Paho.connect(uri, "alice", sslOptions(TlsSocketLayerTest.clientContext("alice")));
+        closeables.add(alice);
+        alice.publish("crl", "in", 1, false);
+        assertThatThrownBy(() -> Paho.connect(uri, "bob", sslOptions(TlsSocketLayerTest.clientContext("bob"))))
+            .as("bob's certificate is revoked").isInstanceOf(Exception.class);
+        awaitCondition(() -> broker.counters().get(BrokerCounters.CONNECTIONS_CLOSED) >= 1, "bob closed");
+        assertThat(broker.counters().get(BrokerCounters.CLIENTS_CONNECTED)).isEqualTo(1);
+        broker.close();
+        assertThatThrownBy(() -> start(tlsListener().caFile(tls("ca.pem")).requireCertificate(true)
+            .crlFile(tls("ca.pem")))).hasStackTraceContaining("holds no certificate revocation list");
+        start(tlsListener().caFile(tls("ca.pem")).requireCertificate(true)); // control: without the CRL
+        closeables.add(Paho.connect("ssl://127.0.0.1:" + broker.ports()[1], "bob",
+            sslOptions(TlsSocketLayerTest.clientContext("bob"))));
+    }
+
+    @Test
+    @DisplayName("use_subject_as_username: the certificate's whole subject (RFC 2253, as Mosquitto gives it) is the "
+        + "user name; the ACL judges that name")
+    void subjectAsUserName(@org.junit.jupiter.api.io.TempDir final Path dir) throws Exception
+    {
+        final Path acl = dir.resolve("acl");
+        java.nio.file.Files.writeString(acl, "user CN=alice,O=ringmq\ntopic readwrite alice/#\nuser alice\n" +
+            "topic readwrite bob/#\n");
+        final BrokerContext context = TestBrokers.v5Context().auth(a -> a.aclFile(acl)
+            .anonymous(io.ringmq.pipeline.auth.Authenticator.AnonymousPolicy.NONE));
+        context.addListener(tlsListener().caFile(tls("ca.pem")).requireCertificate(true).useSubjectAsUsername(true));
+        broker = Broker.launch(context);
+        final MqttConnectOptions options = sslOptions(TlsSocketLayerTest.clientContext("alice"));
+        options.setUserName("alice"); // ignored: the certificate's subject is the user name
+        final Paho alice = Paho.connect("ssl://127.0.0.1:" + broker.ports()[1], "alice-device", options);
+        closeables.add(alice);
+        final int[] granted = alice.client.subscribeWithResponse(new String[]{"alice/in", "bob/in"}, new int[]{1, 1})
+            .getGrantedQos();
+        assertThat(granted).containsExactly(1, 0x80); // the subject's rules, not the CN's
+    }
+
+    @Test
     @DisplayName("per_listener_settings: anonymous clients on one listener, a password on another")
     void perListenerAnonymous(@org.junit.jupiter.api.io.TempDir final Path dir) throws Exception
     {

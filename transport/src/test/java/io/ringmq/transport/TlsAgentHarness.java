@@ -198,7 +198,7 @@ final class TlsAgentHarness implements AutoCloseable
         channel.configureBlocking(false);
         channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
         key = channel.register(selector, SelectionKey.OP_READ);
-        layer = new TlsSocketLayer(new TcpSocketLayer(channel), context.newEngine(), executor, () ->
+        layer = new TlsSocketLayer(new TcpSocketLayer(channel), context, executor, () ->
         {
             taskWakes.incrementAndGet();
             selector.wakeup();

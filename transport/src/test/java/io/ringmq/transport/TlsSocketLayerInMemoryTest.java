@@ -50,7 +50,7 @@ class TlsSocketLayerInMemoryTest
         client.setEnabledProtocols(new String[]{ "TLSv1.3" });
         clientNet = ByteBuffer.allocate(client.getSession().getPacketBufferSize());
         clientApp = ByteBuffer.allocate(client.getSession().getApplicationBufferSize());
-        layer = new TlsSocketLayer(below, TlsContextFactory.create(rsa(), (w) -> { }).newEngine(), Runnable::run,
+        layer = new TlsSocketLayer(below, TlsContextFactory.create(rsa(), (w) -> { }), Runnable::run,
             () -> { });
         client.beginHandshake();
         for (int i = 0; i < 100 && !(layer.established() &&
