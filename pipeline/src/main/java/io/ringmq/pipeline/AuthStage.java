@@ -29,6 +29,9 @@ public final class AuthStage implements Stage
     private final Authenticator authenticator;
     private final BrokerCounters counters;
     private int maxClientIdLength;
+    /** --allow-zero-length-clientid and --clientid-prefixes, as the last reload left them. */
+    private boolean allowZeroLengthClientId = true;
+    private String clientIdPrefix = "";
     private BrokerContext limits;
     private LiveLimits live;
     private final ConnectionControl control;
@@ -63,6 +66,17 @@ public final class AuthStage implements Stage
         this.enhanced = new EnhancedAuthentication(
             new AuthMethods(new ScramSha256(ScramSha256.fromPasswordFile(authenticator::passwordFile))), counters,
             this::admittedByExchange);
+    }
+
+    /**
+     * The client id rules of {@code context}: its longest id, whether an empty one is let in, the prefix every id
+     * must start with.
+     */
+    public void clientIds(final BrokerContext context)
+    {
+        maxClientIdLength = context.limits().maxClientIdLength();
+        allowZeroLengthClientId = context.limits().allowZeroLengthClientId();
+        clientIdPrefix = context.limits().clientIdPrefix();
     }
 
     public boolean onEvent(final IngressEvent event)
@@ -181,7 +195,7 @@ public final class AuthStage implements Stage
             if (null != next)
             {
                 limits = next;
-                maxClientIdLength = next.limits().maxClientIdLength();
+                clientIds(next);
                 // connected anonymous clients stay, as Mosquitto's reload keeps them; new CONNECTs see the new policy
                 authenticator.anonymous(next.auth().anonymous());
                 live.took(next);
@@ -241,6 +255,18 @@ public final class AuthStage implements Stage
         {
             event.authCode = refusal(v5, ReasonCode.V3_IDENTIFIER_REJECTED); // [MQTT-3.1.3-9] a limit, counted
             counters.increment(BrokerCounters.CLIENT_ID_TOO_LONG);
+            return;
+        }
+        if (connect.clientId().length() == 0 && !allowZeroLengthClientId)
+        {
+            event.authCode = refusal(v5, ReasonCode.V3_IDENTIFIER_REJECTED); // [MQTT-3.1.3-9]: the server's choice
+            counters.increment(BrokerCounters.CLIENT_ID_REFUSED);
+            return;
+        }
+        if (!clientIdPrefix.isEmpty() && !startsWith(connect.clientId(), clientIdPrefix))
+        {
+            event.authCode = refusal(v5, ReasonCode.V3_NOT_AUTHORIZED); // as Mosquitto's clientid_prefixes
+            counters.increment(BrokerCounters.CLIENT_ID_REFUSED);
             return;
         }
         if (access.refuses(connect))
@@ -318,6 +344,26 @@ public final class AuthStage implements Stage
             connect.hasPassword() ? connect.password().toByteArray() : null);
         acceptedByFile = authenticator.acceptedByFile();
         return code;
+    }
+
+    /**
+     * @return whether the client id starts with the prefix, byte for byte in UTF-8.
+     */
+    private static boolean startsWith(final io.ringmq.protocol.Slice clientId, final String prefix)
+    {
+        final byte[] bytes = prefix.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        if (clientId.length() < bytes.length)
+        {
+            return false;
+        }
+        for (int i = 0; i < bytes.length; i++)
+        {
+            if (clientId.buffer().getByte(clientId.offset() + i) != bytes[i])
+            {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**

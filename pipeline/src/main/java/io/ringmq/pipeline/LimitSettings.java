@@ -35,6 +35,8 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
     private int topicAliasMaximum = 64;
     private int receiveMaximum = 1_024;
     private int maxQos = 2;
+    private boolean allowZeroLengthClientId = true;
+    private String clientIdPrefix = "";
     private boolean retainAvailable = true;
     private String sharedSubscriptionStrategy = "round-robin";
 
@@ -322,6 +324,37 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
     public LimitSettings receiveMaximum(final int receiveMaximum)
     {
         this.receiveMaximum = receiveMaximum;
+        return this;
+    }
+
+    /**
+     * @return whether a client may connect with an empty client id (a 3.1.1 clean session, or any 5.0 client, gets
+     * one assigned); if not, it is refused with identifier rejected (0x02; 5.0: 0x85), as Mosquitto's
+     * {@code allow_zero_length_clientid false}.
+     */
+    public boolean allowZeroLengthClientId()
+    {
+        return allowZeroLengthClientId;
+    }
+
+    public LimitSettings allowZeroLengthClientId(final boolean allowZeroLengthClientId)
+    {
+        this.allowZeroLengthClientId = allowZeroLengthClientId;
+        return this;
+    }
+
+    /**
+     * @return the prefix every client id must start with ("": any), as Mosquitto's {@code clientid_prefixes}; a
+     * CONNECT whose id does not is refused as not authorized (0x05; 5.0: 0x87).
+     */
+    public String clientIdPrefix()
+    {
+        return clientIdPrefix;
+    }
+
+    public LimitSettings clientIdPrefix(final String clientIdPrefix)
+    {
+        this.clientIdPrefix = null == clientIdPrefix ? "" : clientIdPrefix;
         return this;
     }
 

@@ -139,6 +139,7 @@ public final class Pipeline
         final StagePoller authPoller = oneThread ? StagePoller.firstOfSingleProducer(ring) : new StagePoller(ring);
         authStage = new AuthStage(authenticator, counters, context.limits().maxClientIdLength(), control,
             new AccessControl(accessRules, context.auth().useUserNameAsClientId(), counters));
+        authStage.clientIds(context);
         authStage.follow(limits);
         auth = step(authStage, authPoller,
             counters, BrokerCounters.EVENTS_AUTH);

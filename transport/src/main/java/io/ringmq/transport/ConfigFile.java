@@ -50,7 +50,8 @@ final class ConfigFile
 
     /** Directives of one listener (Mosquitto's listener-scoped settings, and ringmq's {@code proxy_protocol}). */
     private static final Set<String> LISTENER_DIRECTIVES = Set.of("protocol", "certfile", "keyfile", "cafile",
-        "capath", "require_certificate", "use_identity_as_username", "tls_version", "ciphers", "max_connections",
+        "capath", "require_certificate", "use_identity_as_username", "use_subject_as_username", "crlfile", "psk_hint",
+        "tls_version", "ciphers", "max_connections",
         "proxy_protocol", "enable_proxy_protocol", "websocket_path", "bind_address");
     /** Directives that are a listener's under {@code per_listener_settings true}, global otherwise. */
     private static final Set<String> SECURITY_DIRECTIVES = Set.of("allow_anonymous", "password_file", "acl_file");
@@ -58,10 +59,9 @@ final class ConfigFile
     private static final Set<String> IGNORED = Set.of("log_dest", "log_type", "log_timestamp",
         "log_timestamp_format", "log_facility", "connection_messages", "pid_file", "user", "autosave_interval",
         "autosave_on_changes", "persistence_file", "allow_duplicate_messages", "upgrade_outgoing_qos",
-        "queue_qos0_messages", "set_tcp_nodelay", "check_retain_source", "allow_zero_length_clientid",
-        "auto_id_prefix", "clientid_prefixes", "psk_file", "psk_hint", "crlfile",
+        "queue_qos0_messages", "set_tcp_nodelay", "check_retain_source", "auto_id_prefix", "psk_file",
         "dhparamfile", "ciphers_tls1.3", "tls_engine", "tls_engine_kpass_sha1", "tls_keyform",
-        "use_subject_as_username", "auth_plugin", "plugin", "global_plugin", "websockets_log_level",
+        "auth_plugin", "plugin", "global_plugin", "websockets_log_level",
         "websockets_headers_size", "http_dir", "socket_domain", "mount_point", "memory_limit", "sys_interval_ms",
         "connection", "address", "topic", "bridge_protocol_version", "remote_username", "remote_password",
         "cleansession", "keepalive_interval", "try_private", "notifications", "start_type", "restart_timeout",
@@ -240,6 +240,12 @@ final class ConfigFile
             case "sys_interval":
                 args("--sys-interval", integer(where, name, value, 0, 65_535) + "s");
                 return;
+            case "allow_zero_length_clientid":
+                args("--allow-zero-length-clientid", String.valueOf(bool(where, name, value)));
+                return;
+            case "clientid_prefixes":
+                args("--clientid-prefixes", value);
+                return;
             case "max_qos":
                 args("--max-qos", integer(where, name, value, 0, 2));
                 return;
@@ -333,6 +339,16 @@ final class ConfigFile
             case "use_identity_as_username":
                 listener.useIdentityAsUsername(bool(where, name, value));
                 break;
+            case "use_subject_as_username":
+                listener.useSubjectAsUsername(bool(where, name, value));
+                break;
+            case "crlfile":
+                listener.crlFile(Path.of(value));
+                break;
+            case "psk_hint":
+                // it makes the listener TLS-PSK, which the JDK's TLS does not speak: served as is it would be plain
+                throw new ConfigException(where, name, "TLS-PSK is not supported (the JDK's TLS has no PSK cipher " +
+                    "suites): give the listener certfile and keyfile instead");
             case "tls_version":
                 if (!List.of("tlsv1.3", "tlsv1.2", "tlsv1.1", "tlsv1").contains(value))
                 {

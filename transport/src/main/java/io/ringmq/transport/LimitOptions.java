@@ -91,6 +91,16 @@ final class LimitOptions
             + "is a protocol error, DISCONNECT 0x93 (default: ${DEFAULT-VALUE}).", order = 630)
     int receiveMaximum = 1_024;
 
+    @Option(names = "--allow-zero-length-clientid", paramLabel = "true|false", arity = "1",
+        description = "Whether a client may connect with an empty client id (one is assigned); if not, it is refused "
+            + "with identifier rejected (default: ${DEFAULT-VALUE}).", order = 636)
+    boolean allowZeroLengthClientId = true;
+
+    @Option(names = "--clientid-prefixes", paramLabel = "PREFIX",
+        description = "Only client ids starting with PREFIX may connect; others are refused as not authorized "
+            + "(default: any).", order = 638)
+    String clientIdPrefix = "";
+
     @Option(names = "--max-qos", paramLabel = "0|1|2",
         description = "Highest QoS a client may publish with, and be granted on SUBSCRIBE (lower requests are "
             + "granted as asked); above it a PUBLISH or will ends the connection, on MQTT 5.0 with 0x9B, and 5.0 "
@@ -130,6 +140,8 @@ final class LimitOptions
             .topicAliasMaximum(topicAliasMaximum)
             .receiveMaximum(receiveMaximum)
             .maxQos(maxQos)
+            .allowZeroLengthClientId(allowZeroLengthClientId)
+            .clientIdPrefix(clientIdPrefix)
             .retainAvailable(retainAvailable)
             .sharedSubscriptionStrategy(sharedSubscriptionStrategy));
     }

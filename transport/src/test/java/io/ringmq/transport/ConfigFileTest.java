@@ -61,6 +61,8 @@ class ConfigFileTest
             "persistent_client_expiration 2d",
             "max_qos 1",
             "retain_available false",
+            "allow_zero_length_clientid false",
+            "clientid_prefixes secure-",
             "",
             "listener 1883 127.0.0.1",
             "max_connections 50",
@@ -71,6 +73,8 @@ class ConfigFileTest
             "cafile /etc/mosquitto/ca_certificates/ca.crt",
             "require_certificate true",
             "use_identity_as_username true",
+            "use_subject_as_username true",
+            "crlfile /etc/mosquitto/ca_certificates/crl.pem",
             "tls_version tlsv1.2",
             "",
             "listener 9001",
@@ -87,6 +91,8 @@ class ConfigFileTest
         assertThat(tls.keyFile()).isEqualTo(Path.of("/etc/mosquitto/certs/server.key"));
         assertThat(tls.requireCertificate()).isTrue();
         assertThat(tls.useIdentityAsUsername()).isTrue();
+        assertThat(tls.useSubjectAsUsername()).isTrue();
+        assertThat(tls.crlFile()).isEqualTo(Path.of("/etc/mosquitto/ca_certificates/crl.pem"));
         assertThat(tls.tlsVersion()).isEqualTo("tlsv1.2");
         assertThat(listeners.get(2).protocol()).isEqualTo(ListenerSettings.Protocol.WEBSOCKETS);
         assertThat(context.auth().anonymous()).isEqualTo(Authenticator.AnonymousPolicy.NONE);
@@ -101,6 +107,8 @@ class ConfigFileTest
         assertThat(context.limits().persistentClientExpirationMs()).isEqualTo(2L * 24 * 3600 * 1000);
         assertThat(context.limits().maxQos()).isEqualTo(1);
         assertThat(context.limits().retainAvailable()).isFalse();
+        assertThat(context.limits().allowZeroLengthClientId()).isFalse();
+        assertThat(context.limits().clientIdPrefix()).isEqualTo("secure-");
         assertThat(context.persistence().persistent()).isTrue();
         assertThat(context.persistence().dataDir()).isEqualTo(dir.resolve("data"));
     }
@@ -219,6 +227,7 @@ class ConfigFileTest
             {"listener 1883\nproxy_protocol v3", "proxy_protocol: must be v1, v2 or any, not 'v3'"},
             {"include_dir /no/such/dir", "include_dir: not a directory: /no/such/dir"},
             {"max_qos 3", "max_qos: must be a whole number 0..2, not '3'"},
+            {"listener 1883\npsk_hint ringmq", "psk_hint: TLS-PSK is not supported"},
             {"retain_available no", "retain_available: must be true or false, not 'no'"},
         };
         for (final String[] bad : cases)

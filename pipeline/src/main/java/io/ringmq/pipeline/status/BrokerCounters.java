@@ -128,6 +128,8 @@ public final class BrokerCounters
      * (--max-client-session-memory).
      */
     public static final int CLIENT_SESSION_MEMORY_REFUSED = 76;
+    /** CONNECTs refused for their client id: empty under --allow-zero-length-clientid false, or without the prefix. */
+    public static final int CLIENT_ID_REFUSED = 77;
 
     private static final String[] NAMES =
     {
@@ -185,7 +187,8 @@ public final class BrokerCounters
         "message memory in bytes (gauge)",
         "requests refused (max-session-memory)",
         "session memory in bytes (gauge)",
-        "requests refused (max-client-session-memory)"
+        "requests refused (max-client-session-memory)",
+        "CONNECTs refused (allow-zero-length-clientid, clientid-prefixes)"
     };
 
     private final CountersFile file;

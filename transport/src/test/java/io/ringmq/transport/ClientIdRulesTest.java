@@ -1,0 +1,79 @@
+package io.ringmq.transport;
+
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.protocol.ReasonCode;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code --allow-zero-length-clientid} and {@code --clientid-prefixes} (Mosquitto's {@code allow_zero_length_clientid}
+ * and {@code clientid_prefixes}): which client ids may connect, on 3.1.1 and 5.0, with raw CONNECTs.
+ */
+@Timeout(60)
+class ClientIdRulesTest
+{
+    private RingMq broker;
+
+    @AfterEach
+    void stop()
+    {
+        broker.close();
+    }
+
+    private int connect(final boolean v5, final String clientId) throws IOException
+    {
+        try (RawClient client = v5 ? new RawClient(broker.port()).v5() : new RawClient(broker.port()))
+        {
+            return client.handshake(v5 ? RawClient.connect5(clientId, null) : RawClient.connect(clientId, true, 60));
+        }
+    }
+
+    private void start(final String option, final String value) throws IOException
+    {
+        broker = RingMq.builder().threading(BrokerContext.Threading.SHARED).option("sys-interval", "0")
+            .option(option, value).start();
+    }
+
+    @Test
+    @DisplayName("MQTT-3.1.3-9 (3.1.1), MQTT-3.1.3-8 (5.0): with --allow-zero-length-clientid false an empty client id "
+        + "is rejected (0x02, 0x85) and counted; a named client gets in")
+    void emptyClientIdRejected() throws Exception
+    {
+        start("allow-zero-length-clientid", "false");
+        assertThat(connect(false, "")).isEqualTo(ReasonCode.V3_IDENTIFIER_REJECTED);
+        assertThat(connect(true, "")).isEqualTo(ReasonCode.CLIENT_IDENTIFIER_NOT_VALID);
+        assertThat(connect(false, "named")).isZero();
+        assertThat(connect(true, "named5")).isZero();
+        assertThat(broker.counters().get(BrokerCounters.CLIENT_ID_REFUSED)).isEqualTo(2);
+    }
+
+    @Test
+    @DisplayName("by default an empty client id gets one assigned, on 3.1.1 with clean session [MQTT-3.1.3-6] and 5.0")
+    void emptyClientIdAcceptedByDefault() throws Exception
+    {
+        start("max-client-id-length", "1024");
+        assertThat(connect(false, "")).isZero();
+        assertThat(connect(true, "")).isZero();
+    }
+
+    @Test
+    @DisplayName("with --clientid-prefixes secure- only ids starting with it get in; others are not authorized (0x05, "
+        + "0x87), an empty one too, and counted")
+    void prefixRequired() throws Exception
+    {
+        start("clientid-prefixes", "secure-");
+        assertThat(connect(false, "secure-1")).isZero();
+        assertThat(connect(true, "secure-2")).isZero();
+        assertThat(connect(false, "mqtt")).isEqualTo(ReasonCode.V3_NOT_AUTHORIZED);
+        assertThat(connect(true, "secure")).isEqualTo(ReasonCode.NOT_AUTHORIZED);
+        assertThat(connect(true, "")).as("an assigned id has no prefix").isEqualTo(ReasonCode.NOT_AUTHORIZED);
+        assertThat(broker.counters().get(BrokerCounters.CLIENT_ID_REFUSED)).isEqualTo(3);
+    }
+}
