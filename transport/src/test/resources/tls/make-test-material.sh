@@ -96,3 +96,32 @@ echo 01 > crlnumber
 openssl ca -config crl.cnf -cert ca.pem -keyfile ca-key.pem -revoke bob-cert.pem
 openssl ca -config crl.cnf -cert ca.pem -keyfile ca-key.pem -gencrl -out crl.pem
 rm -f index.txt* crlnumber* ./*.csr ./*.srl ./*.cnf
+
+# subjects as use_subject_as_username must name them the way OpenSSL prints them: one with emailAddress (an OID the
+# JDK has no keyword for) and one with a non-ASCII CN
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out carol-key.pem
+openssl req -new -key carol-key.pem -subj "/O=ringmq/CN=carol/emailAddress=carol@example.com" -out carol.csr
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out jorg-key.pem
+openssl req -new -utf8 -key jorg-key.pem -subj "/O=ringmq/CN=Jörg" -out jorg.csr
+cat > client.cnf <<'CNF'
+extendedKeyUsage=clientAuth
+CNF
+for name in carol jorg; do
+  openssl x509 -req -in $name.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days $DAYS -extfile client.cnf \
+    -out $name-cert.pem
+done
+# a forged CRL: the CA's name, signed by another key, revoking nothing
+openssl req -x509 -newkey rsa:2048 -nodes -keyout forger-key.pem -out forger.pem -days $DAYS -subj "/CN=ringmq test CA"
+cat > crl.cnf <<'CNF'
+[ca]
+default_ca=test
+[test]
+database=index.txt
+crlnumber=crlnumber
+default_md=sha256
+default_crl_days=36500
+CNF
+: > index.txt
+echo 01 > crlnumber
+openssl ca -config crl.cnf -cert forger.pem -keyfile forger-key.pem -gencrl -out forged-crl.pem
+rm -f index.txt* crlnumber* forger.pem forger-key.pem ./*.csr ./*.srl ./*.cnf

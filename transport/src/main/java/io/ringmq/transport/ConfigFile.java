@@ -72,6 +72,12 @@ final class ConfigFile
     private boolean perListenerSettings;
     /** A global allow_anonymous was read. */
     private boolean anonymousGiven;
+    /**
+     * The lowest max_qos read, and whether any allow_zero_length_clientid said false: Mosquitto sets them per
+     * listener, ringmq for the whole broker, so the strictest one read holds for every listener (-1: none read).
+     */
+    private int lowestMaxQos = -1;
+    private boolean zeroLengthClientIdRefused;
     private int depth;
 
     private ConfigFile(final Predicate<String> isOption)
@@ -241,13 +247,27 @@ final class ConfigFile
                 args("--sys-interval", integer(where, name, value, 0, 65_535) + "s");
                 return;
             case "allow_zero_length_clientid":
-                args("--allow-zero-length-clientid", String.valueOf(bool(where, name, value)));
+                final boolean allowed = bool(where, name, value);
+                if (allowed == zeroLengthClientIdRefused)
+                {
+                    parsed.warnings.add(where + ": allow_zero_length_clientid differs from an earlier one: ringmq " +
+                        "has one for every listener, and refuses empty client ids on all of them if any says false");
+                }
+                zeroLengthClientIdRefused |= !allowed;
+                args("--allow-zero-length-clientid", String.valueOf(!zeroLengthClientIdRefused));
                 return;
             case "clientid_prefixes":
                 args("--clientid-prefixes", value);
                 return;
             case "max_qos":
-                args("--max-qos", integer(where, name, value, 0, 2));
+                final int maxQos = integer(where, name, value, 0, 2);
+                if (lowestMaxQos >= 0 && maxQos != lowestMaxQos)
+                {
+                    parsed.warnings.add(where + ": max_qos differs from an earlier one: ringmq has one for every " +
+                        "listener, and takes the lowest, " + Math.min(maxQos, lowestMaxQos));
+                }
+                lowestMaxQos = lowestMaxQos < 0 ? maxQos : Math.min(lowestMaxQos, maxQos);
+                args("--max-qos", lowestMaxQos);
                 return;
             case "retain_available":
                 args("--retain-available", String.valueOf(bool(where, name, value)));

@@ -115,8 +115,8 @@ final class TlsContext
     }
 
     /**
-     * @return the peer certificate's subject in RFC 2253 form, as Mosquitto's {@code use_subject_as_username} gives
-     * it ({@code CN=alice,O=ringmq}), or null without a verified certificate.
+     * @return the peer certificate's subject as Mosquitto's {@code use_subject_as_username} gives it, or null without
+     * a verified certificate.
      */
     static String subject(final SSLSession session)
     {
@@ -127,15 +127,74 @@ final class TlsContext
             {
                 return null;
             }
-            final String subject = ((X509Certificate)certificates[0]).getSubjectX500Principal()
-                .getName(X500Principal.RFC2253);
-            return subject.isEmpty() || subject.indexOf('\u0000') >= 0 ? null : subject;
+            final String subject = openSslName(((X509Certificate)certificates[0]).getSubjectX500Principal());
+            return subject.isEmpty() ? null : subject;
         }
         catch (final SSLPeerUnverifiedException ex)
         {
             return null;
         }
     }
+
+    /**
+     * A distinguished name as OpenSSL's {@code XN_FLAG_RFC2253} prints it, which is what Mosquitto names a user by
+     * (so that a migrated ACL file's {@code user} lines match): RFC 2253 order and escapes, OpenSSL's short names
+     * ({@code emailAddress}, {@code serialNumber}, {@code street} ...), every byte of a value's UTF-8 above 0x7F and
+     * every control character as {@code \XX}, an attribute it has no name for as its OID and {@code #}DER in
+     * upper-case hex: {@code emailAddress=carol@example.com,CN=J\C3\B6rg,O=ringmq}.
+     */
+    static String openSslName(final X500Principal name)
+    {
+        final String jdk = name.getName(X500Principal.RFC2253, OPENSSL_NAMES);
+        final StringBuilder out = new StringBuilder(jdk.length() + 16);
+        boolean hex = false; // within a #DER value, which the JDK writes in lower case
+        for (int i = 0; i < jdk.length(); i++)
+        {
+            final char c = jdk.charAt(i);
+            if (c == '#' && i > 0 && jdk.charAt(i - 1) == '=')
+            {
+                hex = true;
+            }
+            else if (c == ',' || c == '+')
+            {
+                hex = false;
+            }
+            if (c < 0x20 || c == 0x7F)
+            {
+                escape(out, c);
+            }
+            else if (c > 0x7F)
+            {
+                final int end = Character.isHighSurrogate(c) && i + 1 < jdk.length() ? i + 2 : i + 1;
+                for (final byte b : jdk.substring(i, end).getBytes(java.nio.charset.StandardCharsets.UTF_8))
+                {
+                    escape(out, b & 0xFF);
+                }
+                i = end - 1;
+            }
+            else
+            {
+                out.append(hex ? Character.toUpperCase(c) : c);
+            }
+        }
+        return out.toString();
+    }
+
+    private static void escape(final StringBuilder out, final int b)
+    {
+        out.append('\\').append(Character.toUpperCase(Character.forDigit(b >> 4, 16)))
+            .append(Character.toUpperCase(Character.forDigit(b & 0xF, 16)));
+    }
+
+    /** The short names OpenSSL prints where the JDK's RFC 2253 form has an OID, or another keyword. */
+    private static final java.util.Map<String, String> OPENSSL_NAMES = java.util.Map.ofEntries(
+        java.util.Map.entry("1.2.840.113549.1.9.1", "emailAddress"), java.util.Map.entry("2.5.4.5", "serialNumber"),
+        java.util.Map.entry("2.5.4.12", "title"), java.util.Map.entry("2.5.4.42", "GN"),
+        java.util.Map.entry("2.5.4.4", "SN"), java.util.Map.entry("2.5.4.43", "initials"),
+        java.util.Map.entry("2.5.4.44", "generationQualifier"), java.util.Map.entry("2.5.4.46", "dnQualifier"),
+        java.util.Map.entry("2.5.4.65", "pseudonym"), java.util.Map.entry("2.5.4.9", "street"),
+        java.util.Map.entry("2.5.4.17", "postalCode"), java.util.Map.entry("2.5.4.15", "businessCategory"),
+        java.util.Map.entry("2.5.4.13", "description"), java.util.Map.entry("2.5.4.97", "organizationIdentifier"));
 
     /**
      * @return the first CN of the peer certificate's subject (as Mosquitto takes it), or null without a verified

@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class ConfigFileTest
 {
-    private static BrokerContext context(final Path config, final String... more) throws Exception
+    static BrokerContext context(final Path config, final String... more) throws Exception
     {
         final String[] args = new String[more.length + 2];
         args[0] = "-c";
