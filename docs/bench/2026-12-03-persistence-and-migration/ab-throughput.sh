@@ -1,0 +1,10 @@
+#!/bin/bash
+cd /work/main
+for round in 1 2 3 4; do
+  for which in head base; do
+    jar=/tmp/base40/transport/target/ringmq.jar; [ $which = head ] && jar=/tmp/head-ringmq.jar
+    java -jar loadtest/target/loadtest.jar matrix bench-configs/performance-scaled.json --brokers ringmq --only ingest-qos0-10,ingest-qos1-window-10,fanout-100x10-unlimited \
+      --ringmq-jar $jar --out /tmp/ab41/thr-$which-$round -quiet > /tmp/ab41/thr-$which-$round.log 2>&1
+    echo "$which $round rc=$?"
+  done
+done
