@@ -125,3 +125,18 @@ CNF
 echo 01 > crlnumber
 openssl ca -config crl.cnf -cert forger.pem -keyfile forger-key.pem -gencrl -out forged-crl.pem
 rm -f index.txt* crlnumber* forger.pem forger-key.pem ./*.csr ./*.srl ./*.cnf
+
+# a CRL of the CA that revokes nothing: a listener's crlfile before bob's revocation is published (reload tests)
+cat > crl.cnf <<'CNF'
+[ca]
+default_ca=test
+[test]
+database=index.txt
+crlnumber=crlnumber
+default_md=sha256
+default_crl_days=36500
+CNF
+: > index.txt
+echo 01 > crlnumber
+openssl ca -config crl.cnf -cert ca.pem -keyfile ca-key.pem -gencrl -out crl-none.pem
+rm -f index.txt* crlnumber* ./*.cnf

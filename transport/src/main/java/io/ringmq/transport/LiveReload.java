@@ -76,7 +76,12 @@ final class LiveReload
         {
             diff(current, next.listeners(), added, kept, removed);
         }
+        else
+        {
+            kept.addAll(List.of(current)); // the same files again: every listener stays
+        }
         Listener[] bound = new Listener[0];
+        final TlsContext[] renewed = new TlsContext[kept.size()];
         try
         {
             refuseSwitching(passwordPath, passwordFile, "password file");
@@ -84,6 +89,10 @@ final class LiveReload
             // both read, and new listeners bound, before anything is taken: a bad one keeps the old configuration
             final PasswordFile file = null == passwordPath ? null : PasswordFile.load(passwordPath);
             final AclFile acl = null == aclPath ? null : AclFile.load(aclPath);
+            for (int i = 0; i < renewed.length; i++)
+            {
+                renewed[i] = kept.get(i).layers.freshTls(); // certificates, keys, CRLs renewed at the same paths
+            }
             bound = Listener.bindAll(added, context.acceptBacklog(), tlsTasks);
             if (null != file)
             {
@@ -102,6 +111,15 @@ final class LiveReload
             LOG.log(System.Logger.Level.WARNING, "reload failed, keeping the old configuration: " + ex.getMessage());
             throw ex;
         }
+        int tlsRenewed = 0;
+        for (int i = 0; i < renewed.length; i++)
+        {
+            if (null != renewed[i])
+            {
+                kept.get(i).layers.tls(renewed[i]);
+                tlsRenewed++;
+            }
+        }
         for (final Listener listener : removed)
         {
             listener.close(); // stops accepting; its connections stay
@@ -118,7 +136,8 @@ final class LiveReload
         final String done = "reloaded" + (null == passwordPath ? "" : " " + passwordPath) +
             (null == aclPath ? "" : " " + aclPath) + (added.isEmpty() && removed.isEmpty() ? "" :
             "; listeners: " + (bound.length > 0 ? "+" + java.util.Arrays.toString(bound) : "") +
-            (removed.isEmpty() ? "" : " -" + removed)) + limitsDone;
+            (removed.isEmpty() ? "" : " -" + removed)) + (0 == tlsRenewed ? "" : "; TLS files read again for " +
+            tlsRenewed + " listener(s)") + limitsDone;
         LOG.log(System.Logger.Level.INFO, "reload: " + done);
         return done;
     }

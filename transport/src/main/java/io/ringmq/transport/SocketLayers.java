@@ -7,14 +7,16 @@ import java.nio.channels.SocketChannel;
 /**
  * Builds the byte layers of one listener's sockets, bottom up: TCP, then the PROXY protocol header when a load
  * balancer in front sends one, then TLS, then WebSocket framing. What every socket of the listener shares (the TLS
- * context, read once from the PEM files) is made once, here.
+ * context, read from the PEM files) is made once, here, and again at a reload ({@link #freshTls}, {@link #tls}):
+ * a certificate, key or CRL renewed at the same path is used by the handshakes that start after it.
  */
 final class SocketLayers
 {
     private static final System.Logger LOG = System.getLogger("io.ringmq.transport");
 
     private final ListenerSettings settings;
-    private final TlsContext tls;
+    /** Replaced by a reload's thread; read once per accepted socket by the accepting agent. */
+    private volatile TlsContext tls;
     private final TlsTaskExecutor tlsTasks;
     private final ProxyProtocolLayer.Versions proxy;
     private final boolean webSocket;
@@ -40,17 +42,39 @@ final class SocketLayers
         {
             return new SocketLayers(settings, null, null);
         }
-        final TlsContext tls;
+        return new SocketLayers(settings, tlsOf(settings), tlsTasks);
+    }
+
+    private static TlsContext tlsOf(final ListenerSettings settings)
+    {
         try
         {
-            tls = TlsContextFactory.create(settings,
+            return TlsContextFactory.create(settings,
                 warning -> LOG.log(System.Logger.Level.WARNING, "listener " + settings + ": " + warning));
         }
         catch (final IllegalArgumentException ex)
         {
             throw new IllegalArgumentException("listener " + settings + ": " + ex.getMessage(), ex);
         }
-        return new SocketLayers(settings, tls, tlsTasks);
+    }
+
+    /**
+     * A reload: the listener's TLS context read again from its files, not yet in use.
+     *
+     * @return null for a listener without TLS.
+     * @throws IllegalArgumentException naming the file and what is wrong (the reload then changes nothing).
+     */
+    TlsContext freshTls()
+    {
+        return null == tls ? null : tlsOf(settings);
+    }
+
+    /**
+     * A reload: handshakes that start from now on use {@code fresh}; connections made already keep theirs.
+     */
+    void tls(final TlsContext fresh)
+    {
+        this.tls = fresh;
     }
 
     /**
@@ -65,9 +89,10 @@ final class SocketLayers
         {
             layer = new ProxyProtocolLayer(layer, proxy); // the proxy's header comes first on the wire, under TLS
         }
-        if (null != tls)
+        final TlsContext context = tls;
+        if (null != context)
         {
-            layer = new TlsSocketLayer(layer, tls, tlsTasks, readyAgain);
+            layer = new TlsSocketLayer(layer, context, tlsTasks, readyAgain);
         }
         if (webSocket)
         {

@@ -211,6 +211,28 @@ class ListenersTest
     }
 
     @Test
+    @DisplayName("a reload reads a kept listener's TLS files again: a CRL renewed at the same path refuses the "
+        + "certificate it now revokes; connections made before stay; a bad file changes nothing")
+    void reloadReadsRenewedCrl(@org.junit.jupiter.api.io.TempDir final Path dir) throws Exception
+    {
+        final Path crl = dir.resolve("crl.pem");
+        java.nio.file.Files.copy(tls("crl-none.pem"), crl);
+        start(tlsListener().caFile(tls("ca.pem")).requireCertificate(true).crlFile(crl));
+        final String uri = "ssl://127.0.0.1:" + broker.ports()[1];
+        final Paho bob = Paho.connect(uri, "bob", sslOptions(TlsSocketLayerTest.clientContext("bob")));
+        closeables.add(bob);
+        java.nio.file.Files.copy(tls("crl.pem"), crl, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        assertThat(broker.reload()).contains("TLS files read again for 1 listener(s)");
+        assertThatThrownBy(() -> Paho.connect(uri, "bob-again", sslOptions(TlsSocketLayerTest.clientContext("bob"))))
+            .as("revoked now").isInstanceOf(Exception.class);
+        assertThat(bob.client.isConnected()).as("the connection made before stays").isTrue();
+        closeables.add(Paho.connect(uri, "alice", sslOptions(TlsSocketLayerTest.clientContext("alice"))));
+        java.nio.file.Files.writeString(crl, "not a CRL\n");
+        assertThatThrownBy(() -> broker.reload()).hasMessageContaining("crlfile");
+        closeables.add(Paho.connect(uri, "alice-again", sslOptions(TlsSocketLayerTest.clientContext("alice"))));
+    }
+
+    @Test
     @DisplayName("use_subject_as_username: the certificate's whole subject (RFC 2253, as Mosquitto gives it) is the "
         + "user name; the ACL judges that name")
     void subjectAsUserName(@org.junit.jupiter.api.io.TempDir final Path dir) throws Exception

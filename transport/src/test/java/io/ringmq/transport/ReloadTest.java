@@ -146,4 +146,24 @@ class ReloadTest extends InProcessBrokerTest
         return options;
     }
 
+
+    @Test
+    @Timeout(60)
+    @DisplayName("reload() with no new configuration keeps every listener: the broker still names its ports, and "
+        + "its close lets go of them")
+    void reloadKeepsTheListeners() throws Exception
+    {
+        final Path file = directory.resolve("passwd");
+        user(file, "erin", "e-pw");
+        broker = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
+            .observability(o -> o.sysIntervalMs(0)).auth(a -> a.passwordFile(file)));
+        final int[] ports = broker.ports();
+        assertThat(broker.reload()).contains("reloaded");
+        assertThat(broker.ports()).containsExactly(ports);
+        broker.close();
+        try (java.nio.channels.ServerSocketChannel again = java.nio.channels.ServerSocketChannel.open())
+        {
+            again.bind(new java.net.InetSocketAddress("127.0.0.1", ports[0])); // free once the broker closed
+        }
+    }
 }
