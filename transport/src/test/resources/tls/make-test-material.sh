@@ -74,15 +74,10 @@ rm -f index.txt* expired.srl* ./*.csr ./*.srl ./*.cnf 01.pem
 mkdir capath
 cp ca.pem capath/ca.pem
 
-# a client certificate CN=bob from the CA, and a CRL of the CA revoking it (next update in 100 years): crlfile
-openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out bob-key.pem
-openssl req -new -key bob-key.pem -subj "/O=ringmq/CN=bob" -out bob.csr
-cat > client.cnf <<'CNF'
-extendedKeyUsage=clientAuth
-CNF
-openssl x509 -req -in bob.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days $DAYS -extfile client.cnf \
-  -out bob-cert.pem
-cat > crl.cnf <<'CNF'
+
+# a CA database for CRLs signed with 'openssl ca' (next update in 100 years)
+crl_config() {
+  cat > crl.cnf <<'CNF'
 [ca]
 default_ca=test
 [test]
@@ -91,8 +86,19 @@ crlnumber=crlnumber
 default_md=sha256
 default_crl_days=36500
 CNF
-: > index.txt
-echo 01 > crlnumber
+  : > index.txt
+  echo 01 > crlnumber
+}
+
+# a client certificate CN=bob from the CA, and a CRL of the CA revoking it (next update in 100 years): crlfile
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out bob-key.pem
+openssl req -new -key bob-key.pem -subj "/O=ringmq/CN=bob" -out bob.csr
+cat > client.cnf <<'CNF'
+extendedKeyUsage=clientAuth
+CNF
+openssl x509 -req -in bob.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days $DAYS -extfile client.cnf \
+  -out bob-cert.pem
+crl_config
 openssl ca -config crl.cnf -cert ca.pem -keyfile ca-key.pem -revoke bob-cert.pem
 openssl ca -config crl.cnf -cert ca.pem -keyfile ca-key.pem -gencrl -out crl.pem
 rm -f index.txt* crlnumber* ./*.csr ./*.srl ./*.cnf
@@ -112,31 +118,11 @@ for name in carol jorg; do
 done
 # a forged CRL: the CA's name, signed by another key, revoking nothing
 openssl req -x509 -newkey rsa:2048 -nodes -keyout forger-key.pem -out forger.pem -days $DAYS -subj "/CN=ringmq test CA"
-cat > crl.cnf <<'CNF'
-[ca]
-default_ca=test
-[test]
-database=index.txt
-crlnumber=crlnumber
-default_md=sha256
-default_crl_days=36500
-CNF
-: > index.txt
-echo 01 > crlnumber
+crl_config
 openssl ca -config crl.cnf -cert forger.pem -keyfile forger-key.pem -gencrl -out forged-crl.pem
 rm -f index.txt* crlnumber* forger.pem forger-key.pem ./*.csr ./*.srl ./*.cnf
 
 # a CRL of the CA that revokes nothing: a listener's crlfile before bob's revocation is published (reload tests)
-cat > crl.cnf <<'CNF'
-[ca]
-default_ca=test
-[test]
-database=index.txt
-crlnumber=crlnumber
-default_md=sha256
-default_crl_days=36500
-CNF
-: > index.txt
-echo 01 > crlnumber
+crl_config
 openssl ca -config crl.cnf -cert ca.pem -keyfile ca-key.pem -gencrl -out crl-none.pem
 rm -f index.txt* crlnumber* ./*.cnf
