@@ -31,7 +31,8 @@ public final class AuthStage implements Stage
     private int maxClientIdLength;
     /** --allow-zero-length-clientid and --clientid-prefixes, as the last reload left them. */
     private boolean allowZeroLengthClientId = true;
-    private String clientIdPrefix = "";
+    /** The prefix in UTF-8; empty: any id. */
+    private byte[] clientIdPrefix = new byte[0];
     private BrokerContext limits;
     private LiveLimits live;
     private final ConnectionControl control;
@@ -76,7 +77,7 @@ public final class AuthStage implements Stage
     {
         maxClientIdLength = context.limits().maxClientIdLength();
         allowZeroLengthClientId = context.limits().allowZeroLengthClientId();
-        clientIdPrefix = context.limits().clientIdPrefix();
+        clientIdPrefix = context.limits().clientIdPrefix().getBytes(java.nio.charset.StandardCharsets.UTF_8);
     }
 
     public boolean onEvent(final IngressEvent event)
@@ -263,7 +264,7 @@ public final class AuthStage implements Stage
             counters.increment(BrokerCounters.CLIENT_ID_REFUSED);
             return;
         }
-        if (!clientIdPrefix.isEmpty() && !startsWith(connect.clientId(), clientIdPrefix))
+        if (clientIdPrefix.length > 0 && !startsWith(connect.clientId(), clientIdPrefix))
         {
             event.authCode = refusal(v5, ReasonCode.V3_NOT_AUTHORIZED); // as Mosquitto's clientid_prefixes
             counters.increment(BrokerCounters.CLIENT_ID_REFUSED);
@@ -349,9 +350,8 @@ public final class AuthStage implements Stage
     /**
      * @return whether the client id starts with the prefix, byte for byte in UTF-8.
      */
-    private static boolean startsWith(final io.ringmq.protocol.Slice clientId, final String prefix)
+    private static boolean startsWith(final io.ringmq.protocol.Slice clientId, final byte[] bytes)
     {
-        final byte[] bytes = prefix.getBytes(java.nio.charset.StandardCharsets.UTF_8);
         if (clientId.length() < bytes.length)
         {
             return false;
