@@ -1,6 +1,7 @@
 package io.ringmq.pipeline;
 
 import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.PersistenceReview2Test.Delivery;
 import io.ringmq.pipeline.persistence.Records;
 import io.ringmq.protocol.MqttVersion;
 import io.ringmq.protocol.PacketType;
@@ -65,15 +66,6 @@ class CopyRecordsReviewTest
         return buffer.byteArray();
     }
 
-    static byte[] publish(final String topic, final int qos, final int packetId, final String payload)
-    {
-        final PublishEncoder encoder = new PublishEncoder().reset().qos(qos).packetId(packetId)
-            .topic(topic).payload(payload.getBytes());
-        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
-        encoder.encode(buffer, 0);
-        return buffer.byteArray();
-    }
-
     static byte[] willConnect(final String clientId, final String willTopic, final String willPayload)
     {
         final io.ringmq.protocol.ConnectEncoder encoder = new io.ringmq.protocol.ConnectEncoder().reset()
@@ -86,24 +78,45 @@ class CopyRecordsReviewTest
         return buffer.byteArray();
     }
 
-    record Delivery(String payload, int qos, int packetId, boolean dup)
-    {
-    }
-
     private List<Delivery> publishes(final long connectionId)
     {
-        final List<Delivery> out = new ArrayList<>();
-        for (final byte[] packet : broker.outbound.takePackets(connectionId))
+        return PersistenceReview2Test.publishes(broker, connectionId);
+    }
+
+    private static byte[] publish(final String topic, final int qos, final int packetId, final String payload)
+    {
+        return PersistenceReview2Test.publish(topic, qos, packetId, payload);
+    }
+
+    /**
+     * Session "sub" on connection 1 subscribes to {@code filter} at {@code ownQos} (none when negative) and, in groups
+     * g0, g1 ..., at each of {@code sharedQos}; its client goes when {@code offline}.
+     */
+    private void subscriber(final String filter, final int ownQos, final boolean offline, final int... sharedQos)
+    {
+        packet(0, 1, connect("sub", false));
+        if (ownQos >= 0)
         {
-            if ((packet[0] & 0xFF) >>> 4 != PacketType.PUBLISH)
-            {
-                continue;
-            }
-            final PublishFlyweight publish = new PublishFlyweight();
-            assertThat(publish.wrap(new UnsafeBuffer(packet), 0, packet.length, MqttVersion.V3_1_1)).isPositive();
-            out.add(new Delivery(publish.payload().asString(), publish.qos(), publish.packetId(), publish.isDup()));
+            packet(0, 1, subscribe(filter, ownQos));
         }
-        return out;
+        for (int g = 0; g < sharedQos.length; g++)
+        {
+            packet(0, 1, subscribe("$share/g" + g + "/" + filter, sharedQos[g]));
+        }
+        broker.outbound.takePackets(1);
+        if (offline)
+        {
+            lost(0, 1);
+        }
+    }
+
+    /**
+     * "pub" publishes one message to {@code t}.
+     */
+    private void publishOne(final int qos, final String payload)
+    {
+        packet(0, 2, connect("pub", true));
+        packet(0, 2, publish("t", qos, 1, payload));
     }
 
     /** QUEUED and EXCHANGE records in the store. */
@@ -145,13 +158,8 @@ class CopyRecordsReviewTest
     {
         contexts = () -> new BrokerContext().limits(l -> l.maxInflight(8)).threads(t -> t.routeShards(2));
         start();
-        packet(0, 1, connect("sub", false));
-        packet(0, 1, subscribe("t", 1));
-        packet(0, 1, subscribe("$share/g/t", 1));
-        broker.outbound.takePackets(1);
-        lost(0, 1);
-        packet(0, 2, connect("pub", true));
-        packet(0, 2, publish("t", 1, 1, "x"));
+        subscriber("t", 1, true, 1);
+        publishOne(1, "x");
         broker.settle();
         start();
         packet(0, 3, connect("sub", false));
@@ -167,14 +175,8 @@ class CopyRecordsReviewTest
     void ownQos0TwoSharedQos1()
     {
         start();
-        packet(0, 1, connect("sub", false));
-        packet(0, 1, subscribe("t", 0));
-        packet(0, 1, subscribe("$share/a/t", 1));
-        packet(0, 1, subscribe("$share/b/t", 1));
-        broker.outbound.takePackets(1);
-        lost(0, 1);
-        packet(0, 2, connect("pub", true));
-        packet(0, 2, publish("t", 1, 1, "x"));
+        subscriber("t", 0, true, 1, 1);
+        publishOne(1, "x");
         broker.settle();
         assertThat(messageRecords()).hasSize(2);
         start();
@@ -191,13 +193,8 @@ class CopyRecordsReviewTest
     void mixedQosOnlineRestart()
     {
         start();
-        packet(0, 1, connect("sub", false));
-        packet(0, 1, subscribe("t", 2));
-        packet(0, 1, subscribe("$share/a/t", 1));
-        packet(0, 1, subscribe("$share/b/t", 2));
-        broker.outbound.takePackets(1);
-        packet(0, 2, connect("pub", true));
-        packet(0, 2, publish("t", 2, 1, "x"));
+        subscriber("t", 2, false, 1, 2);
+        publishOne(2, "x");
         final List<Delivery> sent = publishes(1);
         assertThat(sent).extracting(Delivery::qos).containsExactly(2, 1, 2);
         packet(0, 1, ack(PacketType.PUBREC, sent.get(2).packetId()));
@@ -222,12 +219,8 @@ class CopyRecordsReviewTest
         contexts = () -> new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED))
             .limits(l -> l.maxInflight(8)).threads(t -> t.ioThreads(2));
         start();
-        packet(0, 1, connect("sub", false));
-        packet(0, 1, subscribe("t", 1));
-        packet(0, 1, subscribe("$share/g/t", 1));
-        broker.outbound.takePackets(1);
-        packet(0, 2, connect("pub", true));
-        packet(0, 2, publish("t", 1, 1, "x"));
+        subscriber("t", 1, false, 1);
+        publishOne(1, "x");
         final List<Delivery> first = publishes(1);
         assertThat(first).hasSize(2);
         lost(0, 1);
@@ -248,11 +241,7 @@ class CopyRecordsReviewTest
     void willToOwnAndShared()
     {
         start();
-        packet(0, 1, connect("sub", false));
-        packet(0, 1, subscribe("w", 1));
-        packet(0, 1, subscribe("$share/g/w", 1));
-        broker.outbound.takePackets(1);
-        lost(0, 1);
+        subscriber("w", 1, true, 1);
         packet(0, 2, willConnect("willer", "w", "bye"));
         lost(0, 2);
         broker.settle();
@@ -271,13 +260,8 @@ class CopyRecordsReviewTest
     void liveMessageAfterRestartHasNoDup()
     {
         start();
-        packet(0, 1, connect("sub", false));
-        packet(0, 1, subscribe("t", 1));
-        packet(0, 1, subscribe("$share/g/t", 1));
-        broker.outbound.takePackets(1);
-        lost(0, 1);
-        packet(0, 2, connect("pub", true));
-        packet(0, 2, publish("t", 1, 1, "old"));
+        subscriber("t", 1, true, 1);
+        publishOne(1, "old");
         broker.settle();
         start();
         packet(0, 2, connect("pub", true));
@@ -288,20 +272,9 @@ class CopyRecordsReviewTest
         assertThat(sent).extracting(Delivery::dup).containsExactly(true, true, false, false);
     }
 
-    private void stepFor(final long millis) throws InterruptedException
-    {
-        final long until = System.currentTimeMillis() + millis;
-        while (System.currentTimeMillis() < until)
-        {
-            broker.step();
-            Thread.sleep(20);
-        }
-        broker.step();
-    }
-
     @Test
     @DisplayName("redispatch: m2 (own + shared) gets its own copy and the copy m1 handed back; after a restart both come back")
-    void redispatchToMemberWithOwnCopy() throws InterruptedException
+    void redispatchToMemberWithOwnCopy()
     {
         start();
         packet(0, 1, connect("m1", false));
@@ -322,8 +295,13 @@ class CopyRecordsReviewTest
         final List<Delivery> m2 = publishes(2);
         ackAll(0, 2, m2); // m2 acknowledges everything it has so far
         packet(0, 4, connect("m1", true)); // m1's session ends: its copy goes to m2
-        stepFor(100);
-        final List<Delivery> redispatched = publishes(2);
+        final List<Delivery> redispatched = new ArrayList<>();
+        final long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (redispatched.isEmpty() && System.nanoTime() - deadline < 0)
+        {
+            broker.step(); // the re-dispatch goes out with a tick
+            redispatched.addAll(publishes(2));
+        }
         assertThat(redispatched).extracting(Delivery::payload).containsExactly(toM1);
         lost(0, 2);
         broker.settle();
@@ -337,12 +315,8 @@ class CopyRecordsReviewTest
     void qos2CopiesPubrelApart()
     {
         start();
-        packet(0, 1, connect("sub", false));
-        packet(0, 1, subscribe("t", 2));
-        packet(0, 1, subscribe("$share/g/t", 2));
-        broker.outbound.takePackets(1);
-        packet(0, 2, connect("pub", true));
-        packet(0, 2, publish("t", 2, 1, "x"));
+        subscriber("t", 2, false, 2);
+        publishOne(2, "x");
         final List<Delivery> sent = publishes(1);
         assertThat(sent).hasSize(2);
         packet(0, 1, ack(PacketType.PUBREC, sent.get(0).packetId()));
@@ -367,13 +341,8 @@ class CopyRecordsReviewTest
     {
         contexts = () -> new BrokerContext().limits(l -> l.maxInflight(8).maxQueued(1));
         start();
-        packet(0, 1, connect("sub", false));
-        packet(0, 1, subscribe("t", 1));
-        packet(0, 1, subscribe("$share/g/t", 1));
-        broker.outbound.takePackets(1);
-        lost(0, 1);
-        packet(0, 2, connect("pub", true));
-        packet(0, 2, publish("t", 1, 1, "x"));
+        subscriber("t", 1, true, 1);
+        publishOne(1, "x");
         broker.settle();
         assertThat(messageRecords()).hasSize(1);
     }

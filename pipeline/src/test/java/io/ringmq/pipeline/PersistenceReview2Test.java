@@ -210,11 +210,19 @@ class PersistenceReview2Test
         return buffer.byteArray();
     }
 
-    private record Delivery(String payload, int qos, int packetId, boolean dup)
+    record Delivery(String payload, int qos, int packetId, boolean dup)
     {
     }
 
     private List<Delivery> publishes(final long connectionId)
+    {
+        return publishes(broker, connectionId);
+    }
+
+    /**
+     * @return the 3.1.1 PUBLISHes the harness sent to a connection since the last look, taken out.
+     */
+    static List<Delivery> publishes(final PipelineHarness broker, final long connectionId)
     {
         final List<Delivery> out = new ArrayList<>();
         for (final byte[] packet : broker.outbound.takePackets(connectionId))
