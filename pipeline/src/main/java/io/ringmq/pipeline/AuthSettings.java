@@ -9,9 +9,9 @@ import static io.ringmq.pipeline.SettingChecks.check;
 
 /**
  * Who may connect and what each client may do, a part of {@link BrokerContext} (the {@code --anonymous},
- * {@code --user}, {@code --pass}, {@code --password-file}, {@code --acl-file} and
- * {@code --use-username-as-clientid} flags, and password checking's own part). The files are read again at a
- * reload, and {@code --anonymous} is live; the rest is fixed at start.
+ * {@code --user}, {@code --pass}, {@code --password-file}, {@code --acl-file}, {@code --use-username-as-clientid}
+ * and {@code --check-retain-source} flags, and password checking's own part). The files are read again at a reload,
+ * and {@code --anonymous} is live; the rest is fixed at start.
  */
 public final class AuthSettings extends LiveSettings<AuthSettings>
 {
@@ -21,6 +21,7 @@ public final class AuthSettings extends LiveSettings<AuthSettings>
     private Path passwordFile;
     private Path aclFile;
     private boolean useUserNameAsClientId;
+    private boolean checkRetainSource = true;
     /** Password checking: credential workers, per-address back-off, cache of verified credentials. */
     private final CredentialSettings credentialSettings = new CredentialSettings();
 
@@ -112,12 +113,29 @@ public final class AuthSettings extends LiveSettings<AuthSettings>
         return this;
     }
 
+    /**
+     * @return whether a retained message keeps who published it, and goes out to a new subscription only while that
+     * publisher may still write its topic under the ACL file in force (Mosquitto's {@code check_retain_source},
+     * on by default there too).
+     */
+    public boolean checkRetainSource()
+    {
+        return checkRetainSource;
+    }
+
+    public AuthSettings checkRetainSource(final boolean checkRetainSource)
+    {
+        this.checkRetainSource = checkRetainSource;
+        return this;
+    }
+
     @Override
     public String toString()
     {
         return "anonymous=" + anonymous.name().toLowerCase() + (null != user ? " user=" + user : "") +
             (null != passwordFile ? " password-file=" + passwordFile : "") +
             (null != aclFile ? " acl-file=" + aclFile : "") +
-            (useUserNameAsClientId ? " use-username-as-clientid" : "") + " " + credentialSettings;
+            (useUserNameAsClientId ? " use-username-as-clientid" : "") +
+            (checkRetainSource ? "" : " check-retain-source=false") + " " + credentialSettings;
     }
 }

@@ -180,6 +180,8 @@ public final class IngressEvent
     public int propertiesLength;
     /** A retained PUBLISH or will: the retained store took it (stored, replaced or cleared), not refused at a limit. */
     public boolean retainKept;
+    /** A retained PUBLISH or will the store took: who published it, as the routing stage keeps it (null: none). */
+    public MessageSource retainedSource;
     /** SUBSCRIBE: its Subscription Identifier, sent with the retained messages it brings (0: none). */
     public int subscriptionId;
     /** CONNECT: the length of the client identifier the broker assigned, in the routing output; 0 for none. */
@@ -396,9 +398,9 @@ public final class IngressEvent
     {
         return sessionId == NONE && !sessionNew && !sessionPresent && movedFromShard == NONE &&
             takeoverAgent == NONE && takeoverConnectionId == NONE && takeoverVersion == 0 && !routed && !overQuota &&
-            qos == 0 && packetId == 0 && !retain && !retainKept && propertiesOffset == 0 && propertiesLength == 0 &&
-            subscriptionId == 0 && assignedClientIdLength == 0 && idsCount == 0 && sessionKey == 0 &&
-            messageNumber == 0 && routeLogEnd == NONE && routeLogLength == 0 && targetCount == 0 &&
+            qos == 0 && packetId == 0 && !retain && !retainKept && null == retainedSource && propertiesOffset == 0 &&
+            propertiesLength == 0 && subscriptionId == 0 && assignedClientIdLength == 0 && idsCount == 0 &&
+            sessionKey == 0 && messageNumber == 0 && routeLogEnd == NONE && routeLogLength == 0 && targetCount == 0 &&
             grantedCount == 0 && discardedCount == 0 && messageOffset == NONE && retainedCount == 0 &&
             retainedOffset == 0;
     }
@@ -421,6 +423,7 @@ public final class IngressEvent
         packetId = 0;
         retain = false;
         retainKept = false;
+        retainedSource = null;
         propertiesOffset = 0;
         propertiesLength = 0;
         subscriptionId = 0;

@@ -12,8 +12,11 @@ package io.ringmq.pipeline;
  *                    {@link io.ringmq.protocol.MessageProperties}); empty for a 3.1.1 publisher.
  * @param expiresAtMs when its Message Expiry Interval runs out ({@link System#currentTimeMillis()}), or
  *                    {@link #NEVER}.
+ * @param source      who published it, kept with a retained message under {@code --check-retain-source} (null:
+ *                    the broker, a publisher not known, or not kept).
  */
-public record Message(byte[] topic, byte[] payload, int qos, boolean retain, byte[] properties, long expiresAtMs)
+public record Message(byte[] topic, byte[] payload, int qos, boolean retain, byte[] properties, long expiresAtMs,
+    MessageSource source)
 {
     /** No Message Expiry Interval. */
     public static final long NEVER = 0;
@@ -25,6 +28,23 @@ public record Message(byte[] topic, byte[] payload, int qos, boolean retain, byt
     public Message(final byte[] topic, final byte[] payload, final int qos, final boolean retain)
     {
         this(topic, payload, qos, retain, NONE, NEVER);
+    }
+
+    /**
+     * A message with no source kept.
+     */
+    public Message(final byte[] topic, final byte[] payload, final int qos, final boolean retain,
+        final byte[] properties, final long expiresAtMs)
+    {
+        this(topic, payload, qos, retain, properties, expiresAtMs, null);
+    }
+
+    /**
+     * @return this message from {@code from} (itself when that is its source already).
+     */
+    public Message withSource(final MessageSource from)
+    {
+        return from == source ? this : new Message(topic, payload, qos, retain, properties, expiresAtMs, from);
     }
 
     /**

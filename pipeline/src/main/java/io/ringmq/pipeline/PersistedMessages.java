@@ -172,11 +172,13 @@ final class PersistedMessages
             return false;
         }
         final int length = messageValue(event);
-        // the retained layout: qos byte | expires at long | message, right after them
+        // the retained layout: qos byte | expires at long | message, right after them | its source, if kept
         value.putByte(0, value.getByte(2));
         value.putLong(1, value.getLong(3));
         value.putBytes(9, value, messageAt, length);
-        writer.put(key, 0, keyLength, value, 0, 9 + length);
+        final int end = null == event.retainedSource ? 9 + length :
+            Records.putSource(value, 9 + length, event.retainedSource);
+        writer.put(key, 0, keyLength, value, 0, end);
         return value.getLong(1) != Message.NEVER;
     }
 

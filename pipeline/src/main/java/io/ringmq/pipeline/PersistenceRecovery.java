@@ -472,8 +472,9 @@ final class PersistenceRecovery implements RecordVisitor
         final byte[] topic = new byte[keyLength - 1];
         key.getBytes(1, topic);
         final Message stored = Records.message(value, 9, value.getByte(0), true, expiresAtMs);
+        final MessageSource source = Records.sourceAt(value, 9 + Records.messageLength(value, 9), value.capacity());
         if (routing.restoreRetained(new Message(topic, stored.payload(), stored.qos(), true, stored.properties(),
-            expiresAtMs)))
+            expiresAtMs, source)))
         {
             retainedCount++;
             if (expiresAtMs != Message.NEVER)

@@ -211,11 +211,13 @@ final class PublishFanOut
                 event.packet, event.propertiesOffset, event.propertiesLength, scratch(event.propertiesLength), 0);
             final long expirySeconds = event.propertiesLength == 0 ? -1 :
                 MessageProperties.messageExpiry(event.packet, event.propertiesOffset, event.propertiesLength);
+            final MessageSource source = null == publishSession ? null : access.sourceOf(publishSession);
             retain(retained.put(event.packet, event.topicOffset, event.topicLength, event.packet,
                 event.payloadOffset, event.payloadLength, event.qos, null == publishSession, // $SYS: exempt
                 propertyScratch, 0, propertiesLength,
-                expirySeconds < 0 ? Message.NEVER : System.currentTimeMillis() + expirySeconds * 1000));
+                expirySeconds < 0 ? Message.NEVER : System.currentTimeMillis() + expirySeconds * 1000, source));
             event.retainKept = retainKept;
+            event.retainedSource = source;
         }
         publishSession = null;
         publishRetain = false;
@@ -237,8 +239,9 @@ final class PublishFanOut
         if (will.retain())
         {
             retain(retained.put(willTopic, 0, will.topic().length, willPayload, 0, will.payload().length,
-                will.qos(), false, willProperties, 0, will.properties().length, will.expiresAtMs()));
+                will.qos(), false, willProperties, 0, will.properties().length, will.expiresAtMs(), will.source()));
             event.retainKept = retainKept;
+            event.retainedSource = will.source();
         }
         event.routed = true;
         event.qos = will.qos();
@@ -285,7 +288,7 @@ final class PublishFanOut
         final UnsafeBuffer topic = new UnsafeBuffer(message.topic());
         retain(retained.put(topic, 0, message.topic().length, new UnsafeBuffer(message.payload()), 0,
             message.payload().length, message.qos(), false, new UnsafeBuffer(message.properties()), 0,
-            message.properties().length, message.expiresAtMs()));
+            message.properties().length, message.expiresAtMs(), access.restoredSource(message.source())));
         return retainKept;
     }
 

@@ -108,6 +108,8 @@ public final class ReloadPlan
         restart("shared-subscription-strategy", context -> context.limits().sharedSubscriptionStrategy()),
         // who may connect, decided by stages set up at start
         restart("use-username-as-clientid", context -> context.auth().useUserNameAsClientId()),
+        // kept with every retained message from start, or never
+        restart("check-retain-source", context -> context.auth().checkRetainSource()),
         restart("user", context -> context.auth().user()),
         restart("pass", context -> context.auth().password()),
         restart("auth settings", context -> context.auth().credentialSettings().toString()),

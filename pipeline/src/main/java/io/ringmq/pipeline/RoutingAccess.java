@@ -23,9 +23,12 @@ final class RoutingAccess
     private final ConnectionControl control;
     private final BrokerCounters counters;
     private final boolean useUserNameAsClientId;
+    /** --check-retain-source: a retained message keeps its publisher, who must still be allowed to write it. */
+    private final boolean checkRetainSource;
     /** Routing shards above 0 follow the rules too, but only shard 0 revokes and counts. */
     private final boolean countsRevocations;
     private AccessRules rules;
+    /** Wraps a will's or a retained message's topic for a check. */
     private final org.agrona.concurrent.UnsafeBuffer willTopic = new org.agrona.concurrent.UnsafeBuffer(new byte[0]);
 
     /**
@@ -33,8 +36,10 @@ final class RoutingAccess
      * @param control   where a connection is revoked whose subscription reloaded rules refuse.
      */
     RoutingAccess(final AtomicReference<AccessRules> published, final ConnectionControl control,
-        final BrokerCounters counters, final boolean useUserNameAsClientId, final boolean countsRevocations)
+        final BrokerCounters counters, final boolean useUserNameAsClientId, final boolean countsRevocations,
+        final boolean checkRetainSource)
     {
+        this.checkRetainSource = checkRetainSource;
         this.countsRevocations = countsRevocations;
         this.published = published;
         this.rules = published.get();
@@ -152,6 +157,41 @@ final class RoutingAccess
         return false;
     }
 
+    /**
+     * @return the source a retained message the session publishes keeps: its owner under
+     * {@code --check-retain-source}, else null (none kept).
+     */
+    MessageSource sourceOf(final RoutingSession session)
+    {
+        return checkRetainSource ? session.messageSource() : null;
+    }
+
+    /**
+     * @return the source a restored retained message keeps: the one stored with it under
+     * {@code --check-retain-source}, else null.
+     */
+    MessageSource restoredSource(final MessageSource stored)
+    {
+        return checkRetainSource ? stored : null;
+    }
+
+    /**
+     * @return whether a retained message may go out to a new subscription as far as its source goes: its
+     * publisher may still write its topic under the rules in force (Mosquitto's {@code check_retain_source}); one
+     * without a source (the broker's, one stored by a build before, or with the check off) and any without an ACL
+     * file may.
+     */
+    boolean sourceMayWrite(final Message retained)
+    {
+        final MessageSource source = retained.source();
+        if (null == source || !rules.hasFile())
+        {
+            return true;
+        }
+        willTopic.wrap(retained.topic());
+        return source.mayWrite(rules, willTopic, 0, retained.topic().length);
+    }
+
     private ClientAcl aclOf(final String userName, final String aclClientId)
     {
         return null != aclClientId || !rules.hasFile() ? rules.forClient(userName, aclClientId) : ClientAcl.NOTHING;
@@ -182,7 +222,7 @@ final class RoutingAccess
                 return null;
             }
         }
-        return Wills.toPublish(will);
+        return Wills.toPublish(will).withSource(sourceOf(session));
     }
 
     /**

@@ -100,7 +100,7 @@ public final class RoutingStage implements Stage
         // shard 0's counters for what happens to sessions; the other shards replay those changes on a muted set
         final BrokerCounters sessionCounters = shard == 0 ? counters : new BrokerCounters();
         this.access = new RoutingAccess(accessRules, control, counters, context.auth().useUserNameAsClientId(),
-            shard == 0);
+            shard == 0, context.auth().checkRetainSource());
         this.failedCommits = failedCommits;
         this.ticks = new RoutingTicks(ring, redispatch);
         this.shared = new SharedSubscriptions<>(context.limits().sharedSubscriptionStrategy());
@@ -111,7 +111,7 @@ public final class RoutingStage implements Stage
         this.retained = new RetainedStore(context.limits().maxRetainedMessages(), context.limits().retainedBytes(),
             true);
         final SubscriptionChanges subscriptions = new SubscriptionChanges(context, index, shared, retained, output,
-            sessionCounters, sessions.memory());
+            sessionCounters, sessions.memory(), access);
         output.maxTargets(context.limits().maxSessions()); // the routing log holds a target per session, no more
         this.publishes = new PublishFanOut(index, shared, retained, output, access, counters, sessionCounters,
             sessions.memory(), windows);

@@ -34,6 +34,7 @@ final class SubscriptionChanges
     private final RouteOutput.Writer output;
     private final BrokerCounters counters;
     private final SessionMemory memory;
+    private final RoutingAccess access;
     private final SubscribeFlyweight subscribe = new SubscribeFlyweight();
     private final java.util.function.Predicate<Message> retainedVisitor = this::onRetained;
     private int maxSubscriptions;
@@ -52,9 +53,10 @@ final class SubscriptionChanges
 
     SubscriptionChanges(final BrokerContext context, final SubscriptionIndex<Subscription> index,
         final SharedSubscriptions<Subscription> shared, final RetainedStore retained, final RouteOutput.Writer output,
-        final BrokerCounters counters, final SessionMemory memory)
+        final BrokerCounters counters, final SessionMemory memory, final RoutingAccess access)
     {
         this.memory = memory;
+        this.access = access;
         this.index = index;
         this.shared = shared;
         this.retained = retained;
@@ -236,6 +238,11 @@ final class SubscriptionChanges
         if (null != retainedFor && !retainedFor.acl().canRead(topicOf(message), 0, message.topic().length))
         {
             counters.increment(BrokerCounters.ACL_READ_FILTERED); // as a live message would be
+            return true;
+        }
+        if (!access.sourceMayWrite(message))
+        {
+            counters.increment(BrokerCounters.RETAINED_SOURCE_REFUSED); // its publisher's right to it is gone
             return true;
         }
         if (output.addRetained(message, Math.min(message.qos(), retainedGranted), retainedBytesPerSubscribe))

@@ -46,6 +46,12 @@ final class AuthenticationOptions
             + "over another's session; clients without a user name are refused.", order = 210)
     boolean useUserNameAsClientId;
 
+    @Option(names = "--check-retain-source", paramLabel = "true|false", arity = "1",
+        description = "A retained message goes out to a new subscription only while its publisher may still write "
+            + "its topic under the ACL file (Mosquitto's check_retain_source; default: ${DEFAULT-VALUE}).",
+        order = 215)
+    boolean checkRetainSource = true;
+
     @Option(names = "--anonymous", paramLabel = "WHO",
         description = "Who may connect without a user name: loopback, all or none (default: ${DEFAULT-VALUE}).",
         order = 220)
@@ -61,7 +67,8 @@ final class AuthenticationOptions
             .credentials(user, password())
             .passwordFile(passwordFile)
             .aclFile(aclFile)
-            .useUserNameAsClientId(useUserNameAsClientId));
+            .useUserNameAsClientId(useUserNameAsClientId)
+            .checkRetainSource(checkRetainSource));
     }
 
     /**

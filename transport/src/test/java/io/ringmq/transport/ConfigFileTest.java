@@ -63,6 +63,7 @@ class ConfigFileTest
             "retain_available false",
             "allow_zero_length_clientid false",
             "clientid_prefixes secure-",
+            "check_retain_source false",
             "",
             "listener 1883 127.0.0.1",
             "max_connections 50",
@@ -99,6 +100,7 @@ class ConfigFileTest
         assertThat(context.auth().passwordFile()).isEqualTo(dir.resolve("passwd"));
         assertThat(context.auth().aclFile()).isEqualTo(dir.resolve("acl"));
         assertThat(context.auth().useUserNameAsClientId()).isTrue();
+        assertThat(context.auth().checkRetainSource()).isFalse();
         assertThat(context.limits().maxInflight()).isEqualTo(65_535);
         assertThat(context.limits().maxQueued()).isEqualTo(500);
         assertThat(context.limits().maxQueuedBytes()).isEqualTo(1_048_576);
@@ -229,6 +231,7 @@ class ConfigFileTest
             {"max_qos 3", "max_qos: must be a whole number 0..2, not '3'"},
             {"listener 1883\npsk_hint ringmq", "psk_hint: TLS-PSK is not supported"},
             {"retain_available no", "retain_available: must be true or false, not 'no'"},
+            {"check_retain_source yes", "check_retain_source: must be true or false, not 'yes'"},
         };
         for (final String[] bad : cases)
         {

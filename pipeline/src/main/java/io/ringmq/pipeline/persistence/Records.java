@@ -1,6 +1,7 @@
 package io.ringmq.pipeline.persistence;
 
 import io.ringmq.pipeline.Message;
+import io.ringmq.pipeline.MessageSource;
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.MutableDirectBuffer;
@@ -36,7 +37,10 @@ import java.nio.charset.StandardCharsets;
  *                                                    published qos byte | expires at ms long | ids count int |
  *                                                    ids int... | message
  *   01 session-key(8) 06 message-number(8)           its QoS 2 exchange: packet id int | state byte
- *   02 topic                                         retained: qos byte | expires at ms long | message
+ *   02 topic                                         retained: qos byte | expires at ms long | message |
+ *                                                    source (absent when none is kept, and in a record of a
+ *                                                    build before): user length int (-1: anonymous) | user |
+ *                                                    client id length int | client id
  *   message: topic length int | properties length int | payload length int | topic | properties | payload
  * </pre>
  * A session key and a message number are {@code epoch << 32 | n}: unique across restarts, so a key of a session
@@ -207,13 +211,42 @@ public final class Records
         return putString(value, ownerAt, aclClientId.equals(clientId) ? null : aclClientId, SAME_AS_CLIENT_ID);
     }
 
+    /**
+     * Writes a retained message's source at {@code at} of an expandable buffer.
+     *
+     * @return the offset after it.
+     */
+    public static int putSource(final MutableDirectBuffer value, final int at, final MessageSource source)
+    {
+        return putString(value, putString(value, at, source.userName(), -1), source.aclClientId(), -1);
+    }
+
+    /**
+     * @return the retained message's source at {@code at}, or null where the record ends there (none was kept).
+     * @throws IllegalStateException when what is there runs past the record.
+     */
+    public static MessageSource sourceAt(final DirectBuffer value, final int at, final int valueLength)
+    {
+        if (at >= valueLength)
+        {
+            return null;
+        }
+        final String userName = stringAt(value, at, valueLength, null);
+        final String clientId = stringAt(value, afterString(value, at), valueLength, null);
+        if (null == clientId)
+        {
+            throw new IllegalStateException("a retained message's source without a client id");
+        }
+        return new MessageSource(userName, clientId);
+    }
+
     /** An owner's ACL client id that is the session's client id. */
     public static final int SAME_AS_CLIENT_ID = -2;
 
     /**
      * @return the offset after a string's length and bytes at {@code at} ({@code absent} as its length for null).
      */
-    private static int putString(final ExpandableArrayBuffer value, final int at, final String string,
+    private static int putString(final MutableDirectBuffer value, final int at, final String string,
         final int absent)
     {
         if (null == string)
@@ -305,6 +338,10 @@ public final class Records
      */
     public static String stringAt(final DirectBuffer value, final int at, final int valueLength, final String absent)
     {
+        if (at < 0 || at > valueLength - 4)
+        {
+            throw new IllegalStateException("string past the end of its record");
+        }
         final int length = value.getInt(at);
         if (length < 0)
         {

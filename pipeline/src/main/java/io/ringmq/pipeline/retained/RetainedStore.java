@@ -177,14 +177,28 @@ public final class RetainedStore
         final boolean exempt, final DirectBuffer properties, final int propertiesOffset, final int propertiesLength,
         final long expiresAtMs)
     {
+        return put(topic, topicOffset, topicLength, payload, payloadOffset, payloadLength, qos, exempt, properties,
+            propertiesOffset, propertiesLength, expiresAtMs, null);
+    }
+
+    /**
+     * As {@link #put(DirectBuffer, int, int, DirectBuffer, int, int, int, boolean, DirectBuffer, int, int, long)},
+     * keeping who published it ({@link Message#source()}, null for none), whose bytes count with the message's.
+     */
+    public int put(final DirectBuffer topic, final int topicOffset, final int topicLength,
+        final DirectBuffer payload, final int payloadOffset, final int payloadLength, final int qos,
+        final boolean exempt, final DirectBuffer properties, final int propertiesOffset, final int propertiesLength,
+        final long expiresAtMs, final io.ringmq.pipeline.MessageSource source)
+    {
         if (payloadLength == 0)
         {
             clear(topic, topicOffset, topicLength);
             return CLEARED;
         }
+        final long messageBytes = (long)topicLength + payloadLength + propertiesLength +
+            (null == source ? 0 : source.bytes());
         if (!exempt && (size - exemptCount >= maxCount ||
-            bytes - exemptBytes + (countNodes ? nodeBytes - exemptNodeBytes : 0) + topicLength + payloadLength +
-            propertiesLength > maxBytes))
+            bytes - exemptBytes + (countNodes ? nodeBytes - exemptNodeBytes : 0) + messageBytes > maxBytes))
         {
             // at a bound: messages whose Message Expiry Interval has passed are never sent again [MQTT-3.3.2-5],
             // so they give their places to this one rather than hold them until their topics are cleared
@@ -207,11 +221,9 @@ public final class RetainedStore
             pos = levelEnd + 1;
         }
 
-        final long messageBytes = (long)topicLength + payloadLength + propertiesLength;
         final long newNodeBytes = pos > end ? 0 : newNodeBytes(topic, pos, end);
         final Message old = pos > end ? node.message : null;
-        final long oldBytes = null == old ? 0 :
-            (long)old.topic().length + old.payload().length + old.properties().length;
+        final long oldBytes = null == old ? 0 : bytesOf(old);
         final boolean oldExempt = null != old && node.exempt;
         if (!exempt)
         {
@@ -254,7 +266,7 @@ public final class RetainedStore
             expiring.remove(node); // its place is the old message's expiry
             node.expiring = false;
         }
-        node.message = new Message(topicBytes, payloadBytesCopy, qos, true, propertyBytes, expiresAtMs);
+        node.message = new Message(topicBytes, payloadBytesCopy, qos, true, propertyBytes, expiresAtMs, source);
         if (!exempt && expiresAtMs != Message.NEVER)
         {
             node.expiring = true;
@@ -479,12 +491,12 @@ public final class RetainedStore
         final Message old = node.message;
         if (null != old)
         {
-            bytes -= (long)old.topic().length + old.payload().length + old.properties().length;
+            bytes -= bytesOf(old);
             payloadBytes -= old.payload().length;
             if (node.exempt)
             {
                 exemptCount--;
-                exemptBytes -= (long)old.topic().length + old.payload().length + old.properties().length;
+                exemptBytes -= bytesOf(old);
                 node.exempt = false;
             }
             if (node.expiring)
@@ -590,6 +602,16 @@ public final class RetainedStore
         {
             stopped = true;
         }
+    }
+
+    /**
+     * @return what a stored message counts against the byte bound: its topic, payload and properties, and its
+     * source's names.
+     */
+    private static long bytesOf(final Message message)
+    {
+        return (long)message.topic().length + message.payload().length + message.properties().length +
+            (null == message.source() ? 0 : message.source().bytes());
     }
 
     private static int levelEnd(final DirectBuffer topic, final int pos, final int end)

@@ -40,6 +40,8 @@ public final class RoutingSession
     private io.ringmq.pipeline.auth.ClientAcl acl = io.ringmq.pipeline.auth.ClientAcl.OPEN;
     private String userName;
     private String aclClientId;
+    /** Its owner as a retained message's source: made when first asked, kept while the owner stays. */
+    private io.ringmq.pipeline.MessageSource source;
     /** Where what it holds is counted; null once discarded. */
     private SessionMemory memory;
     /** What it holds of {@link #memory} now: ids, names, will, filters; and packet ids awaiting PUBREL. */
@@ -430,8 +432,26 @@ public final class RoutingSession
         this.acl = acl;
         hold(SessionMemory.lengthOf(userName) - SessionMemory.lengthOf(this.userName) +
             extraLength(aclClientId) - extraLength(this.aclClientId));
+        if (null != source && (!java.util.Objects.equals(userName, this.userName) ||
+            !java.util.Objects.equals(aclClientId, this.aclClientId)))
+        {
+            source = null;
+        }
         this.userName = userName;
         this.aclClientId = aclClientId;
+    }
+
+    /**
+     * @return its owner as the source of a retained message it publishes, or its will, or null while its owner is
+     * unknown (a session a build before stored, until its client reconnects).
+     */
+    public io.ringmq.pipeline.MessageSource messageSource()
+    {
+        if (null == source && null != aclClientId)
+        {
+            source = new io.ringmq.pipeline.MessageSource(userName, aclClientId);
+        }
+        return source;
     }
 
     /**

@@ -130,6 +130,8 @@ public final class BrokerCounters
     public static final int CLIENT_SESSION_MEMORY_REFUSED = 76;
     /** CONNECTs refused for their client id: empty under --allow-zero-length-clientid false, or without the prefix. */
     public static final int CLIENT_ID_REFUSED = 77;
+    /** Retained messages not sent to a new subscription: their publisher may no longer write their topic. */
+    public static final int RETAINED_SOURCE_REFUSED = 78;
 
     private static final String[] NAMES =
     {
@@ -188,7 +190,8 @@ public final class BrokerCounters
         "requests refused (max-session-memory)",
         "session memory in bytes (gauge)",
         "requests refused (max-client-session-memory)",
-        "CONNECTs refused (allow-zero-length-clientid, clientid-prefixes)"
+        "CONNECTs refused (allow-zero-length-clientid, clientid-prefixes)",
+        "retained messages not sent (check-retain-source)"
     };
 
     private final CountersFile file;

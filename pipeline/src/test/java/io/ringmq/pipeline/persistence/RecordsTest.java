@@ -1,6 +1,7 @@
 package io.ringmq.pipeline.persistence;
 
 import io.ringmq.pipeline.Message;
+import io.ringmq.pipeline.MessageSource;
 import org.agrona.ExpandableArrayBuffer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -11,8 +12,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The session record's owner: written after the will, read back as written, and a length that runs past the
- * record refused (recovery then counts the record unreadable).
+ * The session record's owner and a retained message's source: written, read back as written, and a length that
+ * runs past the record refused (recovery then counts the record unreadable).
  */
 class RecordsTest
 {
@@ -67,5 +68,28 @@ class RecordsTest
             assertThatThrownBy(() -> Records.stringAt(value, at, length, null))
                 .isInstanceOf(IllegalStateException.class);
         }
+    }
+
+    @Test
+    @DisplayName("a retained message's source: written after the message, read back as written (anonymous too); none "
+        + "where the record ends with the message; a length past the record or a missing client id refused")
+    void retainedSource()
+    {
+        final int end = Records.putSource(value, 20, new MessageSource("\u00e9ve", "dev-1"));
+        final MessageSource read = Records.sourceAt(value, 20, end);
+        assertThat(read.userName()).isEqualTo("\u00e9ve");
+        assertThat(read.aclClientId()).isEqualTo("dev-1");
+        final int anonymousEnd = Records.putSource(value, 20, new MessageSource(null, ""));
+        assertThat(Records.sourceAt(value, 20, anonymousEnd).userName()).isNull();
+        assertThat(Records.sourceAt(value, 20, anonymousEnd).aclClientId()).isEmpty();
+        assertThat(Records.sourceAt(value, 20, 20)).as("a record that ends with its message").isNull();
+        for (final int cut : new int[] {21, 23, 24, anonymousEnd - 1})
+        {
+            assertThatThrownBy(() -> Records.sourceAt(value, 20, cut)).as("cut at " + cut)
+                .isInstanceOf(IllegalStateException.class);
+        }
+        value.putInt(24, -1); // no client id
+        assertThatThrownBy(() -> Records.sourceAt(value, 20, anonymousEnd))
+            .isInstanceOf(IllegalStateException.class);
     }
 }

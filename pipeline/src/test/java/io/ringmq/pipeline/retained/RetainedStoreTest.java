@@ -1,6 +1,7 @@
 package io.ringmq.pipeline.retained;
 
 import io.ringmq.pipeline.Message;
+import io.ringmq.pipeline.MessageSource;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -203,5 +204,38 @@ class RetainedStoreTest
         assertThat(match("+/+")).containsExactly("a/=empty-child", "b/$x=inner-dollar");
         assertThat(match("#")).containsExactly("a/=empty-child", "a=parent", "b/$x=inner-dollar");
         assertThat(match("$SYS/+")).containsExactly("$SYS/x=sys");
+    }
+
+    private static int put(final RetainedStore store, final String topic, final String payload,
+        final MessageSource source)
+    {
+        final byte[] t = topic.getBytes(StandardCharsets.UTF_8);
+        final byte[] p = payload.getBytes(StandardCharsets.UTF_8);
+        return store.put(new UnsafeBuffer(t), 0, t.length, new UnsafeBuffer(p), 0, p.length, 1, false, null, 0, 0,
+            Message.NEVER, source);
+    }
+
+    @Test
+    @DisplayName("a message's source is kept with it and counts against the byte bound: a publisher with a huge user "
+        + "name is refused at the bound, a replacement and a clear give the source's bytes back")
+    void sourceCountsAgainstTheBytes()
+    {
+        final RetainedStore limited = new RetainedStore(100, 1_000);
+        final MessageSource small = new MessageSource("al", "c1");
+        assertThat(put(limited, "a", "1", small)).isEqualTo(RetainedStore.STORED);
+        assertThat(limited.bytes()).isEqualTo(1 + 1 + 4);
+        final List<MessageSource> sources = new ArrayList<>();
+        limited.match("a", (Message m) -> sources.add(m.source()));
+        assertThat(sources).containsExactly(small);
+
+        final MessageSource huge = new MessageSource("u".repeat(991), "c2"); // 993 bytes of names
+        assertThat(put(limited, "b", "1", huge)).isEqualTo(RetainedStore.REFUSED_BYTES);
+        assertThat(put(limited, "a", "1", huge)).as("in place of the 6 bytes of a: 995 fits")
+            .isEqualTo(RetainedStore.REPLACED);
+        assertThat(limited.bytes()).isEqualTo(995);
+        assertThat(put(limited, "a", "2", null)).isEqualTo(RetainedStore.REPLACED);
+        assertThat(limited.bytes()).isEqualTo(2);
+        assertThat(put(limited, "a", "", null)).isEqualTo(RetainedStore.CLEARED);
+        assertThat(limited.bytes()).isZero();
     }
 }
