@@ -135,6 +135,11 @@ public final class IngressEvent
      * when none was asked for. Reset with every slot: a verdict never outlives its CONNECT.
      */
     public long credentialVerdict = io.ringmq.pipeline.auth.CredentialRequest.NO_VERDICT;
+    /**
+     * CONNECT: the highest QoS its connection may use, as its listener allows (its CONNACK's Maximum QoS, its
+     * subscriptions' cap); the stages cap it with {@code --max-qos} besides.
+     */
+    public int maxQos = 2;
     /** Enhanced authentication: the server's Authentication Data for the AUTH or CONNACK, its length (or -1). */
     private UnsafeBuffer authData;
     public int authDataLength = NONE;
@@ -384,6 +389,7 @@ public final class IngressEvent
             System.arraycopy(aclFilters, 0, copy.aclFilters(aclFilterCount), 0, aclFilterCount);
         }
         copy.credentialVerdict = credentialVerdict;
+        copy.maxQos = maxQos;
         copy.authDataLength = NONE;
         copy.routeShard = routeShard;
         copy.routeTimeMs = routeTimeMs;

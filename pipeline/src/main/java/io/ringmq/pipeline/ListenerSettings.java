@@ -50,6 +50,7 @@ public final class ListenerSettings
     private String websocketPath;
     private ProxyProtocol proxyProtocol = ProxyProtocol.NONE;
     private int maxConnections = UNLIMITED;
+    private int maxQos = 2;
     private Path certFile;
     private Path keyFile;
     private Path caFile;
@@ -108,6 +109,7 @@ public final class ListenerSettings
         check(null == tlsVersion || java.util.List.of("tlsv1.3", "tlsv1.2", "tlsv1.1", "tlsv1").contains(tlsVersion),
             name + ": tls_version must be tlsv1.3, tlsv1.2 (or tlsv1.1, tlsv1: served as 1.2), not " + tlsVersion);
         check(maxConnections == UNLIMITED || maxConnections >= 1, name + ": max_connections must be -1 or at least 1");
+        check(maxQos >= 0 && maxQos <= 2, name + ": max_qos must be 0, 1 or 2");
         check(null == websocketPath || protocol == Protocol.WEBSOCKETS, name + ": a path is for websockets");
         return this;
     }
@@ -118,16 +120,26 @@ public final class ListenerSettings
      */
     public boolean sameAs(final ListenerSettings other)
     {
+        return sameSocket(other) && maxConnections == other.maxConnections && maxQos == other.maxQos &&
+            anonymous == other.anonymous && java.util.Objects.equals(passwordFile, other.passwordFile) &&
+            java.util.Objects.equals(aclFile, other.aclFile);
+    }
+
+    /**
+     * @return whether the other describes the same socket with the same layers (address, protocol, PROXY protocol,
+     * TLS): a reload keeps such a listener's socket and only gives it the other's settings for what it admits
+     * ({@code max_connections}, {@code max_qos}, {@code allow_anonymous}), so those change without a rebind.
+     */
+    public boolean sameSocket(final ListenerSettings other)
+    {
         return port == other.port && java.util.Objects.equals(bindAddress, other.bindAddress) &&
             protocol == other.protocol && java.util.Objects.equals(websocketPath, other.websocketPath) &&
-            proxyProtocol == other.proxyProtocol && maxConnections == other.maxConnections &&
+            proxyProtocol == other.proxyProtocol &&
             java.util.Objects.equals(certFile, other.certFile) && java.util.Objects.equals(keyFile, other.keyFile) &&
             java.util.Objects.equals(caFile, other.caFile) && java.util.Objects.equals(caPath, other.caPath) &&
             requireCertificate == other.requireCertificate && useIdentityAsUsername == other.useIdentityAsUsername &&
             useSubjectAsUsername == other.useSubjectAsUsername && java.util.Objects.equals(crlFile, other.crlFile) &&
-            java.util.Objects.equals(tlsVersion, other.tlsVersion) && java.util.Objects.equals(ciphers, other.ciphers) &&
-            anonymous == other.anonymous && java.util.Objects.equals(passwordFile, other.passwordFile) &&
-            java.util.Objects.equals(aclFile, other.aclFile);
+            java.util.Objects.equals(tlsVersion, other.tlsVersion) && java.util.Objects.equals(ciphers, other.ciphers);
     }
 
     /**
@@ -225,6 +237,21 @@ public final class ListenerSettings
     public ListenerSettings maxConnections(final int maxConnections)
     {
         this.maxConnections = maxConnections;
+        return this;
+    }
+
+    /**
+     * @return the highest QoS a client of this listener may use (Mosquitto's listener {@code max_qos}); the broker's
+     * {@code --max-qos} caps it.
+     */
+    public int maxQos()
+    {
+        return maxQos;
+    }
+
+    public ListenerSettings maxQos(final int maxQos)
+    {
+        this.maxQos = maxQos;
         return this;
     }
 

@@ -162,6 +162,7 @@ final class SessionConnects
         }
         session.connection(event.agentIndex, event.connectionId);
         session.version(event.version);
+        session.maxQos(event.maxQos); // its listener's max_qos; --max-qos caps it where it is used
         // a resumed session's client id as the CONNECT gave it is most often its own: one copy of it is kept
         access.bind(session, event, aclClientId.equals(session.clientId()) ? session.clientId() : aclClientId);
         setWill(session, event.aclVerdict == IngressEvent.ACL_ALLOWED); // a will the ACL refuses is not kept

@@ -112,7 +112,7 @@ final class SubscriptionChanges
                 output.addGranted(v5 ? ReasonCode.NOT_AUTHORIZED : ReasonCode.V3_SUBACK_FAILURE);
                 continue;
             }
-            final int options = granted(filters.options(i));
+            final int options = granted(filters.options(i), session.maxQos());
             final int granted = SubscriptionOptions.qos(options);
             Subscription subscription = session.subscription(written);
             if (null == subscription && session.subscriptionCount() >= maxSubscriptions)
@@ -181,7 +181,7 @@ final class SubscriptionChanges
      */
     void restore(final RoutingSession session, final String written, final int stored, final int subscriptionId)
     {
-        final int options = granted(stored); // kept under a larger --max-qos
+        final int options = granted(stored, 2); // kept under a larger --max-qos
         final Subscription subscription = newSubscription(session, written);
         session.addSubscription(written, subscription);
         subscription.update(options, subscriptionId);
@@ -322,10 +322,13 @@ final class SubscriptionChanges
     }
 
     /**
-     * @return the subscription options with their QoS at most --max-qos: what is granted, kept and delivered at.
+     * @param connectionMaxQos what its subscriber's listener allows ({@code max_qos}).
+     * @return the subscription options with their QoS at most --max-qos and {@code connectionMaxQos}: what is
+     * granted, kept and delivered at.
      */
-    private int granted(final int options)
+    private int granted(final int options, final int connectionMaxQos)
     {
-        return SubscriptionOptions.qos(options) <= maxQos ? options : (options & ~0x3) | maxQos;
+        final int max = Math.min(maxQos, connectionMaxQos);
+        return SubscriptionOptions.qos(options) <= max ? options : (options & ~0x3) | max;
     }
 }

@@ -51,7 +51,7 @@ final class ConfigFile
     /** Directives of one listener (Mosquitto's listener-scoped settings, and ringmq's {@code proxy_protocol}). */
     private static final Set<String> LISTENER_DIRECTIVES = Set.of("protocol", "certfile", "keyfile", "cafile",
         "capath", "require_certificate", "use_identity_as_username", "use_subject_as_username", "crlfile", "psk_hint",
-        "tls_version", "ciphers", "max_connections",
+        "tls_version", "ciphers", "max_connections", "max_qos",
         "proxy_protocol", "enable_proxy_protocol", "websocket_path", "bind_address");
     /** Directives that are a listener's under {@code per_listener_settings true}, global otherwise. */
     private static final Set<String> SECURITY_DIRECTIVES = Set.of("allow_anonymous", "password_file", "acl_file");
@@ -73,10 +73,9 @@ final class ConfigFile
     /** A global allow_anonymous was read. */
     private boolean anonymousGiven;
     /**
-     * The lowest max_qos read, and whether any allow_zero_length_clientid said false: Mosquitto sets them per
-     * listener, ringmq for the whole broker, so the strictest one read holds for every listener (-1: none read).
+     * Whether any allow_zero_length_clientid said false: Mosquitto sets it per listener, ringmq for the whole broker,
+     * so the strictest one read holds for every listener.
      */
-    private int lowestMaxQos = -1;
     private boolean zeroLengthClientIdRefused;
     private int depth;
 
@@ -92,7 +91,15 @@ final class ConfigFile
     {
         final ConfigFile reader = new ConfigFile(isOption);
         reader.readFile(file);
-        if (!reader.anonymousGiven && (reader.parsed.port || !reader.parsed.listeners.isEmpty()))
+        if (!reader.parsed.port && !reader.parsed.listeners.isEmpty() && !reader.parsed.defaultListener.isEmpty())
+        {
+            final String[] first = reader.parsed.defaultListener.get(0);
+            reader.parsed.warnings.add(first[0] + ": '" + first[1] + "' before any listener line is the default " +
+                "listener's: Mosquitto opens that listener (port 1883) for it, and so does ringmq; put it after a " +
+                "listener line for that listener");
+        }
+        if (!reader.anonymousGiven && (reader.parsed.port || !reader.parsed.listeners.isEmpty() ||
+            !reader.parsed.defaultListener.isEmpty()))
         {
             // Mosquitto 2: allow_anonymous defaults to false once the file defines a listener (and for each listener
             // under per_listener_settings); ringmq's loopback default would let in every client of a same-host proxy
@@ -262,16 +269,6 @@ final class ConfigFile
             case "clientid_prefixes":
                 args("--clientid-prefixes", value);
                 return;
-            case "max_qos":
-                final int maxQos = integer(where, name, value, 0, 2);
-                if (lowestMaxQos >= 0 && maxQos != lowestMaxQos)
-                {
-                    parsed.warnings.add(where + ": max_qos differs from an earlier one: ringmq has one for every " +
-                        "listener, and takes the lowest, " + Math.min(maxQos, lowestMaxQos));
-                }
-                lowestMaxQos = lowestMaxQos < 0 ? maxQos : Math.min(lowestMaxQos, maxQos);
-                args("--max-qos", lowestMaxQos);
-                return;
             case "retain_available":
                 args("--retain-available", String.valueOf(bool(where, name, value)));
                 return;
@@ -386,6 +383,9 @@ final class ConfigFile
             case "max_connections":
                 final int max = (integer(where, name, value, -1, Integer.MAX_VALUE));
                 listener.maxConnections(max <= 0 ? ListenerSettings.UNLIMITED : max);
+                break;
+            case "max_qos":
+                listener.maxQos(integer(where, name, value, 0, 2));
                 break;
             case "proxy_protocol":
             case "enable_proxy_protocol": // Mosquitto 2.1: 1 or 2

@@ -66,6 +66,8 @@ final class Connection
     boolean connectSeen;
     int connack = CONNACK_PENDING;
     int keepAliveSeconds;
+    /** The highest QoS it may use: {@code --max-qos}, capped by its listener's {@code max_qos}; set at CONNECT. */
+    int maxQos = 2;
     /** When the last complete packet was read: keep-alive counts packets, not bytes [MQTT-3.1.2-24]. */
     long lastPacketMs;
     /** Ingress ring was full: stop reading until the buffered packets are handed on. */

@@ -114,6 +114,8 @@ final class InboundConnects
     {
         final int version = connect.protocolLevel();
         final int keepAlive = connect.keepAlive();
+        connection.maxQos = null == connection.accepted.listener ? context.limits().maxQos() :
+            Math.min(context.limits().maxQos(), connection.accepted.listener.settings.maxQos());
         if (version != MqttVersion.V5 && context.limits().maxKeepAliveSeconds() < 65_535 &&
             (keepAlive == 0 || keepAlive > context.limits().maxKeepAliveSeconds()))
         {
@@ -121,10 +123,10 @@ final class InboundConnects
             refuseConnect(connection, CONNACK_IDENTIFIER_REJECTED, "keep-alive " + keepAlive + " over --max-keepalive");
             return true;
         }
-        if (connect.hasWill() && (connect.willQos() > context.limits().maxQos() ||
+        if (connect.hasWill() && (connect.willQos() > connection.maxQos ||
             (connect.isWillRetain() && !context.limits().retainAvailable())))
         {
-            refuseWill(connection, version, connect.willQos() > context.limits().maxQos());
+            refuseWill(connection, version, connect.willQos() > connection.maxQos);
             return true;
         }
         DirectBuffer handed = packet;
@@ -172,8 +174,8 @@ final class InboundConnects
                 return false;
             }
         }
-        if (!ingress.packet(connection.id, version, connection.loopback, PacketType.CONNECT, handed, handedLength,
-            connection.credentialVerdict))
+        if (!ingress.connect(connection.id, version, connection.loopback, handed, handedLength,
+            connection.credentialVerdict, connection.maxQos))
         {
             return false;
         }

@@ -49,7 +49,7 @@ final class InboundPublishes
     boolean onPublish(final Connection connection, final PublishFlyweight publish, final DirectBuffer packet,
         final int length)
     {
-        if (publish.qos() > context.limits().maxQos() || (publish.isRetain() && !context.limits().retainAvailable()))
+        if (publish.qos() > connection.maxQos || (publish.isRetain() && !context.limits().retainAvailable()))
         {
             unsupported(connection, publish);
             return true;
@@ -117,16 +117,17 @@ final class InboundPublishes
     }
 
     /**
-     * A PUBLISH above {@code --max-qos} (which a 5.0 client, told so in CONNACK, must not send [MQTT-3.2.2-11]) ends
-     * the connection with 0x9B; a retained one under {@code --retain-available false} [MQTT-3.2.2-14] with 0x9A, as
-     * Mosquitto's {@code max_qos} and {@code retain_available} do (a 3.1.1 connection is closed).
+     * A PUBLISH above its connection's maximum QoS ({@code --max-qos}, or its listener's lower {@code max_qos}; a
+     * 5.0 client, told so in CONNACK, must not send it [MQTT-3.2.2-11]) ends the connection with 0x9B; a retained
+     * one under {@code --retain-available false} [MQTT-3.2.2-14] with 0x9A, as Mosquitto's {@code max_qos} and
+     * {@code retain_available} do (a 3.1.1 connection is closed).
      */
     private void unsupported(final Connection connection, final PublishFlyweight publish)
     {
-        if (publish.qos() > context.limits().maxQos())
+        if (publish.qos() > connection.maxQos)
         {
             PacketFramer.protocolViolation(counters, closer, connection, "PUBLISH at QoS " + publish.qos() +
-                " over --max-qos " + context.limits().maxQos(), ReasonCode.QOS_NOT_SUPPORTED);
+                " over the maximum QoS " + connection.maxQos, ReasonCode.QOS_NOT_SUPPORTED);
         }
         else
         {

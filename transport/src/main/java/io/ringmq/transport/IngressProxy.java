@@ -83,7 +83,8 @@ final class IngressProxy
     boolean packet(final long connectionId, final int version, final boolean loopback, final int packetType,
         final DirectBuffer bytes, final int length)
     {
-        return packet(connectionId, version, loopback, packetType, bytes, length, CredentialRequest.NO_VERDICT);
+        return hand(connectionId, version, loopback, packetType, bytes, length, CredentialRequest.NO_VERDICT, 2, null,
+            false);
     }
 
     /**
@@ -96,12 +97,14 @@ final class IngressProxy
 
     /**
      * As {@link #packet(long, int, boolean, int, DirectBuffer, int)}, for a CONNECT with the credential workers'
-     * verdict on it ({@link CredentialRequest#NO_VERDICT} when it needed none).
+     * verdict on it ({@link CredentialRequest#NO_VERDICT} when it needed none) and the highest QoS its connection
+     * may use (its CONNACK says so, and its subscriptions are granted at most it).
      */
-    boolean packet(final long connectionId, final int version, final boolean loopback, final int packetType,
-        final DirectBuffer bytes, final int length, final long credentialVerdict)
+    boolean connect(final long connectionId, final int version, final boolean loopback, final DirectBuffer bytes,
+        final int length, final long credentialVerdict, final int maxQos)
     {
-        return hand(connectionId, version, loopback, packetType, bytes, length, credentialVerdict, null, false);
+        return hand(connectionId, version, loopback, PacketType.CONNECT, bytes, length, credentialVerdict, maxQos,
+            null, false);
     }
 
     /**
@@ -115,12 +118,12 @@ final class IngressProxy
         final int length, final PublishFlyweight layout)
     {
         return hand(connectionId, version, loopback, PacketType.PUBLISH, bytes, length, CredentialRequest.NO_VERDICT,
-            layout, batching && batchCopies);
+            2, layout, batching && batchCopies);
     }
 
     private boolean hand(final long connectionId, final int version, final boolean loopback, final int packetType,
-        final DirectBuffer bytes, final int length, final long credentialVerdict, final PublishFlyweight layout,
-        final boolean defer)
+        final DirectBuffer bytes, final int length, final long credentialVerdict, final int maxQos,
+        final PublishFlyweight layout, final boolean defer)
     {
         if (!pendingEnds.isEmpty())
         {
@@ -157,6 +160,7 @@ final class IngressProxy
         }
         event.ingressNs = nowNs;
         event.credentialVerdict = credentialVerdict;
+        event.maxQos = maxQos;
         if (defer && logEnd >= 0)
         {
             addToRun(bytes, log.indexOf(logEnd, length), length, sequence);

@@ -17,7 +17,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class Listener implements AutoCloseable
 {
-    final ListenerSettings settings;
+    /**
+     * What it admits by; a reload that keeps its socket may give it new ones ({@link ListenerSettings#sameSocket}).
+     */
+    volatile ListenerSettings settings;
     final ServerSocketChannel server;
     final int port;
     final SocketLayers layers;
@@ -137,11 +140,9 @@ final class Listener implements AutoCloseable
      */
     boolean tryAcquire()
     {
-        if (settings.maxConnections() == ListenerSettings.UNLIMITED)
-        {
-            return true;
-        }
-        if (connectionCount.incrementAndGet() > settings.maxConnections())
+        // counted whatever the limit: a reload may set one, and the connections made before count against it
+        final int max = settings.maxConnections();
+        if (connectionCount.incrementAndGet() > max && max != ListenerSettings.UNLIMITED)
         {
             connectionCount.decrementAndGet();
             return false;
@@ -154,10 +155,7 @@ final class Listener implements AutoCloseable
      */
     void release()
     {
-        if (settings.maxConnections() != ListenerSettings.UNLIMITED)
-        {
-            connectionCount.decrementAndGet();
-        }
+        connectionCount.decrementAndGet();
     }
 
     /**

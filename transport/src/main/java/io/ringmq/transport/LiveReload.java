@@ -72,13 +72,15 @@ final class LiveReload
         final List<ListenerSettings> added = new ArrayList<>();
         final List<Listener> kept = new ArrayList<>();
         final List<Listener> removed = new ArrayList<>();
+        final List<ListenerSettings> retuned = new ArrayList<>(); // for kept.get(i): null, or its new settings
         if (null != next)
         {
-            diff(current, next.listeners(), added, kept, removed);
+            diff(current, next.listeners(), added, kept, retuned, removed);
         }
         else
         {
             kept.addAll(List.of(current)); // the same files again: every listener stays
+            kept.forEach(listener -> retuned.add(null));
         }
         Listener[] bound = new Listener[0];
         final TlsContext[] renewed = new TlsContext[kept.size()];
@@ -112,12 +114,18 @@ final class LiveReload
             throw ex;
         }
         int tlsRenewed = 0;
+        final List<Listener> retunedNow = new ArrayList<>();
         for (int i = 0; i < renewed.length; i++)
         {
             if (null != renewed[i])
             {
                 kept.get(i).layers.tls(renewed[i]);
                 tlsRenewed++;
+            }
+            if (null != retuned.get(i))
+            {
+                kept.get(i).settings = retuned.get(i); // its next accepts and CONNECTs; its socket stays
+                retunedNow.add(kept.get(i));
             }
         }
         for (final Listener listener : removed)
@@ -136,7 +144,8 @@ final class LiveReload
         final String done = "reloaded" + (null == passwordPath ? "" : " " + passwordPath) +
             (null == aclPath ? "" : " " + aclPath) + (added.isEmpty() && removed.isEmpty() ? "" :
             "; listeners: " + (bound.length > 0 ? "+" + java.util.Arrays.toString(bound) : "") +
-            (removed.isEmpty() ? "" : " -" + removed)) + (0 == tlsRenewed ? "" : "; TLS files read again for " +
+            (removed.isEmpty() ? "" : " -" + removed)) + (retunedNow.isEmpty() ? "" : "; listener settings: " +
+            retunedNow) + (0 == tlsRenewed ? "" : "; TLS files read again for " +
             tlsRenewed + " listener(s)") + limitsDone;
         LOG.log(System.Logger.Level.INFO, "reload: " + done);
         return done;
@@ -187,33 +196,56 @@ final class LiveReload
 
     /**
      * Sorts the listeners {@code wanted} against {@code current}: settings no current listener has ({@code added}),
-     * current listeners with the same settings ({@code kept}), and the current ones nothing wants ({@code removed}).
+     * current listeners with the same settings, or the same socket with other settings for what they admit
+     * ({@code kept}, with those settings at the same index of {@code retuned}, else null), and the current ones
+     * nothing wants ({@code removed}).
      */
     private static void diff(final Listener[] current, final List<ListenerSettings> wanted,
-        final List<ListenerSettings> added, final List<Listener> kept, final List<Listener> removed)
+        final List<ListenerSettings> added, final List<Listener> kept, final List<ListenerSettings> retuned,
+        final List<Listener> removed)
     {
         final List<Listener> unmatched = new ArrayList<>(List.of(current));
+        final List<ListenerSettings> unplaced = new ArrayList<>();
         for (final ListenerSettings settings : wanted)
         {
-            Listener same = null;
-            for (final Listener listener : unmatched)
-            {
-                if (listener.settings.sameAs(settings))
-                {
-                    same = listener;
-                    break;
-                }
-            }
+            final Listener same = find(unmatched, settings, true);
             if (null == same)
             {
-                added.add(settings);
+                unplaced.add(settings);
             }
             else
             {
                 unmatched.remove(same);
                 kept.add(same);
+                retuned.add(null);
+            }
+        }
+        for (final ListenerSettings settings : unplaced) // exact matches first: only then the same sockets
+        {
+            final Listener socket = find(unmatched, settings, false);
+            if (null == socket)
+            {
+                added.add(settings);
+            }
+            else
+            {
+                unmatched.remove(socket);
+                kept.add(socket);
+                retuned.add(settings);
             }
         }
         removed.addAll(unmatched);
+    }
+
+    private static Listener find(final List<Listener> listeners, final ListenerSettings settings, final boolean exact)
+    {
+        for (final Listener listener : listeners)
+        {
+            if (exact ? listener.settings.sameAs(settings) : listener.settings.sameSocket(settings))
+            {
+                return listener;
+            }
+        }
+        return null;
     }
 }

@@ -61,8 +61,9 @@ final class NetworkOptions
     }
 
     /**
-     * The listeners: the default one (kept unless listeners are given and neither --port nor --bind is, as
-     * Mosquitto does), the config file's {@code listener} sections, then {@code --listener}.
+     * The listeners: the default one (kept unless listeners are given and neither --port nor --bind is, nor a
+     * listener directive before the first {@code listener} line, as Mosquitto does), the config file's
+     * {@code listener} sections, then {@code --listener}.
      */
     private void listeners(final BrokerContext context, final ConfigFile.Parsed fromFile)
     {
@@ -80,6 +81,8 @@ final class NetworkOptions
             extra.add(ConfigFile.parseListener(spec));
         }
         extra.forEach(context::addListener);
-        context.hasDefaultListener(extra.isEmpty() || null != port || null != bind);
+        // as Mosquitto: a listener directive before any listener line opens the default listener with it
+        context.hasDefaultListener(extra.isEmpty() || null != port || null != bind ||
+            (null != fromFile && !fromFile.defaultListener.isEmpty()));
     }
 }

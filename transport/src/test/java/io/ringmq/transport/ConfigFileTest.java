@@ -59,7 +59,6 @@ class ConfigFileTest
             "message_size_limit 65536",
             "max_keepalive 120",
             "persistent_client_expiration 2d",
-            "max_qos 1",
             "retain_available false",
             "allow_zero_length_clientid false",
             "clientid_prefixes secure-",
@@ -67,6 +66,7 @@ class ConfigFileTest
             "",
             "listener 1883 127.0.0.1",
             "max_connections 50",
+            "max_qos 1",
             "",
             "listener 8883",
             "certfile /etc/mosquitto/certs/server.crt",
@@ -107,7 +107,9 @@ class ConfigFileTest
         assertThat(context.limits().maxPacketSize()).isEqualTo(65_536 + 1024);
         assertThat(context.limits().maxKeepAliveSeconds()).isEqualTo(120);
         assertThat(context.limits().persistentClientExpirationMs()).isEqualTo(2L * 24 * 3600 * 1000);
-        assertThat(context.limits().maxQos()).isEqualTo(1);
+        assertThat(context.limits().maxQos()).as("the broker's: the listener's is its own").isEqualTo(2);
+        assertThat(listeners.get(0).maxQos()).isEqualTo(1);
+        assertThat(listeners.get(1).maxQos()).isEqualTo(2);
         assertThat(context.limits().retainAvailable()).isFalse();
         assertThat(context.limits().allowZeroLengthClientId()).isFalse();
         assertThat(context.limits().clientIdPrefix()).isEqualTo("secure-");

@@ -121,4 +121,33 @@ class ReloadListenersTest
             assertThat(client.client.isConnected()).isTrue();
         }
     }
+
+    @Test
+    @DisplayName("a reload that changes what a listener admits (max_connections, allow_anonymous) on the same port "
+        + "keeps its socket and applies to its next connections; the connections it holds count against a limit "
+        + "set now (before: the reload failed, the port in use by the listener itself)")
+    void changedAdmissionKeepsTheSocket() throws Exception
+    {
+        final int port;
+        try (ServerSocket probe = new ServerSocket(0))
+        {
+            port = probe.getLocalPort();
+        }
+        broker = Broker.launch(context(new ListenerSettings(port, "127.0.0.1")));
+        final int[] before = broker.ports();
+        closeables.add(Paho.connect(port, "first"));
+        closeables.add(Paho.connect(port, "second"));
+        final String line = broker.reload(context(new ListenerSettings(port, "127.0.0.1").maxConnections(3)));
+        assertThat(line).contains("listener settings: [mqtt://127.0.0.1:" + port + "]").doesNotContain("listeners:");
+        assertThat(broker.ports()).containsExactly(before);
+        closeables.add(Paho.connect(port, "third"));
+        assertThatThrownBy(() -> Paho.connect(port, "fourth")).as("over the limit the reload set").isInstanceOf(
+            Exception.class);
+
+        broker.reload(context(new ListenerSettings(port, "127.0.0.1").maxConnections(10)
+            .anonymous(io.ringmq.pipeline.auth.Authenticator.AnonymousPolicy.NONE)));
+        assertThatThrownBy(() -> Paho.connect(port, "anonymous")).as("allow_anonymous false now").isInstanceOf(
+            Exception.class);
+        assertThat(broker.ports()).containsExactly(before);
+    }
 }

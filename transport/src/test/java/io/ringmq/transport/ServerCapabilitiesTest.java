@@ -56,14 +56,14 @@ class ServerCapabilitiesTest
         return broker;
     }
 
-    private static byte[] publish(final int version, final String topic, final int qos, final boolean retain)
+    static byte[] publish(final int version, final String topic, final int qos, final boolean retain)
     {
         final PublishEncoder encoder = new PublishEncoder().reset().version(version).qos(qos).retain(retain)
             .packetId(qos == 0 ? 0 : 1).topic(topic).payload("m".getBytes());
         return RawClient.encode(encoder.encodedLength(), buffer -> encoder.encode(buffer, 0));
     }
 
-    private static byte[] connectWithWill(final int version, final int willQos, final boolean willRetain)
+    static byte[] connectWithWill(final int version, final int willQos, final boolean willRetain)
     {
         final ConnectEncoder encoder = new ConnectEncoder().reset().version(version).cleanStart(true).keepAlive(60)
             .will(willQos, willRetain, null);

@@ -112,9 +112,10 @@ final class ControlPackets
             connack.setInt(PropertyId.TOPIC_ALIAS_MAXIMUM, context.limits().topicAliasMaximum());
         }
         connack.setInt(PropertyId.MAXIMUM_PACKET_SIZE, context.limits().maxPacketSize());
-        if (context.limits().maxQos() < 2)
+        final int maxQos = Math.min(context.limits().maxQos(), event.maxQos); // its listener's max_qos too
+        if (maxQos < 2)
         {
-            connack.setInt(PropertyId.MAXIMUM_QOS, context.limits().maxQos()); // [MQTT-3.2.2-9]
+            connack.setInt(PropertyId.MAXIMUM_QOS, maxQos); // [MQTT-3.2.2-9]
         }
         if (!context.limits().retainAvailable())
         {

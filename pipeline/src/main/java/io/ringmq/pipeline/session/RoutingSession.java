@@ -32,6 +32,7 @@ public final class RoutingSession
     private Message will;
     private long willDelaySeconds;
     private int version;
+    private int maxQos = 2;
     private int matchGeneration;
     private int matchQos;
     private int matchIndex;
@@ -181,6 +182,20 @@ public final class RoutingSession
     public void version(final int version)
     {
         this.version = version;
+    }
+
+    /**
+     * @return the highest QoS its current (or last) connection may use, as its listener allows: its SUBSCRIBEs are
+     * granted at most it.
+     */
+    public int maxQos()
+    {
+        return maxQos;
+    }
+
+    public void maxQos(final int maxQos)
+    {
+        this.maxQos = maxQos;
     }
 
     /**
