@@ -114,9 +114,9 @@ public final class AuthSettings extends LiveSettings<AuthSettings>
     }
 
     /**
-     * @return whether a retained message keeps who published it, and goes out to a new subscription only while that
-     * publisher may still write its topic under the ACL file in force (Mosquitto's {@code check_retain_source},
-     * on by default there too).
+     * @return whether a retained message goes out to a new subscription only while its publisher (kept with every
+     * retained message, whatever this says) may still write its topic under the ACL file in force (Mosquitto's
+     * {@code check_retain_source}, on by default there too).
      */
     public boolean checkRetainSource()
     {

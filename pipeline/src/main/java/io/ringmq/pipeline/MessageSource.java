@@ -15,6 +15,12 @@ import java.nio.charset.StandardCharsets;
  */
 public final class MessageSource
 {
+    /**
+     * A publisher not known: a session stored by a build before that did not keep its owner. Under an ACL file it
+     * may write nothing, so its retained will is held back (fail closed, as the session itself is).
+     */
+    public static final MessageSource UNKNOWN = new MessageSource();
+
     private final String userName;
     private final String aclClientId;
     private final int bytes;
@@ -31,11 +37,29 @@ public final class MessageSource
         this.bytes = utf8Length(userName) + utf8Length(aclClientId);
     }
 
+    private MessageSource()
+    {
+        this.userName = null;
+        this.aclClientId = null;
+        this.bytes = 0;
+    }
+
+    /**
+     * @return whether this is {@link #UNKNOWN}.
+     */
+    public boolean isUnknown()
+    {
+        return null == aclClientId;
+    }
+
     public String userName()
     {
         return userName;
     }
 
+    /**
+     * @return the client id its rules use; null for {@link #UNKNOWN}.
+     */
     public String aclClientId()
     {
         return aclClientId;
@@ -55,6 +79,10 @@ public final class MessageSource
      */
     public boolean mayWrite(final AccessRules rules, final DirectBuffer topic, final int offset, final int length)
     {
+        if (isUnknown())
+        {
+            return !rules.hasFile();
+        }
         Compiled now = compiled;
         if (null == now || now.rules != rules)
         {

@@ -77,6 +77,8 @@ final class PersistenceRecovery implements RecordVisitor
     private long expirySeconds;
     private long disconnectedAtMs;
     private boolean willPending;
+    /** The retained messages' sources restored so far, by user name and client id. */
+    private final java.util.Map<List<String>, MessageSource> sources = new java.util.HashMap<>();
     /** Whether the session's record names its owner (a build before did not store it). */
     private boolean ownerKnown;
     private String userName;
@@ -472,7 +474,8 @@ final class PersistenceRecovery implements RecordVisitor
         final byte[] topic = new byte[keyLength - 1];
         key.getBytes(1, topic);
         final Message stored = Records.message(value, 9, value.getByte(0), true, expiresAtMs);
-        final MessageSource source = Records.sourceAt(value, 9 + Records.messageLength(value, 9), value.capacity());
+        final MessageSource source = intern(Records.sourceAt(value, 9 + Records.messageLength(value, 9),
+            value.capacity()));
         if (routing.restoreRetained(new Message(topic, stored.payload(), stored.qos(), true, stored.properties(),
             expiresAtMs, source)))
         {
@@ -487,6 +490,20 @@ final class PersistenceRecovery implements RecordVisitor
             retainedRefused++;
             dropRetained(key, keyLength); // past a smaller bound than it was kept under: it goes, as it would now
         }
+    }
+
+    /**
+     * @return one source per publisher for the retained messages restored, as while running (one per session):
+     * their bytes are counted per message either way, but the rules each compiles are kept once.
+     */
+    private MessageSource intern(final MessageSource source)
+    {
+        if (null == source || source.isUnknown())
+        {
+            return source;
+        }
+        return sources.computeIfAbsent(java.util.Arrays.asList(source.userName(), source.aclClientId()),
+            key -> source);
     }
 
     private void dropRetained(final DirectBuffer key, final int keyLength)

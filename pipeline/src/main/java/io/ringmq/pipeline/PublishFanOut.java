@@ -211,7 +211,7 @@ final class PublishFanOut
                 event.packet, event.propertiesOffset, event.propertiesLength, scratch(event.propertiesLength), 0);
             final long expirySeconds = event.propertiesLength == 0 ? -1 :
                 MessageProperties.messageExpiry(event.packet, event.propertiesOffset, event.propertiesLength);
-            final MessageSource source = null == publishSession ? null : access.sourceOf(publishSession);
+            final MessageSource source = null == publishSession ? null : RoutingAccess.sourceOf(publishSession);
             retain(retained.put(event.packet, event.topicOffset, event.topicLength, event.packet,
                 event.payloadOffset, event.payloadLength, event.qos, null == publishSession, // $SYS: exempt
                 propertyScratch, 0, propertiesLength,
@@ -288,7 +288,7 @@ final class PublishFanOut
         final UnsafeBuffer topic = new UnsafeBuffer(message.topic());
         retain(retained.put(topic, 0, message.topic().length, new UnsafeBuffer(message.payload()), 0,
             message.payload().length, message.qos(), false, new UnsafeBuffer(message.properties()), 0,
-            message.properties().length, message.expiresAtMs(), access.restoredSource(message.source())));
+            message.properties().length, message.expiresAtMs(), message.source()));
         return retainKept;
     }
 

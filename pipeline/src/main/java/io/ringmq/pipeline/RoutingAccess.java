@@ -158,33 +158,26 @@ final class RoutingAccess
     }
 
     /**
-     * @return the source a retained message the session publishes keeps: its owner under
-     * {@code --check-retain-source}, else null (none kept).
+     * @return the source a retained message the session publishes keeps: its owner, or
+     * {@link MessageSource#UNKNOWN} while its owner is unknown (kept whether or not {@code --check-retain-source}
+     * checks it, so a check turned on later covers every message kept before, as Mosquitto's store does).
      */
-    MessageSource sourceOf(final RoutingSession session)
+    static MessageSource sourceOf(final RoutingSession session)
     {
-        return checkRetainSource ? session.messageSource() : null;
-    }
-
-    /**
-     * @return the source a restored retained message keeps: the one stored with it under
-     * {@code --check-retain-source}, else null.
-     */
-    MessageSource restoredSource(final MessageSource stored)
-    {
-        return checkRetainSource ? stored : null;
+        final MessageSource owner = session.messageSource();
+        return null == owner ? MessageSource.UNKNOWN : owner;
     }
 
     /**
      * @return whether a retained message may go out to a new subscription as far as its source goes: its
      * publisher may still write its topic under the rules in force (Mosquitto's {@code check_retain_source}); one
-     * without a source (the broker's, one stored by a build before, or with the check off) and any without an ACL
-     * file may.
+     * without a source (the broker's, or one stored by a build before), any with the check off, and any without an
+     * ACL file may.
      */
     boolean sourceMayWrite(final Message retained)
     {
         final MessageSource source = retained.source();
-        if (null == source || !rules.hasFile())
+        if (!checkRetainSource || null == source || !rules.hasFile())
         {
             return true;
         }

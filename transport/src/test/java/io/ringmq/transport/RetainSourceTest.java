@@ -1,21 +1,13 @@
 package io.ringmq.transport;
 
-import io.ringmq.pipeline.BrokerContext;
-import io.ringmq.pipeline.auth.Authenticator;
-import io.ringmq.pipeline.status.BrokerCounters;
-import org.eclipse.paho.client.mqttv3.MqttConnectOptions;
 import org.eclipse.paho.mqttv5.client.MqttConnectionOptions;
 import org.eclipse.paho.mqttv5.common.MqttMessage;
 import org.eclipse.paho.mqttv5.common.MqttSubscription;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -27,84 +19,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * What a subscriber did not get is shown by a marker published after its SUBSCRIBE: the broker keeps the order, so
  * anything the SUBSCRIBE brought has arrived when the marker does.
  */
-class RetainSourceTest extends InProcessBrokerTest
+class RetainSourceTest extends RetainSourceHarness
 {
-    /** Anonymous clients may write test/topic; alice her own topics; every client its own devices/{client id}. */
-    private static final String WRITABLE = String.join("\n",
-        "topic readwrite test/#",
-        "topic readwrite marker/#",
-        "user alice",
-        "topic readwrite alice/#",
-        "topic readwrite marker/#",
-        "user reader",
-        "topic read #",
-        "topic readwrite marker/#",
-        "pattern readwrite devices/%c/#");
-    /** The same, but nobody may write test/# or alice/# any more: anonymous clients and alice only read them. */
-    private static final String READ_ONLY = WRITABLE
-        .replace("topic readwrite test/#", "topic read test/#")
-        .replace("topic readwrite alice/#", "topic read alice/#");
-
-    @TempDir
-    Path directory;
-    private Path aclFile;
-
-    private BrokerContext context(final String acl) throws Exception
-    {
-        final Path passwords = directory.resolve("passwd");
-        for (final String user : List.of("alice", "reader"))
-        {
-            assertThat(Main.run("passwd", passwords.toString(), user, "--password", "pw", "--iterations", "1000"))
-                .isZero();
-        }
-        aclFile = directory.resolve("acl");
-        Files.writeString(aclFile, acl, StandardCharsets.UTF_8);
-        return new BrokerContext().bindAddress("127.0.0.1").port(0).observability(o -> o.sysIntervalMs(0))
-            .auth(a -> a.anonymous(Authenticator.AnonymousPolicy.LOOPBACK).passwordFile(passwords).aclFile(aclFile));
-    }
-
-    private BrokerContext persistent(final String acl) throws Exception
-    {
-        return context(acl).persistence(p -> p.persistent(true).dataDir(directory.resolve("data")));
-    }
-
-    private Paho paho(final String clientId, final String user) throws Exception
-    {
-        final MqttConnectOptions options = Paho.options(true);
-        if (null != user)
-        {
-            options.setUserName(user);
-            options.setPassword("pw".toCharArray());
-        }
-        return closeLater(Paho.connect(broker.port(), clientId, options));
-    }
-
-    private void reload(final String acl) throws Exception
-    {
-        Files.writeString(aclFile, acl, StandardCharsets.UTF_8);
-        assertThat(broker.reload()).contains("reloaded");
-    }
-
-    /**
-     * @return the payloads of the retained messages a new subscription to {@code filter} brings, in order.
-     */
-    private List<String> retainedOnSubscribe(final String filter, final String clientId) throws Exception
-    {
-        final Paho subscriber = paho(clientId, "reader");
-        subscriber.client.subscribe("marker/" + clientId, 1);
-        subscriber.client.subscribe(filter, 1);
-        final List<String> payloads = subscriber.drainUntilMarker(subscriber, "marker/" + clientId).stream()
-            .peek(received -> assertThat(received.retained()).as(received.toString()).isTrue())
-            .map(Paho.Received::payload).toList();
-        subscriber.close();
-        return payloads;
-    }
-
-    private long refused()
-    {
-        return broker.counters().get(BrokerCounters.RETAINED_SOURCE_REFUSED);
-    }
-
     @Test
     @Timeout(60)
     @DisplayName("CVE-2018-12546: a retained message whose publisher may no longer write its topic is not sent to a "

@@ -38,9 +38,10 @@ import java.nio.charset.StandardCharsets;
  *                                                    ids int... | message
  *   01 session-key(8) 06 message-number(8)           its QoS 2 exchange: packet id int | state byte
  *   02 topic                                         retained: qos byte | expires at ms long | message |
- *                                                    source (absent when none is kept, and in a record of a
- *                                                    build before): user length int (-1: anonymous) | user |
- *                                                    client id length int | client id
+ *                                                    source (absent for the broker's own, and in a record of
+ *                                                    a build before): user length int (-1: anonymous) | user |
+ *                                                    client id length int (-3: the publisher is not
+ *                                                    known) | client id
  *   message: topic length int | properties length int | payload length int | topic | properties | payload
  * </pre>
  * A session key and a message number are {@code epoch << 32 | n}: unique across restarts, so a key of a session
@@ -218,8 +219,11 @@ public final class Records
      */
     public static int putSource(final MutableDirectBuffer value, final int at, final MessageSource source)
     {
-        return putString(value, putString(value, at, source.userName(), -1), source.aclClientId(), -1);
+        return putString(value, putString(value, at, source.userName(), -1), source.aclClientId(), UNKNOWN_SOURCE);
     }
+
+    /** A retained message's source whose publisher is not known ({@link MessageSource#UNKNOWN}), as its client id. */
+    public static final int UNKNOWN_SOURCE = -3;
 
     /**
      * @return the retained message's source at {@code at}, or null where the record ends there (none was kept).
@@ -232,12 +236,17 @@ public final class Records
             return null;
         }
         final String userName = stringAt(value, at, valueLength, null);
-        final String clientId = stringAt(value, afterString(value, at), valueLength, null);
-        if (null == clientId)
+        final int clientIdAt = afterString(value, at);
+        final String clientId = stringAt(value, clientIdAt, valueLength, null);
+        if (null != clientId)
         {
-            throw new IllegalStateException("a retained message's source without a client id");
+            return new MessageSource(userName, clientId);
         }
-        return new MessageSource(userName, clientId);
+        if (value.getInt(clientIdAt) == UNKNOWN_SOURCE)
+        {
+            return MessageSource.UNKNOWN;
+        }
+        throw new IllegalStateException("a retained message's source without a client id");
     }
 
     /** An owner's ACL client id that is the session's client id. */

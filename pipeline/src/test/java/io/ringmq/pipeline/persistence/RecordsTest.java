@@ -71,8 +71,8 @@ class RecordsTest
     }
 
     @Test
-    @DisplayName("a retained message's source: written after the message, read back as written (anonymous too); none "
-        + "where the record ends with the message; a length past the record or a missing client id refused")
+    @DisplayName("a retained message's source: written after the message, read back as written (anonymous and unknown "
+        + "too); none where the record ends with the message; a length past the record or a missing client id refused")
     void retainedSource()
     {
         final int end = Records.putSource(value, 20, new MessageSource("\u00e9ve", "dev-1"));
@@ -88,6 +88,8 @@ class RecordsTest
             assertThatThrownBy(() -> Records.sourceAt(value, 20, cut)).as("cut at " + cut)
                 .isInstanceOf(IllegalStateException.class);
         }
+        final int unknownEnd = Records.putSource(value, 40, MessageSource.UNKNOWN);
+        assertThat(Records.sourceAt(value, 40, unknownEnd)).isSameAs(MessageSource.UNKNOWN);
         value.putInt(24, -1); // no client id
         assertThatThrownBy(() -> Records.sourceAt(value, 20, anonymousEnd))
             .isInstanceOf(IllegalStateException.class);
