@@ -77,6 +77,8 @@ final class ConfigFile
      * so the strictest one read holds for every listener.
      */
     private boolean zeroLengthClientIdRefused;
+    /** Where a max_qos before any listener line was read (null: none). */
+    private String topLevelMaxQos;
     private int depth;
 
     private ConfigFile(final Predicate<String> isOption)
@@ -91,15 +93,13 @@ final class ConfigFile
     {
         final ConfigFile reader = new ConfigFile(isOption);
         reader.readFile(file);
-        if (!reader.parsed.port && !reader.parsed.listeners.isEmpty() && !reader.parsed.defaultListener.isEmpty())
+        if (null != reader.topLevelMaxQos && !reader.parsed.listeners.isEmpty())
         {
-            final String[] first = reader.parsed.defaultListener.get(0);
-            reader.parsed.warnings.add(first[0] + ": '" + first[1] + "' before any listener line is the default " +
-                "listener's: Mosquitto opens that listener (port 1883) for it, and so does ringmq; put it after a " +
-                "listener line for that listener");
+            reader.parsed.warnings.add(reader.topLevelMaxQos + ": max_qos before any listener line caps every " +
+                "listener in ringmq (Mosquitto gives it to the default listener only); put it after a listener " +
+                "line for that listener alone");
         }
-        if (!reader.anonymousGiven && (reader.parsed.port || !reader.parsed.listeners.isEmpty() ||
-            !reader.parsed.defaultListener.isEmpty()))
+        if (!reader.anonymousGiven && (reader.parsed.port || !reader.parsed.listeners.isEmpty()))
         {
             // Mosquitto 2: allow_anonymous defaults to false once the file defines a listener (and for each listener
             // under per_listener_settings); ringmq's loopback default would let in every client of a same-host proxy
@@ -170,6 +170,13 @@ final class ConfigFile
                 return;
             default:
                 break;
+        }
+        if (name.equals("max_qos") && null == current)
+        {
+            // read as the broker's in a general section: the strict reading (a listener's own may say less)
+            topLevelMaxQos = where;
+            args("--max-qos", integer(where, name, value, 0, 2));
+            return;
         }
         if (LISTENER_DIRECTIVES.contains(name) || (perListenerSettings && SECURITY_DIRECTIVES.contains(name)))
         {

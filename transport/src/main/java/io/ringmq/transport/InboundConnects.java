@@ -2,6 +2,7 @@ package io.ringmq.transport;
 
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.IngressEvent;
+import io.ringmq.pipeline.ListenerSettings;
 import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.auth.CredentialRequest;
 import io.ringmq.pipeline.auth.CredentialWorkers;
@@ -114,8 +115,12 @@ final class InboundConnects
     {
         final int version = connect.protocolLevel();
         final int keepAlive = connect.keepAlive();
-        connection.maxQos = null == connection.accepted.listener ? context.limits().maxQos() :
-            Math.min(context.limits().maxQos(), connection.accepted.listener.settings.maxQos());
+        // the listener's settings as they are now, read once (a reload may give it others)
+        final ListenerSettings listener = null == connection.accepted.listener ? null :
+            connection.accepted.listener.settings;
+        final Authenticator.AnonymousPolicy listenerAnonymous = null == listener ? null : listener.anonymous();
+        connection.maxQos = null == listener ? context.limits().maxQos() :
+            Math.min(context.limits().maxQos(), listener.maxQos());
         if (version != MqttVersion.V5 && context.limits().maxKeepAliveSeconds() < 65_535 &&
             (keepAlive == 0 || keepAlive > context.limits().maxKeepAliveSeconds()))
         {
@@ -147,11 +152,10 @@ final class InboundConnects
                 connection.credentialVerdict = Authenticator.verdictOf(ReasonCode.V3_CONNECTION_ACCEPTED);
             }
         }
-        else if (!connect.hasUserName() && null != connection.accepted.listener &&
-            null != connection.accepted.listener.settings.anonymous() && !CredentialRequest.asksMethod(connect))
+        else if (!connect.hasUserName() && null != listenerAnonymous && !CredentialRequest.asksMethod(connect))
         {
             // per_listener_settings: this listener's allow_anonymous, decided here as a verdict the auth stage takes
-            final Authenticator.AnonymousPolicy anonymous = connection.accepted.listener.settings.anonymous();
+            final Authenticator.AnonymousPolicy anonymous = listenerAnonymous;
             final boolean allowed = anonymous == Authenticator.AnonymousPolicy.ALL ||
                 (anonymous == Authenticator.AnonymousPolicy.LOOPBACK && connection.loopback);
             connection.credentialVerdict = Authenticator.verdictOf(allowed ? ReasonCode.V3_CONNECTION_ACCEPTED :

@@ -26,7 +26,7 @@ final class NetworkOptions
     @Option(names = "--listener", paramLabel = "SPEC", description = "Another listener: PORT[@ADDRESS][,name=value]..."
         + " with the names of a mosquitto.conf listener section: protocol=mqtt|websockets, certfile, keyfile, cafile, "
         + "capath, require_certificate, use_identity_as_username, use_subject_as_username, crlfile, tls_version, "
-        + "ciphers, max_connections, "
+        + "ciphers, max_connections, max_qos, "
         + "proxy_protocol=v1|v2|any, websocket_path; repeatable.", order = 40)
     List<String> listenerSpecs = new ArrayList<>();
 
@@ -61,9 +61,8 @@ final class NetworkOptions
     }
 
     /**
-     * The listeners: the default one (kept unless listeners are given and neither --port nor --bind is, nor a
-     * listener directive before the first {@code listener} line, as Mosquitto does), the config file's
-     * {@code listener} sections, then {@code --listener}.
+     * The listeners: the default one (kept unless listeners are given and neither --port nor --bind is, as
+     * Mosquitto does), the config file's {@code listener} sections, then {@code --listener}.
      */
     private void listeners(final BrokerContext context, final ConfigFile.Parsed fromFile)
     {
@@ -81,8 +80,6 @@ final class NetworkOptions
             extra.add(ConfigFile.parseListener(spec));
         }
         extra.forEach(context::addListener);
-        // as Mosquitto: a listener directive before any listener line opens the default listener with it
-        context.hasDefaultListener(extra.isEmpty() || null != port || null != bind ||
-            (null != fromFile && !fromFile.defaultListener.isEmpty()));
+        context.hasDefaultListener(extra.isEmpty() || null != port || null != bind);
     }
 }

@@ -186,23 +186,26 @@ class ListenerMaxQosTest extends InProcessBrokerTest
     }
 
     @Test
-    @DisplayName("a config file: max_qos in a listener section is that listener's; one before any listener line is "
-        + "the default listener's, which it opens, as Mosquitto does (with a warning)")
+    @DisplayName("a config file: max_qos in a listener section is that listener's; one before any listener line caps "
+        + "every listener (Mosquitto gives it to the default listener only: the stricter reading, with a warning)")
     void configFile() throws Exception
     {
         final int first = freePort();
+        final int second = freePort();
         final Path conf = directory.resolve("mosquitto.conf");
-        Files.writeString(conf, "max_qos 0\nallow_anonymous true\nlistener " + first + " 127.0.0.1\nmax_qos 1\n",
-            StandardCharsets.UTF_8);
+        Files.writeString(conf, "max_qos 1\nallow_anonymous true\nlistener " + first + " 127.0.0.1\nmax_qos 0\n" +
+            "listener " + second + " 127.0.0.1\n", StandardCharsets.UTF_8);
         final Main.Options options = Main.withConfigFile(new String[]{"-c", conf.toString()});
-        assertThat(options.fromFile().warnings).containsExactly(conf + ":1: 'max_qos' before any listener line is " +
-            "the default listener's: Mosquitto opens that listener (port 1883) for it, and so does ringmq; put it " +
-            "after a listener line for that listener");
+        assertThat(options.fromFile().warnings).containsExactly(conf + ":1: max_qos before any listener line caps " +
+            "every listener in ringmq (Mosquitto gives it to the default listener only); put it after a listener " +
+            "line for that listener alone");
         final BrokerContext context = Main.rereadContext(new String[]{"-c", conf.toString(), "--bind", "127.0.0.1",
             "--port", "0", "--sys-interval", "0"});
-        assertThat(context.listeners()).extracting(ListenerSettings::maxQos).containsExactly(0, 1);
+        assertThat(context.limits().maxQos()).isEqualTo(1);
+        assertThat(context.listeners()).extracting(ListenerSettings::maxQos).containsExactly(2, 0, 2);
         launch(context);
-        assertThat(maximumQosTold(broker.ports()[0], "default")).isZero();
-        assertThat(maximumQosTold(broker.ports()[1], "listener")).isEqualTo(1);
+        assertThat(maximumQosTold(broker.ports()[0], "default")).isEqualTo(1);
+        assertThat(maximumQosTold(first, "first")).isZero();
+        assertThat(maximumQosTold(second, "second")).isEqualTo(1);
     }
 }
