@@ -51,7 +51,7 @@ final class ConfigFile
     /** Directives of one listener (Mosquitto's listener-scoped settings, and ringmq's {@code proxy_protocol}). */
     private static final Set<String> LISTENER_DIRECTIVES = Set.of("protocol", "certfile", "keyfile", "cafile",
         "capath", "require_certificate", "use_identity_as_username", "use_subject_as_username", "crlfile", "psk_hint",
-        "tls_version", "ciphers", "max_connections", "max_qos",
+        "tls_version", "ciphers", "max_connections", "max_qos", "mount_point",
         "proxy_protocol", "enable_proxy_protocol", "websocket_path", "bind_address");
     /** Directives that are a listener's under {@code per_listener_settings true}, global otherwise. */
     private static final Set<String> SECURITY_DIRECTIVES = Set.of("allow_anonymous", "password_file", "acl_file");
@@ -62,7 +62,7 @@ final class ConfigFile
         "queue_qos0_messages", "set_tcp_nodelay", "auto_id_prefix", "psk_file",
         "dhparamfile", "ciphers_tls1.3", "tls_engine", "tls_engine_kpass_sha1", "tls_keyform",
         "auth_plugin", "plugin", "global_plugin", "websockets_log_level",
-        "websockets_headers_size", "http_dir", "socket_domain", "mount_point", "memory_limit", "sys_interval_ms",
+        "websockets_headers_size", "http_dir", "socket_domain", "memory_limit", "sys_interval_ms",
         "connection", "address", "topic", "bridge_protocol_version", "remote_username", "remote_password",
         "cleansession", "keepalive_interval", "try_private", "notifications", "start_type", "restart_timeout",
         "max_inflight_bytes", "allow_anonymous_ws", "accept_protocol_versions", "disable_client_cert_date_checks");
@@ -372,6 +372,11 @@ final class ConfigFile
             case "crlfile":
                 listener.crlFile(Path.of(value));
                 break;
+            case "mount_point":
+                // its clients' topics live under the prefix: served without it they would share every other
+                // listener's topics, the isolation the directive is there for gone
+                throw new ConfigException(where, name, "not supported: this listener's clients would share the " +
+                    "topics of every other listener; give them their own broker, or ACL rules (pattern %u/%c)");
             case "psk_hint":
                 // it makes the listener TLS-PSK, which the JDK's TLS does not speak: served as is it would be plain
                 throw new ConfigException(where, name, "TLS-PSK is not supported (the JDK's TLS has no PSK cipher " +
