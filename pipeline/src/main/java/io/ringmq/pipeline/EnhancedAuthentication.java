@@ -71,7 +71,8 @@ final class EnhancedAuthentication
         }
         final byte[] connectBytes = new byte[event.packetLength];
         event.packet.getBytes(0, connectBytes);
-        step(event, new Pending(exchange, method, connectBytes, event.maxQos, null), connect.properties());
+        step(event, new Pending(exchange, method, connectBytes, event.maxQos, event.mountPoint, null),
+            connect.properties());
     }
 
     /**
@@ -100,7 +101,7 @@ final class EnhancedAuthentication
             connected.method.equals(method))
         {
             // the same method as the CONNECT's [MQTT-4.12.1-1]; the same user, checked at its end
-            step(event, new Pending(methods.newExchange(method), method, null, 2, connected.user), properties);
+            step(event, new Pending(methods.newExchange(method), method, null, 2, null, connected.user), properties);
             return;
         }
         if (null != current && null != current.connect)
@@ -119,6 +120,7 @@ final class EnhancedAuthentication
         event.packetLength = exchange.connect.length;
         event.packetType = PacketType.CONNECT;
         event.maxQos = exchange.maxQos; // its listener's, as the I/O agent handed the CONNECT
+        event.mountPoint = exchange.mountPoint;
     }
 
     private void step(final IngressEvent event, final Pending exchange, final MqttProperties properties)
@@ -197,10 +199,11 @@ final class EnhancedAuthentication
     }
 
     /**
-     * An exchange under way: of a CONNECT (kept until it ends, with the highest QoS its connection may use) or of a
-     * re-authentication (the user it must keep).
+     * An exchange under way: of a CONNECT (kept until it ends, with the highest QoS its connection may use and its
+     * mount point) or of a re-authentication (the user it must keep).
      */
-    private record Pending(AuthExchange exchange, String method, byte[] connect, int maxQos, String reauthenticating)
+    private record Pending(AuthExchange exchange, String method, byte[] connect, int maxQos, byte[] mountPoint,
+        String reauthenticating)
     {
     }
 

@@ -140,6 +140,8 @@ public final class IngressEvent
      * subscriptions' cap); the stages cap it with {@code --max-qos} besides.
      */
     public int maxQos = 2;
+    /** CONNECT: its listener's mount point in UTF-8 (null: none): the delivery stage takes it off every topic sent. */
+    public byte[] mountPoint;
     /** Enhanced authentication: the server's Authentication Data for the AUTH or CONNACK, its length (or -1). */
     private UnsafeBuffer authData;
     public int authDataLength = NONE;
@@ -390,6 +392,7 @@ public final class IngressEvent
         }
         copy.credentialVerdict = credentialVerdict;
         copy.maxQos = maxQos;
+        copy.mountPoint = mountPoint;
         copy.authDataLength = NONE;
         copy.routeShard = routeShard;
         copy.routeTimeMs = routeTimeMs;

@@ -51,6 +51,8 @@ public final class ListenerSettings
     private ProxyProtocol proxyProtocol = ProxyProtocol.NONE;
     private int maxConnections = UNLIMITED;
     private int maxQos = 2;
+    private String mountPoint;
+    private byte[] mountPointBytes;
     private Path certFile;
     private Path keyFile;
     private Path caFile;
@@ -110,6 +112,9 @@ public final class ListenerSettings
             name + ": tls_version must be tlsv1.3, tlsv1.2 (or tlsv1.1, tlsv1: served as 1.2), not " + tlsVersion);
         check(maxConnections == UNLIMITED || maxConnections >= 1, name + ": max_connections must be -1 or at least 1");
         check(maxQos >= 0 && maxQos <= 2, name + ": max_qos must be 0, 1 or 2");
+        check(null == mountPoint || !mountPoint.isEmpty() && mountPointBytes.length <= 1024 &&
+            mountPoint.indexOf('+') < 0 && mountPoint.indexOf('#') < 0 && mountPoint.indexOf('\u0000') < 0,
+            name + ": mount_point must be 1..1024 bytes without +, # or NUL");
         check(null == websocketPath || protocol == Protocol.WEBSOCKETS, name + ": a path is for websockets");
         return this;
     }
@@ -121,6 +126,7 @@ public final class ListenerSettings
     public boolean sameAs(final ListenerSettings other)
     {
         return sameSocket(other) && maxConnections == other.maxConnections && maxQos == other.maxQos &&
+            java.util.Objects.equals(mountPoint, other.mountPoint) &&
             anonymous == other.anonymous && java.util.Objects.equals(passwordFile, other.passwordFile) &&
             java.util.Objects.equals(aclFile, other.aclFile);
     }
@@ -128,7 +134,8 @@ public final class ListenerSettings
     /**
      * @return whether the other describes the same socket with the same layers (address, protocol, PROXY protocol,
      * TLS): a reload keeps such a listener's socket and only gives it the other's settings for what it admits
-     * ({@code max_connections}, {@code max_qos}, {@code allow_anonymous}), so those change without a rebind.
+     * ({@code max_connections}, {@code max_qos}, {@code mount_point}, {@code allow_anonymous}), so those change
+     * without a rebind, for the connections it accepts from then on.
      */
     public boolean sameSocket(final ListenerSettings other)
     {
@@ -252,6 +259,29 @@ public final class ListenerSettings
     public ListenerSettings maxQos(final int maxQos)
     {
         this.maxQos = maxQos;
+        return this;
+    }
+
+    /**
+     * @return the prefix this listener's clients' topics live under (Mosquitto's {@code mount_point}), or null.
+     */
+    public String mountPoint()
+    {
+        return mountPoint;
+    }
+
+    /**
+     * @return {@link #mountPoint()} in UTF-8, or null.
+     */
+    public byte[] mountPointBytes()
+    {
+        return mountPointBytes;
+    }
+
+    public ListenerSettings mountPoint(final String mountPoint)
+    {
+        this.mountPoint = mountPoint;
+        this.mountPointBytes = null == mountPoint ? null : mountPoint.getBytes(java.nio.charset.StandardCharsets.UTF_8);
         return this;
     }
 

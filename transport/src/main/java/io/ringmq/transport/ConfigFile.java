@@ -373,10 +373,13 @@ final class ConfigFile
                 listener.crlFile(Path.of(value));
                 break;
             case "mount_point":
-                // its clients' topics live under the prefix: served without it they would share every other
-                // listener's topics, the isolation the directive is there for gone
-                throw new ConfigException(where, name, "not supported: this listener's clients would share the " +
-                    "topics of every other listener; give them their own broker, or ACL rules (pattern %u/%c)");
+                if (value.isEmpty() || value.indexOf('+') >= 0 || value.indexOf('#') >= 0)
+                {
+                    throw new ConfigException(where, name, "must be a topic prefix without + or #, not '" + value +
+                        "'");
+                }
+                listener.mountPoint(value);
+                break;
             case "psk_hint":
                 // it makes the listener TLS-PSK, which the JDK's TLS does not speak: served as is it would be plain
                 throw new ConfigException(where, name, "TLS-PSK is not supported (the JDK's TLS has no PSK cipher " +

@@ -68,6 +68,8 @@ final class Connection
     int keepAliveSeconds;
     /** The highest QoS it may use: {@code --max-qos}, capped by its listener's {@code max_qos}; set at CONNECT. */
     int maxQos = 2;
+    /** Its listener's mount point in UTF-8 (null: none): the prefix its topics live under; set at CONNECT. */
+    byte[] mountPoint;
     /** When the last complete packet was read: keep-alive counts packets, not bytes [MQTT-3.1.2-24]. */
     long lastPacketMs;
     /** Ingress ring was full: stop reading until the buffered packets are handed on. */

@@ -59,10 +59,14 @@ final class InboundConnects
     private final CredentialWorkers credentials;
     private final int agentIndex;
 
+    /** Puts a will topic under its listener's mount point; this agent's. */
+    private final MountPoints mountPoints;
+
     InboundConnects(final BrokerContext context, final BrokerCounters counters, final IngressProxy ingress,
         final ConnectionTimers timers, final ConnectionWriter writer, final ConnectionWriter.Closer closer,
-        final CredentialWorkers credentials, final int agentIndex)
+        final CredentialWorkers credentials, final int agentIndex, final MountPoints mountPoints)
     {
+        this.mountPoints = mountPoints;
         this.context = context;
         this.counters = counters;
         this.ingress = ingress;
@@ -121,6 +125,7 @@ final class InboundConnects
         final Authenticator.AnonymousPolicy listenerAnonymous = null == listener ? null : listener.anonymous();
         connection.maxQos = null == listener ? context.limits().maxQos() :
             Math.min(context.limits().maxQos(), listener.maxQos());
+        connection.mountPoint = null == listener ? null : listener.mountPointBytes();
         if (version != MqttVersion.V5 && context.limits().maxKeepAliveSeconds() < 65_535 &&
             (keepAlive == 0 || keepAlive > context.limits().maxKeepAliveSeconds()))
         {
@@ -178,8 +183,25 @@ final class InboundConnects
                 return false;
             }
         }
+        if (null != connection.mountPoint)
+        {
+            final int mounted = mountPoints.connect(connection.mountPoint, handed, handedLength);
+            if (mounted == MountPoints.TOO_LONG)
+            {
+                counters.increment(BrokerCounters.PROTOCOL_ERRORS);
+                LOG.log(System.Logger.Level.DEBUG, () -> connection + " closed: will topic over 65,535 bytes with " +
+                    "the listener's mount_point");
+                closer.close(connection, IngressEvent.CONNECTION_LOST);
+                return true;
+            }
+            if (mounted > 0)
+            {
+                handed = mountPoints.packet(); // its will topic under the listener's mount point
+                handedLength = mounted;
+            }
+        }
         if (!ingress.connect(connection.id, version, connection.loopback, handed, handedLength,
-            connection.credentialVerdict, connection.maxQos))
+            connection.credentialVerdict, connection.maxQos, connection.mountPoint))
         {
             return false;
         }

@@ -30,10 +30,13 @@ final class InboundPublishes
     private final IngressProxy ingress;
     private final ConnectionWriter.Closer closer;
     private final TopicAliasResolver aliases;
+    /** Puts a PUBLISH's topic under its listener's mount point; this agent's. */
+    private final MountPoints mountPoints;
 
     InboundPublishes(final BrokerContext context, final BrokerCounters counters, final IngressProxy ingress,
-        final ConnectionWriter.Closer closer)
+        final ConnectionWriter.Closer closer, final MountPoints mountPoints)
     {
+        this.mountPoints = mountPoints;
         this.context = context;
         this.counters = counters;
         this.ingress = ingress;
@@ -102,8 +105,14 @@ final class InboundPublishes
                     "PUBLISH over the maximum packet size once its topic alias is resolved", ReasonCode.PACKET_TOO_LARGE);
                 return true;
             }
-            handed = ingress.packet(connection.id, connection.version, connection.loopback, PacketType.PUBLISH,
+            handed = null != connection.mountPoint ?
+                mounted(connection, aliases.packet(), canonicalLength) :
+                ingress.packet(connection.id, connection.version, connection.loopback, PacketType.PUBLISH,
                 aliases.packet(), canonicalLength);
+        }
+        else if (null != connection.mountPoint)
+        {
+            handed = mounted(connection, packet, length);
         }
         else
         {
@@ -114,6 +123,27 @@ final class InboundPublishes
             connection.inboundQuota.onPublish(publish.qos(), publish.packetId());
         }
         return handed;
+    }
+
+    /**
+     * Hands on a PUBLISH of a client of a listener with a mount point, its topic under it (one that would then pass
+     * the maximum packet size, or a topic of 65,535 bytes, ends the connection with 0x95).
+     *
+     * @return as {@link #onPublish}.
+     */
+    private boolean mounted(final Connection connection, final DirectBuffer packet, final int length)
+    {
+        final int mountedLength = mountPoints.publish(connection.mountPoint, packet, length, connection.version);
+        if (mountedLength == MountPoints.TOO_LONG || mountedLength > context.limits().maxPacketSize())
+        {
+            counters.increment(BrokerCounters.PACKET_TOO_LARGE);
+            PacketFramer.protocolViolation(counters, closer, connection,
+                "PUBLISH over the maximum packet size (or its topic over 65,535 bytes) with the listener's mount_point",
+                ReasonCode.PACKET_TOO_LARGE);
+            return true;
+        }
+        return ingress.packet(connection.id, connection.version, connection.loopback, PacketType.PUBLISH,
+            mountPoints.packet(), mountedLength);
     }
 
     /**

@@ -84,7 +84,7 @@ final class IngressProxy
         final DirectBuffer bytes, final int length)
     {
         return hand(connectionId, version, loopback, packetType, bytes, length, CredentialRequest.NO_VERDICT, 2, null,
-            false);
+            null, false);
     }
 
     /**
@@ -98,13 +98,14 @@ final class IngressProxy
     /**
      * As {@link #packet(long, int, boolean, int, DirectBuffer, int)}, for a CONNECT with the credential workers'
      * verdict on it ({@link CredentialRequest#NO_VERDICT} when it needed none) and the highest QoS its connection
-     * may use (its CONNACK says so, and its subscriptions are granted at most it).
+     * may use (its CONNACK says so, and its subscriptions are granted at most it), and its listener's mount point
+     * (null: none).
      */
     boolean connect(final long connectionId, final int version, final boolean loopback, final DirectBuffer bytes,
-        final int length, final long credentialVerdict, final int maxQos)
+        final int length, final long credentialVerdict, final int maxQos, final byte[] mountPoint)
     {
         return hand(connectionId, version, loopback, PacketType.CONNECT, bytes, length, credentialVerdict, maxQos,
-            null, false);
+            mountPoint, null, false);
     }
 
     /**
@@ -118,12 +119,12 @@ final class IngressProxy
         final int length, final PublishFlyweight layout)
     {
         return hand(connectionId, version, loopback, PacketType.PUBLISH, bytes, length, CredentialRequest.NO_VERDICT,
-            2, layout, batching && batchCopies);
+            2, null, layout, batching && batchCopies);
     }
 
     private boolean hand(final long connectionId, final int version, final boolean loopback, final int packetType,
         final DirectBuffer bytes, final int length, final long credentialVerdict, final int maxQos,
-        final PublishFlyweight layout, final boolean defer)
+        final byte[] mountPoint, final PublishFlyweight layout, final boolean defer)
     {
         if (!pendingEnds.isEmpty())
         {
@@ -161,6 +162,7 @@ final class IngressProxy
         event.ingressNs = nowNs;
         event.credentialVerdict = credentialVerdict;
         event.maxQos = maxQos;
+        event.mountPoint = mountPoint;
         if (defer && logEnd >= 0)
         {
             addToRun(bytes, log.indexOf(logEnd, length), length, sequence);

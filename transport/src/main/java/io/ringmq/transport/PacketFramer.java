@@ -12,6 +12,7 @@ import io.ringmq.protocol.PacketDecoder;
 import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.PropertyId;
 import io.ringmq.protocol.ReasonCode;
+import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
@@ -38,6 +39,8 @@ final class PacketFramer implements PausedConnections.Retry
     private final ConnectionWriter.Closer closer;
     private final InboundBuffers buffers;
     private final PacketDecoder decoder = new PacketDecoder();
+    /** Puts the topics of a mounted listener's clients under its mount point; this agent's. */
+    private final MountPoints mountPoints = new MountPoints();
     private final UnsafeBuffer inView = new UnsafeBuffer(0, 0);
     private final UnsafeBuffer runView = new UnsafeBuffer(0, 0);
     /** The acknowledgements read back to back since the last packet handed on: one slot for them all. */
@@ -63,9 +66,9 @@ final class PacketFramer implements PausedConnections.Retry
         this.closer = closer;
         this.buffers = buffers;
         this.maxConnectLength = Math.min(context.maxConnectSize(), context.limits().maxPacketSize());
-        this.publishes = new InboundPublishes(context, counters, ingress, closer);
+        this.publishes = new InboundPublishes(context, counters, ingress, closer, mountPoints);
         this.connects = new InboundConnects(context, counters, ingress, timers, writer, closer, credentials,
-            agentIndex);
+            agentIndex, mountPoints);
         this.acks = new AckRun(ingress.inlineCapacity());
     }
 
@@ -311,6 +314,35 @@ final class PacketFramer implements PausedConnections.Retry
     }
 
     /**
+     * A SUBSCRIBE or UNSUBSCRIBE, its filters under the listener's mount point when it has one.
+     *
+     * @return false when it could not be handed on now.
+     */
+    private boolean onFilters(final Connection connection, final int type, final int length)
+    {
+        DirectBuffer handed = inView;
+        int handedLength = length;
+        if (null != connection.mountPoint)
+        {
+            handedLength = mountPoints.filters(connection.mountPoint, inView, length, decoder.subscribe());
+            if (handedLength == MountPoints.TOO_LONG || handedLength > context.limits().maxPacketSize())
+            {
+                counters.increment(BrokerCounters.PACKET_TOO_LARGE);
+                protocolViolation(connection, PacketType.name(type) + " over the maximum packet size (or a filter " +
+                    "over 65,535 bytes) with the listener's mount_point", ReasonCode.PACKET_TOO_LARGE);
+                return true;
+            }
+            handed = mountPoints.packet();
+        }
+        if (!ingress.packet(connection.id, connection.version, connection.loopback, type, handed, handedLength))
+        {
+            return false;
+        }
+        packetsIn++;
+        return true;
+    }
+
+    /**
      * @return false when the packet could not be handed on now (the ingress ring is full).
      */
     private boolean onPacket(final Connection connection, final int length)
@@ -358,14 +390,15 @@ final class PacketFramer implements PausedConnections.Retry
             case PacketType.PUBREC:
             case PacketType.PUBREL:
             case PacketType.PUBCOMP:
-            case PacketType.SUBSCRIBE:
-            case PacketType.UNSUBSCRIBE:
                 if (!ingress.packet(connection.id, connection.version, connection.loopback, type, inView, length))
                 {
                     return false;
                 }
                 packetsIn++;
                 return true;
+            case PacketType.SUBSCRIBE:
+            case PacketType.UNSUBSCRIBE:
+                return onFilters(connection, type, length);
             case PacketType.CONNECT:
                 protocolViolation(connection, "second CONNECT [MQTT-3.1.0-2]", ReasonCode.PROTOCOL_ERROR);
                 return true;

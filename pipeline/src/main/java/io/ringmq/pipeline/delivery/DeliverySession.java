@@ -23,6 +23,8 @@ final class DeliverySession
     int version;
     /** The client's Maximum Packet Size (MQTT 5.0 CONNECT). */
     int maxPacketSize = Integer.MAX_VALUE;
+    /** Its connection's listener's mount point in UTF-8 (null: none): taken off every topic sent to it. */
+    byte[] mountPoint;
     /** Its key in the store, when it is persistent and persistence is on; else 0. */
     long persistenceKey;
     /** While moving between shards: the connection id of the CONNECT that moves it. */

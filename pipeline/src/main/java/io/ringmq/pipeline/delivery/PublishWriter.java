@@ -19,6 +19,11 @@ final class PublishWriter
 {
     /** No encoding: the packet would exceed what the client accepts [MQTT-3.1.2-25]. */
     static final int TOO_LARGE = -1;
+    /**
+     * No encoding: the topic is not under the session's mount point (it subscribed through another listener before
+     * it came back through this one); not sent, as Mosquitto does not send it.
+     */
+    static final int NOT_MOUNTED = -2;
     private static final int VARIANTS = 2 * 3 * 2; // version × QoS × RETAIN
 
     private final PublishEncoder encoder = new PublishEncoder();
@@ -149,11 +154,13 @@ final class PublishWriter
     }
 
     /**
-     * @return whether a session needs an encoding of its own: Subscription Identifiers or topic aliases (5.0).
+     * @return whether a session needs an encoding of its own: a mount point to take off its topics, or
+     * Subscription Identifiers or topic aliases (5.0).
      */
     static boolean needsOwnEncoding(final DeliverySession session, final int subscriptionIdCount)
     {
-        return session.version == MqttVersion.V5 && (subscriptionIdCount > 0 || null != session.aliases());
+        return null != session.mountPoint ||
+            session.version == MqttVersion.V5 && (subscriptionIdCount > 0 || null != session.aliases());
     }
 
     /**
@@ -206,13 +213,25 @@ final class PublishWriter
     private boolean assignedAlias;
 
     private int encode(final DeliverySession session, final int qos, final boolean dup, final boolean retain,
-        final int packetId, final DirectBuffer topic, final int topicOffset, final int topicLength,
+        final int packetId, final DirectBuffer topic, final int mountedOffset, final int mountedLength,
         final DirectBuffer properties, final int propertiesOffset, final int propertiesLength,
         final DirectBuffer payload, final int payloadOffset, final int payloadLength, final long expiresAtMs,
         final int[] subscriptionIds, final int subscriptionIdCount)
     {
-        int alias = 0;
         assignedAlias = false;
+        int topicOffset = mountedOffset;
+        int topicLength = mountedLength;
+        final byte[] mount = session.mountPoint;
+        if (null != mount)
+        {
+            if (!under(mount, topic, mountedOffset, mountedLength))
+            {
+                return NOT_MOUNTED;
+            }
+            topicOffset += mount.length; // the client names it without its listener's prefix
+            topicLength -= mount.length;
+        }
+        int alias = 0;
         final OutboundTopicAliases aliases = session.version == MqttVersion.V5 ? session.aliases() : null;
         if (null != aliases)
         {
@@ -234,6 +253,25 @@ final class PublishWriter
         }
         scratch.checkLimit(length);
         return encoder.encode(scratch, 0);
+    }
+
+    /**
+     * @return whether {@code topic[offset, offset + length)} is below {@code mount}: it starts with it and goes on.
+     */
+    private static boolean under(final byte[] mount, final DirectBuffer topic, final int offset, final int length)
+    {
+        if (length <= mount.length)
+        {
+            return false;
+        }
+        for (int i = 0; i < mount.length; i++)
+        {
+            if (topic.getByte(offset + i) != mount[i])
+            {
+                return false;
+            }
+        }
+        return true;
     }
 
     private void prepare(final int version, final int qos, final boolean dup, final boolean retain,

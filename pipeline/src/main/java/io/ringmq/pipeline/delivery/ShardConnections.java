@@ -125,6 +125,7 @@ final class ShardConnections
         }
         session.connectionId = event.connectionId;
         session.version = event.version;
+        session.mountPoint = event.mountPoint;
         clientLimits(session, v5);
         final int connack = control.connack(event, connect, route.assignedClientId());
         if (connack > session.maxPacketSize)

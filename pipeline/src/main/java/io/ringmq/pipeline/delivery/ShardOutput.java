@@ -52,7 +52,8 @@ final class ShardOutput
      * Sends the PUBLISH a {@link PublishWriter} encoded into its scratch buffer.
      *
      * @param length what the writer returned.
-     * @return false when it was too large for the client (dropped and counted [MQTT-3.1.2-25]).
+     * @return false when it was too large for the client (dropped and counted [MQTT-3.1.2-25]), or outside its
+     * mount point (dropped and counted).
      */
     boolean sendEncoded(final long connectionId, final PublishWriter writer, final int length,
         final boolean droppable)
@@ -60,6 +61,11 @@ final class ShardOutput
         if (length == PublishWriter.TOO_LARGE)
         {
             counters.increment(BrokerCounters.PACKET_TOO_LARGE_FOR_CLIENT);
+            return false;
+        }
+        if (length == PublishWriter.NOT_MOUNTED)
+        {
+            counters.increment(BrokerCounters.OUTSIDE_MOUNT_POINT);
             return false;
         }
         send(connectionId, writer.scratch(), length, droppable);

@@ -132,6 +132,8 @@ public final class BrokerCounters
     public static final int CLIENT_ID_REFUSED = 77;
     /** Retained messages not sent to a new subscription: their publisher may no longer write their topic. */
     public static final int RETAINED_SOURCE_REFUSED = 78;
+    /** Messages not sent to a client: their topic is not under its listener's mount point. */
+    public static final int OUTSIDE_MOUNT_POINT = 79;
 
     private static final String[] NAMES =
     {
@@ -191,7 +193,8 @@ public final class BrokerCounters
         "session memory in bytes (gauge)",
         "requests refused (max-client-session-memory)",
         "CONNECTs refused (allow-zero-length-clientid, clientid-prefixes)",
-        "retained messages not sent (check-retain-source)"
+        "retained messages not sent (check-retain-source)",
+        "messages not sent (outside the client's mount_point)"
     };
 
     private final CountersFile file;
