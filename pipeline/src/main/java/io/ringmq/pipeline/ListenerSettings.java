@@ -112,9 +112,10 @@ public final class ListenerSettings
             name + ": tls_version must be tlsv1.3, tlsv1.2 (or tlsv1.1, tlsv1: served as 1.2), not " + tlsVersion);
         check(maxConnections == UNLIMITED || maxConnections >= 1, name + ": max_connections must be -1 or at least 1");
         check(maxQos >= 0 && maxQos <= 2, name + ": max_qos must be 0, 1 or 2");
-        check(null == mountPoint || !mountPoint.isEmpty() && mountPointBytes.length <= 1024 &&
-            mountPoint.indexOf('+') < 0 && mountPoint.indexOf('#') < 0 && mountPoint.indexOf('\u0000') < 0,
-            name + ": mount_point must be 1..1024 bytes without +, # or NUL");
+        check(null == mountPoint || mountPointBytes.length <= 1024 && mountPoint.endsWith("/") &&
+            !mountPoint.startsWith("$") && mountPoint.indexOf('+') < 0 && mountPoint.indexOf('#') < 0 &&
+            mountPoint.indexOf('\u0000') < 0,
+            name + ": mount_point must be up to 1024 bytes ending in /, not starting with $, without +, # or NUL");
         check(null == websocketPath || protocol == Protocol.WEBSOCKETS, name + ": a path is for websockets");
         return this;
     }

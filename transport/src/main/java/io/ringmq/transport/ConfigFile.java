@@ -373,10 +373,12 @@ final class ConfigFile
                 listener.crlFile(Path.of(value));
                 break;
             case "mount_point":
-                if (value.isEmpty() || value.indexOf('+') >= 0 || value.indexOf('#') >= 0)
+                if (!value.endsWith("/") || value.startsWith("$") || value.indexOf('+') >= 0 ||
+                    value.indexOf('#') >= 0)
                 {
-                    throw new ConfigException(where, name, "must be a topic prefix without + or #, not '" + value +
-                        "'");
+                    // without the / a filter of # would read tenant#; under $ a client of # would read $SYS/#
+                    throw new ConfigException(where, name, "must be a topic prefix ending in /, not starting with $, " +
+                        "without + or #, not '" + value + "'");
                 }
                 listener.mountPoint(value);
                 break;

@@ -186,11 +186,13 @@ final class InboundConnects
         if (null != connection.mountPoint)
         {
             final int mounted = mountPoints.connect(connection.mountPoint, handed, handedLength);
-            if (mounted == MountPoints.TOO_LONG)
+            if (mounted == MountPoints.TOO_LONG ||
+                mounted > Math.min(context.maxConnectSize(), context.limits().maxPacketSize()))
             {
+                // the logs take a CONNECT up to those sizes, and no larger
                 counters.increment(BrokerCounters.PROTOCOL_ERRORS);
-                LOG.log(System.Logger.Level.DEBUG, () -> connection + " closed: will topic over 65,535 bytes with " +
-                    "the listener's mount_point");
+                LOG.log(System.Logger.Level.DEBUG, () -> connection + " closed: its CONNECT with the listener's " +
+                    "mount_point in its will topic is over --max-connect-size or the maximum packet size");
                 closer.close(connection, IngressEvent.CONNECTION_LOST);
                 return true;
             }

@@ -221,20 +221,34 @@ final class InboundPublishes
     private boolean topicWithinLimits(
         final Connection connection, final DirectBuffer buffer, final int offset, final int topicLength)
     {
-        if (topicLength > context.limits().maxTopicLength())
+        // a mounted client's topic is judged as the stages see it, its listener's prefix in front (as its filters)
+        final byte[] mount = connection.mountPoint;
+        final int mountLength = null == mount ? 0 : mount.length;
+        if (topicLength + mountLength > context.limits().maxTopicLength())
         {
             counters.increment(BrokerCounters.TOPIC_TOO_LONG);
             closer.disconnect(connection, ReasonCode.TOPIC_NAME_INVALID);
             return false;
         }
         final int maxTopicLevels = context.limits().maxTopicLevels();
-        if (topicLength >= maxTopicLevels && levels(buffer, offset, topicLength) > maxTopicLevels)
+        if (topicLength + mountLength >= maxTopicLevels &&
+            levels(buffer, offset, topicLength) + (null == mount ? 0 : separators(mount)) > maxTopicLevels)
         {
             counters.increment(BrokerCounters.TOPIC_TOO_MANY_LEVELS);
             closer.disconnect(connection, ReasonCode.TOPIC_NAME_INVALID);
             return false;
         }
         return true;
+    }
+
+    private static int separators(final byte[] mount)
+    {
+        int separators = 0;
+        for (final byte b : mount)
+        {
+            separators += b == '/' ? 1 : 0;
+        }
+        return separators;
     }
 
     /**

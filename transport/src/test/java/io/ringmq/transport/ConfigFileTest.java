@@ -232,8 +232,10 @@ class ConfigFileTest
             {"include_dir /no/such/dir", "include_dir: not a directory: /no/such/dir"},
             {"max_qos 3", "max_qos: must be a whole number 0..2, not '3'"},
             {"listener 1883\npsk_hint ringmq", "psk_hint: TLS-PSK is not supported"},
-            {"listener 1883\nmount_point tenant/+/",
-                "mount_point: must be a topic prefix without + or #, not 'tenant/+/'"},
+            {"listener 1883\nmount_point tenant/+/", "mount_point: must be a topic prefix ending in /, not " +
+                "starting with $, without + or #, not 'tenant/+/'"},
+            {"listener 1883\nmount_point tenant", "mount_point: must be a topic prefix ending in /"},
+            {"listener 1883\nmount_point $share/g/", "mount_point: must be a topic prefix ending in /, not starting"},
             {"retain_available no", "retain_available: must be true or false, not 'no'"},
             {"check_retain_source yes", "check_retain_source: must be true or false, not 'yes'"},
         };

@@ -200,6 +200,25 @@ class ListenerMountPointTest extends InProcessBrokerTest
             .containsExactly("tenant-a/", "tenant-b/");
         final BrokerContext wild = new BrokerContext().addListener(new ListenerSettings(0, null).mountPoint("a/+/"));
         org.assertj.core.api.Assertions.assertThatThrownBy(wild::conclude)
-            .hasMessageContaining("mount_point must be 1..1024 bytes without +, # or NUL");
+            .hasMessageContaining("mount_point must be up to 1024 bytes ending in /, not starting with $");
+    }
+
+    @Test
+    @DisplayName("the topic limits count the mount point on a PUBLISH as on a SUBSCRIBE: under --max-topic-levels 3 "
+        + "a mounted client's a/b (3 levels mounted) goes through, its a/b/c (4) ends the connection with 0x90")
+    void topicLimitsCountThePrefix() throws Exception
+    {
+        launch(new BrokerContext().bindAddress("127.0.0.1").port(0).observability(o -> o.sysIntervalMs(0))
+            .limits(l -> l.maxTopicLevels(3)).addListener(new ListenerSettings(0, "127.0.0.1").mountPoint("t/")));
+        try (RawClient v5 = new RawClient(broker.ports()[1]).v5())
+        {
+            assertThat(v5.handshake(RawClient.connect5("levels", null))).isZero();
+            v5.send(ServerCapabilitiesTest.publish(MqttVersion.V5, "a/b", 1, false));
+            assertThat(v5.readPacket(5_000)).isEqualTo(PacketType.PUBACK);
+            v5.send(ServerCapabilitiesTest.publish(MqttVersion.V5, "a/b/c", 1, false));
+            assertThat(v5.readPacket(5_000)).isEqualTo(PacketType.DISCONNECT);
+            assertThat(v5.decoder().disconnect().reasonCode())
+                .isEqualTo(io.ringmq.protocol.ReasonCode.TOPIC_NAME_INVALID);
+        }
     }
 }
