@@ -23,7 +23,7 @@ final class RoutingAccess
     private final ConnectionControl control;
     private final BrokerCounters counters;
     private final boolean useUserNameAsClientId;
-    /** --check-retain-source: a retained message keeps its publisher, who must still be allowed to write it. */
+    /** --check-retain-source: a retained message goes out only while its publisher may still write it. */
     private final boolean checkRetainSource;
     /** Routing shards above 0 follow the rules too, but only shard 0 revokes and counts. */
     private final boolean countsRevocations;
