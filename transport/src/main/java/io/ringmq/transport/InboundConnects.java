@@ -185,9 +185,9 @@ final class InboundConnects
         }
         if (null != connection.mountPoint)
         {
-            final int mounted = mountPoints.connect(connection.mountPoint, handed, handedLength);
-            if (mounted == MountPoints.TOO_LONG ||
-                mounted > Math.min(context.maxConnectSize(), context.limits().maxPacketSize()))
+            final int mounted = mountPoints.connect(connection.mountPoint, handed, handedLength,
+                Math.min(context.maxConnectSize(), context.limits().maxPacketSize()));
+            if (mounted == MountPoints.TOO_LONG)
             {
                 // the logs take a CONNECT up to those sizes, and no larger
                 counters.increment(BrokerCounters.PROTOCOL_ERRORS);

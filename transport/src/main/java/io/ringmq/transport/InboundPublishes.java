@@ -133,8 +133,9 @@ final class InboundPublishes
      */
     private boolean mounted(final Connection connection, final DirectBuffer packet, final int length)
     {
-        final int mountedLength = mountPoints.publish(connection.mountPoint, packet, length, connection.version);
-        if (mountedLength == MountPoints.TOO_LONG || mountedLength > context.limits().maxPacketSize())
+        final int mountedLength = mountPoints.publish(connection.mountPoint, packet, length, connection.version,
+            context.limits().maxPacketSize());
+        if (mountedLength == MountPoints.TOO_LONG)
         {
             counters.increment(BrokerCounters.PACKET_TOO_LARGE);
             PacketFramer.protocolViolation(counters, closer, connection,

@@ -21,24 +21,30 @@ import org.agrona.ExpandableArrayBuffer;
  */
 final class MountPoints
 {
-    /** {@link #publish}, {@link #connect}, {@link #filters}: a topic would pass 65,535 bytes with the prefix. */
+    /**
+     * {@link #publish}, {@link #connect}, {@link #filters}: with the prefix a topic would pass 65,535 bytes, or the
+     * packet the largest length the caller takes (found before anything is written or grown).
+     */
     static final int TOO_LONG = -1;
+    private static final int KEPT_POSITIONS = 64;
 
-    private final ExpandableArrayBuffer scratch = new ExpandableArrayBuffer(256);
+    private ExpandableArrayBuffer scratch = new ExpandableArrayBuffer(256);
     private final ConnectFlyweight connect = new ConnectFlyweight();
     private final PublishFlyweight publish = new PublishFlyweight();
     /** Pairs: where a string's length field is, and where in the string the prefix goes. */
-    private int[] positions = new int[16];
+    private int[] positions = new int[KEPT_POSITIONS];
     private int count;
 
     /**
      * A PUBLISH, its topic mounted.
      *
      * @param packet  the PUBLISH from offset 0, {@code length} bytes, with its topic (no Topic Alias in its place).
-     * @param version the connection's protocol level.
+     * @param version   the connection's protocol level.
+     * @param maxLength the largest packet the caller takes.
      * @return its length in {@link #packet()}, or {@link #TOO_LONG}.
      */
-    int publish(final byte[] prefix, final DirectBuffer packet, final int length, final int version)
+    int publish(final byte[] prefix, final DirectBuffer packet, final int length, final int version,
+        final int maxLength)
     {
         if (publish.wrap(packet, 0, length, version) < 0)
         {
@@ -46,7 +52,7 @@ final class MountPoints
         }
         count = 0;
         add(publish.topic().offset());
-        return rewrite(prefix, packet, length);
+        return rewrite(prefix, packet, length, maxLength);
     }
 
     /**
@@ -54,7 +60,7 @@ final class MountPoints
      *
      * @return its length in {@link #packet()}, {@link #TOO_LONG}, or 0 when it has no will (nothing to mount).
      */
-    int connect(final byte[] prefix, final DirectBuffer packet, final int length)
+    int connect(final byte[] prefix, final DirectBuffer packet, final int length, final int maxLength)
     {
         if (connect.wrap(packet, 0, length) < 0)
         {
@@ -66,7 +72,7 @@ final class MountPoints
         }
         count = 0;
         add(connect.willTopic().offset());
-        return rewrite(prefix, packet, length);
+        return rewrite(prefix, packet, length, maxLength);
     }
 
     /**
@@ -75,9 +81,18 @@ final class MountPoints
      * @param decoded the packet as the edge decoded it, from offset 0 of {@code packet}.
      * @return its length in {@link #packet()}, or {@link #TOO_LONG}.
      */
-    int filters(final byte[] prefix, final DirectBuffer packet, final int length, final SubscribeFlyweight decoded)
+    int filters(final byte[] prefix, final DirectBuffer packet, final int length, final SubscribeFlyweight decoded,
+        final int maxLength)
     {
         final TopicFilterList filters = decoded.filters();
+        if (length + (long)filters.count() * prefix.length > maxLength)
+        {
+            return TOO_LONG; // many small filters a long prefix each: refused before any position is kept
+        }
+        if (positions.length > KEPT_POSITIONS && filters.count() * 2 <= KEPT_POSITIONS)
+        {
+            positions = new int[KEPT_POSITIONS]; // a SUBSCRIBE of many filters is over
+        }
         count = 0;
         for (int i = 0; i < filters.count(); i++)
         {
@@ -88,7 +103,7 @@ final class MountPoints
             add(filter.offset(), nameEnd < 0 ? filter.offset() :
                 filter.offset() + Utf8.encodedLength(written.substring(0, nameEnd + 1)));
         }
-        return rewrite(prefix, packet, length);
+        return rewrite(prefix, packet, length, maxLength);
     }
 
     /**
@@ -119,7 +134,7 @@ final class MountPoints
         count++;
     }
 
-    private int rewrite(final byte[] prefix, final DirectBuffer packet, final int length)
+    private int rewrite(final byte[] prefix, final DirectBuffer packet, final int length, final int maxLength)
     {
         int headerLength = 1;
         while ((packet.getByte(headerLength) & 0x80) != 0)
@@ -135,9 +150,14 @@ final class MountPoints
             }
         }
         final long remaining = (long)length - headerLength + (long)count * prefix.length;
-        if (remaining > VariableByteInteger.MAX_VALUE)
+        if (remaining > VariableByteInteger.MAX_VALUE ||
+            1 + VariableByteInteger.encodedLength((int)remaining) + remaining > maxLength)
         {
             return TOO_LONG;
+        }
+        if (remaining <= Buffers.SHRINK_ABOVE && scratch.capacity() > Buffers.SHRINK_ABOVE)
+        {
+            scratch = new ExpandableArrayBuffer(Buffers.INITIAL_CAPACITY); // a burst of large packets is over
         }
         scratch.checkLimit(5 + (int)remaining);
         scratch.putByte(0, packet.getByte(0));

@@ -324,8 +324,9 @@ final class PacketFramer implements PausedConnections.Retry
         int handedLength = length;
         if (null != connection.mountPoint)
         {
-            handedLength = mountPoints.filters(connection.mountPoint, inView, length, decoder.subscribe());
-            if (handedLength == MountPoints.TOO_LONG || handedLength > context.limits().maxPacketSize())
+            handedLength = mountPoints.filters(connection.mountPoint, inView, length, decoder.subscribe(),
+                context.limits().maxPacketSize());
+            if (handedLength == MountPoints.TOO_LONG)
             {
                 counters.increment(BrokerCounters.PACKET_TOO_LARGE);
                 protocolViolation(connection, PacketType.name(type) + " over the maximum packet size (or a filter " +

@@ -57,7 +57,8 @@ class MountPointsTest
             for (final int payload : new int[] {0, 100, 16_000})
             {
                 final byte[] packet = publish(version, "a/b", payload);
-                final int length = mountPoints.publish(PREFIX, new UnsafeBuffer(packet), packet.length, version);
+                final int length = mountPoints.publish(PREFIX, new UnsafeBuffer(packet), packet.length, version,
+                    Integer.MAX_VALUE);
                 assertThat(length - packet.length - PREFIX.length).as("the remaining length's bytes grow by at most one")
                     .isBetween(0, 1);
                 decode(length, version);
@@ -80,7 +81,8 @@ class MountPointsTest
     {
         final List<String> filters = List.of("a/#", "$share/gr\u00fcn/jobs/+", "+", "$share/g/#");
         final byte[] packet = RawClient.subscribe(3, filters, 1);
-        final int length = mountPoints.filters(PREFIX, new UnsafeBuffer(packet), packet.length, decoded(packet));
+        final int length = mountPoints.filters(PREFIX, new UnsafeBuffer(packet), packet.length, decoded(packet),
+            Integer.MAX_VALUE);
         decode(length, MqttVersion.V3_1_1);
         final TopicFilterList mounted = decoder.subscribe().filters();
         final List<String> got = new ArrayList<>();
@@ -108,13 +110,13 @@ class MountPointsTest
     void connect()
     {
         final byte[] willing = ServerCapabilitiesTest.connectWithWill(MqttVersion.V5, 1, true);
-        final int length = mountPoints.connect(PREFIX, new UnsafeBuffer(willing), willing.length);
+        final int length = mountPoints.connect(PREFIX, new UnsafeBuffer(willing), willing.length, Integer.MAX_VALUE);
         decode(length, MqttVersion.V5);
         assertThat(decoder.connect().willTopic().asString()).isEqualTo("tenant-\u00e9/will/t");
         assertThat(decoder.connect().willPayload().asString()).isEqualTo("gone");
         assertThat(decoder.connect().clientId().asString()).isEqualTo("willing");
         final byte[] plain = RawClient.connect("plain", true, 60);
-        assertThat(mountPoints.connect(PREFIX, new UnsafeBuffer(plain), plain.length)).isZero();
+        assertThat(mountPoints.connect(PREFIX, new UnsafeBuffer(plain), plain.length, Integer.MAX_VALUE)).isZero();
     }
 
     @Test
@@ -123,14 +125,37 @@ class MountPointsTest
     {
         final String exact = "t".repeat(65_535 - PREFIX.length);
         final byte[] fits = publish(MqttVersion.V3_1_1, exact, 1);
-        final int length = mountPoints.publish(PREFIX, new UnsafeBuffer(fits), fits.length, MqttVersion.V3_1_1);
+        final int length = mountPoints.publish(PREFIX, new UnsafeBuffer(fits), fits.length, MqttVersion.V3_1_1,
+            Integer.MAX_VALUE);
         decode(length, MqttVersion.V3_1_1);
         assertThat(decoder.publish().topic().length()).isEqualTo(65_535);
         final byte[] over = publish(MqttVersion.V3_1_1, exact + "t", 1);
-        assertThat(mountPoints.publish(PREFIX, new UnsafeBuffer(over), over.length, MqttVersion.V3_1_1))
+        assertThat(mountPoints.publish(PREFIX, new UnsafeBuffer(over), over.length, MqttVersion.V3_1_1,
+            Integer.MAX_VALUE))
             .isEqualTo(MountPoints.TOO_LONG);
         final byte[] filters = RawClient.subscribe(1, List.of("ok", exact + "t"), 0);
-        assertThat(mountPoints.filters(PREFIX, new UnsafeBuffer(filters), filters.length, decoded(filters)))
+        assertThat(mountPoints.filters(PREFIX, new UnsafeBuffer(filters), filters.length, decoded(filters),
+            Integer.MAX_VALUE))
             .isEqualTo(MountPoints.TOO_LONG);
+    }
+
+    @DisplayName("a SUBSCRIBE of 200,000 one-byte filters under a 1,024-byte prefix (200 MB mounted) is refused "
+        + "before anything grows: the scratch buffer stays small; a packet one byte past the limit once mounted too")
+    @Test
+    void manyFiltersUnderALongPrefix()
+    {
+        final byte[] longPrefix = ("p".repeat(1023) + "/").getBytes(StandardCharsets.UTF_8);
+        final List<String> filters = java.util.Collections.nCopies(200_000, "a");
+        final byte[] packet = RawClient.subscribe(1, filters, 0);
+        assertThat(mountPoints.filters(longPrefix, new UnsafeBuffer(packet), packet.length, decoded(packet),
+            1_048_576)).isEqualTo(MountPoints.TOO_LONG);
+        assertThat(mountPoints.packet().capacity()).isLessThan(65_536);
+        final byte[] publish = publish(MqttVersion.V3_1_1, "a/b", 100);
+        final int mounted = mountPoints.publish(PREFIX, new UnsafeBuffer(publish), publish.length,
+            MqttVersion.V3_1_1, Integer.MAX_VALUE);
+        assertThat(mountPoints.publish(PREFIX, new UnsafeBuffer(publish), publish.length, MqttVersion.V3_1_1,
+            mounted - 1)).isEqualTo(MountPoints.TOO_LONG);
+        assertThat(mountPoints.publish(PREFIX, new UnsafeBuffer(publish), publish.length, MqttVersion.V3_1_1,
+            mounted)).isEqualTo(mounted);
     }
 }
