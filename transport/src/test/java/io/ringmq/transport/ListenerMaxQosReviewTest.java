@@ -43,13 +43,6 @@ class ListenerMaxQosReviewTest extends InProcessBrokerTest
     @TempDir
     Path directory;
 
-    private static int freePort() throws Exception
-    {
-        try (ServerSocket probe = new ServerSocket(0))
-        {
-            return probe.getLocalPort();
-        }
-    }
 
     private static BrokerContext context(final ListenerSettings... extra)
     {
@@ -167,7 +160,7 @@ class ListenerMaxQosReviewTest extends InProcessBrokerTest
         + "only the file's listener is open; no extra listener on every address admitting anonymous clients")
     void perListenerAllowAnonymousDoesNotOpenTheDefaultListener() throws Exception
     {
-        final int port = freePort();
+        final int port = TestBrokers.freePort();
         final Path conf = directory.resolve("mosquitto.conf");
         Files.writeString(conf, "per_listener_settings true\nallow_anonymous true\nlistener " + port +
             " 127.0.0.1\n", StandardCharsets.UTF_8);
@@ -376,7 +369,7 @@ class ListenerMaxQosReviewTest extends InProcessBrokerTest
         + "exactly one more")
     void countsStayExactAcrossAReloadThatSetsALimit() throws Exception
     {
-        final int port = freePort();
+        final int port = TestBrokers.freePort();
         launch(context(new ListenerSettings(port, "127.0.0.1")).limits(l -> l.maxKeepAliveSeconds(100)));
         final List<AutoCloseable> held = new ArrayList<>();
         for (int i = 0; i < 5; i++)
@@ -428,7 +421,7 @@ class ListenerMaxQosReviewTest extends InProcessBrokerTest
         + "0), never a mix")
     void reloadRaceKeepsEachConnectionConsistent() throws Exception
     {
-        final int port = freePort();
+        final int port = TestBrokers.freePort();
         launch(context(new ListenerSettings(port, "127.0.0.1").maxQos(1)));
         final AtomicBoolean stop = new AtomicBoolean();
         final AtomicReference<Throwable> reloadFailure = new AtomicReference<>();

@@ -16,7 +16,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,13 +34,6 @@ class ListenerMaxQosTest extends InProcessBrokerTest
     @TempDir
     Path directory;
 
-    private static int freePort() throws Exception
-    {
-        try (ServerSocket probe = new ServerSocket(0))
-        {
-            return probe.getLocalPort();
-        }
-    }
 
     private static BrokerContext context(final ListenerSettings restricted)
     {
@@ -172,7 +164,7 @@ class ListenerMaxQosTest extends InProcessBrokerTest
         + "a connection made before keeps what its CONNACK said")
     void reloadChangesTheListenersMaximum() throws Exception
     {
-        final int port = freePort();
+        final int port = TestBrokers.freePort();
         launch(context(new ListenerSettings(port, "127.0.0.1").maxQos(1)));
         try (RawClient before = new RawClient(port).v5())
         {
@@ -190,8 +182,8 @@ class ListenerMaxQosTest extends InProcessBrokerTest
         + "every listener (Mosquitto gives it to the default listener only: the stricter reading, with a warning)")
     void configFile() throws Exception
     {
-        final int first = freePort();
-        final int second = freePort();
+        final int first = TestBrokers.freePort();
+        final int second = TestBrokers.freePort();
         final Path conf = directory.resolve("mosquitto.conf");
         Files.writeString(conf, "max_qos 1\nallow_anonymous true\nlistener " + first + " 127.0.0.1\nmax_qos 0\n" +
             "listener " + second + " 127.0.0.1\n", StandardCharsets.UTF_8);

@@ -61,11 +61,7 @@ class ReloadListenersTest
     {
         broker = Broker.launch(context());
         final int first = broker.port();
-        final int free;
-        try (ServerSocket probe = new ServerSocket(0))
-        {
-            free = probe.getLocalPort();
-        }
+        final int free = TestBrokers.freePort();
         final ListenerSettings added = new ListenerSettings(free, "127.0.0.1");
         assertThat(broker.reload(context(added))).contains("listeners: +[mqtt://127.0.0.1:" + free + "]");
         assertThat(broker.ports()).containsExactly(first, free);
@@ -96,11 +92,7 @@ class ReloadListenersTest
     @DisplayName("a reload that cannot be used changes nothing: a TLS file missing, a port in use")
     void badReloadChangesNothing() throws Exception
     {
-        final int free;
-        try (ServerSocket probe = new ServerSocket(0))
-        {
-            free = probe.getLocalPort();
-        }
+        final int free = TestBrokers.freePort();
         broker = Broker.launch(context(new ListenerSettings(free, "127.0.0.1")));
         final int first = broker.port();
         final ListenerSettings missing = new ListenerSettings(0, "127.0.0.1").certFile(java.nio.file.Path.of(
@@ -128,11 +120,7 @@ class ReloadListenersTest
         + "set now (before: the reload failed, the port in use by the listener itself)")
     void changedAdmissionKeepsTheSocket() throws Exception
     {
-        final int port;
-        try (ServerSocket probe = new ServerSocket(0))
-        {
-            port = probe.getLocalPort();
-        }
+        final int port = TestBrokers.freePort();
         broker = Broker.launch(context(new ListenerSettings(port, "127.0.0.1")));
         final int[] before = broker.ports();
         closeables.add(Paho.connect(port, "first"));

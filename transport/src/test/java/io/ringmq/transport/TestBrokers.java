@@ -28,6 +28,17 @@ final class TestBrokers
     }
 
     /**
+     * @return a port free on this machine now (a listener that must keep its port across a reload is given one).
+     */
+    static int freePort() throws java.io.IOException
+    {
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0))
+        {
+            return probe.getLocalPort();
+        }
+    }
+
+    /**
      * Waits for a condition, for 10 s at most.
      */
     static void await(final String what, final BooleanSupplier condition) throws InterruptedException

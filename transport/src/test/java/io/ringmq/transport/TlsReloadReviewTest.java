@@ -15,7 +15,6 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509ExtendedKeyManager;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -99,13 +98,6 @@ class TlsReloadReviewTest
         }
     }
 
-    private static int freePort() throws Exception
-    {
-        try (ServerSocket probe = new ServerSocket(0))
-        {
-            return probe.getLocalPort();
-        }
-    }
 
     @Test
     @DisplayName("a wss listener reads a CRL renewed at the same path at a reload: the revoked client is refused, its "
@@ -132,12 +124,12 @@ class TlsReloadReviewTest
     void sighupStyleBadKeptFileWithRemovedAndAddedChangesNothing() throws Exception
     {
         final Path crl = crl();
-        final int plain = freePort();
+        final int plain = TestBrokers.freePort();
         broker = Broker.launch(context(crlListener(crl), new ListenerSettings(plain, "127.0.0.1")));
         final int[] before = broker.ports();
         final String uri = "ssl://127.0.0.1:" + before[1];
         Files.writeString(crl, "not a CRL\n");
-        final int added = freePort();
+        final int added = TestBrokers.freePort();
         assertThatThrownBy(() -> broker.reload(context(crlListener(crl), new ListenerSettings(added, "127.0.0.1"))))
             .hasMessageContaining("crlfile");
         assertThat(broker.ports()).containsExactly(before);
