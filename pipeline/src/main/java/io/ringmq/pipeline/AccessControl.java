@@ -29,6 +29,9 @@ final class AccessControl
     private final PublishFlyweight publish = new PublishFlyweight();
     private final SubscribeFlyweight subscribe = new SubscribeFlyweight();
     private AccessRules rules;
+    private String autoIdPrefix = "auto-";
+    /** The characters the random part of an assigned id may have: what the prefix leaves of the longest id. */
+    private int assignedRoom = 1_024;
 
     /**
      * @param published the rules in force, shared with the routing stage (this class alone sets it).
@@ -48,6 +51,27 @@ final class AccessControl
     static AccessControl open(final BrokerCounters counters)
     {
         return new AccessControl(new AtomicReference<>(AccessRules.OPEN), false, counters);
+    }
+
+    /**
+     * @param prefix what the client ids this stage assigns start with ({@code --auto-id-prefix}).
+     * @param maxClientIdLength the longest client id a client may connect with: it resumes with the one assigned.
+     */
+    void autoIdPrefix(final String prefix, final int maxClientIdLength)
+    {
+        autoIdPrefix = prefix;
+        assignedRoom = maxClientIdLength - prefix.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+    }
+
+    /**
+     * @return a new client id: the prefix and a random UUID (Mosquitto's form), or as many of its hex digits as
+     * {@code --max-client-id-length} leaves room for (at least 16, checked at start).
+     */
+    private String assignId()
+    {
+        final String uuid = java.util.UUID.randomUUID().toString();
+        return autoIdPrefix + (uuid.length() <= assignedRoom ? uuid :
+            uuid.replace("-", "").substring(0, Math.min(32, assignedRoom)));
     }
 
     /**
@@ -79,7 +103,14 @@ final class AccessControl
      */
     void admit(final IngressEvent event, final ConnectFlyweight connect, final String userName)
     {
-        final String clientId = ClientIds.of(connect, userName, useUserNameAsClientId);
+        String clientId = ClientIds.of(connect, userName, useUserNameAsClientId);
+        if (clientId.isEmpty())
+        {
+            // assigned here, before the rules are compiled, so that %c stands for it as in Mosquitto; random, so
+            // that no client can guess it and take the session over [MQTT-3.1.3-6]
+            clientId = assignId();
+            event.assignedClientId = clientId;
+        }
         final ClientAcl acl = rules.forClient(userName, clientId);
         clients.put(event.connectionId, new Client(userName, clientId, acl));
         event.aclGeneration = rules.generation();

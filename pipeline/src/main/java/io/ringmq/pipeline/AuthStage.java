@@ -33,6 +33,8 @@ public final class AuthStage implements Stage
     private boolean allowZeroLengthClientId = true;
     /** The prefix in UTF-8; empty: any id. */
     private byte[] clientIdPrefix = new byte[0];
+    /** Whether the ids assigned to CONNECTs without one start with {@link #clientIdPrefix}. */
+    private boolean assignedIdsHavePrefix;
     private BrokerContext limits;
     private LiveLimits live;
     private final ConnectionControl control;
@@ -78,6 +80,8 @@ public final class AuthStage implements Stage
         maxClientIdLength = context.limits().maxClientIdLength();
         allowZeroLengthClientId = context.limits().allowZeroLengthClientId();
         clientIdPrefix = context.limits().clientIdPrefix().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        assignedIdsHavePrefix = context.limits().autoIdPrefix().startsWith(context.limits().clientIdPrefix());
+        access.autoIdPrefix(context.limits().autoIdPrefix(), maxClientIdLength);
     }
 
     public boolean onEvent(final IngressEvent event)
@@ -264,8 +268,10 @@ public final class AuthStage implements Stage
             counters.increment(BrokerCounters.CLIENT_ID_REFUSED);
             return;
         }
-        if (clientIdPrefix.length > 0 && !startsWith(connect.clientId(), clientIdPrefix))
+        if (clientIdPrefix.length > 0 && !(connect.clientId().length() == 0 ? assignedIdsHavePrefix :
+            startsWith(connect.clientId(), clientIdPrefix)))
         {
+            // an empty id is judged by the id it is to be assigned, as in Mosquitto
             event.authCode = refusal(v5, ReasonCode.V3_NOT_AUTHORIZED); // as Mosquitto's clientid_prefixes
             counters.increment(BrokerCounters.CLIENT_ID_REFUSED);
             return;

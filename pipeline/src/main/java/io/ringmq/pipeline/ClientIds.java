@@ -6,7 +6,8 @@ import io.ringmq.protocol.ConnectFlyweight;
  * The one place a CONNECT's client identifier is read: with {@code --use-username-as-clientid} it is the user the
  * client was admitted as (as Mosquitto's {@code use_username_as_clientid}): the CONNECT's User Name, or the user an
  * enhanced authentication proved, never a User Name the exchange did not prove, so one user cannot take over
- * another's session. A client admitted as no user is then refused by the auth stage.
+ * another's session. A client admitted as no user is then refused by the auth stage. A CONNECT without one is
+ * assigned one by the auth stage ({@link IngressEvent#assignedClientId}).
  */
 public final class ClientIds
 {
@@ -23,5 +24,14 @@ public final class ClientIds
     public static String of(final ConnectFlyweight connect, final String admittedUser, final boolean useUserName)
     {
         return useUserName && null != admittedUser ? admittedUser : connect.clientId().asString();
+    }
+
+    /**
+     * @param event an admitted CONNECT's slot.
+     * @return the client identifier the broker knows it by: the one it assigned, if any.
+     */
+    public static String of(final ConnectFlyweight connect, final IngressEvent event, final boolean useUserName)
+    {
+        return null != event.assignedClientId ? event.assignedClientId : of(connect, event.aclUser, useUserName);
     }
 }

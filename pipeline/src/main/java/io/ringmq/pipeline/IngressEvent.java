@@ -125,6 +125,11 @@ public final class IngressEvent
      * {@code --use-username-as-clientid} routing and the store take the client id from it ({@link ClientIds}).
      */
     public String aclUser;
+    /**
+     * CONNECT without a client id: the one the auth stage assigned [MQTT-3.1.3-6] (null: none), which its rules'
+     * {@code %c} stands for, its session is found by and a 5.0 CONNACK announces [MQTT-3.2.2-16].
+     */
+    public String assignedClientId;
     /** SUBSCRIBE with {@link #ACL_PER_FILTER}: how many filters have a verdict in {@link #aclFilters}. */
     public int aclFilterCount;
     /** Per filter: {@link io.ringmq.pipeline.auth.ClientAcl#FULL}, PARTIAL or DENIED; made on a first need. */
@@ -346,6 +351,7 @@ public final class IngressEvent
         aclGeneration = 0;
         aclFilterCount = 0;
         aclUser = null;
+        assignedClientId = null;
         routeShard = 0;
         routeTimeMs = 0;
         routeEpoch = 0;
@@ -385,6 +391,7 @@ public final class IngressEvent
         copy.aclVerdict = aclVerdict;
         copy.aclGeneration = aclGeneration;
         copy.aclUser = aclUser;
+        copy.assignedClientId = assignedClientId;
         copy.aclFilterCount = aclFilterCount;
         if (aclFilterCount > 0)
         {

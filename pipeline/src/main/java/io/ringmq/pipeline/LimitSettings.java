@@ -12,6 +12,11 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
 {
     /** The largest --max-packet-size: the outbound ring for it is 512 MiB per I/O agent. */
     public static final int MAX_PACKET_SIZE_LIMIT = 64 * 1024 * 1024;
+    /**
+     * The fewest random characters an assigned client id has after {@link #autoIdPrefix()}: 16 hex digits, 60 bits
+     * and more of a random UUID (all 36 of its characters where {@link #maxClientIdLength()} leaves room).
+     */
+    public static final int MIN_ASSIGNED_RANDOM = 16;
     /** The strategies a shared subscription group may pick its member by. */
     public static final java.util.List<String> SHARED_STRATEGIES =
         java.util.List.of("round-robin", "random", "sticky", "hash-client", "hash-topic", "least-loaded");
@@ -37,6 +42,7 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
     private int maxQos = 2;
     private boolean allowZeroLengthClientId = true;
     private String clientIdPrefix = "";
+    private String autoIdPrefix = "auto-";
     private boolean retainAvailable = true;
     private String sharedSubscriptionStrategy = "round-robin";
 
@@ -66,6 +72,11 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
         check(topicAliasMaximum >= 0 && topicAliasMaximum <= 65_535, "--topic-alias-maximum must be 0..65535");
         check(receiveMaximum >= 1 && receiveMaximum <= 65_535, "--receive-maximum must be 1..65535");
         check(maxQos >= 0 && maxQos <= 2, "--max-qos must be 0, 1 or 2");
+        check(autoIdPrefix.getBytes(java.nio.charset.StandardCharsets.UTF_8).length + MIN_ASSIGNED_RANDOM <=
+            maxClientIdLength, "--auto-id-prefix must leave room for " + MIN_ASSIGNED_RANDOM +
+            " random characters within --max-client-id-length (a client resumes its session with the id it was given)");
+        check(autoIdPrefix.chars().noneMatch(c -> c == '+' || c == '#' || c < 0x20 || Character.isSurrogate((char) c)),
+            "--auto-id-prefix must not hold '+', '#' or control characters (they would reach ACL %c patterns)");
         check(SHARED_STRATEGIES.contains(sharedSubscriptionStrategy),
             "--shared-subscription-strategy must be one of " + SHARED_STRATEGIES);
         return this;
@@ -355,6 +366,22 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
     public LimitSettings clientIdPrefix(final String clientIdPrefix)
     {
         this.clientIdPrefix = null == clientIdPrefix ? "" : clientIdPrefix;
+        return this;
+    }
+
+    /**
+     * @return what an id the broker assigns starts with [MQTT-3.1.3-6], as Mosquitto's {@code auto_id_prefix}; a
+     * random UUID follows (its hex digits, as many as {@link #maxClientIdLength()} leaves room for, at least
+     * {@link #MIN_ASSIGNED_RANDOM}), so an id cannot be guessed and its session taken over.
+     */
+    public String autoIdPrefix()
+    {
+        return autoIdPrefix;
+    }
+
+    public LimitSettings autoIdPrefix(final String autoIdPrefix)
+    {
+        this.autoIdPrefix = null == autoIdPrefix ? "" : autoIdPrefix;
         return this;
     }
 

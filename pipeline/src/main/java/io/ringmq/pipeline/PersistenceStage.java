@@ -443,9 +443,8 @@ final class PersistenceStage implements Stage
         known.hasWill = will;
         known.willDelaySeconds = will ? Wills.delaySeconds(connect) : 0;
         event.sessionKey = known.key;
-        final String assigned = route.assignedClientId();
-        final String aclClientId = ClientIds.of(connect, event.aclUser, context.auth().useUserNameAsClientId());
-        final int length = Records.session(scratch, event.version, null != assigned ? assigned : aclClientId,
+        final String aclClientId = ClientIds.of(connect, event, context.auth().useUserNameAsClientId());
+        final int length = Records.session(scratch, event.version, aclClientId,
             will ? Wills.fromConnect(connect, willScratch) : null, known.willDelaySeconds, event.aclUser, aclClientId);
         writer.put(key, 0, Records.sessionKey(key, known.key, Records.SESSION), scratch, 0, length);
         known.disconnectedAtMs = 0; // connected

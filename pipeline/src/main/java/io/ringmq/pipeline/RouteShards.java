@@ -23,7 +23,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * subscriptions and session ids: a deterministic replica, its session counters and outputs muted. What could make
  * a replica differ is taken from the stamps instead: shard 0's clock, the limits it judged by, session expiry (on
  * {@link IngressEvent#TICK}s shard 0 puts on the ring, at the tick's stamped time), the ACL rules it held (a reload
- * is an epoch, as new limits are) and assigned client ids (a prefix fixed at start and a count).
+ * is an epoch, as new limits are). A client id the broker assigns is the auth stage's, in the slot.
  * <p>
  * A replica is only as good as its replay: when shard 0 throws part-way through a slot that changes sessions (its
  * changes up to the throw are its own), or a replica throws replaying one, the replicas may differ from shard 0 from
@@ -36,7 +36,6 @@ final class RouteShards
     private static final int EPOCHS = 64;
 
     private final int count;
-    private final String clientIdPrefix;
     private final AtomicReferenceArray<Epoch> epochs = new AtomicReferenceArray<>(EPOCHS);
     private final ErrorLog errors;
     private volatile boolean diverged;
@@ -57,7 +56,6 @@ final class RouteShards
     {
         this.count = count;
         this.errors = errors;
-        this.clientIdPrefix = "ringmq-" + Long.toHexString(System.nanoTime()) + "-";
         epochs.set(0, new Epoch(0, context, null));
     }
 
@@ -69,14 +67,6 @@ final class RouteShards
     boolean replicated()
     {
         return count > 1;
-    }
-
-    /**
-     * @return the client id assigned to the {@code n}th CONNECT without one [MQTT-3.1.3-6]: the same on every shard.
-     */
-    String assignedClientId(final long n)
-    {
-        return clientIdPrefix + n;
     }
 
     /**

@@ -70,7 +70,7 @@ final class RoutingAccess
      */
     String clientIdOf(final ConnectFlyweight connect, final IngressEvent event)
     {
-        return ClientIds.of(connect, event.aclUser, useUserNameAsClientId);
+        return ClientIds.of(connect, event, useUserNameAsClientId);
     }
 
     /**

@@ -118,7 +118,7 @@ public final class RoutingStage implements Stage
         final SessionEnds ends = new SessionEnds(connections, sessions, subscriptions, ticks, publishes, access,
             sessionCounters, 0 == shard);
         this.expiry = ends.expiry();
-        final SessionConnects connects = new SessionConnects(connections, sessions, access, routeShards, output, ends,
+        final SessionConnects connects = new SessionConnects(connections, sessions, access, output, ends,
             publishes, sessionCounters, context.limits().maxSessions());
         this.epochs = new RouteEpochs(context, routeShards, access, sessions, subscriptions, retained);
         final Runnable gauges = this::onBatchEnd;

@@ -11,8 +11,8 @@ import org.agrona.ExpandableArrayBuffer;
 /**
  * The routing stage's CONNECT: binds an admitted connection to a session, new or resumed (a clean start discards the
  * old one), taking over a live one's connection [MQTT-3.1.4-2] (its will goes out as the connection ends), within
- * {@code --max-sessions} and {@code --max-session-memory}; assigns a client id to a CONNECT without one
- * [MQTT-3.1.3-6], keeps the will the ACL allows, and moves a resumed session's delivery half to the connection's
+ * {@code --max-sessions} and {@code --max-session-memory}; announces a client id the auth stage assigned
+ * [MQTT-3.2.2-16], keeps the will the ACL allows, and moves a resumed session's delivery half to the connection's
  * delivery shard (undone when the slot fails). Routing stage only.
  */
 final class SessionConnects
@@ -20,7 +20,6 @@ final class SessionConnects
     private final ByConnection<RoutingSession> connections;
     private final SessionRegistry sessions;
     private final RoutingAccess access;
-    private final RouteShards routeShards;
     private final RouteOutput.Writer output;
     private final SessionEnds ends;
     private final SessionExpiry expiry;
@@ -32,20 +31,18 @@ final class SessionConnects
     private final ExpandableArrayBuffer willScratch = new ExpandableArrayBuffer(256);
     private RoutingSession moved;
     private int movedFrom;
-    private long assignedIds;
 
     /**
      * @param connections the routing stage's sessions by connection id.
      */
     SessionConnects(final ByConnection<RoutingSession> connections, final SessionRegistry sessions,
-        final RoutingAccess access, final RouteShards routeShards, final RouteOutput.Writer output,
+        final RoutingAccess access, final RouteOutput.Writer output,
         final SessionEnds ends, final PublishFanOut publishes, final BrokerCounters sessionCounters,
         final int maxSessions)
     {
         this.connections = connections;
         this.sessions = sessions;
         this.access = access;
-        this.routeShards = routeShards;
         this.output = output;
         this.ends = ends;
         this.expiry = ends.expiry();
@@ -89,15 +86,14 @@ final class SessionConnects
         }
         final boolean clean = connect.isCleanStart();
         final long expirySeconds = context.limits().sessionExpiryFor(connect);
-        final String aclClientId = access.clientIdOf(connect, event);
-        String clientId = aclClientId;
+        final String clientId = access.clientIdOf(connect, event); // one the auth stage assigned, if any
         if (clientId.isEmpty())
         {
-            clientId = routeShards.assignedClientId(++assignedIds); // [MQTT-3.1.3-6], the same on every shard
-            if (event.version == MqttVersion.V5)
-            {
-                output.assignedClientId(clientId.getBytes(java.nio.charset.StandardCharsets.UTF_8)); // [MQTT-3.2.2-16]
-            }
+            return; // the auth stage assigns one to every CONNECT it admits without: fail closed
+        }
+        if (null != event.assignedClientId && event.version == MqttVersion.V5)
+        {
+            output.assignedClientId(clientId.getBytes(java.nio.charset.StandardCharsets.UTF_8)); // [MQTT-3.2.2-16]
         }
         final RoutingSession existing = sessions.find(clientId);
         if (!sessions.memory().hasRoomForConnect(sessionLength(existing, clientId), willLength()))
@@ -164,7 +160,7 @@ final class SessionConnects
         session.version(event.version);
         session.maxQos(event.maxQos); // its listener's max_qos; --max-qos caps it where it is used
         // a resumed session's client id as the CONNECT gave it is most often its own: one copy of it is kept
-        access.bind(session, event, aclClientId.equals(session.clientId()) ? session.clientId() : aclClientId);
+        access.bind(session, event, clientId.equals(session.clientId()) ? session.clientId() : clientId);
         setWill(session, event.aclVerdict == IngressEvent.ACL_ALLOWED); // a will the ACL refuses is not kept
         connections.put(event.connectionId, session);
         event.sessionId = session.id();

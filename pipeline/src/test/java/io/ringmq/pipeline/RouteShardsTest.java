@@ -81,13 +81,4 @@ class RouteShardsTest
             assertThat(shards.ownerOf(new UnsafeBuffer(packet), cut)).as("cut at " + cut).isZero();
         }
     }
-
-    @Test
-    @DisplayName("assigned client ids are the same on every shard and different for every CONNECT")
-    void assignedClientIds()
-    {
-        final RouteShards shards = new RouteShards(2, new BrokerContext());
-        assertThat(shards.assignedClientId(1)).isEqualTo(shards.assignedClientId(1)).startsWith("ringmq-")
-            .isNotEqualTo(shards.assignedClientId(2));
-    }
 }

@@ -101,6 +101,11 @@ final class LimitOptions
             + "(default: any).", order = 638)
     String clientIdPrefix = "";
 
+    @Option(names = "--auto-id-prefix", paramLabel = "PREFIX",
+        description = "What the client ids the broker assigns start with; a random UUID follows (default: "
+            + "${DEFAULT-VALUE}).", order = 639)
+    String autoIdPrefix = "auto-";
+
     @Option(names = "--max-qos", paramLabel = "0|1|2",
         description = "Highest QoS a client may publish with, and be granted on SUBSCRIBE (lower requests are "
             + "granted as asked); above it a PUBLISH or will ends the connection, on MQTT 5.0 with 0x9B, and 5.0 "
@@ -142,6 +147,7 @@ final class LimitOptions
             .maxQos(maxQos)
             .allowZeroLengthClientId(allowZeroLengthClientId)
             .clientIdPrefix(clientIdPrefix)
+            .autoIdPrefix(autoIdPrefix)
             .retainAvailable(retainAvailable)
             .sharedSubscriptionStrategy(sharedSubscriptionStrategy));
     }

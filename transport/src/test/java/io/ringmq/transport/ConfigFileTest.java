@@ -62,6 +62,7 @@ class ConfigFileTest
             "retain_available false",
             "allow_zero_length_clientid false",
             "clientid_prefixes secure-",
+            "auto_id_prefix secure-auto-",
             "check_retain_source false",
             "",
             "listener 1883 127.0.0.1",
@@ -113,6 +114,7 @@ class ConfigFileTest
         assertThat(context.limits().retainAvailable()).isFalse();
         assertThat(context.limits().allowZeroLengthClientId()).isFalse();
         assertThat(context.limits().clientIdPrefix()).isEqualTo("secure-");
+        assertThat(context.limits().autoIdPrefix()).isEqualTo("secure-auto-");
         assertThat(context.persistence().persistent()).isTrue();
         assertThat(context.persistence().dataDir()).isEqualTo(dir.resolve("data"));
     }
