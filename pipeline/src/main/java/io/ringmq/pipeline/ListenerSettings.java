@@ -43,6 +43,8 @@ public final class ListenerSettings
 
     /** No limit of the listener's own (the broker's {@code --max-connections} still holds). */
     public static final int UNLIMITED = -1;
+    /** Every protocol level ringmq speaks: 4 (3.1.1) and 5 (5.0). */
+    public static final int ALL_VERSIONS = 1 << 4 | 1 << 5;
 
     private int port;
     private String bindAddress;
@@ -51,6 +53,8 @@ public final class ListenerSettings
     private ProxyProtocol proxyProtocol = ProxyProtocol.NONE;
     private int maxConnections = UNLIMITED;
     private int maxQos = 2;
+    /** Bit n set: protocol level n may connect (4: 3.1.1, 5: 5.0). */
+    private int acceptedVersions = ALL_VERSIONS;
     private String mountPoint;
     private byte[] mountPointBytes;
     private Path certFile;
@@ -112,6 +116,8 @@ public final class ListenerSettings
             name + ": tls_version must be tlsv1.3, tlsv1.2 (or tlsv1.1, tlsv1: served as 1.2), not " + tlsVersion);
         check(maxConnections == UNLIMITED || maxConnections >= 1, name + ": max_connections must be -1 or at least 1");
         check(maxQos >= 0 && maxQos <= 2, name + ": max_qos must be 0, 1 or 2");
+        check(acceptedVersions != 0 && (acceptedVersions & ~ALL_VERSIONS) == 0,
+            name + ": accept_protocol_versions must name 4 (MQTT 3.1.1), 5 (MQTT 5.0) or both");
         check(null == mountPoint || mountPointBytes.length <= 1024 && mountPoint.endsWith("/") &&
             !mountPoint.startsWith("$") && mountPoint.indexOf('+') < 0 && mountPoint.indexOf('#') < 0 &&
             mountPoint.indexOf('\u0000') < 0,
@@ -127,6 +133,7 @@ public final class ListenerSettings
     public boolean sameAs(final ListenerSettings other)
     {
         return sameSocket(other) && maxConnections == other.maxConnections && maxQos == other.maxQos &&
+            acceptedVersions == other.acceptedVersions &&
             java.util.Objects.equals(mountPoint, other.mountPoint) &&
             anonymous == other.anonymous && java.util.Objects.equals(passwordFile, other.passwordFile) &&
             java.util.Objects.equals(aclFile, other.aclFile);
@@ -135,7 +142,8 @@ public final class ListenerSettings
     /**
      * @return whether the other describes the same socket with the same layers (address, protocol, PROXY protocol,
      * TLS): a reload keeps such a listener's socket and only gives it the other's settings for what it admits
-     * ({@code max_connections}, {@code max_qos}, {@code mount_point}, {@code allow_anonymous}), so those change
+     * ({@code max_connections}, {@code max_qos}, {@code accept_protocol_versions}, {@code mount_point},
+     * {@code allow_anonymous}), so those change
      * without a rebind, for the connections it accepts from then on.
      */
     public boolean sameSocket(final ListenerSettings other)
@@ -260,6 +268,24 @@ public final class ListenerSettings
     public ListenerSettings maxQos(final int maxQos)
     {
         this.maxQos = maxQos;
+        return this;
+    }
+
+    /**
+     * @return whether a client of protocol level {@code version} may connect through this listener (Mosquitto 2.1's
+     * {@code accept_protocol_versions}).
+     */
+    public boolean accepts(final int version)
+    {
+        return version >= 0 && version < 32 && (acceptedVersions & 1 << version) != 0;
+    }
+
+    /**
+     * @param versions bit n set for each protocol level that may connect ({@link #ALL_VERSIONS}: any).
+     */
+    public ListenerSettings acceptProtocolVersions(final int versions)
+    {
+        this.acceptedVersions = versions;
         return this;
     }
 

@@ -51,7 +51,7 @@ final class ConfigFile
     /** Directives of one listener (Mosquitto's listener-scoped settings, and ringmq's {@code proxy_protocol}). */
     private static final Set<String> LISTENER_DIRECTIVES = Set.of("protocol", "certfile", "keyfile", "cafile",
         "capath", "require_certificate", "use_identity_as_username", "use_subject_as_username", "crlfile", "psk_hint",
-        "tls_version", "ciphers", "max_connections", "max_qos", "mount_point",
+        "tls_version", "ciphers", "max_connections", "max_qos", "accept_protocol_versions", "mount_point",
         "proxy_protocol", "enable_proxy_protocol", "websocket_path", "bind_address");
     /** Directives that are a listener's under {@code per_listener_settings true}, global otherwise. */
     private static final Set<String> SECURITY_DIRECTIVES = Set.of("allow_anonymous", "password_file", "acl_file");
@@ -65,7 +65,7 @@ final class ConfigFile
         "websockets_headers_size", "http_dir", "socket_domain", "memory_limit", "sys_interval_ms",
         "connection", "address", "topic", "bridge_protocol_version", "remote_username", "remote_password",
         "cleansession", "keepalive_interval", "try_private", "notifications", "start_type", "restart_timeout",
-        "max_inflight_bytes", "allow_anonymous_ws", "accept_protocol_versions", "disable_client_cert_date_checks");
+        "max_inflight_bytes", "allow_anonymous_ws", "disable_client_cert_date_checks");
 
     private final Predicate<String> isOption;
     private final Parsed parsed = new Parsed();
@@ -300,6 +300,37 @@ final class ConfigFile
         return new ListenerSettings(port, words.length == 2 ? words[1] : null);
     }
 
+    /**
+     * @return the bits of the protocol levels a comma-separated list names (4: 3.1.1; 5: 5.0; 3, MQTT 3.1, is taken
+     * and changes nothing: ringmq refuses 3.1 clients on every listener).
+     */
+    private static int protocolVersions(final String where, final String name, final String value)
+    {
+        int versions = 0;
+        for (final String level : value.split(",", -1))
+        {
+            switch (level.strip())
+            {
+                case "3":
+                    break;
+                case "4":
+                    versions |= 1 << 4;
+                    break;
+                case "5":
+                    versions |= 1 << 5;
+                    break;
+                default:
+                    throw new ConfigException(where, name, "must be a comma-separated list of 3, 4 and 5, not '" +
+                        value + "'");
+            }
+        }
+        if (versions == 0)
+        {
+            throw new ConfigException(where, name, "names no protocol version ringmq speaks (4: MQTT 3.1.1, 5: 5.0)");
+        }
+        return versions;
+    }
+
     private void includeDir(final String where, final String value) throws IOException
     {
         final Path dir = Path.of(value);
@@ -403,6 +434,9 @@ final class ConfigFile
                 break;
             case "max_qos":
                 listener.maxQos(integer(where, name, value, 0, 2));
+                break;
+            case "accept_protocol_versions": // Mosquitto 2.1
+                listener.acceptProtocolVersions(protocolVersions(where, name, value));
                 break;
             case "proxy_protocol":
             case "enable_proxy_protocol": // Mosquitto 2.1: 1 or 2

@@ -42,6 +42,8 @@ final class InboundConnects
     private static final byte[] CONNACK_IDENTIFIER_REJECTED = {0x20, 0x02, 0x00, 0x02};
     /** 5.0 CONNACKs: no session present, the reason, no properties. */
     private static final byte[] CONNACK_QOS_NOT_SUPPORTED = {0x20, 0x03, 0x00, (byte)ReasonCode.QOS_NOT_SUPPORTED, 0x00};
+    private static final byte[] CONNACK_VERSION_NOT_ACCEPTED =
+        {0x20, 0x03, 0x00, (byte)ReasonCode.UNSUPPORTED_PROTOCOL_VERSION, 0x00};
     private static final byte[] CONNACK_RETAIN_NOT_SUPPORTED =
         {0x20, 0x03, 0x00, (byte)ReasonCode.RETAIN_NOT_SUPPORTED, 0x00};
     /** The longest certificate name taken as a user name (X.509 allows 64 characters in a CN). */
@@ -126,6 +128,13 @@ final class InboundConnects
         connection.maxQos = null == listener ? context.limits().maxQos() :
             Math.min(context.limits().maxQos(), listener.maxQos());
         connection.mountPoint = null == listener ? null : listener.mountPointBytes();
+        if (null != listener && !listener.accepts(version))
+        {
+            // Mosquitto 2.1's accept_protocol_versions: 0x01 (3.1.1), 0x84 (5.0) [MQTT-3.1.2-2]
+            refuseConnect(connection, version == MqttVersion.V5 ? CONNACK_VERSION_NOT_ACCEPTED :
+                CONNACK_UNACCEPTABLE_VERSION, "protocol level " + version + " not accepted on this listener");
+            return true;
+        }
         if (version != MqttVersion.V5 && context.limits().maxKeepAliveSeconds() < 65_535 &&
             (keepAlive == 0 || keepAlive > context.limits().maxKeepAliveSeconds()))
         {
