@@ -140,6 +140,16 @@ public final class ListenerSettings
     }
 
     /**
+     * @return whether the other listens on the same port and address: a reload keeps such a listener's socket and
+     * gives it new layers when its protocol, PROXY protocol or TLS settings differ (binding a second socket to the
+     * address would fail while the first holds it).
+     */
+    public boolean sameAddress(final ListenerSettings other)
+    {
+        return port == other.port && java.util.Objects.equals(bindAddress, other.bindAddress);
+    }
+
+    /**
      * @return whether the other describes the same socket with the same layers (address, protocol, PROXY protocol,
      * TLS): a reload keeps such a listener's socket and only gives it the other's settings for what it admits
      * ({@code max_connections}, {@code max_qos}, {@code accept_protocol_versions}, {@code mount_point},

@@ -31,6 +31,8 @@ final class Acceptor
     {
         final SocketChannel channel;
         final Listener listener;
+        /** The listener's layers when the socket was accepted: a reload may give the listener others. */
+        final SocketLayers layers;
         final boolean loopback;
         /** Behind a PROXY-protocol listener: the client's address comes in the header. */
         final boolean proxied;
@@ -43,8 +45,8 @@ final class Acceptor
         {
             this.channel = channel;
             this.listener = listener;
-            this.proxied = null != listener &&
-                listener.settings.proxyProtocol() != io.ringmq.pipeline.ListenerSettings.ProxyProtocol.NONE;
+            this.layers = null == listener ? null : listener.layers;
+            this.proxied = null != layers && layers.proxied();
             this.loopback = loopback;
             this.limitedAddress = limitedAddress;
             this.addressLimit = addressLimit;

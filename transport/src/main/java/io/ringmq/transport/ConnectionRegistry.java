@@ -113,7 +113,7 @@ final class ConnectionRegistry
             channel.configureBlocking(false);
             channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
             final long id = ((long)index << 40) | (nextConnectionSeq++ & 0xFF_FFFF_FFFFL);
-            layer = accepted.listener.layers.open(channel, () -> readyAgain(id));
+            layer = accepted.layers.open(channel, () -> readyAgain(id));
             final Connection connection = new Connection(id, accepted, layer, clock.time());
             connection.key = channel.register(selector, SelectionKey.OP_READ, connection);
             connections.put(id, connection);

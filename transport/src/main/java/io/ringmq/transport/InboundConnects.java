@@ -150,7 +150,7 @@ final class InboundConnects
         }
         DirectBuffer handed = packet;
         int handedLength = length;
-        if (null != connection.accepted.listener && connection.accepted.listener.layers.useIdentityAsUsername())
+        if (null != connection.accepted.layers && connection.accepted.layers.useIdentityAsUsername())
         {
             // the certificate is the credential: its CN is the user name, no password is asked or checked
             final String identity = connection.layer.peerIdentity();

@@ -23,7 +23,11 @@ final class Listener implements AutoCloseable
     volatile ListenerSettings settings;
     final ServerSocketChannel server;
     final int port;
-    final SocketLayers layers;
+    /**
+     * The byte layers of the sockets it accepts from now on; a reload that keeps its address but changes its
+     * protocol, PROXY protocol or TLS settings gives it new ones (the connections it holds keep theirs).
+     */
+    volatile SocketLayers layers;
     /** Connections held through this listener, against its {@code max_connections}. */
     final AtomicInteger connectionCount = new AtomicInteger();
     /** When set, only sockets from these loopback ports are admitted (the warm-up's own); null: any. */

@@ -84,6 +84,7 @@ final class LiveReload
         }
         Listener[] bound = new Listener[0];
         final TlsContext[] renewed = new TlsContext[kept.size()];
+        final SocketLayers[] relayered = new SocketLayers[kept.size()]; // kept sockets whose layers change
         try
         {
             refuseSwitching(passwordPath, passwordFile, "password file");
@@ -93,7 +94,15 @@ final class LiveReload
             final AclFile acl = null == aclPath ? null : AclFile.load(aclPath);
             for (int i = 0; i < renewed.length; i++)
             {
-                renewed[i] = kept.get(i).layers.freshTls(); // certificates, keys, CRLs renewed at the same paths
+                final ListenerSettings retune = retuned.get(i);
+                if (null != retune && !retune.sameSocket(kept.get(i).settings))
+                {
+                    relayered[i] = SocketLayers.of(retune, tlsTasks); // its files read: a bad one fails the reload
+                }
+                else
+                {
+                    renewed[i] = kept.get(i).layers.freshTls(); // certificates, keys, CRLs renewed at the same paths
+                }
             }
             bound = Listener.bindAll(added, context.acceptBacklog(), tlsTasks);
             if (null != file)
@@ -121,6 +130,10 @@ final class LiveReload
             {
                 kept.get(i).layers.tls(renewed[i]);
                 tlsRenewed++;
+            }
+            if (null != relayered[i])
+            {
+                kept.get(i).layers = relayered[i]; // the sockets it accepts from now on; those it holds keep theirs
             }
             if (null != retuned.get(i))
             {
@@ -196,52 +209,69 @@ final class LiveReload
 
     /**
      * Sorts the listeners {@code wanted} against {@code current}: settings no current listener has ({@code added}),
-     * current listeners with the same settings, or the same socket with other settings for what they admit
-     * ({@code kept}, with those settings at the same index of {@code retuned}, else null), and the current ones
-     * nothing wants ({@code removed}).
+     * current listeners with the same settings, or the same address with other settings ({@code kept}, with those
+     * settings at the same index of {@code retuned}, else null), and the current ones nothing wants
+     * ({@code removed}). Exact matches are found first, then the same sockets, then the same addresses.
      */
     private static void diff(final Listener[] current, final List<ListenerSettings> wanted,
         final List<ListenerSettings> added, final List<Listener> kept, final List<ListenerSettings> retuned,
         final List<Listener> removed)
     {
         final List<Listener> unmatched = new ArrayList<>(List.of(current));
+        List<ListenerSettings> unplaced = wanted;
+        for (final Match match : Match.values()) // the closest matches first
+        {
+            unplaced = place(match, unplaced, unmatched, kept, retuned);
+        }
+        added.addAll(unplaced);
+        removed.addAll(unmatched);
+    }
+
+    /**
+     * Gives each of {@code wanted} the first of {@code unmatched} that matches it (taken from there, added to
+     * {@code kept}, with its new settings in {@code retuned} unless every setting matched).
+     *
+     * @return those for which none matched.
+     */
+    private static List<ListenerSettings> place(final Match match, final List<ListenerSettings> wanted,
+        final List<Listener> unmatched, final List<Listener> kept, final List<ListenerSettings> retuned)
+    {
         final List<ListenerSettings> unplaced = new ArrayList<>();
         for (final ListenerSettings settings : wanted)
         {
-            final Listener same = find(unmatched, settings, true);
-            if (null == same)
+            final Listener found = find(unmatched, settings, match);
+            if (null == found)
             {
                 unplaced.add(settings);
             }
             else
             {
-                unmatched.remove(same);
-                kept.add(same);
-                retuned.add(null);
+                unmatched.remove(found);
+                kept.add(found);
+                retuned.add(match == Match.SETTINGS ? null : settings);
             }
         }
-        for (final ListenerSettings settings : unplaced) // exact matches first: only then the same sockets
-        {
-            final Listener socket = find(unmatched, settings, false);
-            if (null == socket)
-            {
-                added.add(settings);
-            }
-            else
-            {
-                unmatched.remove(socket);
-                kept.add(socket);
-                retuned.add(settings);
-            }
-        }
-        removed.addAll(unmatched);
+        return unplaced;
     }
 
-    private static Listener find(final List<Listener> listeners, final ListenerSettings settings, final boolean exact)
+    /** How much of a current listener a wanted one must share to take it over. */
+    private enum Match
+    {
+        /** Every setting. */
+        SETTINGS,
+        /** The socket and its layers. */
+        SOCKET,
+        /** The port and address. */
+        ADDRESS
+    }
+
+    private static Listener find(final List<Listener> listeners, final ListenerSettings settings, final Match match)
     {
         for (final Listener listener : listeners)
         {
-            if (exact ? listener.settings.sameAs(settings) : listener.settings.sameSocket(settings))
+            final ListenerSettings now = listener.settings;
+            if (match == Match.SETTINGS ? now.sameAs(settings) : match == Match.SOCKET ? now.sameSocket(settings) :
+                now.sameAddress(settings))
             {
                 return listener;
             }

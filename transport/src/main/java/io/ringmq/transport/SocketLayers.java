@@ -110,6 +110,14 @@ final class SocketLayers
         return null != tls && tls.useIdentityAsUsername();
     }
 
+    /**
+     * @return whether its sockets start with a PROXY protocol header.
+     */
+    boolean proxied()
+    {
+        return null != proxy;
+    }
+
     ListenerSettings settings()
     {
         return settings;

@@ -138,4 +138,43 @@ class ReloadListenersTest
             Exception.class);
         assertThat(broker.ports()).containsExactly(before);
     }
+
+    @Test
+    @DisplayName("a reload that changes a listener's protocol on the same port (mqtt to websockets and back) keeps its "
+        + "socket and gives its next connections the new layers; a connection made before keeps its own (before: the "
+        + "reload failed, the port in use by the listener itself); a TLS file missing in such a reload changes nothing")
+    void changedLayersKeepTheSocket() throws Exception
+    {
+        final int port = TestBrokers.freePort();
+        broker = Broker.launch(context(new ListenerSettings(port, "127.0.0.1")));
+        final int[] before = broker.ports();
+        final Paho plain = Paho.connect(port, "plain");
+        closeables.add(plain);
+        plain.client.subscribe("layers/#", 1);
+
+        final ListenerSettings webSockets = new ListenerSettings(port, "127.0.0.1")
+            .protocol(ListenerSettings.Protocol.WEBSOCKETS);
+        assertThat(broker.reload(context(webSockets))).contains("listener settings: [ws://127.0.0.1:" + port + "]")
+            .doesNotContain("listeners:");
+        assertThat(broker.ports()).containsExactly(before);
+        final Paho overWebSocket = Paho.connect("ws://127.0.0.1:" + port, "web", Paho.options(true));
+        closeables.add(overWebSocket);
+        overWebSocket.publish("layers/ws", "over ws", 1, false);
+        assertThat(plain.next().payload()).as("the plain connection made before still works").isEqualTo("over ws");
+        assertThatThrownBy(() -> Paho.connect(port, "plain-after")).as("plain MQTT on a WebSocket listener")
+            .isInstanceOf(Exception.class);
+
+        final ListenerSettings missing = new ListenerSettings(port, "127.0.0.1").certFile(java.nio.file.Path.of(
+            "/no/such/cert.pem")).keyFile(java.nio.file.Path.of("/no/such/key.pem"));
+        assertThatThrownBy(() -> broker.reload(context(missing))).isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("/no/such/cert.pem");
+        closeables.add(Paho.connect("ws://127.0.0.1:" + port, "web-still", Paho.options(true)));
+
+        assertThat(broker.reload(context(new ListenerSettings(port, "127.0.0.1"))))
+            .contains("listener settings: [mqtt://127.0.0.1:" + port + "]");
+        closeables.add(Paho.connect(port, "plain-again"));
+        overWebSocket.publish("layers/ws", "still over ws", 1, false);
+        assertThat(plain.next().payload()).isEqualTo("still over ws");
+        assertThat(broker.ports()).containsExactly(before);
+    }
 }
