@@ -55,6 +55,7 @@ public final class ListenerSettings
     private int maxQos = 2;
     /** Bit n set: protocol level n may connect (4: 3.1.1, 5: 5.0). */
     private int acceptedVersions = ALL_VERSIONS;
+    private boolean refusesEmptyClientId;
     private String mountPoint;
     private byte[] mountPointBytes;
     private Path certFile;
@@ -133,7 +134,7 @@ public final class ListenerSettings
     public boolean sameAs(final ListenerSettings other)
     {
         return sameSocket(other) && maxConnections == other.maxConnections && maxQos == other.maxQos &&
-            acceptedVersions == other.acceptedVersions &&
+            acceptedVersions == other.acceptedVersions && refusesEmptyClientId == other.refusesEmptyClientId &&
             java.util.Objects.equals(mountPoint, other.mountPoint) &&
             anonymous == other.anonymous && java.util.Objects.equals(passwordFile, other.passwordFile) &&
             java.util.Objects.equals(aclFile, other.aclFile);
@@ -288,6 +289,22 @@ public final class ListenerSettings
     public boolean accepts(final int version)
     {
         return version >= 0 && version < 32 && (acceptedVersions & 1 << version) != 0;
+    }
+
+    /**
+     * @return whether this listener refuses a CONNECT with an empty client id (Mosquitto's
+     * {@code allow_zero_length_clientid false} in a listener section under {@code per_listener_settings true}); when
+     * not, the broker's {@code --allow-zero-length-clientid} decides.
+     */
+    public boolean refusesEmptyClientId()
+    {
+        return refusesEmptyClientId;
+    }
+
+    public ListenerSettings refusesEmptyClientId(final boolean refuses)
+    {
+        this.refusesEmptyClientId = refuses;
+        return this;
     }
 
     /**

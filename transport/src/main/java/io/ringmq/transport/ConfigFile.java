@@ -54,7 +54,8 @@ final class ConfigFile
         "tls_version", "ciphers", "max_connections", "max_qos", "accept_protocol_versions", "mount_point",
         "proxy_protocol", "enable_proxy_protocol", "websocket_path", "bind_address");
     /** Directives that are a listener's under {@code per_listener_settings true}, global otherwise. */
-    private static final Set<String> SECURITY_DIRECTIVES = Set.of("allow_anonymous", "password_file", "acl_file");
+    private static final Set<String> SECURITY_DIRECTIVES = Set.of("allow_anonymous", "password_file", "acl_file",
+        "allow_zero_length_clientid");
     /** Mosquitto directives ringmq knows and does not use: one warning each, nothing else. */
     private static final Set<String> IGNORED = Set.of("log_dest", "log_type", "log_timestamp",
         "log_timestamp_format", "log_facility", "connection_messages", "pid_file", "user", "autosave_interval",
@@ -73,8 +74,9 @@ final class ConfigFile
     /** A global allow_anonymous was read. */
     private boolean anonymousGiven;
     /**
-     * Whether any allow_zero_length_clientid said false: Mosquitto sets it per listener, ringmq for the whole broker,
-     * so the strictest one read holds for every listener.
+     * Whether any allow_zero_length_clientid said false without per_listener_settings: ringmq has one for the whole
+     * broker then, and the strictest one read holds for every listener (under per_listener_settings each listener has
+     * its own, as in Mosquitto).
      */
     private boolean zeroLengthClientIdRefused;
     /** Where a max_qos before any listener line was read (null: none). */
@@ -267,8 +269,9 @@ final class ConfigFile
                 final boolean allowed = bool(where, name, value);
                 if (allowed == zeroLengthClientIdRefused)
                 {
-                    parsed.warnings.add(where + ": allow_zero_length_clientid differs from an earlier one: ringmq " +
-                        "has one for every listener, and refuses empty client ids on all of them if any says false");
+                    parsed.warnings.add(where + ": allow_zero_length_clientid differs from an earlier one: without " +
+                        "per_listener_settings ringmq has one for every listener, and refuses empty client ids on all " +
+                        "of them if any says false");
                 }
                 zeroLengthClientIdRefused |= !allowed;
                 args("--allow-zero-length-clientid", String.valueOf(!zeroLengthClientIdRefused));
@@ -434,6 +437,9 @@ final class ConfigFile
                 break;
             case "max_qos":
                 listener.maxQos(integer(where, name, value, 0, 2));
+                break;
+            case "allow_zero_length_clientid": // per_listener_settings true
+                listener.refusesEmptyClientId(!bool(where, name, value));
                 break;
             case "accept_protocol_versions": // Mosquitto 2.1
                 listener.acceptProtocolVersions(protocolVersions(where, name, value));

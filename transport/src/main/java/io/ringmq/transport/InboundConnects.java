@@ -42,6 +42,8 @@ final class InboundConnects
     private static final byte[] CONNACK_IDENTIFIER_REJECTED = {0x20, 0x02, 0x00, 0x02};
     /** 5.0 CONNACKs: no session present, the reason, no properties. */
     private static final byte[] CONNACK_QOS_NOT_SUPPORTED = {0x20, 0x03, 0x00, (byte)ReasonCode.QOS_NOT_SUPPORTED, 0x00};
+    private static final byte[] CONNACK_CLIENT_ID_NOT_VALID =
+        {0x20, 0x03, 0x00, (byte)ReasonCode.CLIENT_IDENTIFIER_NOT_VALID, 0x00};
     private static final byte[] CONNACK_VERSION_NOT_ACCEPTED =
         {0x20, 0x03, 0x00, (byte)ReasonCode.UNSUPPORTED_PROTOCOL_VERSION, 0x00};
     private static final byte[] CONNACK_RETAIN_NOT_SUPPORTED =
@@ -128,6 +130,14 @@ final class InboundConnects
         connection.maxQos = null == listener ? context.limits().maxQos() :
             Math.min(context.limits().maxQos(), listener.maxQos());
         connection.mountPoint = null == listener ? null : listener.mountPointBytes();
+        if (null != listener && listener.refusesEmptyClientId() && connect.clientId().length() == 0)
+        {
+            // per_listener_settings: this listener's allow_zero_length_clientid false [MQTT-3.1.3-8] (5.0: 0x85)
+            counters.increment(BrokerCounters.CLIENT_ID_REFUSED);
+            refuseConnect(connection, version == MqttVersion.V5 ? CONNACK_CLIENT_ID_NOT_VALID :
+                CONNACK_IDENTIFIER_REJECTED, "empty client id refused on this listener");
+            return true;
+        }
         if (null != listener && !listener.accepts(version))
         {
             // Mosquitto 2.1's accept_protocol_versions: 0x01 (3.1.1), 0x84 (5.0) [MQTT-3.1.2-2]

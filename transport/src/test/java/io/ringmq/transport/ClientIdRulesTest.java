@@ -7,8 +7,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -20,16 +24,32 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ClientIdRulesTest
 {
     private RingMq broker;
+    private Broker fromFile;
+
+    @TempDir
+    Path directory;
 
     @AfterEach
     void stop()
     {
-        broker.close();
+        if (null != broker)
+        {
+            broker.close();
+        }
+        if (null != fromFile)
+        {
+            fromFile.close();
+        }
     }
 
     private int connect(final boolean v5, final String clientId) throws IOException
     {
-        try (RawClient client = v5 ? new RawClient(broker.port()).v5() : new RawClient(broker.port()))
+        return connect(broker.port(), v5, clientId);
+    }
+
+    private static int connect(final int port, final boolean v5, final String clientId) throws IOException
+    {
+        try (RawClient client = v5 ? new RawClient(port).v5() : new RawClient(port))
         {
             return client.handshake(v5 ? RawClient.connect5(clientId, null) : RawClient.connect(clientId, true, 60));
         }
@@ -75,5 +95,25 @@ class ClientIdRulesTest
         assertThat(connect(true, "secure")).isEqualTo(ReasonCode.NOT_AUTHORIZED);
         assertThat(connect(true, "")).as("an assigned id has no prefix").isEqualTo(ReasonCode.NOT_AUTHORIZED);
         assertThat(broker.counters().get(BrokerCounters.CLIENT_ID_REFUSED)).isEqualTo(3);
+    }
+
+    @Test
+    @DisplayName("MQTT-3.1.3-8: under per_listener_settings true allow_zero_length_clientid is each listener's, as in "
+        + "Mosquitto: refused (0x02, 0x85) and counted on the listener that says false, assigned on the other")
+    void perListener() throws Exception
+    {
+        final Path conf = directory.resolve("mosquitto.conf");
+        Files.writeString(conf, String.join("\n", "per_listener_settings true", "listener 0 127.0.0.1",
+            "allow_anonymous true", "allow_zero_length_clientid false", "listener 0 127.0.0.1", "allow_anonymous true",
+            ""), StandardCharsets.UTF_8);
+        fromFile = Broker.launch(Main.rereadContext(new String[]{"-c", conf.toString(), "--sys-interval", "0"}));
+        final int strict = fromFile.ports()[0];
+        final int open = fromFile.ports()[1];
+        assertThat(connect(strict, false, "")).isEqualTo(ReasonCode.V3_IDENTIFIER_REJECTED);
+        assertThat(connect(strict, true, "")).isEqualTo(ReasonCode.CLIENT_IDENTIFIER_NOT_VALID);
+        assertThat(connect(strict, true, "named")).isZero();
+        assertThat(connect(open, false, "")).isZero();
+        assertThat(connect(open, true, "")).isZero();
+        assertThat(fromFile.counters().get(BrokerCounters.CLIENT_ID_REFUSED)).isEqualTo(2);
     }
 }
