@@ -43,6 +43,7 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
     private boolean allowZeroLengthClientId = true;
     private String clientIdPrefix = "";
     private String autoIdPrefix = "auto-";
+    private boolean queueQos0Messages;
     private boolean retainAvailable = true;
     private String sharedSubscriptionStrategy = "round-robin";
 
@@ -382,6 +383,23 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
     public LimitSettings autoIdPrefix(final String autoIdPrefix)
     {
         this.autoIdPrefix = null == autoIdPrefix ? "" : autoIdPrefix;
+        return this;
+    }
+
+    /**
+     * @return whether a QoS 0 message for a persistent session whose client is away is queued for it (as QoS 1 and 2
+     * messages are, within {@link #maxQueued()} and {@link #maxQueuedBytes()}) and sent, at QoS 0, when it comes
+     * back, as Mosquitto's {@code queue_qos0_messages}; if not, it is not sent to that session. Kept in memory only:
+     * QoS 0 promises at most once, and a restart drops them.
+     */
+    public boolean queueQos0Messages()
+    {
+        return queueQos0Messages;
+    }
+
+    public LimitSettings queueQos0Messages(final boolean queueQos0Messages)
+    {
+        this.queueQos0Messages = queueQos0Messages;
         return this;
     }
 

@@ -60,7 +60,7 @@ final class ConfigFile
     private static final Set<String> IGNORED = Set.of("log_dest", "log_type", "log_timestamp",
         "log_timestamp_format", "log_facility", "connection_messages", "pid_file", "user", "autosave_interval",
         "autosave_on_changes", "persistence_file", "allow_duplicate_messages", "upgrade_outgoing_qos",
-        "queue_qos0_messages", "set_tcp_nodelay", "psk_file",
+        "set_tcp_nodelay", "psk_file",
         "dhparamfile", "ciphers_tls1.3", "tls_engine", "tls_engine_kpass_sha1", "tls_keyform",
         "auth_plugin", "plugin", "global_plugin", "websockets_log_level",
         "websockets_headers_size", "http_dir", "socket_domain", "memory_limit", "sys_interval_ms",

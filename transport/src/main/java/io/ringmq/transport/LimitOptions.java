@@ -106,6 +106,12 @@ final class LimitOptions
             + "${DEFAULT-VALUE}).", order = 639)
     String autoIdPrefix = "auto-";
 
+    @Option(names = "--queue-qos0-messages", paramLabel = "true|false", arity = "1",
+        description = "Whether QoS 0 messages for a persistent session whose client is away are queued (within "
+            + "--max-queued) and sent when it comes back; kept in memory only (default: ${DEFAULT-VALUE}).",
+        order = 627)
+    boolean queueQos0Messages;
+
     @Option(names = "--max-qos", paramLabel = "0|1|2",
         description = "Highest QoS a client may publish with, and be granted on SUBSCRIBE (lower requests are "
             + "granted as asked); above it a PUBLISH or will ends the connection, on MQTT 5.0 with 0x9B, and 5.0 "
@@ -148,6 +154,7 @@ final class LimitOptions
             .allowZeroLengthClientId(allowZeroLengthClientId)
             .clientIdPrefix(clientIdPrefix)
             .autoIdPrefix(autoIdPrefix)
+            .queueQos0Messages(queueQos0Messages)
             .retainAvailable(retainAvailable)
             .sharedSubscriptionStrategy(sharedSubscriptionStrategy));
     }

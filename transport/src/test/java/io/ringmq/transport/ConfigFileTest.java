@@ -63,6 +63,7 @@ class ConfigFileTest
             "allow_zero_length_clientid false",
             "clientid_prefixes secure-",
             "auto_id_prefix secure-auto-",
+            "queue_qos0_messages true",
             "check_retain_source false",
             "",
             "listener 1883 127.0.0.1",
@@ -115,6 +116,7 @@ class ConfigFileTest
         assertThat(context.limits().allowZeroLengthClientId()).isFalse();
         assertThat(context.limits().clientIdPrefix()).isEqualTo("secure-");
         assertThat(context.limits().autoIdPrefix()).isEqualTo("secure-auto-");
+        assertThat(context.limits().queueQos0Messages()).isTrue();
         assertThat(context.persistence().persistent()).isTrue();
         assertThat(context.persistence().dataDir()).isEqualTo(dir.resolve("data"));
     }

@@ -93,8 +93,9 @@ public final class DeliveryShard implements Stage
         final int ringBytes = context.memory().outboundRingBytes();
         final PublishWriter writer = new PublishWriter(ringBytes > 0 ? ringBytes / 8 - Long.BYTES : Integer.MAX_VALUE);
         this.upkeep = new WindowUpkeep(pool, writer, output, clock, counters, redispatch, journal);
-        this.messages = new MessageDelivery(index, sessions, output, counters, pool, writer, clock, upkeep,
-            context.limits().maxQueued(), context.limits().maxQueuedBytes(), journal);
+        this.messages = new MessageDelivery(index, sessions, output, counters, pool, writer, clock, upkeep, journal);
+        messages.queueLimits(context.limits().maxQueued(), context.limits().maxQueuedBytes(),
+            context.limits().queueQos0Messages());
         this.restoring = new RestoredCopies(pool, counters, journal);
         this.moves = new ShardMoves(index, handover, sessions, counters, context.limits().maxInflight(), windows,
             new MovedMessages(pool, upkeep, counters, journal));
@@ -314,7 +315,8 @@ public final class DeliveryShard implements Stage
         context = next;
         connections.limits(next);
         moves.maxInflight(next.limits().maxInflight());
-        messages.queueLimits(next.limits().maxQueued(), next.limits().maxQueuedBytes());
+        messages.queueLimits(next.limits().maxQueued(), next.limits().maxQueuedBytes(),
+            next.limits().queueQos0Messages());
         pool.budgetBytes(next.memory().messageMemoryBytes() / shardCount);
         control.limits(next);
     }

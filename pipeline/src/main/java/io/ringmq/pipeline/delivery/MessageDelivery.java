@@ -25,6 +25,8 @@ final class MessageDelivery
     private final BrokerCounters counters;
     private int maxQueued;
     private long maxQueuedBytes;
+    /** {@code --queue-qos0-messages}: a QoS 0 message for a persistent session whose client is away is queued. */
+    private boolean queueQos0;
     private final SharedMessage.Pool pool;
     private final PublishWriter writer;
     private final EventClock clock;
@@ -53,8 +55,7 @@ final class MessageDelivery
      */
     MessageDelivery(final int shard, final ShardSessions sessions, final ShardOutput output,
         final BrokerCounters counters, final SharedMessage.Pool pool, final PublishWriter writer,
-        final EventClock clock, final WindowUpkeep upkeep, final int maxQueued, final long maxQueuedBytes,
-        final ShardJournal journal)
+        final EventClock clock, final WindowUpkeep upkeep, final ShardJournal journal)
     {
         this.journal = journal;
         this.shard = shard;
@@ -65,8 +66,6 @@ final class MessageDelivery
         this.sessions = sessions;
         this.output = output;
         this.counters = counters;
-        this.maxQueued = maxQueued;
-        this.maxQueuedBytes = maxQueuedBytes;
     }
 
     /**
@@ -152,6 +151,10 @@ final class MessageDelivery
                 if (session.isOnline())
                 {
                     sendLive(session, 0, retain, 0, ids);
+                }
+                else if (queueQos0 && session.persistent)
+                {
+                    enqueue(session, 0, retain, ids, group); // --queue-qos0-messages, sent when its client is back
                 }
             }
             else if (session.canSendNow())
@@ -360,6 +363,17 @@ final class MessageDelivery
         {
             return; // a clean session ends with its connection
         }
+        enqueue(session, qos, retain, ids, group);
+    }
+
+    /**
+     * Queues the event's message for a session whose window is full or whose client is away, within
+     * {@code --max-queued}, {@code --max-queued-bytes} and its shard's share of message memory (else dropped,
+     * counted, and its record ended).
+     */
+    private void enqueue(final DeliverySession session, final int qos, final boolean retain, final int[] ids,
+        final int group)
+    {
         if (session.queueSize() >= maxQueued)
         {
             counters.increment(BrokerCounters.QUEUE_FULL_DROPPED);
@@ -425,10 +439,13 @@ final class MessageDelivery
     /**
      * New bounds of every session's queue (a reload), from the next message on: what is queued beyond them stays
      * queued and drains as it would.
+     *
+     * @param queueQos0 whether QoS 0 messages for a persistent session whose client is away are queued too.
      */
-    void queueLimits(final int maxQueued, final long maxQueuedBytes)
+    void queueLimits(final int maxQueued, final long maxQueuedBytes, final boolean queueQos0)
     {
         this.maxQueued = maxQueued;
         this.maxQueuedBytes = maxQueuedBytes;
+        this.queueQos0 = queueQos0;
     }
 }

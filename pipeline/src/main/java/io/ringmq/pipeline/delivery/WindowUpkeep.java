@@ -133,7 +133,7 @@ final class WindowUpkeep
                 dropInflight(session, unsent);
             }
         }
-        while (session.isOnline() && session.hasInflightRoom() && session.queueSize() > 0)
+        while (session.isOnline() && session.queueSize() > 0 && (session.hasInflightRoom() || session.peekQos() == 0))
         {
             final SharedMessage message = session.peekMessage();
             final int qos = session.peekQos();
@@ -145,6 +145,13 @@ final class WindowUpkeep
             {
                 counters.increment(BrokerCounters.MESSAGES_EXPIRED); // not sent once expired [MQTT-3.3.2-5]
                 journal.done(session.persistenceKey, message.messageNumber(), qos);
+                pool.release(message);
+                continue;
+            }
+            if (qos == 0) // queued while its client was away (--queue-qos0-messages): sent, never in flight
+            {
+                final int length = writer.encodeKept(session, message, 0, false, retain, 0, ids, clock.nowMs());
+                output.sendEncoded(session.connectionId, writer, length, false);
                 pool.release(message);
                 continue;
             }

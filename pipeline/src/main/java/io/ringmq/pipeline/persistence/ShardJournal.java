@@ -83,11 +83,12 @@ public final class ShardJournal
     /**
      * A message is done with for a session: acknowledged, refused, expired or dropped.
      *
-     * @param qos the QoS it had for the session (only QoS 2 has an exchange record).
+     * @param qos the QoS it had for the session (only QoS 2 has an exchange record; QoS 0, queued under
+     *            {@code --queue-qos0-messages}, has none).
      */
     public void done(final long sessionKey, final long messageNumber, final int qos)
     {
-        if (!isStored(sessionKey, messageNumber))
+        if (qos == 0 || !isStored(sessionKey, messageNumber))
         {
             return;
         }
