@@ -44,6 +44,7 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
     private String clientIdPrefix = "";
     private String autoIdPrefix = "auto-";
     private boolean queueQos0Messages;
+    private long maxInflightBytes;
     private boolean retainAvailable = true;
     private String sharedSubscriptionStrategy = "round-robin";
 
@@ -55,6 +56,7 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
         check(maxConnections >= 1, "--max-connections must be positive");
         check(maxInflight >= 1 && maxInflight <= 65_535, "--max-inflight must be 1..65535");
         check(maxQueued >= 0, "--max-queued must be >= 0");
+        check(maxInflightBytes >= 0, "--max-inflight-bytes must be >= 0 (0: no limit)");
         check(maxPacketSize >= 64 && maxPacketSize <= 268_435_460, "--max-packet-size must be 64..268435460");
         check(connectTimeoutMs >= 100, "--connect-timeout must be at least 100 ms");
         check(maxPacketSize <= MAX_PACKET_SIZE_LIMIT, "--max-packet-size must be at most " + MAX_PACKET_SIZE_LIMIT +
@@ -383,6 +385,22 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
     public LimitSettings autoIdPrefix(final String autoIdPrefix)
     {
         this.autoIdPrefix = null == autoIdPrefix ? "" : autoIdPrefix;
+        return this;
+    }
+
+    /**
+     * @return the bytes of QoS 1 and 2 messages a client may have in flight toward it at once, besides the
+     * {@link #maxInflight()} count (0: no limit), as Mosquitto's {@code max_inflight_bytes}: one message always may,
+     * however large; the rest wait in its queue.
+     */
+    public long maxInflightBytes()
+    {
+        return maxInflightBytes;
+    }
+
+    public LimitSettings maxInflightBytes(final long maxInflightBytes)
+    {
+        this.maxInflightBytes = maxInflightBytes;
         return this;
     }
 

@@ -49,6 +49,8 @@ public final class ReloadPlan
         liveInt("max-connect-size", BrokerContext::maxConnectSize, BrokerContext::maxConnectSize),
         liveInt("max-inflight", context -> context.limits().maxInflight(),
             (live, value) -> live.limits().maxInflight(value)),
+        liveLong("max-inflight-bytes", context -> context.limits().maxInflightBytes(),
+            (live, value) -> live.limits().maxInflightBytes(value)),
         liveInt("max-queued", context -> context.limits().maxQueued(),
             (live, value) -> live.limits().maxQueued(value)),
         liveLong("max-queued-bytes", context -> context.limits().maxQueuedBytes(),

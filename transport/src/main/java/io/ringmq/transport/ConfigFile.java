@@ -66,7 +66,7 @@ final class ConfigFile
         "websockets_headers_size", "http_dir", "socket_domain", "memory_limit", "sys_interval_ms",
         "connection", "address", "topic", "bridge_protocol_version", "remote_username", "remote_password",
         "cleansession", "keepalive_interval", "try_private", "notifications", "start_type", "restart_timeout",
-        "max_inflight_bytes", "allow_anonymous_ws", "disable_client_cert_date_checks");
+        "allow_anonymous_ws", "disable_client_cert_date_checks");
 
     private final Predicate<String> isOption;
     private final Parsed parsed = new Parsed();

@@ -21,6 +21,11 @@ final class LimitOptions
         description = "Unacknowledged QoS 1/2 messages per client (default: ${DEFAULT-VALUE}).", order = 300)
     int maxInflight = DEFAULTS.limits().maxInflight();
 
+    @Option(names = "--max-inflight-bytes", paramLabel = "BYTES",
+        description = "Bytes of unacknowledged QoS 1/2 messages per client; one message always may go, the rest wait "
+            + "in its queue (default: ${DEFAULT-VALUE}, no limit).", order = 305)
+    long maxInflightBytes;
+
     @Option(names = "--max-queued", paramLabel = "N",
         description = "QoS 1/2 messages queued per client beyond the in-flight window or while offline "
             + "(default: ${DEFAULT-VALUE}).", order = 310)
@@ -136,6 +141,7 @@ final class LimitOptions
     {
         context.limits(l -> l.maxConnections(maxConnections)
             .maxInflight(maxInflight)
+            .maxInflightBytes(maxInflightBytes)
             .maxQueued(maxQueued)
             .maxPacketSize(maxPacketSize)
             .connectTimeoutMs(OptionValues.parseDurationMs(connectTimeout))

@@ -33,6 +33,7 @@ final class DeliverySession
     private final int windowSlots;
     /** The in-flight window: the broker's --max-inflight, or the client's smaller Receive Maximum [MQTT-3.3.4-7]. */
     private int windowLimit;
+    private long maxInflightBytes;
     /**
      * Its outbound packet identifiers (recovery puts restored ones back through them, {@link RestoredCopies}); made
      * with its first QoS 1 or 2 message, so a session that never gets one (most idle ones) holds none.
@@ -116,12 +117,24 @@ final class DeliverySession
 
     boolean canSendNow()
     {
-        return isOnline() && inflightCount() < windowLimit && queueSize() == 0 && unsentCount() == 0;
+        return isOnline() && queueSize() == 0 && hasInflightRoom();
     }
 
     boolean hasInflightRoom()
     {
-        return inflightCount() < windowLimit && unsentCount() == 0;
+        return inflightCount() < windowLimit && unsentCount() == 0 &&
+            (0 == maxInflightBytes || null == window || window.isEmpty() || window.bytes() < maxInflightBytes);
+    }
+
+    /**
+     * Applies {@code --max-inflight-bytes} to a new connection (Mosquitto's {@code max_inflight_bytes}): a message
+     * goes in flight only while those in flight hold fewer bytes (one always may, however large).
+     *
+     * @param maxInflightBytes 0: no limit but the window's count.
+     */
+    void maxInflightBytes(final long maxInflightBytes)
+    {
+        this.maxInflightBytes = maxInflightBytes;
     }
 
     int windowLimit()

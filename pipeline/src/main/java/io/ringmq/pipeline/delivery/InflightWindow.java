@@ -41,6 +41,8 @@ final class InflightWindow
     /** No slot below this is free: where {@link #freeSlot} starts looking. */
     private int lowestFree;
     private int count;
+    /** The bytes of the messages its slots hold ({@link SharedMessage#length()}). */
+    private long bytes;
     private int unsentCount;
     private long sendOrder;
 
@@ -69,6 +71,11 @@ final class InflightWindow
     int count()
     {
         return count;
+    }
+
+    long bytes()
+    {
+        return bytes;
     }
 
     int unsentCount()
@@ -100,6 +107,7 @@ final class InflightWindow
             grow(Math.min(maxSlots, messages.length * 2));
         }
         messages[slot] = message;
+        bytes += message.length();
         packetIds[slot] = packetId;
         flags[slot] = (byte)((qos & QOS_MASK) | (state << STATE_SHIFT) | (retain ? RETAIN : 0));
         subscriptionIds[slot] = ids;
@@ -115,6 +123,7 @@ final class InflightWindow
      */
     void replaceMessage(final int slot, final SharedMessage message)
     {
+        bytes += message.length() - messages[slot].length();
         messages[slot] = message;
     }
 
@@ -124,6 +133,7 @@ final class InflightWindow
     SharedMessage remove(final int slot)
     {
         final SharedMessage message = messages[slot];
+        bytes -= message.length();
         indexRemove(packetIds[slot], slot);
         unsent(slot, false);
         messages[slot] = null;

@@ -151,6 +151,7 @@ final class ShardConnections
     {
         final MqttProperties requested = connect.properties();
         session.receiveMaximum(v5 ? requested.intValue(PropertyId.RECEIVE_MAXIMUM, 65_535) : 65_535);
+        session.maxInflightBytes(context.limits().maxInflightBytes());
         session.maxPacketSize = v5 ? (int)Math.min(Integer.MAX_VALUE,
             requested.longValue(PropertyId.MAXIMUM_PACKET_SIZE, Integer.MAX_VALUE)) : Integer.MAX_VALUE;
         session.topicAliasMaximum(v5 ? requested.intValue(PropertyId.TOPIC_ALIAS_MAXIMUM, 0) : 0, aliasBudget);
