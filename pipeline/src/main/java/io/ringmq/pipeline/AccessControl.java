@@ -60,7 +60,9 @@ final class AccessControl
     void autoIdPrefix(final String prefix, final int maxClientIdLength)
     {
         autoIdPrefix = prefix;
-        assignedRoom = maxClientIdLength - prefix.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        // checked at start and reload with the same limits; never fewer than 16 random digits whatever comes
+        assignedRoom = Math.max(LimitSettings.MIN_ASSIGNED_RANDOM,
+            maxClientIdLength - prefix.getBytes(java.nio.charset.StandardCharsets.UTF_8).length);
     }
 
     /**

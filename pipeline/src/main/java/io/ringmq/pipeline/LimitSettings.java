@@ -78,8 +78,9 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
         check(autoIdPrefix.getBytes(java.nio.charset.StandardCharsets.UTF_8).length + MIN_ASSIGNED_RANDOM <=
             maxClientIdLength, "--auto-id-prefix must leave room for " + MIN_ASSIGNED_RANDOM +
             " random characters within --max-client-id-length (a client resumes its session with the id it was given)");
-        check(autoIdPrefix.chars().noneMatch(c -> c == '+' || c == '#' || c < 0x20 || Character.isSurrogate((char) c)),
-            "--auto-id-prefix must not hold '+', '#' or control characters (they would reach ACL %c patterns)");
+        check(autoIdPrefix.chars().noneMatch(c -> c == '+' || c == '#' || c == '/' || c < 0x20 ||
+            Character.isSurrogate((char)c)), "--auto-id-prefix must not hold '+', '#', '/' or control characters "
+            + "(in an ACL %c pattern they would widen it, or let a client named as the prefix read every assigned one)");
         check(SHARED_STRATEGIES.contains(sharedSubscriptionStrategy),
             "--shared-subscription-strategy must be one of " + SHARED_STRATEGIES);
         return this;

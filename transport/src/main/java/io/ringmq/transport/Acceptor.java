@@ -43,9 +43,18 @@ final class Acceptor
         Accepted(final SocketChannel channel, final Listener listener, final boolean loopback,
             final InetAddress limitedAddress, final AddressLimit addressLimit)
         {
+            this(channel, listener, null == listener ? null : listener.layers, loopback, limitedAddress, addressLimit);
+        }
+
+        /**
+         * @param layers the listener's layers as the acceptor read them once for this socket.
+         */
+        Accepted(final SocketChannel channel, final Listener listener, final SocketLayers layers,
+            final boolean loopback, final InetAddress limitedAddress, final AddressLimit addressLimit)
+        {
             this.channel = channel;
             this.listener = listener;
-            this.layers = null == listener ? null : listener.layers;
+            this.layers = layers;
             this.proxied = null != layers && layers.proxied();
             this.loopback = loopback;
             this.limitedAddress = limitedAddress;
@@ -94,7 +103,6 @@ final class Acceptor
     private final BrokerCounters counters;
     private final Listener listener;
     private final ServerSocketChannel server;
-    private final boolean proxied;
     private final AtomicInteger connectionCount;
     private final MemoryBudget memoryBudget;
     private final AddressLimit addressLimit;
@@ -112,7 +120,6 @@ final class Acceptor
         this.counters = counters;
         this.listener = listener;
         this.server = listener.server;
-        this.proxied = listener.settings.proxyProtocol() != io.ringmq.pipeline.ListenerSettings.ProxyProtocol.NONE;
         this.connectionCount = connectionCount;
         this.memoryBudget = memoryBudget;
         this.addressLimit = addressLimit;
@@ -208,6 +215,8 @@ final class Acceptor
             counters.increment(BrokerCounters.CONNECTIONS_REFUSED_LIMIT);
             return null;
         }
+        final SocketLayers layers = listener.layers; // read once: a reload may give the listener others
+        final boolean proxied = layers.proxied();
         final InetAddress address = remoteAddress(channel);
         final boolean limited = !proxied && addressLimit.applies(address); // behind a proxy: the header's address
         if (limited && !addressLimit.tryAcquire(address))
@@ -218,7 +227,7 @@ final class Acceptor
             return null;
         }
         final boolean loopback = !proxied && null != address && address.isLoopbackAddress();
-        return new Accepted(channel, listener, loopback, limited ? address : null, addressLimit);
+        return new Accepted(channel, listener, layers, loopback, limited ? address : null, addressLimit);
     }
 
     private void handOff(final Accepted admitted)

@@ -205,11 +205,11 @@ class AssignedClientIdTest extends InProcessBrokerTest
     }
 
     @Test
-    @DisplayName("an --auto-id-prefix that could widen an ACL pattern (+, #), holds a control character, or leaves no "
+    @DisplayName("an --auto-id-prefix that could widen an ACL pattern (+, #, /), holds a control character, or leaves no "
         + "room for 16 random characters within --max-client-id-length is refused at start")
     void badPrefixesRefused()
     {
-        for (final String bad : new String[] {"a+", "#", "a\u0000", "x".repeat(1_024 - 16 + 1)})
+        for (final String bad : new String[] {"a+", "#", "a/", "a\u0000", "x".repeat(1_024 - 16 + 1)})
         {
             assertThatThrownBy(() -> launch(TestBrokers.v5Context().limits(l -> l.autoIdPrefix(bad))))
                 .as(bad.length() > 10 ? "a long prefix" : bad)

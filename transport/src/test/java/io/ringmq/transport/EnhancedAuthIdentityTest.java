@@ -109,14 +109,7 @@ class EnhancedAuthIdentityTest
         client.send(connect5(clientId, userName, null, cleanStart, sessionKept()
             .set(PropertyId.AUTHENTICATION_METHOD, ScramSha256.NAME)
             .set(PropertyId.AUTHENTICATION_DATA, scram.first())));
-        assertThat(client.readPacket(5_000)).isEqualTo(PacketType.AUTH);
-        final byte[] serverFirst = client.decoder().auth().properties().slice(PropertyId.AUTHENTICATION_DATA)
-            .toByteArray();
-        client.send(RawClient.reasonPacket5(PacketType.AUTH, ReasonCode.CONTINUE_AUTHENTICATION, new MqttProperties()
-            .set(PropertyId.AUTHENTICATION_METHOD, ScramSha256.NAME)
-            .set(PropertyId.AUTHENTICATION_DATA, scram.last(serverFirst))));
-        assertThat(client.readPacket(5_000)).isEqualTo(PacketType.CONNACK);
-        return client.decoder().connack().reasonCode();
+        return client.finishScram(scram);
     }
 
     /**

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 
+import static io.ringmq.transport.RawClient.scram;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -43,16 +44,6 @@ class EnhancedAuthTest
     void stop()
     {
         broker.close();
-    }
-
-    private static MqttProperties scram(final byte[] data)
-    {
-        final MqttProperties properties = new MqttProperties().set(PropertyId.AUTHENTICATION_METHOD, ScramSha256.NAME);
-        if (null != data)
-        {
-            properties.set(PropertyId.AUTHENTICATION_DATA, data);
-        }
-        return properties;
     }
 
     private static byte[] bytes(final Slice slice)

@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import static io.ringmq.transport.RawClient.scram;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -376,17 +377,6 @@ class Mqtt5ReviewProbeTest
             subscriber.send(RawClient.ack(PacketType.PUBACK, packetId));
         }
         assertThat(got).containsExactlyInAnyOrder("q/s0", "q/s1", "q/s2", "q/s3");
-    }
-
-    private static MqttProperties scram(final byte[] data)
-    {
-        final MqttProperties properties = new MqttProperties().set(PropertyId.AUTHENTICATION_METHOD,
-            io.ringmq.pipeline.auth.ScramSha256.NAME);
-        if (null != data)
-        {
-            properties.set(PropertyId.AUTHENTICATION_DATA, data);
-        }
-        return properties;
     }
 
     @Test

@@ -128,6 +128,43 @@ final class RawClient implements AutoCloseable
     }
 
     /**
+     * @return SCRAM-SHA-256's Authentication Method, with {@code data} as Authentication Data when not null.
+     */
+    static MqttProperties scram(final byte[] data)
+    {
+        final MqttProperties properties = new MqttProperties().set(io.ringmq.protocol.PropertyId.AUTHENTICATION_METHOD,
+            io.ringmq.pipeline.auth.ScramSha256.NAME);
+        if (null != data)
+        {
+            properties.set(io.ringmq.protocol.PropertyId.AUTHENTICATION_DATA, data);
+        }
+        return properties;
+    }
+
+    /**
+     * Ends a SCRAM-SHA-256 exchange whose CONNECT (with {@code scram.first()}) was sent: takes the server's first
+     * message from its AUTH, answers with the client's last, and reads the CONNACK.
+     *
+     * @return the CONNACK's reason code (its properties are in {@link #decoder()}).
+     */
+    int finishScram(final io.ringmq.pipeline.auth.ScramClient scram) throws IOException
+    {
+        if (readPacket(5_000) != PacketType.AUTH)
+        {
+            throw new IOException("expected AUTH after a SCRAM CONNECT");
+        }
+        final byte[] serverFirst = decoder().auth().properties()
+            .slice(io.ringmq.protocol.PropertyId.AUTHENTICATION_DATA).toByteArray();
+        send(reasonPacket5(PacketType.AUTH, io.ringmq.protocol.ReasonCode.CONTINUE_AUTHENTICATION,
+            scram(scram.last(serverFirst))));
+        if (readPacket(5_000) != PacketType.CONNACK)
+        {
+            throw new IOException("expected CONNACK at the end of a SCRAM exchange");
+        }
+        return decoder().connack().reasonCode();
+    }
+
+    /**
      * @return an MQTT 5.0 DISCONNECT (or AUTH) with a reason code and properties (null for none).
      */
     static byte[] reasonPacket5(final int packetType, final int reasonCode, final MqttProperties properties)

@@ -7,7 +7,6 @@ import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.auth.PasswordFile;
 import io.ringmq.pipeline.auth.PasswordHash;
 import io.ringmq.pipeline.auth.ScramClient;
-import io.ringmq.pipeline.auth.ScramSha256;
 import io.ringmq.pipeline.persistence.Records;
 import io.ringmq.pipeline.persistence.StoreWriter;
 import io.ringmq.pipeline.status.BrokerCounters;
@@ -15,9 +14,7 @@ import io.ringmq.protocol.ConnectEncoder;
 import io.ringmq.protocol.MqttProperties;
 import io.ringmq.protocol.MqttVersion;
 import io.ringmq.protocol.PacketType;
-import io.ringmq.protocol.PropertyId;
 import io.ringmq.protocol.PublishEncoder;
-import io.ringmq.protocol.ReasonCode;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.eclipse.paho.client.mqttv3.MqttConnectOptions;
 import org.eclipse.paho.mqttv5.client.MqttConnectionOptions;
@@ -232,19 +229,10 @@ class RetainSourceReviewTest extends RetainSourceHarness
         {
             final ScramClient scram = new ScramClient("alice", "alice-secret", "fyko+d2lbbFgONRv9qkxdawL");
             final ConnectEncoder connect = new ConnectEncoder().reset().version(MqttVersion.V5).cleanStart(true)
-                .keepAlive(60).properties(new MqttProperties()
-                    .set(PropertyId.AUTHENTICATION_METHOD, ScramSha256.NAME)
-                    .set(PropertyId.AUTHENTICATION_DATA, scram.first()));
+                .keepAlive(60).properties(RawClient.scram(scram.first()));
             connect.clientId().wrap("scram-c");
             alice.send(RawClient.encode(connect.encodedLength(), buffer -> connect.encode(buffer, 0)));
-            assertThat(alice.readPacket(5_000)).isEqualTo(PacketType.AUTH);
-            final byte[] serverFirst = alice.decoder().auth().properties().slice(PropertyId.AUTHENTICATION_DATA)
-                .toByteArray();
-            alice.send(RawClient.reasonPacket5(PacketType.AUTH, ReasonCode.CONTINUE_AUTHENTICATION,
-                new MqttProperties().set(PropertyId.AUTHENTICATION_METHOD, ScramSha256.NAME)
-                    .set(PropertyId.AUTHENTICATION_DATA, scram.last(serverFirst))));
-            assertThat(alice.readPacket(5_000)).isEqualTo(PacketType.CONNACK);
-            assertThat(alice.decoder().connack().reasonCode()).isZero();
+            assertThat(alice.finishScram(scram)).isZero();
             final PublishEncoder publish = new PublishEncoder().reset().version(MqttVersion.V5).qos(1).packetId(1)
                 .retain(true).topic("alice/scram").payload("scram's".getBytes(StandardCharsets.UTF_8));
             alice.send(RawClient.encode(publish.encodedLength(), buffer -> publish.encode(buffer, 0)));
