@@ -17,6 +17,19 @@ public interface Outbound
     boolean send(int agentIndex, long connectionId, DirectBuffer buffer, int offset, int length);
 
     /**
+     * Queues whole packets the agent must not shed: QoS 0 PUBLISHes a session queued while its client was away
+     * ({@code --queue-qos0-messages}), which go out together when it comes back, past the connection's high-water
+     * mark that sheds live QoS 0. By default {@link #send} (a port whose agent sheds nothing).
+     *
+     * @return false when the agent cannot take them now.
+     */
+    default boolean sendKept(final int agentIndex, final long connectionId, final DirectBuffer buffer,
+        final int offset, final int length)
+    {
+        return send(agentIndex, connectionId, buffer, offset, length);
+    }
+
+    /**
      * Asks the owning agent to close a connection after writing what was sent to it before.
      *
      * @return false when the agent cannot take the command now.

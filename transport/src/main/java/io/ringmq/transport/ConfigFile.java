@@ -79,6 +79,8 @@ final class ConfigFile
      * its own, as in Mosquitto).
      */
     private boolean zeroLengthClientIdRefused;
+    /** The last allow_zero_length_clientid read for the whole broker (null: none yet). */
+    private Boolean zeroLengthClientIdRead;
     /** Where a max_qos before any listener line was read (null: none). */
     private String topLevelMaxQos;
     private int depth;
@@ -187,6 +189,13 @@ final class ConfigFile
                 args("--bind", value);
                 return;
             }
+            if (null == current && name.equals("allow_zero_length_clientid"))
+            {
+                // Mosquitto gives it to a default listener it may never open: ringmq's stricter reading, every
+                // listener's (as without per_listener_settings), so a false is never lost
+                global(where, name, value);
+                return;
+            }
             if (null == current)
             {
                 parsed.defaultListener.add(new String[]{where, name, value});
@@ -267,12 +276,13 @@ final class ConfigFile
                 return;
             case "allow_zero_length_clientid":
                 final boolean allowed = bool(where, name, value);
-                if (allowed == zeroLengthClientIdRefused)
+                if (null != zeroLengthClientIdRead && allowed != zeroLengthClientIdRead)
                 {
                     parsed.warnings.add(where + ": allow_zero_length_clientid differs from an earlier one: without " +
                         "per_listener_settings ringmq has one for every listener, and refuses empty client ids on all " +
                         "of them if any says false");
                 }
+                zeroLengthClientIdRead = allowed;
                 zeroLengthClientIdRefused |= !allowed;
                 args("--allow-zero-length-clientid", String.valueOf(!zeroLengthClientIdRefused));
                 return;

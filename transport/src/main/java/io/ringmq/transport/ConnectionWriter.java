@@ -107,6 +107,16 @@ final class ConnectionWriter
      */
     void send(final Connection connection, final DirectBuffer buffer, final int offset, final int length)
     {
+        send(connection, buffer, offset, length, true);
+    }
+
+    /**
+     * @param sheddable whether a QoS 0 PUBLISH may be shed past the connection's high-water mark (false: one its
+     *                  session queued while its client was away, which must arrive; the memory budget still sheds).
+     */
+    void send(final Connection connection, final DirectBuffer buffer, final int offset, final int length,
+        final boolean sheddable)
+    {
         final int first = buffer.getByte(offset) & 0xFF;
         if (first == CONNACK_FIRST_BYTE && connection.connack == Connection.CONNACK_PENDING)
         {
@@ -116,7 +126,7 @@ final class ConnectionWriter
         }
         if ((first >>> 4) == PacketType.PUBLISH)
         {
-            if ((first & 0x06) == 0 && shedQos0(connection, buffer, offset, length))
+            if ((first & 0x06) == 0 && shedQos0(connection, buffer, offset, length, sheddable))
             {
                 return;
             }
@@ -136,16 +146,17 @@ final class ConnectionWriter
      * publisher's burst on new topics, read by a subscriber that keeps up), but once the socket stopped taking what
      * the connection owes and it holds twice the high-water mark, a subscriber that reads nothing while new topics
      * keep coming holds no more: the connection ends (DISCONNECT 0x97 behind what it has not read, closed after the
-     * linger).
+     * linger). One its session queued while its client was away ({@code sheddable} false) must arrive: only the
+     * memory budget sheds it.
      *
      * @return true when the PUBLISH is not to be queued.
      */
     private boolean shedQos0(final Connection connection, final DirectBuffer buffer, final int offset,
-        final int length)
+        final int length, final boolean sheddable)
     {
         final long highWater = context.outboundHighWaterBytes();
         final boolean newAlias = connection.version == MqttVersion.V5 && assignsAlias(buffer, offset, length);
-        if (connection.outBytes() > highWater &&
+        if (sheddable && connection.outBytes() > highWater &&
             (!newAlias || connection.writeBlocked && connection.outBytes() > 2 * highWater))
         {
             qos0Dropped++;

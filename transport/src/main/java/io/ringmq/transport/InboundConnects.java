@@ -130,19 +130,19 @@ final class InboundConnects
         connection.maxQos = null == listener ? context.limits().maxQos() :
             Math.min(context.limits().maxQos(), listener.maxQos());
         connection.mountPoint = null == listener ? null : listener.mountPointBytes();
+        if (null != listener && !listener.accepts(version))
+        {
+            // Mosquitto 2.1's accept_protocol_versions: 0x01 (3.1.1), 0x84 (5.0) [MQTT-3.1.2-2]
+            refuseConnect(connection, version == MqttVersion.V5 ? CONNACK_VERSION_NOT_ACCEPTED :
+                CONNACK_UNACCEPTABLE_VERSION, "protocol level " + version + " not accepted on this listener");
+            return true;
+        }
         if (null != listener && listener.refusesEmptyClientId() && connect.clientId().length() == 0)
         {
             // per_listener_settings: this listener's allow_zero_length_clientid false [MQTT-3.1.3-8] (5.0: 0x85)
             counters.increment(BrokerCounters.CLIENT_ID_REFUSED);
             refuseConnect(connection, version == MqttVersion.V5 ? CONNACK_CLIENT_ID_NOT_VALID :
                 CONNACK_IDENTIFIER_REJECTED, "empty client id refused on this listener");
-            return true;
-        }
-        if (null != listener && !listener.accepts(version))
-        {
-            // Mosquitto 2.1's accept_protocol_versions: 0x01 (3.1.1), 0x84 (5.0) [MQTT-3.1.2-2]
-            refuseConnect(connection, version == MqttVersion.V5 ? CONNACK_VERSION_NOT_ACCEPTED :
-                CONNACK_UNACCEPTABLE_VERSION, "protocol level " + version + " not accepted on this listener");
             return true;
         }
         if (version != MqttVersion.V5 && context.limits().maxKeepAliveSeconds() < 65_535 &&

@@ -416,9 +416,10 @@ final class IoAgent implements Agent
     private void onOutbound(final int msgTypeId, final MutableDirectBuffer buffer, final int index, final int length)
     {
         final long connectionId = OutboundFrame.connectionId(buffer, index);
-        if (msgTypeId == OutboundFrame.SEND)
+        if (msgTypeId == OutboundFrame.SEND || msgTypeId == OutboundFrame.SEND_KEPT)
         {
-            send(connectionId, buffer, index + OutboundFrame.BYTES_OFFSET, length - OutboundFrame.BYTES_OFFSET);
+            send(connectionId, buffer, index + OutboundFrame.BYTES_OFFSET, length - OutboundFrame.BYTES_OFFSET,
+                msgTypeId == OutboundFrame.SEND);
         }
         else
         {
@@ -431,10 +432,19 @@ final class IoAgent implements Agent
      */
     void send(final long connectionId, final DirectBuffer buffer, final int offset, final int length)
     {
+        send(connectionId, buffer, offset, length, true);
+    }
+
+    /**
+     * @param sheddable whether a QoS 0 PUBLISH among them may be shed (false: one a session queued for its client).
+     */
+    void send(final long connectionId, final DirectBuffer buffer, final int offset, final int length,
+        final boolean sheddable)
+    {
         final Connection connection = connections.get(connectionId);
         if (null != connection && !connection.closed && !connection.closing) // nothing after DISCONNECT [MQTT-3.14.4-1]
         {
-            writer.send(connection, buffer, offset, length);
+            writer.send(connection, buffer, offset, length, sheddable);
         }
     }
 

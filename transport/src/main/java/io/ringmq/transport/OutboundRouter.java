@@ -48,6 +48,12 @@ final class OutboundRouter implements Outbound
         return views[agentIndex].send(agentIndex, connectionId, buffer, offset, length);
     }
 
+    public boolean sendKept(
+        final int agentIndex, final long connectionId, final DirectBuffer buffer, final int offset, final int length)
+    {
+        return views[agentIndex].sendKept(agentIndex, connectionId, buffer, offset, length);
+    }
+
     public boolean close(final int agentIndex, final long connectionId)
     {
         return views[agentIndex].close(agentIndex, connectionId);
@@ -77,15 +83,27 @@ final class OutboundRouter implements Outbound
         public boolean send(final int agentIndex, final long connectionId, final DirectBuffer buffer,
             final int offset, final int length)
         {
+            return send(agentIndex, OutboundFrame.SEND, connectionId, buffer, offset, length);
+        }
+
+        public boolean sendKept(final int agentIndex, final long connectionId, final DirectBuffer buffer,
+            final int offset, final int length)
+        {
+            return send(agentIndex, OutboundFrame.SEND_KEPT, connectionId, buffer, offset, length);
+        }
+
+        private boolean send(final int agentIndex, final int type, final long connectionId, final DirectBuffer buffer,
+            final int offset, final int length)
+        {
             final boolean taken;
             if (direct[agentIndex])
             {
-                agents[agentIndex].send(connectionId, buffer, offset, length);
+                agents[agentIndex].send(connectionId, buffer, offset, length, type == OutboundFrame.SEND);
                 taken = true;
             }
             else
             {
-                taken = OutboundFrame.send(rings[agentIndex], connectionId, buffer, offset, length);
+                taken = OutboundFrame.send(rings[agentIndex], type, connectionId, buffer, offset, length);
                 if (!taken)
                 {
                     agents[agentIndex].wantOutboundRoom(); // the agent wakes this shard at its next read of the ring

@@ -18,7 +18,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@code --allow-zero-length-clientid} and {@code --clientid-prefixes} (Mosquitto's {@code allow_zero_length_clientid}
- * and {@code clientid_prefixes}): which client ids may connect, on 3.1.1 and 5.0, with raw CONNECTs.
+ * and {@code clientid_prefixes}): which client ids may connect, on 3.1.1 and 5.0, with raw CONNECTs; under
+ * {@code per_listener_settings true} each listener's own.
  */
 @Timeout(60)
 class ClientIdRulesTest
@@ -102,10 +103,8 @@ class ClientIdRulesTest
         + "Mosquitto: refused (0x02, 0x85) and counted on the listener that says false, assigned on the other")
     void perListener() throws Exception
     {
-        final Path conf = directory.resolve("mosquitto.conf");
-        Files.writeString(conf, String.join("\n", "per_listener_settings true", "listener 0 127.0.0.1",
-            "allow_anonymous true", "allow_zero_length_clientid false", "listener 0 127.0.0.1", "allow_anonymous true",
-            ""), StandardCharsets.UTF_8);
+        final Path conf = conf("per_listener_settings true", "listener 0 127.0.0.1", "allow_anonymous true",
+            "allow_zero_length_clientid false", "listener 0 127.0.0.1", "allow_anonymous true");
         fromFile = Broker.launch(Main.rereadContext(new String[]{"-c", conf.toString(), "--sys-interval", "0"}));
         final int strict = fromFile.ports()[0];
         final int open = fromFile.ports()[1];
@@ -115,5 +114,57 @@ class ClientIdRulesTest
         assertThat(connect(open, false, "")).isZero();
         assertThat(connect(open, true, "")).isZero();
         assertThat(fromFile.counters().get(BrokerCounters.CLIENT_ID_REFUSED)).isEqualTo(2);
+    }
+
+    private Path conf(final String... lines) throws IOException
+    {
+        final Path conf = directory.resolve("mosquitto.conf");
+        Files.writeString(conf, String.join("\n", lines) + "\n", StandardCharsets.UTF_8);
+        return conf;
+    }
+
+    @Test
+    @DisplayName("review: MQTT-3.1.3-8: allow_zero_length_clientid false before any listener line under "
+        + "per_listener_settings holds for every listener, without a warning (Mosquitto gives it to a default listener "
+        + "it may never open)")
+    void generalSectionFalseUnderPerListenerSettings() throws Exception
+    {
+        final Path conf = conf("per_listener_settings true", "allow_zero_length_clientid false",
+            "listener 0 127.0.0.1", "allow_anonymous true");
+        assertThat(ConfigFile.read(conf, name -> false).warnings).isEmpty();
+        fromFile = Broker.launch(Main.rereadContext(new String[]{"-c", conf.toString(), "--sys-interval", "0"}));
+        final int port = fromFile.ports()[0];
+        assertThat(connect(port, false, "")).as("3.1.1, empty id").isEqualTo(ReasonCode.V3_IDENTIFIER_REJECTED);
+    }
+
+    @Test
+    @DisplayName("review: a reload that sets a listener's allow_zero_length_clientid false keeps its socket and "
+        + "refuses empty ids from then on (0x02, 0x85)")
+    void reloadTurnsAListenerStrict() throws Exception
+    {
+        final int free = TestBrokers.freePort();
+        final Path conf = conf("per_listener_settings true", "listener " + free + " 127.0.0.1", "allow_anonymous true");
+        fromFile = Broker.launch(Main.rereadContext(new String[]{"-c", conf.toString(), "--sys-interval", "0"}));
+        final int port = fromFile.ports()[0];
+        assertThat(connect(port, false, "")).isZero();
+        conf("per_listener_settings true", "listener " + port + " 127.0.0.1", "allow_anonymous true",
+            "allow_zero_length_clientid false");
+        assertThat(fromFile.reload(Main.rereadContext(new String[]{"-c", conf.toString(), "--sys-interval", "0"})))
+            .contains("listener settings");
+        assertThat(connect(port, false, "")).isEqualTo(ReasonCode.V3_IDENTIFIER_REJECTED);
+        assertThat(connect(port, true, "")).isEqualTo(ReasonCode.CLIENT_IDENTIFIER_NOT_VALID);
+    }
+
+    @Test
+    @DisplayName("review: MQTT-3.1.2-2: on a 5.0-only listener that refuses empty ids, a 3.1.1 CONNECT without one "
+        + "is refused for its version (0x01), as one with an id is")
+    void versionRefusalComesBeforeTheEmptyIdRefusal() throws Exception
+    {
+        final Path conf = conf("per_listener_settings true", "listener 0 127.0.0.1", "allow_anonymous true",
+            "accept_protocol_versions 5", "allow_zero_length_clientid false");
+        fromFile = Broker.launch(Main.rereadContext(new String[]{"-c", conf.toString(), "--sys-interval", "0"}));
+        final int port = fromFile.ports()[0];
+        assertThat(connect(port, false, "named")).isEqualTo(ReasonCode.V3_UNACCEPTABLE_PROTOCOL_VERSION);
+        assertThat(connect(port, false, "")).isEqualTo(ReasonCode.V3_UNACCEPTABLE_PROTOCOL_VERSION);
     }
 }

@@ -2,6 +2,8 @@ package io.ringmq.transport;
 
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.PublishFlyweight;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -14,10 +16,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * {@code --queue-qos0-messages} (Mosquitto's {@code queue_qos0_messages}): QoS 0 messages for a persistent session
  * whose client is away are queued with its QoS 1 and 2 messages, in order, within {@code --max-queued}, and sent at
- * QoS 0 when it comes back; off (the default, as in Mosquitto) they are not. With Paho 3.1.1 and HiveMQ 5.0 clients.
+ * QoS 0 when it comes back, all of them, past the high-water mark that sheds live QoS 0; a later QoS 0 message goes
+ * behind those still queued; off (the default, as in Mosquitto) they are not. With Paho 3.1.1 and HiveMQ 5.0 clients.
  * The publisher's last message is QoS 1: its PUBACK means the broker has routed everything it sent before.
  */
-@Timeout(60)
+@Timeout(120)
 class QueueQos0MessagesTest extends InProcessBrokerTest
 {
     private static BrokerContext context(final boolean queueQos0)
@@ -131,5 +134,87 @@ class QueueQos0MessagesTest extends InProcessBrokerTest
         assertThat(broker.reload(context(true))).contains("queue-qos0-messages");
         publish(port, 0);
         assertThat(wake(port)).containsExactly("m0@0 as 0");
+    }
+
+    /** Publishes {@code count} QoS 0 messages of {@code size} bytes to q/i, then a QoS 1 barrier. */
+    private void publishLarge(final int port, final int count, final int size) throws Exception
+    {
+        final String body = "x".repeat(size);
+        try (Paho publisher = Paho.connect(port, "publisher"))
+        {
+            for (int i = 0; i < count; i++)
+            {
+                publisher.publish("q/" + i, i + ":" + body, 0, false);
+            }
+            publisher.publish("barrier", "b", 1, false);
+        }
+    }
+
+    @Test
+    @DisplayName("review: 600 queued 8 KiB QoS 0 messages (4.8 MB, past the 1 MiB high-water mark) all arrive at the "
+        + "reconnect")
+    void queuedQos0AllArriveAtReconnectWithinDefaultLimits() throws Exception
+    {
+        final int port = launch(context(true));
+        try (Paho sleeper = Paho.connect(port, "sleeper", Paho.options(false)))
+        {
+            sleeper.client.subscribe("q/#", 1);
+        }
+        // 600 x 8 KiB = 4.8 MB: within --max-queued 1000 and --max-queued-bytes 16 MiB, all queued
+        publishLarge(port, 600, 8 * 1024);
+        assertThat(broker.counters().get(BrokerCounters.QUEUE_FULL_DROPPED)).isZero();
+        assertThat(broker.counters().get(BrokerCounters.QUEUED_BYTES_DROPPED)).isZero();
+        assertThat(broker.counters().get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).isZero();
+        assertThat(wake(port)).hasSize(600);
+        assertThat(broker.counters().get(BrokerCounters.QOS0_DROPPED_SLOW_SUBSCRIBER)).isZero();
+    }
+
+    /** Reads {@code count} PUBLISHes (acknowledging none), as "topic=payload@qos#packetId". */
+    private static List<String> publishes(final RawClient client, final int count) throws Exception
+    {
+        final List<String> got = new ArrayList<>();
+        while (got.size() < count)
+        {
+            final int type = client.readPacket(5_000);
+            if (type == PacketType.PUBLISH)
+            {
+                final PublishFlyweight p = client.decoder().publish();
+                got.add(p.topic().asString() + "=" + p.payload().asString() + "@" + p.qos() +
+                    (p.qos() > 0 ? "#" + p.packetId() : ""));
+            }
+        }
+        return got;
+    }
+
+    @Test
+    @DisplayName("review: MQTT-4.6.0-7: a queued QoS 0 message waiting behind a full window is not overtaken by a "
+        + "later live QoS 0 message of the same publisher and topic")
+    void queuedQos0KeepsItsOrderWithLaterQos0OfTheSameTopicAndPublisher() throws Exception
+    {
+        final int port = launch(context(true).limits(l -> l.maxInflight(1)));
+        try (RawClient sleeper = new RawClient(port))
+        {
+            sleeper.handshake(RawClient.connect("sleeper", false, 60));
+            sleeper.send(RawClient.subscribe(1, "t/#", 1));
+            assertThat(sleeper.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
+            sleeper.send(new byte[]{(byte)0xE0, 0x00});
+        }
+        try (Paho publisher = Paho.connect(port, "publisher"))
+        {
+            publisher.publish("t/a", "A1", 1, false);
+            publisher.publish("t/a", "A2", 1, false);
+            publisher.publish("t/b", "B-old", 0, false); // queued behind A2 for the sleeping session
+            publisher.publish("barrier", "x", 1, false);
+            final RawClient sleeper = closeLater(new RawClient(port));
+            sleeper.handshake(RawClient.connect("sleeper", false, 60));
+            // the window (max-inflight 1) takes A1; A2 and B-old wait for its PUBACK
+            assertThat(publishes(sleeper, 1)).containsExactly("t/a=A1@1#1");
+            publisher.publish("t/b", "B-new", 0, false); // the same publisher, topic and QoS, published later
+            publisher.publish("barrier", "y", 1, false); // routed and sent: B-new went out already
+            sleeper.send(RawClient.ack(PacketType.PUBACK, 1));
+            final List<String> rest = publishes(sleeper, 3);
+            assertThat(rest.stream().filter(m -> m.startsWith("t/b=")).toList())
+                .containsExactly("t/b=B-old@0", "t/b=B-new@0");
+        }
     }
 }

@@ -311,6 +311,14 @@ final class DeliverySession
         return null == window ? NO_SLOTS : window.inOrder();
     }
 
+    /**
+     * @return how many QoS 0 messages its queue holds ({@code --queue-qos0-messages}).
+     */
+    int queuedQos0()
+    {
+        return null == queue ? 0 : queue.qos0Count();
+    }
+
     int queueSize()
     {
         return null == queue ? 0 : queue.size();

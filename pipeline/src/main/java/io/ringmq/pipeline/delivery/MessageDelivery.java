@@ -148,13 +148,15 @@ final class MessageDelivery
             copyNumber = eventMessageNumber == 0 ? 0 : eventMessageNumber + route.copyOrdinal(i);
             if (qos == 0)
             {
-                if (session.isOnline())
+                if (session.isOnline() && session.queuedQos0() == 0)
                 {
                     sendLive(session, 0, retain, 0, ids);
                 }
-                else if (queueQos0 && session.persistent)
+                else if (session.isOnline() || (queueQos0 && session.persistent))
                 {
-                    enqueue(session, 0, retain, ids, group); // --queue-qos0-messages, sent when its client is back
+                    // --queue-qos0-messages: sent when its client is back, and a later one behind those still
+                    // queued, never before [MQTT-4.6.0-7]
+                    enqueue(session, 0, retain, ids, group);
                 }
             }
             else if (session.canSendNow())

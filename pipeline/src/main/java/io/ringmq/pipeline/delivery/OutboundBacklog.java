@@ -20,6 +20,7 @@ final class OutboundBacklog
 {
     static final int SEND = 1;
     static final int CLOSE = 2;
+    static final int SEND_KEPT = 3;
     private static final int HEADER_LENGTH = 16;
     private static final int INITIAL_CAPACITY = 4_096;
     private static final int SHRINK_ABOVE = 1024 * 1024;
@@ -88,7 +89,8 @@ final class OutboundBacklog
                 final int length = buffer.getInt(at + 4);
                 final long connectionId = buffer.getLong(at + 8);
                 final boolean taken = kind == SEND ?
-                    outbound.send(agent, connectionId, buffer, at + HEADER_LENGTH, length) :
+                    outbound.send(agent, connectionId, buffer, at + HEADER_LENGTH, length) : kind == SEND_KEPT ?
+                    outbound.sendKept(agent, connectionId, buffer, at + HEADER_LENGTH, length) :
                     outbound.close(agent, connectionId);
                 if (!taken)
                 {

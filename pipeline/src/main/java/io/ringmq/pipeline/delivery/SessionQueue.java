@@ -24,10 +24,21 @@ final class SessionQueue
     private int head;
     private int size;
     private long bytes;
+    /** How many of its messages are QoS 0 ({@code --queue-qos0-messages}). */
+    private int qos0;
 
     int size()
     {
         return size;
+    }
+
+    /**
+     * @return how many of its messages are QoS 0: a later QoS 0 message goes behind them, never before
+     * [MQTT-4.6.0-7].
+     */
+    int qos0Count()
+    {
+        return qos0;
     }
 
     /**
@@ -54,6 +65,7 @@ final class SessionQueue
         groups[at] = group;
         size++;
         bytes += message.length();
+        qos0 += qos == 0 ? 1 : 0;
     }
 
     /**
@@ -62,6 +74,7 @@ final class SessionQueue
     void remove()
     {
         bytes -= messages[head].length();
+        qos0 -= (flags[head] & QOS_MASK) == 0 ? 1 : 0;
         messages[head] = null;
         subscriptionIds[head] = null;
         head = (head + 1) & (messages.length - 1);
@@ -75,6 +88,7 @@ final class SessionQueue
     {
         final int at = index(size - 1);
         bytes -= messages[at].length();
+        qos0 -= (flags[at] & QOS_MASK) == 0 ? 1 : 0;
         messages[at] = null;
         subscriptionIds[at] = null;
         size--;

@@ -73,6 +73,28 @@ final class ShardOutput
     }
 
     /**
+     * Sends the QoS 0 PUBLISH a {@link PublishWriter} encoded from a session's queue ({@code --queue-qos0-messages}):
+     * never shed by the agent past the connection's high-water mark, backlogged rather than dropped.
+     *
+     * @return false when it was too large for the client, or outside its mount point (dropped and counted).
+     */
+    boolean sendKeptEncoded(final long connectionId, final PublishWriter writer, final int length)
+    {
+        if (length == PublishWriter.TOO_LARGE || length == PublishWriter.NOT_MOUNTED)
+        {
+            return sendEncoded(connectionId, writer, length, false); // counted there
+        }
+        if (backlog.isEmpty(index) && outbound.sendKept(index, connectionId, writer.scratch(), 0, length))
+        {
+            return true;
+        }
+        counters.increment(BrokerCounters.OUTBOUND_RING_FULL);
+        counters.increment(BrokerCounters.OUTBOUND_BACKLOGGED);
+        backlog.add(index, OutboundBacklog.SEND_KEPT, connectionId, writer.scratch(), 0, length);
+        return true;
+    }
+
+    /**
      * Sends what {@link ControlPackets} just wrote (nothing when it wrote nothing).
      */
     void sendControl(final long connectionId, final ControlPackets control, final int length)

@@ -151,7 +151,7 @@ final class WindowUpkeep
             if (qos == 0) // queued while its client was away (--queue-qos0-messages): sent, never in flight
             {
                 final int length = writer.encodeKept(session, message, 0, false, retain, 0, ids, clock.nowMs());
-                output.sendEncoded(session.connectionId, writer, length, false);
+                output.sendKeptEncoded(session.connectionId, writer, length);
                 pool.release(message);
                 continue;
             }
