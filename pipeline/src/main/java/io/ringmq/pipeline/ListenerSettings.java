@@ -68,6 +68,7 @@ public final class ListenerSettings
     private Path crlFile;
     private String tlsVersion;
     private String ciphers;
+    private String ciphersTls13;
     private Authenticator.AnonymousPolicy anonymous;
     private Path passwordFile;
     private Path aclFile;
@@ -166,7 +167,8 @@ public final class ListenerSettings
             java.util.Objects.equals(caFile, other.caFile) && java.util.Objects.equals(caPath, other.caPath) &&
             requireCertificate == other.requireCertificate && useIdentityAsUsername == other.useIdentityAsUsername &&
             useSubjectAsUsername == other.useSubjectAsUsername && java.util.Objects.equals(crlFile, other.crlFile) &&
-            java.util.Objects.equals(tlsVersion, other.tlsVersion) && java.util.Objects.equals(ciphers, other.ciphers);
+            java.util.Objects.equals(tlsVersion, other.tlsVersion) && java.util.Objects.equals(ciphers, other.ciphers) &&
+            java.util.Objects.equals(ciphersTls13, other.ciphersTls13);
     }
 
     /**
@@ -448,6 +450,21 @@ public final class ListenerSettings
     public ListenerSettings tlsVersion(final String tlsVersion)
     {
         this.tlsVersion = tlsVersion;
+        return this;
+    }
+
+    /**
+     * @return the TLS 1.3 cipher suites allowed (Mosquitto's {@code ciphers_tls1.3}), names separated by ':', or null
+     * for the JDK's defaults.
+     */
+    public String ciphersTls13()
+    {
+        return ciphersTls13;
+    }
+
+    public ListenerSettings ciphersTls13(final String ciphersTls13)
+    {
+        this.ciphersTls13 = ciphersTls13;
         return this;
     }
 

@@ -51,7 +51,7 @@ final class ConfigFile
     /** Directives of one listener (Mosquitto's listener-scoped settings, and ringmq's {@code proxy_protocol}). */
     private static final Set<String> LISTENER_DIRECTIVES = Set.of("protocol", "certfile", "keyfile", "cafile",
         "capath", "require_certificate", "use_identity_as_username", "use_subject_as_username", "crlfile", "psk_hint",
-        "tls_version", "ciphers", "max_connections", "max_qos", "accept_protocol_versions", "mount_point",
+        "tls_version", "ciphers", "ciphers_tls1.3", "max_connections", "max_qos", "accept_protocol_versions", "mount_point",
         "proxy_protocol", "enable_proxy_protocol", "websocket_path", "bind_address");
     /** Directives that are a listener's under {@code per_listener_settings true}, global otherwise. */
     private static final Set<String> SECURITY_DIRECTIVES = Set.of("allow_anonymous", "password_file", "acl_file",
@@ -61,7 +61,7 @@ final class ConfigFile
         "log_timestamp_format", "log_facility", "connection_messages", "pid_file", "user", "autosave_interval",
         "autosave_on_changes", "persistence_file", "allow_duplicate_messages", "upgrade_outgoing_qos",
         "set_tcp_nodelay", "psk_file",
-        "dhparamfile", "ciphers_tls1.3", "tls_engine", "tls_engine_kpass_sha1", "tls_keyform",
+        "dhparamfile", "tls_engine", "tls_engine_kpass_sha1", "tls_keyform",
         "auth_plugin", "plugin", "global_plugin", "websockets_log_level",
         "websockets_headers_size", "http_dir", "socket_domain", "memory_limit", "sys_interval_ms",
         "connection", "address", "topic", "bridge_protocol_version", "remote_username", "remote_password",
@@ -440,6 +440,9 @@ final class ConfigFile
                 break;
             case "ciphers":
                 listener.ciphers(value);
+                break;
+            case "ciphers_tls1.3":
+                listener.ciphersTls13(value);
                 break;
             case "max_connections":
                 final int max = (integer(where, name, value, -1, Integer.MAX_VALUE));

@@ -25,11 +25,8 @@ import java.security.cert.X509CRL;
 import java.security.cert.X509CertSelector;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.EnumSet;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 
@@ -104,7 +101,9 @@ final class TlsContextFactory
 
         final SSLContext sslContext = sslContext(settings, chain, key, cas, crls);
         final String[] protocols = protocols(settings.tlsVersion(), warnings);
-        final String[] cipherSuites = cipherSuites(settings.ciphers(), sslContext);
+        final String[] cipherSuites = CipherSuites.of(settings.ciphers(), settings.ciphersTls13(),
+            sslContext.getSupportedSSLParameters().getCipherSuites(),
+            sslContext.getDefaultSSLParameters().getCipherSuites(), warnings);
         return new TlsContext(sslContext, protocols, cipherSuites, clientAuth, settings.useIdentityAsUsername() ?
             TlsContext.IDENTITY_CN : settings.useSubjectAsUsername() ? TlsContext.IDENTITY_SUBJECT :
             TlsContext.IDENTITY_NONE);
@@ -306,30 +305,5 @@ final class TlsContextFactory
             return new String[]{ "TLSv1.3", "TLSv1.2" };
         }
         throw new IllegalArgumentException("tls_version " + tlsVersion + ": not one of tlsv1.3, tlsv1.2");
-    }
-
-    /**
-     * @return the suites named (IANA names, as the JDK knows them), or null for the JDK's defaults.
-     */
-    static String[] cipherSuites(final String ciphers, final SSLContext sslContext)
-    {
-        if (null == ciphers || ciphers.isBlank())
-        {
-            return null;
-        }
-        final Set<String> supported = new HashSet<>(Arrays.asList(
-            sslContext.getSupportedSSLParameters().getCipherSuites()));
-        final List<String> suites = new ArrayList<>();
-        for (final String name : ciphers.trim().split("[:,\\s]+"))
-        {
-            if (!supported.contains(name))
-            {
-                throw new IllegalArgumentException("ciphers " + ciphers + ": " + name + " is not a cipher suite the " +
-                    "JDK offers (give IANA names such as TLS_AES_128_GCM_SHA256 or " +
-                    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)");
-            }
-            suites.add(name);
-        }
-        return suites.toArray(new String[0]);
     }
 }

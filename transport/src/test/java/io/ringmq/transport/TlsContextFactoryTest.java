@@ -1,6 +1,7 @@
 package io.ringmq.transport;
 
 import io.ringmq.pipeline.ListenerSettings;
+import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -131,6 +132,50 @@ class TlsContextFactoryTest
     }
 
     @Test
+    @DisplayName("ciphers names TLS 1.2 suites, by OpenSSL's names too, and leaves TLS 1.3 at the JDK's defaults, as "
+        + "OpenSSL does (before, a migrated ciphers line turned TLS 1.3 off)")
+    void ciphersByOpenSslNameKeepTls13()
+    {
+        final String[] enabled = TlsContextFactory.create(rsa().ciphers("ECDHE-RSA-AES128-GCM-SHA256:" +
+            "ECDHE-RSA-CHACHA20-POLY1305"), warnings::add).newEngine().getEnabledCipherSuites();
+        assertThat(enabled).contains("TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384")
+            .doesNotContain("TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384");
+        assertThat(java.util.Arrays.stream(enabled).filter(s -> s.contains("_WITH_")))
+            .containsExactly("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256");
+        assertThat(warnings).isEmpty();
+    }
+
+    @Test
+    @DisplayName("ciphers_tls1.3 names TLS 1.3's suites and leaves TLS 1.2 at the JDK's defaults; a TLS 1.2 name in "
+        + "it, or an unknown one, stops the start")
+    void ciphersTls13()
+    {
+        final String[] enabled = TlsContextFactory.create(rsa().ciphersTls13("TLS_AES_256_GCM_SHA384"), warnings::add)
+            .newEngine().getEnabledCipherSuites();
+        assertThat(java.util.Arrays.stream(enabled).filter(CipherSuites::isTls13)).containsExactly(
+            "TLS_AES_256_GCM_SHA384");
+        assertThat(enabled).contains("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256");
+        assertBad(rsa().ciphersTls13("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"), "ciphers_tls1.3", "not a TLS 1.3 suite");
+        assertBad(rsa().ciphersTls13("TLS_AES_128_CCM_8_SHA256"), "ciphers_tls1.3", "TLS_AES_128_CCM_8_SHA256");
+    }
+
+    @Test
+    @DisplayName("Mosquitto's sample list DEFAULT:!aNULL:!eNULL:!LOW:!EXPORT:!SSLv2:@STRENGTH is read as the JDK's "
+        + "default TLS 1.2 suites without any of those classes, with a warning; a list that excludes what the JDK's "
+        + "defaults hold (DHE), or selects less (MEDIUM), stops the start: never served wider than written")
+    void openSslListLanguage()
+    {
+        final String[] enabled = TlsContextFactory.create(rsa().ciphers("DEFAULT:!aNULL:!eNULL:!LOW:!EXPORT:!SSLv2:" +
+            "@STRENGTH"), warnings::add).newEngine().getEnabledCipherSuites();
+        assertThat(enabled).contains("TLS_AES_128_GCM_SHA256", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256")
+            .noneMatch(s -> s.contains("_anon_") || s.contains("_NULL_") || s.contains("3DES") || s.contains("RC4"));
+        assertThat(warnings).singleElement().asString().contains("read as the JDK's default TLS 1.2 suites");
+        assertBad(rsa().ciphers("HIGH:!DHE"), "ciphers", "excluding DHE");
+        assertBad(rsa().ciphers("MEDIUM"), "ciphers", "MEDIUM");
+        assertBad(rsa().ciphers("!aNULL"), "ciphers", "selects no suite");
+    }
+
+    @Test
     void expiredCertificateLoadsWithWarning()
     {
         TlsContextFactory.create(rsa().certFile(tls("expired-cert.pem")), warnings::add);
@@ -191,8 +236,8 @@ class TlsContextFactoryTest
     void badTlsVersionAndCiphersAreErrors()
     {
         assertBad(rsa().tlsVersion("sslv3"), "tls_version sslv3");
-        assertBad(rsa().ciphers("ECDHE-RSA-AES128-GCM-SHA256"), "ciphers", "ECDHE-RSA-AES128-GCM-SHA256",
-            "IANA names");
+        assertBad(rsa().ciphers("ECDHE-RSA-AES128-GCM-SHA257"), "ciphers", "ECDHE-RSA-AES128-GCM-SHA257",
+            "OpenSSL names", "IANA names");
     }
 
     @Test

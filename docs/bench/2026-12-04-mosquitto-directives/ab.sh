@@ -1,0 +1,6 @@
+#!/bin/bash
+# alternating A/B: base 5aa783f (/tmp/base43, the build this stop began at) vs head (/tmp/head43.jar, 099d4d9)
+# usage: bash ab.sh OUT_DIR ROUNDS FIRST ROWS (bench-configs/matrix-ab.sh with this page's jars); the set of this page:
+#   bash ab.sh /tmp/ab43 3 base ingest-qos0-10,ingest-qos1-window-10,fanout-100x10-unlimited,p2p-1000x10
+exec bash "$(dirname "$0")/../../../bench-configs/matrix-ab.sh" /tmp/base43/transport/target/ringmq.jar \
+  /tmp/head43.jar "$@"
