@@ -66,6 +66,8 @@ final class CipherSuites
     /** Parts of a suite's IANA name that put it in one of {@link #WEAK}'s classes. */
     private static final List<String> WEAK_PARTS = List.of("_anon_", "_NULL_", "EXPORT", "_RC4_", "_DES_", "3DES",
         "_MD5", "CAMELLIA", "SEED", "IDEA", "ARIA", "PSK", "SRP");
+    /** Suites a list in OpenSSL's language reads without: DSS is in none of OpenSSL 3's DEFAULT. */
+    private static final String NOT_IN_DEFAULT = "_DSS_";
 
     private CipherSuites()
     {
@@ -128,7 +130,7 @@ final class CipherSuites
     private static List<String> named(final String directive, final String list, final Set<String> offered,
         final List<String> defaults12, final Consumer<String> warnings)
     {
-        final String[] terms = list.trim().split("[:,\\s]+");
+        final String[] terms = terms(list);
         if (Arrays.stream(terms).allMatch(CipherSuites::isKeywordTerm))
         {
             return keywords(directive, list, terms, defaults12, warnings);
@@ -156,10 +158,15 @@ final class CipherSuites
         for (final String term : terms)
         {
             final char first = term.charAt(0);
-            final String word = first == '!' || first == '-' || first == '+' ? term.substring(1) : term;
-            if (first == '@')
+            final String word = first == '!' || first == '-' || first == '+' || first == '@' ? term.substring(1) : term;
+            if (first == '@' && secLevelOver2(word))
             {
-                continue; // @STRENGTH, @SECLEVEL=n: order and level, which the JDK's defaults meet
+                throw new IllegalArgumentException(directive + " " + list + ": " + term + " takes suites out of the " +
+                    "JDK's defaults (level 3 and up: those without forward secrecy); name the suites instead");
+            }
+            if (first == '@' || first == '+')
+            {
+                continue; // @STRENGTH, @SECLEVEL up to 2: order and a level the JDK's defaults meet; +X only orders
             }
             if (first == '!' || first == '-')
             {
@@ -181,15 +188,36 @@ final class CipherSuites
         {
             throw new IllegalArgumentException(directive + " " + list + ": selects no suite");
         }
-        warnings.accept(directive + " " + list + ": read as the JDK's default TLS 1.2 suites, which hold none of the " +
-            "classes it excludes");
-        return defaults12;
+        warnings.accept(directive + " " + list + ": read as the JDK's default TLS 1.2 suites less DSS, which hold " +
+            "none of the classes it excludes");
+        return defaults12.stream().filter(suite -> !suite.contains(NOT_IN_DEFAULT)).toList();
+    }
+
+    /**
+     * @return whether an {@code @SECLEVEL=n} term asks a level above 2 (a term of any other form: false).
+     */
+    private static boolean secLevelOver2(final String word)
+    {
+        if (!word.startsWith("SECLEVEL="))
+        {
+            return false;
+        }
+        final String level = word.substring("SECLEVEL=".length());
+        return !(level.equals("0") || level.equals("1") || level.equals("2"));
+    }
+
+    /**
+     * @return the terms of a list, split at ':', ',' and white space, empty ones left out (OpenSSL skips them).
+     */
+    private static String[] terms(final String list)
+    {
+        return Arrays.stream(list.trim().split("[:,\\s]+")).filter(term -> !term.isEmpty()).toArray(String[]::new);
     }
 
     private static List<String> tls13Suites(final String list, final Set<String> offered)
     {
         final List<String> suites = new ArrayList<>();
-        for (final String name : list.trim().split("[:,\\s]+"))
+        for (final String name : terms(list))
         {
             if (!isTls13(name) || !offered.contains(name))
             {

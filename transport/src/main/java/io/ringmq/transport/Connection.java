@@ -90,6 +90,12 @@ final class Connection
     boolean retrying;
     /** The socket would not take all the outbound bytes: waiting for it to be writable. */
     boolean writeBlocked;
+    /**
+     * The bytes it owed right after the last burst of queued QoS 0 messages its session sent it at a reconnect
+     * (never shed); 0 once it owes no more than the high-water mark. They widen the allowance of a PUBLISH that
+     * tells it a new topic alias, so the burst alone never ends the connection.
+     */
+    int keptOwed;
     /** Writes are blocked and what it is owed passed the high-water mark: stop reading it until it drains. */
     boolean outFull;
     /** Has outbound bytes not yet offered to the socket this duty cycle. */

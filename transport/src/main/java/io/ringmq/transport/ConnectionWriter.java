@@ -137,6 +137,10 @@ final class ConnectionWriter
             connection.inboundQuota.onSent(buffer, offset, length); // an answer frees the client's receive maximum
         }
         append(connection, buffer, offset, length);
+        if (!sheddable)
+        {
+            connection.keptOwed = connection.outBytes();
+        }
     }
 
     /**
@@ -147,7 +151,8 @@ final class ConnectionWriter
      * the connection owes and it holds twice the high-water mark, a subscriber that reads nothing while new topics
      * keep coming holds no more: the connection ends (DISCONNECT 0x97 behind what it has not read, closed after the
      * linger). One its session queued while its client was away ({@code sheddable} false) must arrive: only the
-     * memory budget sheds it.
+     * memory budget sheds it; such a burst ({@link Connection#keptOwed}) widens the new alias's allowance by what it
+     * left owed, so it never ends the connection itself.
      *
      * @return true when the PUBLISH is not to be queued.
      */
@@ -155,9 +160,13 @@ final class ConnectionWriter
         final int length, final boolean sheddable)
     {
         final long highWater = context.outboundHighWaterBytes();
+        if (connection.keptOwed > 0 && connection.outBytes() <= highWater)
+        {
+            connection.keptOwed = 0; // the burst of queued QoS 0 is written, all but the high-water mark
+        }
         final boolean newAlias = connection.version == MqttVersion.V5 && assignsAlias(buffer, offset, length);
-        if (sheddable && connection.outBytes() > highWater &&
-            (!newAlias || connection.writeBlocked && connection.outBytes() > 2 * highWater))
+        if (sheddable && connection.outBytes() > highWater && (!newAlias ||
+            connection.writeBlocked && connection.outBytes() > 2 * highWater + (long)connection.keptOwed))
         {
             qos0Dropped++;
             if (newAlias)

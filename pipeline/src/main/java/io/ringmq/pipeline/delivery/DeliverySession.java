@@ -312,11 +312,22 @@ final class DeliverySession
     }
 
     /**
-     * @return how many QoS 0 messages its queue holds ({@code --queue-qos0-messages}).
+     * @return how many QoS 0 messages its queue holds ({@code --queue-qos0-messages}: only while its client is away).
      */
     int queuedQos0()
     {
         return null == queue ? 0 : queue.qos0Count();
+    }
+
+    /**
+     * Takes every queued QoS 0 message out, oldest first; its QoS 1 and 2 messages keep their places.
+     */
+    void removeQueuedQos0(final SessionQueue.Qos0Sink sink)
+    {
+        if (null != queue)
+        {
+            queue.removeQos0(sink);
+        }
     }
 
     int queueSize()

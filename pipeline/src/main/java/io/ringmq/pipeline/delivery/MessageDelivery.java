@@ -148,15 +148,13 @@ final class MessageDelivery
             copyNumber = eventMessageNumber == 0 ? 0 : eventMessageNumber + route.copyOrdinal(i);
             if (qos == 0)
             {
-                if (session.isOnline() && session.queuedQos0() == 0)
+                if (session.isOnline())
                 {
-                    sendLive(session, 0, retain, 0, ids);
+                    sendLive(session, 0, retain, 0, ids); // after any queued for it: all went at its reconnect
                 }
-                else if (session.isOnline() || (queueQos0 && session.persistent))
+                else if (queueQos0 && session.persistent)
                 {
-                    // --queue-qos0-messages: sent when its client is back, and a later one behind those still
-                    // queued, never before [MQTT-4.6.0-7]
-                    enqueue(session, 0, retain, ids, group);
+                    enqueue(session, 0, retain, ids, group); // --queue-qos0-messages: sent when its client is back
                 }
             }
             else if (session.canSendNow())

@@ -33,12 +33,52 @@ final class SessionQueue
     }
 
     /**
-     * @return how many of its messages are QoS 0: a later QoS 0 message goes behind them, never before
-     * [MQTT-4.6.0-7].
+     * @return how many of its messages are QoS 0 ({@code --queue-qos0-messages}).
      */
     int qos0Count()
     {
         return qos0;
+    }
+
+    /** Takes a QoS 0 entry out of the queue: its message (with the queue's reference), retain flag and ids. */
+    interface Qos0Sink
+    {
+        void take(SharedMessage message, boolean retain, int[] subscriptionIds);
+    }
+
+    /**
+     * Takes every QoS 0 entry out, oldest first; the others keep their order. QoS 0 needs no window slot, and the
+     * order the protocol asks for is per topic and QoS [MQTT-4.6.0-6], so these need not wait behind QoS 1 and 2.
+     */
+    void removeQos0(final Qos0Sink sink)
+    {
+        int kept = 0;
+        for (int i = 0; i < size; i++)
+        {
+            final int at = index(i);
+            if ((flags[at] & QOS_MASK) == 0)
+            {
+                final SharedMessage message = messages[at];
+                bytes -= message.length();
+                qos0--;
+                sink.take(message, (flags[at] & RETAIN) != 0, subscriptionIds[at]);
+            }
+            else
+            {
+                final int to = index(kept++);
+                messages[to] = messages[at];
+                flags[to] = flags[at];
+                subscriptionIds[to] = subscriptionIds[at];
+                groups[to] = groups[at];
+            }
+        }
+        for (int i = kept; i < size; i++)
+        {
+            final int at = index(i);
+            messages[at] = null;
+            subscriptionIds[at] = null;
+        }
+        size = kept;
     }
 
     /**

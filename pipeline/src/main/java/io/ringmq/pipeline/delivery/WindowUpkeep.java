@@ -23,6 +23,9 @@ final class WindowUpkeep
     private final BrokerCounters counters;
     private final SharedRedispatch redispatch;
     private final ShardJournal journal;
+    /** Sends a QoS 0 message taken from {@link #draining}'s queue. */
+    private final SessionQueue.Qos0Sink qos0Drain = this::sendQueuedQos0;
+    private DeliverySession draining;
 
     /**
      * @param redispatch where a shared subscriber's unacknowledged messages go back when its session ends.
@@ -120,7 +123,8 @@ final class WindowUpkeep
 
     /**
      * Fills an online session's window: first what a smaller Receive Maximum held back at a reconnect, then the
-     * queue, oldest first, as long as the window has room.
+     * queue, oldest first, as long as the window has room; QoS 0 messages queued while its client was away take no
+     * slot, and all of them go, those behind a full window too.
      */
     void drainQueue(final DeliverySession session)
     {
@@ -133,6 +137,7 @@ final class WindowUpkeep
                 dropInflight(session, unsent);
             }
         }
+        draining = session;
         while (session.isOnline() && session.queueSize() > 0 && (session.hasInflightRoom() || session.peekQos() == 0))
         {
             final SharedMessage message = session.peekMessage();
@@ -148,11 +153,9 @@ final class WindowUpkeep
                 pool.release(message);
                 continue;
             }
-            if (qos == 0) // queued while its client was away (--queue-qos0-messages): sent, never in flight
+            if (qos == 0) // queued while its client was away (--queue-qos0-messages): takes no window slot
             {
-                final int length = writer.encodeKept(session, message, 0, false, retain, 0, ids, clock.nowMs());
-                output.sendKeptEncoded(session.connectionId, writer, length);
-                pool.release(message);
+                sendQueuedQos0(message, retain, ids);
                 continue;
             }
             final int slot = inflight(session, message, qos, retain, ids, group);
@@ -161,6 +164,32 @@ final class WindowUpkeep
                 dropInflight(session, slot);
             }
         }
+        if (session.isOnline() && session.queuedQos0() > 0)
+        {
+            // the rest of them now, past the QoS 1 and 2 messages waiting for the window, before any later QoS 0
+            // can go live: the order the protocol asks for is per topic and QoS [MQTT-4.6.0-6]
+            session.removeQueuedQos0(qos0Drain);
+        }
+        draining = null;
+    }
+
+    /**
+     * Sends a QoS 0 message its session queued while its client was away, unless it expired meanwhile
+     * [MQTT-3.3.2-5], as a send the I/O agent does not shed past the connection's high-water mark (they go out
+     * together, bounded by --max-queued-bytes); lets go of the queue's reference.
+     */
+    private void sendQueuedQos0(final SharedMessage message, final boolean retain, final int[] ids)
+    {
+        if (message.expiresAtMs() != Message.NEVER && clock.nowMs() >= message.expiresAtMs())
+        {
+            counters.increment(BrokerCounters.MESSAGES_EXPIRED);
+        }
+        else
+        {
+            final int length = writer.encodeKept(draining, message, 0, false, retain, 0, ids, clock.nowMs());
+            output.sendKeptEncoded(draining.connectionId, writer, length);
+        }
+        pool.release(message);
     }
 
     /**
