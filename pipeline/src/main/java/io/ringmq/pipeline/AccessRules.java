@@ -12,6 +12,11 @@ public final class AccessRules
 {
     /** No ACL file: everything open but writes to {@code $SYS}. */
     public static final AccessRules OPEN = new AccessRules(null, 0);
+    /**
+     * The user the broker's own bridges are admitted as ({@link IngressEvent#bridge}), with {@link ClientAcl#BRIDGE}:
+     * a client that would be admitted under this name any other way is refused.
+     */
+    public static final String BRIDGE_USER = "$bridge";
 
     private final AclFile file;
     private final int generation;
@@ -64,6 +69,10 @@ public final class AccessRules
      */
     public ClientAcl forClient(final String userName, final String clientId)
     {
+        if (BRIDGE_USER.equals(userName))
+        {
+            return ClientAcl.BRIDGE; // the auth stage admits no one else under this name
+        }
         return null == file ? ClientAcl.OPEN : file.forClient(userName, clientId);
     }
 

@@ -138,7 +138,8 @@ public final class AuthStage implements Stage
     private void admitByExchange(final IngressEvent event)
     {
         final String user = enhanced.userOf(event.connectionId);
-        if (connect.wrap(event.packet, 0, event.packetLength) < 0 || access.refusesExchange(connect, user))
+        if (connect.wrap(event.packet, 0, event.packetLength) < 0 || access.refusesExchange(connect, user) ||
+            AccessRules.BRIDGE_USER.equals(user))
         {
             // fail closed: a corrupt slot, a User Name the exchange did not prove, or no user to be the client id
             event.authCode = ReasonCode.NOT_AUTHORIZED;
@@ -268,6 +269,14 @@ public final class AuthStage implements Stage
             counters.increment(BrokerCounters.CLIENT_ID_REFUSED);
             return;
         }
+        if (event.bridge)
+        {
+            // one of the broker's own bridges (only its loopback listener sets this): no password, no client id
+            // rule and every topic, as Mosquitto's bridges, under a name no client can be admitted as
+            access.admit(event, connect, AccessRules.BRIDGE_USER);
+            event.authCode = IngressEvent.AUTH_ACCEPTED;
+            return;
+        }
         if (clientIdPrefix.length > 0 && !(connect.clientId().length() == 0 ? assignedIdsHavePrefix :
             startsWith(connect.clientId(), clientIdPrefix)))
         {
@@ -299,7 +308,8 @@ public final class AuthStage implements Stage
             return;
         }
         final String userName = connect.hasUserName() ? connect.userName().asString() : null;
-        final int code = credentials(event, userName);
+        final int code = AccessRules.BRIDGE_USER.equals(userName) ? ReasonCode.V3_NOT_AUTHORIZED :
+            credentials(event, userName); // the bridges' name: a client that claims it is refused
         if (code != ReasonCode.V3_CONNECTION_ACCEPTED)
         {
             counters.increment(BrokerCounters.AUTH_FAILURES);

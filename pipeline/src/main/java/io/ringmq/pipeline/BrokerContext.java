@@ -31,6 +31,7 @@ public final class BrokerContext implements Cloneable
     private final ListenerSettings defaultListener = new ListenerSettings(1883, "0.0.0.0");
     private boolean hasDefaultListener = true;
     private final java.util.List<ListenerSettings> extraListeners = new java.util.ArrayList<>();
+    private final java.util.List<BridgeSettings> bridges = new java.util.ArrayList<>();
     /** What each client may do and hold, the sessions, and what every CONNACK announces; live ones among them. */
     private LimitSettings limits = new LimitSettings();
     /** Threads, agents on them, and the work of each duty cycle. */
@@ -95,7 +96,42 @@ public final class BrokerContext implements Cloneable
             check(0 == listener.port() || endpoints.add(listener.port() + "@" + listener.bindAddress()),
                 "two listeners on " + listener);
         }
+        final java.util.Set<String> bridgeNames = new java.util.HashSet<>();
+        for (final BridgeSettings bridge : bridges)
+        {
+            bridge.conclude(hostName());
+            check(bridgeNames.add(bridge.name()), "two bridges named " + bridge.name());
+        }
         return this;
+    }
+
+    private static String hostName()
+    {
+        try
+        {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        }
+        catch (final java.io.IOException ex)
+        {
+            return "ringmq";
+        }
+    }
+
+    /**
+     * Adds a bridge to a remote broker (a config file's {@code connection} section).
+     */
+    public BrokerContext addBridge(final BridgeSettings bridge)
+    {
+        bridges.add(bridge);
+        return this;
+    }
+
+    /**
+     * @return the bridges to remote brokers, in file order.
+     */
+    public java.util.List<BridgeSettings> bridges()
+    {
+        return java.util.Collections.unmodifiableList(bridges);
     }
 
     /**

@@ -23,7 +23,9 @@ public final class ClientIds
      */
     public static String of(final ConnectFlyweight connect, final String admittedUser, final boolean useUserName)
     {
-        return useUserName && null != admittedUser ? admittedUser : connect.clientId().asString();
+        // a bridge keeps its own client id: every bridge is admitted under the one name
+        return useUserName && null != admittedUser && !AccessRules.BRIDGE_USER.equals(admittedUser) ? admittedUser :
+            connect.clientId().asString();
     }
 
     /**

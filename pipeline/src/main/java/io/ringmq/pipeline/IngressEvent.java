@@ -141,6 +141,11 @@ public final class IngressEvent
      */
     public long credentialVerdict = io.ringmq.pipeline.auth.CredentialRequest.NO_VERDICT;
     /**
+     * A CONNECT of one of the broker's own bridges, from its loopback listener (only the I/O agent sets it): admitted
+     * as {@link AccessRules#BRIDGE_USER}, which no other connection may be.
+     */
+    public boolean bridge;
+    /**
      * CONNECT: the highest QoS its connection may use, as its listener allows (its CONNACK's Maximum QoS, its
      * subscriptions' cap); the stages cap it with {@code --max-qos} besides.
      */
@@ -346,6 +351,7 @@ public final class IngressEvent
         located = false;
         authCode = AUTH_UNDECIDED;
         credentialVerdict = io.ringmq.pipeline.auth.CredentialRequest.NO_VERDICT; // fail closed on slot reuse
+        bridge = false;
         authDataLength = NONE;
         aclVerdict = ACL_UNDECIDED;
         aclGeneration = 0;
@@ -398,6 +404,7 @@ public final class IngressEvent
             System.arraycopy(aclFilters, 0, copy.aclFilters(aclFilterCount), 0, aclFilterCount);
         }
         copy.credentialVerdict = credentialVerdict;
+        copy.bridge = bridge;
         copy.maxQos = maxQos;
         copy.mountPoint = mountPoint;
         copy.authDataLength = NONE;

@@ -73,6 +73,8 @@ public final class Broker implements AutoCloseable
     private final MetricsEndpoint metrics;
     /** What the warm-up at start did, or null without one. */
     private final Warmup.Result warmedUp;
+    /** The bridges to remote brokers, or null without any. */
+    private Bridges bridges;
     private volatile boolean closed;
     /** STARTING until the constructor ends, then STARTED; FAILED when an agent's fatal error came first. */
     private final AtomicInteger start = new AtomicInteger(STARTING);
@@ -171,10 +173,12 @@ public final class Broker implements AutoCloseable
                 warmedUp = null;
             }
             port = listeners[0].port;
+            bridges = Bridges.start(context, agents[0], () -> threads.wake(0));
             metrics = MetricsEndpoint.start(context, counters, latencies, () -> !closed && !threads.fatal());
         }
         catch (final RuntimeException | IOException | Error ex) // out of direct memory too: nothing may stay behind
         {
+            CloseHelper.quietClose(bridges);
             threads.closeFailedStart(agents);
             Listener.closeAll(listeners);
             Listener.closeAll(null == warmupListeners ? new Listener[0] : warmupListeners);
@@ -316,6 +320,14 @@ public final class Broker implements AutoCloseable
     }
 
     /**
+     * @return the bridges to remote brokers (none: an empty list).
+     */
+    java.util.List<Bridge> bridges()
+    {
+        return null == bridges ? java.util.List.of() : bridges.bridges();
+    }
+
+    /**
      * @return what the warm-up at start did ({@code --warmup}), or null when there was none.
      */
     Warmup.Result warmup()
@@ -403,6 +415,7 @@ public final class Broker implements AutoCloseable
             closed = true;
         }
         CloseHelper.quietClose(metrics); // first: a scrape in progress ends before anything it reads is closed
+        CloseHelper.quietClose(bridges); // while the agents still run: their local connections end with a DISCONNECT
         Listener.closeAll(listeners); // stop accepting
         threads.close(); // then every agent: connections flushed and closed, no wills
         tlsTasks.close(); // the TLS handshake pool, once no connection needs it

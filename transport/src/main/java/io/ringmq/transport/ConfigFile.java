@@ -46,6 +46,8 @@ final class ConfigFile
         /** Whether it gave a {@code port} (Mosquitto keeps the default listener then, besides the others). */
         boolean port;
         final List<String> warnings = new ArrayList<>();
+        /** The {@code connection} sections: bridges to remote brokers. */
+        final List<io.ringmq.pipeline.BridgeSettings> bridges = new ArrayList<>();
     }
 
     /** Directives of one listener (Mosquitto's listener-scoped settings, and ringmq's {@code proxy_protocol}). */
@@ -64,12 +66,11 @@ final class ConfigFile
         "dhparamfile", "tls_engine", "tls_engine_kpass_sha1", "tls_keyform",
         "auth_plugin", "plugin", "global_plugin", "websockets_log_level",
         "websockets_headers_size", "http_dir", "socket_domain", "memory_limit", "sys_interval_ms",
-        "connection", "address", "topic", "bridge_protocol_version", "remote_username", "remote_password",
-        "cleansession", "keepalive_interval", "try_private", "notifications", "start_type", "restart_timeout",
         "allow_anonymous_ws", "disable_client_cert_date_checks");
 
     private final Predicate<String> isOption;
     private final Parsed parsed = new Parsed();
+    private final BridgeDirectives bridges = new BridgeDirectives(parsed.bridges, parsed.warnings);
     private boolean perListenerSettings;
     /** A global allow_anonymous was read. */
     private boolean anonymousGiven;
@@ -155,6 +156,11 @@ final class ConfigFile
 
     private void mosquitto(final String where, final String name, final String value) throws IOException
     {
+        if (BridgeDirectives.NAMES.contains(name))
+        {
+            bridges.directive(where, name, value);
+            return;
+        }
         final ListenerSettings current = parsed.listeners.isEmpty() ? null :
             parsed.listeners.get(parsed.listeners.size() - 1);
         switch (name)
@@ -550,7 +556,7 @@ final class ConfigFile
         throw new ConfigException(where, name, "expected a number and h, d, w, m or y (e.g. 2d), not '" + value + "'");
     }
 
-    private static boolean bool(final String where, final String name, final String value)
+    static boolean bool(final String where, final String name, final String value)
     {
         switch (value)
         {
@@ -565,7 +571,7 @@ final class ConfigFile
         }
     }
 
-    private static int integer(final String where, final String name, final String value, final int min,
+    static int integer(final String where, final String name, final String value, final int min,
         final int max)
     {
         try

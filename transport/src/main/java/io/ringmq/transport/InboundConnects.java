@@ -222,7 +222,8 @@ final class InboundConnects
             }
         }
         if (!ingress.connect(connection.id, version, connection.loopback, handed, handedLength,
-            connection.credentialVerdict, connection.maxQos, connection.mountPoint))
+            connection.credentialVerdict, connection.maxQos, connection.mountPoint,
+            null != connection.accepted.listener && connection.accepted.listener.bridges))
         {
             return false;
         }

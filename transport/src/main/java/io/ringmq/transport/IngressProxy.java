@@ -84,7 +84,7 @@ final class IngressProxy
         final DirectBuffer bytes, final int length)
     {
         return hand(connectionId, version, loopback, packetType, bytes, length, CredentialRequest.NO_VERDICT, 2, null,
-            null, false);
+            null, false, false);
     }
 
     /**
@@ -104,8 +104,18 @@ final class IngressProxy
     boolean connect(final long connectionId, final int version, final boolean loopback, final DirectBuffer bytes,
         final int length, final long credentialVerdict, final int maxQos, final byte[] mountPoint)
     {
+        return connect(connectionId, version, loopback, bytes, length, credentialVerdict, maxQos, mountPoint, false);
+    }
+
+    /**
+     * As {@link #connect(long, int, boolean, DirectBuffer, int, long, int, byte[])}; {@code bridge}: a CONNECT of the
+     * broker's own bridge, from its loopback listener ({@link IngressEvent#bridge}).
+     */
+    boolean connect(final long connectionId, final int version, final boolean loopback, final DirectBuffer bytes,
+        final int length, final long credentialVerdict, final int maxQos, final byte[] mountPoint, final boolean bridge)
+    {
         return hand(connectionId, version, loopback, PacketType.CONNECT, bytes, length, credentialVerdict, maxQos,
-            mountPoint, null, false);
+            mountPoint, null, false, bridge);
     }
 
     /**
@@ -119,12 +129,12 @@ final class IngressProxy
         final int length, final PublishFlyweight layout)
     {
         return hand(connectionId, version, loopback, PacketType.PUBLISH, bytes, length, CredentialRequest.NO_VERDICT,
-            2, null, layout, batching && batchCopies);
+            2, null, layout, batching && batchCopies, false);
     }
 
     private boolean hand(final long connectionId, final int version, final boolean loopback, final int packetType,
         final DirectBuffer bytes, final int length, final long credentialVerdict, final int maxQos,
-        final byte[] mountPoint, final PublishFlyweight layout, final boolean defer)
+        final byte[] mountPoint, final PublishFlyweight layout, final boolean defer, final boolean bridge)
     {
         if (!pendingEnds.isEmpty())
         {
@@ -161,6 +171,7 @@ final class IngressProxy
         }
         event.ingressNs = nowNs;
         event.credentialVerdict = credentialVerdict;
+        event.bridge = bridge;
         event.maxQos = maxQos;
         event.mountPoint = mountPoint;
         if (defer && logEnd >= 0)

@@ -30,6 +30,11 @@ final class Listener implements AutoCloseable
     volatile SocketLayers layers;
     /** Connections held through this listener, against its {@code max_connections}. */
     final AtomicInteger connectionCount = new AtomicInteger();
+    /**
+     * The loopback listener of the broker's own bridges ({@link Bridges}): the CONNECTs it takes are the bridges'
+     * ({@link io.ringmq.pipeline.IngressEvent#bridge}). Set before the listener is handed to its acceptor.
+     */
+    volatile boolean bridges;
     /** When set, only sockets from these loopback ports are admitted (the warm-up's own); null: any. */
     private volatile java.util.function.IntPredicate peerPorts;
 

@@ -74,6 +74,7 @@ final class NetworkOptions
                 ConfigFile.applyListener(context.defaultListener(), directive[0], directive[1], directive[2]);
             }
             extra.addAll(fromFile.listeners);
+            fromFile.bridges.forEach(context::addBridge);
         }
         for (final String spec : listenerSpecs)
         {

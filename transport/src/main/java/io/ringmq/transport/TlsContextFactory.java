@@ -250,7 +250,7 @@ final class TlsContextFactory
     /**
      * @return every certificate in the PEM files of a directory (OpenSSL's hashed names, or any others).
      */
-    private static List<X509Certificate> caPath(final Path directory, final Consumer<String> warnings)
+    static List<X509Certificate> caPath(final Path directory, final Consumer<String> warnings)
     {
         if (!Files.isDirectory(directory))
         {

@@ -23,22 +23,31 @@ public final class ClientAcl
     public static final int DENIED = 2;
 
     /** No ACL file: all open but writes to {@code $SYS}. */
-    public static final ClientAcl OPEN = new ClientAcl(null, null, null);
+    public static final ClientAcl OPEN = new ClientAcl(null, null, null, false);
+
+    /**
+     * The broker's own bridges: everything may be read and written, {@code $SYS} too (a bridge's state
+     * notifications, a remote's {@code $SYS} imported), whatever the ACL file says, as Mosquitto's bridges are.
+     */
+    public static final ClientAcl BRIDGE = new ClientAcl(null, null, null, true);
 
     private static final Rule[] NONE = new Rule[0];
 
     /** An ACL file is in force and nothing in it is for this client: nothing may be read or written. */
-    public static final ClientAcl NOTHING = new ClientAcl(NONE, NONE, NONE);
+    public static final ClientAcl NOTHING = new ClientAcl(NONE, NONE, NONE, false);
 
     private final Rule[] deny;
     private final Rule[] read;
     private final Rule[] write;
+    /** {@link #BRIDGE}: writes to {@code $SYS} too. */
+    private final boolean writesSys;
 
-    private ClientAcl(final Rule[] deny, final Rule[] read, final Rule[] write)
+    private ClientAcl(final Rule[] deny, final Rule[] read, final Rule[] write, final boolean writesSys)
     {
         this.deny = deny;
         this.read = read;
         this.write = write;
+        this.writesSys = writesSys;
     }
 
     /**
@@ -47,7 +56,8 @@ public final class ClientAcl
      */
     static ClientAcl of(final List<Rule> rules)
     {
-        return new ClientAcl(select(rules, AclFile.DENY), select(rules, AclFile.READ), select(rules, AclFile.WRITE));
+        return new ClientAcl(select(rules, AclFile.DENY), select(rules, AclFile.READ), select(rules, AclFile.WRITE),
+            false);
     }
 
     private static Rule[] select(final List<Rule> rules, final int access)
@@ -93,7 +103,7 @@ public final class ClientAcl
     {
         if (null == deny)
         {
-            return !isSys(topic, offset, length); // $SYS is the broker's unless a rule grants it
+            return writesSys || !isSys(topic, offset, length); // $SYS is the broker's unless a rule grants it
         }
         return allowed(write, topic, offset, length);
     }

@@ -1,0 +1,151 @@
+package io.ringmq.transport;
+
+import io.ringmq.pipeline.BridgeSettings;
+import io.ringmq.pipeline.BrokerContext;
+import io.ringmq.pipeline.ListenerSettings;
+
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocketFactory;
+import javax.net.ssl.TrustManagerFactory;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.X509Certificate;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The broker's bridges ({@link Bridge}) and their listener: a plain MQTT listener on an ephemeral loopback port that
+ * admits only the bridges' own sockets (their local ports, registered before each connects) and marks their
+ * CONNECTs as the bridges' ({@link Listener#bridges}), so the auth stage admits them as
+ * {@link io.ringmq.pipeline.AccessRules#BRIDGE_USER}. Everything a bridge needs from files (its TLS material) is read
+ * before anything starts: a bad file stops the broker's start.
+ */
+final class Bridges implements AutoCloseable
+{
+    private static final System.Logger LOG = System.getLogger(Bridges.class.getName());
+    private static final char[] NO_PASSWORD = new char[0];
+
+    private final Listener listener;
+    private final List<Bridge> bridges;
+
+    private Bridges(final Listener listener, final List<Bridge> bridges)
+    {
+        this.listener = listener;
+        this.bridges = bridges;
+    }
+
+    /**
+     * Starts the context's bridges on I/O agent 0's acceptor.
+     *
+     * @param wake wakes I/O agent 0, which takes the listener at its next duty cycle.
+     * @return them, or null when there are none (or in {@code invoker} threading, where no thread would serve them).
+     * @throws IllegalArgumentException when a bridge's TLS files cannot be used.
+     */
+    static Bridges start(final BrokerContext context, final IoAgent agent, final Runnable wake) throws IOException
+    {
+        if (context.bridges().isEmpty())
+        {
+            return null;
+        }
+        if (context.threads().threading() == BrokerContext.Threading.INVOKER)
+        {
+            LOG.log(System.Logger.Level.WARNING, "bridges need the broker's threads: none started in invoker mode");
+            return null;
+        }
+        final List<SSLSocketFactory> factories = new ArrayList<>();
+        for (final BridgeSettings settings : context.bridges())
+        {
+            factories.add(settings.isTls() ? tls(settings) : null); // every file read before anything starts
+        }
+        final Listener listener = Listener.bindAll(List.of(new ListenerSettings(0, "127.0.0.1").conclude()), 16,
+            null)[0];
+        final Set<Integer> ownPorts = ConcurrentHashMap.newKeySet();
+        listener.bridges = true;
+        listener.admitOnly(ownPorts::contains); // a local process cannot get in as a bridge
+        agent.addListener(listener);
+        wake.run();
+        final List<Bridge> bridges = new ArrayList<>();
+        for (int i = 0; i < context.bridges().size(); i++)
+        {
+            final Bridge bridge = new Bridge(context.bridges().get(i), listener.port, ownPorts,
+                context.limits().maxPacketSize(), factories.get(i));
+            bridges.add(bridge);
+            bridge.start();
+        }
+        return new Bridges(listener, bridges);
+    }
+
+    /**
+     * @return the TLS client of a bridge: the remote's certificate checked against its CA file or directory, and
+     * the bridge's own certificate when it has one.
+     */
+    static SSLSocketFactory tls(final BridgeSettings settings)
+    {
+        final String what = "bridge " + settings.name();
+        try
+        {
+            final List<X509Certificate> cas = new ArrayList<>();
+            if (null != settings.caFile())
+            {
+                cas.addAll(PemFiles.certificates("bridge_cafile", Path.of(settings.caFile())));
+            }
+            if (null != settings.caPath())
+            {
+                cas.addAll(TlsContextFactory.caPath(Path.of(settings.caPath()), warning ->
+                    LOG.log(System.Logger.Level.WARNING, what + ": " + warning)));
+            }
+            final KeyStore trusted = KeyStore.getInstance("PKCS12");
+            trusted.load(null, null);
+            for (int i = 0; i < cas.size(); i++)
+            {
+                trusted.setCertificateEntry("ca-" + i, cas.get(i));
+            }
+            final TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            trust.init(trusted);
+            KeyManagerFactory keys = null;
+            if (null != settings.certFile())
+            {
+                final KeyStore own = KeyStore.getInstance("PKCS12");
+                own.load(null, null);
+                own.setKeyEntry("bridge", PemFiles.privateKey("bridge_keyfile", Path.of(settings.keyFile())),
+                    NO_PASSWORD, PemFiles.certificates("bridge_certfile", Path.of(settings.certFile()))
+                    .toArray(new X509Certificate[0]));
+                keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+                keys.init(own, NO_PASSWORD);
+            }
+            final SSLContext context = SSLContext.getInstance("TLS");
+            context.init(null == keys ? null : keys.getKeyManagers(), trust.getTrustManagers(), null);
+            return context.getSocketFactory();
+        }
+        catch (final GeneralSecurityException | IOException ex)
+        {
+            throw new IllegalArgumentException(what + ": its TLS files cannot be used (" + ex.getMessage() + ")", ex);
+        }
+    }
+
+    /**
+     * @return the bridges, in file order.
+     */
+    List<Bridge> bridges()
+    {
+        return bridges;
+    }
+
+    /**
+     * Stops every bridge (each closes its connections), then the listener.
+     */
+    @Override
+    public void close()
+    {
+        for (final Bridge bridge : bridges)
+        {
+            bridge.close();
+        }
+        Listener.closeAll(new Listener[]{listener});
+    }
+}
