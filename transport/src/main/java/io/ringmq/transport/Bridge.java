@@ -61,6 +61,7 @@ final class Bridge implements AutoCloseable
     private int nextAddress;
     private long delayMs;
     private volatile long connections;
+    private volatile String lastFailure;
     /** SUBACKs still to come in this session; the bridge is connected when none is. */
     private final java.util.concurrent.atomic.AtomicInteger subackOwed = new java.util.concurrent.atomic.AtomicInteger();
 
@@ -105,6 +106,14 @@ final class Bridge implements AutoCloseable
         return connections;
     }
 
+    /**
+     * @return why the last connection failed or ended, or null while none did.
+     */
+    String lastFailure()
+    {
+        return lastFailure;
+    }
+
     String name()
     {
         return settings.name();
@@ -120,6 +129,7 @@ final class Bridge implements AutoCloseable
             }
             catch (final IOException | RuntimeException ex)
             {
+                lastFailure = String.valueOf(ex.getMessage());
                 if (!closed)
                 {
                     LOG.log(System.Logger.Level.WARNING, "bridge " + settings.name() + ": " + ex.getMessage() +

@@ -258,4 +258,62 @@ class BridgeTest
             .isInstanceOfSatisfying(MqttException.class, refused -> assertThat(refused.getReasonCode())
                 .isEqualTo(MqttException.REASON_CODE_NOT_AUTHORIZED));
     }
+    @Test
+    @DisplayName("TLS to the remote: its certificate checked against bridge_cafile (and its host); another CA's "
+        + "certificate is refused and the bridge stays down")
+    void tlsToRemote() throws Exception
+    {
+        final Broker b = Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(0)
+            .observability(o -> o.sysIntervalMs(0)).addListener(new io.ringmq.pipeline.ListenerSettings(0,
+            "127.0.0.1").certFile(TlsContextFactoryTest.tls("server-cert.pem"))
+            .keyFile(TlsContextFactoryTest.tls("server-key.pem"))));
+        brokers.add(b);
+        final int tlsPort = b.ports()[1];
+        final Broker a = local("connection good", "address 127.0.0.1:" + tlsPort, "remote_clientid good",
+            "topic secure/# out 1", "try_private false", "bridge_cafile " + TlsContextFactoryTest.tls("ca.pem"),
+            "connection bad", "address 127.0.0.1:" + tlsPort, "remote_clientid bad", "topic secure/# out 1",
+            "try_private false", "restart_timeout 1", "bridge_cafile " + TlsContextFactoryTest.tls("other-ca.pem"));
+        TestBrokers.await("the good bridge up", () -> a.bridges().get(0).isConnected());
+        final Paho onB = client(b, "on-b");
+        onB.client.subscribe("secure/#", 1);
+        client(a, "writer").publish("secure/x", "over tls", 1, false);
+        final Paho.Received crossed = onB.next();
+        assertThat(crossed).isNotNull();
+        assertThat(crossed.payload()).isEqualTo("over tls");
+        assertThat(onB.nextWithin(300)).as("a copy through the bad bridge").isNull();
+        TestBrokers.await("the bad bridge failed", () -> null != a.bridges().get(1).lastFailure());
+        assertThat(a.bridges().get(1).isConnected()).isFalse();
+        assertThat(a.bridges().get(1).connections()).isZero();
+    }
+
+    @Test
+    @DisplayName("5.0 to the remote: user properties, content type and the message expiry cross with the message")
+    void mqtt5PropertiesCross() throws Exception
+    {
+        final Broker b = remote(0);
+        final Broker a = local("connection b", "address 127.0.0.1:" + b.port(), "remote_clientid five",
+            "topic v5/# out 2", "bridge_protocol_version mqttv50");
+        awaitBridge(a);
+        final Paho5 onB = closeLater(Paho5.connect(b.port(), "on-b"));
+        onB.subscribe(new org.eclipse.paho.mqttv5.common.MqttSubscription("v5/#", 2), 0);
+        final Paho5 onA = closeLater(Paho5.connect(a.ports()[0], "on-a"));
+        final org.eclipse.paho.mqttv5.common.MqttMessage message =
+            new org.eclipse.paho.mqttv5.common.MqttMessage("props".getBytes(StandardCharsets.UTF_8));
+        message.setQos(2);
+        final org.eclipse.paho.mqttv5.common.packet.MqttProperties properties =
+            new org.eclipse.paho.mqttv5.common.packet.MqttProperties();
+        properties.setUserProperties(List.of(new org.eclipse.paho.mqttv5.common.packet.UserProperty("k", "v")));
+        properties.setContentType("text/plain");
+        properties.setMessageExpiryInterval(3_600L);
+        message.setProperties(properties);
+        onA.publish("v5/x", message);
+        final Paho5.Received crossed = onB.next();
+        assertThat(crossed).isNotNull();
+        assertThat(crossed.payload()).isEqualTo("props");
+        assertThat(crossed.message().getQos()).isEqualTo(2);
+        assertThat(crossed.message().getProperties().getUserProperties()).extracting(p -> p.getKey() + "=" +
+            p.getValue()).containsExactly("k=v");
+        assertThat(crossed.message().getProperties().getContentType()).isEqualTo("text/plain");
+        assertThat(crossed.message().getProperties().getMessageExpiryInterval()).isBetween(3_590L, 3_600L);
+    }
 }

@@ -57,6 +57,18 @@ final class RawClient implements AutoCloseable
     }
 
     /**
+     * The server's side of a connection a test accepted (a fake remote broker for a bridge): it reads the client's
+     * packets and sends the server's.
+     */
+    RawClient(final Socket accepted) throws IOException
+    {
+        socket = accepted;
+        socket.setTcpNoDelay(true);
+        in = socket.getInputStream();
+        out = socket.getOutputStream();
+    }
+
+    /**
      * Reads the broker's packets as MQTT 5.0 from now on.
      *
      * @return this.
