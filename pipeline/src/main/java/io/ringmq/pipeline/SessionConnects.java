@@ -27,6 +27,8 @@ final class SessionConnects
     /** Shard 0's counters for what happens to sessions; muted on the other routing shards. */
     private final BrokerCounters sessionCounters;
     private final int maxSessions;
+    /** What a remote broker's 3.1.1 bridge subscribes with: it never gets back what it sent, retain as sent. */
+    private static final int BRIDGE_OPTIONS = io.ringmq.protocol.SubscriptionOptions.of(0, true, true, 0);
     private final ConnectFlyweight connect = new ConnectFlyweight();
     private final ExpandableArrayBuffer willScratch = new ExpandableArrayBuffer(256);
     private RoutingSession moved;
@@ -159,6 +161,7 @@ final class SessionConnects
         session.connection(event.agentIndex, event.connectionId);
         session.version(event.version);
         session.maxQos(event.maxQos); // its listener's max_qos; --max-qos caps it where it is used
+        session.forcedOptions(connect.isBridge() ? BRIDGE_OPTIONS : 0); // as Mosquitto treats a bridge
         // a resumed session's client id as the CONNECT gave it is most often its own: one copy of it is kept
         access.bind(session, event, clientId.equals(session.clientId()) ? session.clientId() : clientId);
         setWill(session, event.aclVerdict == IngressEvent.ACL_ALLOWED); // a will the ACL refuses is not kept

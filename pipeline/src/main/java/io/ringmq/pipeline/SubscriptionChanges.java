@@ -112,7 +112,7 @@ final class SubscriptionChanges
                 output.addGranted(v5 ? ReasonCode.NOT_AUTHORIZED : ReasonCode.V3_SUBACK_FAILURE);
                 continue;
             }
-            final int options = granted(filters.options(i), session.maxQos());
+            final int options = granted(filters.options(i) | session.forcedOptions(), session.maxQos());
             final int granted = SubscriptionOptions.qos(options);
             Subscription subscription = session.subscription(written);
             if (null == subscription && session.subscriptionCount() >= maxSubscriptions)

@@ -14,6 +14,8 @@ import org.agrona.DirectBuffer;
  */
 public final class ConnectFlyweight
 {
+    /** Set on the protocol level byte by a bridge that asks to be treated as one (Mosquitto's try_private). */
+    private static final int BRIDGE_BIT = 0x80;
     private static final int CLEAN_START = 0x02;
     private static final int WILL = 0x04;
     private static final int WILL_RETAIN = 0x20;
@@ -28,6 +30,7 @@ public final class ConnectFlyweight
     private final Slice userName = new Slice();
     private final Slice password = new Slice();
     private int protocolLevel;
+    private boolean bridge;
     private int flags;
     private int keepAlive;
 
@@ -40,6 +43,7 @@ public final class ConnectFlyweight
     public int wrap(final DirectBuffer buffer, final int offset, final int length)
     {
         protocolLevel = 0;
+        bridge = false;
         properties.clear();
         willProperties.clear();
         clientId.reset();
@@ -64,6 +68,12 @@ public final class ConnectFlyweight
             return DecodeError.FIELD_OVERRUNS_PACKET;
         }
         protocolLevel = buffer.getByte(nameEnd) & 0xFF;
+        // bit 7 of a 3.1.1 level: another broker's bridge (Mosquitto's try_private), otherwise 3.1.1
+        bridge = protocolLevel == (BRIDGE_BIT | MqttVersion.V3_1_1);
+        if (bridge)
+        {
+            protocolLevel = MqttVersion.V3_1_1;
+        }
         if (isName(buffer, pos + 2, nameLength, "MQIsdp"))
         {
             return DecodeError.UNSUPPORTED_PROTOCOL_VERSION; // MQTT 3.1 is not spoken
@@ -193,11 +203,20 @@ public final class ConnectFlyweight
     }
 
     /**
-     * @return the protocol level the client asked for: 4 (3.1.1) or 5 (5.0) once decoded.
+     * @return the protocol level the client asked for: 4 (3.1.1) or 5 (5.0) once decoded (4 for a bridge's 0x84).
      */
     public int protocolLevel()
     {
         return protocolLevel;
+    }
+
+    /**
+     * @return whether the level was 0x84: 3.1.1 from another broker's bridge, whose subscriptions get No Local and
+     * Retain As Published (what it sent is not sent back to it, retained messages stay retained), as in Mosquitto.
+     */
+    public boolean isBridge()
+    {
+        return bridge;
     }
 
     /**

@@ -77,6 +77,29 @@ class ConnectTest
     }
 
     @Test
+    @DisplayName("level 0x84 (Mosquitto's try_private bridge) is 3.1.1 from a bridge; 0x85 and 0x83 are refused")
+    void bridgeLevel()
+    {
+        final UnsafeBuffer bridge = Bytes.buffer(Bytes.packet("10", Bytes.str("MQTT") + "84 02 00 3C" + Bytes.str("b")));
+        assertThat(connect.wrap(bridge, 0, bridge.capacity())).isEqualTo(bridge.capacity());
+        assertThat(connect.protocolLevel()).isEqualTo(MqttVersion.V3_1_1);
+        assertThat(connect.isBridge()).isTrue();
+        assertThat(connect.clientId().asString()).isEqualTo("b");
+
+        final UnsafeBuffer plain = Bytes.buffer(Bytes.packet("10", Bytes.str("MQTT") + "04 02 00 3C" + Bytes.str("p")));
+        assertThat(connect.wrap(plain, 0, plain.capacity())).isEqualTo(plain.capacity());
+        assertThat(connect.isBridge()).as("reset by the next wrap").isFalse();
+
+        for (final String level : new String[]{"85", "83"})
+        {
+            final UnsafeBuffer other = Bytes.buffer(Bytes.packet("10", Bytes.str("MQTT") + level + " 02 00 3C" +
+                Bytes.str("")));
+            assertThat(connect.wrap(other, 0, other.capacity())).isEqualTo(DecodeError.UNSUPPORTED_PROTOCOL_VERSION);
+            assertThat(connect.isBridge()).isFalse();
+        }
+    }
+
+    @Test
     @DisplayName("MQTT-3.1.2-2: an unsupported protocol level is reported with the level asked for")
     void unsupportedLevel()
     {

@@ -33,6 +33,7 @@ public final class RoutingSession
     private long willDelaySeconds;
     private int version;
     private int maxQos = 2;
+    private int forcedOptions;
     private int matchGeneration;
     private int matchQos;
     private int matchIndex;
@@ -196,6 +197,20 @@ public final class RoutingSession
     public void maxQos(final int maxQos)
     {
         this.maxQos = maxQos;
+    }
+
+    /**
+     * @return subscription options its current connection's SUBSCRIBEs get whatever they say: No Local and Retain As
+     * Published for another broker's 3.1.1 bridge (protocol level 0x84), none otherwise.
+     */
+    public int forcedOptions()
+    {
+        return forcedOptions;
+    }
+
+    public void forcedOptions(final int options)
+    {
+        this.forcedOptions = options;
     }
 
     /**
