@@ -62,6 +62,8 @@ final class Bridge implements AutoCloseable
     private long delayMs;
     private volatile long connections;
     private volatile String lastFailure;
+    /** The remote socket being connected (and its TLS handshake), for {@link #close} to end. */
+    private volatile Socket dialing;
     /** SUBACKs still to come in this session; the bridge is connected when none is. */
     private final java.util.concurrent.atomic.AtomicInteger subackOwed = new java.util.concurrent.atomic.AtomicInteger();
 
@@ -186,9 +188,9 @@ final class Bridge implements AutoCloseable
         }
         final BridgeRelay outward = new BridgeRelay(settings.name() + " out", localLink, remoteLink,
             settings.topics(), true, settings.outgoingRetain(), (int)Math.min(remoteLimits[0], settings
-            .receiveMaximum()), remoteLimits[1]);
+            .receiveMaximum()), remoteLimits[1], settings.receiveMaximum());
         final BridgeRelay inward = new BridgeRelay(settings.name() + " in", remoteLink, localLink,
-            settings.topics(), false, true, (int)localLimits[0], localLimits[1]);
+            settings.topics(), false, true, (int)localLimits[0], localLimits[1], settings.receiveMaximum());
         subackOwed.set((outward.topics().isEmpty() ? 0 : 1) + (inward.topics().isEmpty() ? 0 : 1));
         subscribe(localLink, outward.topics(), true);
         subscribe(remoteLink, inward.topics(), false);
@@ -385,8 +387,13 @@ final class Bridge implements AutoCloseable
             throw new IOException("cannot resolve " + address.host);
         }
         final Socket socket = null == tls ? new Socket() : tls.createSocket();
+        dialing = socket; // close() closes it: a connect to an address that never answers ends at once
         try
         {
+            if (closed)
+            {
+                throw new IOException("closed");
+            }
             socket.connect(to, CONNECT_TIMEOUT_MS);
             if (socket instanceof SSLSocket)
             {
@@ -415,6 +422,10 @@ final class Bridge implements AutoCloseable
         {
             socket.close();
             throw ex instanceof IOException ? (IOException)ex : new IOException(ex.getMessage(), ex);
+        }
+        finally
+        {
+            dialing = null;
         }
     }
 
@@ -644,6 +655,18 @@ final class Bridge implements AutoCloseable
     public void close()
     {
         closed = true;
+        final Socket connecting = dialing;
+        if (null != connecting)
+        {
+            try
+            {
+                connecting.close();
+            }
+            catch (final IOException ex)
+            {
+                // closing anyway
+            }
+        }
         closeLinks(true);
         thread.interrupt();
         try

@@ -46,7 +46,11 @@ final class BridgeRelay
     private final int[] sourceIdOf = new int[65_536];
     private int nextId = 1;
     private int inflight;
+    /** The most bytes of messages held for the target's window, whatever the count. */
+    static final long MAX_PENDING_BYTES = 64L * 1024 * 1024;
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    private final int maxPending;
+    private long pendingBytes;
     private final PublishEncoder encoder = new PublishEncoder();
     private final ExpandableArrayBuffer properties = new ExpandableArrayBuffer(256);
     private final UnsafeBuffer topicView = new UnsafeBuffer(new byte[0]);
@@ -56,11 +60,13 @@ final class BridgeRelay
      * @param out       true: from this broker to the remote one (the topics' out direction); false: in.
      * @param window    QoS 1/2 messages the target takes in flight (its receive maximum).
      * @param targetMaxPacket the largest packet the target takes.
+     * @param maxPending QoS 1/2 messages held beyond the window at most ({@code bridge_receive_maximum}).
      */
     BridgeRelay(final String label, final BridgeLink source, final BridgeLink target,
         final List<BridgeSettings.Topic> allTopics, final boolean out, final boolean keepRetain, final int window,
-        final long targetMaxPacket)
+        final long targetMaxPacket, final int maxPending)
     {
+        this.maxPending = maxPending;
         this.label = label;
         this.source = source;
         this.target = target;
@@ -117,11 +123,19 @@ final class BridgeRelay
         final byte[] topicBytes = targetTopic.getBytes(StandardCharsets.UTF_8);
         if (qos > 0 && (inflight >= window || !pending.isEmpty()))
         {
+            if (pending.size() >= maxPending || pendingBytes > MAX_PENDING_BYTES)
+            {
+                // a source that does not wait for acknowledgements (a 3.1.1 remote has no receive maximum to keep):
+                // its connection ends, and its session sends the unacknowledged again later
+                throw new IOException(label + ": the source sent more than " + maxPending + " unacknowledged " +
+                    "messages beyond the target's window (or " + MAX_PENDING_BYTES + " bytes)");
+            }
             final byte[] payload = new byte[publish.payload().length()];
             buffer.getBytes(publish.payload().offset(), payload);
             final byte[] props = new byte[propertiesLength];
             properties.getBytes(0, props);
             pending.add(new Pending(topicBytes, payload, props, expiry, qos, retain, sourceId));
+            pendingBytes += topicBytes.length + payload.length + props.length;
             return;
         }
         send(topicBytes, buffer, publish.payload().offset(), publish.payload().length(), properties,
@@ -221,6 +235,7 @@ final class BridgeRelay
         while (!pending.isEmpty() && inflight < window)
         {
             final Pending next = pending.poll();
+            pendingBytes -= next.topic.length + next.payload.length + next.properties.length;
             final UnsafeBuffer payload = new UnsafeBuffer(next.payload);
             final UnsafeBuffer props = new UnsafeBuffer(next.properties);
             send(next.topic, payload, 0, next.payload.length, props, next.properties.length, next.expiry, next.qos,

@@ -148,6 +148,38 @@ class BridgeRemoteTest
         }
     }
 
+    @Test
+    @DisplayName("a remote that floods QoS 1 past the local window and bridge_receive_maximum is disconnected, not "
+        + "held in memory without bound; the bridge comes back")
+    void floodingRemoteIsCut() throws Exception
+    {
+        try (ServerSocket server = new ServerSocket(0, 8, InetAddress.getLoopbackAddress()))
+        {
+            final Broker a = local(server.getLocalPort(), "topic cmd/# in 1", "bridge_receive_maximum 5",
+                "receive-maximum 1", "notifications false");
+            final RawClient first = acceptBridge(server, new ArrayList<>());
+            TestBrokers.await("the bridge up", () -> a.bridges().get(0).isConnected());
+            final java.io.ByteArrayOutputStream flood = new java.io.ByteArrayOutputStream();
+            for (int i = 1; i <= 2_000; i++)
+            {
+                flood.write(RawClient.publish("cmd/" + i, new byte[512], 1, i));
+            }
+            try
+            {
+                first.send(flood.toByteArray());
+                assertThat(first.closedWithin(10_000)).as("the flooding connection cut").isTrue();
+            }
+            catch (final java.io.IOException cut)
+            {
+                // cut while the flood was still being written: as wanted
+            }
+            TestBrokers.await("the cut named", () -> String.valueOf(a.bridges().get(0).lastFailure())
+                .contains("unacknowledged"));
+            acceptBridge(server, new ArrayList<>());
+            TestBrokers.await("the bridge back", () -> a.bridges().get(0).connections() == 2);
+        }
+    }
+
     private <T extends AutoCloseable> T closeables(final T closeable)
     {
         closeables.add(closeable);
