@@ -99,6 +99,14 @@ final class AccessControl
     }
 
     /**
+     * @return whether the client id is the user name ({@code --use-username-as-clientid}).
+     */
+    boolean usesUserNameAsClientId()
+    {
+        return useUserNameAsClientId;
+    }
+
+    /**
      * An admitted CONNECT: the connection's rules, and the verdict on its will.
      *
      * @param userName the user it was admitted as (null: anonymous), which its rules are for.

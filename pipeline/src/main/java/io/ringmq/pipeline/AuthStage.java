@@ -42,6 +42,7 @@ public final class AuthStage implements Stage
     /** Connections admitted with a password-file user: the entry they were admitted under. */
     private final Long2ObjectHashMap<Admitted> admitted = new Long2ObjectHashMap<>();
     private final EnhancedAuthentication enhanced;
+    private java.util.Set<String> bridgeClientIds = java.util.Set.of();
     private final AccessControl access;
     /** Whether the CONNECT being decided was accepted by a password-file entry. */
     private boolean acceptedByFile;
@@ -82,6 +83,20 @@ public final class AuthStage implements Stage
         clientIdPrefix = context.limits().clientIdPrefix().getBytes(java.nio.charset.StandardCharsets.UTF_8);
         assignedIdsHavePrefix = context.limits().autoIdPrefix().startsWith(context.limits().clientIdPrefix());
         access.autoIdPrefix(context.limits().autoIdPrefix(), maxClientIdLength);
+    }
+
+    /**
+     * The client ids of the broker's bridges' own sessions ({@link BridgeSettings#localClientId}): no other
+     * connection may take one over, and with it what the bridge was to carry.
+     */
+    public void bridgeClientIds(final BrokerContext context)
+    {
+        final java.util.Set<String> ids = new java.util.HashSet<>();
+        for (final BridgeSettings bridge : context.bridges())
+        {
+            ids.add(bridge.localClientId());
+        }
+        bridgeClientIds = ids;
     }
 
     public boolean onEvent(final IngressEvent event)
@@ -139,7 +154,7 @@ public final class AuthStage implements Stage
     {
         final String user = enhanced.userOf(event.connectionId);
         if (connect.wrap(event.packet, 0, event.packetLength) < 0 || access.refusesExchange(connect, user) ||
-            AccessRules.BRIDGE_USER.equals(user))
+            claimsBridge(user))
         {
             // fail closed: a corrupt slot, a User Name the exchange did not prove, or no user to be the client id
             event.authCode = ReasonCode.NOT_AUTHORIZED;
@@ -308,8 +323,8 @@ public final class AuthStage implements Stage
             return;
         }
         final String userName = connect.hasUserName() ? connect.userName().asString() : null;
-        final int code = AccessRules.BRIDGE_USER.equals(userName) ? ReasonCode.V3_NOT_AUTHORIZED :
-            credentials(event, userName); // the bridges' name: a client that claims it is refused
+        // the bridges' user name, or a bridge's session: a client that claims one is refused
+        final int code = claimsBridge(userName) ? ReasonCode.V3_NOT_AUTHORIZED : credentials(event, userName);
         if (code != ReasonCode.V3_CONNECTION_ACCEPTED)
         {
             counters.increment(BrokerCounters.AUTH_FAILURES);
@@ -327,6 +342,24 @@ public final class AuthStage implements Stage
             access.admit(event, connect, userName);
         }
         event.authCode = code == ReasonCode.V3_CONNECTION_ACCEPTED ? IngressEvent.AUTH_ACCEPTED : refusal(v5, code);
+    }
+
+    /**
+     * @param userName the user a CONNECT (not a bridge's) would be admitted as.
+     * @return whether it would be a bridge: the bridges' user name, or (as its own client id, or as the user name
+     * {@code --use-username-as-clientid} makes the client id) a bridge's session.
+     */
+    private boolean claimsBridge(final String userName)
+    {
+        if (AccessRules.BRIDGE_USER.equals(userName))
+        {
+            return true;
+        }
+        if (bridgeClientIds.isEmpty())
+        {
+            return false;
+        }
+        return bridgeClientIds.contains(ClientIds.of(connect, userName, access.usesUserNameAsClientId()));
     }
 
     /**

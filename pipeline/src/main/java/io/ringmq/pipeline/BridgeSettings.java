@@ -501,6 +501,13 @@ public final class BridgeSettings
         {
             notificationTopic = "$SYS/broker/connection/" + remoteClientId + "/state";
         }
+        check(!notificationTopic.isEmpty() && notificationTopic.indexOf('+') < 0 && notificationTopic.indexOf('#') < 0 &&
+            notificationTopic.indexOf('\0') < 0 && notificationTopic.getBytes(java.nio.charset.StandardCharsets.UTF_8)
+            .length <= 65_535, what + ": notification_topic must be a topic name (no + or #), not \"" +
+            notificationTopic + "\"");
+        check(!remoteClientId.isEmpty() || cleanSession, what + ": an empty remote_clientid needs cleansession true " +
+            "(a session kept there needs a name) [MQTT-3.1.3-7]");
+        check(!localClientId.isEmpty(), what + ": local_clientid must not be empty");
         check(!localClientId.equals(remoteClientId) || addresses.stream().noneMatch(a -> isLoopback(a.host)),
             what + ": local_clientid and remote_clientid are the same on a loopback remote: each would take the " +
             "other's session");

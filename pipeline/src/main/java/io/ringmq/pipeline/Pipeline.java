@@ -140,6 +140,7 @@ public final class Pipeline
         authStage = new AuthStage(authenticator, counters, context.limits().maxClientIdLength(), control,
             new AccessControl(accessRules, context.auth().useUserNameAsClientId(), counters));
         authStage.clientIds(context);
+        authStage.bridgeClientIds(context); // the bridges run as started: a reload does not change them
         authStage.follow(limits);
         auth = step(authStage, authPoller,
             counters, BrokerCounters.EVENTS_AUTH);

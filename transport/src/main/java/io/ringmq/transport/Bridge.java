@@ -48,10 +48,14 @@ final class Bridge implements AutoCloseable
 
     private final BridgeSettings settings;
     private final int localPort;
+    private final String password;
     private final Set<Integer> ownPorts;
     private final int localMaxPacket;
     private final SSLSocketFactory tls;
     private final Thread thread;
+    /** From this broker to the remote one, and back: their exchanges in flight outlive a connection. */
+    private final BridgeRelay outward;
+    private final BridgeRelay inward;
     private volatile boolean closed;
     private volatile BridgeLink remote;
     private volatile BridgeLink local;
@@ -70,19 +74,25 @@ final class Bridge implements AutoCloseable
     /**
      * @param localPort      the bridge listener's port.
      * @param ownPorts       the local ports the bridge listener admits: the bridges' own sockets.
+     * @param password       what the bridge listener asks of a bridge's CONNECT (no user name with it).
      * @param localMaxPacket the broker's maximum packet size, the largest packet taken on either side.
      * @param tls            the remote's TLS, or null for plain TCP.
      */
-    Bridge(final BridgeSettings settings, final int localPort, final Set<Integer> ownPorts, final int localMaxPacket,
-        final SSLSocketFactory tls)
+    Bridge(final BridgeSettings settings, final int localPort, final Set<Integer> ownPorts, final String password,
+        final int localMaxPacket, final SSLSocketFactory tls)
     {
         this.settings = settings;
+        this.password = password;
         this.localPort = localPort;
         this.ownPorts = ownPorts;
         this.localMaxPacket = localMaxPacket;
         this.tls = tls;
         this.tryPrivate = settings.tryPrivate() && settings.protocolVersion() != MqttVersion.V5;
         this.delayMs = TimeUnit.SECONDS.toMillis(settings.restartBaseSeconds());
+        this.outward = new BridgeRelay("bridge " + settings.name() + " out", settings.topics(), true,
+            settings.outgoingRetain(), settings.receiveMaximum());
+        this.inward = new BridgeRelay("bridge " + settings.name() + " in", settings.topics(), false, true,
+            settings.receiveMaximum());
         this.thread = new Thread(this::run, "ringmq-bridge-" + settings.name());
         thread.setDaemon(true);
     }
@@ -172,25 +182,26 @@ final class Bridge implements AutoCloseable
 
     private void session() throws IOException
     {
-        final long[] remoteLimits = new long[2];
+        final long[] remoteLimits = new long[3];
         final BridgeLink remoteLink = openRemote(remoteLimits);
         remote = remoteLink;
         if (closed)
         {
             return;
         }
-        final long[] localLimits = new long[2];
+        final long[] localLimits = new long[3];
         final BridgeLink localLink = openLocal(localLimits);
         local = localLink;
         if (closed)
         {
             return;
         }
-        final BridgeRelay outward = new BridgeRelay(settings.name() + " out", localLink, remoteLink,
-            settings.topics(), true, settings.outgoingRetain(), (int)Math.min(remoteLimits[0], settings
-            .receiveMaximum()), remoteLimits[1], settings.receiveMaximum());
-        final BridgeRelay inward = new BridgeRelay(settings.name() + " in", remoteLink, localLink,
-            settings.topics(), false, true, (int)localLimits[0], localLimits[1], settings.receiveMaximum());
+        // what was in flight either way is settled by what each side kept of its session
+        final boolean remoteKept = remoteLimits[2] != 0;
+        final boolean localKept = localLimits[2] != 0;
+        outward.attach(localLink, remoteLink, (int)Math.min(remoteLimits[0], settings.receiveMaximum()),
+            remoteLimits[1], localKept, remoteKept);
+        inward.attach(remoteLink, localLink, (int)localLimits[0], localLimits[1], remoteKept, localKept);
         subackOwed.set((outward.topics().isEmpty() ? 0 : 1) + (inward.topics().isEmpty() ? 0 : 1));
         subscribe(localLink, outward.topics(), true);
         subscribe(remoteLink, inward.topics(), false);
@@ -221,7 +232,7 @@ final class Bridge implements AutoCloseable
         finally
         {
             connected = false;
-            closeLinks(true);
+            closeLinksBounded();
             try
             {
                 localReader.join(TimeUnit.SECONDS.toMillis(5));
@@ -269,6 +280,7 @@ final class Bridge implements AutoCloseable
             {
                 upkeepNs = nowNs; // also while packets keep coming: a link that only receives still pings
                 link.upkeep(nowNs);
+                other.checkStall(nowNs); // its reader may be the one stuck in a write to it
             }
             if (null == packet)
             {
@@ -473,6 +485,7 @@ final class Bridge implements AutoCloseable
             }
             throw new IOException(link + " refused the bridge's CONNECT (code 0x" + Integer.toHexString(code) + ")");
         }
+        limits[2] = connack.connack().isSessionPresent() ? 1 : 0;
         limits[0] = v5 ? connack.connack().properties().intValue(PropertyId.RECEIVE_MAXIMUM, 65_535) :
             settings.receiveMaximum();
         limits[1] = v5 ? connack.connack().properties().longValue(PropertyId.MAXIMUM_PACKET_SIZE,
@@ -524,6 +537,7 @@ final class Bridge implements AutoCloseable
             final ConnectEncoder connect = new ConnectEncoder().reset().version(MqttVersion.V5)
                 .cleanStart(settings.localCleanSession()).keepAlive(settings.keepAliveSeconds());
             connect.clientId().wrap(settings.localClientId());
+            connect.password().wrap(password); // 5.0 allows a password without a user name
             final MqttProperties properties = new MqttProperties()
                 .setInt(PropertyId.RECEIVE_MAXIMUM, settings.receiveMaximum());
             if (!settings.localCleanSession())
@@ -545,6 +559,7 @@ final class Bridge implements AutoCloseable
             }
             limits[0] = connack.connack().properties().intValue(PropertyId.RECEIVE_MAXIMUM, 65_535);
             limits[1] = connack.connack().properties().longValue(PropertyId.MAXIMUM_PACKET_SIZE, Integer.MAX_VALUE);
+            limits[2] = connack.connack().isSessionPresent() ? 1 : 0;
             link.keepAliveSeconds(connack.connack().properties().intValue(PropertyId.SERVER_KEEP_ALIVE,
                 settings.keepAliveSeconds()));
             return link;
@@ -607,36 +622,34 @@ final class Bridge implements AutoCloseable
 
     private static void notify(final BridgeLink link, final String topic, final byte[] state) throws IOException
     {
-        link.publish(new PublishEncoder().reset().version(link.version).qos(0).retain(true).topic(topic)
-            .payload(state));
+        link.publish(state(link, topic, state));
     }
 
     /**
-     * Closes both connections; {@code orderly}: the local one with its will (the state 0), the remote one after a
-     * retained state 0 when it is notified too.
+     * @return the state notification: retained, QoS 0.
+     */
+    private static PublishEncoder state(final BridgeLink link, final String topic, final byte[] state)
+    {
+        return new PublishEncoder().reset().version(link.version).qos(0).retain(true).topic(topic).payload(state);
+    }
+
+    /**
+     * Closes both connections; {@code orderly}: first the remote one's retained state 0 (when it is notified too)
+     * and DISCONNECT, and the local one's DISCONNECT with its will (the state 0), each skipped when a write holds the
+     * link ({@link BridgeLink#goodbye}).
      */
     private void closeLinks(final boolean orderly)
     {
         final BridgeLink remoteLink = remote;
         final BridgeLink localLink = local;
-        if (orderly && null != remoteLink && !remoteLink.isClosed())
+        if (orderly && null != remoteLink)
         {
-            if (settings.notifications() && !settings.notificationsLocalOnly())
-            {
-                try
-                {
-                    notify(remoteLink, settings.notificationTopic(), DOWN);
-                }
-                catch (final IOException ex)
-                {
-                    // closing anyway
-                }
-            }
-            remoteLink.disconnect(0);
+            remoteLink.goodbye(settings.notifications() && !settings.notificationsLocalOnly() ?
+                state(remoteLink, settings.notificationTopic(), DOWN) : null, 0);
         }
-        if (null != localLink && !localLink.isClosed())
+        if (orderly && null != localLink)
         {
-            localLink.disconnect(settings.notifications() ? DISCONNECT_WITH_WILL : 0);
+            localLink.goodbye(null, settings.notifications() ? DISCONNECT_WITH_WILL : 0);
         }
         if (null != remoteLink)
         {
@@ -649,7 +662,28 @@ final class Bridge implements AutoCloseable
     }
 
     /**
-     * Stops the bridge: both connections are closed (the remote one with a DISCONNECT), and its threads end.
+     * {@link #closeLinks} with its last words given at most a second, on a thread of their own: a peer that stopped
+     * reading cannot hold the bridge (or the broker's stop); a write stuck in them fails when the sockets close.
+     */
+    private void closeLinksBounded()
+    {
+        final Thread farewell = new Thread(() -> closeLinks(true), "ringmq-bridge-" + settings.name() + "-close");
+        farewell.setDaemon(true);
+        farewell.start();
+        try
+        {
+            farewell.join(1_000);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+        closeLinks(false);
+    }
+
+    /**
+     * Stops the bridge: a connection still being made is ended, both connections are closed (after their last
+     * words, given at most a second: a peer that stopped reading cannot hold the broker's stop), and its threads end.
      */
     @Override
     public void close()
@@ -667,7 +701,7 @@ final class Bridge implements AutoCloseable
                 // closing anyway
             }
         }
-        closeLinks(true);
+        closeLinksBounded();
         thread.interrupt();
         try
         {

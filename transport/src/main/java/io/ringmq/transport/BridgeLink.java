@@ -19,13 +19,17 @@ import java.io.OutputStream;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * One MQTT client connection of a {@link Bridge}, on a blocking socket: to the remote broker, or to this broker's
  * bridge listener. One thread reads it ({@link #read}); any thread writes whole packets to it, one at a time (the
  * write lock), into a buffered stream that its writer flushes at the end of what it had to send ({@link #flush}),
  * so a burst goes out in few system calls. Keep-alive: {@link #upkeep} sends PINGREQ when nothing was sent for three
- * quarters of the keep-alive, and fails the link when nothing came for one and a half.
+ * quarters of the keep-alive (or nothing heard for half), and fails the link when nothing came for one and a half.
+ * A blocking write has no timeout of its own: a peer that stops reading would hold the writer, and everyone waiting
+ * for the write lock, for ever. {@link #upkeep} (from the reader's thread, which never takes the write lock to
+ * look) closes the socket under a write that has not ended within the keep-alive, and the write fails.
  */
 final class BridgeLink implements AutoCloseable
 {
@@ -50,6 +54,9 @@ final class BridgeLink implements AutoCloseable
     private volatile long lastWriteNs = System.nanoTime();
     private long lastPingNs = System.nanoTime();
     private volatile boolean closed;
+    private final ReentrantLock writeLock = new ReentrantLock();
+    /** {@link System#nanoTime()} when the write in progress began, 0 while none is. */
+    private volatile long writingSinceNs;
 
     /**
      * @param maxPacketLength the largest packet taken from the peer: a larger one fails the link.
@@ -148,18 +155,29 @@ final class BridgeLink implements AutoCloseable
 
     void connect(final ConnectEncoder connect) throws IOException
     {
-        synchronized (out)
+        writeLock.lock();
+        try
         {
-            final int length = connect.encode(scratch, 0);
-            write(length);
+            scratch.checkLimit(connect.encodedLength());
+            write(connect.encode(scratch, 0));
+        }
+        finally
+        {
+            writeLock.unlock();
         }
     }
 
     void subscribe(final SubscribeEncoder subscribe) throws IOException
     {
-        synchronized (out)
+        writeLock.lock();
+        try
         {
+            scratch.checkLimit(subscribe.encodedLength());
             write(subscribe.encode(scratch, 0));
+        }
+        finally
+        {
+            writeLock.unlock();
         }
     }
 
@@ -168,10 +186,15 @@ final class BridgeLink implements AutoCloseable
      */
     void publish(final PublishEncoder publish) throws IOException
     {
-        synchronized (out)
+        writeLock.lock();
+        try
         {
             scratch.checkLimit(publish.encodedLength());
             write(publish.encode(scratch, 0));
+        }
+        finally
+        {
+            writeLock.unlock();
         }
     }
 
@@ -180,53 +203,104 @@ final class BridgeLink implements AutoCloseable
      */
     void ack(final int packetType, final int packetId) throws IOException
     {
-        synchronized (out)
+        writeLock.lock();
+        try
         {
             write(AckEncoder.encode(scratch, 0, packetType, packetId));
+        }
+        finally
+        {
+            writeLock.unlock();
         }
     }
 
     /**
-     * Writes a 5.0 DISCONNECT with the reason code (a 3.1.1 one without) and flushes; errors are ignored (closing).
+     * The last words of an orderly close: a PUBLISH (the state 0, or null for none), then a DISCONNECT (5.0: with the
+     * reason code), flushed; skipped when another write holds the link (a peer that stopped reading), and failures
+     * ignored: the socket is closed next in any case.
      */
-    void disconnect(final int reasonCode)
+    void goodbye(final PublishEncoder last, final int reasonCode)
     {
         try
         {
-            synchronized (out)
+            if (closed || !writeLock.tryLock(100, TimeUnit.MILLISECONDS))
             {
-                scratch.putByte(0, (byte)0xE0);
-                if (version == MqttVersion.V5 && reasonCode != 0)
-                {
-                    scratch.putByte(1, (byte)1);
-                    scratch.putByte(2, (byte)reasonCode);
-                    write(3);
-                }
-                else
-                {
-                    scratch.putByte(1, (byte)0);
-                    write(2);
-                }
-                out.flush();
+                return;
             }
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        try
+        {
+            if (null != last)
+            {
+                scratch.checkLimit(last.encodedLength());
+                write(last.encode(scratch, 0));
+            }
+            scratch.putByte(0, (byte)0xE0);
+            if (version == MqttVersion.V5 && reasonCode != 0)
+            {
+                scratch.putByte(1, (byte)1);
+                scratch.putByte(2, (byte)reasonCode);
+                write(3);
+            }
+            else
+            {
+                scratch.putByte(1, (byte)0);
+                write(2);
+            }
+            flushLocked();
         }
         catch (final IOException ex)
         {
             // closing anyway
         }
+        finally
+        {
+            writeLock.unlock();
+        }
     }
 
     private void write(final int length) throws IOException
     {
-        out.write(scratch.byteArray(), 0, length);
+        writingSinceNs = System.nanoTime();
+        try
+        {
+            out.write(scratch.byteArray(), 0, length);
+        }
+        finally
+        {
+            writingSinceNs = 0;
+        }
         lastWriteNs = System.nanoTime();
     }
 
     void flush() throws IOException
     {
-        synchronized (out)
+        writeLock.lock();
+        try
+        {
+            flushLocked();
+        }
+        finally
+        {
+            writeLock.unlock();
+        }
+    }
+
+    private void flushLocked() throws IOException
+    {
+        writingSinceNs = System.nanoTime();
+        try
         {
             out.flush();
+        }
+        finally
+        {
+            writingSinceNs = 0;
         }
     }
 
@@ -237,6 +311,7 @@ final class BridgeLink implements AutoCloseable
      */
     void upkeep(final long nowNs) throws IOException
     {
+        checkStall(nowNs);
         if (nowNs - lastReadNs > keepAliveNs + keepAliveNs / 2)
         {
             throw new IOException(label + ": nothing from the peer for " +
@@ -244,15 +319,37 @@ final class BridgeLink implements AutoCloseable
         }
         final long half = keepAliveNs / 2;
         if ((nowNs - lastWriteNs > keepAliveNs - keepAliveNs / 4 || nowNs - lastReadNs > half) &&
-            nowNs - lastPingNs > half)
+            nowNs - lastPingNs > half && writeLock.tryLock())
         {
-            // nothing sent for a while (the peer would end the connection), or nothing heard: ask for an answer
-            lastPingNs = nowNs;
-            synchronized (out)
+            // nothing sent for a while (the peer would end the connection), or nothing heard: ask for an answer; a
+            // write under way is something sent, and is not waited for here
+            try
             {
+                lastPingNs = nowNs;
                 write(PingCodec.encode(scratch, 0, PacketType.PINGREQ));
-                out.flush();
+                flushLocked();
             }
+            finally
+            {
+                writeLock.unlock();
+            }
+        }
+    }
+
+    /**
+     * Closes the socket under a write that has not ended within the keep-alive (any thread, no lock taken): the
+     * write fails, and with it the writer and the lock it holds.
+     *
+     * @throws IOException when it did.
+     */
+    void checkStall(final long nowNs) throws IOException
+    {
+        final long writing = writingSinceNs;
+        if (writing != 0 && nowNs - writing > keepAliveNs)
+        {
+            close();
+            throw new IOException(label + ": the peer has not read for " +
+                TimeUnit.NANOSECONDS.toSeconds(nowNs - writing) + " s");
         }
     }
 

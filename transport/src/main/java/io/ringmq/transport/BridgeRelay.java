@@ -22,65 +22,75 @@ import java.util.List;
  * bridge's topic lines, with the acknowledgements chained so that nothing is lost between the two brokers. A QoS 1
  * message is acknowledged to its source only when the target acknowledged it; a QoS 2 message's PUBREC goes back
  * when the target's PUBREC came (the target holds it then), and the source's PUBREL is completed at once. QoS 1/2
- * messages beyond the target's receive maximum wait here in order; QoS 0 goes at once (blocking writes hold the
- * source back when the target does not read).
+ * messages beyond the target's receive maximum wait here in order, up to {@code bridge_receive_maximum} of them;
+ * QoS 0 goes at once (blocking writes hold the source back when the target does not read).
  * <p>
- * A message whose topic no topic line of this direction matches is acknowledged and dropped: a remote broker
+ * The exchanges in flight toward the target outlive a connection ({@link #attach}): when both sessions are still
+ * there, a message the source sends again goes out again under the packet id it had, and a PUBREL the target was
+ * owed is sent again [MQTT-4.4.0-1]; an id the target may still hold is never given to another message.
+ * <p>
+ * A message whose topic no topic line of this direction matches, or whose renamed topic the line's filter on the
+ * other side would not match (a prefix that makes a {@code $} topic), is acknowledged and dropped: a remote broker
  * cannot write outside what the bridge subscribed to (the local {@code $SYS} included).
  * <p>
  * Called by the source's reader ({@link #onPublish}) and the target's reader ({@link #onAck}); one lock.
  */
 final class BridgeRelay
 {
-    private final String label;
-    private final BridgeLink source;
-    private final BridgeLink target;
-    /** The topic lines of this direction, with their filters as this direction's source sees them. */
-    private final List<BridgeSettings.Topic> topics;
-    private final byte[][] sourceFilters;
-    private final boolean out;
-    private final boolean keepRetain;
-    private final int window;
-    private final long targetMaxPacket;
-    /** Target packet id to the source's packet id (QoS 1 and 2 in flight toward the target); 0: free. */
-    private final int[] sourceIdOf = new int[65_536];
-    private int nextId = 1;
-    private int inflight;
+    private static final System.Logger LOG = System.getLogger(BridgeRelay.class.getName());
     /** The most bytes of messages held for the target's window, whatever the count. */
     static final long MAX_PENDING_BYTES = 64L * 1024 * 1024;
-    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    /** {@link #sourceIdOf}: the target acknowledged receipt (PUBREC), its PUBCOMP is still to come. */
+    private static final int RELEASING = -1;
+
+    private final String label;
+    /** The topic lines of this direction, with their filters as each side sees them. */
+    private final List<BridgeSettings.Topic> topics;
+    private final byte[][] sourceFilters;
+    private final byte[][] targetFilters;
+    private final boolean out;
+    private final boolean keepRetain;
     private final int maxPending;
+    /** Target packet id to the source's packet id (QoS 1 and 2 in flight toward the target); 0: free. */
+    private final int[] sourceIdOf = new int[65_536];
+    /** The QoS of what went out under a target packet id. */
+    private final byte[] qosOf = new byte[65_536];
+    /** Source packet id to the target packet id its message went out under, while not acknowledged; 0: none. */
+    private final int[] targetIdOf = new int[65_536];
+    private int nextId = 1;
+    private int inflight;
+    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private long pendingBytes;
     private final PublishEncoder encoder = new PublishEncoder();
     private final ExpandableArrayBuffer properties = new ExpandableArrayBuffer(256);
     private final UnsafeBuffer topicView = new UnsafeBuffer(new byte[0]);
     private long dropped;
+    private boolean dropLogged;
+    private BridgeLink source;
+    private BridgeLink target;
+    private int window;
+    private long targetMaxPacket;
 
     /**
-     * @param out       true: from this broker to the remote one (the topics' out direction); false: in.
-     * @param window    QoS 1/2 messages the target takes in flight (its receive maximum).
-     * @param targetMaxPacket the largest packet the target takes.
+     * @param out        true: from this broker to the remote one (the topics' out direction); false: in.
      * @param maxPending QoS 1/2 messages held beyond the window at most ({@code bridge_receive_maximum}).
      */
-    BridgeRelay(final String label, final BridgeLink source, final BridgeLink target,
-        final List<BridgeSettings.Topic> allTopics, final boolean out, final boolean keepRetain, final int window,
-        final long targetMaxPacket, final int maxPending)
+    BridgeRelay(final String label, final List<BridgeSettings.Topic> allTopics, final boolean out,
+        final boolean keepRetain, final int maxPending)
     {
-        this.maxPending = maxPending;
         this.label = label;
-        this.source = source;
-        this.target = target;
         this.topics = allTopics.stream().filter(t -> out ? t.direction.out() : t.direction.in()).toList();
         this.sourceFilters = new byte[topics.size()][];
+        this.targetFilters = new byte[topics.size()][];
         for (int i = 0; i < topics.size(); i++)
         {
             final BridgeSettings.Topic topic = topics.get(i);
             sourceFilters[i] = (out ? topic.localFilter() : topic.remoteFilter()).getBytes(StandardCharsets.UTF_8);
+            targetFilters[i] = (out ? topic.remoteFilter() : topic.localFilter()).getBytes(StandardCharsets.UTF_8);
         }
         this.out = out;
         this.keepRetain = keepRetain;
-        this.window = Math.max(1, Math.min(window, 65_535));
-        this.targetMaxPacket = targetMaxPacket;
+        this.maxPending = maxPending;
     }
 
     /**
@@ -92,19 +102,69 @@ final class BridgeRelay
     }
 
     /**
+     * A new connection each side: what waited for the old window is dropped (its source sends it again, it was never
+     * acknowledged), and what was in flight is settled by what each side kept. Before the readers start.
+     *
+     * @param window          QoS 1/2 messages the target takes in flight (its receive maximum).
+     * @param targetMaxPacket the largest packet the target takes.
+     * @param sourcePresent   the source kept its session: it sends what it was not acknowledged again.
+     * @param targetPresent   the target kept its session: the ids it holds still stand.
+     */
+    synchronized void attach(final BridgeLink source, final BridgeLink target, final int window,
+        final long targetMaxPacket, final boolean sourcePresent, final boolean targetPresent) throws IOException
+    {
+        this.source = source;
+        this.target = target;
+        this.window = Math.max(1, Math.min(window, 65_535));
+        this.targetMaxPacket = targetMaxPacket;
+        pending.clear();
+        pendingBytes = 0;
+        dropLogged = false;
+        for (int id = 1; id <= 65_535; id++)
+        {
+            final int from = sourceIdOf[id];
+            if (from == 0)
+            {
+                continue;
+            }
+            if (!targetPresent)
+            {
+                free(id); // a new session there: nothing it held stands
+            }
+            else if (from == RELEASING)
+            {
+                target.ack(PacketType.PUBREL, id); // owed to the session that kept it [MQTT-4.4.0-1]
+            }
+            else if (!sourcePresent)
+            {
+                if (qosOf[id] == 2)
+                {
+                    // its source is gone and will not send it again: release it there, so the id is free again
+                    targetIdOf[from] = 0;
+                    sourceIdOf[id] = RELEASING;
+                    target.ack(PacketType.PUBREL, id);
+                }
+                else
+                {
+                    free(id);
+                }
+            }
+            // else: the source sends it again, and it goes out again under this id (onPublish)
+        }
+    }
+
+    /**
      * A PUBLISH from the source (its reader's thread), written to the target or held for its window.
      */
     synchronized void onPublish(final PublishFlyweight publish) throws IOException
     {
         final DirectBuffer buffer = publish.buffer();
-        final int topicOffset = publish.topic().offset();
-        final int topicLength = publish.topic().length();
-        final String targetTopic = map(buffer, topicOffset, topicLength);
+        final String targetTopic = map(buffer, publish.topic().offset(), publish.topic().length());
         final int qos = publish.qos();
         final int sourceId = qos > 0 ? publish.packetId() : 0;
         if (null == targetTopic)
         {
-            dropped++;
+            drop(buffer, publish, "matches no topic line of this direction");
             acknowledgeSource(qos, sourceId);
             return;
         }
@@ -121,6 +181,14 @@ final class BridgeRelay
             expiry = MessageProperties.messageExpiry(buffer, start, length);
         }
         final byte[] topicBytes = targetTopic.getBytes(StandardCharsets.UTF_8);
+        final int resent = qos > 0 ? targetIdOf[sourceId] : 0;
+        if (resent != 0 && sourceIdOf[resent] == sourceId && qosOf[resent] == qos)
+        {
+            // sent again by its source (a new connection): again under the id the target may hold it by
+            send(topicBytes, buffer, publish.payload().offset(), publish.payload().length(), properties,
+                propertiesLength, expiry, qos, retain, sourceId, resent);
+            return;
+        }
         if (qos > 0 && (inflight >= window || !pending.isEmpty()))
         {
             if (pending.size() >= maxPending || pendingBytes > MAX_PENDING_BYTES)
@@ -139,16 +207,19 @@ final class BridgeRelay
             return;
         }
         send(topicBytes, buffer, publish.payload().offset(), publish.payload().length(), properties,
-            propertiesLength, expiry, qos, retain, sourceId);
+            propertiesLength, expiry, qos, retain, sourceId, 0);
     }
 
+    /**
+     * @param resentId the target packet id it went out under before (sent again with DUP), 0 for a new one.
+     */
     private void send(final byte[] topic, final DirectBuffer payload, final int payloadOffset, final int payloadLength,
         final DirectBuffer props, final int propsLength, final long expiry, final int qos, final boolean retain,
-        final int sourceId) throws IOException
+        final int sourceId, final int resentId) throws IOException
     {
         topicView.wrap(topic);
-        encoder.reset().version(target.version).qos(qos).retain(retain).topic(topicView, 0, topic.length)
-            .payload(payload, payloadOffset, payloadLength);
+        encoder.reset().version(target.version).qos(qos).retain(retain).dup(resentId != 0)
+            .topic(topicView, 0, topic.length).payload(payload, payloadOffset, payloadLength);
         if (propsLength > 0)
         {
             encoder.forwardedProperties(props, 0, propsLength);
@@ -157,15 +228,16 @@ final class BridgeRelay
         {
             encoder.messageExpiry(expiry);
         }
-        int id = 0;
-        if (qos > 0)
+        final int id = resentId != 0 ? resentId : qos > 0 ? allocate() : 0;
+        if (id != 0)
         {
-            id = allocate();
             encoder.packetId(id);
         }
         if (encoder.encodedLength() > targetMaxPacket)
         {
-            dropped++; // larger than the target takes: it would close the link, and the message come again
+            // larger than the target takes: it would close the link, and the message come again
+            dropped++;
+            logDrop("is larger than the target's maximum packet size");
             if (id != 0)
             {
                 free(id);
@@ -173,9 +245,11 @@ final class BridgeRelay
             acknowledgeSource(qos, sourceId);
             return;
         }
-        if (id != 0)
+        if (id != 0 && resentId == 0)
         {
             sourceIdOf[id] = sourceId;
+            qosOf[id] = (byte)qos;
+            targetIdOf[sourceId] = id;
         }
         target.publish(encoder);
     }
@@ -194,22 +268,28 @@ final class BridgeRelay
 
     /**
      * An acknowledgement from the target (its reader's thread): the source's exchange goes on, and the window
-     * takes what waited.
+     * takes what waited. One that does not fit the exchange under its id (a PUBREC for QoS 1, a PUBCOMP before its
+     * PUBREC) is not passed on.
      */
     synchronized void onAck(final int packetType, final int packetId, final int reasonCode) throws IOException
     {
         final int sourceId = sourceIdOf[packetId];
-        if (packetType == PacketType.PUBCOMP ? sourceId != -1 : sourceId <= 0)
-        {
-            return; // not in that step (a retry after a reconnect, or the target's mistake): nothing to chain
-        }
         switch (packetType)
         {
             case PacketType.PUBACK:
+                if (sourceId <= 0 || qosOf[packetId] != 1)
+                {
+                    return;
+                }
                 free(packetId);
                 source.ack(PacketType.PUBACK, sourceId);
                 break;
             case PacketType.PUBREC:
+                if (sourceId <= 0 || qosOf[packetId] != 2)
+                {
+                    return;
+                }
+                targetIdOf[sourceId] = 0;
                 source.ack(PacketType.PUBREC, sourceId); // the target holds it: the source may let go
                 if (reasonCode >= ReasonCode.UNSPECIFIED_ERROR)
                 {
@@ -217,11 +297,15 @@ final class BridgeRelay
                 }
                 else
                 {
-                    sourceIdOf[packetId] = -1; // only its PUBCOMP is still to come
+                    sourceIdOf[packetId] = RELEASING;
                     target.ack(PacketType.PUBREL, packetId);
                 }
                 break;
             case PacketType.PUBCOMP:
+                if (sourceId != RELEASING)
+                {
+                    return;
+                }
                 free(packetId);
                 break;
             default:
@@ -236,10 +320,8 @@ final class BridgeRelay
         {
             final Pending next = pending.poll();
             pendingBytes -= next.topic.length + next.payload.length + next.properties.length;
-            final UnsafeBuffer payload = new UnsafeBuffer(next.payload);
-            final UnsafeBuffer props = new UnsafeBuffer(next.properties);
-            send(next.topic, payload, 0, next.payload.length, props, next.properties.length, next.expiry, next.qos,
-                next.retain, next.sourceId);
+            send(next.topic, new UnsafeBuffer(next.payload), 0, next.payload.length, new UnsafeBuffer(next.properties),
+                next.properties.length, next.expiry, next.qos, next.retain, next.sourceId, 0);
         }
     }
 
@@ -251,20 +333,27 @@ final class BridgeRelay
         }
         final int id = nextId;
         nextId = nextId == 65_535 ? 1 : nextId + 1;
-        sourceIdOf[id] = -1;
+        sourceIdOf[id] = RELEASING; // taken; its source id is written once it is sent
         inflight++;
         return id;
     }
 
     private void free(final int id)
     {
+        final int from = sourceIdOf[id];
+        if (from > 0 && targetIdOf[from] == id)
+        {
+            targetIdOf[from] = 0;
+        }
         sourceIdOf[id] = 0;
+        qosOf[id] = 0;
         inflight--;
     }
 
     /**
-     * @return the topic at the target for a topic at the source: the first topic line of this direction whose filter
-     * matches, its source prefix replaced by its target prefix; null when none matches.
+     * @return the topic at the target for a topic at the source: by the first topic line of this direction whose
+     * filter matches, its source prefix replaced by its target prefix, when the line's filter on the target side
+     * matches the result; null when none does.
      */
     String map(final DirectBuffer buffer, final int offset, final int length)
     {
@@ -280,15 +369,34 @@ final class BridgeRelay
                 {
                     continue;
                 }
-                final String mapped = to + name.substring(from.length());
-                if (mapped.isEmpty() || mapped.getBytes(StandardCharsets.UTF_8).length > 65_535)
+                final byte[] mapped = (to + name.substring(from.length())).getBytes(StandardCharsets.UTF_8);
+                // "r/$SYS/x" under "" and "r/" would be "$SYS/x", which "#" here does not match [MQTT-4.7.2-1]
+                if (mapped.length == 0 || mapped.length > 65_535 ||
+                    !AclMatch.matches(targetFilters[i], new UnsafeBuffer(mapped), 0, mapped.length))
                 {
                     continue;
                 }
-                return mapped;
+                return new String(mapped, StandardCharsets.UTF_8);
             }
         }
         return null;
+    }
+
+    private void drop(final DirectBuffer buffer, final PublishFlyweight publish, final String why)
+    {
+        dropped++;
+        logDrop("on " + buffer.getStringWithoutLengthUtf8(publish.topic().offset(),
+            Math.min(publish.topic().length(), 200)) + " " + why);
+    }
+
+    private void logDrop(final String what)
+    {
+        if (!dropLogged)
+        {
+            dropLogged = true; // once per connection: a source that sends many must not flood the log
+            LOG.log(System.Logger.Level.WARNING, label + ": a message " + what + ": acknowledged and dropped (" +
+                "logged once per connection)");
+        }
     }
 
     /**

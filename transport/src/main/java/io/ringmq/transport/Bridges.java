@@ -20,8 +20,9 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The broker's bridges ({@link Bridge}) and their listener: a plain MQTT listener on an ephemeral loopback port that
- * admits only the bridges' own sockets (their local ports, registered before each connects) and marks their
- * CONNECTs as the bridges' ({@link Listener#bridges}), so the auth stage admits them as
+ * admits only the bridges' own sockets (their local ports on 127.0.0.1, registered before each connects) and only
+ * CONNECTs with the bridges' password (random per start, {@link Listener#bridgeSecret}), which it marks as the
+ * bridges', so the auth stage admits them as
  * {@link io.ringmq.pipeline.AccessRules#BRIDGE_USER}. Everything a bridge needs from files (its TLS material) is read
  * before anything starts: a bad file stops the broker's start.
  */
@@ -65,14 +66,18 @@ final class Bridges implements AutoCloseable
         final Listener listener = Listener.bindAll(List.of(new ListenerSettings(0, "127.0.0.1").conclude()), 16,
             null)[0];
         final Set<Integer> ownPorts = ConcurrentHashMap.newKeySet();
-        listener.bridges = true;
-        listener.admitOnly(ownPorts::contains); // a local process cannot get in as a bridge
+        // a local process cannot get in as a bridge: it would need one of their ports on 127.0.0.1, and this password
+        final byte[] secret = new byte[32];
+        new java.security.SecureRandom().nextBytes(secret);
+        final String password = java.util.HexFormat.of().formatHex(secret);
+        listener.bridgeSecret = password.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        listener.admitOnly(ownPorts::contains);
         agent.addListener(listener);
         wake.run();
         final List<Bridge> bridges = new ArrayList<>();
         for (int i = 0; i < context.bridges().size(); i++)
         {
-            final Bridge bridge = new Bridge(context.bridges().get(i), listener.port, ownPorts,
+            final Bridge bridge = new Bridge(context.bridges().get(i), listener.port, ownPorts, password,
                 context.limits().maxPacketSize(), factories.get(i));
             bridges.add(bridge);
             bridge.start();

@@ -130,6 +130,17 @@ final class InboundConnects
         connection.maxQos = null == listener ? context.limits().maxQos() :
             Math.min(context.limits().maxQos(), listener.maxQos());
         connection.mountPoint = null == listener ? null : listener.mountPointBytes();
+        final byte[] bridgeSecret = null == connection.accepted.listener ? null :
+            connection.accepted.listener.bridgeSecret;
+        if (null != bridgeSecret && !Listener.isBridge(bridgeSecret, connect))
+        {
+            // on the bridges' own listener only a bridge connects: anything else is closed without an answer
+            counters.increment(BrokerCounters.AUTH_FAILURES);
+            LOG.log(System.Logger.Level.WARNING, () -> connection + " closed: a CONNECT on the bridges' listener " +
+                "without their password");
+            closer.close(connection, IngressEvent.CONNECTION_LOST);
+            return true;
+        }
         if (null != listener && !listener.accepts(version))
         {
             // Mosquitto 2.1's accept_protocol_versions: 0x01 (3.1.1), 0x84 (5.0) [MQTT-3.1.2-2]
@@ -222,8 +233,7 @@ final class InboundConnects
             }
         }
         if (!ingress.connect(connection.id, version, connection.loopback, handed, handedLength,
-            connection.credentialVerdict, connection.maxQos, connection.mountPoint,
-            null != connection.accepted.listener && connection.accepted.listener.bridges))
+            connection.credentialVerdict, connection.maxQos, connection.mountPoint, null != bridgeSecret))
         {
             return false;
         }

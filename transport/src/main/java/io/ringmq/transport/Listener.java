@@ -28,13 +28,15 @@ final class Listener implements AutoCloseable
      * protocol, PROXY protocol or TLS settings gives it new ones (the connections it holds keep theirs).
      */
     volatile SocketLayers layers;
+    private static final java.net.InetAddress LOOPBACK = loopback();
     /** Connections held through this listener, against its {@code max_connections}. */
     final AtomicInteger connectionCount = new AtomicInteger();
     /**
-     * The loopback listener of the broker's own bridges ({@link Bridges}): the CONNECTs it takes are the bridges'
-     * ({@link io.ringmq.pipeline.IngressEvent#bridge}). Set before the listener is handed to its acceptor.
+     * On the loopback listener of the broker's own bridges ({@link Bridges}): the password their CONNECTs carry, random
+     * per start; a CONNECT with it is a bridge's ({@link io.ringmq.pipeline.IngressEvent#bridge}), any other closes its
+     * connection. Null on every other listener. Set before the listener is handed to its acceptor.
      */
-    volatile boolean bridges;
+    volatile byte[] bridgeSecret;
     /** When set, only sockets from these loopback ports are admitted (the warm-up's own); null: any. */
     private volatile java.util.function.IntPredicate peerPorts;
 
@@ -69,13 +71,36 @@ final class Listener implements AutoCloseable
         }
         try
         {
+            // 127.0.0.1 itself, where the broker's own sockets are bound: another process could take the same port
+            // on 127.0.0.2
             final InetSocketAddress peer = (InetSocketAddress)channel.getRemoteAddress();
-            return null != peer && peer.getAddress().isLoopbackAddress() && only.test(peer.getPort());
+            return null != peer && LOOPBACK.equals(peer.getAddress()) && only.test(peer.getPort());
         }
         catch (final IOException | RuntimeException ex)
         {
             return false;
         }
+    }
+
+    private static java.net.InetAddress loopback()
+    {
+        try
+        {
+            return java.net.InetAddress.getByAddress(new byte[]{127, 0, 0, 1});
+        }
+        catch (final java.net.UnknownHostException ex)
+        {
+            throw new IllegalStateException(ex); // four bytes are always an address
+        }
+    }
+
+    /**
+     * @return whether a CONNECT on the bridges' listener carries their password (and no user name).
+     */
+    static boolean isBridge(final byte[] secret, final io.ringmq.protocol.ConnectFlyweight connect)
+    {
+        return !connect.hasUserName() && connect.hasPassword() &&
+            java.security.MessageDigest.isEqual(secret, connect.password().toByteArray());
     }
 
     /**

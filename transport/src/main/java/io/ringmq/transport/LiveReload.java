@@ -174,7 +174,11 @@ final class LiveReload
     {
         final LiveLimits live = pipeline.limits();
         final BrokerContext running = live.current();
-        final List<String> restart = ReloadPlan.restartOnlyChanges(running, next);
+        final List<String> restart = new java.util.ArrayList<>(ReloadPlan.restartOnlyChanges(running, next));
+        if (!context.bridges().toString().equals(next.bridges().toString()))
+        {
+            restart.add("connection (bridges)"); // a bridge runs as started, as in Mosquitto 2.0
+        }
         if (!restart.isEmpty())
         {
             LOG.log(System.Logger.Level.WARNING, "needs a restart: " + String.join(", ", restart) +

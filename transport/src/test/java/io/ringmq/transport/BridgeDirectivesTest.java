@@ -110,7 +110,8 @@ class BridgeDirectivesTest
 
     @Test
     @DisplayName("bad lines are named: a directive before any connection, a bad direction or QoS, a wildcard in a "
-        + "prefix, an empty pattern without prefixes, a bad filter, PSK, MQTT 3.1, a missing address or topic")
+        + "prefix, an empty pattern without prefixes, a bad filter, PSK, MQTT 3.1, a missing address or topic, a "
+        + "wildcard state topic, an empty remote id for a kept session")
     void badLines()
     {
         refused("before any connection line", "address 127.0.0.1");
@@ -131,6 +132,10 @@ class BridgeDirectivesTest
             "bridge_cafile ca.pem", "bridge_certfile c.pem");
         refused("local_clientid and remote_clientid are the same", "connection c", "address 127.0.0.1", "topic a",
             "remote_clientid same", "local_clientid same");
+        refused("notification_topic must be a topic name", "connection c", "address h", "topic a",
+            "notification_topic state/#");
+        refused("an empty remote_clientid needs cleansession true", "connection c", "address h", "topic a",
+            "remote_clientid");
     }
 
     @Test
