@@ -112,7 +112,10 @@ final class SubscriptionChanges
                 output.addGranted(v5 ? ReasonCode.NOT_AUTHORIZED : ReasonCode.V3_SUBACK_FAILURE);
                 continue;
             }
-            final int options = granted(filters.options(i) | session.forcedOptions(), session.maxQos());
+            // a 3.1.1 bridge's No Local and Retain As Published, never on a shared subscription [MQTT-3.8.3-4]
+            final int forced = session.forcedOptions() == 0 || io.ringmq.protocol.Topics.shareNameEnd(written) >= 0 ?
+                0 : session.forcedOptions();
+            final int options = granted(filters.options(i) | forced, session.maxQos());
             final int granted = SubscriptionOptions.qos(options);
             Subscription subscription = session.subscription(written);
             if (null == subscription && session.subscriptionCount() >= maxSubscriptions)
