@@ -115,8 +115,9 @@ final class Client
         final int bufferBytes = settings.connectionsOnly() && null == settings.tls ? HELD_BUFFER_BYTES : BUFFER_BYTES;
         this.in = ByteBuffer.allocateDirect(bufferBytes);
         this.out = ByteBuffer.allocateDirect(bufferBytes);
-        this.tls = null == settings.tls ? null : new TlsConnection(settings.tls.newEngine(settings.host,
-            settings.port));
+        this.tls = null == settings.tls ? null : new TlsConnection(publisher ?
+            settings.tls.newEngine(settings.host, settings.port) : settings.tls.newEngine(settings.subHost,
+            settings.subPort));
         this.version = settings.version;
         this.window = settings.inflight;
         this.payload = new UnsafeBuffer(new byte[Math.max(STAMP_LENGTH, settings.payload)]);

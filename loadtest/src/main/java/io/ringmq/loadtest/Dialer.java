@@ -101,7 +101,9 @@ final class Dialer
                     client.channel.bind(new InetSocketAddress("127.0.0." + (1 + client.id % settings.sourceAddresses),
                         0));
                 }
-                final boolean connected = client.channel.connect(new InetSocketAddress(settings.host, settings.port));
+                final boolean connected = client.channel.connect(client.publisher ?
+                    new InetSocketAddress(settings.host, settings.port) :
+                    new InetSocketAddress(settings.subHost, settings.subPort));
                 client.key = client.channel.register(selector, connected ? SelectionKey.OP_READ :
                     SelectionKey.OP_CONNECT, client);
                 dialing++;

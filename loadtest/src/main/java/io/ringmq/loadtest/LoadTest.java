@@ -30,6 +30,10 @@ public final class LoadTest implements Callable<Integer>
     @Option(names = {"-addr", "--addr"}, paramLabel = "HOST:PORT", description = "Broker address (default: ${DEFAULT-VALUE}).")
     String addr = "127.0.0.1:1883";
 
+    @Option(names = {"-sub-addr", "--sub-addr"}, paramLabel = "HOST:PORT", description = "Subscribers connect here "
+        + "instead of -addr: another broker, which a bridge feeds from the publishers' (default: -addr).")
+    String subAddr;
+
     @Option(names = {"-user", "--user"}, description = "User name for every connection.")
     String user;
 
@@ -256,7 +260,8 @@ public final class LoadTest implements Callable<Integer>
         final StringBuilder md = new StringBuilder();
         md.append("# loadtest ").append(report.settings.mode).append(label.isEmpty() ? "" : " " + label).append("\n\n");
         md.append(LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss", Locale.ROOT)))
-            .append(" against ").append(addr).append("\n\n");
+            .append(" against ").append(addr).append(null == subAddr ? "" : ", subscribers on " + subAddr)
+            .append("\n\n");
         md.append(Matrix.table(reports)).append('\n');
         md.append("```\n").append(text.toString(StandardCharsets.UTF_8)).append("```\n\n");
         for (final String plot : plots)
@@ -276,6 +281,18 @@ public final class LoadTest implements Callable<Integer>
         }
         settings.host = addr.substring(0, colon);
         settings.port = parseInt(addr.substring(colon + 1), "-addr port");
+        settings.subHost = settings.host;
+        settings.subPort = settings.port;
+        if (null != subAddr)
+        {
+            final int subColon = subAddr.lastIndexOf(':');
+            if (subColon <= 0)
+            {
+                throw new IllegalArgumentException("-sub-addr must be HOST:PORT");
+            }
+            settings.subHost = subAddr.substring(0, subColon);
+            settings.subPort = parseInt(subAddr.substring(subColon + 1), "-sub-addr port");
+        }
         settings.user = user;
         settings.pass = passwords.password(pass);
         if (tls || null != caFile || null != certFile || null != keyFile || insecure || null != tlsVersion)

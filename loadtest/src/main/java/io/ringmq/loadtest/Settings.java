@@ -10,6 +10,9 @@ final class Settings
 
     String host = "127.0.0.1";
     int port = 1883;
+    /** Where subscribers connect: the publishers' broker unless -sub-addr names another (a bridge between them). */
+    String subHost = "127.0.0.1";
+    int subPort = 1883;
     String user;
     String pass;
     /** -tls: every connection's TLS settings; null over plain TCP. */
