@@ -48,6 +48,11 @@ final class BridgeRelay
     private final List<BridgeSettings.Topic> topics;
     private final byte[][] sourceFilters;
     private final byte[][] targetFilters;
+    private final byte[][] sourcePrefixes;
+    private final byte[][] targetPrefixes;
+    /** The topic {@link #map} made, in {@code [0, mappedLength)}. */
+    private final ExpandableArrayBuffer mapped = new ExpandableArrayBuffer(256);
+    private int mappedLength;
     private final boolean out;
     private final boolean keepRetain;
     private final int maxPending;
@@ -63,7 +68,6 @@ final class BridgeRelay
     private long pendingBytes;
     private final PublishEncoder encoder = new PublishEncoder();
     private final ExpandableArrayBuffer properties = new ExpandableArrayBuffer(256);
-    private final UnsafeBuffer topicView = new UnsafeBuffer(new byte[0]);
     private long dropped;
     private boolean dropLogged;
     private BridgeLink source;
@@ -82,11 +86,15 @@ final class BridgeRelay
         this.topics = allTopics.stream().filter(t -> out ? t.direction.out() : t.direction.in()).toList();
         this.sourceFilters = new byte[topics.size()][];
         this.targetFilters = new byte[topics.size()][];
+        this.sourcePrefixes = new byte[topics.size()][];
+        this.targetPrefixes = new byte[topics.size()][];
         for (int i = 0; i < topics.size(); i++)
         {
             final BridgeSettings.Topic topic = topics.get(i);
             sourceFilters[i] = (out ? topic.localFilter() : topic.remoteFilter()).getBytes(StandardCharsets.UTF_8);
             targetFilters[i] = (out ? topic.remoteFilter() : topic.localFilter()).getBytes(StandardCharsets.UTF_8);
+            sourcePrefixes[i] = (out ? topic.localPrefix : topic.remotePrefix).getBytes(StandardCharsets.UTF_8);
+            targetPrefixes[i] = (out ? topic.remotePrefix : topic.localPrefix).getBytes(StandardCharsets.UTF_8);
         }
         this.out = out;
         this.keepRetain = keepRetain;
@@ -159,10 +167,9 @@ final class BridgeRelay
     synchronized void onPublish(final PublishFlyweight publish) throws IOException
     {
         final DirectBuffer buffer = publish.buffer();
-        final String targetTopic = map(buffer, publish.topic().offset(), publish.topic().length());
         final int qos = publish.qos();
         final int sourceId = qos > 0 ? publish.packetId() : 0;
-        if (null == targetTopic)
+        if (!map(buffer, publish.topic().offset(), publish.topic().length()))
         {
             drop(buffer, publish, "matches no topic line of this direction");
             acknowledgeSource(qos, sourceId);
@@ -180,12 +187,11 @@ final class BridgeRelay
             propertiesLength = MessageProperties.copyForwardable(buffer, start, length, properties, 0);
             expiry = MessageProperties.messageExpiry(buffer, start, length);
         }
-        final byte[] topicBytes = targetTopic.getBytes(StandardCharsets.UTF_8);
         final int resent = qos > 0 ? targetIdOf[sourceId] : 0;
         if (resent != 0 && sourceIdOf[resent] == sourceId && qosOf[resent] == qos)
         {
             // sent again by its source (a new connection): again under the id the target may hold it by
-            send(topicBytes, buffer, publish.payload().offset(), publish.payload().length(), properties,
+            send(mapped, mappedLength, buffer, publish.payload().offset(), publish.payload().length(), properties,
                 propertiesLength, expiry, qos, retain, sourceId, resent);
             return;
         }
@@ -198,6 +204,8 @@ final class BridgeRelay
                 throw new IOException(label + ": the source sent more than " + maxPending + " unacknowledged " +
                     "messages beyond the target's window (or " + MAX_PENDING_BYTES + " bytes)");
             }
+            final byte[] topicBytes = new byte[mappedLength];
+            mapped.getBytes(0, topicBytes);
             final byte[] payload = new byte[publish.payload().length()];
             buffer.getBytes(publish.payload().offset(), payload);
             final byte[] props = new byte[propertiesLength];
@@ -206,20 +214,20 @@ final class BridgeRelay
             pendingBytes += topicBytes.length + payload.length + props.length;
             return;
         }
-        send(topicBytes, buffer, publish.payload().offset(), publish.payload().length(), properties,
+        send(mapped, mappedLength, buffer, publish.payload().offset(), publish.payload().length(), properties,
             propertiesLength, expiry, qos, retain, sourceId, 0);
     }
 
     /**
      * @param resentId the target packet id it went out under before (sent again with DUP), 0 for a new one.
      */
-    private void send(final byte[] topic, final DirectBuffer payload, final int payloadOffset, final int payloadLength,
-        final DirectBuffer props, final int propsLength, final long expiry, final int qos, final boolean retain,
-        final int sourceId, final int resentId) throws IOException
+    private void send(final DirectBuffer topic, final int topicLength, final DirectBuffer payload,
+        final int payloadOffset, final int payloadLength, final DirectBuffer props, final int propsLength,
+        final long expiry, final int qos, final boolean retain, final int sourceId, final int resentId)
+        throws IOException
     {
-        topicView.wrap(topic);
         encoder.reset().version(target.version).qos(qos).retain(retain).dup(resentId != 0)
-            .topic(topicView, 0, topic.length).payload(payload, payloadOffset, payloadLength);
+            .topic(topic, 0, topicLength).payload(payload, payloadOffset, payloadLength);
         if (propsLength > 0)
         {
             encoder.forwardedProperties(props, 0, propsLength);
@@ -320,8 +328,9 @@ final class BridgeRelay
         {
             final Pending next = pending.poll();
             pendingBytes -= next.topic.length + next.payload.length + next.properties.length;
-            send(next.topic, new UnsafeBuffer(next.payload), 0, next.payload.length, new UnsafeBuffer(next.properties),
-                next.properties.length, next.expiry, next.qos, next.retain, next.sourceId, 0);
+            send(new UnsafeBuffer(next.topic), next.topic.length, new UnsafeBuffer(next.payload), 0,
+                next.payload.length, new UnsafeBuffer(next.properties), next.properties.length, next.expiry, next.qos,
+                next.retain, next.sourceId, 0);
         }
     }
 
@@ -351,35 +360,57 @@ final class BridgeRelay
     }
 
     /**
-     * @return the topic at the target for a topic at the source: by the first topic line of this direction whose
-     * filter matches, its source prefix replaced by its target prefix, when the line's filter on the target side
-     * matches the result; null when none does.
+     * The topic at the target for a topic at the source, into {@link #mapped}: by the first topic line of this
+     * direction whose filter matches, its source prefix replaced by its target prefix, when the line's filter on the
+     * target side matches the result. Byte by byte, nothing allocated.
+     *
+     * @return whether a line did.
      */
-    String map(final DirectBuffer buffer, final int offset, final int length)
+    boolean map(final DirectBuffer buffer, final int offset, final int length)
     {
         for (int i = 0; i < sourceFilters.length; i++)
         {
-            if (AclMatch.matches(sourceFilters[i], buffer, offset, length)) // no wildcard-first filter matches $ topics
+            if (!AclMatch.matches(sourceFilters[i], buffer, offset, length)) // no wildcard-first filter matches $
             {
-                final BridgeSettings.Topic topic = topics.get(i);
-                final String from = out ? topic.localPrefix : topic.remotePrefix;
-                final String to = out ? topic.remotePrefix : topic.localPrefix;
-                final String name = buffer.getStringWithoutLengthUtf8(offset, length);
-                if (!name.startsWith(from))
-                {
-                    continue;
-                }
-                final byte[] mapped = (to + name.substring(from.length())).getBytes(StandardCharsets.UTF_8);
-                // "r/$SYS/x" under "" and "r/" would be "$SYS/x", which "#" here does not match [MQTT-4.7.2-1]
-                if (mapped.length == 0 || mapped.length > 65_535 ||
-                    !AclMatch.matches(targetFilters[i], new UnsafeBuffer(mapped), 0, mapped.length))
-                {
-                    continue;
-                }
-                return new String(mapped, StandardCharsets.UTF_8);
+                continue;
+            }
+            final byte[] from = sourcePrefixes[i];
+            final byte[] to = targetPrefixes[i];
+            final int newLength = to.length + length - from.length;
+            if (length < from.length || !startsWith(buffer, offset, from) || newLength == 0 || newLength > 65_535)
+            {
+                continue;
+            }
+            mapped.putBytes(0, to);
+            mapped.putBytes(to.length, buffer, offset + from.length, length - from.length);
+            // "r/$SYS/x" under "" and "r/" would be "$SYS/x", which "#" here does not match [MQTT-4.7.2-1]
+            if (AclMatch.matches(targetFilters[i], mapped, 0, newLength))
+            {
+                mappedLength = newLength;
+                return true;
             }
         }
-        return null;
+        return false;
+    }
+
+    /**
+     * @return the topic {@link #map} made last, as a string (tests).
+     */
+    String mappedTopic()
+    {
+        return mapped.getStringWithoutLengthUtf8(0, mappedLength);
+    }
+
+    private static boolean startsWith(final DirectBuffer buffer, final int offset, final byte[] prefix)
+    {
+        for (int i = 0; i < prefix.length; i++)
+        {
+            if (buffer.getByte(offset + i) != prefix[i])
+            {
+                return false;
+            }
+        }
+        return true;
     }
 
     private void drop(final DirectBuffer buffer, final PublishFlyweight publish, final String why)
