@@ -298,7 +298,7 @@ final class Bridge implements AutoCloseable
                     toLink.onAck(packet.packetType(), packet.ack().packetId(), packet.ack().reasonCode());
                     break;
                 case PacketType.PUBREL:
-                    link.ack(PacketType.PUBCOMP, packet.ack().packetId()); // the target already holds it
+                    fromLink.onRelease(packet.ack().packetId()); // the target already holds it
                     break;
                 case PacketType.SUBACK:
                     checkSuback(link, packet);

@@ -247,6 +247,12 @@ final class BridgeDirectives
                     "'");
             }
         }
+        if ((localPrefix + pattern).startsWith("$share/") || (remotePrefix + pattern).startsWith("$share/"))
+        {
+            // a bridge subscribes with No Local, which a shared subscription refuses [MQTT-3.8.3-4]
+            throw new ConfigFile.ConfigException(where, "topic", "a bridge cannot take a shared subscription " +
+                "($share/...): '" + pattern + "'");
+        }
         if (pattern.isEmpty() && (localPrefix.isEmpty() || remotePrefix.isEmpty()))
         {
             throw new ConfigFile.ConfigException(where, "topic", "an empty pattern needs both prefixes (each is " +

@@ -26,7 +26,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * bridge listener. One thread reads it ({@link #read}); any thread writes whole packets to it, one at a time (the
  * write lock), into a buffered stream that its writer flushes at the end of what it had to send ({@link #flush}),
  * so a burst goes out in few system calls. Keep-alive: {@link #upkeep} sends PINGREQ when nothing was sent for three
- * quarters of the keep-alive (or nothing heard for half), and fails the link when nothing came for one and a half.
+ * quarters of the keep-alive (or nothing went either way for half), and fails the link when nothing at all answered
+ * one within the keep-alive.
  * A blocking write has no timeout of its own: a peer that stops reading would hold the writer, and everyone waiting
  * for the write lock, for ever. {@link #upkeep} (from the reader's thread, which never takes the write lock to
  * look) closes the socket under a write that has not ended within the keep-alive, and the write fails.
@@ -35,6 +36,7 @@ final class BridgeLink implements AutoCloseable
 {
     /** How long a read waits before the reader looks at the keep-alive. */
     static final int READ_TICK_MS = 500;
+    private static final int WRITE_CHUNK = 64 * 1024;
 
     final String label;
     /** The protocol level packets are decoded and encoded at: 4 or 5 (a private 3.1.1 bridge level is 4 here). */
@@ -53,6 +55,8 @@ final class BridgeLink implements AutoCloseable
     private volatile long lastReadNs = System.nanoTime();
     private volatile long lastWriteNs = System.nanoTime();
     private long lastPingNs = System.nanoTime();
+    /** When the PINGREQ still unanswered by any packet was sent; 0: none is. */
+    private volatile long pingSentNs;
     private volatile boolean closed;
     private final ReentrantLock writeLock = new ReentrantLock();
     /** {@link System#nanoTime()} when the write in progress began, 0 while none is. */
@@ -122,6 +126,7 @@ final class BridgeLink implements AutoCloseable
             }
             end += read;
             lastReadNs = System.nanoTime();
+            pingSentNs = 0; // anything from the peer answers for it
         }
     }
 
@@ -264,12 +269,19 @@ final class BridgeLink implements AutoCloseable
         }
     }
 
+    /**
+     * Writes in pieces of at most {@link #WRITE_CHUNK} bytes, each marking progress: a large message to a slow but
+     * live peer is a write that moves, not a stalled one ({@link #checkStall}).
+     */
     private void write(final int length) throws IOException
     {
-        writingSinceNs = System.nanoTime();
         try
         {
-            out.write(scratch.byteArray(), 0, length);
+            for (int at = 0; at < length; at += WRITE_CHUNK)
+            {
+                writingSinceNs = System.nanoTime();
+                out.write(scratch.byteArray(), at, Math.min(WRITE_CHUNK, length - at));
+            }
         }
         finally
         {
@@ -307,25 +319,34 @@ final class BridgeLink implements AutoCloseable
     /**
      * The keep-alive, from the reader's thread between reads.
      *
-     * @throws IOException when the peer has been silent for one and a half keep-alives.
+     * @throws IOException when nothing answered a PINGREQ within the keep-alive, or a write has not moved.
      */
     void upkeep(final long nowNs) throws IOException
     {
         checkStall(nowNs);
-        if (nowNs - lastReadNs > keepAliveNs + keepAliveNs / 2)
+        final long pinged = pingSentNs;
+        if (pinged != 0 && nowNs - pinged > keepAliveNs)
         {
-            throw new IOException(label + ": nothing from the peer for " +
-                TimeUnit.NANOSECONDS.toSeconds(nowNs - lastReadNs) + " s (keep-alive)");
+            // asked, and nothing at all came back for a whole keep-alive; while a long write holds the link no
+            // PINGREQ goes out, and silence then is the peer reading, not a dead peer
+            throw new IOException(label + ": no answer to a PINGREQ in " +
+                TimeUnit.NANOSECONDS.toSeconds(nowNs - pinged) + " s (keep-alive)");
         }
         final long half = keepAliveNs / 2;
-        if ((nowNs - lastWriteNs > keepAliveNs - keepAliveNs / 4 || nowNs - lastReadNs > half) &&
-            nowNs - lastPingNs > half && writeLock.tryLock())
+        if ((nowNs - lastWriteNs > keepAliveNs - keepAliveNs / 4 ||
+            (nowNs - lastReadNs > half && nowNs - lastWriteNs > half)) && nowNs - lastPingNs > half &&
+            writeLock.tryLock())
         {
-            // nothing sent for a while (the peer would end the connection), or nothing heard: ask for an answer; a
-            // write under way is something sent, and is not waited for here
+            // nothing sent for a while (the peer would end the connection), or quiet both ways: ask for an answer.
+            // Not while writing: the PINGREQ would wait behind what the peer has still to read, and a write that
+            // stops moving is checkStall's; nor while a write holds the link (it is something sent)
             try
             {
                 lastPingNs = nowNs;
+                if (pingSentNs == 0)
+                {
+                    pingSentNs = nowNs; // before the write: its answer may come before the next line runs
+                }
                 write(PingCodec.encode(scratch, 0, PacketType.PINGREQ));
                 flushLocked();
             }

@@ -62,6 +62,11 @@ final class BridgeRelay
     private final byte[] qosOf = new byte[65_536];
     /** Source packet id to the target packet id its message went out under, while not acknowledged; 0: none. */
     private final int[] targetIdOf = new int[65_536];
+    /**
+     * Source packet ids of QoS 2 messages the source was sent PUBREC for and has not released (PUBREL): the same id
+     * again (DUP, after a reconnect) is that message, already passed on, and gets its PUBREC again, nothing else.
+     */
+    private final boolean[] received = new boolean[65_536];
     private int nextId = 1;
     private int inflight;
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
@@ -128,6 +133,10 @@ final class BridgeRelay
         pending.clear();
         pendingBytes = 0;
         dropLogged = false;
+        if (!sourcePresent)
+        {
+            java.util.Arrays.fill(received, false); // a new session there: its ids are new messages
+        }
         for (int id = 1; id <= 65_535; id++)
         {
             final int from = sourceIdOf[id];
@@ -169,6 +178,11 @@ final class BridgeRelay
         final DirectBuffer buffer = publish.buffer();
         final int qos = publish.qos();
         final int sourceId = qos > 0 ? publish.packetId() : 0;
+        if (qos == 2 && received[sourceId])
+        {
+            source.ack(PacketType.PUBREC, sourceId); // passed on already, not yet released [MQTT-4.3.3-9]
+            return;
+        }
         if (!map(buffer, publish.topic().offset(), publish.topic().length()))
         {
             drop(buffer, publish, "matches no topic line of this direction");
@@ -270,8 +284,19 @@ final class BridgeRelay
         }
         else if (qos == 2)
         {
-            source.ack(PacketType.PUBREC, sourceId); // its PUBREL is completed at once (Bridge)
+            received[sourceId] = true;
+            source.ack(PacketType.PUBREC, sourceId); // its PUBREL is completed by onRelease
         }
+    }
+
+    /**
+     * The source's PUBREL (its reader's thread): the target holds the message already (its PUBREC came first), so
+     * the exchange with the source completes at once, and its id is a new message's from now on.
+     */
+    synchronized void onRelease(final int packetId) throws IOException
+    {
+        received[packetId] = false;
+        source.ack(PacketType.PUBCOMP, packetId); // for an unknown id too [MQTT-4.3.3-11]
     }
 
     /**
@@ -298,7 +323,7 @@ final class BridgeRelay
                     return;
                 }
                 targetIdOf[sourceId] = 0;
-                source.ack(PacketType.PUBREC, sourceId); // the target holds it: the source may let go
+                // the target's side first: should a write fail, attach() still finds the PUBREL owed
                 if (reasonCode >= ReasonCode.UNSPECIFIED_ERROR)
                 {
                     free(packetId); // 5.0: a refusing PUBREC ends the exchange, no PUBREL [MQTT-4.3.3-4]
@@ -308,6 +333,7 @@ final class BridgeRelay
                     sourceIdOf[packetId] = RELEASING;
                     target.ack(PacketType.PUBREL, packetId);
                 }
+                acknowledgeSource(2, sourceId); // the target holds it: the source may let go
                 break;
             case PacketType.PUBCOMP:
                 if (sourceId != RELEASING)

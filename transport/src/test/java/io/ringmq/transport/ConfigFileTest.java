@@ -206,12 +206,11 @@ class ConfigFileTest
     {
         final Path config = dir.resolve("mixed.conf");
         Files.writeString(config, String.join("\n", "port 0", "threading shared", "max-inflight=7",
-            "--max-connections 123", "log_type all", "frobnicate 3", "connection bridge-01", ""));
+            "--max-connections 123", "log_type all", "frobnicate 3", ""));
         final Main.Options options = Main.withConfigFile(new String[]{"-c", config.toString()});
         assertThat(options.fromFile().warnings).containsExactly(
             config + ":5: 'log_type' is not used by ringmq, ignored",
-            config + ":6: unknown directive 'frobnicate', ignored",
-            config + ":7: 'connection' is not used by ringmq, ignored");
+            config + ":6: unknown directive 'frobnicate', ignored");
         final BrokerContext context = context(config);
         assertThat(context.threads().threading()).isEqualTo(BrokerContext.Threading.SHARED);
         assertThat(context.limits().maxInflight()).isEqualTo(7);
