@@ -56,10 +56,7 @@ class ReloadRaceTest extends InProcessBrokerTest
 
     private static int freePort() throws Exception
     {
-        try (ServerSocket probe = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1")))
-        {
-            return probe.getLocalPort();
-        }
+        return TestBrokers.freePort();
     }
 
     @Test

@@ -28,13 +28,46 @@ final class TestBrokers
     }
 
     /**
-     * @return a port free on this machine now (a listener that must keep its port across a reload is given one).
+     * @return a port free on this machine now (a listener that must keep its port across a reload is given one),
+     * below the kernel's ephemeral range: no socket bound to port 0 meanwhile (a warm-up's 500 clients, a client of
+     * another test) can take it before the test binds it.
      */
     static int freePort() throws java.io.IOException
     {
+        final int below = ephemeralLow();
+        final java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+        for (int attempt = 0; attempt < 200; attempt++)
+        {
+            final int port = random.nextInt(Math.min(10_000, below / 2), below);
+            try (java.net.ServerSocket probe = new java.net.ServerSocket())
+            {
+                probe.bind(new java.net.InetSocketAddress(port));
+                return port;
+            }
+            catch (final java.io.IOException taken)
+            {
+                // another one
+            }
+        }
         try (java.net.ServerSocket probe = new java.net.ServerSocket(0))
         {
             return probe.getLocalPort();
+        }
+    }
+
+    private static int ephemeralLow()
+    {
+        try
+        {
+            // readAllLines, not readString: a /proc file has no size, and readString read one byte of it here
+            final String range = java.nio.file.Files.readAllLines(java.nio.file.Path.of(
+                "/proc/sys/net/ipv4/ip_local_port_range")).get(0).trim();
+            final int low = Integer.parseInt(range.split("\\s+")[0]);
+            return low > 11_000 ? low : 32_768;
+        }
+        catch (final java.io.IOException | RuntimeException ex)
+        {
+            return 32_768; // Linux's default
         }
     }
 
