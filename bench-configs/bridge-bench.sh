@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A bridge between two brokers of one kind, side by side: the publishing broker A bridges `bench/#` out at QoS 1 to
 # broker B, from the same mosquitto.conf for ringmq and for Mosquitto; the load generator publishes on A and
-# subscribes on B (-sub-addr), so every message crosses the bridge:
+# subscribes on B (-sub-addr), so every message crosses the bridge. Both brokers queue up to 100,000 messages per
+# session (max_queued_messages), so a burst shows as latency, not as the default 1,000's drops:
 #   loadtest -addr A -sub-addr B -mode pubsub -pubs PUBS -subs 1 -qos 1 -rate R -duration D -topic-prefix bench
 # Each round starts both brokers fresh for each kind (the kinds take turns: ringmq, mosquitto, ringmq, ...), waits
 # until A's bridge reports itself connected (its retained state topic reads 1), then runs every rate in turn.
@@ -37,7 +38,21 @@ command -v mosquitto >/dev/null && command -v mosquitto_sub >/dev/null ||
     { echo "bridge-bench.sh: needs mosquitto and mosquitto_sub (apt-get install mosquitto mosquitto-clients)" >&2; exit 1; }
 mkdir -p "$OUT"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# below the ephemeral range: the warm-up of a ringmq started first (500 client sockets on port 0) cannot take it
+free_port() {
+    python3 -c '
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+while True:
+    port = random.randint(10000, low - 1)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port)); print(port); break
+    except OSError:
+        pass
+    finally:
+        s.close()'
+}
 pids=()
 stop_all() {
     for pid in "${pids[@]}"; do
@@ -74,12 +89,13 @@ for ((round = 1; round <= ROUNDS; round++)); do
         cat >"$dir/a.conf" <<EOF
 listener $port_a 127.0.0.1
 allow_anonymous true
+max_queued_messages 100000
 connection bench
 address 127.0.0.1:$port_b
 remote_clientid bench-bridge
 topic bench/# out 1
 EOF
-        printf 'listener %s 127.0.0.1\nallow_anonymous true\n' "$port_b" >"$dir/b.conf"
+        printf 'listener %s 127.0.0.1\nallow_anonymous true\nmax_queued_messages 100000\n' "$port_b" >"$dir/b.conf"
         if [[ $kind == ringmq ]]; then
             start "$dir/b.log" java -jar "$JAR" -c "$dir/b.conf" --persistence memory
             await_port "$port_b"

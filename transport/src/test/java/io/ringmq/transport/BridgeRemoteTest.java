@@ -180,6 +180,31 @@ class BridgeRemoteTest
         }
     }
 
+    @Test
+    @DisplayName("the bridge's session here takes as many QoS 1 messages in flight as the bridge asks for "
+        + "(bridge_receive_maximum), beyond --max-inflight: a slow remote round trip does not cap the bridge at 32")
+    void bridgeWindowBeyondMaxInflight() throws Exception
+    {
+        try (ServerSocket server = new ServerSocket(0, 8, InetAddress.getLoopbackAddress()))
+        {
+            final Broker a = local(server.getLocalPort(), "topic up/# out 1", "topic down/# in 1",
+                "notifications false", "max_inflight_messages 32");
+            final RawClient remote = acceptBridge(server, new ArrayList<>());
+            TestBrokers.await("the bridge up", () -> a.bridges().get(0).isConnected());
+            final Paho publisher = closeables(Paho.connect(a.ports()[0], "publisher"));
+            for (int i = 0; i < 100; i++)
+            {
+                publisher.client.publish("up/" + i, new byte[8], 1, false);
+            }
+            // the remote acknowledges nothing: all 100 reach it all the same
+            for (int i = 0; i < 100; i++)
+            {
+                assertThat(remote.readPacket(5_000)).as("PUBLISH " + i).isEqualTo(PacketType.PUBLISH);
+                assertThat(remote.decoder().publish().topic().asString()).isEqualTo("up/" + i);
+            }
+        }
+    }
+
     private <T extends AutoCloseable> T closeables(final T closeable)
     {
         closeables.add(closeable);

@@ -30,7 +30,7 @@ final class DeliverySession
     /** While moving between shards: the connection id of the CONNECT that moves it. */
     long handoverTag = -1;
     /** The most slots its window may have: --max-inflight, or more for what recovery restored. */
-    private final int windowSlots;
+    private int windowSlots;
     /** The in-flight window: the broker's --max-inflight, or the client's smaller Receive Maximum [MQTT-3.3.4-7]. */
     private int windowLimit;
     private long maxInflightBytes;
@@ -63,6 +63,16 @@ final class DeliverySession
         this.windowSlots = maxInflight;
         windowLimit = maxInflight;
         windows.free(id, maxInflight);
+    }
+
+    /**
+     * Lets the window grow to {@code slots} (never shrinks it): the broker's own bridge takes as many in flight as it
+     * asks for, whatever {@code --max-inflight}, so that a round trip through the remote broker does not cap it.
+     * Before {@link #receiveMaximum}.
+     */
+    void widen(final int slots)
+    {
+        windowSlots = Math.max(windowSlots, Math.min(slots, 65_535));
     }
 
     /**

@@ -126,6 +126,11 @@ final class ShardConnections
         session.connectionId = event.connectionId;
         session.version = event.version;
         session.mountPoint = event.mountPoint;
+        if (event.bridge)
+        {
+            // a bridge's messages wait for the remote broker's acknowledgement: its window is what it asks for
+            session.widen(connect.properties().intValue(PropertyId.RECEIVE_MAXIMUM, 65_535));
+        }
         clientLimits(session, v5);
         final int connack = control.connack(event, connect, route.assignedClientId());
         if (connack > session.maxPacketSize)
