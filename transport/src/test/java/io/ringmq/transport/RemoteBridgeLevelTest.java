@@ -78,4 +78,28 @@ class RemoteBridgeLevelTest extends InProcessBrokerTest
             assertThat(bridge.decoder().publish().topic().asString()).isEqualTo("work/1");
         }
     }
+    @Test
+    @DisplayName("MQTT-3.3.1-9: a 3.1.1 client that resumes a session whose 5.0 connection subscribed with Retain As "
+        + "Published gets RETAIN 0 on live messages; only a 0x84 bridge keeps it")
+    void plain311ResumingGetsRetainZero() throws Exception
+    {
+        final int port = launch(TestBrokers.v5Context());
+        final Paho5 five = new Paho5(port, "switcher");
+        final org.eclipse.paho.mqttv5.client.MqttConnectionOptions kept = Paho5.options();
+        kept.setCleanStart(false);
+        kept.setSessionExpiryInterval(300L);
+        five.client.connect(kept).waitForCompletion(10_000);
+        final org.eclipse.paho.mqttv5.common.MqttSubscription rap =
+            new org.eclipse.paho.mqttv5.common.MqttSubscription("state/#", 1);
+        rap.setRetainAsPublished(true);
+        five.subscribe(rap, 0);
+        five.close();
+
+        final Paho three = closeLater(Paho.connect(port, "switcher", Paho.options(false)));
+        assertThat(three.sessionPresent()).isTrue();
+        closeLater(Paho.connect(port, "publisher")).publish("state/door", "open", 1, true);
+        final Paho.Received live = three.next();
+        assertThat(live.topic()).isEqualTo("state/door");
+        assertThat(live.retained()).as("RETAIN of a live message to a 3.1.1 client").isFalse();
+    }
 }

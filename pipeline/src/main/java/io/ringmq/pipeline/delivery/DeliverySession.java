@@ -21,6 +21,11 @@ final class DeliverySession
     final boolean persistent;
     long connectionId = -1;
     int version;
+    /**
+     * Its connection is another broker's 3.1.1 bridge (protocol level 0x84): its live messages keep RETAIN as its
+     * subscriptions' Retain As Published says, where any other 3.1.1 client gets 0 [MQTT-3.3.1-9].
+     */
+    boolean remoteBridge;
     /** The client's Maximum Packet Size (MQTT 5.0 CONNECT). */
     int maxPacketSize = Integer.MAX_VALUE;
     /** Its connection's listener's mount point in UTF-8 (null: none): taken off every topic sent to it. */

@@ -6,6 +6,7 @@ import io.ringmq.pipeline.RouteOutput;
 import io.ringmq.pipeline.persistence.ShardJournal;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.MessageProperties;
+import io.ringmq.protocol.MqttVersion;
 import org.agrona.DirectBuffer;
 import org.agrona.collections.Int2ObjectHashMap;
 
@@ -139,9 +140,11 @@ final class MessageDelivery
                 continue;
             }
             final int qos = route.targetQos(i);
-            // live, RETAIN is 0 unless the subscription keeps it as published [MQTT-3.3.1-12] (5.0, and a 3.1.1
-            // bridge's subscriptions: a 3.1.1 SUBSCRIBE cannot ask for it, the routing stage sets it for level 0x84)
-            final boolean retain = event.retain && route.targetRetainAsPublished(i);
+            // live, RETAIN is 0 unless the subscription keeps it as published [MQTT-3.3.1-12]: 5.0, and another
+            // broker's 3.1.1 bridge; any other 3.1.1 client gets 0 [MQTT-3.3.1-9], whatever a 5.0 connection of its
+            // session subscribed with
+            final boolean retain = event.retain && route.targetRetainAsPublished(i) &&
+                (session.version == MqttVersion.V5 || session.remoteBridge);
             final int[] ids = targetSubscriptionIds(i);
             final int group = route.targetGroup(i);
             copyNumber = eventMessageNumber == 0 ? 0 : eventMessageNumber + route.copyOrdinal(i);

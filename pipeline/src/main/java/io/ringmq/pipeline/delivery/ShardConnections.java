@@ -125,6 +125,7 @@ final class ShardConnections
         }
         session.connectionId = event.connectionId;
         session.version = event.version;
+        session.remoteBridge = connect.isBridge();
         session.mountPoint = event.mountPoint;
         if (event.bridge)
         {
