@@ -5,7 +5,7 @@ import org.agrona.MutableDirectBuffer;
 /**
  * Encodes a CONNECT. Reusable; string fields are {@link Slice}s set through the accessors.
  */
-public final class ConnectEncoder
+public final class ConnectEncoder implements PacketEncoder
 {
     private final Slice clientId = new Slice();
     private final Slice willTopic = new Slice();

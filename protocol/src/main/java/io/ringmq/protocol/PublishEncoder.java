@@ -10,7 +10,7 @@ import org.agrona.MutableDirectBuffer;
  * For fan-out, encode once per (version, QoS, retain) variant and patch each subscriber's packet identifier with
  * {@link #putPacketId(MutableDirectBuffer, int, int)} at {@link #packetIdOffset()}.
  */
-public final class PublishEncoder
+public final class PublishEncoder implements PacketEncoder
 {
     private final Slice topic = new Slice();
     private final Slice payload = new Slice();

@@ -5,7 +5,7 @@ import org.agrona.MutableDirectBuffer;
 /**
  * Encodes SUBSCRIBE or UNSUBSCRIBE. Reusable: {@link #reset(int)}, add filters to {@link #filters()}, encode.
  */
-public final class SubscribeEncoder
+public final class SubscribeEncoder implements PacketEncoder
 {
     private final TopicFilterList filters = new TopicFilterList();
     private MqttProperties properties;

@@ -473,7 +473,7 @@ final class Bridge implements AutoCloseable
         {
             will(connect, v5);
         }
-        link.connect(connect);
+        link.send(connect);
         link.flush();
         final PacketDecoder connack = awaitConnack(link);
         final int code = connack.connack().reasonCode();
@@ -549,7 +549,7 @@ final class Bridge implements AutoCloseable
             {
                 will(connect, true);
             }
-            link.connect(connect);
+            link.send(connect);
             link.flush();
             final PacketDecoder connack = awaitConnack(link);
             if (connack.connack().reasonCode() != 0)
@@ -617,12 +617,12 @@ final class Bridge implements AutoCloseable
             subscribe.filters().add(localSide ? topic.localFilter() : topic.remoteFilter(),
                 v5 ? SubscriptionOptions.of(topic.qos, true, true, 0) : topic.qos);
         }
-        link.subscribe(subscribe);
+        link.send(subscribe);
     }
 
     private static void notify(final BridgeLink link, final String topic, final byte[] state) throws IOException
     {
-        link.publish(state(link, topic, state));
+        link.send(state(link, topic, state));
     }
 
     /**

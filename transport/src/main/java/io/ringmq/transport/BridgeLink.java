@@ -6,9 +6,8 @@ import io.ringmq.protocol.MqttVersion;
 import io.ringmq.protocol.PacketDecoder;
 import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.PingCodec;
+import io.ringmq.protocol.PacketEncoder;
 import io.ringmq.protocol.PublishEncoder;
-import io.ringmq.protocol.SubscribeEncoder;
-import io.ringmq.protocol.ConnectEncoder;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -158,44 +157,16 @@ final class BridgeLink implements AutoCloseable
         inView.wrap(inBytes);
     }
 
-    void connect(final ConnectEncoder connect) throws IOException
-    {
-        writeLock.lock();
-        try
-        {
-            scratch.checkLimit(connect.encodedLength());
-            write(connect.encode(scratch, 0));
-        }
-        finally
-        {
-            writeLock.unlock();
-        }
-    }
-
-    void subscribe(final SubscribeEncoder subscribe) throws IOException
-    {
-        writeLock.lock();
-        try
-        {
-            scratch.checkLimit(subscribe.encodedLength());
-            write(subscribe.encode(scratch, 0));
-        }
-        finally
-        {
-            writeLock.unlock();
-        }
-    }
-
     /**
-     * Writes a PUBLISH (not flushed).
+     * Writes a whole packet (CONNECT, SUBSCRIBE, PUBLISH), not flushed.
      */
-    void publish(final PublishEncoder publish) throws IOException
+    void send(final PacketEncoder packet) throws IOException
     {
         writeLock.lock();
         try
         {
-            scratch.checkLimit(publish.encodedLength());
-            write(publish.encode(scratch, 0));
+            scratch.checkLimit(packet.encodedLength());
+            write(packet.encode(scratch, 0));
         }
         finally
         {

@@ -273,7 +273,7 @@ final class BridgeRelay
             qosOf[id] = (byte)qos;
             targetIdOf[sourceId] = id;
         }
-        target.publish(encoder);
+        target.send(encoder);
     }
 
     private void acknowledgeSource(final int qos, final int sourceId) throws IOException

@@ -11,7 +11,6 @@ import javax.net.ssl.TrustManagerFactory;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,7 +28,6 @@ import java.util.concurrent.ConcurrentHashMap;
 final class Bridges implements AutoCloseable
 {
     private static final System.Logger LOG = System.getLogger(Bridges.class.getName());
-    private static final char[] NO_PASSWORD = new char[0];
 
     private final Listener listener;
     private final List<Bridge> bridges;
@@ -104,25 +102,11 @@ final class Bridges implements AutoCloseable
                 cas.addAll(TlsContextFactory.caPath(Path.of(settings.caPath()), warning ->
                     LOG.log(System.Logger.Level.WARNING, what + ": " + warning)));
             }
-            final KeyStore trusted = KeyStore.getInstance("PKCS12");
-            trusted.load(null, null);
-            for (int i = 0; i < cas.size(); i++)
-            {
-                trusted.setCertificateEntry("ca-" + i, cas.get(i));
-            }
             final TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-            trust.init(trusted);
-            KeyManagerFactory keys = null;
-            if (null != settings.certFile())
-            {
-                final KeyStore own = KeyStore.getInstance("PKCS12");
-                own.load(null, null);
-                own.setKeyEntry("bridge", PemFiles.privateKey("bridge_keyfile", Path.of(settings.keyFile())),
-                    NO_PASSWORD, PemFiles.certificates("bridge_certfile", Path.of(settings.certFile()))
-                    .toArray(new X509Certificate[0]));
-                keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-                keys.init(own, NO_PASSWORD);
-            }
+            trust.init(TlsContextFactory.trustStore(cas));
+            final KeyManagerFactory keys = null == settings.certFile() ? null : TlsContextFactory.keyManagers(
+                PemFiles.privateKey("bridge_keyfile", Path.of(settings.keyFile())),
+                PemFiles.certificates("bridge_certfile", Path.of(settings.certFile())));
             final SSLContext context = SSLContext.getInstance("TLS");
             context.init(null == keys ? null : keys.getKeyManagers(), trust.getTrustManagers(), null);
             return context.getSocketFactory();

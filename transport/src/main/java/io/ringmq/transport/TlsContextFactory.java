@@ -114,22 +114,11 @@ final class TlsContextFactory
     {
         try
         {
-            final KeyStore keys = KeyStore.getInstance("PKCS12");
-            keys.load(null, null);
-            keys.setKeyEntry("server", key, NO_PASSWORD, chain.toArray(new X509Certificate[0]));
-            final KeyManagerFactory keyManagers =
-                KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-            keyManagers.init(keys, NO_PASSWORD);
-
+            final KeyManagerFactory keyManagers = keyManagers(key, chain);
             TrustManagerFactory trustManagers = null;
             if (!cas.isEmpty())
             {
-                final KeyStore trusted = KeyStore.getInstance("PKCS12");
-                trusted.load(null, null);
-                for (int i = 0; i < cas.size(); i++)
-                {
-                    trusted.setCertificateEntry("ca-" + i, cas.get(i));
-                }
+                final KeyStore trusted = trustStore(cas);
                 trustManagers = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
                 if (crls.isEmpty())
                 {
@@ -150,6 +139,34 @@ final class TlsContextFactory
             throw new IllegalArgumentException("certfile " + settings.certFile() + ", keyfile " + settings.keyFile() +
                 ": the JDK will not use them (" + ex.getMessage() + ")", ex);
         }
+    }
+
+    /**
+     * @return the key managers of one certificate chain and its private key (a listener's, or a bridge's own).
+     */
+    static KeyManagerFactory keyManagers(final PrivateKey key, final List<X509Certificate> chain)
+        throws GeneralSecurityException, IOException
+    {
+        final KeyStore keys = KeyStore.getInstance("PKCS12");
+        keys.load(null, null);
+        keys.setKeyEntry("own", key, NO_PASSWORD, chain.toArray(new X509Certificate[0]));
+        final KeyManagerFactory keyManagers = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+        keyManagers.init(keys, NO_PASSWORD);
+        return keyManagers;
+    }
+
+    /**
+     * @return a key store holding these CA certificates, to check a peer's against.
+     */
+    static KeyStore trustStore(final List<X509Certificate> cas) throws GeneralSecurityException, IOException
+    {
+        final KeyStore trusted = KeyStore.getInstance("PKCS12");
+        trusted.load(null, null);
+        for (int i = 0; i < cas.size(); i++)
+        {
+            trusted.setCertificateEntry("ca-" + i, cas.get(i));
+        }
+        return trusted;
     }
 
     /**
