@@ -28,17 +28,21 @@ final class IdleStrategies
     /**
      * Idle polls before sleeping. Each poll is a whole duty cycle with a {@code selectNow} system call (but the first
      * after a sleep's handover, in shared threading), so spinning pays only where a core is to spare or where work
-     * comes back within the polls. On <= 2 cores the polls are adaptive (docs/perf/2026-12-01-low-load-cpu.md): 20
-     * polls at 10,000 msg/s from 1,000 clients cost a quarter of the broker's CPU, yet synchronous QoS 1 lost 15 % of
-     * its rate without them, so the thread polls only while the last idle spell ended with work within
-     * {@link #SPIN_WINDOW_NS}.
-     * {@code -Dringmq.idle.spins} sets a fixed count instead.
+     * comes back within a few polls. On <= 2 cores the polls are adaptive (docs/perf/2026-12-01-low-load-cpu.md,
+     * docs/perf/2026-12-04-poll-window.md): the thread polls only while its idle spells end with work within
+     * {@link #SPIN_WINDOW_NS}, and for at most that long. A poll costs about what a sleep and its wake-up save only
+     * when work comes back within a few microseconds; with a 50 µs window, 10 QoS 1 publishers at 1,000 msg/s each
+     * kept the thread polling 20 times a message, at 1.7 times Mosquitto's CPU.
+     * {@code -Dringmq.idle.spins} sets a fixed count instead (no window).
      */
     private static final boolean FEW_CORES = Runtime.getRuntime().availableProcessors() <= 2;
     private static final int SPINS = Integer.getInteger("ringmq.idle.spins", FEW_CORES ? 20 : 100);
     private static final boolean ADAPTIVE = FEW_CORES && null == Integer.getInteger("ringmq.idle.spins");
-    /** An idle spell ended by work sooner than this would have been caught by the polls: keep polling. */
-    static final long SPIN_WINDOW_NS = 50_000;
+    /**
+     * Adaptive polls: work within this of the idle spell's start keeps them on, later work (caught by the polls or
+     * waking a sleep) turns them off, and no spell polls longer. {@code -Dringmq.idle.spin-window-us} (default 5).
+     */
+    static final long SPIN_WINDOW_NS = TimeUnit.MICROSECONDS.toNanos(Long.getLong("ringmq.idle.spin-window-us", 5));
     static final long SLEEP_MS = 100;
 
     private IdleStrategies()
@@ -159,7 +163,12 @@ final class IdleStrategies
         {
             if (workCount > 0)
             {
-                spins = 0; // spinPays stays: work during the polls is what they are for
+                if (ADAPTIVE && spins > 0)
+                {
+                    // the polls caught it: they stay on only if they caught it soon enough to be worth their cost
+                    spinPays = System.nanoTime() - idleSinceNs < SPIN_WINDOW_NS;
+                }
+                spins = 0;
                 if (!spinPays && null != settled && settled.getAsBoolean())
                 {
                     idleSinceNs = System.nanoTime(); // the idle spell begins now, not one cycle later
@@ -178,7 +187,7 @@ final class IdleStrategies
             {
                 idleSinceNs = System.nanoTime(); // the idle spell begins
             }
-            if (spins++ < SPINS && spinPays)
+            if (spins++ < SPINS && spinPays && (!ADAPTIVE || System.nanoTime() - idleSinceNs < SPIN_WINDOW_NS))
             {
                 Thread.onSpinWait();
                 return;

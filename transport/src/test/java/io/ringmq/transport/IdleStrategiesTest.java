@@ -168,6 +168,49 @@ class IdleStrategiesTest
     }
 
     @Test
+    @DisplayName("adaptive polls (<= 2 cores): work the polls catch only after the window turns them off, work " +
+        "they catch at once keeps them on")
+    void pollsThatCatchWorkLateStop()
+    {
+        assumeAdaptivePolls();
+        final AtomicBoolean work = new AtomicBoolean();
+        final IdleStrategies.SleepingIdleStrategy idle = IdleStrategies.park(work::get);
+        idle.sleepLimit(() -> 1);
+        boolean keptOn = false;
+        for (int attempt = 0; attempt < 100 && !keptOn; attempt++)
+        {
+            pollsOn(idle, work);
+            idle.idle(0); // one poll of a new spell
+            idle.idle(1); // and the work it caught, within the window unless this thread was descheduled between
+            keptOn = idle.polling();
+        }
+        assertThat(keptOn).as("work caught at once keeps the polls on").isTrue();
+        pollsOn(idle, work);
+        idle.idle(0);
+        final long pollNs = System.nanoTime();
+        while (System.nanoTime() - pollNs < 2 * IdleStrategies.SPIN_WINDOW_NS)
+        {
+            Thread.onSpinWait(); // the rest of the polls' time, and past the window
+        }
+        idle.idle(1); // the work they caught, late: a sleep and its wake-up would have cost less
+        assertThat(idle.polling()).as("work caught after the window turns the polls off").isFalse();
+    }
+
+    /**
+     * Turns the adaptive polls on: idle spells whose last look finds work at once.
+     */
+    private static void pollsOn(final IdleStrategies.SleepingIdleStrategy idle, final AtomicBoolean work)
+    {
+        work.set(true);
+        for (int attempt = 0; attempt < 100 && !idle.polling(); attempt++)
+        {
+            idle.idle(0);
+        }
+        work.set(false);
+        assertThat(idle.polling()).as("work found at once turns the polls on").isTrue();
+    }
+
+    @Test
     @DisplayName("adaptive polls off: a cycle with work is followed by the sleep, not by another cycle, when the " +
         "owner says it left itself nothing, and a wake-up ends that sleep")
     void settledOwnerSleepsRightAfterWork() throws Exception
