@@ -39,8 +39,9 @@ final class IdleStrategies
     private static final int SPINS = Integer.getInteger("ringmq.idle.spins", FEW_CORES ? 20 : 100);
     private static final boolean ADAPTIVE = FEW_CORES && null == Integer.getInteger("ringmq.idle.spins");
     /**
-     * Adaptive polls: work within this of the idle spell's start keeps them on, later work (caught by the polls or
-     * waking a sleep) turns them off, and no spell polls longer. {@code -Dringmq.idle.spin-window-us} (default 5).
+     * Adaptive polls: an idle spell whose work came within this of its start keeps them on (work the polls caught:
+     * when the cycle that handled it ends within this too), a longer spell turns them off, and no spell polls
+     * longer than this. {@code -Dringmq.idle.spin-window-us} (default 5).
      */
     static final long SPIN_WINDOW_NS = TimeUnit.MICROSECONDS.toNanos(Long.getLong("ringmq.idle.spin-window-us", 5));
     static final long SLEEP_MS = 100;
@@ -121,6 +122,8 @@ final class IdleStrategies
         /** Whether the polls caught work lately (adaptive): false, the thread sleeps at its first idle cycle. */
         private boolean spinPays = !ADAPTIVE;
         private long idleSinceNs;
+        /** Whether the owner's last idle call was a poll (adaptive): work it finds next was caught by the polls. */
+        private boolean polled;
 
         SleepingIdleStrategy(final Selector selector, final BooleanSupplier pendingWork,
             final Consumer<SelectionKey> onReady, final long maxSleepMs)
@@ -163,9 +166,11 @@ final class IdleStrategies
         {
             if (workCount > 0)
             {
-                if (ADAPTIVE && spins > 0)
+                if (polled)
                 {
-                    // the polls caught it: they stay on only if they caught it soon enough to be worth their cost
+                    // the polls caught it: judged when the cycle that handled it ends, so they stay on only while
+                    // the work comes, and is done, within the window (short, dense work: worth the polls' cost)
+                    polled = false;
                     spinPays = System.nanoTime() - idleSinceNs < SPIN_WINDOW_NS;
                 }
                 spins = 0;
@@ -189,6 +194,7 @@ final class IdleStrategies
             }
             if (spins++ < SPINS && spinPays && (!ADAPTIVE || System.nanoTime() - idleSinceNs < SPIN_WINDOW_NS))
             {
+                polled = ADAPTIVE;
                 Thread.onSpinWait();
                 return;
             }
@@ -211,6 +217,7 @@ final class IdleStrategies
             {
                 thread = Thread.currentThread();
             }
+            polled = false;
             // announce the sleep, then look for work once more: a producer either sees `sleeping` and wakes us,
             // or published before this check and we see its work
             sleeping = true;

@@ -196,6 +196,25 @@ class IdleStrategiesTest
         assertThat(idle.polling()).as("work caught after the window turns the polls off").isFalse();
     }
 
+    @Test
+    @DisplayName("adaptive polls (<= 2 cores): no idle spell polls past the window; it sleeps, and the polls go off")
+    void pollsStopAtTheWindow()
+    {
+        assumeAdaptivePolls();
+        final AtomicBoolean work = new AtomicBoolean();
+        final IdleStrategies.SleepingIdleStrategy idle = IdleStrategies.park(work::get);
+        idle.sleepLimit(() -> 1);
+        pollsOn(idle, work);
+        idle.idle(0); // the spell's first poll
+        final long pollNs = System.nanoTime();
+        while (System.nanoTime() - pollNs < 2 * IdleStrategies.SPIN_WINDOW_NS)
+        {
+            Thread.onSpinWait();
+        }
+        idle.idle(0); // past the window: not another poll (one of 20 were it counted only) but the sleep (1 ms)
+        assertThat(idle.polling()).as("a spell that outlasted the window in its polls turns them off").isFalse();
+    }
+
     /**
      * Turns the adaptive polls on: idle spells whose last look finds work at once.
      */
