@@ -193,8 +193,8 @@ mkdir -p "$TMP/jars"
 cp "$BASE_JAR" "$TMP/jars/ringmq-base.jar"
 cp "$HEAD_JAR" "$TMP/jars/ringmq-head.jar"
 cp "$LOADTEST" "$TMP/jars/loadtest.jar"
-mkdir -p "$OUT/jars"
-cp "$TMP/jars/"*.jar "$OUT/jars/"
+# name the jars measured by checksum (the jars themselves stay out of reports: they are build outputs)
+(cd "$TMP/jars" && sha256sum ./*.jar) >"$OUT/jars.sha256"
 
 MATRIX_WARMUP=$(jq -r '.warmup // ""' "$MATRIX")
 SCENARIOS=$(jq -r --arg only "$ONLY" '.scenarios[] | select($only == "" or (.name as $n | $only | split(",") | index($n))) | .name' "$MATRIX")
