@@ -2,15 +2,19 @@
 # How ringmq scales with cores, unattended on a many-core machine: the same scenarios on 2, 4, 8 and 16 cores
 # (taskset for the broker, --threading and --pin chosen per count), the load generator pinned to the cores the
 # broker does not use, then the most connections the machine holds. Ends with one Markdown table (per scenario:
-# rate per core count, speed-up over the smallest count, and efficiency = speed-up / (cores / smallest)).
+# rate per core count, speed-up over the smallest count, and efficiency = speed-up / (cores / smallest)). For
+# ringmq it also gives each run's busiest broker thread (its CPU seconds over the measured seconds: its share of one
+# core) and writes every thread's CPU to <run>-threads.txt: a stage that saturates its core shows there first.
 #
 #   bench-configs/scaling.sh [options]
 #
 # Options:
 #   --cores "2 4 8 16"   broker core counts (default: those that leave at least 2 cores to the generator)
-#   --duration D         each measured run (default 10s, after a 5s warm-up run on the same broker)
+#   --duration D         each measured run (default 10s)
+#   --warmup D           the warm-up run before it on the same broker: the JIT, the pools (default 5s)
 #   --connections N      the connection run's largest level (default 100000; 0: skip it), spread over
 #                        127.0.0.1..16 as source addresses, on the largest core count
+#   --hold D             how long each connection level is held (default 10s)
 #   --flashmq            also run FlashMQ (FLASHMQ_BIN or flashmq on the PATH) on the same cores, thread per core
 #   --out DIR            where logs and the table go (default: bench-results/scaling-<date>)
 #   --ringmq-jar JAR     default: transport/target/ringmq.jar of this checkout
@@ -20,7 +24,9 @@
 # N=4 shared-network (io=0-1, pipeline=2-3, 2 I/O agents); N>=8 dedicated with a quarter of the cores for I/O agents
 # and as many delivery shards, one core each for auth and persist, N/8 routing shards (--route-shards) a core each,
 # the rest to delivery.
-# Needs: java 17+, taskset (util-linux), a raised open-file limit for the connection run (the script asks for
+# On a machine without Java: bench-configs/portable-bundle.sh packs a Java runtime, the jars and FlashMQ into one
+# archive; set JAVA and FLASHMQ_BIN to what it unpacks (its README line says how).
+# Needs: java 17+ (JAVA, else java on the PATH), taskset (util-linux), a raised open-file limit for the connection run (the script asks for
 # 1,048,576 and says what it got). Every broker runs on 127.0.0.1, is started fresh per scenario and stopped by
 # its pid; every run is bounded in time.
 set -euo pipefail
@@ -33,6 +39,8 @@ REPO=$(dirname "$SCRIPT_DIR")
 TOTAL=$(nproc)
 CORES=""
 DURATION=10s
+WARMUP=5s
+HOLD=10s
 CONNECTIONS=100000
 WITH_FLASHMQ=0
 OUT=""
@@ -42,6 +50,8 @@ while [[ $# -gt 0 ]]; do
     case "$1" in
         --cores) CORES=${2:?}; shift 2 ;;
         --duration) DURATION=${2:?}; shift 2 ;;
+        --warmup) WARMUP=${2:?}; shift 2 ;;
+        --hold) HOLD=${2:?}; shift 2 ;;
         --connections) CONNECTIONS=${2:?}; shift 2 ;;
         --flashmq) WITH_FLASHMQ=1; shift ;;
         --out) OUT=${2:?}; shift 2 ;;
@@ -69,6 +79,9 @@ mkdir -p "$OUT"
 ulimit -n 1048576 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 echo "scaling.sh: $TOTAL cores, broker core counts:$CORES, open files $(ulimit -n), out $OUT" | tee "$OUT/run.txt"
 
+# shellcheck source=bench-configs/thread-ticks.sh
+. "$SCRIPT_DIR/thread-ticks.sh"
+
 PORT=21883
 broker_pid=""
 stop_broker() {
@@ -78,6 +91,7 @@ stop_broker() {
         kill -0 "$broker_pid" 2>/dev/null && kill -9 "$broker_pid"
     fi
     broker_pid=""
+    rm -rf "$OUT/data-$PORT" # the session store of a run: not a result
 }
 trap stop_broker EXIT
 
@@ -152,7 +166,7 @@ SCENARIOS=(
 BROKERS=(ringmq)
 [[ -n $FLASHMQ ]] && BROKERS+=(flashmq)
 TSV="$OUT/scaling.tsv"
-printf 'broker\tscenario\tcores\trate_per_s\tp99_us (connections: ms)\tbroker_cpu_s\tbroker_peak_rss_mb\n' >"$TSV"
+printf 'broker\tscenario\tcores\trate_per_s\tp99_us (connections: ms)\tbroker_cpu_s\tbroker_peak_rss_mb\tbusiest_thread\n' >"$TSV"
 for entry in "${SCENARIOS[@]}"; do
     scenario=${entry%%|*}; args=${entry#*|}
     for broker in "${BROKERS[@]}"; do
@@ -160,13 +174,20 @@ for entry in "${SCENARIOS[@]}"; do
             log="$OUT/$broker-$scenario-$n"
             start_broker "$broker" "$n" "$log-broker.log"
             # shellcheck disable=SC2086
-            loadtest "$n" $args -duration 5s >/dev/null 2>&1 || true # warm-up: the JIT, the pools
+            [[ $WARMUP == 0 ]] || loadtest "$n" $args -duration "$WARMUP" >/dev/null 2>&1 || true
+            before=$(thread_ticks "$broker_pid")
             # shellcheck disable=SC2086
             json=$(loadtest "$n" $args -duration "$DURATION" -out "$log" 2>"$log-loadtest.err" || true)
+            busiest=""
+            if [[ $broker == ringmq ]]; then # FlashMQ's threads are all alike: one per core
+                thread_cpu "$before" "$(thread_ticks "$broker_pid")" >"$log-threads.txt"
+                busiest=$(head -1 "$log-threads.txt" | awk -v t="$(field seconds "$json")" \
+                    't > 0 { printf "%s %.2f", $1, $2 / t }')
+            fi
             stop_broker
-            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$broker" "$scenario" "$n" "$(field rate_per_s "$json")" \
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$broker" "$scenario" "$n" "$(field rate_per_s "$json")" \
                 "$(field latency_p99_us "$json")" "$(field broker_cpu_s "$json")" \
-                "$(field broker_peak_rss_mb "$json")" | tee -a "$TSV"
+                "$(field broker_peak_rss_mb "$json")" "$busiest" | tee -a "$TSV"
         done
     done
 done
@@ -177,7 +198,7 @@ if (( CONNECTIONS > 0 )); then
     for broker in "${BROKERS[@]}"; do
         log="$OUT/$broker-connections-$n"
         start_broker "$broker" "$n" "$log-broker.log"
-        json=$(loadtest "$n" -mode conn -levels "$levels" -hold 10s -dial-concurrency 1000 -source-ips 16 \
+        json=$(loadtest "$n" -mode conn -levels "$levels" -hold "$HOLD" -dial-concurrency 1000 -source-ips 16 \
             -out "$log" 2>"$log-loadtest.err" || true)
         stop_broker
         last=$(grep -o '{"target"[^}]*}' <<<"$json" | tail -1 || true) # the largest level
@@ -194,8 +215,9 @@ $2 ~ /^connections/ { conn[++nc] = $0; next }
 {
     key = $1 "\t" $2
     if (!(key in base)) { base[key] = $4; basecores[key] = $3; order[++nk] = key }
-    rows[key] = rows[key] sprintf("%s cores: %.0f/s (x%.2f, efficiency %.2f, p99 %.1f ms); ", $3, $4,
-        base[key] > 0 ? $4 / base[key] : 0, base[key] > 0 ? ($4 / base[key]) / ($3 / basecores[key]) : 0, $5 / 1000)
+    rows[key] = rows[key] sprintf("%s cores: %.0f/s (x%.2f, efficiency %.2f, p99 %.1f ms%s); ", $3, $4,
+        base[key] > 0 ? $4 / base[key] : 0, base[key] > 0 ? ($4 / base[key]) / ($3 / basecores[key]) : 0, $5 / 1000,
+        $8 == "" ? "" : ", busiest thread " $8)
 }
 END {
     print "| broker | scenario | by core count |"

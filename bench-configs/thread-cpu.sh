@@ -37,19 +37,12 @@ trap 'kill "$broker_pid" 2>/dev/null; wait "$broker_pid" 2>/dev/null; rm -rf "$D
 for _ in $(seq 100); do (echo >/dev/tcp/127.0.0.1/"$PORT") 2>/dev/null && break; sleep 0.1; done
 (echo >/dev/tcp/127.0.0.1/"$PORT") 2>/dev/null || { cat "$DATA/broker.log" >&2; die "the broker did not start"; }
 
-# thread name and utime + stime (ticks) of each thread of the broker
-snapshot() {
-    for stat in /proc/"$broker_pid"/task/*/stat; do
-        # the name is in parentheses and may hold spaces; the fields after it are space-separated
-        sed -E 's/^[0-9]+ \((.*)\) (.*)$/\1|\2/' "$stat" 2>/dev/null | awk -F'|' '{ split($2, f, " ");
-            gsub(/ /, "_", $1); print $1, f[12] + f[13] }'
-    done | sort
-}
+# shellcheck source=bench-configs/thread-ticks.sh
+. "$SCRIPT_DIR/thread-ticks.sh"
 
 java -jar "$LOADTEST_JAR" -addr 127.0.0.1:"$PORT" -quiet -duration 5s "$@" >/dev/null 2>&1 || true # warm-up
-before=$(snapshot)
+before=$(thread_ticks "$broker_pid")
 json=$(java -jar "$LOADTEST_JAR" -addr 127.0.0.1:"$PORT" -quiet -duration "$DURATION" "$@" | tail -1)
-after=$(snapshot)
-hz=$(getconf CLK_TCK)
-join <(echo "$before") <(echo "$after") | awk -v hz="$hz" '{ s = ($3 - $2) / hz; if (s >= 0.01) printf "%s %.2f\n", $1, s }'
+after=$(thread_ticks "$broker_pid")
+thread_cpu "$before" "$after"
 echo "$json"
