@@ -32,7 +32,9 @@ mkdir -p "$B/lib"
     --strip-debug --no-header-files --no-man-pages --compress=2 --output "$B/jre"
 cp "$LOADTEST_JAR" "$B/loadtest.jar"
 cp "$RINGMQ_JAR" "$B/ringmq.jar"
-mapfile -t foreign < <(unzip -Z1 "$B/ringmq.jar" | grep -E '^(librocksdbjni-.*|com/sun/jna/[^/]+/[^/]+)$' |
+# native libraries only: JNA's Java classes live in folders beside its per-platform ones (com/sun/jna/ptr, internal)
+mapfile -t foreign < <(unzip -Z1 "$B/ringmq.jar" |
+    grep -E '^(librocksdbjni-.*|com/sun/jna/[^/]+/[^/]+\.(so|a|dll|jnilib|dylib))$' |
     grep -v -E '^(librocksdbjni-linux64\.so|com/sun/jna/linux-x86-64/.*)$')
 (( ${#foreign[@]} == 0 )) || zip -q -d "$B/ringmq.jar" "${foreign[@]}"
 

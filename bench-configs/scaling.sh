@@ -16,14 +16,19 @@
 #                        127.0.0.1..16 as source addresses, on the largest core count
 #   --hold D             how long each connection level is held (default 10s)
 #   --flashmq            also run FlashMQ (FLASHMQ_BIN or flashmq on the PATH) on the same cores, thread per core
+#   --flashmq-only       run FlashMQ alone
+#   --layout "ARGS"      ringmq's threading and pinning on every core count instead of the layout below, e.g.
+#                        "--threading shared-network --io-threads 6 --pin io=0-5,pipeline=6-7"
+#   --only A,B           only these scenarios (fanout-unlimited, fanout-1000x5-paced, ingest-qos0, ingest-qos1)
 #   --out DIR            where logs and the table go (default: bench-results/scaling-<date>)
 #   --ringmq-jar JAR     default: transport/target/ringmq.jar of this checkout
 #   --loadtest-jar JAR   default: loadtest/target/loadtest.jar of this checkout
 #
 # Core layout per count N (cores 0..N-1 for the broker; generator on N..): N=2 shared (one thread, pinned);
-# N=4 shared-network (io=0-1, pipeline=2-3, 2 I/O agents); N>=8 dedicated with a quarter of the cores for I/O agents
-# and as many delivery shards, one core each for auth and persist, N/8 routing shards (--route-shards) a core each,
-# the rest to delivery.
+# N=4 shared-network (io=0-1, pipeline=2-3, 2 I/O agents); N>=8 dedicated with the broker's default count of I/O
+# agents (a quarter of the cores, at least 4) and as many delivery shards, one core each for auth and persist, N/8
+# routing shards (--route-shards) a core each, the rest to delivery (N=8: io=0-3, auth=4, route=5, persist=6,
+# deliver=7).
 # On a machine without Java: bench-configs/portable-bundle.sh packs a Java runtime, the jars and FlashMQ into one
 # archive; set JAVA and FLASHMQ_BIN to what it unpacks (its README line says how).
 # Needs: java 17+ (JAVA, else java on the PATH), taskset (util-linux), a raised open-file limit for the connection run (the script asks for
@@ -43,6 +48,9 @@ WARMUP=5s
 HOLD=10s
 CONNECTIONS=100000
 WITH_FLASHMQ=0
+WITH_RINGMQ=1
+LAYOUT=""
+ONLY=""
 OUT=""
 RINGMQ_JAR="$REPO/transport/target/ringmq.jar"
 LOADTEST_JAR="$REPO/loadtest/target/loadtest.jar"
@@ -54,6 +62,9 @@ while [[ $# -gt 0 ]]; do
         --hold) HOLD=${2:?}; shift 2 ;;
         --connections) CONNECTIONS=${2:?}; shift 2 ;;
         --flashmq) WITH_FLASHMQ=1; shift ;;
+        --flashmq-only) WITH_FLASHMQ=1; WITH_RINGMQ=0; shift ;;
+        --layout) LAYOUT=${2:?}; shift 2 ;;
+        --only) ONLY=${2:?}; shift 2 ;;
         --out) OUT=${2:?}; shift 2 ;;
         --ringmq-jar) RINGMQ_JAR=${2:?}; shift 2 ;;
         --loadtest-jar) LOADTEST_JAR=${2:?}; shift 2 ;;
@@ -98,13 +109,14 @@ trap stop_broker EXIT
 # the ringmq options for N cores (0..N-1)
 ringmq_layout() {
     local n=$1 io deliver_from
+    [[ -z $LAYOUT ]] || { echo "$LAYOUT"; return; }
     if (( n <= 2 )); then
         echo "--threading shared --io-threads 1 --pin pipeline=0"
     elif (( n < 8 )); then
         io=$(( n / 2 ))
         echo "--threading shared-network --io-threads $io --pin io=0-$((io - 1)),pipeline=$io-$((n - 1))"
     else
-        io=$(( n / 4 ))
+        io=$(( n / 4 > 4 ? n / 4 : 4 )) # as ThreadingSettings.defaultIoThreads
         routes=$(( n / 8 )) # routing shards: 1 on 8 cores, 2 on 16
         deliver_from=$(( io + 2 + routes ))
         echo "--threading dedicated --io-threads $io --route-shards $routes --pin io=0-$((io - 1)),auth=$io,route=$((io + 1))-$((io + routes)),persist=$((io + routes + 1)),deliver=$deliver_from-$((n - 1))"
@@ -163,12 +175,14 @@ SCENARIOS=(
     "ingest-qos0|-mode pub -pubs 100 -qos 0 -payload 64"
     "ingest-qos1|-mode pub -pubs 100 -qos 1 -inflight 32 -payload 64"
 )
-BROKERS=(ringmq)
+BROKERS=()
+(( WITH_RINGMQ )) && BROKERS+=(ringmq)
 [[ -n $FLASHMQ ]] && BROKERS+=(flashmq)
 TSV="$OUT/scaling.tsv"
 printf 'broker\tscenario\tcores\trate_per_s\tp99_us (connections: ms)\tbroker_cpu_s\tbroker_peak_rss_mb\tbusiest_thread\n' >"$TSV"
 for entry in "${SCENARIOS[@]}"; do
     scenario=${entry%%|*}; args=${entry#*|}
+    [[ -z $ONLY || ,$ONLY, == *,$scenario,* ]] || continue
     for broker in "${BROKERS[@]}"; do
         for n in $CORES; do
             log="$OUT/$broker-$scenario-$n"

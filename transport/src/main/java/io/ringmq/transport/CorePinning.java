@@ -4,6 +4,7 @@ import net.openhft.affinity.Affinity;
 import org.agrona.concurrent.Agent;
 
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -99,8 +100,9 @@ final class CorePinning
             public void onStart()
             {
                 Affinity.setAffinity(core);
-                LOG.log(System.Logger.Level.INFO, "pinned " + agent.roleName() + " to core " + core +
-                    "; thread affinity now " + Affinity.getAffinity());
+                final BitSet now = Affinity.getAffinity();
+                LOG.log(pinned(core, now) ? System.Logger.Level.INFO : System.Logger.Level.WARNING,
+                    pinReport(agent.roleName(), core, now));
                 agent.onStart();
             }
 
@@ -119,5 +121,24 @@ final class CorePinning
                 return agent.roleName();
             }
         };
+    }
+
+    /**
+     * @return whether the thread's affinity is the one core asked for (OpenHFT's library leaves it unchanged, and
+     * answers an empty set, when it cannot load its native part).
+     */
+    static boolean pinned(final int core, final BitSet affinity)
+    {
+        return affinity.cardinality() == 1 && affinity.get(core);
+    }
+
+    /**
+     * @return the start-up line for one pinned agent: where it now runs, or that it could not be pinned.
+     */
+    static String pinReport(final String agent, final int core, final BitSet affinity)
+    {
+        return pinned(core, affinity) ? "pinned " + agent + " to core " + core + "; thread affinity now " + affinity :
+            "could not pin " + agent + " to core " + core + " (thread affinity " + affinity +
+            "): it runs wherever the scheduler puts it; see the affinity library's warning above";
     }
 }

@@ -25,8 +25,8 @@ final class ThreadingOptions
         order = 230)
     String threading;
 
-    @Option(names = "--io-threads", paramLabel = "N", description = "I/O agents (default: cores/4, 1..16).",
-        order = 240)
+    @Option(names = "--io-threads", paramLabel = "N", description = "I/O agents (default: cores/4, 1..16; in dedicated "
+        + "threading at least 4 from 8 cores).", order = 240)
     Integer ioThreads;
 
     @Option(names = "--route-shards", paramLabel = "N", description = "Routing stages that share the PUBLISHes by " +
