@@ -88,6 +88,12 @@ fi
 OUT=${OUT:-$REPO/bench-results/scaling-$(date +%Y-%m-%d_%H%M)}
 mkdir -p "$OUT"
 ulimit -n 1048576 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+FILES=$(ulimit -n)
+if (( CONNECTIONS > 0 && CONNECTIONS + 2000 > FILES )); then
+    # each process holds one descriptor per connection: the largest level must fit the limit, with room to spare
+    echo "scaling.sh: open files are limited to $FILES here: the connection run goes to $(( FILES - 2000 )), not $CONNECTIONS"
+    CONNECTIONS=$(( FILES - 2000 ))
+fi
 echo "scaling.sh: $TOTAL cores, broker core counts:$CORES, open files $(ulimit -n), out $OUT" | tee "$OUT/run.txt"
 
 # shellcheck source=bench-configs/thread-ticks.sh
