@@ -1,6 +1,5 @@
 package io.ringmq.loadtest;
 
-import org.HdrHistogram.Recorder;
 
 import java.io.IOException;
 import java.nio.channels.SelectionKey;
@@ -89,14 +88,14 @@ final class Driver implements Runnable, Client.Handler
      * @param drivers how many drivers the scenario runs: each dials its share of {@code -dial-concurrency} and
      *                {@code -conn-rate}.
      */
-    Driver(final Settings settings, final Recorder intervals, final ShareGroupTracker group, final int drivers)
+    Driver(final Settings settings, final ShareGroupTracker group, final int drivers)
         throws IOException
     {
         this.settings = settings;
         this.selector = Selector.open();
         this.dialer = new Dialer(settings, selector, this, flushList, drivers);
         this.publishers = new Publishers(settings, flushList);
-        this.deliveries = new DeliveryRecorder(settings, intervals, group);
+        this.deliveries = new DeliveryRecorder(settings, group);
         this.pings = new HeldPings(settings, clients, flushList);
     }
 

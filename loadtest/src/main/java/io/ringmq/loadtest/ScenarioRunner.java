@@ -2,7 +2,6 @@ package io.ringmq.loadtest;
 
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramLogWriter;
-import org.HdrHistogram.Recorder;
 
 import java.io.IOException;
 import java.nio.channels.SocketChannel;
@@ -32,11 +31,10 @@ final class ScenarioRunner
 
     Report runMessages(final long pid) throws Exception
     {
-        final Recorder intervals = new Recorder(3);
         final ShareGroupTracker group = "fanin".equals(settings.mode) ? new ShareGroupTracker(settings.publishers) :
             null;
         // subscribers on -threads drivers that wake on every delivery; publishers on one more that keeps time
-        final Driver[] drivers = drivers(settings, intervals, group, settings.subscribers > 0 ? settings.threads + 1 :
+        final Driver[] drivers = drivers(settings, group, settings.subscribers > 0 ? settings.threads + 1 :
             1);
         final int subscriberDrivers = drivers.length - 1;
         for (int i = 0; i < settings.subscribers; i++)
@@ -93,7 +91,7 @@ final class ScenarioRunner
                         driver.subscribersOnline(true); // persistent: they come back and must get what was queued
                     }
                 }
-                lastIntervalNs = writeInterval(intervals, log, lastIntervalNs, startNs, report, progress, drivers);
+                lastIntervalNs = writeInterval(log, lastIntervalNs, startNs, report, progress, drivers);
             }
             if (null != progress)
             {
@@ -105,7 +103,7 @@ final class ScenarioRunner
             }
             report.publishSeconds = (System.nanoTime() - startNs) / 1e9;
             drain(drivers, settings);
-            writeInterval(intervals, log, lastIntervalNs, startNs, report, null, drivers);
+            writeInterval(log, lastIntervalNs, startNs, report, null, drivers);
             for (final Driver driver : drivers)
             {
                 driver.phase(Driver.STOPPED, startNs);
@@ -154,11 +152,15 @@ final class ScenarioRunner
         }
     }
 
-    private long writeInterval(final Recorder intervals, final HistogramLogWriter log, final long lastNs,
-        final long startNs, final Report report, final Progress progress, final Driver[] drivers)
+    private long writeInterval(final HistogramLogWriter log, final long lastNs, final long startNs,
+        final Report report, final Progress progress, final Driver[] drivers)
     {
         final long now = System.nanoTime();
-        final Histogram interval = intervals.getIntervalHistogram();
+        final Histogram interval = new Histogram(3); // the drivers' intervals, added up
+        for (final Driver driver : drivers)
+        {
+            driver.deliveries.takeInterval(interval);
+        }
         interval.setStartTimeStamp(TimeUnit.NANOSECONDS.toMillis(lastNs - startNs));
         interval.setEndTimeStamp(TimeUnit.NANOSECONDS.toMillis(now - startNs));
         report.interval((now - startNs) / 1e9, interval.getTotalCount() / Math.max(1e-9, (now - lastNs) / 1e9),
@@ -242,7 +244,7 @@ final class ScenarioRunner
 
     Report.Level runConnections(final int level, final long pid) throws Exception
     {
-        final Driver[] drivers = drivers(settings, new Recorder(3), null, settings.threads);
+        final Driver[] drivers = drivers(settings, null, settings.threads);
         for (int i = 0; i < level; i++)
         {
             drivers[i % drivers.length].add(new Client(i, false, SocketChannel.open(), settings));
@@ -310,13 +312,13 @@ final class ScenarioRunner
         }
     }
 
-    private static Driver[] drivers(final Settings settings, final Recorder intervals,
-        final ShareGroupTracker group, final int count) throws IOException
+    private static Driver[] drivers(final Settings settings, final ShareGroupTracker group, final int count)
+        throws IOException
     {
         final Driver[] drivers = new Driver[count];
         for (int i = 0; i < drivers.length; i++)
         {
-            drivers[i] = new Driver(settings, intervals, group, count);
+            drivers[i] = new Driver(settings, group, count);
         }
         return drivers;
     }
