@@ -21,6 +21,7 @@ LOADTEST_JAR="$REPO/loadtest/target/loadtest.jar"
 [[ -f $RINGMQ_JAR && -f $LOADTEST_JAR ]] || die "build first: mvn -B -ntp package -DskipTests"
 JAVA_HOME=${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}
 [[ -x $JAVA_HOME/bin/jlink ]] || die "no jlink under $JAVA_HOME (set JAVA_HOME to a JDK 17)"
+command -v zip >/dev/null || die "zip not found (apt-get install zip)"
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -43,7 +44,9 @@ if [[ -x $FLASHMQ ]]; then
     cp "$FLASHMQ" "$B/flashmq.bin"
     # OpenSSL travels with it (its soname is the same everywhere, its build not); the C and C++ runtimes do not
     for lib in libssl.so.3 libcrypto.so.3; do
-        cp -L "$(ldd "$FLASHMQ" | awk -v l="$lib" '$1 == l { print $3 }')" "$B/lib/$lib"
+        path=$(ldd "$FLASHMQ" | awk -v l="$lib" '$1 == l && $3 ~ /^\// { print $3 }')
+        [[ -r $path ]] || die "FlashMQ at $FLASHMQ is not linked to a $lib found here (ldd: ${path:-none})"
+        cp -L "$path" "$B/lib/$lib"
     done
     cat >"$B/flashmq" <<'WRAP'
 #!/bin/sh

@@ -3,8 +3,9 @@
 # (taskset for the broker, --threading and --pin chosen per count), the load generator pinned to the cores the
 # broker does not use, then the most connections the machine holds. Ends with one Markdown table (per scenario:
 # rate per core count, speed-up over the smallest count, and efficiency = speed-up / (cores / smallest)). For
-# ringmq it also gives each run's busiest broker thread (its CPU seconds over the measured seconds: its share of one
-# core) and writes every thread's CPU to <run>-threads.txt: a stage that saturates its core shows there first.
+# ringmq it also gives each run's busiest broker thread (its CPU seconds over the generator's whole run, start-up,
+# connecting and draining included: its share of one core, an underestimate of its share while publishing) and writes
+# every thread's CPU to <run>-threads.txt.
 #
 #   bench-configs/scaling.sh [options]
 #
@@ -72,7 +73,7 @@ while [[ $# -gt 0 ]]; do
         *) die "unknown option $1 (see --help)" ;;
     esac
 done
-[[ -f $RINGMQ_JAR ]] || die "no broker jar at $RINGMQ_JAR (mvn -B -ntp package -DskipTests)"
+(( ! WITH_RINGMQ )) || [[ -f $RINGMQ_JAR ]] || die "no broker jar at $RINGMQ_JAR (mvn -B -ntp package -DskipTests)"
 [[ -f $LOADTEST_JAR ]] || die "no loadtest jar at $LOADTEST_JAR (mvn -B -ntp package -DskipTests)"
 command -v taskset >/dev/null || die "taskset not found (util-linux)"
 JAVA=$(command -v "${JAVA:-java}") || die "java not found"
@@ -91,8 +92,9 @@ ulimit -n 1048576 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 FILES=$(ulimit -n)
 if (( CONNECTIONS > 0 && CONNECTIONS + 2000 > FILES )); then
     # each process holds one descriptor per connection: the largest level must fit the limit, with room to spare
-    echo "scaling.sh: open files are limited to $FILES here: the connection run goes to $(( FILES - 2000 )), not $CONNECTIONS"
-    CONNECTIONS=$(( FILES - 2000 ))
+    capped=$(( FILES > 6000 ? FILES - 2000 : 0 ))
+    echo "scaling.sh: open files are limited to $FILES here: the connection run goes to $capped, not $CONNECTIONS"
+    CONNECTIONS=$capped
 fi
 echo "scaling.sh: $TOTAL cores, broker core counts:$CORES, open files $(ulimit -n), out $OUT" | tee "$OUT/run.txt"
 
@@ -165,12 +167,14 @@ EOF
     wait_port "$PORT" || { cat "$log" >&2; die "$name did not start on $n cores"; }
 }
 
-# loadtest N ARGS...: the generator on the cores after the broker's, its JSON line to stdout
+# loadtest N ARGS...: the generator on the cores after the broker's, its JSON line to stdout; ingest (-mode pub)
+# spreads its publishers over all of them (one publishing thread reached 4-5 M msg/s at most), fan-out over a quarter
 loadtest() {
     local n=$1; shift
-    local gen=$(( TOTAL - n ))
+    local gen=$(( TOTAL - n )) pub_threads
+    if [[ " $* " == *" -mode pub "* ]]; then pub_threads=$gen; else pub_threads=$(( gen / 4 > 1 ? gen / 4 : 1 )); fi
     taskset -c "$n-$((TOTAL - 1))" "$JAVA" -Xmx4g -jar "$LOADTEST_JAR" -addr 127.0.0.1:"$PORT" -threads "$gen" \
-        -broker-pid "$broker_pid" -quiet "$@" | tail -1
+        -pub-threads "$pub_threads" -broker-pid "$broker_pid" -quiet "$@" | tail -1
 }
 
 field() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" <<<"$2"; }
@@ -194,15 +198,18 @@ for entry in "${SCENARIOS[@]}"; do
             log="$OUT/$broker-$scenario-$n"
             start_broker "$broker" "$n" "$log-broker.log"
             # shellcheck disable=SC2086
-            [[ $WARMUP == 0 ]] || loadtest "$n" $args -duration "$WARMUP" >/dev/null 2>&1 || true
+            [[ $WARMUP =~ ^0+[a-z]*$ ]] || loadtest "$n" $args -duration "$WARMUP" >/dev/null 2>&1 || true
             before=$(thread_ticks "$broker_pid")
+            t0=$(date +%s%N)
             # shellcheck disable=SC2086
             json=$(loadtest "$n" $args -duration "$DURATION" -out "$log" 2>"$log-loadtest.err" || true)
             busiest=""
             if [[ $broker == ringmq ]]; then # FlashMQ's threads are all alike: one per core
-                thread_cpu "$before" "$(thread_ticks "$broker_pid")" >"$log-threads.txt"
-                busiest=$(head -1 "$log-threads.txt" | awk -v t="$(field seconds "$json")" \
-                    't > 0 { printf "%s %.2f", $1, $2 / t }')
+                after=$(thread_ticks "$broker_pid")
+                ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+                { echo "# CPU seconds per thread over $ms ms of wall time"; thread_cpu "$before" "$after"; } \
+                    >"$log-threads.txt"
+                busiest=$(sed -n 2p "$log-threads.txt" | awk -v ms="$ms" 'ms > 0 { printf "%s %.2f", $1, $2 * 1000 / ms }')
             fi
             stop_broker
             printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$broker" "$scenario" "$n" "$(field rate_per_s "$json")" \

@@ -22,7 +22,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * shows from two threads on two cores.
  *
  * <pre>
- * mvn -q -Pbenchmarks -pl protocol,loadtest -am test-compile exec:exec -Djmh.args="IntervalRecorder -t 2"
+ * mvn -q -Pbenchmarks -pl loadtest -am test-compile dependency:build-classpath -Dmdep.outputFile=target/cp.txt \
+ *     -Dmdep.includeScope=test
+ * java -cp "loadtest/target/test-classes:loadtest/target/classes:$(cat loadtest/target/cp.txt)" \
+ *     org.openjdk.jmh.Main IntervalRecorder -t 2
  * </pre>
  */
 @BenchmarkMode(Mode.AverageTime)

@@ -33,17 +33,17 @@ final class ScenarioRunner
     {
         final ShareGroupTracker group = "fanin".equals(settings.mode) ? new ShareGroupTracker(settings.publishers) :
             null;
-        // subscribers on -threads drivers that wake on every delivery; publishers on one more that keeps time
-        final Driver[] drivers = drivers(settings, group, settings.subscribers > 0 ? settings.threads + 1 :
-            1);
-        final int subscriberDrivers = drivers.length - 1;
+        // subscribers on -threads drivers that wake on every delivery; publishers on -pub-threads more that keep time
+        final int subscriberDrivers = settings.subscribers > 0 ? settings.threads : 0;
+        final int publisherDrivers = Math.max(1, Math.min(settings.pubThreads, settings.publishers));
+        final Driver[] drivers = drivers(settings, group, subscriberDrivers + publisherDrivers);
         for (int i = 0; i < settings.subscribers; i++)
         {
             drivers[i % subscriberDrivers].add(new Client(i, false, SocketChannel.open(), settings));
         }
         for (int i = 0; i < settings.publishers; i++)
         {
-            drivers[drivers.length - 1].add(new Client(i, true, SocketChannel.open(), settings));
+            drivers[subscriberDrivers + i % publisherDrivers].add(new Client(i, true, SocketChannel.open(), settings));
         }
         final int total = settings.subscribers + settings.publishers;
         for (final Driver driver : drivers)

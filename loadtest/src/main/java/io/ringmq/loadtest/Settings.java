@@ -32,6 +32,8 @@ final class Settings
     long pingIntervalNs;
     int dialConcurrency = 200;
     int threads = 1;
+    /** Drivers the publishers are spread over (at most one per publisher). */
+    int pubThreads = 1;
     int sourceAddresses = 1;
     String topicPrefix = "loadtest";
     long drainNs = 3_000_000_000L;

@@ -137,6 +137,27 @@ class LoadTestTest
     }
 
     @Test
+    @DisplayName("-pub-threads spreads the publishers over threads: each still sends exactly its schedule, every "
+        + "subscriber gets every message once and in order")
+    void publishersOnSeveralThreads(@TempDir final Path out)
+    {
+        final String output = run(0, "-addr", addr(), "-mode", "pubsub", "-pubs", "7", "-subs", "2", "-qos", "1",
+            "-rate", "50", "-duration", "2s", "-pub-threads", "3", "-threads", "2", "-out", out.toString());
+        assertThat(jsonNumber(output, "published")).as(output).isEqualTo(7 * 50 * 2);
+        assertThat(jsonNumber(output, "scheduled")).isEqualTo(7 * 50 * 2);
+        assertThat(jsonNumber(output, "delivered")).isEqualTo(7 * 50 * 2 * 2);
+        assertThat(jsonNumber(output, "lost")).isZero();
+        assertThat(jsonNumber(output, "duplicates")).isZero();
+        assertThat(jsonNumber(output, "reordered")).isZero();
+        // more threads than publishers: one publisher each
+        final String pub = run(0, "-addr", addr(), "-mode", "pub", "-pubs", "2", "-pub-threads", "8", "-rate", "100",
+            "-duration", "1s", "-quiet");
+        assertThat(jsonNumber(pub, "published")).as(pub).isEqualTo(200);
+        assertThat(jsonNumber(pub, "acknowledged")).isEqualTo(200);
+        run(2, "-addr", addr(), "-pubs", "2", "-pub-threads", "0", "-duration", "1s");
+    }
+
+    @Test
     @DisplayName("a fractional rate x duration rounds down: -rate 3 -duration 2.5s sends 7 per publisher")
     void fractionalScheduleRoundsDown()
     {

@@ -75,9 +75,9 @@ public final class ThreadingSettings
 
     /**
      * I/O agents when {@code --io-threads} is not given: a quarter of the cores (each agent has its delivery shard),
-     * and in {@code dedicated} threading at least 4 where there are 8 cores or more. Measured on a 16-core machine
-     * (docs/perf/scaling.md): ingest of QoS 0 with agents on their own threads ran 2.7 M msg/s with 2 agents,
-     * 3.7 M with 3, 4.2-4.9 M with 4 and 4.4 M with 6 (then the auth stage, a single thread, was the limit).
+     * and in {@code dedicated} threading at least 4 where there are 8 cores or more (bin/ringmq sizes memory by the
+     * same rule). Measured on a 16-core machine (docs/perf/scaling.md): ingest of QoS 0 with agents on their own
+     * threads ran 2.7 M msg/s with 2 agents on 8 cores, 3.7 M with 3 on 12, and 4.2-4.9 M with 4 on 8 or 12.
      *
      * @return 1 in {@code shared} and {@code invoker}; else between 1 and 16.
      */
@@ -88,7 +88,7 @@ public final class ThreadingSettings
             return 1;
         }
         final int quarter = cores / 4;
-        final int floor = threading == BrokerContext.Threading.DEDICATED ? Math.min(4, cores / 2) : 1;
+        final int floor = threading == BrokerContext.Threading.DEDICATED && cores >= 8 ? 4 : 1;
         return Math.max(1, Math.min(16, Math.max(quarter, floor)));
     }
 

@@ -28,9 +28,9 @@ class ThreadingSettingsTest
         assertThat(ThreadingSettings.defaultIoThreads(DEDICATED, 12)).isEqualTo(4);
         assertThat(ThreadingSettings.defaultIoThreads(DEDICATED, 16)).isEqualTo(4);
         assertThat(ThreadingSettings.defaultIoThreads(DEDICATED, 20)).isEqualTo(5);
-        // few cores: never more agents than half of them
-        assertThat(ThreadingSettings.defaultIoThreads(DEDICATED, 4)).isEqualTo(2);
-        assertThat(ThreadingSettings.defaultIoThreads(DEDICATED, 2)).isEqualTo(1);
+        // fewer cores (not measured): a quarter of them, as in the other modes
+        assertThat(ThreadingSettings.defaultIoThreads(DEDICATED, 7)).isEqualTo(1);
+        assertThat(ThreadingSettings.defaultIoThreads(DEDICATED, 4)).isEqualTo(1);
         assertThat(ThreadingSettings.defaultIoThreads(DEDICATED, 1)).isEqualTo(1);
     }
 

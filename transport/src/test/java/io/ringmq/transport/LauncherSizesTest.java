@@ -6,6 +6,11 @@ import org.junit.jupiter.api.Timeout;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -37,6 +42,32 @@ class LauncherSizesTest extends LauncherDryRunTest
 
         final Path config = Files.writeString(directory.resolve("ringmq.conf"), "ring-size 1024\n");
         assertThat(dryRun("--config", config.toString())).doesNotContain("--ring-size");
+    }
+
+    @Test
+    @DisplayName("memory for the I/O agents the broker will start: at least 4 in dedicated threading from 8 cores")
+    void ioAgentsAsTheBrokerPicksThem() throws Exception
+    {
+        // nproc answers OMP_NUM_THREADS: the launcher sizes for that many cores
+        assertThat(budget(12)).as("dedicated by default above 8 cores: 4 agents").isEqualTo(budget(12, "--io-threads",
+            "4")).isNotEqualTo(budget(12, "--io-threads", "3"));
+        assertThat(budget(8, "--threading", "dedicated")).isEqualTo(budget(8, "--io-threads", "4"));
+        assertThat(budget(8)).as("shared-network on 8 cores: a quarter").isEqualTo(budget(8, "--io-threads", "2"));
+        assertThat(budget(28)).isEqualTo(budget(28, "--io-threads", "7"));
+    }
+
+    /**
+     * @return the --memory-budget the launcher gives at 1g on {@code cores} cores with {@code args}.
+     */
+    private String budget(final int cores, final String... args) throws Exception
+    {
+        final List<String> launcherArgs = new ArrayList<>(List.of("--persistence", "memory", "--memory-limit", "1g"));
+        launcherArgs.addAll(List.of(args));
+        final String command = LauncherDryRun.run(List.of(), Map.of("RINGMQ_JAR", jar.toString(),
+            "OMP_NUM_THREADS", Integer.toString(cores)), 0, launcherArgs.toArray(new String[0]));
+        final Matcher budget = Pattern.compile("--memory-budget (\\d+)").matcher(command);
+        assertThat(budget.find()).as(command).isTrue();
+        return budget.group(1);
     }
 
     private String dryRun(final String... args) throws Exception
