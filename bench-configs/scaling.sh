@@ -93,7 +93,11 @@ FILES=$(ulimit -n)
 if (( CONNECTIONS > 0 && CONNECTIONS + 2000 > FILES )); then
     # each process holds one descriptor per connection: the largest level must fit the limit, with room to spare
     capped=$(( FILES > 6000 ? FILES - 2000 : 0 ))
-    echo "scaling.sh: open files are limited to $FILES here: the connection run goes to $capped, not $CONNECTIONS"
+    if (( capped > 0 )); then
+        echo "scaling.sh: open files are limited to $FILES here: the connection run goes to $capped, not $CONNECTIONS"
+    else
+        echo "scaling.sh: open files are limited to $FILES here: no connection run"
+    fi
     CONNECTIONS=$capped
 fi
 echo "scaling.sh: $TOTAL cores, broker core counts:$CORES, open files $(ulimit -n), out $OUT" | tee "$OUT/run.txt"
@@ -116,7 +120,7 @@ trap stop_broker EXIT
 
 # the ringmq options for N cores (0..N-1)
 ringmq_layout() {
-    local n=$1 io deliver_from
+    local n=$1 io routes deliver_from
     [[ -z $LAYOUT ]] || { echo "$LAYOUT"; return; }
     if (( n <= 2 )); then
         echo "--threading shared --io-threads 1 --pin pipeline=0"
@@ -167,13 +171,18 @@ EOF
     wait_port "$PORT" || { cat "$log" >&2; die "$name did not start on $n cores"; }
 }
 
-# loadtest N ARGS...: the generator on the cores after the broker's, its JSON line to stdout; ingest (-mode pub)
-# spreads its publishers over all of them (one publishing thread reached 4-5 M msg/s at most), fan-out over a quarter
+# loadtest N ARGS...: the generator on the cores after the broker's, its JSON line to stdout. Unpaced ingest
+# (-mode pub) spreads its publishers over all of them (one publishing thread reached 4-5 M msg/s at most); an
+# unpaced fan-out gives a quarter to publishers and the rest to subscribers; a paced run keeps one publishing thread.
 loadtest() {
     local n=$1; shift
-    local gen=$(( TOTAL - n )) pub_threads
-    if [[ " $* " == *" -mode pub "* ]]; then pub_threads=$gen; else pub_threads=$(( gen / 4 > 1 ? gen / 4 : 1 )); fi
-    taskset -c "$n-$((TOTAL - 1))" "$JAVA" -Xmx4g -jar "$LOADTEST_JAR" -addr 127.0.0.1:"$PORT" -threads "$gen" \
+    local gen=$(( TOTAL - n )) pub_threads sub_threads
+    if [[ " $* " == *" -rate "* || " $* " == *" -mode conn "* ]]; then pub_threads=1
+    elif [[ " $* " == *" -mode pub "* ]]; then pub_threads=$gen
+    else pub_threads=$(( gen / 4 > 1 ? gen / 4 : 1 )); fi
+    sub_threads=$(( gen - pub_threads > 1 ? gen - pub_threads : 1 ))
+    [[ " $* " == *" -mode conn "* || " $* " == *" -rate "* ]] && sub_threads=$gen # as before: -threads was every core
+    taskset -c "$n-$((TOTAL - 1))" "$JAVA" -Xmx4g -jar "$LOADTEST_JAR" -addr 127.0.0.1:"$PORT" -threads "$sub_threads" \
         -pub-threads "$pub_threads" -broker-pid "$broker_pid" -quiet "$@" | tail -1
 }
 

@@ -38,8 +38,8 @@ final class Dialer
 
     /**
      * @param drivers the scenario's drivers, each with a dialer: this one takes its share of the dials in progress
-     *                and of the connection rate (pubsub runs {@code -threads} subscriber drivers and one more for the
-     *                publishers, pub one driver whatever {@code -threads} says).
+     *                and of the connection rate (pubsub runs {@code -threads} subscriber drivers and
+     *                {@code -pub-threads} more for the publishers, pub only the publishers' drivers).
      */
     Dialer(final Settings settings, final Selector selector, final Driver driver, final FlushList flushList,
         final int drivers)

@@ -140,7 +140,8 @@ public final class LoadTest implements Callable<Integer>
     @Option(names = {"-inflight", "--inflight"}, description = "QoS 1/2 messages in flight per publisher; 1 is a synchronous client (default: ${DEFAULT-VALUE}).")
     int inflight = 32;
 
-    @Option(names = {"-threads", "--threads"}, description = "Generator I/O threads (default: ${DEFAULT-VALUE}).")
+    @Option(names = {"-threads", "--threads"}, description = "Generator I/O threads: the subscribers' in message "
+        + "modes, every connection's in conn modes (default: ${DEFAULT-VALUE}).")
     int threads = 1;
 
     @Option(names = {"-pub-threads", "--pub-threads"}, description = "Threads the publishers are spread over, beside "

@@ -77,7 +77,8 @@ final class Publishers
     }
 
     /**
-     * RUNNING: starts every paced publisher's schedule, spread across one interval from {@code runStartNs}.
+     * RUNNING: starts every paced publisher's schedule, spread across one interval from {@code runStartNs} by its
+     * id among all the run's publishers, so publishers on several drivers ({@code -pub-threads}) interleave too.
      */
     void start(final long runStartNs)
     {
@@ -90,7 +91,7 @@ final class Publishers
             if (null != publisher.schedule)
             {
                 // spread the publishers' starts across one interval so they do not all fire at once
-                publisher.schedule.start(runStartNs + intervalNs * i / publishers.size());
+                publisher.schedule.start(runStartNs + intervalNs * publisher.id / Math.max(1, settings.publishers));
                 listDue(publisher);
             }
         }

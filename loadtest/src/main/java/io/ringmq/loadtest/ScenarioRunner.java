@@ -33,17 +33,15 @@ final class ScenarioRunner
     {
         final ShareGroupTracker group = "fanin".equals(settings.mode) ? new ShareGroupTracker(settings.publishers) :
             null;
-        // subscribers on -threads drivers that wake on every delivery; publishers on -pub-threads more that keep time
-        final int subscriberDrivers = settings.subscribers > 0 ? settings.threads : 0;
-        final int publisherDrivers = Math.max(1, Math.min(settings.pubThreads, settings.publishers));
-        final Driver[] drivers = drivers(settings, group, subscriberDrivers + publisherDrivers);
+        final int[] layout = driverLayout(settings);
+        final Driver[] drivers = drivers(settings, group, layout[0] + layout[1]);
         for (int i = 0; i < settings.subscribers; i++)
         {
-            drivers[i % subscriberDrivers].add(new Client(i, false, SocketChannel.open(), settings));
+            drivers[driverOf(settings, false, i)].add(new Client(i, false, SocketChannel.open(), settings));
         }
         for (int i = 0; i < settings.publishers; i++)
         {
-            drivers[subscriberDrivers + i % publisherDrivers].add(new Client(i, true, SocketChannel.open(), settings));
+            drivers[driverOf(settings, true, i)].add(new Client(i, true, SocketChannel.open(), settings));
         }
         final int total = settings.subscribers + settings.publishers;
         for (final Driver driver : drivers)
@@ -310,6 +308,26 @@ final class ScenarioRunner
             return new Report.Level(level, established, level - established, alive, connect, ping,
                 null != broker && broker.isAvailable() ? broker.peakRssMb() : -1, dialSeconds);
         }
+    }
+
+    /**
+     * @return the message modes' drivers: {subscriber drivers, publisher drivers}. Subscribers go on {@code -threads}
+     * drivers that wake on every delivery, publishers on {@code -pub-threads} more that keep time (never more
+     * drivers than publishers).
+     */
+    static int[] driverLayout(final Settings settings)
+    {
+        return new int[] {settings.subscribers > 0 ? settings.threads : 0,
+            Math.max(1, Math.min(settings.pubThreads, settings.publishers))};
+    }
+
+    /**
+     * @return the driver that runs subscriber or publisher {@code index}: round-robin within its kind's drivers.
+     */
+    static int driverOf(final Settings settings, final boolean publisher, final int index)
+    {
+        final int[] layout = driverLayout(settings);
+        return publisher ? layout[0] + index % layout[1] : index % layout[0];
     }
 
     private static Driver[] drivers(final Settings settings, final ShareGroupTracker group, final int count)

@@ -139,7 +139,7 @@ class LoadTestTest
     @Test
     @DisplayName("-pub-threads spreads the publishers over threads: each still sends exactly its schedule, every "
         + "subscriber gets every message once and in order")
-    void publishersOnSeveralThreads(@TempDir final Path out)
+    void publishersOnSeveralThreads(@TempDir final Path out) throws Exception
     {
         final String output = run(0, "-addr", addr(), "-mode", "pubsub", "-pubs", "7", "-subs", "2", "-qos", "1",
             "-rate", "50", "-duration", "2s", "-pub-threads", "3", "-threads", "2", "-out", out.toString());
@@ -149,6 +149,46 @@ class LoadTestTest
         assertThat(jsonNumber(output, "lost")).isZero();
         assertThat(jsonNumber(output, "duplicates")).isZero();
         assertThat(jsonNumber(output, "reordered")).isZero();
+        // the layout: 7 publishers over 3 drivers after the 2 subscribers' drivers, round-robin
+        final Settings settings = new Settings();
+        settings.publishers = 7;
+        settings.subscribers = 2;
+        settings.threads = 2;
+        settings.pubThreads = 3;
+        assertThat(ScenarioRunner.driverLayout(settings)).containsExactly(2, 3);
+        assertThat(java.util.stream.IntStream.range(0, 7).map(i -> ScenarioRunner.driverOf(settings, true, i)))
+            .containsExactly(2, 3, 4, 2, 3, 4, 2);
+        assertThat(ScenarioRunner.driverOf(settings, false, 1)).isEqualTo(1);
+        settings.pubThreads = 8;
+        assertThat(ScenarioRunner.driverLayout(settings)).as("never more drivers than publishers").containsExactly(2, 7);
+        // paced starts interleave across drivers by publisher id: 4 publishers at 100/s start 0, 2.5, 5 and 7.5 ms in
+        settings.publishers = 4;
+        settings.rate = 100;
+        final Publishers even = new Publishers(settings, new FlushList(null)); // start() flushes nothing
+        final Publishers odd = new Publishers(settings, new FlushList(null));
+        final Client[] clients = new Client[4];
+        try
+        {
+            for (int i = 0; i < 4; i++)
+            {
+                clients[i] = new Client(i, true, java.nio.channels.SocketChannel.open(), settings);
+                (i % 2 == 0 ? even : odd).add(clients[i]);
+            }
+            even.start(0);
+            odd.start(0);
+            assertThat(java.util.Arrays.stream(clients).mapToLong(c -> c.schedule.nextDueNs()))
+                .containsExactly(0L, 2_500_000L, 5_000_000L, 7_500_000L);
+        }
+        finally
+        {
+            for (final Client client : clients)
+            {
+                if (null != client)
+                {
+                    client.channel.close();
+                }
+            }
+        }
         // more threads than publishers: one publisher each
         final String pub = run(0, "-addr", addr(), "-mode", "pub", "-pubs", "2", "-pub-threads", "8", "-rate", "100",
             "-duration", "1s", "-quiet");

@@ -48,12 +48,17 @@ class LauncherSizesTest extends LauncherDryRunTest
     @DisplayName("memory for the I/O agents the broker will start: at least 4 in dedicated threading from 8 cores")
     void ioAgentsAsTheBrokerPicksThem() throws Exception
     {
-        // nproc answers OMP_NUM_THREADS: the launcher sizes for that many cores
+        // RINGMQ_CORES: the launcher sizes for that many cores, and passes the agents it sized for
         assertThat(budget(12)).as("dedicated by default above 8 cores: 4 agents").isEqualTo(budget(12, "--io-threads",
             "4")).isNotEqualTo(budget(12, "--io-threads", "3"));
         assertThat(budget(8, "--threading", "dedicated")).isEqualTo(budget(8, "--io-threads", "4"));
+        assertThat(budget(8, "--threading", "DEDICATED")).as("any case, as the broker reads it")
+            .isEqualTo(budget(8, "--io-threads", "4"));
         assertThat(budget(8)).as("shared-network on 8 cores: a quarter").isEqualTo(budget(8, "--io-threads", "2"));
         assertThat(budget(28)).isEqualTo(budget(28, "--io-threads", "7"));
+        assertThat(launch(12)).contains(" --io-threads 4");
+        assertThat(launch(12, "--io-threads", "3")).contains(" --io-threads 3").doesNotContain("--io-threads 4");
+        assertThat(launch(2)).as("shared on 2 cores: one agent, nothing to pass").doesNotContain("--io-threads");
     }
 
     /**
@@ -61,13 +66,21 @@ class LauncherSizesTest extends LauncherDryRunTest
      */
     private String budget(final int cores, final String... args) throws Exception
     {
-        final List<String> launcherArgs = new ArrayList<>(List.of("--persistence", "memory", "--memory-limit", "1g"));
-        launcherArgs.addAll(List.of(args));
-        final String command = LauncherDryRun.run(List.of(), Map.of("RINGMQ_JAR", jar.toString(),
-            "OMP_NUM_THREADS", Integer.toString(cores)), 0, launcherArgs.toArray(new String[0]));
+        final String command = launch(cores, args);
         final Matcher budget = Pattern.compile("--memory-budget (\\d+)").matcher(command);
         assertThat(budget.find()).as(command).isTrue();
         return budget.group(1);
+    }
+
+    /**
+     * @return the launcher's command at 1g, sized for {@code cores} cores, with {@code args}.
+     */
+    private String launch(final int cores, final String... args) throws Exception
+    {
+        final List<String> launcherArgs = new ArrayList<>(List.of("--persistence", "memory", "--memory-limit", "1g"));
+        launcherArgs.addAll(List.of(args));
+        return LauncherDryRun.run(List.of(), Map.of("RINGMQ_JAR", jar.toString(), "RINGMQ_CORES",
+            Integer.toString(cores)), 0, launcherArgs.toArray(new String[0])) + " ";
     }
 
     private String dryRun(final String... args) throws Exception
