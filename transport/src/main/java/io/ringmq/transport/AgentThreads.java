@@ -103,7 +103,7 @@ final class AgentThreads
                     agentWakes[0] = idle;
                 }
                 agents[0].wire(agents, agentWakes, Wakeable.NONE);
-                run(new CompositeAgent(pinning.pin("io", 0, agents[0]), stages), agentIdle[0]);
+                run(new CompositeAgent(pinning.pin(pinning.sharedThreadRole(), 0, agents[0]), stages), agentIdle[0]);
                 break;
             }
             case SHARED_NETWORK:

@@ -81,6 +81,15 @@ final class CorePinning
      * @param ordinal which agent of that role (I/O agents are numbered).
      * @return the agent, bound to its core when it starts if the role is pinned.
      */
+    /**
+     * @return the role that pins {@code shared} threading's one thread, which runs the I/O agent and the stages:
+     * {@code pipeline} when the spec names it, else {@code io}.
+     */
+    String sharedThreadRole()
+    {
+        return cores.containsKey("pipeline") ? "pipeline" : "io";
+    }
+
     Agent pin(final String role, final int ordinal, final Agent agent)
     {
         final List<Integer> list = cores.get(role);

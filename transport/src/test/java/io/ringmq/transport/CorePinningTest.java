@@ -37,6 +37,15 @@ class CorePinningTest
     }
 
     @Test
+    void sharedThreadingsOneThreadIsPinnedAsPipelineOrIo()
+    {
+        // --pin pipeline=0 was ignored in shared threading, where the one thread was pinned as io only
+        assertThat(new CorePinning("pipeline=0").sharedThreadRole()).isEqualTo("pipeline");
+        assertThat(new CorePinning("io=1").sharedThreadRole()).isEqualTo("io");
+        assertThat(new CorePinning("").sharedThreadRole()).isEqualTo("io");
+    }
+
+    @Test
     void anUnknownRoleOrAMalformedSpecIsRefused()
     {
         assertThatThrownBy(() -> new CorePinning("router=1")).isInstanceOf(IllegalArgumentException.class)
