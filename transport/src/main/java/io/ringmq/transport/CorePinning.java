@@ -77,11 +77,6 @@ final class CorePinning
     }
 
     /**
-     * @param role    io, auth, route, deliver or pipeline.
-     * @param ordinal which agent of that role (I/O agents are numbered).
-     * @return the agent, bound to its core when it starts if the role is pinned.
-     */
-    /**
      * @return the role that pins {@code shared} threading's one thread, which runs the I/O agent and the stages:
      * {@code pipeline} when the spec names it, else {@code io}.
      */
@@ -90,6 +85,11 @@ final class CorePinning
         return cores.containsKey("pipeline") ? "pipeline" : "io";
     }
 
+    /**
+     * @param role    io, auth, route, deliver or pipeline.
+     * @param ordinal which agent of that role (I/O agents are numbered).
+     * @return the agent, bound to its core when it starts if the role is pinned.
+     */
     Agent pin(final String role, final int ordinal, final Agent agent)
     {
         final List<Integer> list = cores.get(role);
