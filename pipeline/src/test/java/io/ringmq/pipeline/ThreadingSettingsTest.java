@@ -53,4 +53,33 @@ class ThreadingSettingsTest
         assertThatThrownBy(() -> new ThreadingSettings().threading(DEDICATED).ioThreads(0).conclude())
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--io-threads must be 1..256");
     }
+
+    /**
+     * In shared threading the stages drain in their turn what the one I/O agent read in its own (at most the ring);
+     * elsewhere 1,024 per turn. A limit given is kept, whatever the threading.
+     */
+    @ParameterizedTest(name = "{0}, a ring of {1}: {2} events per stage turn")
+    @CsvSource({"SHARED, 2048, 2048", "SHARED, 16384, 16384", "SHARED, 64, 64", "SHARED_NETWORK, 2048, 1024",
+        "DEDICATED, 16384, 1024", "INVOKER, 2048, 1024"})
+    void defaultStageBatchLimitByThreadingAndRing(final BrokerContext.Threading threading, final int ringSize,
+        final int expected)
+    {
+        final BrokerContext context = new BrokerContext();
+        context.threads().threading(threading);
+        context.memory().ringSize(ringSize);
+
+        assertThat(context.conclude().threads().stageBatchLimit()).isEqualTo(expected);
+    }
+
+    @Test
+    void aStageBatchLimitGivenIsKeptAndANegativeOneRefused()
+    {
+        final BrokerContext context = new BrokerContext();
+        context.threads().threading(SHARED).stageBatchLimit(16);
+
+        assertThat(context.conclude().threads().stageBatchLimit()).isEqualTo(16);
+        assertThat(context.conclude().threads().stageBatchLimit()).isEqualTo(16);
+        assertThatThrownBy(() -> new ThreadingSettings().stageBatchLimit(-1).conclude())
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--stage-batch-limit");
+    }
 }

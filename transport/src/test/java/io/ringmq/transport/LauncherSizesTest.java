@@ -22,11 +22,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 class LauncherSizesTest extends LauncherDryRunTest
 {
     @Test
-    @DisplayName("below 512m: 2,048 ingress slots, 50,000 sessions, a 1 MiB message log and 2 MiB outbound ring")
+    @DisplayName("below 512m: 2,048 ingress slots, 50,000 sessions, a 4 MiB message log and 2 MiB outbound ring")
     void smallerSizesBelow512m() throws Exception
     {
         final String command = dryRun("--memory-limit", "256m");
-        assertThat(command).contains(" --ring-size 2048 ", " --max-sessions 50000 ", " --message-log-bytes 1048576 ",
+        assertThat(command).contains(" --ring-size 2048 ", " --max-sessions 50000 ", " --message-log-bytes 4194304 ",
             " --outbound-ring-bytes 2097152 ");
         assertThat(dryRun("--memory-limit", "511m")).contains(" --ring-size 2048 ");
         assertThat(dryRun("--memory-limit", "512m")).doesNotContain("--ring-size", "--max-sessions");
