@@ -77,7 +77,6 @@ public final class BrokerContext implements Cloneable
         threads.conclude();
         auth.conclude();
         memory.conclude(limits.maxPacketSize());
-        threads.concludeStageBatchLimit(memory.ringSize());
         observability.conclude();
         // the routing log holds two of its largest entries
         routeLogBytes = (int)Math.max(memory.messageLogBytes(),

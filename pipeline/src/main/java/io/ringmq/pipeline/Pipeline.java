@@ -56,6 +56,8 @@ public final class Pipeline
     private final MessageLog[] logs;
     private final MessageLog[] routeLogs;
     private final int batchLimit;
+    /** Events a stage handles per turn, in batches of {@link #batchLimit}: the ring's size in shared threading. */
+    private final int turnLimit;
     private final StageAgent.Step auth;
     private final AuthStage authStage;
     private final StageAgent.Step[] routes;
@@ -100,6 +102,7 @@ public final class Pipeline
         context.conclude(); // derived sizes (the message logs') are settled there; a second call changes nothing
         this.errors = errors;
         this.batchLimit = context.threads().stageBatchLimit();
+        this.turnLimit = context.threads().stageTurnLimit(context.memory().ringSize());
         final int inline = context.memory().slotInlineBytes();
         // shared and invoker threading run the one I/O agent and every stage (the routing stage's ticks are the
         // other producer) on one thread: a single producer claims without a CAS and publishes without the
@@ -160,7 +163,7 @@ public final class Pipeline
                 replicas[i - 1] = stage;
             }
             routes[i] = 0 == i ? step(stage, poller, counters, BrokerCounters.EVENTS_ROUTE) :
-                new StageAgent.Step(stage, poller, errors, batchLimit, null, 0); // shard 0 counts the slots
+                new StageAgent.Step(stage, poller, errors, batchLimit, turnLimit, null, 0); // shard 0 counts slots
             routeSequences[i] = poller.sequence();
         }
         routing.replicas(replicas);
@@ -198,7 +201,7 @@ public final class Pipeline
     private StageAgent.Step step(final Stage stage, final StagePoller poller, final BrokerCounters counters,
         final int workCounter)
     {
-        return new StageAgent.Step(stage, poller, errors, batchLimit, counters, workCounter);
+        return new StageAgent.Step(stage, poller, errors, batchLimit, turnLimit, counters, workCounter);
     }
 
     /**

@@ -7,9 +7,9 @@ import io.ringmq.protocol.PacketType;
 import org.agrona.concurrent.Agent;
 
 /**
- * Runs one or more stages inside an Agrona agent, each polled through its {@link StagePoller}, at most
- * {@code batchLimit} events per stage per duty cycle (as the Disruptor's batch limit and Aeron's drain limits),
- * so stages sharing a thread with I/O take turns.
+ * Runs one or more stages inside an Agrona agent, each polled through its {@link StagePoller}, in batches of at most
+ * {@code batchLimit} events and at most {@code turnLimit} per stage per duty cycle (as the Disruptor's batch limit
+ * and Aeron's drain limits), so stages sharing a thread with I/O take turns.
  * <p>
  * Fail closed: a stage that throws has the error counted and logged once per cause, and the slot is marked
  * {@link IngressEvent#failed}; that stage and every later one then see only {@link Stage#onFailed}, so nothing
@@ -100,6 +100,8 @@ public final class StageAgent implements Agent
         private final StagePoller poller;
         private final ErrorLog errors;
         private final int batchLimit;
+        /** The most events handled per {@link #poll()}, in batches of at most {@link #batchLimit}. */
+        private final int turnLimit;
         private final OwnerThread owner;
         private final BrokerCounters counters;
         private final int workCounter;
@@ -107,19 +109,26 @@ public final class StageAgent implements Agent
 
         Step(final Stage stage, final StagePoller poller, final ErrorLog errors, final int batchLimit)
         {
-            this(stage, poller, errors, batchLimit, null, 0);
+            this(stage, poller, errors, batchLimit, batchLimit, null, 0);
         }
 
         /**
-         * @param workCounter the counter of events this stage handled, added once per poll.
+         * @param turnLimit   the most events handled per {@link #poll()} (at least {@code batchLimit}), each batch
+         *                    of at most {@code batchLimit} ended ({@link Stage#onBatchEnd()}) before the next.
+         * @param workCounter the counter of events this stage handled, added once per batch.
          */
         Step(final Stage stage, final StagePoller poller, final ErrorLog errors, final int batchLimit,
-            final BrokerCounters counters, final int workCounter)
+            final int turnLimit, final BrokerCounters counters, final int workCounter)
         {
+            if (batchLimit < 1 || turnLimit < batchLimit)
+            {
+                throw new IllegalArgumentException("batch limit " + batchLimit + ", turn limit " + turnLimit);
+            }
             this.stage = stage;
             this.poller = poller;
             this.errors = errors;
             this.batchLimit = batchLimit;
+            this.turnLimit = turnLimit;
             this.owner = new OwnerThread(stage.name() + " stage");
             this.counters = counters;
             this.workCounter = workCounter;
@@ -130,10 +139,32 @@ public final class StageAgent implements Agent
             return stage;
         }
 
+        /**
+         * Handles what waits, batch by batch, until a batch comes back short (nothing more waits, or the stage
+         * stopped for room) or the turn's limit is reached; each batch ends (the stage's flush, its commit) before
+         * the next, so a long turn sends and commits as often as a short one.
+         *
+         * @return events handled.
+         */
         int poll()
         {
             assert owner.isCurrent();
-            final int handled = poller.poll(this, batchLimit);
+            int total = 0;
+            int limit;
+            int handled;
+            do
+            {
+                limit = Math.min(batchLimit, turnLimit - total);
+                handled = pollBatch(limit);
+                total += handled;
+            }
+            while (handled == limit && total < turnLimit);
+            return total;
+        }
+
+        private int pollBatch(final int limit)
+        {
+            final int handled = poller.poll(this, limit);
             if (handled > 0)
             {
                 if (null != counters)

@@ -23,11 +23,7 @@ public final class ThreadingSettings
     private int tlsThreads = Math.max(1, Math.min(4, CORES / 4));
     /** Loopback connections driven through the broker before its listeners accept; 0 (embedded, tests): none. */
     private int warmupConnections = 0;
-    /**
-     * Events a stage handles per turn; 0 until concluded: {@link #defaultStageBatchLimit} of the threading and the
-     * ingress ring's size.
-     */
-    private int stageBatchLimit = 0;
+    private int stageBatchLimit = 1_024;
 
     /**
      * Checks these settings; one I/O agent where everything shares a thread.
@@ -39,7 +35,7 @@ public final class ThreadingSettings
         check(!ioThreadsSet || ioThreads >= 1 && ioThreads <= 256, "--io-threads must be 1..256");
         check(routeShards >= 1 && routeShards <= 64, "--route-shards must be 1..64");
         check(warmupConnections >= 0 && warmupConnections <= 1_000_000, "--warmup must be 0..1000000");
-        check(stageBatchLimit >= 0, "--stage-batch-limit must be positive (0: the default)");
+        check(stageBatchLimit >= 1, "--stage-batch-limit must be positive");
         check(tlsThreads >= 1 && tlsThreads <= 256, "--tls-threads must be 1..256");
         ioThreads = ioThreads();
         ioThreadsSet = true;
@@ -159,38 +155,29 @@ public final class ThreadingSettings
         return this;
     }
 
-    /**
-     * @return events a stage handles per turn before the others on its thread get theirs; 0 (the default) until
-     * {@link #concludeStageBatchLimit} has settled it.
-     */
     public int stageBatchLimit()
     {
         return stageBatchLimit;
     }
 
     /**
-     * Settles the default stage batch limit, once the ingress ring's size is known (a limit given stays).
+     * @return the most events a stage handles in one turn on its thread, in batches of at most
+     * {@link #stageBatchLimit()} (each batch ends with the stage's flush and commit). In {@code shared} threading
+     * the ring's size, up to four batches: the stages and the one I/O agent take turns on one thread, and the agent
+     * cannot hand on more in a turn than the ring holds, so the stages drain in their turn what it read in its own.
+     * A turn of one batch left the ring full from one cycle to the next under a flood, and the agent paused and
+     * resumed the reading of about half its publishers in every cycle (docs/perf/2026-12-04-shared-batch-limit.md).
+     * Four batches bound how long the agent's timers, accepts and other clients' reads wait behind a flood on a large
+     * ring. Elsewhere one batch: a stage thread of its own, or a thread the stages alone share, drains the ring over
+     * several turns while the I/O agents go on reading on theirs.
      */
-    void concludeStageBatchLimit(final int ringSize)
+    public int stageTurnLimit(final int ringSize)
     {
-        if (0 == stageBatchLimit)
+        if (threading != BrokerContext.Threading.SHARED)
         {
-            stageBatchLimit = defaultStageBatchLimit(threading, ringSize);
+            return stageBatchLimit;
         }
-    }
-
-    /**
-     * @return the stage batch limit when none is given. In {@code shared} threading the ring's size: the stages and
-     * the one I/O agent take turns on one thread, and the agent cannot hand on more in a turn than the ring holds,
-     * so the stages drain in their turn what it read in its own. With a smaller limit the ring stayed full from one
-     * cycle to the next under a flood, and the agent paused and resumed the reading of about half its publishers in
-     * every cycle (two {@code epoll_ctl} calls each, and what a paused read brought copied aside;
-     * docs/perf/2026-12-04-shared-batch-limit.md). Elsewhere 1,024: a stage thread of its own, or the stages of a
-     * thread that only they share, drain the ring over several turns while the I/O agents go on reading.
-     */
-    static int defaultStageBatchLimit(final BrokerContext.Threading threading, final int ringSize)
-    {
-        return threading == BrokerContext.Threading.SHARED ? ringSize : 1_024;
+        return (int)Math.max(stageBatchLimit, Math.min(ringSize, 4L * stageBatchLimit));
     }
 
     public ThreadingSettings stageBatchLimit(final int stageBatchLimit)
@@ -204,6 +191,6 @@ public final class ThreadingSettings
     {
         return "threading=" + threading.name().toLowerCase().replace('_', '-') + " io-threads=" + ioThreads() +
             (routeShards == 1 ? "" : " route-shards=" + routeShards) + " idle-strategy=" + idleStrategy +
-            (pin.isEmpty() ? "" : " pin=" + pin) + " stage-batch-limit=" + stageBatchLimit;
+            (pin.isEmpty() ? "" : " pin=" + pin);
     }
 }

@@ -55,31 +55,17 @@ class ThreadingSettingsTest
     }
 
     /**
-     * In shared threading the stages drain in their turn what the one I/O agent read in its own (at most the ring);
-     * elsewhere 1,024 per turn. A limit given is kept, whatever the threading.
+     * In shared threading a stage's turn drains what the one I/O agent could hand on in its own, the ring, up to four
+     * batches; elsewhere one batch.
      */
-    @ParameterizedTest(name = "{0}, a ring of {1}: {2} events per stage turn")
-    @CsvSource({"SHARED, 2048, 2048", "SHARED, 16384, 16384", "SHARED, 64, 64", "SHARED_NETWORK, 2048, 1024",
-        "DEDICATED, 16384, 1024", "INVOKER, 2048, 1024"})
-    void defaultStageBatchLimitByThreadingAndRing(final BrokerContext.Threading threading, final int ringSize,
-        final int expected)
+    @ParameterizedTest(name = "{0}, a ring of {1}, batches of {2}: {3} events per turn")
+    @CsvSource({"SHARED, 2048, 1024, 2048", "SHARED, 16384, 1024, 4096", "SHARED, 64, 1024, 1024",
+        "SHARED, 2048, 2, 8", "SHARED_NETWORK, 2048, 1024, 1024", "DEDICATED, 16384, 1024, 1024",
+        "INVOKER, 2048, 1024, 1024"})
+    void stageTurnLimitByThreadingAndRing(final BrokerContext.Threading threading, final int ringSize,
+        final int batchLimit, final int expected)
     {
-        final BrokerContext context = new BrokerContext();
-        context.threads().threading(threading);
-        context.memory().ringSize(ringSize);
-
-        assertThat(context.conclude().threads().stageBatchLimit()).isEqualTo(expected);
-    }
-
-    @Test
-    void aStageBatchLimitGivenIsKeptAndANegativeOneRefused()
-    {
-        final BrokerContext context = new BrokerContext();
-        context.threads().threading(SHARED).stageBatchLimit(16);
-
-        assertThat(context.conclude().threads().stageBatchLimit()).isEqualTo(16);
-        assertThat(context.conclude().threads().stageBatchLimit()).isEqualTo(16);
-        assertThatThrownBy(() -> new ThreadingSettings().stageBatchLimit(-1).conclude())
-            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--stage-batch-limit");
+        assertThat(new ThreadingSettings().threading(threading).stageBatchLimit(batchLimit).stageTurnLimit(ringSize))
+            .isEqualTo(expected);
     }
 }

@@ -18,8 +18,9 @@ import io.ringmq.pipeline.BrokerContext;
  * {@link OutOfMemoryError} would.
  * <p>
  * That sum cannot see the heap fill on its own when direct memory is the larger part: under {@code bin/ringmq}'s
- * 256m the budget is 101 MiB and the heap 64 MiB, so 8,676 TLS connections (about 8 KB of heap each in the JDK's
- * {@code SSLEngine}) ran the heap out while the estimate stayed under it. So the budget is also over while the old
+ * 256m the budget was 101 MiB (98 MiB in shared threading since its 4 MiB message log) and the heap 64 MiB, so
+ * 8,676 TLS connections (about 8 KB of heap each in the JDK's {@code SSLEngine}) ran the heap out while the
+ * estimate stayed under it. So the budget is also over while the old
  * generation, as its last collection left it, holds more than three quarters of its maximum
  * ({@link #heapPressure()}: that pool's usage after its last collection, read once per sample while the heap in use
  * is past half its maximum): what the

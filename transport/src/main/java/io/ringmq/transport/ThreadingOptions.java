@@ -50,8 +50,7 @@ final class ThreadingOptions
     int warmup = Warmup.DEFAULT_CONNECTIONS;
 
     @Option(names = "--stage-batch-limit", paramLabel = "N",
-        description = "Events a stage handles per duty cycle before others get the thread (default 0: the " +
-            "ingress ring's size in shared threading, else 1024).",
+        description = "Events a stage handles per duty cycle before others get the thread (default: ${DEFAULT-VALUE}).",
         order = 510)
     int stageBatchLimit = DEFAULTS.threads().stageBatchLimit();
 

@@ -22,12 +22,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 class LauncherSizesTest extends LauncherDryRunTest
 {
     @Test
-    @DisplayName("below 512m: 2,048 ingress slots, 50,000 sessions, a 4 MiB message log and 2 MiB outbound ring")
+    @DisplayName("below 512m: 2,048 ingress slots, 50,000 sessions, a 1 MiB message log (4 MiB in shared threading) " +
+        "and 2 MiB outbound ring")
     void smallerSizesBelow512m() throws Exception
     {
-        final String command = dryRun("--memory-limit", "256m");
+        final String command = dryRun("--memory-limit", "256m", "--threading", "shared");
         assertThat(command).contains(" --ring-size 2048 ", " --max-sessions 50000 ", " --message-log-bytes 4194304 ",
             " --outbound-ring-bytes 2097152 ");
+        assertThat(dryRun("--memory-limit", "256m", "--threading", "shared-network"))
+            .contains(" --message-log-bytes 1048576 ");
         assertThat(dryRun("--memory-limit", "511m")).contains(" --ring-size 2048 ");
         assertThat(dryRun("--memory-limit", "512m")).doesNotContain("--ring-size", "--max-sessions");
     }
@@ -59,6 +62,15 @@ class LauncherSizesTest extends LauncherDryRunTest
         assertThat(launch(12)).contains(" --io-threads 4");
         assertThat(launch(12, "--io-threads", "3")).contains(" --io-threads 3").doesNotContain("--io-threads 4");
         assertThat(launch(2)).as("shared on 2 cores: one agent, nothing to pass").doesNotContain("--io-threads");
+    }
+
+    @Test
+    @DisplayName("256m holds the rings of the 7 I/O agents of a 28-core box, with the store: a 1 MiB log each")
+    void theDefaultLimitFitsTheReferenceBox() throws Exception
+    {
+        final String command = LauncherDryRun.run(List.of(), Map.of("RINGMQ_JAR", jar.toString(), "RINGMQ_CORES",
+            "28"), 0, "--memory-limit", "256m");
+        assertThat(command).contains(" --io-threads 7", " --message-log-bytes 1048576").contains("-Xmx64m");
     }
 
     /**

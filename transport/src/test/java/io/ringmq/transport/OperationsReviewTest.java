@@ -139,11 +139,8 @@ class OperationsReviewTest extends InProcessBrokerTest
         + "the counters file")
     void startOutOfDirectMemoryReleasesPortAndCountersFile() throws Exception
     {
-        final int port;
-        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress()))
-        {
-            port = probe.getLocalPort();
-        }
+        // below the ephemeral range: no other test's client or port-0 listener takes it meanwhile (two test JVMs)
+        final int port = TestBrokers.freePort();
         // a 1 GiB message log is more than this JVM's direct memory (-Xmx1g): refused before any is touched
         assertThatThrownBy(() -> Broker.launch(new BrokerContext().bindAddress("127.0.0.1").port(port)
             .observability(o -> o.countersDir(directory).sysIntervalMs(0)).memory(m -> m.messageLogBytes(1 << 30))))
