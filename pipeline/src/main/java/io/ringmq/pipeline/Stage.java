@@ -22,7 +22,7 @@ public interface Stage
     }
 
     /**
-     * After each poll that handled events, before the stages after this one may see them: the persistence stage's
+     * After each batch that handled events, before the stages after this one may see them: the persistence stage's
      * group commit. A throw marks nothing by itself: the stage marks the events it could not commit failed.
      */
     default void commitBatch()
@@ -30,7 +30,7 @@ public interface Stage
     }
 
     /**
-     * After each poll that handled events: the moment to flush.
+     * After each batch that handled events (a turn may run several): the moment to flush.
      */
     default void onBatchEnd()
     {

@@ -164,12 +164,13 @@ public final class ThreadingSettings
      * @return the most events a stage handles in one turn on its thread, in batches of at most
      * {@link #stageBatchLimit()} (each batch ends with the stage's flush and commit). In {@code shared} threading
      * the ring's size, up to four batches: the stages and the one I/O agent take turns on one thread, and the agent
-     * cannot hand on more in a turn than the ring holds, so the stages drain in their turn what it read in its own.
-     * A turn of one batch left the ring full from one cycle to the next under a flood, and the agent paused and
-     * resumed the reading of about half its publishers in every cycle (docs/perf/2026-12-04-shared-batch-limit.md).
-     * Four batches bound how long the agent's timers, accepts and other clients' reads wait behind a flood on a large
-     * ring. Elsewhere one batch: a stage thread of its own, or a thread the stages alone share, drains the ring over
-     * several turns while the I/O agents go on reading on theirs.
+     * cannot hand on more in a turn than the ring holds, so with a ring of up to four batches (2,048 slots at
+     * bin/ringmq's 256m) the stages drain in their turn what it read in its own. A turn of one batch left the ring
+     * full from one cycle to the next under a flood, and the agent paused and resumed the reading of about half its
+     * publishers in every cycle (docs/perf/2026-12-04-shared-batch-limit.md). Four batches bound how long the agent's
+     * timers, accepts and other clients' reads wait behind a flood on a larger ring. Elsewhere one batch: a stage
+     * thread of its own, or a thread the stages alone share, drains the ring over several turns while the I/O agents
+     * go on reading on theirs; invoker threading (tests) keeps the one batch its stepped tests count on.
      */
     public int stageTurnLimit(final int ringSize)
     {

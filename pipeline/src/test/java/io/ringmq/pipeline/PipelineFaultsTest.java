@@ -91,7 +91,7 @@ class PipelineFaultsTest
      * where the one I/O agent cannot have handed on more than the ring holds, a turn runs up to four batches.
      */
     @ParameterizedTest(name = "{0}: {1} events per stage per duty cycle")
-    @CsvSource({"SHARED_NETWORK, 2", "DEDICATED, 2", "SHARED, 5"})
+    @CsvSource({"SHARED_NETWORK, 2", "DEDICATED, 2", "SHARED, 8"})
     void batchLimit(final BrokerContext.Threading threading, final int perStage)
     {
         final PipelineHarness harness = new PipelineHarness(new BrokerContext()
@@ -101,7 +101,7 @@ class PipelineFaultsTest
         harness.packet(2, connect("pub", true));
         harness.outbound.sent.clear();
         final RingBuffer<IngressEvent> ring = harness.pipeline.ring();
-        for (int i = 0; i < 5; i++)
+        for (int i = 0; i < 10; i++)
         {
             final byte[] packet = publish("t", 0, 0, false);
             final long sequence = ring.next();
@@ -111,7 +111,7 @@ class PipelineFaultsTest
         }
         assertThat(harness.agent.doWork()).as("per stage: auth, route, one shard, release").isEqualTo(4 * perStage);
         harness.step();
-        assertThat(harness.outbound.takeTypes(1)).hasSize(5);
+        assertThat(harness.outbound.takeTypes(1)).hasSize(10);
     }
 
     @Test

@@ -50,7 +50,8 @@ final class ThreadingOptions
     int warmup = Warmup.DEFAULT_CONNECTIONS;
 
     @Option(names = "--stage-batch-limit", paramLabel = "N",
-        description = "Events a stage handles per duty cycle before others get the thread (default: ${DEFAULT-VALUE}).",
+        description = "Events a stage handles per batch, each ended with its flush and commit; a stage's turn on " +
+            "its thread is one batch, in shared threading up to four (at most the ring) (default: ${DEFAULT-VALUE}).",
         order = 510)
     int stageBatchLimit = DEFAULTS.threads().stageBatchLimit();
 

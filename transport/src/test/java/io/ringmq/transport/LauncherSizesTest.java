@@ -69,8 +69,40 @@ class LauncherSizesTest extends LauncherDryRunTest
     void theDefaultLimitFitsTheReferenceBox() throws Exception
     {
         final String command = LauncherDryRun.run(List.of(), Map.of("RINGMQ_JAR", jar.toString(), "RINGMQ_CORES",
-            "28"), 0, "--memory-limit", "256m");
-        assertThat(command).contains(" --io-threads 7", " --message-log-bytes 1048576").contains("-Xmx64m");
+            "28", "RINGMQ_CACHE_DIR", directory.resolve("cache").toString()), 0, "--memory-limit", "256m");
+        assertThat(command).contains(" --io-threads 7", " --threading dedicated", " --message-log-bytes 1048576")
+            .contains("-Xmx64m");
+    }
+
+    @Test
+    @DisplayName("the threading sized for is passed on (a CPU quota or RINGMQ_CORES cannot split the two); one " +
+        "given is kept")
+    void theThreadingSizedForIsPassedOn() throws Exception
+    {
+        assertThat(launch(2)).contains(" --threading shared ");
+        assertThat(launch(8)).contains(" --threading shared-network ");
+        assertThat(launch(12)).contains(" --threading dedicated ");
+        assertThat(launch(12, "--threading", "shared").split("--threading", -1)).hasSize(2);
+        final Path config = Files.writeString(directory.resolve("threading.conf"), "threading shared\n");
+        assertThat(launch(12, "--config", config.toString())).doesNotContain("--threading ");
+    }
+
+    @Test
+    @DisplayName("a config file's keys count written with _ as with -, as the broker reads them")
+    void configKeysWithUnderscores() throws Exception
+    {
+        final Path config = Files.writeString(directory.resolve("underscores.conf"),
+            "threading shared-network\nio_threads 3\nmax_packet_size 262080\nring_size 1024\n" +
+                "message_log_bytes 2097152\n");
+        final String command = dryRun("--memory-limit", "384m", "--config", config.toString());
+        assertThat(command).doesNotContain("--io-threads", "--max-packet-size", "--ring-size", "--message-log-bytes",
+            "--threading ");
+        final Path hyphens = Files.writeString(directory.resolve("hyphens.conf"),
+            "threading shared-network\nio-threads 3\nmax-packet-size 262080\nring-size 1024\n" +
+                "message-log-bytes 2097152\n");
+        assertThat(command.replace(config.toString(), "CONFIG")).as("sized as the same keys with -")
+            .isEqualTo(dryRun("--memory-limit", "384m", "--config", hyphens.toString())
+                .replace(hyphens.toString(), "CONFIG"));
     }
 
     /**
