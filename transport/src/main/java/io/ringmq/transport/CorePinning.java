@@ -108,10 +108,22 @@ final class CorePinning
         {
             public void onStart()
             {
-                Affinity.setAffinity(core);
-                final BitSet now = Affinity.getAffinity();
-                LOG.log(pinned(core, now) ? System.Logger.Level.INFO : System.Logger.Level.WARNING,
-                    pinReport(agent.roleName(), core, now));
+                // a pin that fails costs placement, never the agent: an exception out of onStart would stop the
+                // agent's thread before its first duty cycle, leaving a broker that accepts and never answers
+                try
+                {
+                    Affinity.setAffinity(core);
+                    final BitSet now = Affinity.getAffinity();
+                    LOG.log(pinned(core, now) ? System.Logger.Level.INFO : System.Logger.Level.WARNING,
+                        pinReport(agent.roleName(), core, now));
+                }
+                catch (final RuntimeException | LinkageError ex)
+                {
+                    // sched_setaffinity refuses a core outside the process's cpuset (EINVAL), or the native part
+                    // fails to link
+                    LOG.log(System.Logger.Level.WARNING, "could not pin " + agent.roleName() + " to core " + core +
+                        " (" + ex + "): it runs wherever the scheduler puts it");
+                }
                 agent.onStart();
             }
 

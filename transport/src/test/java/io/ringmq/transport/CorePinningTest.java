@@ -1,8 +1,11 @@
 package io.ringmq.transport;
 
+import org.agrona.concurrent.Agent;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -52,5 +55,47 @@ class CorePinningTest
             .hasMessageContaining("unknown role 'router'");
         assertThatThrownBy(() -> new CorePinning("io")).isInstanceOf(IllegalArgumentException.class)
             .hasMessageContaining("expected role=cores");
+    }
+
+    @Test
+    void aCoreThatCannotBeHadLeavesTheAgentRunning() throws Exception
+    {
+        // sched_setaffinity answers EINVAL for a core outside the process's cpuset, and the affinity library throws:
+        // thrown out of onStart, that stopped the pipeline thread before its first cycle (a broker that accepted
+        // connections and never answered them)
+        final List<String> calls = new ArrayList<>();
+        final Agent agent = new Agent()
+        {
+            public void onStart()
+            {
+                calls.add("start");
+            }
+
+            public int doWork()
+            {
+                calls.add("work");
+                return 1;
+            }
+
+            public String roleName()
+            {
+                return "pipeline";
+            }
+        };
+        final int missing = 1_023; // the last core of the library's 1,024-core set: on no machine these tests run on
+        final Agent pinned = new CorePinning("pipeline=" + missing).pin("pipeline", 0, agent);
+        final BitSet before = net.openhft.affinity.Affinity.getAffinity();
+
+        try
+        {
+            pinned.onStart();
+            assertThat(pinned.doWork()).isEqualTo(1);
+        }
+        finally
+        {
+            net.openhft.affinity.Affinity.setAffinity(before); // this thread runs other tests next
+        }
+
+        assertThat(calls).containsExactly("start", "work");
     }
 }
