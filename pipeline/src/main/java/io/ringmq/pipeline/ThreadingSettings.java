@@ -11,8 +11,14 @@ public final class ThreadingSettings
 {
     private static final int CORES = Runtime.getRuntime().availableProcessors();
 
+    /**
+     * One thread on 2 cores (a small box whose clients share its cores); the I/O agents beside one stage thread up
+     * to 7; a thread per stage and per delivery shard from 8. On a 16-core machine (docs/perf/scaling.md) 8 cores in
+     * {@code dedicated} threading fanned out 16.6-17.3 M deliveries/s, where {@code shared-network}'s one stage
+     * thread held it to 7.3 M.
+     */
     private BrokerContext.Threading threading = CORES <= 2 ? BrokerContext.Threading.SHARED :
-        CORES <= 8 ? BrokerContext.Threading.SHARED_NETWORK : BrokerContext.Threading.DEDICATED;
+        CORES < 8 ? BrokerContext.Threading.SHARED_NETWORK : BrokerContext.Threading.DEDICATED;
     /** Set by {@code --io-threads}; else {@link #defaultIoThreads} of the threading and the cores. */
     private int ioThreads;
     private boolean ioThreadsSet;
@@ -74,10 +80,11 @@ public final class ThreadingSettings
     }
 
     /**
-     * I/O agents when {@code --io-threads} is not given: a quarter of the cores (each agent has its delivery shard),
-     * and in {@code dedicated} threading at least 4 where there are 8 cores or more (bin/ringmq sizes memory by the
-     * same rule). Measured on a 16-core machine (docs/perf/scaling.md): ingest of QoS 0 with agents on their own
-     * threads ran 2.7 M msg/s with 2 agents on 8 cores, 3.7 M with 3 on 12, and 4.2-4.9 M with 4 on 8 or 12.
+     * I/O agents when {@code --io-threads} is not given, in both threadings that have several: half the cores up to 4,
+     * then a quarter of them, at most 16 (each agent has its delivery shard; bin/ringmq sizes memory by the same
+     * rule). Measured on a 16-core machine (docs/perf/scaling.md): a fan-out on 4 cores ran 7.6-8.0 M deliveries/s
+     * with 2 agents and 3.4 M with 1; QoS 0 ingest on 8 cores in {@code dedicated} threading 2.7 M msg/s with 2
+     * agents and 4.2-4.9 M with 4.
      *
      * @return 1 in {@code shared} and {@code invoker}; else between 1 and 16.
      */
@@ -87,9 +94,7 @@ public final class ThreadingSettings
         {
             return 1;
         }
-        final int quarter = cores / 4;
-        final int floor = threading == BrokerContext.Threading.DEDICATED && cores >= 8 ? 4 : 1;
-        return Math.max(1, Math.min(16, Math.max(quarter, floor)));
+        return Math.max(1, Math.min(16, Math.max(cores / 4, Math.min(4, cores / 2))));
     }
 
     /**

@@ -21,12 +21,12 @@ final class ThreadingOptions
 
     @Option(names = "--threading", paramLabel = "MODE",
         description = "shared (one thread), shared-network (I/O threads + one stage thread) or dedicated "
-            + "(a thread per I/O agent and per stage); default by core count: <=2 shared, <=8 shared-network.",
+            + "(a thread per I/O agent and per stage); default by core count: <=2 shared, <=7 shared-network, else dedicated.",
         order = 230)
     String threading;
 
-    @Option(names = "--io-threads", paramLabel = "N", description = "I/O agents (default: cores/4, 1..16; in dedicated "
-        + "threading at least 4 from 8 cores).", order = 240)
+    @Option(names = "--io-threads", paramLabel = "N", description = "I/O agents (default: half the cores up to 4, "
+        + "then a quarter of them, 1..16).", order = 240)
     Integer ioThreads;
 
     @Option(names = "--route-shards", paramLabel = "N", description = "Routing stages that share the PUBLISHes by " +

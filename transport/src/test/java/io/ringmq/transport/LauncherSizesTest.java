@@ -48,16 +48,19 @@ class LauncherSizesTest extends LauncherDryRunTest
     }
 
     @Test
-    @DisplayName("memory for the I/O agents the broker will start: at least 4 in dedicated threading from 8 cores")
+    @DisplayName("memory for the I/O agents the broker will start: half the cores up to 4, then a quarter")
     void ioAgentsAsTheBrokerPicksThem() throws Exception
     {
         // RINGMQ_CORES: the launcher sizes for that many cores, and passes the agents it sized for
-        assertThat(budget(12)).as("dedicated by default above 8 cores: 4 agents").isEqualTo(budget(12, "--io-threads",
+        assertThat(budget(12)).as("dedicated by default from 8 cores: 4 agents").isEqualTo(budget(12, "--io-threads",
             "4")).isNotEqualTo(budget(12, "--io-threads", "3"));
         assertThat(budget(8, "--threading", "dedicated")).isEqualTo(budget(8, "--io-threads", "4"));
         assertThat(budget(8, "--threading", "DEDICATED")).as("any case, as the broker reads it")
             .isEqualTo(budget(8, "--io-threads", "4"));
-        assertThat(budget(8)).as("shared-network on 8 cores: a quarter").isEqualTo(budget(8, "--io-threads", "2"));
+        assertThat(budget(8)).as("dedicated on 8 cores: 4 agents").isEqualTo(budget(8, "--io-threads", "4"));
+        assertThat(budget(4)).as("shared-network on 4 cores: half").isEqualTo(budget(4, "--io-threads", "2"))
+            .isNotEqualTo(budget(4, "--io-threads", "1"));
+        assertThat(budget(8, "--threading", "shared-network")).isEqualTo(budget(8, "--io-threads", "4"));
         assertThat(budget(28)).isEqualTo(budget(28, "--io-threads", "7"));
         assertThat(launch(12)).contains(" --io-threads 4");
         assertThat(launch(12, "--io-threads", "3")).contains(" --io-threads 3").doesNotContain("--io-threads 4");
@@ -80,7 +83,8 @@ class LauncherSizesTest extends LauncherDryRunTest
     void theThreadingSizedForIsPassedOn() throws Exception
     {
         assertThat(launch(2)).contains(" --threading shared ");
-        assertThat(launch(8)).contains(" --threading shared-network ");
+        assertThat(launch(7)).contains(" --threading shared-network ");
+        assertThat(launch(8)).contains(" --threading dedicated ");
         assertThat(launch(12)).contains(" --threading dedicated ");
         assertThat(launch(12, "--threading", "shared").split("--threading", -1)).hasSize(2);
         final Path config = Files.writeString(directory.resolve("threading.conf"), "threading shared\n");
