@@ -26,10 +26,12 @@
 #   --loadtest-jar JAR   default: loadtest/target/loadtest.jar of this checkout
 #
 # Core layout per count N (cores 0..N-1 for the broker; generator on N..): N=2 shared (one thread, pinned);
-# N=4 shared-network (io=0-1, pipeline=2-3, 2 I/O agents); N>=8 dedicated with the broker's default count of I/O
-# agents (a quarter of the cores, at least 4) and as many delivery shards, one core each for auth and persist, N/8
-# routing shards (--route-shards) a core each, the rest to delivery (N=8: io=0-3, auth=4, route=5, persist=6,
-# deliver=7).
+# N=4 shared-network (io=0-1, pipeline=2-3, 2 I/O agents); N>=8 dedicated with two routing shards (--route-shards)
+# on the last two cores, auth and persist on those too (below 16) or on two more, and the rest split evenly between
+# the I/O agents and their delivery shards, a core each (N=8: io=0-2, deliver=3-5, route=6-7, auth=6, persist=7;
+# N=16: io=0-5, deliver=6-11, route=12-13, auth=14, persist=15). On the 16-core machine this fanned out 15.5-17.7 M
+# deliveries/s on 8 cores where four delivery shards sharing one core (the layout before) held it to 11.7-12.3 M
+# (docs/bench/2026-12-04-scaling-2/).
 # On a machine without Java: bench-configs/portable-bundle.sh packs a Java runtime, the jars and FlashMQ into one
 # archive; set JAVA and FLASHMQ_BIN to what it unpacks (its README line says how).
 # Needs: java 17+ (JAVA, else java on the PATH), taskset (util-linux), a raised open-file limit for the connection run (the script asks for
@@ -128,10 +130,15 @@ ringmq_layout() {
         io=$(( n / 2 ))
         echo "--threading shared-network --io-threads $io --pin io=0-$((io - 1)),pipeline=$io-$((n - 1))"
     else
-        io=$(( n / 4 > 4 ? n / 4 : 4 )) # as ThreadingSettings.defaultIoThreads
-        routes=$(( n / 8 )) # routing shards: 1 on 8 cores, 2 on 16
-        deliver_from=$(( io + 2 + routes ))
-        echo "--threading dedicated --io-threads $io --route-shards $routes --pin io=0-$((io - 1)),auth=$io,route=$((io + 1))-$((io + routes)),persist=$((io + routes + 1)),deliver=$deliver_from-$((n - 1))"
+        # two routing shards on the last two cores, auth and persist beside them (on cores of their own from 16),
+        # and the rest split evenly between the I/O agents and their delivery shards, a core each
+        local own=$(( n >= 16 ? 2 : 0 ))
+        io=$(( (n - 2 - own) / 2 )); routes=2
+        deliver_from=$io
+        local route_from=$(( 2 * io )) auth persist
+        if (( own )); then auth=$((route_from + 2)); persist=$((route_from + 3))
+        else auth=$route_from; persist=$((route_from + 1)); fi
+        echo "--threading dedicated --io-threads $io --route-shards $routes --pin io=0-$((io - 1)),deliver=$deliver_from-$((2 * io - 1)),route=$route_from-$((route_from + 1)),auth=$auth,persist=$persist"
     fi
 }
 
