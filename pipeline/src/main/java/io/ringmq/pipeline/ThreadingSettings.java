@@ -11,14 +11,7 @@ public final class ThreadingSettings
 {
     private static final int CORES = Runtime.getRuntime().availableProcessors();
 
-    /**
-     * One thread on 2 cores (a small box whose clients share its cores); the I/O agents beside one stage thread up
-     * to 7; a thread per stage and per delivery shard from 8. On a 16-core machine (docs/perf/scaling.md) 8 cores in
-     * {@code dedicated} threading fanned out 16.6-17.3 M deliveries/s, where {@code shared-network}'s one stage
-     * thread held it to 7.3 M.
-     */
-    private BrokerContext.Threading threading = CORES <= 2 ? BrokerContext.Threading.SHARED :
-        CORES < 8 ? BrokerContext.Threading.SHARED_NETWORK : BrokerContext.Threading.DEDICATED;
+    private BrokerContext.Threading threading = defaultThreading(CORES);
     /** Set by {@code --io-threads}; else {@link #defaultIoThreads} of the threading and the cores. */
     private int ioThreads;
     private boolean ioThreadsSet;
@@ -80,11 +73,25 @@ public final class ThreadingSettings
     }
 
     /**
+     * The threading when {@code --threading} is not given: one thread on 2 cores (a small box whose clients share its
+     * cores); I/O agents beside one stage thread up to 7; a thread per stage and per delivery shard from 8 (bin/ringmq
+     * picks by the same rule). On a 16-core machine (docs/perf/scaling.md), a fan-out on 4 cores in
+     * {@code shared-network} ran 7.6-8.0 M deliveries/s with its one stage thread busy throughout, and 8 cores in
+     * {@code dedicated} 16.6-17.3 M.
+     */
+    static BrokerContext.Threading defaultThreading(final int cores)
+    {
+        return cores <= 2 ? BrokerContext.Threading.SHARED :
+            cores < 8 ? BrokerContext.Threading.SHARED_NETWORK : BrokerContext.Threading.DEDICATED;
+    }
+
+    /**
      * I/O agents when {@code --io-threads} is not given, in both threadings that have several: half the cores up to 4,
      * then a quarter of them, at most 16 (each agent has its delivery shard; bin/ringmq sizes memory by the same
-     * rule). Measured on a 16-core machine (docs/perf/scaling.md): a fan-out on 4 cores ran 7.6-8.0 M deliveries/s
-     * with 2 agents and 3.4 M with 1; QoS 0 ingest on 8 cores in {@code dedicated} threading 2.7 M msg/s with 2
-     * agents and 4.2-4.9 M with 4.
+     * rule). Measured on a 16-core machine (docs/perf/scaling.md): one I/O agent fanned out about 3.5 M
+     * deliveries/s whatever the cores around it (3.45 M in {@code dedicated} threading on 4 cores, 3.58 M in
+     * {@code shared-network} on 2), 2 agents 7.6-8.0 M on 4 cores; QoS 0 ingest on 8 cores in {@code dedicated}
+     * threading ran 2.7 M msg/s with 2 agents and 4.2-4.9 M with 4.
      *
      * @return 1 in {@code shared} and {@code invoker}; else between 1 and 16.
      */

@@ -14,7 +14,7 @@ class ThreadingSettingsTest
 {
     /**
      * Half the cores up to 4, then a quarter, at most 16, in both threadings with several agents (measured on 16
-     * cores: 2 agents fanned out 7.6-8.0 M deliveries/s on 4 cores where 1 reached 3.4 M; 2 agents on their own
+     * cores: one agent fanned out about 3.5 M deliveries/s, 2 agents 7.6-8.0 M on 4 cores; 2 agents on their own
      * threads held QoS 0 ingest on 8 cores to 2.7 M msg/s, 4 reached 4.2-4.9 M); one agent where everything shares a
      * thread.
      */
@@ -29,6 +29,14 @@ class ThreadingSettingsTest
         final int expected)
     {
         assertThat(ThreadingSettings.defaultIoThreads(threading, cores)).isEqualTo(expected);
+    }
+
+    /** One thread on 2 cores or fewer, {@code shared-network} on 3 to 7, {@code dedicated} from 8. */
+    @ParameterizedTest(name = "{0} cores: {1}")
+    @CsvSource({"1, SHARED", "2, SHARED", "3, SHARED_NETWORK", "7, SHARED_NETWORK", "8, DEDICATED", "28, DEDICATED"})
+    void defaultThreadingByCores(final int cores, final BrokerContext.Threading expected)
+    {
+        assertThat(ThreadingSettings.defaultThreading(cores)).isEqualTo(expected);
     }
 
     @Test

@@ -21,7 +21,8 @@ final class ThreadingOptions
 
     @Option(names = "--threading", paramLabel = "MODE",
         description = "shared (one thread), shared-network (I/O threads + one stage thread) or dedicated "
-            + "(a thread per I/O agent and per stage); default by core count: <=2 shared, <=7 shared-network, else dedicated.",
+            + "(a thread per I/O agent and per stage); default by core count: <=2 shared, <=7 shared-network, "
+            + "else dedicated.",
         order = 230)
     String threading;
 

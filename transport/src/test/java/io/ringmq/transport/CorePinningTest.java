@@ -9,6 +9,7 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assumptions.assumeThatThrownBy;
 
 class CorePinningTest
 {
@@ -88,6 +89,9 @@ class CorePinningTest
 
         try
         {
+            // the premise: where the library's native part loads (Linux), such a pin throws; elsewhere it does nothing
+            assumeThatThrownBy(() -> net.openhft.affinity.Affinity.setAffinity(missing))
+                .isInstanceOf(IllegalStateException.class);
             pinned.onStart();
             assertThat(pinned.doWork()).isEqualTo(1);
         }
