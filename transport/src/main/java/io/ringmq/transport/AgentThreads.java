@@ -37,6 +37,8 @@ final class AgentThreads
     private AgentInvoker invoker;
     private volatile Wakeable[] agentWakes;
     private volatile boolean fatal;
+    /** An agent's start threw: its thread has ended, so the broker stops as on a fatal JVM error. */
+    private volatile boolean startFailed;
     private volatile Consumer<Throwable> onFatalError;
 
     /**
@@ -277,15 +279,55 @@ final class AgentThreads
 
     private void run(final Agent agent, final IdleStrategy idle)
     {
-        final AgentRunner runner = new AgentRunner(idle, error -> onAgentError(agent, error), null, agent);
+        final AgentRunner runner = new AgentRunner(idle, error -> onAgentError(agent, error), null,
+            startGuarded(agent, () -> startFailed = true));
         runners.add(runner);
         AgentRunner.startOnThread(runner);
+    }
+
+    /**
+     * @param onStartFailed run, before the exception goes on to the runner, when the agent's {@code onStart} throws.
+     * @return the agent, telling {@code onStartFailed} when its start fails: Agrona's runner then ends the thread
+     * before the first duty cycle, and a broker without that agent accepts connections and never answers them.
+     */
+    static Agent startGuarded(final Agent agent, final Runnable onStartFailed)
+    {
+        return new Agent()
+        {
+            public void onStart()
+            {
+                try
+                {
+                    agent.onStart();
+                }
+                catch (final RuntimeException | Error ex)
+                {
+                    onStartFailed.run();
+                    throw ex;
+                }
+            }
+
+            public int doWork() throws Exception
+            {
+                return agent.doWork();
+            }
+
+            public void onClose()
+            {
+                agent.onClose();
+            }
+
+            public String roleName()
+            {
+                return agent.roleName();
+            }
+        };
     }
 
     private void onAgentError(final Agent agent, final Throwable error)
     {
         errors.record(agent.roleName() + " agent", error);
-        if (error instanceof VirtualMachineError && !fatal)
+        if ((error instanceof VirtualMachineError || startFailed) && !fatal)
         {
             // out of memory or the like: an agent may be gone, so a broker that looks alive would serve nothing
             fatal = true;
@@ -297,7 +339,8 @@ final class AgentThreads
     }
 
     /**
-     * @param handler what to do when an agent hits a fatal JVM error (out of memory, stack overflow).
+     * @param handler what to do when an agent hits a fatal JVM error (out of memory, stack overflow) or its start
+     *                fails.
      */
     void onFatalError(final Consumer<Throwable> handler)
     {
@@ -305,7 +348,7 @@ final class AgentThreads
     }
 
     /**
-     * @return whether an agent hit a fatal JVM error: the broker serves nothing any more.
+     * @return whether an agent hit a fatal JVM error or failed to start: the broker serves nothing any more.
      */
     boolean fatal()
     {
