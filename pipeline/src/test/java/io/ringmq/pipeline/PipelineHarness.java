@@ -63,7 +63,12 @@ final class PipelineHarness
         this(context, authenticator, new PipelineTest.RecordingOutbound(), null, store);
     }
 
-    private PipelineHarness(final BrokerContext context, final Authenticator authenticator, final Outbound front,
+    /**
+     * @param front    what the shards write to (a wrapper of {@code outbound}).
+     * @param outbound what records the packets sent.
+     * @param store    where the pipeline keeps persistent state.
+     */
+    PipelineHarness(final BrokerContext context, final Authenticator authenticator, final Outbound front,
         final PipelineTest.RecordingOutbound outbound, final io.ringmq.pipeline.persistence.DurableStore store)
     {
         context.conclude();

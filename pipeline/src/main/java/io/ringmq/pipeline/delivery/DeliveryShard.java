@@ -203,13 +203,16 @@ public final class DeliveryShard implements Stage
 
     public void onBatchEnd()
     {
-        journal.commitDue();
         output.endOfBatch();
         final long memoryChange = pool.takeKeptBytesChange();
         if (0 != memoryChange)
         {
             counters.add(BrokerCounters.MESSAGE_MEMORY, memoryChange); // every shard's share, in one gauge
         }
+        // last, as in the duty cycle: a store failure throws, and the batch's packets must be on their way by then
+        // (nothing flushes them later if no other event comes). The ends written here order nothing that was sent:
+        // a QoS 2 exchange is written before its packet goes, by the journal itself
+        journal.commitDue();
     }
 
     /**
