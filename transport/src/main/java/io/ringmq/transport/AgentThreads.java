@@ -36,9 +36,9 @@ final class AgentThreads
     private final List<AgentRunner> runners = new ArrayList<>();
     private AgentInvoker invoker;
     private volatile Wakeable[] agentWakes;
-    private volatile boolean fatal;
-    /** An agent's start threw: its thread has ended, so the broker stops as on a fatal JVM error. */
-    private volatile boolean startFailed;
+    /** Set once, by the first fatal error (a fatal JVM error, or an agent whose start threw). */
+    private final java.util.concurrent.atomic.AtomicReference<Throwable> fatalError =
+        new java.util.concurrent.atomic.AtomicReference<>();
     private volatile Consumer<Throwable> onFatalError;
 
     /**
@@ -88,6 +88,11 @@ final class AgentThreads
                 invoker = new AgentInvoker(error -> errors.record("invoker", error), null,
                     new CompositeAgent(agents[0], stages));
                 invoker.start();
+                if (!invoker.isRunning())
+                {
+                    // its start threw (recorded): stepping it would do nothing
+                    throw new IllegalStateException("the invoker's agents failed to start");
+                }
                 break;
             }
             case SHARED:
@@ -279,8 +284,9 @@ final class AgentThreads
 
     private void run(final Agent agent, final IdleStrategy idle)
     {
-        final AgentRunner runner = new AgentRunner(idle, error -> onAgentError(agent, error), null,
-            startGuarded(agent, () -> startFailed = true));
+        final boolean[] startFailed = new boolean[1]; // this runner's thread only: set before its error handler runs
+        final AgentRunner runner = new AgentRunner(idle, error -> onAgentError(agent, error, startFailed[0]), null,
+            startGuarded(agent, () -> startFailed[0] = true));
         runners.add(runner);
         AgentRunner.startOnThread(runner);
     }
@@ -324,13 +330,17 @@ final class AgentThreads
         };
     }
 
-    private void onAgentError(final Agent agent, final Throwable error)
+    /**
+     * An agent's runner reports an error (on the agent's thread; a test calls it directly).
+     *
+     * @param startFailed whether the error came out of the agent's start, which ended its thread.
+     */
+    void onAgentError(final Agent agent, final Throwable error, final boolean startFailed)
     {
         errors.record(agent.roleName() + " agent", error);
-        if ((error instanceof VirtualMachineError || startFailed) && !fatal)
+        if ((error instanceof VirtualMachineError || startFailed) && fatalError.compareAndSet(null, error))
         {
-            // out of memory or the like: an agent may be gone, so a broker that looks alive would serve nothing
-            fatal = true;
+            // out of memory or the like, or an agent that never ran: a broker that looks alive would serve nothing
             LOG.log(System.Logger.Level.ERROR, "fatal error in " + agent.roleName() + ": " + error + "; stopping");
             final Thread stopper = new Thread(() -> onFatalError.accept(error), "ringmq-fatal");
             stopper.setDaemon(true);
@@ -340,11 +350,17 @@ final class AgentThreads
 
     /**
      * @param handler what to do when an agent hits a fatal JVM error (out of memory, stack overflow) or its start
-     *                fails.
+     *                fails; run at once if that has happened already (an agent's start runs on its own thread,
+     *                possibly before the caller of {@link Broker#launch} could name its handler).
      */
     void onFatalError(final Consumer<Throwable> handler)
     {
         this.onFatalError = handler;
+        final Throwable already = fatalError.get();
+        if (null != already)
+        {
+            handler.accept(already);
+        }
     }
 
     /**
@@ -352,7 +368,7 @@ final class AgentThreads
      */
     boolean fatal()
     {
-        return fatal;
+        return null != fatalError.get();
     }
 
     /**

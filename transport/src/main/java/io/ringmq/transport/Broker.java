@@ -225,7 +225,7 @@ public final class Broker implements AutoCloseable
      * Starts a broker on the settings given.
      *
      * @throws IOException              when the port cannot be bound, the password file read, or an agent failed
-     *                                  fatally (out of memory) while the broker started.
+     *                                  fatally (out of memory, or its start threw) while the broker started.
      * @throws IllegalArgumentException for a bad setting, with a one-line reason.
      */
     public static Broker launch(final BrokerContext context) throws IOException
@@ -243,9 +243,9 @@ public final class Broker implements AutoCloseable
     }
 
     /**
-     * @param handler what to do when an agent hits a fatal JVM error (out of memory, stack overflow); by default
-     *                the broker closes itself. The command line exits the process instead, for a supervisor to
-     *                restart it.
+     * @param handler what to do when an agent hits a fatal JVM error (out of memory, stack overflow) or its start
+     *                throws; by default the broker closes itself. The command line exits the process instead, for a
+     *                supervisor to restart it. Run at once if that has happened already.
      * @return this.
      */
     public Broker onFatalError(final java.util.function.Consumer<Throwable> handler)

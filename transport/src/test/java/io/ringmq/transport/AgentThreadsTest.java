@@ -45,8 +45,10 @@ class AgentThreadsTest
             }
         };
         final Agent guarded = AgentThreads.startGuarded(failing, () -> reported.set(true));
+        final AtomicBoolean reportedFirst = new AtomicBoolean();
         final AgentRunner runner = new AgentRunner(new BusySpinIdleStrategy(), error ->
         {
+            reportedFirst.set(reported.get()); // the runner's handler must find it marked
             seen.set(error);
             errorSeen.countDown();
         }, null, guarded);
@@ -55,7 +57,7 @@ class AgentThreadsTest
 
         assertThat(errorSeen.await(10, TimeUnit.SECONDS)).isTrue();
         thread.join(10_000);
-        assertThat(reported).isTrue();
+        assertThat(reportedFirst).isTrue();
         assertThat(seen.get()).isInstanceOf(IllegalStateException.class).hasMessage("no such core");
         assertThat(worked).as("the runner never ran a duty cycle").isFalse();
         runner.close();
@@ -123,5 +125,45 @@ class AgentThreadsTest
         assertThatThrownBy(() -> AgentThreads.startGuarded(failing, () -> reported.set(true)).onStart())
             .isInstanceOf(OutOfMemoryError.class).hasMessage("at start");
         assertThat(reported).isTrue();
+    }
+
+    @Test
+    void aFailedStartIsFatalOnceAndReachesAHandlerNamedAfterIt() throws Exception
+    {
+        final List<Throwable> first = new java.util.concurrent.CopyOnWriteArrayList<>();
+        final CountDownLatch handled = new CountDownLatch(1);
+        final AgentThreads threads = new AgentThreads(new io.ringmq.pipeline.BrokerContext(),
+            new io.ringmq.pipeline.status.ErrorLog(new io.ringmq.pipeline.status.BrokerCounters()), error ->
+            {
+                first.add(error);
+                handled.countDown();
+            });
+        final Agent agent = new Agent()
+        {
+            public int doWork()
+            {
+                return 0;
+            }
+
+            public String roleName()
+            {
+                return "route";
+            }
+        };
+
+        threads.onAgentError(agent, new IllegalArgumentException("a duty cycle's error"), false);
+        assertThat(threads.fatal()).as("an error in a duty cycle is recorded, not fatal").isFalse();
+
+        final IllegalStateException startError = new IllegalStateException("start");
+        threads.onAgentError(agent, startError, true);
+        threads.onAgentError(agent, new IllegalStateException("a second start"), true);
+        assertThat(handled.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(threads.fatal()).isTrue();
+
+        // a handler named after the failure (the command line names its own after launch) hears of it at once
+        final List<Throwable> late = new ArrayList<>();
+        threads.onFatalError(late::add);
+        assertThat(late).containsExactly(startError);
+        assertThat(first).containsExactly(startError);
     }
 }
