@@ -223,6 +223,8 @@ public final class IngressEvent
     public int messageOffset = NONE;
     public int retainedCount;
     public int retainedOffset;
+    /** Offset of the group keys of its shared subscription targets in the routing output ({@link RouteOutput}). */
+    public int groupKeysOffset;
 
     /**
      * @return the slot's Authentication Data buffer, made on its first enhanced authentication: a slot stays small
@@ -425,7 +427,7 @@ public final class IngressEvent
             propertiesLength == 0 && subscriptionId == 0 && assignedClientIdLength == 0 && idsCount == 0 &&
             sessionKey == 0 && messageNumber == 0 && routeLogEnd == NONE && routeLogLength == 0 && targetCount == 0 &&
             grantedCount == 0 && discardedCount == 0 && messageOffset == NONE && retainedCount == 0 &&
-            retainedOffset == 0;
+            retainedOffset == 0 && groupKeysOffset == 0;
     }
 
     /**
@@ -462,5 +464,6 @@ public final class IngressEvent
         messageOffset = NONE;
         retainedCount = 0;
         retainedOffset = 0;
+        groupKeysOffset = 0;
     }
 }

@@ -29,9 +29,13 @@ import java.util.List;
 final class PersistenceRecovery implements RecordVisitor
 {
     /** A stored message of the session being read, until its QoS 2 exchanges (which sort after it) are read. */
-    private record Stored(long number, int qos, boolean retain, int publishedQos, int[] ids, Message message)
+    private record Stored(long number, int qos, boolean retain, int publishedQos, int[] ids, Message message,
+        long groupKey)
     {
     }
+
+    /** A stored message that came through no shared subscription group. */
+    private static final long NO_GROUP = 0;
 
     private final DurableStore store;
     private final RoutingRestore routing;
@@ -39,6 +43,8 @@ final class PersistenceRecovery implements RecordVisitor
     private final DeliveryShard shard;
     private final long nowMs = System.currentTimeMillis();
     private final List<Stored> messages = new ArrayList<>();
+    /** The shard restores of sessions that expired while the broker was down: done after every other session's. */
+    private final List<Runnable> deferred = new ArrayList<>();
     private final Long2ObjectHashMap<int[]> exchanges = new Long2ObjectHashMap<>();
     private final LongArrayList orphans = new LongArrayList();
     /**
@@ -121,6 +127,8 @@ final class PersistenceRecovery implements RecordVisitor
         final long startNs = System.nanoTime();
         final RecoveryReport report = store.scan(this);
         finishSession();
+        deferred.forEach(Runnable::run);
+        deferred.clear();
         routing.restored();
         final int distinctMessages = shard.restored();
         if (decodeLosses.unreadableRecords() > 0)
@@ -331,8 +339,10 @@ final class PersistenceRecovery implements RecordVisitor
             throw new IllegalStateException("message longer than its record");
         }
         final int qos = value.getByte(0);
+        final int end = at + Records.messageLength(value, at);
+        final long groupKey = end + 8 <= valueLength ? value.getLong(end) : NO_GROUP; // none: absent
         return new Stored(number, qos, value.getByte(1) != 0, value.getByte(2), ids,
-            Records.message(value, at, qos, false, value.getLong(3)));
+            Records.message(value, at, qos, false, value.getLong(3)), groupKey);
     }
 
     /**
@@ -401,44 +411,27 @@ final class PersistenceRecovery implements RecordVisitor
         {
             if (created())
             {
-                // in the order routed: everything up to the last one with a QoS 2 exchange goes back in flight
-                // (that one must, and what came before it must go out before it), the rest into the queue
-                if (expired)
-                {
-                    expiredCount += messages.size();
-                    messages.clear();
-                }
-                int lastExchange = -1;
-                final int[] exchangeIds = new int[messages.size()];
-                int exchangeCount = 0;
-                for (int i = 0; i < messages.size(); i++)
-                {
-                    final int[] exchange = messages.get(i).qos() == 2 ? exchanges.get(messages.get(i).number()) :
-                        null;
-                    if (null != exchange)
-                    {
-                        lastExchange = i;
-                        exchangeIds[exchangeCount++] = exchange[0];
-                    }
-                }
-                shard.restoreSession(sessionId, sessionKey, version, lastExchange + 1,
-                    java.util.Arrays.copyOf(exchangeIds, exchangeCount));
+                // each message's shared subscription group, found again by its key
+                final int[] groups = new int[messages.size()];
                 for (int i = 0; i < messages.size(); i++)
                 {
                     final Stored stored = messages.get(i);
-                    final int[] exchange = stored.qos() == 2 ? exchanges.get(stored.number()) : null;
-                    final boolean inflight = i <= lastExchange;
-                    shard.restoreMessage(sessionId, stored.message(), stored.number(), stored.qos(),
-                        stored.retain(), stored.publishedQos(), stored.ids(), inflight,
-                        null != exchange ? exchange[0] : 0, null != exchange ? exchange[1] : 0);
-                    if (inflight)
-                    {
-                        inflightCount++;
-                    }
-                    else
-                    {
-                        queuedCount++;
-                    }
+                    groups[i] = stored.groupKey() == NO_GROUP ? 0 : routing.restoredGroup(sessionId, stored.groupKey());
+                }
+                if (expired)
+                {
+                    // restored after every other session, so that messages about to go to other members take no
+                    // room from the queues of sessions that live on (what sessions away may keep is bounded)
+                    keepForGroups(groups);
+                    final int deferredId = sessionId;
+                    final long deferredKey = sessionKey;
+                    final int deferredVersion = version;
+                    final List<Stored> kept = new ArrayList<>(messages);
+                    deferred.add(() -> restoreIntoShard(deferredId, deferredKey, deferredVersion, kept, groups));
+                }
+                else
+                {
+                    restoreIntoShard(sessionId, sessionKey, version, messages, groups);
                 }
             }
             else
@@ -461,6 +454,74 @@ final class PersistenceRecovery implements RecordVisitor
         sessionId = IngressEvent.NONE;
         will = null;
         expired = false;
+    }
+
+    /**
+     * Puts a restored session's messages into its delivery shard, in the order routed: everything up to the last one
+     * with a QoS 2 exchange goes back in flight (that one must, and what came before it must go out before it), the
+     * rest into the queue.
+     *
+     * @param groups each message's shared subscription group, 0 for none.
+     */
+    private void restoreIntoShard(final int restoredId, final long storeKey, final int protocolVersion,
+        final List<Stored> restoredMessages, final int[] groups)
+    {
+        int lastExchange = -1;
+        final int[] exchangeIds = new int[restoredMessages.size()];
+        int exchangeCount = 0;
+        for (int i = 0; i < restoredMessages.size(); i++)
+        {
+            final int[] exchange = restoredMessages.get(i).qos() == 2 ? exchanges.get(restoredMessages.get(i).number()) :
+                null;
+            if (null != exchange)
+            {
+                lastExchange = i;
+                exchangeIds[exchangeCount++] = exchange[0];
+            }
+        }
+        shard.restoreSession(restoredId, storeKey, protocolVersion, lastExchange + 1,
+            java.util.Arrays.copyOf(exchangeIds, exchangeCount));
+        for (int i = 0; i < restoredMessages.size(); i++)
+        {
+            final Stored stored = restoredMessages.get(i);
+            final int[] exchange = stored.qos() == 2 ? exchanges.get(stored.number()) : null;
+            final boolean inflight = i <= lastExchange;
+            shard.restoreMessage(restoredId, stored.message(), stored.number(), stored.qos(),
+                stored.retain(), stored.publishedQos(), stored.ids(), inflight,
+                null != exchange ? exchange[0] : 0, null != exchange ? exchange[1] : 0, groups[i]);
+            if (inflight)
+            {
+                inflightCount++;
+            }
+            else
+            {
+                queuedCount++;
+            }
+        }
+    }
+
+    /**
+     * A session whose expiry ran out while the broker was down keeps only what it took through shared subscriptions
+     * and never began to deliver (no QoS 2 exchange): routing ends the session at its first expiry poll, and its
+     * delivery shard hands these to another member of each group, as when a session ends while the broker runs
+     * (5.0 section 4.8.2). The rest is not brought back only to be discarded [MQTT-4.1.0-2].
+     *
+     * @param groups each message's group (0: none), compacted alike.
+     */
+    private void keepForGroups(final int[] groups)
+    {
+        int kept = 0;
+        for (int i = 0; i < messages.size(); i++)
+        {
+            final Stored stored = messages.get(i);
+            if (groups[i] != 0 && !(stored.qos() == 2 && null != exchanges.get(stored.number())))
+            {
+                groups[kept] = groups[i];
+                messages.set(kept++, stored);
+            }
+        }
+        expiredCount += messages.size() - kept;
+        messages.subList(kept, messages.size()).clear();
     }
 
     private void onRetained(final DirectBuffer key, final int keyLength, final DirectBuffer value)

@@ -368,7 +368,8 @@ final class PublishFanOut
             return;
         }
         if (!output.addTarget(session.id(), Math.min(publishQos, SubscriptionOptions.qos(options)),
-            SubscriptionOptions.retainAsPublished(options), session.shard(), subscriptionId, shared.matchingGroupId()))
+            SubscriptionOptions.retainAsPublished(options), session.shard(), subscriptionId, shared.matchingGroupId(),
+            shared.matchingGroupKey()))
         {
             counters.increment(BrokerCounters.FANOUT_TRUNCATED);
         }

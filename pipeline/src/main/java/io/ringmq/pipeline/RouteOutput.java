@@ -24,6 +24,8 @@ import org.agrona.concurrent.UnsafeBuffer;
  *   message    [ qos (bits 0-1), retain (bit 8) int | topic length int | payload length int | properties
  *                length int | expires at ms long | topic | properties | payload ]  padded to 4 (a will)
  *   retained   retainedCount × [ the same as message ]                 padded to 4
+ *   group keys one long per target with a shared subscription group, in target order: its group's key
+ *              ({@code SharedGroup#key()}), which the persistence stage stores with the message
  * </pre>
  */
 public final class RouteOutput
@@ -96,6 +98,15 @@ public final class RouteOutput
             }
         }
         return earlier;
+    }
+
+    /**
+     * @param shared which of the entry's targets with a shared subscription group: 0 for the first.
+     * @return the key of that target's group ({@code SharedGroup#key()}).
+     */
+    public long targetGroupKey(final int shared)
+    {
+        return entry.getLong(event.groupKeysOffset + shared * 8);
     }
 
     public int targetSession(final int i)
@@ -266,6 +277,9 @@ public final class RouteOutput
 
         private int[] targets = new int[32 * TARGET_INTS];
         private int targetCount;
+        /** The group keys of the targets with a shared subscription group, in target order. */
+        private long[] groupKeys = new long[8];
+        private int groupKeyCount;
         private byte[] granted = new byte[16];
         private int grantedCount;
         private ExpandableArrayBuffer message = new ExpandableArrayBuffer(256);
@@ -287,6 +301,7 @@ public final class RouteOutput
         void reset()
         {
             targetCount = 0;
+            groupKeyCount = 0;
             grantedCount = 0;
             idsCount = 0;
             nodeCount = 0;
@@ -306,6 +321,10 @@ public final class RouteOutput
             if (targets.length * 4 > SHRINK_ABOVE)
             {
                 targets = new int[32 * TARGET_INTS];
+            }
+            if (groupKeys.length * 8 > SHRINK_ABOVE)
+            {
+                groupKeys = new long[8];
             }
             if (granted.length > SHRINK_ABOVE)
             {
@@ -340,15 +359,16 @@ public final class RouteOutput
         boolean addTarget(final int sessionId, final int qos, final boolean retainAsPublished, final int shard,
             final int subscriptionId)
         {
-            return addTarget(sessionId, qos, retainAsPublished, shard, subscriptionId, 0);
+            return addTarget(sessionId, qos, retainAsPublished, shard, subscriptionId, 0, 0);
         }
 
         /**
-         * @param groupId the shared subscription group the target was chosen from, 0 for none.
+         * @param groupId  the shared subscription group the target was chosen from, 0 for none.
+         * @param groupKey that group's {@code SharedGroup#key()} (for a group only).
          * @return false when the entry holds {@link #maxTargets} already: the target is left out.
          */
         boolean addTarget(final int sessionId, final int qos, final boolean retainAsPublished, final int shard,
-            final int subscriptionId, final int groupId)
+            final int subscriptionId, final int groupId, final long groupKey)
         {
             if (targetCount >= maxTargets)
             {
@@ -369,6 +389,14 @@ public final class RouteOutput
             targets[at + 2] = subscriptionId;
             targets[at + 3] = groupId;
             targetCount++;
+            if (groupId != 0)
+            {
+                if (groupKeyCount == groupKeys.length)
+                {
+                    groupKeys = java.util.Arrays.copyOf(groupKeys, groupKeys.length * 2);
+                }
+                groupKeys[groupKeyCount++] = groupKey;
+            }
             return true;
         }
 
@@ -476,7 +504,7 @@ public final class RouteOutput
         int length(final int discardedCount)
         {
             return discardedOffset(targetCount, grantedCount) + discardedCount * 4 + idsCount * 4 +
-                assignedLength() + messageLength + retainedLength;
+                assignedLength() + messageLength + retainedLength + groupKeyCount * 8;
         }
 
         private int assignedLength()
@@ -537,6 +565,12 @@ public final class RouteOutput
             at += messageLength;
             event.retainedOffset = at;
             buffer.putBytes(index + at, retained, 0, retainedLength);
+            at += retainedLength;
+            event.groupKeysOffset = at;
+            for (int k = 0; k < groupKeyCount; k++)
+            {
+                buffer.putLong(index + at + k * 8, groupKeys[k]);
+            }
             event.targetCount = targetCount;
             event.grantedCount = grantedCount;
             event.discardedCount = discardedCount;

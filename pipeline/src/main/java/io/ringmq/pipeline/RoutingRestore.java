@@ -2,6 +2,8 @@ package io.ringmq.pipeline;
 
 import io.ringmq.pipeline.session.RoutingSession;
 import io.ringmq.pipeline.session.SessionRegistry;
+import io.ringmq.pipeline.session.Subscription;
+import io.ringmq.pipeline.subscription.SharedGroup;
 
 /**
  * What recovery puts back into a routing stage before any stage runs: persistent sessions (offline, their expiry and
@@ -106,6 +108,25 @@ final class RoutingRestore
         {
             replica.restoreSubscription(sessionId, filter, options, subscriptionId);
         }
+    }
+
+    /**
+     * Recovery: the group a stored message of a session came through, found by its key among the session's restored
+     * shared subscriptions (group ids are made anew at every start; the key, {@link SharedGroup#key()}, is not).
+     *
+     * @return the group's id, or 0 when the session has no subscription to that group now.
+     */
+    int restoredGroup(final int sessionId, final long groupKey)
+    {
+        for (final Subscription subscription : sessions.get(sessionId).subscriptions())
+        {
+            if (null != subscription.shareName() &&
+                SharedGroup.key(subscription.shareName(), subscription.filter()) == groupKey)
+            {
+                return subscriptions.sharedGroupId(subscription);
+            }
+        }
+        return 0;
     }
 
     void restoreAwaitingPubrel(final int sessionId, final int packetId)

@@ -217,6 +217,10 @@ public final class RoutingStage implements Stage
         if (expired > 0)
         {
             onBatchEnd(); // the gauges move with expiry too, events or not
+            if (!sessions.takeDiscarded().isEmpty())
+            {
+                ticks.sessionsEnded();
+            }
         }
         return released + reloaded + expired + ticks.doDutyCycle();
     }

@@ -24,7 +24,8 @@ final class RoutingTicks
     private final org.agrona.collections.IntArrayQueue dueWillSessions = new org.agrona.collections.IntArrayQueue();
     private final ArrayDeque<SharedRedispatch.Entry> dueRedispatch = new ArrayDeque<>();
     private boolean tickPending;
-    private boolean expiryDue;
+    /** A tick is wanted for no message: a sharded expiry poll, or sessions that ended between events. */
+    private boolean tickWanted;
     private boolean tickWill;
     private boolean tickRedispatch;
 
@@ -51,7 +52,17 @@ final class RoutingTicks
      */
     void expiryDue()
     {
-        expiryDue = true;
+        tickWanted = true;
+    }
+
+    /**
+     * Sessions expired between events: a tick carries their ids to the delivery shards, which forget them (and hand
+     * what they took through shared subscriptions to another member) now, not with whatever event comes next, which
+     * in an idle broker may be long.
+     */
+    void sessionsEnded()
+    {
+        tickWanted = true;
     }
 
     /**
@@ -76,7 +87,7 @@ final class RoutingTicks
             dueRedispatch.add(entry);
             taken++;
         }
-        if ((!dueWills.isEmpty() || !dueRedispatch.isEmpty() || expiryDue) && !tickPending)
+        if ((!dueWills.isEmpty() || !dueRedispatch.isEmpty() || tickWanted) && !tickPending)
         {
             requestTick();
         }
@@ -86,7 +97,7 @@ final class RoutingTicks
     boolean hasPendingWork()
     {
         return null != ring && !tickPending &&
-            (!dueWills.isEmpty() || !dueRedispatch.isEmpty() || !redispatch.isEmpty() || expiryDue);
+            (!dueWills.isEmpty() || !dueRedispatch.isEmpty() || !redispatch.isEmpty() || tickWanted);
     }
 
     private void requestTick()
@@ -107,7 +118,7 @@ final class RoutingTicks
         ring.get(sequence).end(IngressEvent.TICK, 0, IngressEvent.SYSTEM_CONNECTION, MqttVersion.V5);
         ring.publish(sequence);
         tickPending = true;
-        expiryDue = false;
+        tickWanted = false;
     }
 
     /**

@@ -5,6 +5,7 @@ import io.ringmq.pipeline.session.RoutingSession;
 import io.ringmq.pipeline.session.SessionMemory;
 import io.ringmq.pipeline.session.Subscription;
 import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.pipeline.subscription.SharedGroup;
 import io.ringmq.pipeline.subscription.SharedSubscriptions;
 import io.ringmq.pipeline.subscription.SubscriptionIndex;
 import io.ringmq.protocol.MqttVersion;
@@ -196,6 +197,15 @@ final class SubscriptionChanges
         {
             subscribeShared(subscription);
         }
+    }
+
+    /**
+     * @return the id of the group a shared subscription is a member of, or 0 when it is in none.
+     */
+    int sharedGroupId(final Subscription subscription)
+    {
+        final SharedGroup<Subscription> group = shared.group(subscription.shareName(), subscription.filter());
+        return null == group ? 0 : group.id();
     }
 
     /**

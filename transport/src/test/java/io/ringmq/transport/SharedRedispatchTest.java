@@ -111,6 +111,35 @@ class SharedRedispatchTest extends InProcessBrokerTest
     }
 
     @Test
+    @DisplayName("4.8.2: a member whose session expires after its connection hands what it never acknowledged to "
+        + "another member as it expires, with no other traffic to carry the news to its delivery shard")
+    void expiredSessionHandsBackInAnIdleBroker() throws Exception
+    {
+        final int port = launch(TestBrokers.v5Context().limits(l -> l.sharedSubscriptionStrategy("round-robin")));
+        final RawClient keeper = member(port, "keeper", 1);
+        final RawClient taker = closeLater(new RawClient(port).v5());
+        assertThat(taker.handshake(RawClient.connect5("taker",
+            new MqttProperties().setInt(PropertyId.SESSION_EXPIRY_INTERVAL, 1)))).isZero();
+        taker.send(RawClient.subscribe5(1, GROUP, 1));
+        assertThat(taker.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
+        try (RawClient publisher = new RawClient(port).v5())
+        {
+            assertThat(publisher.handshake(RawClient.connect5("pub", null))).isZero();
+            for (int i = 0; i < 4; i++)
+            {
+                publisher.send(RawClient.publish5("t/x", ("m" + i).getBytes(StandardCharsets.UTF_8), 1, i + 1, null));
+                assertThat(publisher.readPacket(5_000)).isEqualTo(PacketType.PUBACK);
+            }
+        }
+        final Set<String> taken = read(taker, 2).keySet(); // never PUBACKed
+        final Set<String> kept = new HashSet<>(read(keeper, 2).keySet());
+        taker.kill(); // its session outlives the connection by 1 s; nothing else reaches the broker after it
+        final Set<String> handedOn = read(keeper, 2).keySet();
+        assertThat(handedOn).containsExactlyInAnyOrderElementsOf(taken).doesNotContainAnyElementsOf(kept);
+        assertThat(broker.counters().get(BrokerCounters.SHARED_REDISPATCHED)).isEqualTo(2);
+    }
+
+    @Test
     @DisplayName("4.8.2: messages handed back wait within a quarter of --max-message-memory; past it they are "
         + "dropped and counted, and the rest reach another member")
     void handBackBoundedByBytes() throws Exception

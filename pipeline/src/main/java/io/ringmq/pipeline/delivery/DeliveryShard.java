@@ -244,17 +244,18 @@ public final class DeliveryShard implements Stage
      * @param inflight  it goes back in flight (it was, or a later message was), else into the queue.
      * @param packetId  its packet id when it was in flight as QoS 2, else 0.
      * @param state     its QoS 2 state then ({@code 2}: PUBREC awaited, {@code 3}: PUBCOMP awaited).
+     * @param group     the shared subscription group it came through, as restored; 0 for none.
      */
     public void restoreMessage(final int sessionId, final io.ringmq.pipeline.Message message, final long number,
         final int qos, final boolean retain, final int publishedQos, final int[] ids, final boolean inflight,
-        final int packetId, final int state)
+        final int packetId, final int state, final int group)
     {
         final DeliverySession session = sessions.get(sessionId);
         if (null != session)
         {
             restoring.restore(session, message, number, qos, retain && session.version == MqttVersion.V5,
                 publishedQos, ids, inflight, packetId, state == DeliverySession.AWAIT_PUBCOMP ? state :
-                DeliverySession.AWAIT_PUBREC);
+                DeliverySession.AWAIT_PUBREC, group);
         }
     }
 

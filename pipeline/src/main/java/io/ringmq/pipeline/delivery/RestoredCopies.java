@@ -37,11 +37,12 @@ final class RestoredCopies
      * them, else a new packet id, written before it can be sent) or into the queue; one copy per message number,
      * shared by every session it was stored for, until {@link #restored()}. A queued one that would take the shard
      * past the three quarters of its share of --max-message-memory that sessions away may keep is dropped, and its
-     * record with it.
+     * record with it. A message that came through a shared subscription keeps its group, so it goes to another
+     * member if the session ends.
      */
     void restore(final DeliverySession session, final Message stored, final long number, final int qos,
         final boolean retain, final int publishedQos, final int[] ids, final boolean inflight, final int packetId,
-        final int state)
+        final int state, final int group)
     {
         SharedMessage message = restoring.get(number);
         // the entry's own Subscription Identifier array is counted with its copy, as routing counts it
@@ -77,10 +78,10 @@ final class RestoredCopies
         pool.charge(message, idsCost);
         if (!inflight)
         {
-            session.enqueue(message, qos, retain, ids, 0);
+            session.enqueue(message, qos, retain, ids, group);
             return;
         }
-        final int slot = restoreInflight(session, message, qos, retain, ids, packetId, state);
+        final int slot = restoreInflight(session, message, qos, retain, ids, packetId, state, group);
         if (qos == 2 && session.inflightPacketId(slot) != packetId)
         {
             // a new id (none stored, or a stored one that could not be kept): written before it can be sent
@@ -96,16 +97,16 @@ final class RestoredCopies
      * @return its slot.
      */
     private static int restoreInflight(final DeliverySession session, final SharedMessage message, final int qos,
-        final boolean retain, final int[] subscriptionIds, final int packetId, final int state)
+        final boolean retain, final int[] subscriptionIds, final int packetId, final int state, final int group)
     {
         session.packetIds().unreserve(packetId);
         if (packetId <= 0 || packetId > 65_535 || session.findInflight(packetId) >= 0)
         {
             // none, out of range, or taken already
-            return session.addInflight(message, qos, retain, subscriptionIds, 0);
+            return session.addInflight(message, qos, retain, subscriptionIds, group);
         }
         final int at = session.packetIds().startAt(packetId);
-        final int slot = session.addInflight(message, qos, retain, subscriptionIds, 0);
+        final int slot = session.addInflight(message, qos, retain, subscriptionIds, group);
         session.inflightState(slot, state);
         session.packetIds().resumeAfter(at, packetId);
         return slot;

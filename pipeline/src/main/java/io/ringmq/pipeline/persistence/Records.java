@@ -35,7 +35,9 @@ import java.nio.charset.StandardCharsets;
  *   01 session-key(8) 04 packet-id(2)                a QoS 2 PUBLISH received, PUBREL awaited: empty
  *   01 session-key(8) 05 message-number(8)           a message for the session: qos byte | retain byte |
  *                                                    published qos byte | expires at ms long | ids count int |
- *                                                    ids int... | message
+ *                                                    ids int... | message | shared group key long: the key of
+ *                                                    the shared subscription group it came through (absent:
+ *                                                    not through one, or a record of a build before)
  *   01 session-key(8) 06 message-number(8)           its QoS 2 exchange: packet id int | state byte
  *   02 topic                                         retained: qos byte | expires at ms long | message |
  *                                                    source (absent for the broker's own, and in a record of

@@ -24,6 +24,7 @@ public final class SharedGroup<S>
     private final String shareName;
     private final String filter;
     private final int id;
+    private final long key;
     private Object[] members = NO_MEMBERS;
     private int[] options = NO_INTS;
     private int[] subscriptionIds = NO_INTS;
@@ -39,6 +40,39 @@ public final class SharedGroup<S>
         this.shareName = shareName;
         this.filter = filter;
         this.id = id;
+        this.key = key(shareName, filter);
+    }
+
+    /**
+     * A group's key that outlives the broker, unlike its {@link #id()}: stored with each message a persistent
+     * member took through the group, so that after a restart the message is tied again to the group of that name
+     * among its session's subscriptions. A 64-bit FNV-1a hash of {@code {shareName}/{filter}}; it is compared only
+     * among one session's shared subscriptions, which its own client chose.
+     */
+    public static long key(final String shareName, final String filter)
+    {
+        long hash = 0xcbf29ce484222325L;
+        hash = mix(hash, shareName);
+        hash = (hash ^ '/') * 0x100000001b3L;
+        return mix(hash, filter);
+    }
+
+    private static long mix(final long start, final String text)
+    {
+        long hash = start;
+        for (int i = 0; i < text.length(); i++)
+        {
+            hash = (hash ^ text.charAt(i)) * 0x100000001b3L;
+        }
+        return hash;
+    }
+
+    /**
+     * @return {@link #key(String, String)} of this group.
+     */
+    public long key()
+    {
+        return key;
     }
 
     /**

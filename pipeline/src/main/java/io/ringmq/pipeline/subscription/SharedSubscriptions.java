@@ -76,6 +76,7 @@ public final class SharedSubscriptions<S>
         new org.agrona.collections.Int2ObjectHashMap<>();
     private int nextId = 1;
     private int matchingGroupId;
+    private long matchingGroupKey;
     private final SharedStrategy strategy;
     private final SubscriptionIndex.Matcher<SharedGroup<S>> groupMatcher = this::onGroup;
     private int memberCount;
@@ -275,6 +276,15 @@ public final class SharedSubscriptions<S>
     }
 
     /**
+     * @return the {@link SharedGroup#key()} of the group whose member the matcher is being told of (valid inside its
+     * call).
+     */
+    public long matchingGroupKey()
+    {
+        return matchingGroupKey;
+    }
+
+    /**
      * @return the group (shareName, filter), or null when it has no members.
      */
     public SharedGroup<S> group(final String shareName, final String filter)
@@ -310,6 +320,7 @@ public final class SharedSubscriptions<S>
     {
         final int chosen = strategy.choose(group, chooser, messageHash);
         matchingGroupId = group.id();
+        matchingGroupKey = group.key();
         matcher.onMatch(group.member(chosen), group.options(chosen), group.subscriptionId(chosen));
     }
 
