@@ -195,8 +195,7 @@ public final class BrokerContext implements Cloneable
      */
     private static long routeEntryBytes(final int maxSessions, final int packetSize)
     {
-        // a target per session, with its shared group's key (8 bytes) when it came through one
-        return maxSessions * (16L + 8L) + 2L * packetSize + RETAINED_BYTES_PER_SUBSCRIBE + DISCARDED_PER_ENTRY * 4L +
+        return maxSessions * 16L + 2L * packetSize + RETAINED_BYTES_PER_SUBSCRIBE + DISCARDED_PER_ENTRY * 4L +
             RouteOutput.MAX_ID_INTS * 4L + 4096;
     }
 

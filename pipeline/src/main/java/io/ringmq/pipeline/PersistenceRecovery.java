@@ -413,10 +413,15 @@ final class PersistenceRecovery implements RecordVisitor
             {
                 // each message's shared subscription group, found again by its key
                 final int[] groups = new int[messages.size()];
+                org.agrona.collections.Long2LongHashMap byKey = null;
                 for (int i = 0; i < messages.size(); i++)
                 {
-                    final Stored stored = messages.get(i);
-                    groups[i] = stored.groupKey() == NO_GROUP ? 0 : routing.restoredGroup(sessionId, stored.groupKey());
+                    final long groupKey = messages.get(i).groupKey();
+                    if (groupKey != NO_GROUP)
+                    {
+                        byKey = null == byKey ? routing.restoredGroups(sessionId) : byKey;
+                        groups[i] = (int)byKey.get(groupKey);
+                    }
                 }
                 if (expired)
                 {

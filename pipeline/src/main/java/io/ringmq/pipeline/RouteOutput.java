@@ -346,7 +346,10 @@ public final class RouteOutput
         }
 
         /**
-         * Bounds the targets of one entry (the routing log is sized for one per session).
+         * Bounds the targets of one entry: the routing log is sized for one per session, 16 bytes each, and a target
+         * chosen from a shared subscription group takes 8 more for its group's key, so an entry holds at most
+         * {@code maxTargets} × 16 bytes of targets and keys (a fan-out that only shared groups make is cut a third
+         * shorter).
          */
         void maxTargets(final int maxTargets)
         {
@@ -370,7 +373,8 @@ public final class RouteOutput
         boolean addTarget(final int sessionId, final int qos, final boolean retainAsPublished, final int shard,
             final int subscriptionId, final int groupId, final long groupKey)
         {
-            if (targetCount >= maxTargets)
+            if ((targetCount + 1L) * TARGET_LENGTH + (groupKeyCount + (groupId != 0 ? 1L : 0L)) * 8 >
+                (long)maxTargets * TARGET_LENGTH)
             {
                 return false;
             }

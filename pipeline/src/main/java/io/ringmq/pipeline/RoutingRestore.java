@@ -111,22 +111,24 @@ final class RoutingRestore
     }
 
     /**
-     * Recovery: the group a stored message of a session came through, found by its key among the session's restored
-     * shared subscriptions (group ids are made anew at every start; the key, {@link SharedGroup#key()}, is not).
+     * Recovery: the groups of a session's restored shared subscriptions by their keys, so that its stored messages
+     * are tied again to the groups they came through (group ids are made anew at every start; the key,
+     * {@link SharedGroup#key()}, is not).
      *
-     * @return the group's id, or 0 when the session has no subscription to that group now.
+     * @return key to group id; a key it does not hold maps to 0.
      */
-    int restoredGroup(final int sessionId, final long groupKey)
+    org.agrona.collections.Long2LongHashMap restoredGroups(final int sessionId)
     {
+        final org.agrona.collections.Long2LongHashMap groups = new org.agrona.collections.Long2LongHashMap(0);
         for (final Subscription subscription : sessions.get(sessionId).subscriptions())
         {
-            if (null != subscription.shareName() &&
-                SharedGroup.key(subscription.shareName(), subscription.filter()) == groupKey)
+            if (null != subscription.shareName())
             {
-                return subscriptions.sharedGroupId(subscription);
+                groups.put(SharedGroup.key(subscription.shareName(), subscription.filter()),
+                    subscriptions.sharedGroupId(subscription));
             }
         }
-        return 0;
+        return groups;
     }
 
     void restoreAwaitingPubrel(final int sessionId, final int packetId)
