@@ -46,7 +46,7 @@ final class PersistedMessages
         int shared = 0; // targets so far that came through shared subscription groups: the index of the next key
         for (int i = 0; i < event.targetCount; i++)
         {
-            final int groupKey = route.targetGroup(i) == 0 ? -1 : shared++;
+            final int groupKeyIndex = route.targetGroup(i) == 0 ? -1 : shared++;
             final int qos = route.targetQos(i);
             final long sessionKey = qos == 0 ? 0 : keys.applyAsLong(route.targetSession(i));
             if (sessionKey == 0)
@@ -66,11 +66,11 @@ final class PersistedMessages
             value.putInt(11, idsCount);
             placeMessage(i, idsCount, valueLength);
             int length = 15 + idsCount * 4 + valueLength;
-            if (groupKey >= 0)
+            if (groupKeyIndex >= 0)
             {
                 // the group it came through, by a key that outlives the broker: after a restart it is tied to that
                 // group again, so it goes to another member if its session ends (5.0 section 4.8.2)
-                value.putLong(length, route.targetGroupKey(groupKey));
+                value.putLong(length, route.targetGroupKey(groupKeyIndex));
                 length += 8;
             }
             writer.put(key, 0, Records.messageKey(key, sessionKey, Records.QUEUED, number + copy), value, 0,

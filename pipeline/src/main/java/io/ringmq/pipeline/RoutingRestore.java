@@ -122,10 +122,10 @@ final class RoutingRestore
         final org.agrona.collections.Long2LongHashMap groups = new org.agrona.collections.Long2LongHashMap(0);
         for (final Subscription subscription : sessions.get(sessionId).subscriptions())
         {
-            if (null != subscription.shareName())
+            final int groupId = null == subscription.shareName() ? 0 : subscriptions.sharedGroupId(subscription);
+            if (groupId != 0) // 0 is the map's missing value: it cannot be put
             {
-                groups.put(SharedGroup.key(subscription.shareName(), subscription.filter()),
-                    subscriptions.sharedGroupId(subscription));
+                groups.put(SharedGroup.key(subscription.shareName(), subscription.filter()), groupId);
             }
         }
         return groups;
