@@ -476,8 +476,8 @@ final class PersistenceRecovery implements RecordVisitor
         int exchangeCount = 0;
         for (int i = 0; i < restoredMessages.size(); i++)
         {
-            final int[] exchange = restoredMessages.get(i).qos() == 2 ? exchanges.get(restoredMessages.get(i).number()) :
-                null;
+            final Stored stored = restoredMessages.get(i);
+            final int[] exchange = stored.qos() == 2 ? exchanges.get(stored.number()) : null;
             if (null != exchange)
             {
                 lastExchange = i;
