@@ -99,6 +99,15 @@ final class DeadlineHeap
         return size == 0 ? Long.MAX_VALUE : deadlines[0];
     }
 
+    /**
+     * @return when the timer fires, or {@link Long#MAX_VALUE} once it fired or was cancelled.
+     */
+    long deadlineOf(final long timerId)
+    {
+        final long index = indexOf.get(timerId);
+        return index == NONE ? Long.MAX_VALUE : deadlines[(int)index];
+    }
+
     int size()
     {
         return size;

@@ -97,7 +97,11 @@ final class SessionConnects
         {
             output.assignedClientId(clientId.getBytes(java.nio.charset.StandardCharsets.UTF_8)); // [MQTT-3.2.2-16]
         }
-        final RoutingSession existing = sessions.find(clientId);
+        RoutingSession existing = sessions.find(clientId);
+        if (null != existing && !existing.isOnline() && expiry.expireIfDue(existing, event.routeTimeMs))
+        {
+            existing = null; // its time was up before a poll reached it: it ended, and is not resumed [MQTT-4.1.0-2]
+        }
         if (!sessions.memory().hasRoomForConnect(sessionLength(existing, clientId), willLength()))
         {
             // before anything changes: a session taken over or resumed stays as it was
@@ -125,8 +129,9 @@ final class SessionConnects
         {
             // a delayed will of an offline session: a reconnect within the delay cancels it [MQTT-3.1.3-9], a
             // clean start ends the session, which publishes it
+            final boolean delayPassed = expiry.willDue(existing, event.routeTimeMs); // and no poll reached it yet
             expiry.cancelWill(existing);
-            endedWill = clean || !existing.isPersistent() ? access.willOf(existing) : null;
+            endedWill = clean || !existing.isPersistent() || delayPassed ? access.willOf(existing) : null;
             existing.will(null);
         }
         final RoutingSession session;

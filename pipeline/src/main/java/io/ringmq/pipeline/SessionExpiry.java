@@ -100,6 +100,34 @@ final class SessionExpiry implements DeadlineHeap.Handler
     }
 
     /**
+     * Fires the session's expiry timer now when it is due at {@code nowMs} but no poll has reached it yet (a poll
+     * ends at most {@link #EXPIRY_LIMIT} sessions, and with routing shards polls run on ticks): a client must not
+     * resume a session whose time is up.
+     *
+     * @return whether the session expired.
+     */
+    boolean expireIfDue(final RoutingSession session, final long nowMs)
+    {
+        final long timerId = session.expiryTimerId();
+        if (timerId == RoutingSession.NO_TIMER || timers.deadlineOf(timerId) > nowMs)
+        {
+            return false;
+        }
+        timers.cancel(timerId);
+        onDeadline(timerId);
+        return true;
+    }
+
+    /**
+     * @return whether the session's delayed will is due at {@code nowMs} (its timer set, and not yet polled).
+     */
+    boolean willDue(final RoutingSession session, final long nowMs)
+    {
+        final long timerId = session.willTimerId();
+        return timerId != RoutingSession.NO_TIMER && timers.deadlineOf(timerId) <= nowMs;
+    }
+
+    /**
      * @return how many sessions expired or had their will fall due.
      */
     int poll(final long nowMs)

@@ -19,7 +19,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class DeadlineHeapTest
 {
     @Test
-    @DisplayName("random schedules, cancels and polls fire exactly what a sorted model fires, in its order (40 seeds)")
+    @DisplayName("random schedules, cancels and polls fire exactly what a sorted model fires, in its order, and each timer "
+        + "reads back its deadline until it fires or is cancelled (40 seeds)")
     void matchesASortedModel()
     {
         for (long seed = 1; seed <= 40; seed++)
@@ -46,7 +47,10 @@ class DeadlineHeapTest
                 {
                     final long[] key = live.remove(random.nextInt(live.size()));
                     final boolean set = null != model.remove(key);
+                    assertThat(heap.deadlineOf(key[1])).as("seed " + seed + " deadline of " + key[1])
+                        .isEqualTo(set ? key[0] : Long.MAX_VALUE); // none once fired
                     assertThat(heap.cancel(key[1])).as("seed " + seed + " cancel " + key[1]).isEqualTo(set);
+                    assertThat(heap.deadlineOf(key[1])).isEqualTo(Long.MAX_VALUE);
                 }
                 else
                 {
