@@ -451,6 +451,85 @@ class AclTest extends InProcessBrokerTest
 
     @Test
     @Timeout(60)
+    @DisplayName("reload: a connected client's PUBLISHes are judged by the new rules from then on, both ways: a topic "
+        + "they take away is refused (5.0: 0x87), one they give goes through")
+    void reloadReachesAConnectedPublisher() throws Exception
+    {
+        final int port = start(ACL, false);
+        final Paho bob = bobListening(port);
+        final RawClient alice = raw(port, "a", "alice", MqttVersion.V5);
+        assertThat(publishReason(alice, "shared/before", 1)).isEqualTo(ReasonCode.SUCCESS);
+        assertThat(bob.next().payload()).isEqualTo("shared/before");
+
+        Files.writeString(aclFile, ACL.replace("user alice\ntopic readwrite alice/#\ntopic readwrite shared/#",
+            "user alice\ntopic readwrite alice/#\ntopic readwrite bob/#"), StandardCharsets.UTF_8);
+        assertThat(broker.reload()).contains("reloaded");
+        int packetId = 2;
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (publishReason(alice, "shared/during", packetId++) == ReasonCode.SUCCESS)
+        {
+            // the auth stage takes the reload at its next cycle
+            assertThat(System.nanoTime()).as("the reload is taken").isLessThan(deadline);
+        }
+        assertThat(publishReason(alice, "shared/after", packetId++)).isEqualTo(ReasonCode.NOT_AUTHORIZED);
+        assertThat(publishReason(alice, "bob/given", packetId)).isEqualTo(ReasonCode.SUCCESS);
+        final java.util.List<String> received = new java.util.ArrayList<>();
+        String payload;
+        while (!"bob/given".equals(payload = bob.next().payload()))
+        {
+            received.add(payload);
+        }
+        assertThat(received).as("only what was published before the reload was taken")
+            .allMatch("shared/during"::equals);
+    }
+
+    @Test
+    @Timeout(60)
+    @DisplayName("5.0 PUBLISH by Topic Alias: judged by the topic it stands for, refused with 0x87 where the rules "
+        + "refuse it, when the alias is set and when only the alias is sent [MQTT-3.3.2-12]")
+    void topicAliasJudgedByItsTopic() throws Exception
+    {
+        final int port = start(ACL, false);
+        final Paho bob = bobListening(port);
+        final RawClient alice = raw(port, "a", "alice", MqttVersion.V5);
+        assertThat(aliasedReason(alice, "bob/x", 1, 1)).isEqualTo(ReasonCode.NOT_AUTHORIZED);
+        assertThat(aliasedReason(alice, "", 1, 2)).isEqualTo(ReasonCode.NOT_AUTHORIZED);
+        assertThat(aliasedReason(alice, "shared/x", 2, 3)).isEqualTo(ReasonCode.SUCCESS);
+        assertThat(aliasedReason(alice, "", 2, 4)).isEqualTo(ReasonCode.SUCCESS);
+        assertThat(bob.next().payload()).isEqualTo("shared/x");
+        assertThat(bob.next().payload()).isEmpty();
+        assertThat(broker.counters().get(BrokerCounters.ACL_PUBLISH_DENIED)).isEqualTo(2);
+    }
+
+    /**
+     * @return the reason code of the PUBACK to a 5.0 QoS 1 PUBLISH whose payload is its topic.
+     */
+    private static int publishReason(final RawClient client, final String topic, final int packetId)
+        throws Exception
+    {
+        return pubackReason(client, RawClient.publish5(topic, bytes(topic), 1, packetId, null));
+    }
+
+    /**
+     * @return the reason code of the PUBACK to a 5.0 QoS 1 PUBLISH with Topic Alias {@code alias} (an empty topic:
+     * the alias alone), its payload its topic.
+     */
+    private static int aliasedReason(final RawClient client, final String topic, final int alias, final int packetId)
+        throws Exception
+    {
+        return pubackReason(client, RawClient.publish5(topic, bytes(topic), 1, packetId,
+            new io.ringmq.protocol.MqttProperties().setInt(io.ringmq.protocol.PropertyId.TOPIC_ALIAS, alias)));
+    }
+
+    private static int pubackReason(final RawClient client, final byte[] publish) throws Exception
+    {
+        client.send(publish);
+        assertThat(client.readPacket(5_000)).isEqualTo(PacketType.PUBACK);
+        return client.decoder().ack().reasonCode();
+    }
+
+    @Test
+    @Timeout(60)
     @DisplayName("reload: a client with a subscription the new rules refuse is disconnected (5.0: 0x87), others "
         + "stay; a bad file keeps the old rules and says which line")
     void reloadRevokes() throws Exception
