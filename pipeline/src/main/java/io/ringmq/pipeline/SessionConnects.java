@@ -98,9 +98,10 @@ final class SessionConnects
             output.assignedClientId(clientId.getBytes(java.nio.charset.StandardCharsets.UTF_8)); // [MQTT-3.2.2-16]
         }
         RoutingSession existing = sessions.find(clientId);
-        if (null != existing && !existing.isOnline() && expiry.expireIfDue(existing, event.routeTimeMs))
+        if (null != existing && !existing.isOnline())
         {
-            existing = null; // its time was up before a poll reached it: it ended, and is not resumed [MQTT-4.1.0-2]
+            expiry.fireDue(existing, event.routeTimeMs); // what a poll had not reached yet: it ends, or its will goes
+            existing = sessions.find(clientId);
         }
         if (!sessions.memory().hasRoomForConnect(sessionLength(existing, clientId), willLength()))
         {
@@ -129,9 +130,8 @@ final class SessionConnects
         {
             // a delayed will of an offline session: a reconnect within the delay cancels it [MQTT-3.1.3-9], a
             // clean start ends the session, which publishes it
-            final boolean delayPassed = expiry.willDue(existing, event.routeTimeMs); // and no poll reached it yet
             expiry.cancelWill(existing);
-            endedWill = clean || !existing.isPersistent() || delayPassed ? access.willOf(existing) : null;
+            endedWill = clean || !existing.isPersistent() ? access.willOf(existing) : null;
             existing.will(null);
         }
         final RoutingSession session;

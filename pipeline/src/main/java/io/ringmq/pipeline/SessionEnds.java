@@ -147,12 +147,22 @@ final class SessionEnds
      */
     private void willDue(final RoutingSession session)
     {
+        willDue(session, session.id());
+    }
+
+    /**
+     * @param sessionId the session the persistence stage marks as having published its will, or
+     *                  {@link IngressEvent#NONE} for one that ends now (its records go with it, and its id may be
+     *                  another session's by the time the tick is routed).
+     */
+    private void willDue(final RoutingSession session, final int sessionId)
+    {
         if (null != session.will() && !session.isOnline())
         {
             final Message will = publishesWills ? access.willOf(session) : null; // only shard 0 publishes wills
             if (null != will)
             {
-                ticks.willDue(will, session.id());
+                ticks.willDue(will, sessionId);
             }
             session.will(null);
         }
@@ -184,7 +194,7 @@ final class SessionEnds
         if (!session.isOnline() && sessions.find(session.clientId()) == session)
         {
             sessionCounters.increment(BrokerCounters.SESSIONS_EXPIRED);
-            willDue(session); // the session ends: its delayed will goes now [MQTT-3.1.3-9]
+            willDue(session, IngressEvent.NONE); // the session ends: its delayed will goes now [MQTT-3.1.3-9]
             discard(session); // its shard forgets it with the next event's output
         }
     }

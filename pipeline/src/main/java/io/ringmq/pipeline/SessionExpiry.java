@@ -100,15 +100,21 @@ final class SessionExpiry implements DeadlineHeap.Handler
     }
 
     /**
-     * Fires the session's expiry timer now when it is due at {@code nowMs} but no poll has reached it yet (a poll
-     * ends at most {@link #EXPIRY_LIMIT} sessions, and with routing shards polls run on ticks): a client must not
-     * resume a session whose time is up.
-     *
-     * @return whether the session expired.
+     * Fires the session's timers that are due at {@code nowMs} but no poll has reached yet (a poll ends at most
+     * {@link #EXPIRY_LIMIT} sessions, and polls run between events, or with routing shards on ticks): its expiry
+     * first, so a client never resumes a session whose time is up [MQTT-4.1.0-2]; else its will, which goes out
+     * on a tick as a poll would send it [MQTT-3.1.3-9]. The CONNECT of its client calls this before it looks at it.
      */
-    boolean expireIfDue(final RoutingSession session, final long nowMs)
+    void fireDue(final RoutingSession session, final long nowMs)
     {
-        final long timerId = session.expiryTimerId();
+        if (!fireIfDue(session.expiryTimerId(), nowMs))
+        {
+            fireIfDue(session.willTimerId(), nowMs);
+        }
+    }
+
+    private boolean fireIfDue(final long timerId, final long nowMs)
+    {
         if (timerId == RoutingSession.NO_TIMER || timers.deadlineOf(timerId) > nowMs)
         {
             return false;
@@ -116,15 +122,6 @@ final class SessionExpiry implements DeadlineHeap.Handler
         timers.cancel(timerId);
         onDeadline(timerId);
         return true;
-    }
-
-    /**
-     * @return whether the session's delayed will is due at {@code nowMs} (its timer set, and not yet polled).
-     */
-    boolean willDue(final RoutingSession session, final long nowMs)
-    {
-        final long timerId = session.willTimerId();
-        return timerId != RoutingSession.NO_TIMER && timers.deadlineOf(timerId) <= nowMs;
     }
 
     /**
