@@ -41,16 +41,9 @@ class OverdueSessionTest
     {
         final PipelineHarness harness = harness(routeShards);
         final long watcher = watch(harness);
-        final long firstGoneMs = System.currentTimeMillis();
-        goAway(harness, 1, POLL_LIMIT, i -> connect5("s" + i, EXPIRY_S, 0));
-        final long lastGoneMs = goAway(harness, POLL_LIMIT + 1, 1, i -> connect5("late", EXPIRY_S, EXPIRY_S));
-        assumeSetUpInTime(firstGoneMs, lastGoneMs);
-        waitPast(lastGoneMs + EXPIRY_S * 1_000);
         final long late = 10_000;
-        harness.put(0, late, true, connect5("late", EXPIRY_S, 0), IngressEvent.PACKET, MqttVersion.V5, 0,
-            IngressEvent.NONE); // routed in the same duty cycle as the poll, after it
-        harness.step();
-        final List<byte[]> sent = harness.outbound.takePackets(late);
+        final List<byte[]> sent = backWhenOverdue(harness, connect5("late", EXPIRY_S, EXPIRY_S),
+            connect5("late", EXPIRY_S, 0), late);
         assertThat((sent.get(0)[0] & 0xFF) >>> 4).isEqualTo(PacketType.CONNACK);
         assertThat(sent.get(0)[2] & 1).as("session present").isZero();
         assertThat(sent).as("nothing of the old session's subscription").hasSize(1);
@@ -68,16 +61,8 @@ class OverdueSessionTest
     {
         final PipelineHarness harness = harness(routeShards);
         final long watcher = watch(harness);
-        final long firstGoneMs = System.currentTimeMillis();
-        goAway(harness, 1, POLL_LIMIT, i -> connect5("s" + i, EXPIRY_S, 0));
-        final long lastGoneMs = goAway(harness, POLL_LIMIT + 1, 1, i -> connect5("willing", 3_600, EXPIRY_S));
-        assumeSetUpInTime(firstGoneMs, lastGoneMs); // its will is the 1,025th timer due
-        waitPast(lastGoneMs + EXPIRY_S * 1_000);
-        final long back = 10_000;
-        harness.put(0, back, true, connect5("willing", 3_600, EXPIRY_S), IngressEvent.PACKET, MqttVersion.V5, 0,
-            IngressEvent.NONE);
-        harness.step();
-        final List<byte[]> sent = harness.outbound.takePackets(back);
+        final byte[] willing = connect5("willing", 3_600, EXPIRY_S); // its will is the 1,025th timer due
+        final List<byte[]> sent = backWhenOverdue(harness, willing, willing, 10_000);
         assertThat(sent.get(0)[2] & 1).as("session present").isOne();
         harness.step();
         assertThat(harness.outbound.takeTypes(watcher)).as("the will, once").containsExactly(PacketType.PUBLISH);
@@ -98,6 +83,26 @@ class OverdueSessionTest
         harness.packet(watcher, PipelineTest.subscribe("will/#", 0));
         harness.outbound.takePackets(watcher);
         return watcher;
+    }
+
+    /**
+     * 1,024 sessions that go away first, then the one under test ({@code away}); once all their timers are due, its
+     * client comes back ({@code back}) on connection {@code connectionId}, routed in the same duty cycle as the poll
+     * that reaches the first 1,024, after it.
+     *
+     * @return what the client was sent.
+     */
+    private static List<byte[]> backWhenOverdue(final PipelineHarness harness, final byte[] away, final byte[] back,
+        final long connectionId) throws InterruptedException
+    {
+        final long firstGoneMs = System.currentTimeMillis();
+        goAway(harness, 1, POLL_LIMIT, i -> connect5("s" + i, EXPIRY_S, 0));
+        final long lastGoneMs = goAway(harness, POLL_LIMIT + 1, 1, i -> away);
+        assumeSetUpInTime(firstGoneMs, lastGoneMs);
+        waitPast(lastGoneMs + EXPIRY_S * 1_000);
+        harness.put(0, connectionId, true, back, IngressEvent.PACKET, MqttVersion.V5, 0, IngressEvent.NONE);
+        harness.step();
+        return harness.outbound.takePackets(connectionId);
     }
 
     /**
