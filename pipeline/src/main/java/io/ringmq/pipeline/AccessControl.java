@@ -121,6 +121,7 @@ final class AccessControl
             clientId = assignId();
             event.assignedClientId = clientId;
         }
+        event.clientId = clientId;
         final ClientAcl acl = rules.forClient(userName, clientId);
         clients.put(event.connectionId, new Client(userName, clientId, acl));
         event.aclGeneration = rules.generation();

@@ -30,10 +30,15 @@ public final class ClientIds
 
     /**
      * @param event an admitted CONNECT's slot.
-     * @return the client identifier the broker knows it by: the one it assigned, if any.
+     * @return the client identifier the broker knows it by: the one it assigned, if any; the auth stage's string
+     * when it admitted the CONNECT ({@link IngressEvent#clientId}), so that one string serves every stage.
      */
     public static String of(final ConnectFlyweight connect, final IngressEvent event, final boolean useUserName)
     {
+        if (null != event.clientId)
+        {
+            return event.clientId;
+        }
         return null != event.assignedClientId ? event.assignedClientId : of(connect, event.aclUser, useUserName);
     }
 }

@@ -130,6 +130,12 @@ public final class IngressEvent
      * {@code %c} stands for, its session is found by and a 5.0 CONNACK announces [MQTT-3.2.2-16].
      */
     public String assignedClientId;
+    /**
+     * CONNECT: the client id the auth stage admitted it under (its own, its user's or an assigned one; null: not
+     * admitted by the auth stage). Decoded once: routing and the store take this string ({@link ClientIds}), so a
+     * connection's stages hold one copy of it.
+     */
+    public String clientId;
     /** SUBSCRIBE with {@link #ACL_PER_FILTER}: how many filters have a verdict in {@link #aclFilters}. */
     public int aclFilterCount;
     /** Per filter: {@link io.ringmq.pipeline.auth.ClientAcl#FULL}, PARTIAL or DENIED; made on a first need. */
@@ -360,6 +366,7 @@ public final class IngressEvent
         aclFilterCount = 0;
         aclUser = null;
         assignedClientId = null;
+        clientId = null;
         routeShard = 0;
         routeTimeMs = 0;
         routeEpoch = 0;
@@ -400,6 +407,7 @@ public final class IngressEvent
         copy.aclGeneration = aclGeneration;
         copy.aclUser = aclUser;
         copy.assignedClientId = assignedClientId;
+        copy.clientId = clientId;
         copy.aclFilterCount = aclFilterCount;
         if (aclFilterCount > 0)
         {

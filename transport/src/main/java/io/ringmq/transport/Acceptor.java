@@ -25,7 +25,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class Acceptor
 {
     /**
-     * An admitted socket on its way to its agent, and what its close must give back.
+     * An admitted socket on its way to its agent, and what its close must give back: its connection takes what it
+     * needs of it and drops it (an idle connection holds no more than it must: docs/perf/2026-12-05-idle-rss.md).
      */
     static final class Accepted
     {
@@ -37,7 +38,7 @@ final class Acceptor
         /** Behind a PROXY-protocol listener: the client's address comes in the header. */
         final boolean proxied;
         /** The address counted against the per-address limit, or null when exempt (or not known yet). */
-        InetAddress limitedAddress;
+        final InetAddress limitedAddress;
         final AddressLimit addressLimit;
 
         Accepted(final SocketChannel channel, final Listener listener, final boolean loopback,
@@ -62,39 +63,30 @@ final class Acceptor
         }
 
         /**
-         * Counts the client's address a PROXY header named against the per-address limit (on the connection's
-         * agent, once).
-         *
-         * @return false when that address holds its limit (counted by the caller, the connection closed).
-         */
-        boolean acquireProxied(final InetAddress address)
-        {
-            if (!addressLimit.applies(address))
-            {
-                return true;
-            }
-            if (!addressLimit.tryAcquire(address))
-            {
-                return false;
-            }
-            limitedAddress = address;
-            return true;
-        }
-
-        /**
-         * Gives back what this socket holds against the limits; once, when its connection ends.
+         * Gives back what this socket holds against the limits, when it ends before it became a connection.
          */
         void release(final AtomicInteger connectionCount)
         {
-            connectionCount.decrementAndGet();
-            if (null != listener)
-            {
-                listener.release();
-            }
-            if (null != limitedAddress)
-            {
-                addressLimit.release(limitedAddress);
-            }
+            Acceptor.release(connectionCount, listener, addressLimit, limitedAddress);
+        }
+    }
+
+    /**
+     * Gives back what a socket holds against the limits; once, when it ends.
+     *
+     * @param limitedAddress the address it counts against the per-address limit; null: none.
+     */
+    static void release(final AtomicInteger connectionCount, final Listener listener, final AddressLimit addressLimit,
+        final InetAddress limitedAddress)
+    {
+        connectionCount.decrementAndGet();
+        if (null != listener)
+        {
+            listener.release();
+        }
+        if (null != limitedAddress)
+        {
+            addressLimit.release(limitedAddress);
         }
     }
 

@@ -5,7 +5,9 @@ import io.ringmq.pipeline.IngressEvent;
 import io.ringmq.pipeline.auth.CredentialRequest;
 import io.ringmq.protocol.MqttVersion;
 
+import java.net.InetAddress;
 import java.nio.channels.SelectionKey;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One client connection, owned by exactly one {@link IoAgent} for its whole life: its socket (behind a
@@ -26,7 +28,14 @@ final class Connection
     static final int HASHING_BUFFER_LIMIT = 16 * 1024;
 
     final long id;
-    final Acceptor.Accepted accepted;
+    /** The listener it came in on (null: the warm-up's or a test's), given back at its close. */
+    final Listener listener;
+    /** The per-address counts it is held against. */
+    final AddressLimit addressLimit;
+    /** The address it counts against the per-address limit, or null when exempt (or not known yet). */
+    InetAddress limitedAddress;
+    /** Its listener's layers (as accepted) take the certificate's name as the user name. */
+    final boolean identityAsUsername;
     final SocketLayer layer;
     /** From a loopback address: the socket's peer, or the client a PROXY header named. */
     boolean loopback;
@@ -130,12 +139,42 @@ final class Connection
     Connection(final long id, final Acceptor.Accepted accepted, final SocketLayer layer, final long nowMs)
     {
         this.id = id;
-        this.accepted = accepted;
+        this.listener = accepted.listener;
+        this.addressLimit = accepted.addressLimit;
+        this.limitedAddress = accepted.limitedAddress;
+        this.identityAsUsername = null != accepted.layers && accepted.layers.useIdentityAsUsername();
         this.layer = layer;
         this.loopback = accepted.loopback;
         this.addressSettled = !accepted.proxied;
         this.acceptedMs = nowMs;
         this.lastPacketMs = nowMs;
+    }
+
+    /**
+     * Counts the client's address a PROXY header named against the per-address limit (on its agent, once).
+     *
+     * @return false when that address holds its limit (counted by the caller, the connection closed).
+     */
+    boolean acquireProxied(final InetAddress address)
+    {
+        if (!addressLimit.applies(address))
+        {
+            return true;
+        }
+        if (!addressLimit.tryAcquire(address))
+        {
+            return false;
+        }
+        limitedAddress = address;
+        return true;
+    }
+
+    /**
+     * Gives back what it holds against the limits; once, when it closes.
+     */
+    void release(final AtomicInteger connectionCount)
+    {
+        Acceptor.release(connectionCount, listener, addressLimit, limitedAddress);
     }
 
     /**

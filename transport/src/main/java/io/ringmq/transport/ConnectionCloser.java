@@ -85,7 +85,7 @@ final class ConnectionCloser implements ConnectionWriter.Closer, ConnectionTimer
         reader.release(connection);
         writer.release(connection);
         connections.remove(connection.id);
-        connection.accepted.release(connectionCount);
+        connection.release(connectionCount);
         counters.increment(BrokerCounters.CONNECTIONS_CLOSED);
         if (connection.connectSeen && !shuttingDown)
         {

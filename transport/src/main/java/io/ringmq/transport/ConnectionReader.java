@@ -134,7 +134,7 @@ final class ConnectionReader
             return true; // LOCAL or UNKNOWN: the proxy speaks for itself, as its own peer
         }
         connection.loopback = null != client.getAddress() && client.getAddress().isLoopbackAddress();
-        if (null != client.getAddress() && !connection.accepted.acquireProxied(client.getAddress()))
+        if (null != client.getAddress() && !connection.acquireProxied(client.getAddress()))
         {
             counters.increment(BrokerCounters.CONNECTIONS_REFUSED_PER_ADDRESS);
             closer.close(connection, IngressEvent.CONNECTION_LOST);

@@ -124,14 +124,12 @@ final class InboundConnects
         final int version = connect.protocolLevel();
         final int keepAlive = connect.keepAlive();
         // the listener's settings as they are now, read once (a reload may give it others)
-        final ListenerSettings listener = null == connection.accepted.listener ? null :
-            connection.accepted.listener.settings;
+        final ListenerSettings listener = null == connection.listener ? null : connection.listener.settings;
         final Authenticator.AnonymousPolicy listenerAnonymous = null == listener ? null : listener.anonymous();
         connection.maxQos = null == listener ? context.limits().maxQos() :
             Math.min(context.limits().maxQos(), listener.maxQos());
         connection.mountPoint = null == listener ? null : listener.mountPointBytes();
-        final byte[] bridgeSecret = null == connection.accepted.listener ? null :
-            connection.accepted.listener.bridgeSecret;
+        final byte[] bridgeSecret = null == connection.listener ? null : connection.listener.bridgeSecret;
         if (null != bridgeSecret && !Listener.isBridge(bridgeSecret, connect))
         {
             // on the bridges' own listener only a bridge connects: anything else is closed without an answer
@@ -171,7 +169,7 @@ final class InboundConnects
         }
         DirectBuffer handed = packet;
         int handedLength = length;
-        if (null != connection.accepted.layers && connection.accepted.layers.useIdentityAsUsername())
+        if (connection.identityAsUsername)
         {
             // the certificate is the credential: its CN is the user name, no password is asked or checked
             final String identity = connection.layer.peerIdentity();
@@ -285,7 +283,7 @@ final class InboundConnects
         }
         try
         {
-            final java.net.SocketAddress remote = connection.accepted.channel.getRemoteAddress();
+            final java.net.SocketAddress remote = ((java.nio.channels.SocketChannel)connection.key.channel()).getRemoteAddress();
             return remote instanceof InetSocketAddress ? ((InetSocketAddress)remote).getAddress() : null;
         }
         catch (final IOException ex)
