@@ -7,7 +7,9 @@ import io.ringmq.protocol.ConnectFlyweight;
  * client was admitted as (as Mosquitto's {@code use_username_as_clientid}): the CONNECT's User Name, or the user an
  * enhanced authentication proved, never a User Name the exchange did not prove, so one user cannot take over
  * another's session. A client admitted as no user is then refused by the auth stage. A CONNECT without one is
- * assigned one by the auth stage ({@link IngressEvent#assignedClientId}).
+ * assigned one by the auth stage ({@link IngressEvent#assignedClientId}). The auth stage reads it once for an admitted
+ * CONNECT ({@link IngressEvent#clientId}); only {@code AccessControl.admit} writes that field, with the user and the
+ * assigned id, so the three always agree.
  */
 public final class ClientIds
 {
@@ -18,8 +20,8 @@ public final class ClientIds
     /**
      * @param admittedUser the user the auth stage admitted the CONNECT as ({@link IngressEvent#aclUser}; null:
      *                     anonymous).
-     * @return the client identifier the broker knows the client by; empty when the client sent none (the routing
-     * stage assigns one [MQTT-3.1.3-6]).
+     * @return the client identifier the broker knows the client by; empty when the client sent none (the auth stage
+     * assigns one [MQTT-3.1.3-6]).
      */
     public static String of(final ConnectFlyweight connect, final String admittedUser, final boolean useUserName)
     {

@@ -18,6 +18,8 @@ import org.agrona.DirectBuffer;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.nio.channels.SocketChannel;
 
 /**
  * What the reading role of an I/O agent judges on a connection's first packet, on the agent's thread, before the
@@ -283,7 +285,7 @@ final class InboundConnects
         }
         try
         {
-            final java.net.SocketAddress remote = ((java.nio.channels.SocketChannel)connection.key.channel()).getRemoteAddress();
+            final SocketAddress remote = ((SocketChannel)connection.key.channel()).getRemoteAddress();
             return remote instanceof InetSocketAddress ? ((InetSocketAddress)remote).getAddress() : null;
         }
         catch (final IOException ex)
