@@ -133,7 +133,9 @@ final class RocksDbWriter implements StoreWriter
         {
             if (!store.isClosed())
             {
-                batch.clear(); // a failed batch is not retried: the stage marks its slots failed
+                // a failed batch is not retried here: the stage marks its slots failed, and a delivery shard's
+                // journal batches its ends again (ShardJournal)
+                batch.clear();
             }
             pending = 0;
             throw ex;

@@ -1,6 +1,8 @@
 package io.ringmq.pipeline;
 
 import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.persistence.ShardJournal;
+import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.PacketType;
 import org.agrona.DirectBuffer;
 import org.junit.jupiter.api.DisplayName;
@@ -8,6 +10,8 @@ import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import static io.ringmq.pipeline.PersistenceReview2Test.publish;
 import static io.ringmq.pipeline.PersistenceReview2Test.publishes;
@@ -67,7 +71,7 @@ class DeliveryStoreFailureTest
         "that batch: a message sent in it reaches its subscriber while the disk is full")
     void aFailedJournalWriteStillFlushesTheBatch()
     {
-        final int ends = io.ringmq.pipeline.persistence.ShardJournal.DEFER_RECORDS; // written in the batch that ends
+        final int ends = ShardJournal.DEFER_RECORDS; // written in the batch that ends
         final FailingStore store = new FailingStore();
         final PipelineTest.RecordingOutbound recording = new PipelineTest.RecordingOutbound();
         final PipelineHarness broker = new PipelineHarness(new BrokerContext()
@@ -84,6 +88,7 @@ class DeliveryStoreFailureTest
         }
         final List<PersistenceReview2Test.Delivery> inFlight = publishes(broker, 1);
         assertThat(inFlight).hasSize(ends);
+        final int stored = store.inner.size(); // the session, its subscription and its messages
         store.fail = true; // the disk fills
 
         // one batch: every PUBACK (the journal writes their ends at the batch's end, and that write fails) and a
@@ -97,9 +102,21 @@ class DeliveryStoreFailureTest
 
         assertThat(publishes(broker, 1)).extracting(PersistenceReview2Test.Delivery::payload)
             .as("sent at the end of its batch, whatever the store said").containsExactly("after");
-        assertThat(broker.counters.get(io.ringmq.pipeline.status.BrokerCounters.UNEXPECTED_ERRORS))
+        assertThat(broker.counters.get(BrokerCounters.UNEXPECTED_ERRORS))
             .as("the failed write is recorded, once: the acknowledgements and the message were one batch")
             .isEqualTo(1);
+
+        // the disk has room again: a second after the failure the shard's next look writes the ends it lost, so no
+        // acknowledged message would be sent again after a restart
+        store.fail = false;
+        final long due = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ShardJournal.RETRY_AFTER_FAILURE_MS);
+        while (System.nanoTime() - due < 0)
+        {
+            LockSupport.parkNanos(due - System.nanoTime()); // the retry is a matter of time
+        }
+        broker.step();
+        assertThat(store.inner.size()).as("the acknowledged messages' records are gone").isEqualTo(stored - ends);
+        assertThat(broker.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).isEqualTo(1);
     }
 
     private static void put(final PipelineHarness broker, final long connectionId, final byte[] packet)

@@ -1,6 +1,7 @@
 package io.ringmq.pipeline.persistence;
 
 import org.agrona.ExpandableDirectByteBuffer;
+import org.agrona.collections.LongArrayList;
 
 import java.util.concurrent.TimeUnit;
 
@@ -15,12 +16,22 @@ import java.util.concurrent.TimeUnit;
  * {@value #DEFER_RECORDS} have gathered (a shard gone idle looks again when it next wakes, within 100 ms), by the
  * next exchange (so a packet id used again never meets an old exchange record after a crash), before a session
  * moves to another shard, and at a clean stop ({@link #commit()}). At low load each message's end was a write of
- * its own. Used by its shard's thread only, and by recovery before it starts and the clean stop after it has stopped.
+ * its own. A write that fails (a full disk) loses its batch: the ends in it are kept and written again with the next
+ * write, and the next look tries again {@value #RETRY_AFTER_FAILURE_MS} ms after the failure, so that no end is lost
+ * to a failure that clears. Otherwise a message acknowledged before it would be sent again after a restart, and its
+ * QoS 2 exchange record could meet a packet id used again since. Up to {@value #MAX_KEPT_ENDS} ends are kept; an
+ * outage that outlasts them loses the rest, as every end was lost before. Used by its shard's thread only, and by
+ * recovery before it starts and the clean stop after it has stopped.
  */
 public final class ShardJournal
 {
     /** Ends batched past this many are written at the next look, however young. */
     public static final int DEFER_RECORDS = 1024;
+    /** After a failed write, the next look tries again no sooner than this: a full disk is not hammered. */
+    public static final long RETRY_AFTER_FAILURE_MS = 1_000;
+    /** Ends kept for a write that failed, at most (three longs each: 1.5 MiB). */
+    public static final int MAX_KEPT_ENDS = 65_536;
+    private static final int END_LONGS = 3;
     private static final ShardJournal NONE = new ShardJournal(null, 0);
 
     private final StoreWriter writer;
@@ -31,6 +42,13 @@ public final class ShardJournal
     /** Ends batched since the last write, and when the first of them was ({@link System#nanoTime()}). */
     private int deferred;
     private long firstDeferredNs;
+    /** The ends in the writer's batch: session key, message number and QoS of each. */
+    private final LongArrayList batched = new LongArrayList();
+    /** The ends a failed write lost, to be batched again by the next {@link #commit()}. */
+    private final LongArrayList lost = new LongArrayList();
+    /** A write failed: the next look waits until {@link #retryAtNs}. */
+    private boolean retrying;
+    private long retryAtNs;
 
     private ShardJournal(final StoreWriter writer, final long deferNs)
     {
@@ -92,14 +110,29 @@ public final class ShardJournal
         {
             return;
         }
+        batch(sessionKey, messageNumber, qos);
+        if (0 == deferred++)
+        {
+            firstDeferredNs = System.nanoTime();
+        }
+    }
+
+    /**
+     * Puts the deletes of a message's records into the writer's batch, and keeps the end (up to
+     * {@value #MAX_KEPT_ENDS}) until that batch is written.
+     */
+    private void batch(final long sessionKey, final long messageNumber, final int qos)
+    {
+        if (batched.size() < MAX_KEPT_ENDS * END_LONGS)
+        {
+            batched.addLong(sessionKey);
+            batched.addLong(messageNumber);
+            batched.addLong(qos);
+        }
         writer.deleteOnce(key, 0, Records.messageKey(key, sessionKey, Records.QUEUED, messageNumber));
         if (qos == 2)
         {
             writer.delete(key, 0, Records.messageKey(key, sessionKey, Records.EXCHANGE, messageNumber)); // put twice
-        }
-        if (0 == deferred++)
-        {
-            firstDeferredNs = System.nanoTime();
         }
     }
 
@@ -110,7 +143,12 @@ public final class ShardJournal
      */
     public void commitDue()
     {
-        if (0 != deferred && (deferred >= DEFER_RECORDS || System.nanoTime() - firstDeferredNs >= deferNs))
+        if (0 == deferred)
+        {
+            return;
+        }
+        final long nowNs = System.nanoTime();
+        if (retrying ? nowNs - retryAtNs >= 0 : deferred >= DEFER_RECORDS || nowNs - firstDeferredNs >= deferNs)
         {
             commit();
         }
@@ -125,11 +163,30 @@ public final class ShardJournal
         {
             return; // NONE, shared by every shard: never written to
         }
-        deferred = 0; // a failed write is not retried (its records are dropped): nothing waits any more
+        for (int i = 0; i < lost.size(); i += END_LONGS)
+        {
+            batch(lost.getLong(i), lost.getLong(i + 1), (int)lost.getLong(i + 2));
+        }
+        lost.clear();
         if (!writer.isEmpty())
         {
-            writer.commit();
+            try
+            {
+                writer.commit();
+            }
+            catch (final StoreException ex)
+            {
+                lost.addAll(batched); // the writer dropped its batch: these go again with the next write
+                batched.clear();
+                deferred = lost.size() / END_LONGS;
+                retrying = 0 != deferred;
+                retryAtNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RETRY_AFTER_FAILURE_MS);
+                throw ex;
+            }
         }
+        batched.clear();
+        deferred = 0;
+        retrying = false;
     }
 
     /**

@@ -1,7 +1,5 @@
 package io.ringmq.pipeline.persistence;
 
-import org.agrona.ExpandableDirectByteBuffer;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -23,17 +21,9 @@ class ShardJournalTest
     /** Holds ends for a minute: only the count, an exchange or a commit writes them within a test. */
     private final ShardJournal journal = ShardJournal.of(store, 60_000);
 
-    /** What the persistence stage writes for a message stored for the session. */
     private void queued(final long... numbers)
     {
-        final StoreWriter writer = store.writer(true);
-        final ExpandableDirectByteBuffer key = new ExpandableDirectByteBuffer(Records.MESSAGE_KEY_LENGTH);
-        final UnsafeBuffer value = new UnsafeBuffer(new byte[1]);
-        for (final long number : numbers)
-        {
-            writer.put(key, 0, Records.messageKey(key, SESSION, Records.QUEUED, number), value, 0, 1);
-        }
-        writer.commit();
+        StoredMessages.queued(store, SESSION, numbers);
     }
 
     @Test
