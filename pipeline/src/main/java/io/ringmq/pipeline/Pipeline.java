@@ -257,7 +257,7 @@ public final class Pipeline
             {
                 try
                 {
-                    journal.commit(); // its thread has stopped: what it acknowledged last is not sent again
+                    journal.commitAll(); // its thread has stopped: what it acknowledged last is not sent again
                 }
                 catch (final StoreException ex)
                 {

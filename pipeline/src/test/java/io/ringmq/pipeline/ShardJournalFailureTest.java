@@ -22,18 +22,40 @@ class ShardJournalFailureTest
     private static final long SESSION = 7;
 
     private final FailingStore store = new FailingStore();
-    /** Holds ends for a minute: only a failure's retry, an exchange or a commit writes them within a test. */
-    private final ShardJournal journal = ShardJournal.of(store, 60_000);
+    /** Holds ends for a minute, and batches lost ones again at once: only a write of its own takes them. */
+    private final ShardJournal journal = ShardJournal.of(store, 60_000, 0);
+    /** Holds ends, and lost ones, for a minute. */
+    private final ShardJournal patient = ShardJournal.of(store, 60_000, 60_000);
 
     private void queued(final long... numbers)
     {
         StoredMessages.queued(store.inner, SESSION, numbers);
     }
 
+    /**
+     * Message 1 (QoS 1) is stored and acknowledged, and the write of its end fails: the disk is full.
+     */
+    private void endLost(final ShardJournal shard)
+    {
+        queued(1);
+        store.fail = true;
+        shard.done(SESSION, 1, 1);
+        assertThatThrownBy(shard::commit).isInstanceOf(StoreException.class);
+    }
+
+    /**
+     * Every stored message's records are gone, and the shard has nothing left to write.
+     */
+    private void assertAllWritten(final ShardJournal shard)
+    {
+        assertThat(store.inner.size()).isZero();
+        assertThat(shard.deferred()).isZero();
+    }
+
     @Test
-    @DisplayName("ends lost to a failed write go again with the next one: a QoS 1 message's and a QoS 2 message's " +
-        "records, its exchange among them, are gone once the disk takes writes again")
-    void lostEndsAreWrittenWithTheNextWrite()
+    @DisplayName("ends lost to a failed write go with the next write once it is time: a QoS 1 message's and a QoS 2 " +
+        "message's records, its exchange among them, are gone when an exchange reusing its packet id is written")
+    void lostEndsGoWithTheNextExchange()
     {
         queued(1, 2, 3);
         journal.exchange(SESSION, 2, 5, 1); // message 2 is QoS 2: its exchange record is written before it leaves
@@ -45,8 +67,6 @@ class ShardJournalFailureTest
         assertThatThrownBy(journal::commit).isInstanceOf(StoreException.class);
         assertThat(store.inner.size()).as("nothing written").isEqualTo(4);
         assertThat(journal.deferred()).as("the ends wait for the next write").isEqualTo(2);
-        journal.commitDue(); // within a second of the failure: no second try, no second error
-        assertThat(journal.deferred()).isEqualTo(2);
 
         store.fail = false;
         queued(4);
@@ -56,41 +76,50 @@ class ShardJournalFailureTest
     }
 
     @Test
-    @DisplayName("after a failed write the next look tries again once a second has passed, not at every duty cycle")
-    void aFailedWriteIsTriedAgainAfterASecond()
+    @DisplayName("before the retry is due, the looks write nothing and a move writes only its own ends; a clean stop " +
+        "writes them all")
+    void lostEndsWaitForTheirRetry()
     {
-        queued(1, 2);
-        store.fail = true;
-        journal.done(SESSION, 1, 1);
-        assertThatThrownBy(journal::commit).isInstanceOf(StoreException.class);
+        endLost(patient);
         store.fail = false;
-        journal.done(SESSION, 2, 1);
-        journal.commitDue();
-        assertThat(store.inner.size()).as("too soon after the failure").isEqualTo(2);
+        queued(2);
+        patient.done(SESSION, 2, 1);
+        patient.commitDue();
+        assertThat(store.inner.size()).as("no look before the retry is due").isEqualTo(2);
 
-        final long due = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ShardJournal.RETRY_AFTER_FAILURE_MS);
+        patient.commit(); // a session moves away: its own ends, not those lost
+        assertThat(store.inner.size()).as("message 1's end still waits").isEqualTo(1);
+        assertThat(patient.deferred()).isEqualTo(1);
+
+        patient.commitAll();
+        assertAllWritten(patient);
+    }
+
+    @Test
+    @DisplayName("a look after the retry interval writes the lost ends")
+    void theNextLookRetries()
+    {
+        final ShardJournal quick = ShardJournal.of(store, 60_000, 50);
+        endLost(quick);
+        store.fail = false;
+        final long due = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50);
         while (System.nanoTime() - due < 0)
         {
             LockSupport.parkNanos(due - System.nanoTime()); // the retry is a matter of time: wait it out
         }
-        journal.commitDue();
-        assertThat(store.inner.size()).as("both ends written").isZero();
-        assertThat(journal.deferred()).isZero();
+        quick.commitDue();
+        assertAllWritten(quick);
     }
 
     @Test
-    @DisplayName("a write that fails again keeps the ends for the one after")
+    @DisplayName("a retry that fails again keeps the ends for the one after")
     void aSecondFailureKeepsTheEnds()
     {
-        queued(1);
-        store.fail = true;
-        journal.done(SESSION, 1, 1);
-        assertThatThrownBy(journal::commit).isInstanceOf(StoreException.class);
-        assertThatThrownBy(journal::commit).isInstanceOf(StoreException.class);
+        endLost(journal);
+        assertThatThrownBy(journal::commitDue).as("the retry is due at once here").isInstanceOf(StoreException.class);
         assertThat(journal.deferred()).isEqualTo(1);
         store.fail = false;
-        journal.commit();
-        assertThat(store.inner.size()).isZero();
-        assertThat(journal.deferred()).isZero();
+        journal.commitDue();
+        assertAllWritten(journal);
     }
 }

@@ -15,28 +15,33 @@ import java.util.concurrent.TimeUnit;
  * {@link #commitDue()} once the oldest has waited the fsync interval (they reach the disk no sooner anyway) or
  * {@value #DEFER_RECORDS} have gathered (a shard gone idle looks again when it next wakes, within 100 ms), by the
  * next exchange (so a packet id used again never meets an old exchange record after a crash), before a session
- * moves to another shard, and at a clean stop ({@link #commit()}). At low load each message's end was a write of
- * its own. A write that fails (a full disk) loses its batch: the ends in it are kept and written again with the next
- * write, and the next look tries again {@value #RETRY_AFTER_FAILURE_MS} ms after the failure, so that no end is lost
- * to a failure that clears. Otherwise a message acknowledged before it would be sent again after a restart, and its
- * QoS 2 exchange record could meet a packet id used again since. Up to {@value #MAX_KEPT_ENDS} ends are kept; an
- * outage that outlasts them loses the rest, as every end was lost before. Used by its shard's thread only, and by
- * recovery before it starts and the clean stop after it has stopped.
+ * moves to another shard, and at a clean stop ({@link #commit()}, {@link #commitAll()}). At low load each message's
+ * end was a write of its own.
+ * <p>
+ * A write that fails (a full disk) loses its batch. The ends in it are kept (up to {@value #MAX_KEPT_ENDS}; an
+ * outage that outlasts them loses the rest) and batched again {@value #RETRY_AFTER_FAILURE_MS} ms after the failure
+ * by the next look or exchange, and at a clean stop, so a failure that clears loses no end: otherwise a message
+ * acknowledged before it would be sent again after a restart, and its QoS 2 exchange record could meet a packet id
+ * used again since. Until then the shard's looks do not write (a full disk is not tried, and its failure recorded,
+ * more than once a second), and a move or an exchange writes only its own: their failures stay theirs. A crash in
+ * that second, after the disk cleared, can still leave an old exchange record beside a packet id used again.
+ * Used by its shard's thread only, and by recovery before it starts and the clean stop after it has stopped.
  */
 public final class ShardJournal
 {
     /** Ends batched past this many are written at the next look, however young. */
     public static final int DEFER_RECORDS = 1024;
-    /** After a failed write, the next look tries again no sooner than this: a full disk is not hammered. */
+    /** After a failed write, the ends it lost are batched again no sooner than this. */
     public static final long RETRY_AFTER_FAILURE_MS = 1_000;
     /** Ends kept for a write that failed, at most (three longs each: 1.5 MiB). */
     public static final int MAX_KEPT_ENDS = 65_536;
     private static final int END_LONGS = 3;
-    private static final ShardJournal NONE = new ShardJournal(null, 0);
+    private static final ShardJournal NONE = new ShardJournal(null, 0, 0);
 
     private final StoreWriter writer;
     /** How long an end may wait for company before the next look writes it. */
     private final long deferNs;
+    private final long retryNs;
     private final ExpandableDirectByteBuffer key = new ExpandableDirectByteBuffer(Records.MESSAGE_KEY_LENGTH);
     private final ExpandableDirectByteBuffer value = new ExpandableDirectByteBuffer(8);
     /** Ends batched since the last write, and when the first of them was ({@link System#nanoTime()}). */
@@ -44,16 +49,15 @@ public final class ShardJournal
     private long firstDeferredNs;
     /** The ends in the writer's batch: session key, message number and QoS of each. */
     private final LongArrayList batched = new LongArrayList();
-    /** The ends a failed write lost, to be batched again by the next {@link #commit()}. */
+    /** The ends a failed write lost, to be batched again once {@link #retryAtNs} has come. */
     private final LongArrayList lost = new LongArrayList();
-    /** A write failed: the next look waits until {@link #retryAtNs}. */
-    private boolean retrying;
     private long retryAtNs;
 
-    private ShardJournal(final StoreWriter writer, final long deferNs)
+    private ShardJournal(final StoreWriter writer, final long deferNs, final long retryNs)
     {
         this.writer = writer;
         this.deferNs = deferNs;
+        this.retryNs = retryNs;
     }
 
     /**
@@ -70,8 +74,16 @@ public final class ShardJournal
      */
     public static ShardJournal of(final DurableStore store, final long deferMs)
     {
-        return store.isDurable() ?
-            new ShardJournal(store.writer(false), TimeUnit.MILLISECONDS.toNanos(deferMs)) : NONE;
+        return of(store, deferMs, RETRY_AFTER_FAILURE_MS);
+    }
+
+    /**
+     * @param retryAfterFailureMs how long after a failed write the ends it lost are batched again (tests).
+     */
+    public static ShardJournal of(final DurableStore store, final long deferMs, final long retryAfterFailureMs)
+    {
+        return store.isDurable() ? new ShardJournal(store.writer(false), TimeUnit.MILLISECONDS.toNanos(deferMs),
+            TimeUnit.MILLISECONDS.toNanos(retryAfterFailureMs)) : NONE;
     }
 
     /**
@@ -95,7 +107,7 @@ public final class ShardJournal
         value.putInt(0, packetId);
         value.putByte(4, (byte)state);
         writer.put(key, 0, Records.messageKey(key, sessionKey, Records.EXCHANGE, messageNumber), value, 0, 5);
-        commit(); // with the ends waiting: a packet id they freed may be this one
+        write(retryDue(System.nanoTime())); // with the ends waiting: a packet id they freed may be this one
     }
 
     /**
@@ -123,23 +135,24 @@ public final class ShardJournal
      */
     private void batch(final long sessionKey, final long messageNumber, final int qos)
     {
+        writer.deleteOnce(key, 0, Records.messageKey(key, sessionKey, Records.QUEUED, messageNumber));
+        if (qos == 2)
+        {
+            writer.delete(key, 0, Records.messageKey(key, sessionKey, Records.EXCHANGE, messageNumber)); // put twice
+        }
         if (batched.size() < MAX_KEPT_ENDS * END_LONGS)
         {
             batched.addLong(sessionKey);
             batched.addLong(messageNumber);
             batched.addLong(qos);
         }
-        writer.deleteOnce(key, 0, Records.messageKey(key, sessionKey, Records.QUEUED, messageNumber));
-        if (qos == 2)
-        {
-            writer.delete(key, 0, Records.messageKey(key, sessionKey, Records.EXCHANGE, messageNumber)); // put twice
-        }
     }
 
     /**
      * At the end of the shard's batch and once per duty cycle: writes the ends {@link #done} batched when the oldest
      * has waited the fsync interval or {@value #DEFER_RECORDS} have gathered. A shard that has gone idle comes here at
-     * its next wake-up, within its longest sleep (100 ms).
+     * its next wake-up, within its longest sleep (100 ms). After a failed write, nothing before
+     * {@value #RETRY_AFTER_FAILURE_MS} ms have passed, then with the ends it lost.
      */
     public void commitDue()
     {
@@ -148,26 +161,52 @@ public final class ShardJournal
             return;
         }
         final long nowNs = System.nanoTime();
-        if (retrying ? nowNs - retryAtNs >= 0 : deferred >= DEFER_RECORDS || nowNs - firstDeferredNs >= deferNs)
+        if (lost.isEmpty() ? deferred >= DEFER_RECORDS || nowNs - firstDeferredNs >= deferNs : retryDue(nowNs))
         {
-            commit();
+            write(true);
         }
     }
 
     /**
-     * Writes what {@link #done} batched, now: before a session moves to another shard, and at a clean stop.
+     * Writes what {@link #done} batched, now: before a session moves to another shard. Ends a failed write lost wait
+     * for their own retry: a move does not fail for them.
      */
     public void commit()
+    {
+        write(false);
+    }
+
+    /**
+     * Writes what {@link #done} batched and what a failed write lost, now: at a clean stop.
+     */
+    public void commitAll()
+    {
+        write(true);
+    }
+
+    private boolean retryDue(final long nowNs)
+    {
+        return !lost.isEmpty() && nowNs - retryAtNs >= 0;
+    }
+
+    private void write(final boolean withLost)
     {
         if (null == writer)
         {
             return; // NONE, shared by every shard: never written to
         }
-        for (int i = 0; i < lost.size(); i += END_LONGS)
+        if (withLost)
         {
-            batch(lost.getLong(i), lost.getLong(i + 1), (int)lost.getLong(i + 2));
+            while (!lost.isEmpty())
+            {
+                // from the end, so that an end is out of the list once it is in the batch, whatever fails after it
+                final int last = lost.size() - END_LONGS;
+                batch(lost.getLong(last), lost.getLong(last + 1), (int)lost.getLong(last + 2));
+                lost.removeAt(last + 2);
+                lost.removeAt(last + 1);
+                lost.removeAt(last);
+            }
         }
-        lost.clear();
         if (!writer.isEmpty())
         {
             try
@@ -176,21 +215,25 @@ public final class ShardJournal
             }
             catch (final StoreException ex)
             {
-                lost.addAll(batched); // the writer dropped its batch: these go again with the next write
+                // the writer dropped its batch: these go again, a retry interval from now
+                for (int i = 0; i < batched.size() && lost.size() < MAX_KEPT_ENDS * END_LONGS; i += END_LONGS)
+                {
+                    lost.addLong(batched.getLong(i));
+                    lost.addLong(batched.getLong(i + 1));
+                    lost.addLong(batched.getLong(i + 2));
+                }
                 batched.clear();
                 deferred = lost.size() / END_LONGS;
-                retrying = 0 != deferred;
-                retryAtNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RETRY_AFTER_FAILURE_MS);
+                retryAtNs = System.nanoTime() + retryNs;
                 throw ex;
             }
         }
         batched.clear();
-        deferred = 0;
-        retrying = false;
+        deferred = lost.size() / END_LONGS;
     }
 
     /**
-     * @return the ends {@link #done} batched that are not written yet.
+     * @return the ends {@link #done} batched, or lost by a failed write, that are not written yet.
      */
     public int deferred()
     {
