@@ -104,29 +104,46 @@ final class ConnectionRegistry
         return work;
     }
 
+    /**
+     * Makes a connection of an accepted socket. When that fails, whether by an {@link IOException} (the client left)
+     * or a {@link RuntimeException} (its layers could not be made: a TLS engine the JDK refused; a selector closed
+     * by a stop), nothing stays behind: the socket is closed, and its connection and per-address counts are given
+     * back (a count kept would refuse clients once {@code --max-connections} of them had piled up). A
+     * {@link RuntimeException} then goes on to the agent's error log.
+     */
     private void register(final Acceptor.Accepted accepted)
     {
         final SocketChannel channel = accepted.channel;
         SocketLayer layer = null;
+        Connection connection = null;
         try
         {
             channel.configureBlocking(false);
             channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
             final long id = ((long)index << 40) | (nextConnectionSeq++ & 0xFF_FFFF_FFFFL);
             layer = accepted.layers.open(channel, () -> readyAgain(id));
-            final Connection connection = new Connection(id, accepted, layer, clock.time());
+            connection = new Connection(id, accepted, layer, clock.time());
             connection.key = channel.register(selector, SelectionKey.OP_READ, connection);
             connections.put(id, connection);
             timers.onAccepted(connection);
         }
-        catch (final IOException ex)
+        catch (final IOException | RuntimeException ex)
         {
+            if (null != connection)
+            {
+                connections.remove(connection.id); // its id is new: nothing else is under it
+                timers.onClosed(connection);
+            }
             if (null != layer)
             {
                 layer.close(); // what it took when opened (a TLS engine, a framing layer's buffers) goes back
             }
             accepted.release(connectionCount);
-            CloseHelper.quietClose(channel);
+            CloseHelper.quietClose(channel); // and with it its selection key, if it had one
+            if (ex instanceof RuntimeException)
+            {
+                throw (RuntimeException)ex;
+            }
         }
     }
 

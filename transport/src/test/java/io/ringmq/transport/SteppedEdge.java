@@ -40,6 +40,9 @@ final class SteppedEdge implements AutoCloseable
     final BrokerContext context;
     final BrokerCounters counters = new BrokerCounters();
     final IoAgent agent;
+    /** Its one listener, and the broker's count of connections held. */
+    final Listener listener;
+    final AtomicInteger connectionCount = new AtomicInteger();
     private final RingBuffer<IngressEvent> ring;
     private final Sequence consumed = new Sequence(-1);
     private final ManyToOneRingBuffer outbound;
@@ -66,8 +69,9 @@ final class SteppedEdge implements AutoCloseable
         server = ServerSocketChannel.open();
         server.bind(new InetSocketAddress("127.0.0.1", 0), 4096); // room for a storm that waits for a step
         server.configureBlocking(false);
-        agent = new IoAgent(0, this.context, counters, Listener.wrap(server, listener), outbound, ring, log,
-            new AtomicInteger());
+        final Listener[] listeners = Listener.wrap(server, listener);
+        this.listener = listeners[0];
+        agent = new IoAgent(0, this.context, counters, listeners, outbound, ring, log, connectionCount);
         agent.wire(new IoAgent[]{agent}, new Wakeable[]{Wakeable.NONE}, Wakeable.NONE);
     }
 
