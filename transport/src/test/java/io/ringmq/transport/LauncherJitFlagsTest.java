@@ -30,14 +30,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 class LauncherJitFlagsTest extends LauncherDryRunTest
 {
     @Test
-    @DisplayName("below 512m C1 only with a 32m code cache; from 512m tiered C1 + C2 with 64m")
+    @DisplayName("below 512m C1 only, on one compiler thread, with a 32m code cache; from 512m tiered C1 + C2 with 64m")
     void c1OnlyBelow512m() throws Exception
     {
-        assertThat(dryRun("", 0)).contains("-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=32m ");
-        assertThat(dryRun("", 0, "--memory-limit", "511m")).contains("-XX:TieredStopAtLevel=1 ");
+        final String small = dryRun("", 0);
+        assertThat(small).contains("-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=32m ", " -XX:CICompilerCount=1 ");
+        assertThat(dryRun("", 0, "--memory-limit", "511m")).contains("-XX:TieredStopAtLevel=1 ", "-XX:CICompilerCount=1");
         final String large = dryRun("", 0, "--memory-limit", "512m");
-        assertThat(large).doesNotContain("TieredStopAtLevel").contains("-XX:ReservedCodeCacheSize=64m ");
+        assertThat(large).doesNotContain("TieredStopAtLevel", "CICompilerCount")
+            .contains("-XX:ReservedCodeCacheSize=64m ");
         assertThat(dryRun("", 0, "--memory-limit", "1g")).doesNotContain("TieredStopAtLevel");
+        // tiered C1 + C2 refuses to start with one compiler thread: an operator who chooses the compilers gets none
+        for (final String chosen : List.of("-XX:TieredStopAtLevel=4", "-XX:-TieredCompilation",
+            "-XX:CompilationMode=high-only"))
+        {
+            assertThat(dryRun(chosen, 0)).as(chosen).doesNotContain("CICompilerCount");
+        }
+        assertParses(List.of("-XX:TieredStopAtLevel=1", "-XX:CICompilerCount=1", "-XX:NewSize=4m", "-Xms16m"));
     }
 
     @Test

@@ -22,17 +22,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 class LauncherSizesTest extends LauncherDryRunTest
 {
     @Test
-    @DisplayName("below 512m: 2,048 ingress slots, 50,000 sessions, a 1 MiB message log (4 MiB in shared threading) " +
-        "and 2 MiB outbound ring")
+    @DisplayName("below 512m: 2,048 ingress slots of 128 inline bytes, 50,000 sessions, a 1 MiB message log (4 MiB in " +
+        "shared threading), a 2 MiB outbound ring and a young generation starting at 4 MiB")
     void smallerSizesBelow512m() throws Exception
     {
         final String command = dryRun("--memory-limit", "256m", "--threading", "shared");
         assertThat(command).contains(" --ring-size 2048 ", " --max-sessions 50000 ", " --message-log-bytes 4194304 ",
-            " --outbound-ring-bytes 2097152 ");
+            " --outbound-ring-bytes 2097152 ", " --slot-inline-bytes 128 ", " -XX:NewSize=4m ");
         assertThat(dryRun("--memory-limit", "256m", "--threading", "shared-network"))
             .contains(" --message-log-bytes 1048576 ");
-        assertThat(dryRun("--memory-limit", "511m")).contains(" --ring-size 2048 ");
-        assertThat(dryRun("--memory-limit", "512m")).doesNotContain("--ring-size", "--max-sessions");
+        assertThat(dryRun("--memory-limit", "511m")).contains(" --ring-size 2048 ", " --slot-inline-bytes 128 ");
+        assertThat(dryRun("--memory-limit", "512m")).doesNotContain("--ring-size", "--max-sessions",
+            "--slot-inline-bytes", "NewSize");
     }
 
     @Test
@@ -45,6 +46,11 @@ class LauncherSizesTest extends LauncherDryRunTest
 
         final Path config = Files.writeString(directory.resolve("ringmq.conf"), "ring-size 1024\n");
         assertThat(dryRun("--config", config.toString())).doesNotContain("--ring-size");
+
+        assertThat(dryRun("--slot-inline-bytes=512")).contains(" --slot-inline-bytes=512")
+            .doesNotContain("--slot-inline-bytes 128");
+        final Path inline = Files.writeString(directory.resolve("inline.conf"), "slot-inline-bytes 64\n");
+        assertThat(dryRun("--config", inline.toString())).doesNotContain("--slot-inline-bytes");
     }
 
     @Test
