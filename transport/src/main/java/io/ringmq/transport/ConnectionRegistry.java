@@ -38,6 +38,8 @@ final class ConnectionRegistry
     private final EpochClock clock;
     /** The agent's open connections by id (its thread only); a connection enters it here. */
     private final Long2ObjectHashMap<Connection> connections;
+    /** The first registration that failed in this duty cycle, thrown at its end ({@link #throwFailure}). */
+    private RuntimeException failure;
     private final AtomicInteger connectionCount;
     private final ConnectionTimers timers;
     private final ConnectionReader reader;
@@ -98,18 +100,55 @@ final class ConnectionRegistry
         Acceptor.Accepted accepted;
         while (work < DRAIN_LIMIT && null != (accepted = handoff.poll()))
         {
-            register(accepted);
+            try
+            {
+                register(accepted);
+            }
+            catch (final RuntimeException ex)
+            {
+                if (null == failure)
+                {
+                    failure = ex; // the sockets after it are still registered, and the cycle goes on
+                }
+            }
             work++;
         }
         return work;
     }
 
     /**
+     * Passes on the first registration that failed since the last call, at the end of the agent's duty cycle (its
+     * runner counts and logs it): a socket whose connection could not be made never costs the other connections
+     * their reads and writes of that cycle.
+     */
+    void throwFailure()
+    {
+        final RuntimeException thrown = failure;
+        if (null != thrown)
+        {
+            failure = null;
+            throw thrown;
+        }
+    }
+
+    /**
+     * At the agent's close: sockets accepted for it but not registered yet are closed, their counts given back.
+     */
+    void closeHandoff()
+    {
+        Acceptor.Accepted accepted;
+        while (null != (accepted = handoff.poll()))
+        {
+            accepted.release(connectionCount);
+            CloseHelper.quietClose(accepted.channel);
+        }
+    }
+
+    /**
      * Makes a connection of an accepted socket. When that fails, whether by an {@link IOException} (the client left)
-     * or a {@link RuntimeException} (its layers could not be made: a TLS engine the JDK refused; a selector closed
-     * by a stop), nothing stays behind: the socket is closed, and its connection and per-address counts are given
-     * back (a count kept would refuse clients once {@code --max-connections} of them had piled up). A
-     * {@link RuntimeException} then goes on to the agent's error log.
+     * or anything else (its layers could not be made: a TLS engine the JDK refused), nothing stays behind: the socket
+     * is closed, and its connection and per-address counts are given back (a count kept would refuse clients once
+     * {@code --max-connections} of them had piled up). What is not an {@link IOException} is thrown on.
      */
     private void register(final Acceptor.Accepted accepted)
     {
@@ -127,24 +166,36 @@ final class ConnectionRegistry
             connections.put(id, connection);
             timers.onAccepted(connection);
         }
-        catch (final IOException | RuntimeException ex)
+        catch (final IOException ex)
         {
-            if (null != connection)
-            {
-                connections.remove(connection.id); // its id is new: nothing else is under it
-                timers.onClosed(connection);
-            }
-            if (null != layer)
-            {
-                layer.close(); // what it took when opened (a TLS engine, a framing layer's buffers) goes back
-            }
-            accepted.release(connectionCount);
-            CloseHelper.quietClose(channel); // and with it its selection key, if it had one
-            if (ex instanceof RuntimeException)
-            {
-                throw (RuntimeException)ex;
-            }
+            unregister(accepted, layer, connection);
         }
+        catch (final RuntimeException | Error ex)
+        {
+            unregister(accepted, layer, connection);
+            throw ex;
+        }
+    }
+
+    /**
+     * Undoes what {@link #register} did before it failed.
+     *
+     * @param layer      null when not opened yet.
+     * @param connection null when not made yet.
+     */
+    private void unregister(final Acceptor.Accepted accepted, final SocketLayer layer, final Connection connection)
+    {
+        if (null != connection)
+        {
+            connections.remove(connection.id); // its id is new: nothing else is under it
+            timers.onClosed(connection);
+        }
+        if (null != layer)
+        {
+            layer.close(); // what it took when opened (a TLS engine, a framing layer's buffers) goes back
+        }
+        accepted.release(connectionCount);
+        CloseHelper.quietClose(accepted.channel); // and with it its selection key, if it had one
     }
 
     /**

@@ -354,6 +354,7 @@ final class IoAgent implements Agent
             pipelineWake.wake(); // once per duty cycle, however many packets were handed on
         }
         publishCounts();
+        registry.throwFailure(); // last: the cycle's other work is done
         return work;
     }
 
@@ -515,6 +516,7 @@ final class IoAgent implements Agent
      */
     public void onClose()
     {
+        registry.closeHandoff();
         closer.shutdown(selector, clock);
         publishCounts();
         reader.close();
