@@ -621,10 +621,12 @@ final class ConfigFile
     {
         final String option = line.startsWith("-") ? line : "--" + line;
         final int split = indexOfSeparator(option);
-        final String name = split < 0 ? option : option.substring(0, split);
-        if (!isOption.test(name.replaceFirst("^-+", "")))
+        final String written = split < 0 ? option : option.substring(0, split);
+        // a key counts written with '_' as with '-' ("slot_inline_bytes=128"), as a Mosquitto-style line does
+        final String name = "--" + written.replaceFirst("^-+", "").replace('_', '-');
+        if (!isOption.test(name.substring(2)))
         {
-            parsed.warnings.add(where + ": unknown option '" + name + "', ignored");
+            parsed.warnings.add(where + ": unknown option '" + written + "', ignored");
             return;
         }
         parsed.args.add(name);

@@ -206,7 +206,7 @@ class ConfigFileTest
     {
         final Path config = dir.resolve("mixed.conf");
         Files.writeString(config, String.join("\n", "port 0", "threading shared", "max-inflight=7",
-            "--max-connections 123", "log_type all", "frobnicate 3", ""));
+            "--max-connections 123", "log_type all", "frobnicate 3", "max_queued=77", "--max_queued_bytes=4096", ""));
         final Main.Options options = Main.withConfigFile(new String[]{"-c", config.toString()});
         assertThat(options.fromFile().warnings).containsExactly(
             config + ":5: 'log_type' is not used by ringmq, ignored",
@@ -215,6 +215,8 @@ class ConfigFileTest
         assertThat(context.threads().threading()).isEqualTo(BrokerContext.Threading.SHARED);
         assertThat(context.limits().maxInflight()).isEqualTo(7);
         assertThat(context.limits().maxConnections()).isEqualTo(123);
+        assertThat(context.limits().maxQueued()).as("a key=value with '_' as with '-'").isEqualTo(77);
+        assertThat(context.limits().maxQueuedBytes()).isEqualTo(4096);
     }
 
     @Test

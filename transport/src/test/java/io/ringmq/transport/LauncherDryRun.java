@@ -56,7 +56,8 @@ final class LauncherDryRun
 
     /**
      * @param prefix      what runs the launcher ({@code nohup}, {@code env ...}); none for itself.
-     * @param environment variables to set (RINGMQ_JAR at least); RINGMQ_JAVA_OPTS is cleared unless given.
+     * @param environment variables to set (RINGMQ_JAR at least); RINGMQ_JAVA_OPTS and _JAVA_OPTIONS are cleared
+     *                    unless given.
      * @param exit        the exit status expected.
      * @param args        the launcher's arguments after {@code --dry-run}.
      * @return what it printed, standard error included.
@@ -69,6 +70,7 @@ final class LauncherDryRun
         command.addAll(List.of(args));
         final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         builder.environment().remove("RINGMQ_JAVA_OPTS");
+        builder.environment().remove("_JAVA_OPTIONS");
         builder.environment().putAll(environment);
         final Process process = builder.start();
         final String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

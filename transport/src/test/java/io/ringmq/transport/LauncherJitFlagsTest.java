@@ -50,6 +50,27 @@ class LauncherJitFlagsTest extends LauncherDryRunTest
     }
 
     @Test
+    @DisplayName("one compiler thread and the 4 MiB young generation only when nothing read after them may undo them")
+    void oneCompilerThreadAndNewSizeOnlyWhereTheyHold() throws Exception
+    {
+        // _JAVA_OPTIONS is read after the command line: tiered C1 + C2 there would refuse one compiler thread
+        final String late = LauncherDryRun.run(List.of(), Map.of("RINGMQ_JAR", jar.toString(), "_JAVA_OPTIONS",
+            "-XX:TieredStopAtLevel=4"), 0, "--persistence", "memory");
+        assertThat(late).doesNotContain("CICompilerCount").contains("-XX:NewSize=4m");
+        // an options file or @argfile may say anything: neither flag
+        for (final String opaque : List.of("-XX:VMOptionsFile=/etc/ringmq/jvm.options", "@/etc/ringmq/jvm.args"))
+        {
+            assertThat(dryRun(opaque, 0)).as(opaque).doesNotContain("CICompilerCount", "NewSize");
+        }
+        // -Xms as large as -Xmx would pin the young generation at 4 MiB: an operator who sizes the heap sizes it
+        for (final String sized : List.of("-Xms64m", "-Xmn8m", "-XX:InitialHeapSize=64m", "-XX:MaxNewSize=2m",
+            "-XX:NewRatio=3"))
+        {
+            assertThat(dryRun(sized, 0)).as(sized).doesNotContain("NewSize=4m").contains("-XX:CICompilerCount=1");
+        }
+    }
+
+    @Test
     @DisplayName("below 512m the connect path compiles at a tenth of C1's counts, and this JVM parses the commands")
     void connectPathCompilesEarlyBelow512m() throws Exception
     {
