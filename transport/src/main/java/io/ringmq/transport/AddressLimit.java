@@ -6,21 +6,19 @@ import java.util.function.BiFunction;
 
 /**
  * {@code --max-connections-per-address}: how many connections each remote address holds, across every I/O agent.
- * Only the {@link Acceptor} adds (on its agent's thread); a close on any agent takes one away. Each change is one
- * atomic {@link ConcurrentHashMap#compute} on that address's entry, and an entry goes when its count reaches zero,
- * so the map holds only addresses with connections. Loopback addresses are exempt unless {@code --limit-loopback}:
+ * The {@link Acceptor} adds at accept, an I/O agent when a PROXY header names the client (any agent's thread); a
+ * close on any agent takes one away. Each change is atomic on that address's entry (a compare-and-set loop to add,
+ * {@link ConcurrentHashMap#computeIfPresent} to take away), and an entry goes when its count reaches zero, so the
+ * map holds only addresses with connections. Loopback addresses are exempt unless {@code --limit-loopback}:
  * local benchmarks and sidecars dial from loopback.
  */
 final class AddressLimit
 {
     private final ConcurrentHashMap<InetAddress, Integer> counts = new ConcurrentHashMap<>();
-    /** The acceptor's thread only, as {@link #tryAcquire}; a reload changes them there. */
-    private int maxPerAddress;
-    private boolean limitLoopback;
-    private final BiFunction<InetAddress, Integer, Integer> acquireOne = this::acquireOne;
+    /** A reload changes them on the acceptor's thread; read by any agent's. */
+    private volatile int maxPerAddress;
+    private volatile boolean limitLoopback;
     private final BiFunction<InetAddress, Integer, Integer> releaseOne = (address, count) -> count <= 1 ? null : count - 1;
-    /** Written and read by the acceptor's thread only: compute runs its function on the calling thread. */
-    private boolean admitted;
 
     AddressLimit(final int maxPerAddress, final boolean limitLoopback)
     {
@@ -37,15 +35,37 @@ final class AddressLimit
     }
 
     /**
-     * Counts one more connection from {@code address} if it is under the limit. Acceptor thread only.
+     * Counts one more connection from {@code address} if it is under the limit; any thread (the acceptor's, or an
+     * agent's that read a PROXY header), each call's answer its own.
      *
      * @return false when the address already holds the maximum (nothing counted).
      */
     boolean tryAcquire(final InetAddress address)
     {
-        admitted = false;
-        counts.compute(address, acquireOne);
-        return admitted;
+        final int max = maxPerAddress;
+        while (true)
+        {
+            final Integer count = counts.get(address);
+            if (null == count)
+            {
+                if (max <= 0)
+                {
+                    return false;
+                }
+                if (null == counts.putIfAbsent(address, 1))
+                {
+                    return true;
+                }
+            }
+            else if (count >= max)
+            {
+                return false;
+            }
+            else if (counts.replace(address, count, count + 1))
+            {
+                return true;
+            }
+        }
     }
 
     /**
@@ -63,17 +83,6 @@ final class AddressLimit
     {
         final Integer count = counts.get(address);
         return null == count ? 0 : count;
-    }
-
-    private Integer acquireOne(final InetAddress address, final Integer count)
-    {
-        final int held = null == count ? 0 : count;
-        if (held >= maxPerAddress)
-        {
-            return count;
-        }
-        admitted = true;
-        return held + 1;
     }
 
     /**
