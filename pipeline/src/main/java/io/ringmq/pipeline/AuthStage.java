@@ -74,7 +74,7 @@ public final class AuthStage implements Stage
 
     /**
      * The client id rules of {@code context}: its longest id, whether an empty one is let in, the prefix every id
-     * must start with.
+     * must start with; and what the CONNECTs kept for enhanced authentication may hold.
      */
     public void clientIds(final BrokerContext context)
     {
@@ -83,6 +83,7 @@ public final class AuthStage implements Stage
         clientIdPrefix = context.limits().clientIdPrefix().getBytes(java.nio.charset.StandardCharsets.UTF_8);
         assignedIdsHavePrefix = context.limits().autoIdPrefix().startsWith(context.limits().clientIdPrefix());
         access.autoIdPrefix(context.limits().autoIdPrefix(), maxClientIdLength);
+        enhanced.keptLimit(context.memory().sessionMemoryBytes() / 4);
     }
 
     /**

@@ -37,14 +37,40 @@ final class EnhancedAuthentication
     private final AuthFlyweight auth = new AuthFlyweight();
     /** Exchanges under way, by connection. */
     private final Long2ObjectHashMap<Pending> pending = new Long2ObjectHashMap<>();
+    /** The bytes of the CONNECTs kept for the exchanges under way, each with {@link #KEPT_ALLOWANCE}. */
+    private long keptBytes;
+    /** The most {@link #keptBytes} may reach: a quarter of {@code --max-session-memory} ({@link #keptLimit}). */
+    private long keptLimit = Long.MAX_VALUE;
     /** Connections admitted by an exchange: method and user, for a re-authentication. */
     private final Long2ObjectHashMap<Admitted> admitted = new Long2ObjectHashMap<>();
+
+    /** What an exchange under way holds besides its CONNECT's bytes: its entry, its exchange's state. */
+    static final int KEPT_ALLOWANCE = 256;
 
     EnhancedAuthentication(final AuthMethods methods, final BrokerCounters counters, final Admission admission)
     {
         this.methods = methods;
         this.counters = counters;
         this.admission = admission;
+    }
+
+    /**
+     * The most the CONNECTs kept for exchanges under way may hold together: clients no one has authenticated yet,
+     * each able to send a CONNECT of {@code --max-connect-size} and keep it here for the connect timeout, would
+     * otherwise fill the heap. Past it a CONNECT asking for enhanced authentication is refused with 0x97 (counted
+     * as refused by {@code --max-session-memory}, a quarter of which it is).
+     */
+    void keptLimit(final long bytes)
+    {
+        keptLimit = bytes;
+    }
+
+    /**
+     * @return the bytes kept for the exchanges under way (tests).
+     */
+    long keptBytes()
+    {
+        return keptBytes;
     }
 
     /**
@@ -67,6 +93,12 @@ final class EnhancedAuthentication
         {
             counters.increment(BrokerCounters.AUTH_FAILURES);
             event.authCode = ReasonCode.BAD_AUTHENTICATION_METHOD;
+            return;
+        }
+        if (keptBytes + event.packetLength + KEPT_ALLOWANCE > keptLimit)
+        {
+            counters.increment(BrokerCounters.SESSION_MEMORY_REFUSED);
+            event.authCode = ReasonCode.QUOTA_EXCEEDED;
             return;
         }
         final byte[] connectBytes = new byte[event.packetLength];
@@ -131,11 +163,11 @@ final class EnhancedAuthentication
             exchange.exchange.step(data.buffer(), data.offset(), data.length());
         if (code == AuthExchange.CONTINUE)
         {
-            pending.put(event.connectionId, exchange);
+            keep(event.connectionId, exchange);
         }
         else
         {
-            pending.remove(event.connectionId);
+            let(event.connectionId);
             if (null != exchange.connect)
             {
                 asConnect(event, exchange);
@@ -170,13 +202,37 @@ final class EnhancedAuthentication
     private void refuse(final IngressEvent event, final int code)
     {
         counters.increment(BrokerCounters.AUTH_FAILURES);
-        pending.remove(event.connectionId);
+        let(event.connectionId);
         event.authCode = code;
     }
 
     /**
-     * The connection ended: its exchange and admission go.
+     * An exchange goes on: kept under its connection (a step of it replaces itself), its CONNECT's bytes counted.
      */
+    private void keep(final long connectionId, final Pending exchange)
+    {
+        let(connectionId);
+        pending.put(connectionId, exchange);
+        keptBytes += kept(exchange);
+    }
+
+    /**
+     * An exchange ends (or its connection): no longer kept, nor counted.
+     */
+    private void let(final long connectionId)
+    {
+        final Pending ended = pending.isEmpty() ? null : pending.remove(connectionId);
+        if (null != ended)
+        {
+            keptBytes -= kept(ended);
+        }
+    }
+
+    private static long kept(final Pending exchange)
+    {
+        return (null == exchange.connect ? 0 : exchange.connect.length) + KEPT_ALLOWANCE;
+    }
+
     /**
      * @return the user a connection was admitted as by an exchange, or null.
      */
@@ -186,12 +242,12 @@ final class EnhancedAuthentication
         return null == connected ? null : connected.user;
     }
 
+    /**
+     * The connection ended: its exchange and admission go.
+     */
     void forget(final long connectionId)
     {
-        if (!pending.isEmpty())
-        {
-            pending.remove(connectionId);
-        }
+        let(connectionId);
         if (!admitted.isEmpty())
         {
             admitted.remove(connectionId);

@@ -95,6 +95,16 @@ final class ConnectionCloser implements ConnectionWriter.Closer, ConnectionTimer
     }
 
     @Override
+    public void outOfBufferMemory(final Connection connection)
+    {
+        if (!connection.closed)
+        {
+            counters.increment(BrokerCounters.BUFFER_MEMORY_CLOSED);
+            close(connection, IngressEvent.CONNECTION_LOST);
+        }
+    }
+
+    @Override
     public void disconnect(final Connection connection, final int reasonCode)
     {
         disconnect(connection, reasonCode, null);

@@ -72,6 +72,13 @@ final class ConnectionReader
             {
                 read = -1;
             }
+            catch (final OutOfMemoryError ex)
+            {
+                // no pooled memory for its buffer (or its TLS or WebSocket layer's): that connection ends, not the
+                // agent, whose every other connection would end with it
+                closer.outOfBufferMemory(connection);
+                return 1;
+            }
             catch (final RuntimeException ex)
             {
                 // a layer that throws never leaves the scratch buffer lent to its connection

@@ -41,6 +41,15 @@ final class ConnectionWriter
         void close(Connection connection, int kind);
 
         /**
+         * A buffer the connection needed could not be taken (the pooled memory is spent): it ends now, with nothing
+         * more sent, and only it.
+         */
+        default void outOfBufferMemory(final Connection connection)
+        {
+            close(connection, IngressEvent.CONNECTION_LOST);
+        }
+
+        /**
          * Ends a connection for a reason: an MQTT 5.0 client is sent a DISCONNECT with that reason code first
          * [MQTT-4.13.1-1], a 3.1.1 client is just closed. Either way the end event carries the reason.
          */
@@ -121,7 +130,10 @@ final class ConnectionWriter
         if (first == CONNACK_FIRST_BYTE && connection.connack == Connection.CONNACK_PENDING)
         {
             append(connection, buffer, offset, length);
-            onConnack(connection, connackAccepted(buffer, offset, length));
+            if (!connection.closed)
+            {
+                onConnack(connection, connackCode(buffer, offset, length));
+            }
             return;
         }
         if ((first >>> 4) == PacketType.PUBLISH)
@@ -137,7 +149,7 @@ final class ConnectionWriter
             connection.inboundQuota.onSent(buffer, offset, length); // an answer frees the client's receive maximum
         }
         append(connection, buffer, offset, length);
-        if (!sheddable)
+        if (!sheddable && !connection.closed)
         {
             connection.keptOwed = connection.outBytes();
         }
@@ -258,11 +270,11 @@ final class ConnectionWriter
      * more from the client is processed [MQTT-3.1.4-5] and the connection closes once the CONNACK is written
      * [MQTT-3.2.2-5].
      */
-    private void onConnack(final Connection connection, final boolean accepted)
+    private void onConnack(final Connection connection, final int code)
     {
         final boolean held = connection.awaitingConnack;
         connection.awaitingConnack = false;
-        if (accepted)
+        if (code == 0)
         {
             connection.connack = Connection.CONNACK_ACCEPTED;
             if (held || connection.inBytes() > 0)
@@ -273,7 +285,10 @@ final class ConnectionWriter
         else
         {
             connection.connack = Connection.CONNACK_REFUSED;
-            if (connection.exchange && null != credentials)
+            // only a failed proof counts toward its address's back-off: refusals that cost no cryptography (an
+            // unknown method, a quota, the back-off's own refusal) would let anyone push addresses into it cheaply,
+            // the back-off's shared state with them
+            if (connection.exchange && code == ReasonCode.BAD_USER_NAME_OR_PASSWORD && null != credentials)
             {
                 credentials.failedExchange(InboundConnects.remoteAddress(connection), connection.loopback);
             }
@@ -288,10 +303,10 @@ final class ConnectionWriter
     }
 
     /**
-     * @return whether a CONNACK accepts: its return code (3.1.1) or reason code (5) is 0. A CONNACK too short to
-     * say counts as a refusal.
+     * @return a CONNACK's return code (3.1.1) or reason code (5): 0 accepts. A CONNACK too short to say reads as
+     * 0x80, a refusal.
      */
-    static boolean connackAccepted(final DirectBuffer buffer, final int offset, final int length)
+    static int connackCode(final DirectBuffer buffer, final int offset, final int length)
     {
         int index = offset + 1;
         final int end = offset + length;
@@ -300,7 +315,7 @@ final class ConnectionWriter
             index++;
         }
         final int code = index + 2; // past the last remaining-length byte and the acknowledge flags
-        return code < end && buffer.getByte(code) == 0;
+        return code < end ? buffer.getByte(code) & 0xFF : ReasonCode.UNSPECIFIED_ERROR;
     }
 
     void sendPingResponse(final Connection connection)
@@ -333,11 +348,27 @@ final class ConnectionWriter
                 touch(connection); // written from the agent's own buffer when flushed
                 return;
             }
-            out = smallWrites.spill(connection, length); // given back once unused; what was staged goes first
+            try
+            {
+                out = smallWrites.spill(connection, length); // given back once unused; what was staged goes first
+            }
+            catch (final OutOfMemoryError ex)
+            {
+                closer.outOfBufferMemory(connection);
+                return;
+            }
             connection.out = out;
         }
         idle.use(connection);
-        Buffers.append(out, outView, buffer, offset, length);
+        try
+        {
+            Buffers.append(out, outView, buffer, offset, length);
+        }
+        catch (final OutOfMemoryError ex)
+        {
+            closer.outOfBufferMemory(connection); // what it was owed is lost with it, as with any lost connection
+            return;
+        }
         packetsOut++; // one packet per append
         touch(connection);
     }
@@ -406,6 +437,11 @@ final class ConnectionWriter
         catch (final IOException ex)
         {
             closer.close(connection, IngressEvent.CONNECTION_LOST);
+            return;
+        }
+        catch (final OutOfMemoryError ex)
+        {
+            closer.outOfBufferMemory(connection); // a layer's buffer (TLS, WebSocket framing) could not grow
             return;
         }
         if (connection.outBytes() > 0 || layer.hasPendingOutput())

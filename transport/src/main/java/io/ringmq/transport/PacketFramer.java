@@ -138,12 +138,25 @@ final class PacketFramer implements PausedConnections.Retry
             acks.clear(); // handed on or read again: never carried to the next connection, even after an error
             ingress.endBatch();
             // even after an unexpected error: the scratch buffer is never left lent (closed: null)
-            buffers.keepRest(connection);
+            try
+            {
+                buffers.keepRest(connection);
+            }
+            catch (final OutOfMemoryError ex)
+            {
+                closer.outOfBufferMemory(connection); // no buffer of its own for its partial packet: it ends
+            }
         }
     }
 
     private int frame(final Connection connection, final ByteBuf in)
     {
+        if (connection.hashing)
+        {
+            // its CONNECT waits for the credential workers' verdict, which frames it again: what is read behind it
+            // meanwhile (bytes at a time, up to the hashing buffer's limit) is only kept, never decoded again
+            return 0;
+        }
         int handed = 0;
         // the buffer's address, read once: nothing framed here moves it (only a read into it or keepRest may, after);
         // per packet, netty's checks on every call (the buffer's reference count, again and again) cost about 5 % of
@@ -184,7 +197,11 @@ final class PacketFramer implements PausedConnections.Retry
                 Buffers.view(inView, in, reader, available);
             }
             final int version = connection.connectSeen ? connection.version : MqttVersion.V5;
-            final int maxLength = connection.connectSeen ? context.limits().maxPacketSize() : maxConnectLength;
+            // until it is admitted a client's packets (its CONNECT, then the AUTHs of an enhanced authentication) are
+            // held to --max-connect-size: a partial AUTH claiming --max-packet-size would hold that much buffered
+            // for a client no one has authenticated yet
+            final int maxLength = connection.connack == Connection.CONNACK_ACCEPTED ? context.limits().maxPacketSize() :
+                maxConnectLength;
             final int length = decoder.decode(inView, 0, available, version, maxLength);
             if (!connection.connectSeen && connects.refuseFirstPacket(connection, decoder.packetType(), length))
             {

@@ -36,10 +36,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Hostile clients against a real broker, each in a process of its own ({@link ForkedBroker}, {@code -Xmx256m}) on
  * a loopback port: deep and long topics, a SUBSCRIBE of 260,000 filters, a retained flood, 64 KiB client ids,
- * sockets that claim a 1 MB CONNECT and send nothing more, a wrong-password CONNECT storm, packets over 2 MiB in
- * every threading mode, and a QoS 1 subscriber that never reads. After each attack the broker must be alive, have
- * counted no unexpected error, serve a normal Eclipse Paho client (connect, subscribe, QoS 1 publish, receive) and
- * have stayed within its memory budget; where a limit stops the attack, the limit's counter must show it.
+ * sockets that claim a 1 MB CONNECT and send nothing more, partial CONNECTs past the pooled buffer memory, a
+ * wrong-password CONNECT storm, packets over 2 MiB in every threading mode, and a QoS 1 subscriber that never reads.
+ * After each attack the broker must be alive, have counted no unexpected error, serve a normal Eclipse Paho client
+ * (connect, subscribe, QoS 1 publish, receive) and have stayed within its memory budget; where a limit stops the
+ * attack, the limit's counter must show it.
  * <p>
  * The memory budget is on the broker's peak resident set ({@code VmHWM}, so a peak between two looks is not
  * missed): {@value #RSS_BUDGET_MIB} MiB for a {@code -Xmx256m} broker with default sizes. The heap may take all of
@@ -373,6 +374,42 @@ class HostileClientTest
         System.out.printf("claimed-length sockets: %d closed by the connect timeout, peak RSS %d MiB over the " +
             "baseline%n", broker.counter(BrokerCounters.CONNECT_TIMEOUTS) - timeoutsBefore, growth / MIB);
         assertBrokerHealthy(rssBudget(maxPacketSize));
+    }
+
+    @Test
+    @Timeout(value = 90, unit = TimeUnit.SECONDS)
+    @DisplayName("400 sockets each sending all but the end of a 60 KB CONNECT, more than the broker's 16 MiB of " +
+        "pooled buffer memory: those whose buffer cannot be taken are closed and counted, the broker serves on")
+    void partialConnectsPastThePooledMemory() throws Exception
+    {
+        final long pooledLimit = 16 * MIB;
+        final ForkedBroker.Launch launch = ForkedBroker.launch(directory, List.of("env",
+            "JAVA_TOOL_OPTIONS=-Dio.netty.tryReflectionSetAccessible=true -Dio.netty.maxDirectMemory=" + pooledLimit));
+        broker = launch.broker();
+        assertThat(broker).as("started; its output:%n%s", launch.output()).isNotNull();
+        final int sockets = 400;
+        final byte[] connect = RawClient.connect("partial", "user", "x".repeat(60_000)); // within --max-connect-size
+        final byte[] partial = Arrays.copyOf(connect, connect.length - 100);
+        assertThat((long)sockets * partial.length).as("more than the pooled memory").isGreaterThan(pooledLimit);
+        final List<RawClient> partials = new ArrayList<>();
+        for (int i = 0; i < sockets; i++)
+        {
+            final RawClient client = raw();
+            client.send(partial);
+            partials.add(client);
+        }
+        final long deadline = System.currentTimeMillis() + 30_000;
+        while (broker.isAlive() && broker.counter(BrokerCounters.BUFFER_MEMORY_CLOSED) == 0 &&
+            System.currentTimeMillis() < deadline)
+        {
+            Thread.sleep(50); // polled: the broker reads the sockets at its own pace
+        }
+        assertThat(broker.isAlive()).as("alive%n%s", diagnostics()).isTrue();
+        final long closed = broker.counter(BrokerCounters.BUFFER_MEMORY_CLOSED);
+        assertThat(closed).as("connections ended for want of buffer memory%n%s", diagnostics()).isPositive();
+        System.out.printf("partial CONNECTs past the pooled memory: %d of %d closed for want of buffer memory%n",
+            closed, sockets);
+        assertBrokerHealthy(rssBudget(DEFAULTS.limits().maxPacketSize()));
     }
 
     // ---------------------------------------------------------------------------------------------------------

@@ -134,6 +134,11 @@ public final class BrokerCounters
     public static final int RETAINED_SOURCE_REFUSED = 78;
     /** Messages not sent to a client: their topic is not under its listener's mount point. */
     public static final int OUTSIDE_MOUNT_POINT = 79;
+    /**
+     * Connections ended because a buffer they needed could not be taken: the pooled buffers' direct memory was spent
+     * (netty's limit), by many clients' partial packets or unread deliveries together. Only that connection ends.
+     */
+    public static final int BUFFER_MEMORY_CLOSED = 80;
 
     private static final String[] NAMES =
     {
@@ -194,7 +199,8 @@ public final class BrokerCounters
         "requests refused (max-client-session-memory)",
         "CONNECTs refused (allow-zero-length-clientid, clientid-prefixes)",
         "retained messages not sent (check-retain-source)",
-        "messages not sent (outside the client's mount_point)"
+        "messages not sent (outside the client's mount_point)",
+        "connections closed (no buffer memory left)"
     };
 
     private final CountersFile file;
