@@ -3,6 +3,7 @@ package io.ringmq.transport;
 import io.ringmq.pipeline.IngressEvent;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.ReasonCode;
+import org.agrona.CloseHelper;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.EpochClock;
 import org.agrona.concurrent.ManyToOneConcurrentLinkedQueue;
@@ -81,7 +82,16 @@ final class ConnectionCloser implements ConnectionWriter.Closer, ConnectionTimer
         connection.closed = true;
         timers.onClosed(connection);
         connection.key.cancel();
-        connection.layer.close();
+        try
+        {
+            connection.layer.close();
+        }
+        catch (final OutOfMemoryError | RuntimeException ex)
+        {
+            // a layer that could not finish its close (a buffer for a last frame): the socket closes all the same,
+            // and what the connection holds is given back below
+            CloseHelper.quietClose(connection.key.channel());
+        }
         reader.release(connection);
         writer.release(connection);
         connections.remove(connection.id);

@@ -105,7 +105,15 @@ final class InboundBuffers
         {
             final int rest = in.readableBytes();
             final ByteBuf own = null != carried ? carried : Buffers.allocate(Math.max(Buffers.INITIAL_CAPACITY, rest));
-            own.writeBytes(in, rest); // grows a carried buffer when the rest is longer than it was
+            try
+            {
+                own.writeBytes(in, rest); // grows a carried buffer when the rest is longer than it was
+            }
+            catch (final OutOfMemoryError ex)
+            {
+                own.release(); // no longer anyone's: the connection still holds the scratch buffer, and ends
+                throw ex;
+            }
             connection.in = own;
             idle.use(connection);
         }

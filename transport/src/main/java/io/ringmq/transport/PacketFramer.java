@@ -154,7 +154,9 @@ final class PacketFramer implements PausedConnections.Retry
         if (connection.hashing)
         {
             // its CONNECT waits for the credential workers' verdict, which frames it again: what is read behind it
-            // meanwhile (bytes at a time, up to the hashing buffer's limit) is only kept, never decoded again
+            // meanwhile (bytes at a time, up to the hashing buffer's limit) is only kept, never decoded again; past
+            // that limit it is not read (nor is its socket watched) until the verdict
+            connection.updateInterest();
             return 0;
         }
         int handed = 0;

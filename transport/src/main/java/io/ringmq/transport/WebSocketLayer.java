@@ -163,17 +163,18 @@ final class WebSocketLayer implements SocketLayer, WebSocketFrameDecoder.Handler
             return;
         }
         closed = true;
-        if (state == OPEN)
-        {
-            sendClose(WebSocketFrameDecoder.CLOSE_NORMAL);
-        }
         try
         {
+            if (state == OPEN)
+            {
+                sendClose(WebSocketFrameDecoder.CLOSE_NORMAL);
+            }
             drain();
         }
-        catch (final IOException ignore)
+        catch (final IOException | OutOfMemoryError ignore)
         {
-            // best effort: the socket closes anyway
+            // best effort, the close frame too (no buffer for it when the pooled memory is spent): the socket closes
+            // anyway
         }
         state = ENDED;
         below.close();
