@@ -66,14 +66,6 @@ final class EnhancedAuthentication
     }
 
     /**
-     * @return the bytes kept for the exchanges under way (tests).
-     */
-    long keptBytes()
-    {
-        return keptBytes;
-    }
-
-    /**
      * @return whether a CONNECT asks for enhanced authentication.
      */
     static boolean asks(final ConnectFlyweight connect)
