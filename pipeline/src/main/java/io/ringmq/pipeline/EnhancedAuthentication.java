@@ -1,5 +1,6 @@
 package io.ringmq.pipeline;
 
+import io.ringmq.pipeline.auth.AddressKeys;
 import io.ringmq.pipeline.auth.AuthExchange;
 import io.ringmq.pipeline.auth.AuthMethods;
 import io.ringmq.pipeline.status.BrokerCounters;
@@ -10,6 +11,7 @@ import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.PropertyId;
 import io.ringmq.protocol.ReasonCode;
 import io.ringmq.protocol.Slice;
+import org.agrona.collections.Long2LongHashMap;
 import org.agrona.collections.Long2ObjectHashMap;
 
 /**
@@ -41,11 +43,15 @@ final class EnhancedAuthentication
     private long keptBytes;
     /** The most {@link #keptBytes} may reach: a quarter of {@code --max-session-memory} ({@link #keptLimit}). */
     private long keptLimit = Long.MAX_VALUE;
+    /** Of {@link #keptBytes}, what the exchanges of each limited address hold ({@link IngressEvent#addressKey}). */
+    private final Long2LongHashMap keptByAddress = new Long2LongHashMap(0);
     /** Connections admitted by an exchange: method and user, for a re-authentication. */
     private final Long2ObjectHashMap<Admitted> admitted = new Long2ObjectHashMap<>();
 
     /** What an exchange under way holds besides its CONNECT's bytes: its entry, its exchange's state. */
     static final int KEPT_ALLOWANCE = 256;
+    /** One address's exchanges may hold at most this share of {@link #keptLimit}: 1/16. */
+    static final int ADDRESS_SHARES = 16;
 
     EnhancedAuthentication(final AuthMethods methods, final BrokerCounters counters, final Admission admission)
     {
@@ -58,7 +64,9 @@ final class EnhancedAuthentication
      * The most the CONNECTs kept for exchanges under way may hold together: clients no one has authenticated yet,
      * each able to send a CONNECT of {@code --max-connect-size} and keep it here for the connect timeout, would
      * otherwise fill the heap. Past it a CONNECT asking for enhanced authentication is refused with 0x97 (counted
-     * as refused by {@code --max-session-memory}, a quarter of which it is).
+     * as refused by {@code --max-session-memory}, a quarter of which it is). The exchanges of one limited address
+     * hold at most a sixteenth of it ({@link #ADDRESS_SHARES}), so the sockets of one host that never answer cannot
+     * hold it all and lock every other client out of enhanced authentication until the connect timeout.
      */
     void keptLimit(final long bytes)
     {
@@ -87,7 +95,9 @@ final class EnhancedAuthentication
             event.authCode = ReasonCode.BAD_AUTHENTICATION_METHOD;
             return;
         }
-        if (keptBytes + event.packetLength + KEPT_ALLOWANCE > keptLimit)
+        final long bytes = event.packetLength + KEPT_ALLOWANCE;
+        if (keptBytes + bytes > keptLimit || (event.addressKey != AddressKeys.NONE &&
+            keptByAddress.get(event.addressKey) + bytes > keptLimit / ADDRESS_SHARES))
         {
             counters.increment(BrokerCounters.SESSION_MEMORY_REFUSED);
             event.authCode = ReasonCode.QUOTA_EXCEEDED;
@@ -95,8 +105,8 @@ final class EnhancedAuthentication
         }
         final byte[] connectBytes = new byte[event.packetLength];
         event.packet.getBytes(0, connectBytes);
-        step(event, new Pending(exchange, method, connectBytes, event.maxQos, event.mountPoint, null),
-            connect.properties());
+        step(event, new Pending(exchange, method, connectBytes, event.maxQos, event.mountPoint, null,
+            event.addressKey), connect.properties());
     }
 
     /**
@@ -125,7 +135,8 @@ final class EnhancedAuthentication
             connected.method.equals(method))
         {
             // the same method as the CONNECT's [MQTT-4.12.1-1]; the same user, checked at its end
-            step(event, new Pending(methods.newExchange(method), method, null, 2, null, connected.user), properties);
+            step(event, new Pending(methods.newExchange(method), method, null, 2, null, connected.user,
+                AddressKeys.NONE), properties);
             return;
         }
         if (null != current && null != current.connect)
@@ -206,6 +217,10 @@ final class EnhancedAuthentication
         let(connectionId);
         pending.put(connectionId, exchange);
         keptBytes += kept(exchange);
+        if (exchange.addressKey != AddressKeys.NONE)
+        {
+            keptByAddress.put(exchange.addressKey, keptByAddress.get(exchange.addressKey) + kept(exchange));
+        }
     }
 
     /**
@@ -217,6 +232,18 @@ final class EnhancedAuthentication
         if (null != ended)
         {
             keptBytes -= kept(ended);
+            if (ended.addressKey != AddressKeys.NONE)
+            {
+                final long left = keptByAddress.get(ended.addressKey) - kept(ended);
+                if (left > 0)
+                {
+                    keptByAddress.put(ended.addressKey, left);
+                }
+                else
+                {
+                    keptByAddress.remove(ended.addressKey); // the table holds only addresses with exchanges
+                }
+            }
         }
     }
 
@@ -247,11 +274,11 @@ final class EnhancedAuthentication
     }
 
     /**
-     * An exchange under way: of a CONNECT (kept until it ends, with the highest QoS its connection may use and its
-     * mount point) or of a re-authentication (the user it must keep).
+     * An exchange under way: of a CONNECT (kept until it ends, with the highest QoS its connection may use, its
+     * mount point and what its client's address counts as) or of a re-authentication (the user it must keep).
      */
     private record Pending(AuthExchange exchange, String method, byte[] connect, int maxQos, byte[] mountPoint,
-        String reauthenticating)
+        String reauthenticating, long addressKey)
     {
     }
 

@@ -147,6 +147,13 @@ public final class IngressEvent
      */
     public long credentialVerdict = io.ringmq.pipeline.auth.CredentialRequest.NO_VERDICT;
     /**
+     * A CONNECT asking for enhanced authentication: what its client's address counts as
+     * ({@link io.ringmq.pipeline.auth.AddressKeys}) for the share of the kept CONNECTs one address may hold, set by
+     * the I/O agent; {@link io.ringmq.pipeline.auth.AddressKeys#NONE} when its address is not limited (loopback
+     * without {@code --limit-loopback}) or not known.
+     */
+    public long addressKey = io.ringmq.pipeline.auth.AddressKeys.NONE;
+    /**
      * A CONNECT of one of the broker's own bridges, from its loopback listener (only the I/O agent sets it): admitted
      * as {@link AccessRules#BRIDGE_USER}, which no other connection may be.
      */
@@ -359,6 +366,7 @@ public final class IngressEvent
         located = false;
         authCode = AUTH_UNDECIDED;
         credentialVerdict = io.ringmq.pipeline.auth.CredentialRequest.NO_VERDICT; // fail closed on slot reuse
+        addressKey = io.ringmq.pipeline.auth.AddressKeys.NONE;
         bridge = false;
         authDataLength = NONE;
         aclVerdict = ACL_UNDECIDED;

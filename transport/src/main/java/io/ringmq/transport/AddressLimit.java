@@ -1,5 +1,7 @@
 package io.ringmq.transport;
 
+import io.ringmq.pipeline.auth.AddressKeys;
+
 import java.net.InetAddress;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiFunction;
@@ -9,18 +11,18 @@ import java.util.function.BiFunction;
  * The {@link Acceptor} adds at accept, an I/O agent when a PROXY header names the client (any agent's thread); a
  * close on any agent takes one away. Each change is atomic on that address's entry (a compare-and-set loop to add,
  * {@link ConcurrentHashMap#computeIfPresent} to take away), and an entry goes when its count reaches zero, so the
- * map holds only addresses with connections. An IPv6 address counts by its /64, what one host is usually given (and
- * what the password back-off counts by): a host that takes a new address of its /64 for each connection still gets
- * only its share. Loopback addresses are exempt unless {@code --limit-loopback}:
+ * map holds only addresses with connections. Addresses count by {@link AddressKeys} (an IPv6 address by its /64, as
+ * the password back-off counts): a host that takes a new address of its /64 for each connection still gets only its
+ * share. Loopback addresses are exempt unless {@code --limit-loopback}:
  * local benchmarks and sidecars dial from loopback.
  */
 final class AddressLimit
 {
-    private final ConcurrentHashMap<InetAddress, Integer> counts = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Long, Integer> counts = new ConcurrentHashMap<>();
     /** A reload changes them on the acceptor's thread; read by any agent's. */
     private volatile int maxPerAddress;
     private volatile boolean limitLoopback;
-    private final BiFunction<InetAddress, Integer, Integer> releaseOne = (address, count) -> count <= 1 ? null : count - 1;
+    private final BiFunction<Long, Integer, Integer> releaseOne = (address, count) -> count <= 1 ? null : count - 1;
 
     AddressLimit(final int maxPerAddress, final boolean limitLoopback)
     {
@@ -44,7 +46,7 @@ final class AddressLimit
      */
     boolean tryAcquire(final InetAddress client)
     {
-        final InetAddress address = keyOf(client);
+        final Long address = AddressKeys.of(client);
         final int max = maxPerAddress;
         while (true)
         {
@@ -76,7 +78,7 @@ final class AddressLimit
      */
     void release(final InetAddress address)
     {
-        counts.computeIfPresent(keyOf(address), releaseOne);
+        counts.computeIfPresent(AddressKeys.of(address), releaseOne);
     }
 
     /**
@@ -84,38 +86,8 @@ final class AddressLimit
      */
     int count(final InetAddress address)
     {
-        final Integer count = counts.get(keyOf(address));
+        final Integer count = counts.get(AddressKeys.of(address));
         return null == count ? 0 : count;
-    }
-
-    /**
-     * @return what an address is counted under: an IPv4 address itself, an IPv6 address its /64 (the rest zero).
-     */
-    static InetAddress keyOf(final InetAddress address)
-    {
-        if (!(address instanceof java.net.Inet6Address))
-        {
-            return address;
-        }
-        final byte[] bytes = address.getAddress();
-        boolean hostBits = false;
-        for (int i = 8; i < bytes.length; i++)
-        {
-            hostBits |= bytes[i] != 0;
-            bytes[i] = 0;
-        }
-        if (!hostBits && ((java.net.Inet6Address)address).getScopeId() == 0)
-        {
-            return address; // already its /64
-        }
-        try
-        {
-            return InetAddress.getByAddress(bytes);
-        }
-        catch (final java.net.UnknownHostException ex)
-        {
-            throw new IllegalStateException(ex); // sixteen bytes always make an address
-        }
     }
 
     /**

@@ -3,6 +3,7 @@ package io.ringmq.transport;
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.IngressEvent;
 import io.ringmq.pipeline.ListenerSettings;
+import io.ringmq.pipeline.auth.AddressKeys;
 import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.auth.CredentialRequest;
 import io.ringmq.pipeline.auth.CredentialWorkers;
@@ -233,7 +234,8 @@ final class InboundConnects
             }
         }
         if (!ingress.connect(connection.id, version, connection.loopback, handed, handedLength,
-            connection.credentialVerdict, connection.maxQos, connection.mountPoint, null != bridgeSecret))
+            connection.credentialVerdict, connection.maxQos, connection.mountPoint, null != bridgeSecret,
+            CredentialRequest.asksMethod(connect) ? exchangeAddressKey(connection) : AddressKeys.NONE))
         {
             return false;
         }
@@ -271,6 +273,18 @@ final class InboundConnects
             connection.updateInterest();
             connection.credentialVerdict = Authenticator.verdictOf(ReasonCode.V3_SERVER_UNAVAILABLE);
         }
+    }
+
+    /**
+     * @return what the client's address counts as for the share of the CONNECTs kept for enhanced authentications
+     * one address may hold ({@link IngressEvent#addressKey}): exempt ({@link AddressKeys#NONE}) where
+     * {@code --max-connections-per-address} exempts it, loopback without {@code --limit-loopback}.
+     */
+    private static long exchangeAddressKey(final Connection connection)
+    {
+        final InetAddress address = remoteAddress(connection);
+        return null != connection.addressLimit && connection.addressLimit.applies(address) ?
+            AddressKeys.of(address) : AddressKeys.NONE;
     }
 
     /**

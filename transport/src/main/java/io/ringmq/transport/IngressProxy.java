@@ -4,6 +4,7 @@ import com.lmax.disruptor.InsufficientCapacityException;
 import com.lmax.disruptor.RingBuffer;
 import io.ringmq.pipeline.IngressEvent;
 import io.ringmq.pipeline.MessageLog;
+import io.ringmq.pipeline.auth.AddressKeys;
 import io.ringmq.pipeline.auth.CredentialRequest;
 import io.ringmq.protocol.PacketType;
 import io.ringmq.protocol.PublishFlyweight;
@@ -84,7 +85,7 @@ final class IngressProxy
         final DirectBuffer bytes, final int length)
     {
         return hand(connectionId, version, loopback, packetType, bytes, length, CredentialRequest.NO_VERDICT, 2, null,
-            null, false, false);
+            null, false, false, AddressKeys.NONE);
     }
 
     /**
@@ -104,18 +105,21 @@ final class IngressProxy
     boolean connect(final long connectionId, final int version, final boolean loopback, final DirectBuffer bytes,
         final int length, final long credentialVerdict, final int maxQos, final byte[] mountPoint)
     {
-        return connect(connectionId, version, loopback, bytes, length, credentialVerdict, maxQos, mountPoint, false);
+        return connect(connectionId, version, loopback, bytes, length, credentialVerdict, maxQos, mountPoint, false,
+            AddressKeys.NONE);
     }
 
     /**
      * As {@link #connect(long, int, boolean, DirectBuffer, int, long, int, byte[])}; {@code bridge}: a CONNECT of the
-     * broker's own bridge, from its loopback listener ({@link IngressEvent#bridge}).
+     * broker's own bridge, from its loopback listener ({@link IngressEvent#bridge}); {@code addressKey}: what its
+     * client's address counts as, for an enhanced authentication ({@link IngressEvent#addressKey}).
      */
     boolean connect(final long connectionId, final int version, final boolean loopback, final DirectBuffer bytes,
-        final int length, final long credentialVerdict, final int maxQos, final byte[] mountPoint, final boolean bridge)
+        final int length, final long credentialVerdict, final int maxQos, final byte[] mountPoint, final boolean bridge,
+        final long addressKey)
     {
         return hand(connectionId, version, loopback, PacketType.CONNECT, bytes, length, credentialVerdict, maxQos,
-            mountPoint, null, false, bridge);
+            mountPoint, null, false, bridge, addressKey);
     }
 
     /**
@@ -129,12 +133,13 @@ final class IngressProxy
         final int length, final PublishFlyweight layout)
     {
         return hand(connectionId, version, loopback, PacketType.PUBLISH, bytes, length, CredentialRequest.NO_VERDICT,
-            2, null, layout, batching && batchCopies, false);
+            2, null, layout, batching && batchCopies, false, AddressKeys.NONE);
     }
 
     private boolean hand(final long connectionId, final int version, final boolean loopback, final int packetType,
         final DirectBuffer bytes, final int length, final long credentialVerdict, final int maxQos,
-        final byte[] mountPoint, final PublishFlyweight layout, final boolean defer, final boolean bridge)
+        final byte[] mountPoint, final PublishFlyweight layout, final boolean defer, final boolean bridge,
+        final long addressKey)
     {
         if (!pendingEnds.isEmpty())
         {
@@ -172,6 +177,7 @@ final class IngressProxy
         event.ingressNs = nowNs;
         event.credentialVerdict = credentialVerdict;
         event.bridge = bridge;
+        event.addressKey = addressKey;
         event.maxQos = maxQos;
         event.mountPoint = mountPoint;
         if (defer && logEnd >= 0)

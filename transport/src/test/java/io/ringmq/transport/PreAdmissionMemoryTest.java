@@ -160,4 +160,53 @@ class PreAdmissionMemoryTest
         assertThat(password.readPacket(10_000)).isEqualTo(PacketType.CONNACK);
         assertThat(password.decoder().connack().reasonCode()).as("a password CONNECT keeps nothing there").isZero();
     }
+
+    @Test
+    @DisplayName("the exchanges of one address hold at most a sixteenth of the kept CONNECTs' bound: past it that " +
+        "address gets CONNACK 0x97, counted, while a client from another address (behind a PROXY listener) and one " +
+        "from loopback (exempt without --limit-loopback) still start exchanges")
+    void oneAddressHoldsASixteenthOfTheKeptConnects() throws Exception
+    {
+        final long sessionMemory = 1_600_000; // the bound: 400,000 bytes; one address's share: 25,000
+        final int padding = 4_000;
+        start(context ->
+        {
+            context.addListener(new io.ringmq.pipeline.ListenerSettings(0, "127.0.0.1")
+                .proxyProtocol(io.ringmq.pipeline.ListenerSettings.ProxyProtocol.V1));
+            return context.memory(m -> m.maxSessionMemory(sessionMemory));
+        });
+        final int proxied = broker.broker().ports()[1];
+        final int fit = (int)(sessionMemory / 4 / 16 / (padding + 100 + 256));
+        for (int i = 0; i < fit; i++)
+        {
+            final RawClient client = proxiedClient(proxied, "203.0.113.1");
+            client.send(scramConnect("first-" + i, padding));
+            assertThat(client.readPacket(5_000)).as("exchange %d under way", i).isEqualTo(PacketType.AUTH);
+        }
+        final long refused = broker.counters().get(BrokerCounters.SESSION_MEMORY_REFUSED);
+        final RawClient past = proxiedClient(proxied, "203.0.113.1");
+        past.send(scramConnect("past", padding));
+        assertThat(past.readPacket(5_000)).as("no exchange past the address's share").isEqualTo(PacketType.CONNACK);
+        assertThat(past.decoder().connack().reasonCode()).isEqualTo(ReasonCode.QUOTA_EXCEEDED);
+        assertThat(broker.counters().get(BrokerCounters.SESSION_MEMORY_REFUSED)).isEqualTo(refused + 1);
+
+        final RawClient other = proxiedClient(proxied, "203.0.113.2");
+        other.send(scramConnect("other", padding));
+        assertThat(other.readPacket(5_000)).as("another address starts its exchange").isEqualTo(PacketType.AUTH);
+        final RawClient local = client();
+        local.send(scramConnect("local", padding));
+        assertThat(local.readPacket(5_000)).as("loopback is exempt").isEqualTo(PacketType.AUTH);
+    }
+
+    /**
+     * @return a client of the PROXY listener on {@code port} whose header names {@code address}.
+     */
+    private RawClient proxiedClient(final int port, final String address) throws Exception
+    {
+        final RawClient proxied = new RawClient(port).v5();
+        clients.add(proxied);
+        proxied.send(("PROXY TCP4 " + address + " 127.0.0.1 51000 1883\r\n")
+            .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        return proxied;
+    }
 }

@@ -1,6 +1,5 @@
 package io.ringmq.pipeline.auth;
 
-import java.net.InetAddress;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -108,20 +107,6 @@ final class AddressBackoff
         final State made = new State(nowMs, backoffMs);
         states.put(key, made);
         return made;
-    }
-
-    /**
-     * @return the key an address is counted under: an IPv4 address whole, an IPv6 address by its /64.
-     */
-    static long keyOf(final InetAddress address)
-    {
-        final byte[] bytes = address.getAddress();
-        long key = 0;
-        for (int i = 0; i < Math.min(8, bytes.length); i++)
-        {
-            key = (key << 8) | (bytes[i] & 0xFF);
-        }
-        return bytes.length == 4 ? key | (1L << 40) : key; // IPv4 kept apart from the IPv6 prefixes that would alias
     }
 
     /**

@@ -109,7 +109,7 @@ public final class CredentialWorkers implements AutoCloseable
         {
             return false;
         }
-        final boolean backingOff = backoff.isBackingOff(AddressBackoff.keyOf(address), System.currentTimeMillis());
+        final boolean backingOff = backoff.isBackingOff(AddressKeys.of(address), System.currentTimeMillis());
         if (backingOff)
         {
             counters.increment(BrokerCounters.AUTH_RATE_LIMITED);
@@ -127,7 +127,7 @@ public final class CredentialWorkers implements AutoCloseable
         {
             return;
         }
-        if (backoff.failed(AddressBackoff.keyOf(address), System.currentTimeMillis(), null))
+        if (backoff.failed(AddressKeys.of(address), System.currentTimeMillis(), null))
         {
             counters.increment(BrokerCounters.AUTH_BACKOFFS);
         }
@@ -183,7 +183,7 @@ public final class CredentialWorkers implements AutoCloseable
     private void verify(final CredentialRequest request)
     {
         final boolean limited = null != request.address && (!request.loopback || !settings.exemptLoopback());
-        final long key = limited ? AddressBackoff.keyOf(request.address) : 0;
+        final long key = limited ? AddressKeys.of(request.address) : 0;
         final long nowMs = System.currentTimeMillis();
         if (limited && backoff.isBackingOff(key, nowMs))
         {

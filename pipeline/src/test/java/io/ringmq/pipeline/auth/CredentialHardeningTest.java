@@ -287,12 +287,14 @@ class CredentialHardeningTest
         }
         assertThat(backoff.size()).isEqualTo(1_000);
         assertThat(backoff.takeEvicted()).isEqualTo(999_000);
-        assertThat(AddressBackoff.keyOf(InetAddress.getByName("2001:db8::1")))
-            .as("IPv6 by its /64").isEqualTo(AddressBackoff.keyOf(InetAddress.getByName("2001:db8::ffff:1")));
-        assertThat(AddressBackoff.keyOf(InetAddress.getByName("2001:db8:0:1::1")))
-            .isNotEqualTo(AddressBackoff.keyOf(InetAddress.getByName("2001:db8::1")));
-        assertThat(AddressBackoff.keyOf(InetAddress.getByName("10.0.0.1")))
-            .isNotEqualTo(AddressBackoff.keyOf(InetAddress.getByName("10.0.0.2")));
+        assertThat(AddressKeys.of(InetAddress.getByName("2001:db8::1")))
+            .as("IPv6 by its /64").isEqualTo(AddressKeys.of(InetAddress.getByName("2001:db8::ffff:1")));
+        assertThat(AddressKeys.of(InetAddress.getByName("2001:db8:0:1::1")))
+            .isNotEqualTo(AddressKeys.of(InetAddress.getByName("2001:db8::1")));
+        assertThat(AddressKeys.of(InetAddress.getByName("10.0.0.1")))
+            .isNotEqualTo(AddressKeys.of(InetAddress.getByName("10.0.0.2")));
+        assertThat(AddressKeys.of(InetAddress.getByName("8000::1"))).as("no address's key means none")
+            .isNotEqualTo(AddressKeys.NONE);
         final AddressBackoff off = new AddressBackoff(new CredentialSettings().maxFailures(0).conclude());
         for (int i = 0; i < 100; i++)
         {
