@@ -160,7 +160,19 @@ final class ForkedBroker implements AutoCloseable
             return new Launch(null, process.isAlive() ? -1 : process.exitValue(), output.toString());
         }
         return new Launch(new ForkedBroker(process, directory, options, countersDir, output,
-            Integer.parseInt(listening.substring(listening.lastIndexOf(':') + 1).strip())), -1, output.toString());
+            firstPort(listening)), -1, output.toString());
+    }
+
+    /**
+     * @return the port of the first listener the "listening on" line names: the main one ({@code --port}), before
+     * any {@code --listener}.
+     */
+    static int firstPort(final String listening)
+    {
+        final String listeners = listening.substring(listening.indexOf("listening on ") + "listening on ".length());
+        final int comma = listeners.indexOf(',');
+        final String first = (comma < 0 ? listeners : listeners.substring(0, comma)).strip();
+        return Integer.parseInt(first.substring(first.lastIndexOf(':') + 1));
     }
 
     /**
