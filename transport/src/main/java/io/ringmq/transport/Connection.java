@@ -48,6 +48,8 @@ final class Connection
      * lent as {@code in} while they are processed and never released here.
      */
     ByteBuf in;
+    /** What {@link #in} holds as counted among the partial packets of connections not admitted yet (InboundBuffers). */
+    int unadmittedBytes;
     /**
      * Bytes the socket has not taken yet, taken from the pool when staged bytes ({@link SmallWrites}) were not all
      * taken or a packet could not be staged; given back as {@link #in}.

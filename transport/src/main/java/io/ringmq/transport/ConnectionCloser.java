@@ -107,9 +107,20 @@ final class ConnectionCloser implements ConnectionWriter.Closer, ConnectionTimer
     @Override
     public void outOfBufferMemory(final Connection connection)
     {
+        closeCounted(connection, BrokerCounters.BUFFER_MEMORY_CLOSED);
+    }
+
+    @Override
+    public void pastUnadmittedShare(final Connection connection)
+    {
+        closeCounted(connection, BrokerCounters.UNADMITTED_MEMORY_CLOSED);
+    }
+
+    private void closeCounted(final Connection connection, final int counter)
+    {
         if (!connection.closed)
         {
-            counters.increment(BrokerCounters.BUFFER_MEMORY_CLOSED);
+            counters.increment(counter);
             close(connection, IngressEvent.CONNECTION_LOST);
         }
     }

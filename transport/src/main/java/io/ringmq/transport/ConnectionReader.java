@@ -92,7 +92,11 @@ final class ConnectionReader
             }
             if (read == 0)
             {
-                buffers.keepRest(connection); // gives the scratch buffer back
+                if (!buffers.keepRest(connection)) // gives the scratch buffer back
+                {
+                    closer.pastUnadmittedShare(connection);
+                    return 1;
+                }
             }
             else
             {

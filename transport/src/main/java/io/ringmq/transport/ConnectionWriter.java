@@ -50,6 +50,15 @@ final class ConnectionWriter
         }
 
         /**
+         * A connection not admitted yet would hold more of the pooled memory than such connections share
+         * ({@link InboundBuffers}): it ends now, with nothing more sent.
+         */
+        default void pastUnadmittedShare(final Connection connection)
+        {
+            close(connection, IngressEvent.CONNECTION_LOST);
+        }
+
+        /**
          * Ends a connection for a reason: an MQTT 5.0 client is sent a DISCONNECT with that reason code first
          * [MQTT-4.13.1-1], a 3.1.1 client is just closed. Either way the end event carries the reason.
          */

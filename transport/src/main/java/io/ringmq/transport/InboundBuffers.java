@@ -10,7 +10,11 @@ import io.netty.buffer.ByteBuf;
  * processed.
  * <p>
  * Memory follows the bytes that arrived, never the length a header claims: a connection's own buffer grows only as
- * bytes are read.
+ * bytes are read. The own buffers of connections not admitted yet (no CONNACK accepted them) that hold more than
+ * {@link #CARRY_LENGTH} bytes, a partial CONNECT or what waits behind one, hold together at most their share of the
+ * pooled memory ({@link #unadmittedLimitBytes}): past it such a connection ends, so clients no one has
+ * authenticated, each sending all but the end of a large CONNECT, cannot spend the pool that admitted clients and
+ * small CONNECTs need.
  */
 final class InboundBuffers
 {
@@ -38,10 +42,28 @@ final class InboundBuffers
     private Connection carriedFor;
     private ByteBuf carriedFrom;
     private final IdleBuffers idle;
+    /** The most {@link #unadmittedBytes} may reach on this agent. */
+    private final long unadmittedLimitBytes;
+    /** What the own buffers of this agent's connections not admitted yet hold ({@link Connection#unadmittedBytes}). */
+    private long unadmittedBytes;
 
-    InboundBuffers(final IdleBuffers idle)
+    /**
+     * @param unadmittedLimitBytes the most the own buffers of this agent's connections not admitted yet may hold
+     *                             together, counted while each holds more than {@link #CARRY_LENGTH} bytes.
+     */
+    InboundBuffers(final IdleBuffers idle, final long unadmittedLimitBytes)
     {
         this.idle = idle;
+        this.unadmittedLimitBytes = unadmittedLimitBytes;
+    }
+
+    /**
+     * @return this agent's share of the pooled memory for the partial packets of connections not admitted yet: a
+     * quarter of netty's limit, split between the I/O agents.
+     */
+    static long unadmittedShare(final long pooledLimitBytes, final int agents)
+    {
+        return pooledLimitBytes / 4 / Math.max(1, agents);
     }
 
     /**
@@ -83,8 +105,47 @@ final class InboundBuffers
      * After processing: bytes left over (a partial packet, or packets held while the connection waits) move from
      * the scratch buffer into a pooled buffer of their own; an emptied one of its own stays for the next read until
      * {@link IdleBuffers} finds it unused. An idle connection holds none.
+     *
+     * @return false when the connection is not admitted yet and what its own buffer holds would take this agent's
+     * unadmitted connections past {@link #unadmittedLimitBytes}: the caller ends it (its buffer is given back with it).
      */
-    void keepRest(final Connection connection)
+    boolean keepRest(final Connection connection)
+    {
+        keep(connection);
+        return counted(connection);
+    }
+
+    /**
+     * Counts what a connection's own buffer holds while it is not admitted and holds more than
+     * {@link #CARRY_LENGTH} bytes (a partial CONNECT, or what waits behind its CONNECT), and stops counting it
+     * once it is admitted or holds less.
+     *
+     * @return false when counting more of it would pass {@link #unadmittedLimitBytes} (nothing more counted).
+     */
+    private boolean counted(final Connection connection)
+    {
+        final ByteBuf in = connection.in;
+        final int held = null != in && connection.connack != Connection.CONNACK_ACCEPTED &&
+            in.readableBytes() > CARRY_LENGTH ? in.capacity() : 0;
+        final int before = connection.unadmittedBytes;
+        if (held > before && unadmittedBytes + held - before > unadmittedLimitBytes)
+        {
+            return false;
+        }
+        unadmittedBytes += held - before;
+        connection.unadmittedBytes = held;
+        return true;
+    }
+
+    /**
+     * @return what the own buffers of this agent's connections not admitted yet hold, as counted (tests).
+     */
+    long unadmittedBytes()
+    {
+        return unadmittedBytes;
+    }
+
+    private void keep(final Connection connection)
     {
         final ByteBuf in = connection.in;
         final ByteBuf carried = takeCarried(connection);
@@ -148,6 +209,8 @@ final class InboundBuffers
         final ByteBuf in = connection.in;
         final ByteBuf carried = takeCarried(connection);
         connection.in = null;
+        unadmittedBytes -= connection.unadmittedBytes;
+        connection.unadmittedBytes = 0;
         if (null != in && in != scratch)
         {
             in.release();

@@ -146,7 +146,8 @@ final class IoAgent implements Agent
             this.ingress.packet(IngressEvent.SYSTEM_CONNECTION, MqttVersion.V3_1_1, true, PacketType.PUBLISH, packet,
                 length)) : null;
         this.limits = new LimitReport(counters, LIMIT_REPORT_MS, nowMs);
-        final InboundBuffers inbound = new InboundBuffers(idleBuffers);
+        final InboundBuffers inbound = new InboundBuffers(idleBuffers, InboundBuffers.unadmittedShare(
+            io.netty.util.internal.PlatformDependent.maxDirectMemory(), context.threads().ioThreads()));
         this.framer = new PacketFramer(context, counters, this.ingress, timers, writer, paused, closer, credentials,
             index, inbound);
         this.reader = new ConnectionReader(counters, writer, closer, idleBuffers, inbound, framer);

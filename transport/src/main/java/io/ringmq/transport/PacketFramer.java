@@ -140,7 +140,10 @@ final class PacketFramer implements PausedConnections.Retry
             // even after an unexpected error: the scratch buffer is never left lent (closed: null)
             try
             {
-                buffers.keepRest(connection);
+                if (!buffers.keepRest(connection))
+                {
+                    closer.pastUnadmittedShare(connection); // a partial CONNECT past what unadmitted ones share
+                }
             }
             catch (final OutOfMemoryError ex)
             {

@@ -378,38 +378,129 @@ class HostileClientTest
 
     @Test
     @Timeout(value = 90, unit = TimeUnit.SECONDS)
-    @DisplayName("400 sockets each sending all but the end of a 60 KB CONNECT, more than the broker's 16 MiB of " +
-        "pooled buffer memory: those whose buffer cannot be taken are closed and counted, the broker serves on")
-    void partialConnectsPastThePooledMemory() throws Exception
+    @DisplayName("400 sockets each sending all but the end of a 60 KB CONNECT, 24 MB against the broker's 16 MiB of " +
+        "pooled buffer memory: past a quarter of it those clients, not admitted yet, are closed and counted, no " +
+        "pooled buffer runs out, and a normal client is served while the rest still hang")
+    void partialConnectsPastTheUnadmittedShare() throws Exception
     {
-        final long pooledLimit = 16 * MIB;
-        final ForkedBroker.Launch launch = ForkedBroker.launch(directory, List.of("env",
-            "JAVA_TOOL_OPTIONS=-Dio.netty.tryReflectionSetAccessible=true -Dio.netty.maxDirectMemory=" + pooledLimit));
-        broker = launch.broker();
-        assertThat(broker).as("started; its output:%n%s", launch.output()).isNotNull();
-        final int sockets = 400;
-        final byte[] connect = RawClient.connect("partial", "user", "x".repeat(60_000)); // within --max-connect-size
-        final byte[] partial = Arrays.copyOf(connect, connect.length - 100);
-        assertThat((long)sockets * partial.length).as("more than the pooled memory").isGreaterThan(pooledLimit);
-        final List<RawClient> partials = new ArrayList<>();
-        for (int i = 0; i < sockets; i++)
+        partialConnectsPastTheUnadmittedShare(List.of(), partial ->
         {
             final RawClient client = raw();
             client.send(partial);
+        });
+    }
+
+    @Test
+    @Timeout(value = 90, unit = TimeUnit.SECONDS)
+    @DisplayName("the same over a WebSocket listener: 400 upgraded sockets each sending a binary frame with all but " +
+        "the end of a 60 KB CONNECT are held to a quarter of the pooled memory, and a normal client is served")
+    void partialConnectsOverWebSocketPastTheUnadmittedShare() throws Exception
+    {
+        final int webSocketPort = TestBrokers.freePort();
+        partialConnectsPastTheUnadmittedShare(List.of("--listener", webSocketPort + "@127.0.0.1,protocol=websockets"),
+            partial ->
+            {
+                final java.net.Socket socket = new java.net.Socket("127.0.0.1", webSocketPort);
+                closeables.add(socket);
+                socket.setSoTimeout(10_000);
+                socket.getOutputStream().write(WebSocketLayerTest.request("/mqtt", "Sec-WebSocket-Protocol: mqtt"));
+                assertThat(WebSocketLayerTest.httpResponse(socket.getInputStream())).startsWith("HTTP/1.1 101");
+                socket.getOutputStream().write(WebSocketLayerTest.frame(0x82, partial));
+            });
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    @DisplayName("400 admitted clients each sending all but the end of a 60 KB PUBLISH, more than the broker's 16 MiB " +
+        "of pooled buffer memory: those whose buffer cannot be taken are closed and counted, the broker goes on, " +
+        "and once the others leave a normal client is served")
+    void partialPublishesPastThePooledMemory() throws Exception
+    {
+        broker = pooledBroker(List.of());
+        final int sockets = 400;
+        final byte[] publish = RawClient.publish("partial", new byte[60_000], 1, 1);
+        final byte[] partial = Arrays.copyOf(publish, publish.length - 100);
+        assertThat((long)sockets * partial.length).as("more than the pooled memory").isGreaterThan(POOLED_LIMIT);
+        final List<RawClient> partials = new ArrayList<>();
+        for (int i = 0; i < sockets; i++)
+        {
+            final RawClient client = handshaken("partial-" + i);
+            client.send(partial);
             partials.add(client);
         }
+        final long closed = awaitCounter(BrokerCounters.BUFFER_MEMORY_CLOSED, 1);
+        assertThat(closed).as("connections ended for want of buffer memory%n%s", diagnostics()).isPositive();
+        System.out.printf("%s: %d of %d closed for want of buffer memory%n", testName, closed, sockets);
+        for (final RawClient client : partials)
+        {
+            client.close();
+        }
         final long deadline = System.currentTimeMillis() + 30_000;
-        while (broker.isAlive() && broker.counter(BrokerCounters.BUFFER_MEMORY_CLOSED) == 0 &&
+        while (broker.counter(BrokerCounters.CONNECTIONS_CLOSED) < broker.counter(BrokerCounters.CONNECTIONS_ACCEPTED) &&
             System.currentTimeMillis() < deadline)
+        {
+            Thread.sleep(50); // polled: the broker sees the closes at its own pace
+        }
+        assertThat(broker.counter(BrokerCounters.CONNECTIONS_CLOSED)).as("every partial client gone%n%s", diagnostics())
+            .isEqualTo(broker.counter(BrokerCounters.CONNECTIONS_ACCEPTED));
+        assertBrokerHealthy(rssBudget(DEFAULTS.limits().maxPacketSize()));
+    }
+
+    /** What the pooled buffers may take in the brokers of the tests above (netty's limit). */
+    private static final long POOLED_LIMIT = 16 * MIB;
+
+    /** Opens one socket to the broker and sends {@code partial} on it, kept open. */
+    private interface PartialSender
+    {
+        void send(byte[] partial) throws Exception;
+    }
+
+    private void partialConnectsPastTheUnadmittedShare(final List<String> options, final PartialSender sender)
+        throws Exception
+    {
+        broker = pooledBroker(options);
+        final int sockets = 400;
+        final byte[] connect = RawClient.connect("partial", "user", "x".repeat(60_000)); // within --max-connect-size
+        final byte[] partial = Arrays.copyOf(connect, connect.length - 100);
+        assertThat((long)sockets * partial.length).as("more than the pooled memory").isGreaterThan(POOLED_LIMIT);
+        for (int i = 0; i < sockets; i++)
+        {
+            sender.send(partial);
+        }
+        // each holds at least its partial CONNECT: at most a quarter of the pooled memory's worth are kept
+        final long atLeast = sockets - POOLED_LIMIT / 4 / partial.length;
+        final long closed = awaitCounter(BrokerCounters.UNADMITTED_MEMORY_CLOSED, atLeast);
+        System.out.printf("%s: %d of %d closed past the unadmitted share%n", testName, closed, sockets);
+        assertThat(closed).as("closed past the unadmitted share%n%s", diagnostics()).isGreaterThanOrEqualTo(atLeast);
+        assertThat(broker.counter(BrokerCounters.BUFFER_MEMORY_CLOSED)).as("no pooled buffer ran out%n%s",
+            diagnostics()).isZero();
+        assertBrokerHealthy(rssBudget(DEFAULTS.limits().maxPacketSize())); // a normal client, while the rest hang
+    }
+
+    /**
+     * @return a forked broker whose pooled buffers may take {@link #POOLED_LIMIT} (netty's limit).
+     */
+    private ForkedBroker pooledBroker(final List<String> options) throws Exception
+    {
+        final ForkedBroker.Launch launch = ForkedBroker.launch(directory, List.of("env",
+            "JAVA_TOOL_OPTIONS=-Dio.netty.tryReflectionSetAccessible=true -Dio.netty.maxDirectMemory=" + POOLED_LIMIT),
+            options.toArray(new String[0]));
+        assertThat(launch.broker()).as("started; its output:%n%s", launch.output()).isNotNull();
+        return launch.broker();
+    }
+
+    /**
+     * @return the broker's counter once it reaches {@code atLeast}, or as it is after 30 s (or once the broker exits).
+     */
+    private long awaitCounter(final int counter, final long atLeast) throws Exception
+    {
+        final long deadline = System.currentTimeMillis() + 30_000;
+        while (broker.isAlive() && broker.counter(counter) < atLeast && System.currentTimeMillis() < deadline)
         {
             Thread.sleep(50); // polled: the broker reads the sockets at its own pace
         }
         assertThat(broker.isAlive()).as("alive%n%s", diagnostics()).isTrue();
-        final long closed = broker.counter(BrokerCounters.BUFFER_MEMORY_CLOSED);
-        assertThat(closed).as("connections ended for want of buffer memory%n%s", diagnostics()).isPositive();
-        System.out.printf("partial CONNECTs past the pooled memory: %d of %d closed for want of buffer memory%n",
-            closed, sockets);
-        assertBrokerHealthy(rssBudget(DEFAULTS.limits().maxPacketSize()));
+        return broker.counter(counter);
     }
 
     // ---------------------------------------------------------------------------------------------------------

@@ -139,6 +139,11 @@ public final class BrokerCounters
      * (netty's limit), by many clients' partial packets or unread deliveries together. Only that connection ends.
      */
     public static final int BUFFER_MEMORY_CLOSED = 80;
+    /**
+     * Connections not admitted yet (no CONNACK accepted them) ended because their partial packets would have held
+     * more than such connections share of the pooled buffers (a quarter of netty's limit).
+     */
+    public static final int UNADMITTED_MEMORY_CLOSED = 81;
 
     private static final String[] NAMES =
     {
@@ -200,7 +205,8 @@ public final class BrokerCounters
         "CONNECTs refused (allow-zero-length-clientid, clientid-prefixes)",
         "retained messages not sent (check-retain-source)",
         "messages not sent (outside the client's mount_point)",
-        "connections closed (no buffer memory left)"
+        "connections closed (no buffer memory left)",
+        "connections closed before CONNACK (their share of buffer memory spent)"
     };
 
     private final CountersFile file;
