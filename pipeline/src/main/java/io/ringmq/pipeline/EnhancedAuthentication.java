@@ -50,8 +50,6 @@ final class EnhancedAuthentication
 
     /** What an exchange under way holds besides its CONNECT's bytes: its entry, its exchange's state. */
     static final int KEPT_ALLOWANCE = 256;
-    /** One address's exchanges may hold at most this share of {@link #keptLimit}: 1/16. */
-    static final int ADDRESS_SHARES = 16;
 
     EnhancedAuthentication(final AuthMethods methods, final BrokerCounters counters, final Admission admission)
     {
@@ -65,7 +63,7 @@ final class EnhancedAuthentication
      * each able to send a CONNECT of {@code --max-connect-size} and keep it here for the connect timeout, would
      * otherwise fill the heap. Past it a CONNECT asking for enhanced authentication is refused with 0x97 (counted
      * as refused by {@code --max-session-memory}, a quarter of which it is). The exchanges of one limited address
-     * hold at most a sixteenth of it ({@link #ADDRESS_SHARES}), so the sockets of one host that never answer cannot
+     * hold at most a sixteenth of it ({@link AddressKeys#SHARES}), so the sockets of one host that never answer cannot
      * hold it all and lock every other client out of enhanced authentication until the connect timeout.
      */
     void keptLimit(final long bytes)
@@ -97,7 +95,7 @@ final class EnhancedAuthentication
         }
         final long bytes = event.packetLength + KEPT_ALLOWANCE;
         if (keptBytes + bytes > keptLimit || (event.addressKey != AddressKeys.NONE &&
-            keptByAddress.get(event.addressKey) + bytes > keptLimit / ADDRESS_SHARES))
+            keptByAddress.get(event.addressKey) + bytes > keptLimit / AddressKeys.SHARES))
         {
             counters.increment(BrokerCounters.SESSION_MEMORY_REFUSED);
             event.authCode = ReasonCode.QUOTA_EXCEEDED;

@@ -50,6 +50,8 @@ final class Connection
     ByteBuf in;
     /** What {@link #in} holds as counted among the partial packets of connections not admitted yet (InboundBuffers). */
     int unadmittedBytes;
+    /** While {@link #unadmittedBytes} is counted: what it is counted under for its address's share (InboundBuffers). */
+    long unadmittedKey;
     /**
      * Bytes the socket has not taken yet, taken from the pool when staged bytes ({@link SmallWrites}) were not all
      * taken or a packet could not be staged; given back as {@link #in}.

@@ -1,6 +1,8 @@
 package io.ringmq.transport;
 
 import io.netty.buffer.ByteBuf;
+import io.ringmq.pipeline.auth.AddressKeys;
+import org.agrona.collections.Long2LongHashMap;
 
 /**
  * Where an I/O agent's connections are read into, on the agent's thread: the agent's one scratch buffer, lent to a
@@ -10,11 +12,12 @@ import io.netty.buffer.ByteBuf;
  * processed.
  * <p>
  * Memory follows the bytes that arrived, never the length a header claims: a connection's own buffer grows only as
- * bytes are read. The own buffers of connections not admitted yet (no CONNACK accepted them) that hold more than
- * {@link #CARRY_LENGTH} bytes, a partial CONNECT or what waits behind one, hold together at most their share of the
- * pooled memory ({@link #unadmittedLimitBytes}): past it such a connection ends, so clients no one has
- * authenticated, each sending all but the end of a large CONNECT, cannot spend the pool that admitted clients and
- * small CONNECTs need.
+ * bytes are read. The own buffers of connections not admitted yet (no CONNACK accepted them) that hold bytes (a
+ * partial CONNECT, a CONNECT waiting for its credential verdict, what waits behind one) hold together at most their
+ * share of the pooled memory ({@link #unadmittedLimitBytes}), and those of one address ({@link AddressKeys}; loopback
+ * only with {@code --limit-loopback}) a sixteenth of that: past either such a connection ends, so clients no one has
+ * authenticated, each sending all but the end of a CONNECT, cannot spend the pool that admitted clients need, and
+ * one host cannot spend the share of all the others. A CONNECT read whole in one read holds no buffer of its own.
  */
 final class InboundBuffers
 {
@@ -46,10 +49,12 @@ final class InboundBuffers
     private final long unadmittedLimitBytes;
     /** What the own buffers of this agent's connections not admitted yet hold ({@link Connection#unadmittedBytes}). */
     private long unadmittedBytes;
+    /** Of {@link #unadmittedBytes}, what each limited address's connections hold. */
+    private final Long2LongHashMap unadmittedByAddress = new Long2LongHashMap(0);
 
     /**
      * @param unadmittedLimitBytes the most the own buffers of this agent's connections not admitted yet may hold
-     *                             together, counted while each holds more than {@link #CARRY_LENGTH} bytes.
+     *                             together, counted while each holds bytes.
      */
     InboundBuffers(final IdleBuffers idle, final long unadmittedLimitBytes)
     {
@@ -116,25 +121,54 @@ final class InboundBuffers
     }
 
     /**
-     * Counts what a connection's own buffer holds while it is not admitted and holds more than
-     * {@link #CARRY_LENGTH} bytes (a partial CONNECT, or what waits behind its CONNECT), and stops counting it
-     * once it is admitted or holds less.
+     * Counts a connection's own buffer, at its capacity, while the connection is not admitted and the buffer holds
+     * bytes (an emptied one goes back to the pool within two {@link IdleBuffers} sweeps), and stops counting it once
+     * it is admitted or holds none.
      *
-     * @return false when counting more of it would pass {@link #unadmittedLimitBytes} (nothing more counted).
+     * @return false when counting more of it would pass {@link #unadmittedLimitBytes}, or its address's sixteenth
+     * of it (nothing more counted).
      */
     private boolean counted(final Connection connection)
     {
         final ByteBuf in = connection.in;
-        final int held = null != in && connection.connack != Connection.CONNACK_ACCEPTED &&
-            in.readableBytes() > CARRY_LENGTH ? in.capacity() : 0;
+        final int held = null != in && connection.connack != Connection.CONNACK_ACCEPTED && in.isReadable() ?
+            in.capacity() : 0;
         final int before = connection.unadmittedBytes;
-        if (held > before && unadmittedBytes + held - before > unadmittedLimitBytes)
+        if (held == before)
+        {
+            return true;
+        }
+        if (before == 0)
+        {
+            connection.unadmittedKey = InboundConnects.limitedAddressKey(connection); // settled: bytes were read
+        }
+        final long key = connection.unadmittedKey;
+        final long change = held - before;
+        if (change > 0 && (unadmittedBytes + change > unadmittedLimitBytes || (key != AddressKeys.NONE &&
+            unadmittedByAddress.get(key) + change > unadmittedLimitBytes / AddressKeys.SHARES)))
         {
             return false;
         }
-        unadmittedBytes += held - before;
+        unadmittedBytes += change;
         connection.unadmittedBytes = held;
+        if (key != AddressKeys.NONE)
+        {
+            count(key, change);
+        }
         return true;
+    }
+
+    private void count(final long key, final long change)
+    {
+        final long now = unadmittedByAddress.get(key) + change;
+        if (now > 0)
+        {
+            unadmittedByAddress.put(key, now);
+        }
+        else
+        {
+            unadmittedByAddress.remove(key); // the table holds only addresses whose connections hold something
+        }
     }
 
     /**
@@ -209,8 +243,15 @@ final class InboundBuffers
         final ByteBuf in = connection.in;
         final ByteBuf carried = takeCarried(connection);
         connection.in = null;
-        unadmittedBytes -= connection.unadmittedBytes;
-        connection.unadmittedBytes = 0;
+        if (connection.unadmittedBytes > 0)
+        {
+            unadmittedBytes -= connection.unadmittedBytes;
+            if (connection.unadmittedKey != AddressKeys.NONE)
+            {
+                count(connection.unadmittedKey, -connection.unadmittedBytes);
+            }
+            connection.unadmittedBytes = 0;
+        }
         if (null != in && in != scratch)
         {
             in.release();

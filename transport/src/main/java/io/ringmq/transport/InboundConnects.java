@@ -235,7 +235,7 @@ final class InboundConnects
         }
         if (!ingress.connect(connection.id, version, connection.loopback, handed, handedLength,
             connection.credentialVerdict, connection.maxQos, connection.mountPoint, null != bridgeSecret,
-            CredentialRequest.asksMethod(connect) ? exchangeAddressKey(connection) : AddressKeys.NONE))
+            CredentialRequest.asksMethod(connect) ? limitedAddressKey(connection) : AddressKeys.NONE))
         {
             return false;
         }
@@ -276,15 +276,19 @@ final class InboundConnects
     }
 
     /**
-     * @return what the client's address counts as for the share of the CONNECTs kept for enhanced authentications
-     * one address may hold ({@link IngressEvent#addressKey}): exempt ({@link AddressKeys#NONE}) where
-     * {@code --max-connections-per-address} exempts it, loopback without {@code --limit-loopback}.
+     * @return what the client's address counts as for the shares one address may hold of what clients no one has
+     * admitted yet hold (the CONNECTs kept for enhanced authentications, {@link IngressEvent#addressKey}; partial
+     * packets, {@link InboundBuffers}): exempt ({@link AddressKeys#NONE}) where {@code --max-connections-per-address}
+     * exempts it, loopback without {@code --limit-loopback}.
      */
-    private static long exchangeAddressKey(final Connection connection)
+    static long limitedAddressKey(final Connection connection)
     {
+        if (null == connection.addressLimit)
+        {
+            return AddressKeys.NONE; // a connection no acceptor made (tests)
+        }
         final InetAddress address = remoteAddress(connection);
-        return null != connection.addressLimit && connection.addressLimit.applies(address) ?
-            AddressKeys.of(address) : AddressKeys.NONE;
+        return connection.addressLimit.applies(address) ? AddressKeys.of(address) : AddressKeys.NONE;
     }
 
     /**

@@ -435,14 +435,7 @@ class HostileClientTest
         {
             client.close();
         }
-        final long deadline = System.currentTimeMillis() + 30_000;
-        while (broker.counter(BrokerCounters.CONNECTIONS_CLOSED) < broker.counter(BrokerCounters.CONNECTIONS_ACCEPTED) &&
-            System.currentTimeMillis() < deadline)
-        {
-            Thread.sleep(50); // polled: the broker sees the closes at its own pace
-        }
-        assertThat(broker.counter(BrokerCounters.CONNECTIONS_CLOSED)).as("every partial client gone%n%s", diagnostics())
-            .isEqualTo(broker.counter(BrokerCounters.CONNECTIONS_ACCEPTED));
+        awaitAllClosed();
         assertBrokerHealthy(rssBudget(DEFAULTS.limits().maxPacketSize()));
     }
 
@@ -475,6 +468,75 @@ class HostileClientTest
         assertThat(broker.counter(BrokerCounters.BUFFER_MEMORY_CLOSED)).as("no pooled buffer ran out%n%s",
             diagnostics()).isZero();
         assertBrokerHealthy(rssBudget(DEFAULTS.limits().maxPacketSize())); // a normal client, while the rest hang
+    }
+
+    @Test
+    @Timeout(value = 90, unit = TimeUnit.SECONDS)
+    @DisplayName("behind a PROXY listener one address's partial CONNECTs hold at most a sixteenth of the unadmitted " +
+        "share: past it that address's are closed and counted, another address's large CONNECT is still read whole " +
+        "and answered; once the first address's clients leave, its share comes back")
+    void partialConnectsOfOneAddressPastItsShare() throws Exception
+    {
+        final int proxied = TestBrokers.freePort();
+        broker = pooledBroker(List.of("--listener", proxied + "@127.0.0.1,proxy_protocol=v1"));
+        final byte[] large = RawClient.connect("partial", "user", "x".repeat(60_000)); // within --max-connect-size
+        final byte[] partial = Arrays.copyOf(large, large.length - 100);
+        final long share = POOLED_LIMIT / 4 / 16; // one I/O agent's quarter of the pool, a sixteenth of it
+        final int sockets = 10;
+        assertThat((long)sockets * partial.length).as("past one address's share").isGreaterThan(share);
+        final List<RawClient> first = new ArrayList<>();
+        for (int i = 0; i < sockets; i++)
+        {
+            final RawClient client = proxiedClient(proxied, "203.0.113.1");
+            client.send(partial);
+            first.add(client);
+        }
+        final long atLeast = sockets - share / partial.length;
+        final long closed = awaitCounter(BrokerCounters.UNADMITTED_MEMORY_CLOSED, atLeast);
+        assertThat(closed).as("the first address's past its share%n%s", diagnostics()).isGreaterThanOrEqualTo(atLeast);
+
+        final RawClient other = proxiedClient(proxied, "203.0.113.2");
+        other.send(partial);
+        other.send(Arrays.copyOfRange(large, partial.length, large.length));
+        assertThat(other.readPacket(10_000)).as("another address's large CONNECT%n%s", diagnostics())
+            .isEqualTo(PacketType.CONNACK);
+        assertThat(broker.counter(BrokerCounters.UNADMITTED_MEMORY_CLOSED)).isEqualTo(closed);
+
+        for (final RawClient client : first)
+        {
+            client.close();
+        }
+        awaitAllClosed();
+        final RawClient again = proxiedClient(proxied, "203.0.113.1");
+        again.send(partial);
+        again.send(Arrays.copyOfRange(large, partial.length, large.length));
+        assertThat(again.readPacket(10_000)).as("the first address's share came back%n%s", diagnostics())
+            .isEqualTo(PacketType.CONNACK);
+    }
+
+    /**
+     * Waits until the broker has closed every connection it accepted (30 s at most), and says so.
+     */
+    private void awaitAllClosed() throws Exception
+    {
+        final long deadline = System.currentTimeMillis() + 30_000;
+        while (broker.counter(BrokerCounters.CONNECTIONS_CLOSED) < broker.counter(BrokerCounters.CONNECTIONS_ACCEPTED) &&
+            System.currentTimeMillis() < deadline)
+        {
+            Thread.sleep(50); // polled: the broker sees the closes at its own pace
+        }
+        assertThat(broker.counter(BrokerCounters.CONNECTIONS_CLOSED)).as("every connection gone%n%s", diagnostics())
+            .isEqualTo(broker.counter(BrokerCounters.CONNECTIONS_ACCEPTED));
+    }
+
+    /**
+     * @return a client of the PROXY listener on {@code port} whose header names {@code address}.
+     */
+    private RawClient proxiedClient(final int port, final String address) throws IOException
+    {
+        final RawClient client = closeLater(new RawClient(port));
+        client.send(("PROXY TCP4 " + address + " 127.0.0.1 51000 1883\r\n").getBytes(StandardCharsets.US_ASCII));
+        return client;
     }
 
     /**

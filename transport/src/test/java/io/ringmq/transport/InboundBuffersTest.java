@@ -37,27 +37,48 @@ class InboundBuffersTest
     }
 
     /**
-     * As if a read of {@code length} bytes left them all as a partial packet.
+     * As if reads of {@code length} bytes in all (each as large as {@link InboundBuffers#readBuffer} makes room for)
+     * left them all as a partial packet.
      *
-     * @return what keepRest said.
+     * @return false when a keepRest said the connection is past the share (it is then closed: nothing more is read).
      */
     private boolean readPartial(final Connection connection, final int length)
     {
-        final ByteBuf in = buffers.readBuffer(connection);
-        in.writeZero(Math.min(length, in.writableBytes()));
-        return buffers.keepRest(connection);
+        int left = length;
+        while (left > 0)
+        {
+            final ByteBuf in = buffers.readBuffer(connection);
+            final int read = Math.min(left, in.writableBytes());
+            assertThat(read).as("room to read into").isPositive();
+            in.writeZero(read);
+            left -= read;
+            if (!buffers.keepRest(connection))
+            {
+                return false;
+            }
+        }
+        return true;
     }
 
     @Test
-    @DisplayName("a partial packet of at most 4 KiB before admission is not counted; a longer one is, at its buffer's size")
-    void onlyLongPartialsAreCounted()
+    @DisplayName("before admission any partial packet in a buffer of the connection's own is counted, at the buffer's " +
+        "capacity; one that holds nothing more, or was read whole, is not")
+    void partialsBeforeAdmissionAreCounted()
     {
-        final Connection small = connection();
-        assertThat(readPartial(small, 4 * 1024)).isTrue();
+        final Connection whole = connection();
+        buffers.readBuffer(whole);
+        assertThat(buffers.keepRest(whole)).as("a read processed whole keeps nothing").isTrue();
         assertThat(buffers.unadmittedBytes()).isZero();
+        final Connection small = connection();
+        assertThat(readPartial(small, 100)).isTrue();
+        assertThat(buffers.unadmittedBytes()).isEqualTo(small.in.capacity()).isPositive();
         final Connection large = connection();
-        assertThat(readPartial(large, 10 * 1024)).isTrue();
-        assertThat(buffers.unadmittedBytes()).isEqualTo(large.in.capacity()).isGreaterThanOrEqualTo(10 * 1024);
+        assertThat(readPartial(large, 40 * 1024)).isTrue();
+        assertThat(large.in.readableBytes()).isEqualTo(40 * 1024);
+        assertThat(buffers.unadmittedBytes()).isEqualTo(small.in.capacity() + large.in.capacity());
+        large.in.skipBytes(large.in.readableBytes()); // the rest of its CONNECT came and was handed on
+        assertThat(buffers.keepRest(large)).isTrue();
+        assertThat(buffers.unadmittedBytes()).as("an emptied buffer is not counted").isEqualTo(small.in.capacity());
     }
 
     @Test

@@ -164,7 +164,7 @@ class PreAdmissionMemoryTest
     @Test
     @DisplayName("the exchanges of one address hold at most a sixteenth of the kept CONNECTs' bound: past it that " +
         "address gets CONNACK 0x97, counted, while a client from another address (behind a PROXY listener) and one " +
-        "from loopback (exempt without --limit-loopback) still start exchanges")
+        "from loopback (exempt without --limit-loopback) still start exchanges; once its exchanges end, it may again")
     void oneAddressHoldsASixteenthOfTheKeptConnects() throws Exception
     {
         final long sessionMemory = 1_600_000; // the bound: 400,000 bytes; one address's share: 25,000
@@ -177,11 +177,13 @@ class PreAdmissionMemoryTest
         });
         final int proxied = broker.broker().ports()[1];
         final int fit = (int)(sessionMemory / 4 / 16 / (padding + 100 + 256));
+        final List<RawClient> first = new ArrayList<>();
         for (int i = 0; i < fit; i++)
         {
             final RawClient client = proxiedClient(proxied, "203.0.113.1");
             client.send(scramConnect("first-" + i, padding));
             assertThat(client.readPacket(5_000)).as("exchange %d under way", i).isEqualTo(PacketType.AUTH);
+            first.add(client);
         }
         final long refused = broker.counters().get(BrokerCounters.SESSION_MEMORY_REFUSED);
         final RawClient past = proxiedClient(proxied, "203.0.113.1");
@@ -196,6 +198,20 @@ class PreAdmissionMemoryTest
         final RawClient local = client();
         local.send(scramConnect("local", padding));
         assertThat(local.readPacket(5_000)).as("loopback is exempt").isEqualTo(PacketType.AUTH);
+
+        for (final RawClient client : first)
+        {
+            client.close(); // their exchanges end with their connections: the address's share comes back
+        }
+        final long deadline = System.nanoTime() + 10_000_000_000L;
+        int answer = -1;
+        for (int attempt = 0; System.nanoTime() < deadline && answer != PacketType.AUTH; attempt++)
+        {
+            final RawClient again = proxiedClient(proxied, "203.0.113.1");
+            again.send(scramConnect("again-" + attempt, padding));
+            answer = again.readPacket(5_000);
+        }
+        assertThat(answer).as("the address starts exchanges again once its own ended").isEqualTo(PacketType.AUTH);
     }
 
     /**

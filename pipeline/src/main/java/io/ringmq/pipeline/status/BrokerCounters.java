@@ -140,8 +140,8 @@ public final class BrokerCounters
      */
     public static final int BUFFER_MEMORY_CLOSED = 80;
     /**
-     * Connections not admitted yet (no CONNACK accepted them) ended because their partial packets would have held
-     * more than such connections share of the pooled buffers (a quarter of netty's limit).
+     * Connections not admitted yet (no CONNACK accepted them) ended because their buffers would have held more than
+     * such connections share of the pooled buffers (a quarter of netty's limit), or their address a sixteenth of it.
      */
     public static final int UNADMITTED_MEMORY_CLOSED = 81;
 

@@ -293,7 +293,13 @@ class CredentialHardeningTest
             .isNotEqualTo(AddressKeys.of(InetAddress.getByName("2001:db8::1")));
         assertThat(AddressKeys.of(InetAddress.getByName("10.0.0.1")))
             .isNotEqualTo(AddressKeys.of(InetAddress.getByName("10.0.0.2")));
-        assertThat(AddressKeys.of(InetAddress.getByName("8000::1"))).as("no address's key means none")
+        assertThat(AddressKeys.of(InetAddress.getByName("10.0.0.1"))).as("IPv4 apart from any unicast /64")
+            .isNotEqualTo(AddressKeys.of(InetAddress.getByName("0:100:a00:1::")))
+            .isEqualTo(AddressKeys.of(InetAddress.getByName("::ffff:10.0.0.1"))); // the JDK reads it as IPv4
+        assertThat(AddressKeys.of(InetAddress.getByName("8000::1"))).as("no unicast address's key means none")
+            .isNotEqualTo(AddressKeys.NONE)
+            .isNotEqualTo(AddressKeys.of(InetAddress.getByName("8000:0:0:1::1")));
+        assertThat(AddressKeys.of(InetAddress.getByName("ff00::1"))).as("multicast (only a PROXY header names it)")
             .isNotEqualTo(AddressKeys.NONE);
         final AddressBackoff off = new AddressBackoff(new CredentialSettings().maxFailures(0).conclude());
         for (int i = 0; i < 100; i++)
