@@ -81,8 +81,11 @@ final class ConnectionReader
             }
             catch (final RuntimeException ex)
             {
-                // a layer that throws never leaves the scratch buffer lent to its connection
+                // a layer that throws (a fault, say a TLS engine's on bytes it did not expect) never leaves the scratch
+                // buffer lent, nor its connection open: read again at every select, it would throw again at every
+                // duty cycle for good. The error goes on to the agent's error log
                 buffers.keepRest(connection);
+                closer.close(connection, IngressEvent.CONNECTION_LOST);
                 throw ex;
             }
             if (read < 0)
