@@ -6,6 +6,7 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 
 import java.io.IOException;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The record buffers of one {@link TlsSocketLayer}, and who owns them when:
@@ -21,12 +22,32 @@ import java.io.IOException;
  * need, and messages that arrive and leave whole take nothing from the pool: an acquire and release costs ~150
  * bytes of garbage with netty 4.2 outside its own threads. Heap buffers, as netty's {@code SslHandler} uses with
  * the JDK's engine, whose ciphers work on arrays. Owned by the connection's agent thread.
+ * <p>
+ * The heap is the JVM's, and running it out ends the broker ({@code -XX:+ExitOnOutOfMemoryError}). So what the
+ * buffers of the process's TLS connections hold is counted, at the end of each call ({@link #settle}), against
+ * {@link #limitBytes} (a quarter of the maximum heap), and what those of connections still in their handshake hold
+ * against a quarter of that: a call that would pass either throws {@link Spent}, an {@link OutOfMemoryError} as
+ * netty's own past its direct-memory limit, so only that connection ends (counted as having no buffer memory left).
+ * Before, 4,970 sockets that each sent the first 4 KB of a record (after a carry of short parts, one byte was enough)
+ * ran a 64 MiB heap out and ended the broker.
  */
 final class TlsBuffers
 {
     /** A normal record's buffer size (the JDK engine's packet buffer size); a larger record grows the buffer. */
     static final int RECORD_LENGTH = 16_709;
+    /**
+     * Part of a record up to this long is kept in a buffer of its own just that long, and carried back into the
+     * scratch buffer for the next read; a longer part keeps a whole record's buffer. Memory follows the bytes that
+     * arrived: a client that sent one byte of a record made the broker hold a 16 KB buffer until the connect timeout,
+     * and 4,800 such sockets ran a 64 MiB heap out (as {@link InboundBuffers} carries a short partial packet).
+     */
+    static final int CARRY_LENGTH = 4 * 1024;
 
+    /** What the own buffers of every TLS connection of the process hold, and of those still in their handshake. */
+    private static final AtomicLong HELD = new AtomicLong();
+    private static final AtomicLong HANDSHAKING = new AtomicLong();
+    /** The most {@link #HELD} may reach: a quarter of the maximum heap (tests lower it). */
+    static volatile long limitBytes = Runtime.getRuntime().maxMemory() / 4;
     private static final ByteBufAllocator ALLOCATOR = PooledByteBufAllocator.DEFAULT;
     private static final ThreadLocal<ByteBuf[]> SCRATCH = ThreadLocal.withInitial(
         () -> new ByteBuf[]{ Unpooled.buffer(RECORD_LENGTH), Unpooled.buffer(RECORD_LENGTH) });
@@ -36,6 +57,9 @@ final class TlsBuffers
     ByteBuf appIn;
     private boolean netInShared;
     private boolean netOutShared;
+    /** What this connection's own buffers held at the end of its last call, as counted; and whether in handshake. */
+    private long held;
+    private boolean heldHandshaking;
 
     /**
      * @return netIn, with room after what it holds for the rest of a record of {@code packetLength}.
@@ -45,6 +69,14 @@ final class TlsBuffers
         if (null == netIn)
         {
             netIn = SCRATCH.get()[0].clear();
+            netInShared = true;
+        }
+        else if (!netInShared && netIn.readableBytes() <= CARRY_LENGTH)
+        {
+            final ByteBuf carried = SCRATCH.get()[0].clear();
+            carried.writeBytes(netIn); // a short part of a record goes on in the scratch buffer; its own goes back
+            netIn.release();
+            netIn = carried;
             netInShared = true;
         }
         netIn.discardReadBytes();
@@ -90,7 +122,7 @@ final class TlsBuffers
         }
         if (netOut.isReadable())
         {
-            netOut = own(netOut, netOutShared);
+            netOut = own(netOut, netOutShared, RECORD_LENGTH);
             netOutShared = false;
             return false;
         }
@@ -141,11 +173,78 @@ final class TlsBuffers
 
     /**
      * At the end of each call: what the scratch buffers still hold moves to buffers of the connection's own, and
-     * own buffers that are empty go back to the pool.
+     * own buffers that are empty go back to the pool; what they hold is counted.
      *
+     * @param handshaking whether the connection's handshake is still under way.
      * @return whether netIn was emptied (its partial-record state no longer holds).
+     * @throws Spent when what they hold would pass {@link #limitBytes}, or a quarter of it for a connection in its
+     * handshake (nothing more counted: the caller ends the connection, and {@link #releaseAll} gives it all back).
      */
-    boolean settle()
+    boolean settle(final boolean handshaking)
+    {
+        final boolean netInEmptied = settle();
+        final long now = ownCapacity(netIn, netInShared) + ownCapacity(netOut, netOutShared) +
+            ownCapacity(appIn, false);
+        final long change = now - held;
+        if (change > 0 && (HELD.get() + change > limitBytes ||
+            (handshaking && HANDSHAKING.get() + (heldHandshaking ? change : now) > limitBytes / 4)))
+        {
+            throw new Spent();
+        }
+        count(now, handshaking);
+        return netInEmptied;
+    }
+
+    private void count(final long now, final boolean handshaking)
+    {
+        HELD.addAndGet(now - held);
+        if (heldHandshaking)
+        {
+            HANDSHAKING.addAndGet(-held);
+        }
+        if (handshaking)
+        {
+            HANDSHAKING.addAndGet(now);
+        }
+        held = now;
+        heldHandshaking = handshaking;
+    }
+
+    private static long ownCapacity(final ByteBuf buffer, final boolean shared)
+    {
+        return null == buffer || shared ? 0 : buffer.capacity();
+    }
+
+    /**
+     * @return what the TLS connections of the process hold in buffers of their own, as counted (tests).
+     */
+    static long held()
+    {
+        return HELD.get();
+    }
+
+    /**
+     * The TLS record buffers of the process hold their share of the heap: the connection that would take more ends.
+     * Thrown as netty throws its own past its direct-memory limit, so the agent's handling of a buffer that cannot be
+     * taken applies; no stack trace.
+     */
+    static final class Spent extends OutOfMemoryError
+    {
+        private static final long serialVersionUID = 1L;
+
+        Spent()
+        {
+            super("TLS record buffers hold their share of the heap");
+        }
+
+        @Override
+        public synchronized Throwable fillInStackTrace()
+        {
+            return this;
+        }
+    }
+
+    private boolean settle()
     {
         boolean netInEmptied = false;
         if (null != netIn && !netIn.isReadable())
@@ -155,7 +254,8 @@ final class TlsBuffers
         }
         else if (netInShared)
         {
-            netIn = own(netIn, true);
+            final int held = netIn.readableBytes();
+            netIn = own(netIn, true, held <= CARRY_LENGTH ? held : RECORD_LENGTH);
         }
         netInShared = false;
         if (null != netOut && !netOut.isReadable())
@@ -164,7 +264,7 @@ final class TlsBuffers
         }
         else if (netOutShared)
         {
-            netOut = own(netOut, true);
+            netOut = own(netOut, true, RECORD_LENGTH);
         }
         netOutShared = false;
         return netInEmptied;
@@ -179,28 +279,29 @@ final class TlsBuffers
         netIn = release(netIn);
         netOut = release(netOut);
         appIn = release(appIn);
+        count(0, false);
     }
 
     /**
      * @return how many buffers of its own the connection holds now.
      */
-    int held()
+    int buffersHeld()
     {
         return (null == netIn || netInShared ? 0 : 1) + (null == netOut || netOutShared ? 0 : 1) +
             (null == appIn ? 0 : 1);
     }
 
     /**
-     * @return a buffer of the connection's own holding what {@code buffer} holds ({@code buffer} itself when it is
-     * already its own).
+     * @return a buffer of the connection's own, of at least {@code length} bytes, holding what {@code buffer} holds
+     * ({@code buffer} itself when it is already its own).
      */
-    private static ByteBuf own(final ByteBuf buffer, final boolean shared)
+    private static ByteBuf own(final ByteBuf buffer, final boolean shared, final int length)
     {
         if (!shared)
         {
             return buffer;
         }
-        final ByteBuf own = ALLOCATOR.heapBuffer(Math.max(RECORD_LENGTH, buffer.readableBytes()));
+        final ByteBuf own = ALLOCATOR.heapBuffer(Math.max(length, buffer.readableBytes()));
         own.writeBytes(buffer);
         buffer.clear();
         return own;

@@ -333,7 +333,7 @@ final class TlsSocketLayer implements SocketLayer
      */
     int buffersHeld()
     {
-        return buffers.held();
+        return buffers.buffersHeld();
     }
 
     /**
@@ -603,7 +603,7 @@ final class TlsSocketLayer implements SocketLayer
      */
     private void settle()
     {
-        if (buffers.settle())
+        if (buffers.settle(!established))
         {
             needMoreInput = false;
         }

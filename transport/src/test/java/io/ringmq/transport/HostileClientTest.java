@@ -472,6 +472,51 @@ class HostileClientTest
 
     @Test
     @Timeout(value = 90, unit = TimeUnit.SECONDS)
+    @DisplayName("1,500 TLS sockets each sending the first 4 KB of a 16 KB record and no more: the record buffers of " +
+        "connections in their handshake hold at most a sixteenth of the heap, those past it are closed and counted, " +
+        "and a normal TLS client connects while the rest hang (4,970 such sockets ran a 64 MiB heap out before)")
+    void partialTlsRecordsPastTheHandshakeShare() throws Exception
+    {
+        final int tlsPort = TestBrokers.freePort();
+        final ForkedBroker.Launch launch = ForkedBroker.launch(directory, "--listener", tlsPort + "@127.0.0.1,certfile=" +
+            ListenersTest.tls("server-chain.pem") + ",keyfile=" + ListenersTest.tls("server-key.pem"));
+        broker = launch.broker();
+        assertThat(broker).as("started; its output:%n%s", launch.output()).isNotNull();
+        final byte[] partialRecord = new byte[5 + 4_096];
+        partialRecord[0] = 0x16; // a handshake record of TLS 1.0 framing, 16,384 bytes long
+        partialRecord[1] = 0x03;
+        partialRecord[2] = 0x01;
+        partialRecord[3] = 0x40;
+        final int sockets = 1_500;
+        for (int i = 0; i < sockets; i++)
+        {
+            final java.net.Socket socket = new java.net.Socket("127.0.0.1", tlsPort);
+            closeables.add(socket);
+            socket.getOutputStream().write(partialRecord);
+        }
+        final long heap = 256 * MIB; // ForkedBroker.MAX_HEAP
+        final long atLeast = sockets - heap / 16 / TlsBuffers.RECORD_LENGTH;
+        final long closed = awaitCounter(BrokerCounters.BUFFER_MEMORY_CLOSED, atLeast);
+        System.out.printf("%s: %d of %d closed for want of buffer memory%n", testName, closed, sockets);
+        assertThat(closed).as("closed past the handshake share%n%s", diagnostics()).isGreaterThanOrEqualTo(atLeast);
+
+        final javax.net.ssl.SSLContext tls = javax.net.ssl.SSLContext.getInstance("TLS");
+        tls.init(null, ListenersTest.trust().getTrustManagers(), null);
+        try (javax.net.ssl.SSLSocket client = (javax.net.ssl.SSLSocket)tls.getSocketFactory()
+            .createSocket("127.0.0.1", tlsPort))
+        {
+            client.setSoTimeout(10_000);
+            client.startHandshake();
+            client.getOutputStream().write(RawClient.connect("normal-tls", true, 60));
+            final byte[] connack = client.getInputStream().readNBytes(4);
+            assertThat(connack).as("CONNACK, accepted%n%s", diagnostics())
+                .containsExactly(0x20, 0x02, 0x00, 0x00);
+        }
+        assertThat(broker.counter(BrokerCounters.UNEXPECTED_ERRORS)).as(diagnostics()).isZero();
+    }
+
+    @Test
+    @Timeout(value = 90, unit = TimeUnit.SECONDS)
     @DisplayName("behind a PROXY listener one address's partial CONNECTs hold at most a sixteenth of the unadmitted " +
         "share: past it that address's are closed and counted, another address's large CONNECT is still read whole " +
         "and answered; once the first address's clients leave, its share comes back")

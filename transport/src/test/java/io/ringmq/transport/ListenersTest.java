@@ -131,7 +131,7 @@ class ListenersTest
         assertThatThrownBy(() -> old.client.connect()).isInstanceOf(RuntimeException.class);
     }
 
-    private static TrustManagerFactory trust() throws Exception
+    static TrustManagerFactory trust() throws Exception
     {
         final java.security.KeyStore trusted = java.security.KeyStore.getInstance("PKCS12");
         trusted.load(null, null);
