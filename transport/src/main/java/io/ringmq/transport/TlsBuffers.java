@@ -26,10 +26,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * The heap is the JVM's, and running it out ends the broker ({@code -XX:+ExitOnOutOfMemoryError}). So what the
  * buffers of the process's TLS connections hold is counted, at the end of each call ({@link #settle}), against
  * {@link #limitBytes} (a quarter of the maximum heap), and what those of connections still in their handshake hold
- * against a quarter of that: a call that would pass either throws {@link Spent}, an {@link OutOfMemoryError} as
- * netty's own past its direct-memory limit, so only that connection ends (counted as having no buffer memory left).
- * Before, 4,970 sockets that each sent the first 4 KB of a record (after a carry of short parts, one byte was enough)
- * ran a 64 MiB heap out and ended the broker.
+ * against {@link HandshakeHeap}'s sixteenth: a call that would pass either throws {@link HandshakeHeap.Spent}, an
+ * {@link OutOfMemoryError} as netty's own past its direct-memory limit, so only that connection ends (counted as
+ * having no buffer memory left). Before, 4,970 sockets that each sent the first 4 KB of a record (before the carry of
+ * short parts, one byte was enough) ran a 64 MiB heap out and ended the broker.
  */
 final class TlsBuffers
 {
@@ -43,9 +43,8 @@ final class TlsBuffers
      */
     static final int CARRY_LENGTH = 4 * 1024;
 
-    /** What the own buffers of every TLS connection of the process hold, and of those still in their handshake. */
+    /** What the own buffers of every TLS connection of the process hold. */
     private static final AtomicLong HELD = new AtomicLong();
-    private static final AtomicLong HANDSHAKING = new AtomicLong();
     /** The most {@link #HELD} may reach: a quarter of the maximum heap (tests lower it). */
     static volatile long limitBytes = Runtime.getRuntime().maxMemory() / 4;
     private static final ByteBufAllocator ALLOCATOR = PooledByteBufAllocator.DEFAULT;
@@ -177,8 +176,9 @@ final class TlsBuffers
      *
      * @param handshaking whether the connection's handshake is still under way.
      * @return whether netIn was emptied (its partial-record state no longer holds).
-     * @throws Spent when what they hold would pass {@link #limitBytes}, or a quarter of it for a connection in its
-     * handshake (nothing more counted: the caller ends the connection, and {@link #releaseAll} gives it all back).
+     * @throws HandshakeHeap.Spent when what they hold would pass {@link #limitBytes}, or for a connection in its
+     * handshake {@link HandshakeHeap}'s share (nothing more counted: the caller ends the connection, and
+     * {@link #releaseAll} gives it all back).
      */
     boolean settle(final boolean handshaking)
     {
@@ -186,10 +186,13 @@ final class TlsBuffers
         final long now = ownCapacity(netIn, netInShared) + ownCapacity(netOut, netOutShared) +
             ownCapacity(appIn, false);
         final long change = now - held;
-        if (change > 0 && (HELD.get() + change > limitBytes ||
-            (handshaking && HANDSHAKING.get() + (heldHandshaking ? change : now) > limitBytes / 4)))
+        if (change > 0 && HELD.get() + change > limitBytes)
         {
-            throw new Spent();
+            throw new HandshakeHeap.Spent("TLS record buffers hold their share of the heap");
+        }
+        if (handshaking)
+        {
+            HandshakeHeap.take(heldHandshaking ? change : now); // throws, nothing counted, past its share
         }
         count(now, handshaking);
         return netInEmptied;
@@ -198,13 +201,9 @@ final class TlsBuffers
     private void count(final long now, final boolean handshaking)
     {
         HELD.addAndGet(now - held);
-        if (heldHandshaking)
+        if (heldHandshaking && !handshaking)
         {
-            HANDSHAKING.addAndGet(-held);
-        }
-        if (handshaking)
-        {
-            HANDSHAKING.addAndGet(now);
+            HandshakeHeap.giveBack(held); // the handshake is done: what it holds from now on counts here alone
         }
         held = now;
         heldHandshaking = handshaking;
@@ -221,27 +220,6 @@ final class TlsBuffers
     static long held()
     {
         return HELD.get();
-    }
-
-    /**
-     * The TLS record buffers of the process hold their share of the heap: the connection that would take more ends.
-     * Thrown as netty throws its own past its direct-memory limit, so the agent's handling of a buffer that cannot be
-     * taken applies; no stack trace.
-     */
-    static final class Spent extends OutOfMemoryError
-    {
-        private static final long serialVersionUID = 1L;
-
-        Spent()
-        {
-            super("TLS record buffers hold their share of the heap");
-        }
-
-        @Override
-        public synchronized Throwable fillInStackTrace()
-        {
-            return this;
-        }
     }
 
     private boolean settle()
@@ -279,6 +257,11 @@ final class TlsBuffers
         netIn = release(netIn);
         netOut = release(netOut);
         appIn = release(appIn);
+        if (heldHandshaking)
+        {
+            HandshakeHeap.giveBack(held);
+            heldHandshaking = false;
+        }
         count(0, false);
     }
 

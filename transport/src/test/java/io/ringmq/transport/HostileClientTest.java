@@ -478,27 +478,16 @@ class HostileClientTest
     void partialTlsRecordsPastTheHandshakeShare() throws Exception
     {
         final int tlsPort = TestBrokers.freePort();
-        final ForkedBroker.Launch launch = ForkedBroker.launch(directory, "--listener", tlsPort + "@127.0.0.1,certfile=" +
-            ListenersTest.tls("server-chain.pem") + ",keyfile=" + ListenersTest.tls("server-key.pem"));
-        broker = launch.broker();
-        assertThat(broker).as("started; its output:%n%s", launch.output()).isNotNull();
+        broker = launched("--listener", tlsPort + "@127.0.0.1,certfile=" + ListenersTest.tls("server-chain.pem") +
+            ",keyfile=" + ListenersTest.tls("server-key.pem"));
         final byte[] partialRecord = new byte[5 + 4_096];
         partialRecord[0] = 0x16; // a handshake record of TLS 1.0 framing, 16,384 bytes long
         partialRecord[1] = 0x03;
         partialRecord[2] = 0x01;
         partialRecord[3] = 0x40;
         final int sockets = 1_500;
-        for (int i = 0; i < sockets; i++)
-        {
-            final java.net.Socket socket = new java.net.Socket("127.0.0.1", tlsPort);
-            closeables.add(socket);
-            socket.getOutputStream().write(partialRecord);
-        }
-        final long heap = 256 * MIB; // ForkedBroker.MAX_HEAP
-        final long atLeast = sockets - heap / 16 / TlsBuffers.RECORD_LENGTH;
-        final long closed = awaitCounter(BrokerCounters.BUFFER_MEMORY_CLOSED, atLeast);
-        System.out.printf("%s: %d of %d closed for want of buffer memory%n", testName, closed, sockets);
-        assertThat(closed).as("closed past the handshake share%n%s", diagnostics()).isGreaterThanOrEqualTo(atLeast);
+        sendOnSockets(tlsPort, sockets, partialRecord);
+        assertClosedPastTheHandshakeShare(sockets - FORKED_HEAP / 16 / TlsBuffers.RECORD_LENGTH, sockets);
 
         final javax.net.ssl.SSLContext tls = javax.net.ssl.SSLContext.getInstance("TLS");
         tls.init(null, ListenersTest.trust().getTrustManagers(), null);
@@ -511,6 +500,35 @@ class HostileClientTest
             final byte[] connack = client.getInputStream().readNBytes(4);
             assertThat(connack).as("CONNACK, accepted%n%s", diagnostics())
                 .containsExactly(0x20, 0x02, 0x00, 0x00);
+        }
+        assertThat(broker.counter(BrokerCounters.UNEXPECTED_ERRORS)).as(diagnostics()).isZero();
+    }
+
+    @Test
+    @Timeout(value = 90, unit = TimeUnit.SECONDS)
+    @DisplayName("2,500 WebSocket sockets each sending 8,000 bytes of an Upgrade request without its end: what their " +
+        "requests grow past the first read holds at most a sixteenth of the heap, those past it are closed and " +
+        "counted, and a normal WebSocket client connects while the rest hang (6,336 such sockets ran a 64 MiB heap " +
+        "out before)")
+    void partialWebSocketUpgradesPastTheHandshakeShare() throws Exception
+    {
+        final int webSocketPort = TestBrokers.freePort();
+        broker = launched("--listener", webSocketPort + "@127.0.0.1,protocol=websockets");
+        final byte[] request = Arrays.copyOf(("GET /mqtt HTTP/1.1\r\nX-Padding: " + "a".repeat(8_000))
+            .getBytes(StandardCharsets.US_ASCII), 8_000);
+        final int sockets = 2_500;
+        sendOnSockets(webSocketPort, sockets, request);
+        final long grown = 8 * 1024 - 512; // 512 bytes to 8 KiB, doubling
+        assertClosedPastTheHandshakeShare(sockets - FORKED_HEAP / 16 / grown, sockets);
+
+        try (java.net.Socket client = new java.net.Socket("127.0.0.1", webSocketPort))
+        {
+            client.setSoTimeout(10_000);
+            client.getOutputStream().write(WebSocketLayerTest.request("/mqtt", "Sec-WebSocket-Protocol: mqtt"));
+            assertThat(WebSocketLayerTest.httpResponse(client.getInputStream())).startsWith("HTTP/1.1 101");
+            client.getOutputStream().write(WebSocketLayerTest.frame(0x82, RawClient.connect("normal-ws", true, 60)));
+            assertThat(WebSocketLayerTest.body(WebSocketLayerTest.serverFrame(client.getInputStream())))
+                .as("CONNACK, accepted%n%s", diagnostics()).containsExactly(0x20, 0x02, 0x00, 0x00);
         }
         assertThat(broker.counter(BrokerCounters.UNEXPECTED_ERRORS)).as(diagnostics()).isZero();
     }
@@ -582,6 +600,43 @@ class HostileClientTest
         final RawClient client = closeLater(new RawClient(port));
         client.send(("PROXY TCP4 " + address + " 127.0.0.1 51000 1883\r\n").getBytes(StandardCharsets.US_ASCII));
         return client;
+    }
+
+    /**
+     * @return a forked broker with these options, listening.
+     */
+    private ForkedBroker launched(final String... options) throws Exception
+    {
+        final ForkedBroker.Launch launch = ForkedBroker.launch(directory, options);
+        assertThat(launch.broker()).as("started; its output:%n%s", launch.output()).isNotNull();
+        return launch.broker();
+    }
+
+    /** The forked brokers' maximum heap ({@link ForkedBroker#MAX_HEAP}). */
+    private static final long FORKED_HEAP = 256 * MIB;
+
+    /**
+     * Opens {@code sockets} sockets to {@code port}, each sending {@code bytes} and kept open.
+     */
+    private void sendOnSockets(final int port, final int sockets, final byte[] bytes) throws IOException
+    {
+        for (int i = 0; i < sockets; i++)
+        {
+            final java.net.Socket socket = new java.net.Socket("127.0.0.1", port);
+            closeables.add(socket);
+            socket.getOutputStream().write(bytes);
+        }
+    }
+
+    /**
+     * Waits until at least {@code atLeast} of the {@code sockets} are closed for want of buffer memory (the
+     * handshakes' share of the heap spent), and says so.
+     */
+    private void assertClosedPastTheHandshakeShare(final long atLeast, final int sockets) throws Exception
+    {
+        final long closed = awaitCounter(BrokerCounters.BUFFER_MEMORY_CLOSED, atLeast);
+        System.out.printf("%s: %d of %d closed for want of buffer memory%n", testName, closed, sockets);
+        assertThat(closed).as("closed past the handshake share%n%s", diagnostics()).isGreaterThanOrEqualTo(atLeast);
     }
 
     /**

@@ -129,7 +129,7 @@ class TlsSocketLayerInMemoryTest
 
     @Test
     @org.junit.jupiter.api.DisplayName("part of a record is held in a buffer just its size and counted while held; a " +
-        "part that would pass the TLS buffers' share of the heap ends the call with TlsBuffers.Spent, nothing counted")
+        "part that would pass the TLS buffers' share of the heap ends the call with HandshakeHeap.Spent, nothing counted")
     void partsOfRecordsAreCountedAgainstTheirShareOfTheHeap() throws Exception
     {
         clientSend(publish);
@@ -151,7 +151,7 @@ class TlsSocketLayerInMemoryTest
             clientSend(publish);
             below.fromPeer.writerIndex(below.fromPeer.readerIndex() + 10);
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> layer.read(in))
-                .isInstanceOf(TlsBuffers.Spent.class).isInstanceOf(OutOfMemoryError.class);
+                .isInstanceOf(HandshakeHeap.Spent.class).isInstanceOf(OutOfMemoryError.class);
             assertThat(TlsBuffers.held()).as("nothing more counted").isEqualTo(before);
         }
         finally
