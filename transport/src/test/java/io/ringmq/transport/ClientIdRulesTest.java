@@ -105,7 +105,8 @@ class ClientIdRulesTest
     {
         final Path conf = conf("per_listener_settings true", "listener 0 127.0.0.1", "allow_anonymous true",
             "allow_zero_length_clientid false", "listener 0 127.0.0.1", "allow_anonymous true");
-        fromFile = Broker.launch(Main.rereadContext(new String[]{"-c", conf.toString(), "--sys-interval", "0"}));
+        fromFile = Broker.launch(Main.rereadContext(new String[]{"-c", conf.toString(), "--sys-interval", "0",
+            "--persistence", "memory"}));
         final int strict = fromFile.ports()[0];
         final int open = fromFile.ports()[1];
         assertThat(connect(strict, false, "")).isEqualTo(ReasonCode.V3_IDENTIFIER_REJECTED);
@@ -132,7 +133,8 @@ class ClientIdRulesTest
         final Path conf = conf("per_listener_settings true", "allow_zero_length_clientid false",
             "listener 0 127.0.0.1", "allow_anonymous true");
         assertThat(ConfigFile.read(conf, name -> false).warnings).isEmpty();
-        fromFile = Broker.launch(Main.rereadContext(new String[]{"-c", conf.toString(), "--sys-interval", "0"}));
+        fromFile = Broker.launch(Main.rereadContext(new String[]{"-c", conf.toString(), "--sys-interval", "0",
+            "--persistence", "memory"}));
         final int port = fromFile.ports()[0];
         assertThat(connect(port, false, "")).as("3.1.1, empty id").isEqualTo(ReasonCode.V3_IDENTIFIER_REJECTED);
     }
@@ -144,12 +146,14 @@ class ClientIdRulesTest
     {
         final int free = TestBrokers.freePort();
         final Path conf = conf("per_listener_settings true", "listener " + free + " 127.0.0.1", "allow_anonymous true");
-        fromFile = Broker.launch(Main.rereadContext(new String[]{"-c", conf.toString(), "--sys-interval", "0"}));
+        fromFile = Broker.launch(Main.rereadContext(new String[]{"-c", conf.toString(), "--sys-interval", "0",
+            "--persistence", "memory"}));
         final int port = fromFile.ports()[0];
         assertThat(connect(port, false, "")).isZero();
         conf("per_listener_settings true", "listener " + port + " 127.0.0.1", "allow_anonymous true",
             "allow_zero_length_clientid false");
-        assertThat(fromFile.reload(Main.rereadContext(new String[]{"-c", conf.toString(), "--sys-interval", "0"})))
+        assertThat(fromFile.reload(Main.rereadContext(new String[]{"-c", conf.toString(), "--sys-interval", "0",
+            "--persistence", "memory"})))
             .contains("listener settings");
         assertThat(connect(port, false, "")).isEqualTo(ReasonCode.V3_IDENTIFIER_REJECTED);
         assertThat(connect(port, true, "")).isEqualTo(ReasonCode.CLIENT_IDENTIFIER_NOT_VALID);
@@ -162,7 +166,8 @@ class ClientIdRulesTest
     {
         final Path conf = conf("per_listener_settings true", "listener 0 127.0.0.1", "allow_anonymous true",
             "accept_protocol_versions 5", "allow_zero_length_clientid false");
-        fromFile = Broker.launch(Main.rereadContext(new String[]{"-c", conf.toString(), "--sys-interval", "0"}));
+        fromFile = Broker.launch(Main.rereadContext(new String[]{"-c", conf.toString(), "--sys-interval", "0",
+            "--persistence", "memory"}));
         final int port = fromFile.ports()[0];
         assertThat(connect(port, false, "named")).isEqualTo(ReasonCode.V3_UNACCEPTABLE_PROTOCOL_VERSION);
         assertThat(connect(port, false, "")).isEqualTo(ReasonCode.V3_UNACCEPTABLE_PROTOCOL_VERSION);

@@ -192,7 +192,7 @@ class ListenerMaxQosTest extends InProcessBrokerTest
             "every listener in ringmq (Mosquitto gives it to the default listener only); put it after a listener " +
             "line for that listener alone");
         final BrokerContext context = Main.rereadContext(new String[]{"-c", conf.toString(), "--bind", "127.0.0.1",
-            "--port", "0", "--sys-interval", "0"});
+            "--port", "0", "--sys-interval", "0", "--persistence", "memory"});
         assertThat(context.limits().maxQos()).isEqualTo(1);
         assertThat(context.listeners()).extracting(ListenerSettings::maxQos).containsExactly(2, 0, 2);
         launch(context);

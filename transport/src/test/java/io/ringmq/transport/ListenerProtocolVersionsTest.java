@@ -100,7 +100,8 @@ class ListenerProtocolVersionsTest extends InProcessBrokerTest
         final Path conf = directory.resolve("mosquitto.conf");
         Files.writeString(conf, "allow_anonymous true\nlistener 0 127.0.0.1\naccept_protocol_versions 3, 4\n",
             StandardCharsets.UTF_8);
-        final BrokerContext context = Main.rereadContext(new String[]{"-c", conf.toString(), "--sys-interval", "0"});
+        final BrokerContext context = Main.rereadContext(new String[]{"-c", conf.toString(), "--sys-interval", "0",
+            "--persistence", "memory"});
         final int port = launch(context);
         assertThat(connect(port, true, "five")).isEqualTo(ReasonCode.UNSUPPORTED_PROTOCOL_VERSION);
         assertThat(connect(port, false, "three")).isZero();

@@ -47,7 +47,8 @@ class TlsCiphersTest
             "certfile " + TlsContextFactoryTest.tls("server-cert.pem"),
             "keyfile " + TlsContextFactoryTest.tls("server-key.pem"), String.join("\n", cipherLines), ""),
             StandardCharsets.UTF_8);
-        broker = Broker.launch(Main.rereadContext(new String[]{"-c", conf.toString(), "--sys-interval", "0"}));
+        broker = Broker.launch(Main.rereadContext(new String[]{"-c", conf.toString(), "--sys-interval", "0",
+            "--persistence", "memory"}));
         return broker.ports()[0];
     }
 
