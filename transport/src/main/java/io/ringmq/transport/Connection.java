@@ -52,6 +52,9 @@ final class Connection
     int unadmittedBytes;
     /** While {@link #unadmittedBytes} is counted: what it is counted under for its address's share (InboundBuffers). */
     long unadmittedKey;
+    /** It holds one of its agent's {@link HandshakeSlots}; it waits for one, unread. */
+    boolean handshakeSlot;
+    boolean awaitingHandshake;
     /**
      * Bytes the socket has not taken yet, taken from the pool when staged bytes ({@link SmallWrites}) were not all
      * taken or a packet could not be staged; given back as {@link #in}.
@@ -187,7 +190,8 @@ final class Connection
     boolean readable()
     {
         // while its CONNECT is hashed it stays read (its end is noticed) until a little more than a CONNECT waits
-        return !paused && !outFull && !awaitingConnack && connack != CONNACK_REFUSED && !closing && !closed &&
+        return !paused && !outFull && !awaitingConnack && !awaitingHandshake && connack != CONNACK_REFUSED &&
+            !closing && !closed &&
             (!hashing || inBytes() < HASHING_BUFFER_LIMIT);
     }
 

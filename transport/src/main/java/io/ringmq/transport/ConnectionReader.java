@@ -27,6 +27,7 @@ final class ConnectionReader
     private final IdleBuffers idle;
     private final InboundBuffers buffers;
     private final PacketFramer framer;
+    private final HandshakeSlots handshakes;
     private ArrayList<Connection> again = new ArrayList<>();
     private ArrayList<Connection> spare = new ArrayList<>();
     // per-message counts, added to the shared counters by the agent once per duty cycle
@@ -34,8 +35,9 @@ final class ConnectionReader
 
     ConnectionReader(final BrokerCounters counters, final ConnectionWriter writer,
         final ConnectionWriter.Closer closer, final IdleBuffers idle, final InboundBuffers buffers,
-        final PacketFramer framer)
+        final PacketFramer framer, final HandshakeSlots handshakes)
     {
+        this.handshakes = handshakes;
         this.counters = counters;
         this.writer = writer;
         this.closer = closer;
@@ -54,7 +56,7 @@ final class ConnectionReader
      */
     int read(final Connection connection)
     {
-        if (!connection.readable())
+        if (!connection.readable() || !handshakes.admit(connection))
         {
             return 0;
         }
@@ -114,6 +116,7 @@ final class ConnectionReader
         while (layer.hasBufferedInput() && ++rounds < MAX_LAYER_ROUNDS && connection.readable());
         if (!connection.closed)
         {
+            handshakes.release(connection); // its handshake ended: the slot goes to the next in line
             if (layer.holdsIdleBuffers())
             {
                 // what the layer wrote of its own (a WebSocket pong, the 101) took its buffer: the sweep gives it
@@ -229,6 +232,7 @@ final class ConnectionReader
     {
         framer.release(connection); // first: its PUBLISHes read in this batch are copied before their bytes go back
         buffers.release(connection);
+        handshakes.release(connection); // closed: its handshake slot, or its place in the line for one
     }
 
     /**

@@ -150,7 +150,8 @@ final class IoAgent implements Agent
             io.netty.util.internal.PlatformDependent.maxDirectMemory(), context.threads().ioThreads()));
         this.framer = new PacketFramer(context, counters, this.ingress, timers, writer, paused, closer, credentials,
             index, inbound);
-        this.reader = new ConnectionReader(counters, writer, closer, idleBuffers, inbound, framer);
+        this.reader = new ConnectionReader(counters, writer, closer, idleBuffers, inbound, framer, new HandshakeSlots(
+            HandshakeSlots.forHeap(Runtime.getRuntime().maxMemory(), context.threads().ioThreads())));
         closer.wire(timers, reader, writer); // before anything can end a connection
         this.registry = new ConnectionRegistry(index, selector, clock, connections, connectionCount, timers, reader,
             writer);

@@ -82,6 +82,15 @@ interface SocketLayer
     }
 
     /**
+     * @return whether the layer's own handshake (TLS) has not ended yet: until it has, the connection takes one of
+     * its agent's {@link HandshakeSlots}.
+     */
+    default boolean handshaking()
+    {
+        return false;
+    }
+
+    /**
      * @return the peer's identity established by the layer (the CN of a TLS client certificate), or null.
      */
     default String peerIdentity()

@@ -328,6 +328,12 @@ final class TlsSocketLayer implements SocketLayer
         return established;
     }
 
+    @Override
+    public boolean handshaking()
+    {
+        return !established && !closed && !failed;
+    }
+
     /**
      * @return how many of its pooled buffers the layer holds now (0 for an idle connection, and after close).
      */

@@ -147,6 +147,11 @@ final class WebSocketLayer implements SocketLayer, WebSocketFrameDecoder.Handler
         return below.peerIdentity();
     }
 
+    public boolean handshaking()
+    {
+        return below.handshaking(); // TLS under it (wss://)
+    }
+
     public InetSocketAddress proxiedAddress()
     {
         return below.proxiedAddress();

@@ -1,0 +1,106 @@
+package io.ringmq.transport;
+
+import java.util.ArrayDeque;
+
+/**
+ * How many connections of one I/O agent may be in their TLS handshake at once. The JDK's engine keeps a handshake's
+ * state on the heap (about 15 KB once a ClientHello is in, up to 32 KB more for a handshake message sent in
+ * fragments, {@code jdk.tls.maxHandshakeMessageSize}), counted nowhere else; 2,500 sockets each sending two 16 KB
+ * records of an unfinished ClientHello ran a 64 MiB heap out and ended the broker
+ * ({@code -XX:+ExitOnOutOfMemoryError}). A connection past the slots is not read (its bytes wait in the socket) until
+ * a handshake under way ends, first come first served; the connect timeout ends it meanwhile as any other. Sized so
+ * that the slots' handshakes at their largest take an eighth of the maximum heap. The agent's thread only.
+ */
+final class HandshakeSlots
+{
+    /** What one handshake may hold on the heap at most: the engine's state and a fragmented message. */
+    static final int HANDSHAKE_BYTES = 48 * 1024;
+
+    private final int capacity;
+    private int taken;
+    private final ArrayDeque<Connection> waiting = new ArrayDeque<>();
+
+    HandshakeSlots(final int capacity)
+    {
+        this.capacity = Math.max(1, capacity);
+    }
+
+    /**
+     * @return the slots of one of {@code agents} agents for a heap of {@code maxHeapBytes}.
+     */
+    static int forHeap(final long maxHeapBytes, final int agents)
+    {
+        return (int)Math.min(Integer.MAX_VALUE, maxHeapBytes / 8 / HANDSHAKE_BYTES / Math.max(1, agents));
+    }
+
+    /**
+     * Before a connection is read: one whose layer is in its handshake needs a slot.
+     *
+     * @return false when none is free: the connection waits, unread, until {@link #release} hands it one.
+     */
+    boolean admit(final Connection connection)
+    {
+        if (connection.handshakeSlot || !connection.layer.handshaking())
+        {
+            return true;
+        }
+        if (taken < capacity)
+        {
+            taken++;
+            connection.handshakeSlot = true;
+            return true;
+        }
+        if (!connection.awaitingHandshake)
+        {
+            connection.awaitingHandshake = true;
+            connection.updateInterest(); // not read, nor woken for, until a slot is its
+            waiting.add(connection);
+        }
+        return false;
+    }
+
+    /**
+     * After a read, or at close: a connection whose handshake ended (or that closed) gives its slot to the first
+     * connection waiting, which is read again.
+     */
+    void release(final Connection connection)
+    {
+        if (connection.awaitingHandshake && connection.closed)
+        {
+            connection.awaitingHandshake = false;
+            waiting.remove(connection);
+            return;
+        }
+        if (!connection.handshakeSlot || (!connection.closed && connection.layer.handshaking()))
+        {
+            return;
+        }
+        connection.handshakeSlot = false;
+        taken--;
+        while (!waiting.isEmpty())
+        {
+            final Connection next = waiting.poll();
+            next.awaitingHandshake = false;
+            if (!next.closed)
+            {
+                taken++;
+                next.handshakeSlot = true;
+                next.updateInterest();
+                return;
+            }
+        }
+    }
+
+    /**
+     * @return slots taken and connections waiting for one (tests).
+     */
+    int taken()
+    {
+        return taken;
+    }
+
+    int waiting()
+    {
+        return waiting.size();
+    }
+}
