@@ -55,6 +55,9 @@ final class Connection
     /** It holds one of its agent's {@link HandshakeSlots}; it waits for one, unread. */
     boolean handshakeSlot;
     boolean awaitingHandshake;
+    /** What its address counts as for its share of the slots, once known (HandshakeSlots). */
+    long handshakeKey;
+    boolean handshakeKeyed;
     /**
      * Bytes the socket has not taken yet, taken from the pool when staged bytes ({@link SmallWrites}) were not all
      * taken or a packet could not be staged; given back as {@link #in}.

@@ -1,6 +1,10 @@
 package io.ringmq.transport;
 
+import io.ringmq.pipeline.auth.AddressKeys;
+import org.agrona.collections.Long2LongHashMap;
+
 import java.util.ArrayDeque;
+import java.util.Iterator;
 
 /**
  * How many connections of one I/O agent may be in their TLS handshake at once. The JDK's engine keeps a handshake's
@@ -8,8 +12,10 @@ import java.util.ArrayDeque;
  * fragments, {@code jdk.tls.maxHandshakeMessageSize}), counted nowhere else; 2,500 sockets each sending two 16 KB
  * records of an unfinished ClientHello ran a 64 MiB heap out and ended the broker
  * ({@code -XX:+ExitOnOutOfMemoryError}). A connection past the slots is not read (its bytes wait in the socket) until
- * a handshake under way ends, first come first served; the connect timeout ends it meanwhile as any other. Sized so
- * that the slots' handshakes at their largest take an eighth of the maximum heap. The agent's thread only.
+ * a handshake under way ends, first come first served; the connect timeout ends it meanwhile as any other. One
+ * address ({@link AddressKeys}; loopback only with {@code --limit-loopback}) holds at most a sixteenth of the slots,
+ * so one host's sockets cannot make every other client wait for the connect timeout. Sized so that the slots'
+ * handshakes at their largest take an eighth of the maximum heap. The agent's thread only.
  */
 final class HandshakeSlots
 {
@@ -17,12 +23,17 @@ final class HandshakeSlots
     static final int HANDSHAKE_BYTES = 48 * 1024;
 
     private final int capacity;
+    /** The most slots one limited address holds. */
+    private final int addressShare;
     private int taken;
     private final ArrayDeque<Connection> waiting = new ArrayDeque<>();
+    /** Slots taken per limited address; only addresses holding one. */
+    private final Long2LongHashMap byAddress = new Long2LongHashMap(0);
 
     HandshakeSlots(final int capacity)
     {
         this.capacity = Math.max(1, capacity);
+        this.addressShare = Math.max(1, this.capacity / AddressKeys.SHARES);
     }
 
     /**
@@ -44,10 +55,14 @@ final class HandshakeSlots
         {
             return true;
         }
-        if (taken < capacity)
+        if (!connection.handshakeKeyed)
         {
-            taken++;
-            connection.handshakeSlot = true;
+            connection.handshakeKey = InboundConnects.limitedAddressKey(connection);
+            connection.handshakeKeyed = true;
+        }
+        if (fits(connection))
+        {
+            take(connection);
             return true;
         }
         if (!connection.awaitingHandshake)
@@ -77,17 +92,47 @@ final class HandshakeSlots
         }
         connection.handshakeSlot = false;
         taken--;
-        while (!waiting.isEmpty())
+        final long key = connection.handshakeKey;
+        if (key != AddressKeys.NONE)
         {
-            final Connection next = waiting.poll();
-            next.awaitingHandshake = false;
-            if (!next.closed)
+            final long held = byAddress.get(key) - 1;
+            if (held > 0)
             {
-                taken++;
-                next.handshakeSlot = true;
+                byAddress.put(key, held);
+            }
+            else
+            {
+                byAddress.remove(key);
+            }
+        }
+        // the first in line whose address is under its share (a closed one has left the line at its close)
+        for (final Iterator<Connection> line = waiting.iterator(); line.hasNext(); )
+        {
+            final Connection next = line.next();
+            if (fits(next))
+            {
+                line.remove();
+                next.awaitingHandshake = false;
+                take(next);
                 next.updateInterest();
                 return;
             }
+        }
+    }
+
+    private boolean fits(final Connection connection)
+    {
+        return taken < capacity &&
+            (connection.handshakeKey == AddressKeys.NONE || byAddress.get(connection.handshakeKey) < addressShare);
+    }
+
+    private void take(final Connection connection)
+    {
+        taken++;
+        connection.handshakeSlot = true;
+        if (connection.handshakeKey != AddressKeys.NONE)
+        {
+            byAddress.put(connection.handshakeKey, byAddress.get(connection.handshakeKey) + 1);
         }
     }
 
