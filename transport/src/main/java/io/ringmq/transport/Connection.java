@@ -50,14 +50,8 @@ final class Connection
     ByteBuf in;
     /** What {@link #in} holds as counted among the partial packets of connections not admitted yet (InboundBuffers). */
     int unadmittedBytes;
-    /** While {@link #unadmittedBytes} is counted: what it is counted under for its address's share (InboundBuffers). */
-    long unadmittedKey;
-    /** It holds one of its agent's {@link HandshakeSlots}; it waits for one, unread. */
-    boolean handshakeSlot;
-    boolean awaitingHandshake;
-    /** What its address counts as for its share of the slots, once known (HandshakeSlots). */
-    long handshakeKey;
-    boolean handshakeKeyed;
+    /** Where it stands with its agent's {@link HandshakeSlots}: none, waiting for one, holding one. */
+    byte handshake;
     /**
      * Bytes the socket has not taken yet, taken from the pool when staged bytes ({@link SmallWrites}) were not all
      * taken or a packet could not be staged; given back as {@link #in}.
@@ -193,7 +187,8 @@ final class Connection
     boolean readable()
     {
         // while its CONNECT is hashed it stays read (its end is noticed) until a little more than a CONNECT waits
-        return !paused && !outFull && !awaitingConnack && !awaitingHandshake && connack != CONNACK_REFUSED &&
+        return !paused && !outFull && !awaitingConnack && handshake != HandshakeSlots.WAITING &&
+            connack != CONNACK_REFUSED &&
             !closing && !closed &&
             (!hashing || inBytes() < HASHING_BUFFER_LIMIT);
     }

@@ -19,6 +19,14 @@ import java.util.Iterator;
  */
 final class HandshakeSlots
 {
+    /** {@link Connection#handshake}: none held or awaited (no handshake, or it ended). */
+    static final byte NONE = 0;
+    /** Waiting, unread, for a slot. */
+    static final byte WAITING = 1;
+    /** Holding a slot, counted for no address (exempt, or behind a PROXY listener whose header is still unread). */
+    static final byte HELD = 2;
+    /** Holding a slot counted for its address ({@link InboundConnects#limitedAddressKey}, which then stays). */
+    static final byte HELD_FOR_ADDRESS = 3;
     /** What one handshake may hold on the heap at most: the engine's state and a fragmented message. */
     static final int HANDSHAKE_BYTES = 48 * 1024;
 
@@ -47,27 +55,22 @@ final class HandshakeSlots
     /**
      * Before a connection is read: one whose layer is in its handshake needs a slot.
      *
-     * @return false when none is free: the connection waits, unread, until {@link #release} hands it one.
+     * @return false when none is free for it: the connection waits, unread, until {@link #release} hands it one.
      */
     boolean admit(final Connection connection)
     {
-        if (connection.handshakeSlot || !connection.layer.handshaking())
+        if (connection.handshake >= HELD || !connection.layer.handshaking())
         {
             return true;
-        }
-        if (!connection.handshakeKeyed)
-        {
-            connection.handshakeKey = InboundConnects.limitedAddressKey(connection);
-            connection.handshakeKeyed = true;
         }
         if (fits(connection))
         {
             take(connection);
             return true;
         }
-        if (!connection.awaitingHandshake)
+        if (connection.handshake != WAITING)
         {
-            connection.awaitingHandshake = true;
+            connection.handshake = WAITING;
             connection.updateInterest(); // not read, nor woken for, until a slot is its
             waiting.add(connection);
         }
@@ -76,25 +79,26 @@ final class HandshakeSlots
 
     /**
      * After a read, or at close: a connection whose handshake ended (or that closed) gives its slot to the first
-     * connection waiting, which is read again.
+     * connection in line whose address is under its share, which is read again; a closed one leaves the line.
      */
     void release(final Connection connection)
     {
-        if (connection.awaitingHandshake && connection.closed)
+        if (connection.handshake == WAITING)
         {
-            connection.awaitingHandshake = false;
-            waiting.remove(connection);
+            if (connection.closed)
+            {
+                connection.handshake = NONE;
+                waiting.remove(connection);
+            }
             return;
         }
-        if (!connection.handshakeSlot || (!connection.closed && connection.layer.handshaking()))
+        if (connection.handshake < HELD || (!connection.closed && connection.layer.handshaking()))
         {
             return;
         }
-        connection.handshakeSlot = false;
-        taken--;
-        final long key = connection.handshakeKey;
-        if (key != AddressKeys.NONE)
+        if (connection.handshake == HELD_FOR_ADDRESS)
         {
+            final long key = InboundConnects.limitedAddressKey(connection);
             final long held = byAddress.get(key) - 1;
             if (held > 0)
             {
@@ -105,14 +109,14 @@ final class HandshakeSlots
                 byAddress.remove(key);
             }
         }
-        // the first in line whose address is under its share (a closed one has left the line at its close)
+        connection.handshake = NONE;
+        taken--;
         for (final Iterator<Connection> line = waiting.iterator(); line.hasNext(); )
         {
             final Connection next = line.next();
             if (fits(next))
             {
                 line.remove();
-                next.awaitingHandshake = false;
                 take(next);
                 next.updateInterest();
                 return;
@@ -122,18 +126,21 @@ final class HandshakeSlots
 
     private boolean fits(final Connection connection)
     {
-        return taken < capacity &&
-            (connection.handshakeKey == AddressKeys.NONE || byAddress.get(connection.handshakeKey) < addressShare);
+        final long key = InboundConnects.limitedAddressKey(connection);
+        return taken < capacity && (key == AddressKeys.NONE || byAddress.get(key) < addressShare);
     }
 
     private void take(final Connection connection)
     {
         taken++;
-        connection.handshakeSlot = true;
-        if (connection.handshakeKey != AddressKeys.NONE)
+        final long key = InboundConnects.limitedAddressKey(connection);
+        if (key == AddressKeys.NONE)
         {
-            byAddress.put(connection.handshakeKey, byAddress.get(connection.handshakeKey) + 1);
+            connection.handshake = HELD;
+            return;
         }
+        connection.handshake = HELD_FOR_ADDRESS;
+        byAddress.put(key, byAddress.get(key) + 1);
     }
 
     /**

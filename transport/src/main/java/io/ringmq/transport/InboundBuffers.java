@@ -138,11 +138,7 @@ final class InboundBuffers
         {
             return true;
         }
-        if (before == 0)
-        {
-            connection.unadmittedKey = InboundConnects.limitedAddressKey(connection); // settled: bytes were read
-        }
-        final long key = connection.unadmittedKey;
+        final long key = InboundConnects.limitedAddressKey(connection); // settled: bytes were read, so it stays
         final long change = held - before;
         if (change > 0 && (unadmittedBytes + change > unadmittedLimitBytes || (key != AddressKeys.NONE &&
             unadmittedByAddress.get(key) + change > unadmittedLimitBytes / AddressKeys.SHARES)))
@@ -246,9 +242,10 @@ final class InboundBuffers
         if (connection.unadmittedBytes > 0)
         {
             unadmittedBytes -= connection.unadmittedBytes;
-            if (connection.unadmittedKey != AddressKeys.NONE)
+            final long key = InboundConnects.limitedAddressKey(connection);
+            if (key != AddressKeys.NONE)
             {
-                count(connection.unadmittedKey, -connection.unadmittedBytes);
+                count(key, -connection.unadmittedBytes);
             }
             connection.unadmittedBytes = 0;
         }

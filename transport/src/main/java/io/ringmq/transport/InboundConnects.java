@@ -279,16 +279,13 @@ final class InboundConnects
      * @return what the client's address counts as for the shares one address may hold of what clients no one has
      * admitted yet hold (the CONNECTs kept for enhanced authentications, {@link IngressEvent#addressKey}; partial
      * packets, {@link InboundBuffers}): exempt ({@link AddressKeys#NONE}) where {@code --max-connections-per-address}
-     * exempts it, loopback without {@code --limit-loopback}.
+     * exempts it, loopback without {@code --limit-loopback}, and behind a PROXY listener until its header was read.
      */
     static long limitedAddressKey(final Connection connection)
     {
-        if (null == connection.addressLimit)
-        {
-            return AddressKeys.NONE; // a connection no acceptor made (tests)
-        }
-        final InetAddress address = remoteAddress(connection);
-        return connection.addressLimit.applies(address) ? AddressKeys.of(address) : AddressKeys.NONE;
+        // the address it counts under for --max-connections-per-address: the PROXY header's once read, else the
+        // socket's; null when that limit exempts it
+        return null == connection.limitedAddress ? AddressKeys.NONE : AddressKeys.of(connection.limitedAddress);
     }
 
     /**

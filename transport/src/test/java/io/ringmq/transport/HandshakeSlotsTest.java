@@ -56,8 +56,11 @@ class HandshakeSlotsTest
 
     private Connection connection(final String address)
     {
-        return new Connection(nextId++, new Acceptor.Accepted(null, null, false, null, limit), new Handshaking(address),
-            0);
+        final Connection connection = new Connection(nextId++, new Acceptor.Accepted(null, null, false, null, limit),
+            new Handshaking(address), 0);
+        final java.net.InetAddress client = ((Handshaking)connection.layer).client.getAddress();
+        assertThat(connection.acquireProxied(client)).isTrue(); // as a PROXY header naming it would
+        return connection;
     }
 
     private static void ends(final Connection connection)
@@ -77,10 +80,12 @@ class HandshakeSlotsTest
         assertThat(slots.admit(first)).isTrue();
         assertThat(slots.admit(second)).isTrue();
         assertThat(slots.admit(third)).as("past its address's share").isFalse();
-        assertThat(third.awaitingHandshake).isTrue();
+        assertThat(third.handshake).isEqualTo(HandshakeSlots.WAITING);
         assertThat(third.readable()).as("not read while it waits").isFalse();
         assertThat(slots.admit(connection("203.0.113.2"))).as("another address").isTrue();
-        assertThat(slots.admit(connection("127.0.0.1"))).as("loopback, exempt").isTrue();
+        final Connection local = connection("127.0.0.1");
+        assertThat(slots.admit(local)).as("loopback, exempt").isTrue();
+        assertThat(local.handshake).isEqualTo(HandshakeSlots.HELD);
         for (int i = 0; i < 5; i++)
         {
             assertThat(slots.admit(connection("127.0.0.1"))).isTrue();
@@ -88,8 +93,7 @@ class HandshakeSlotsTest
 
         ends(first);
         slots.release(first);
-        assertThat(third.handshakeSlot).as("its address's slot came back").isTrue();
-        assertThat(third.awaitingHandshake).isFalse();
+        assertThat(third.handshake).as("its address's slot came back").isEqualTo(HandshakeSlots.HELD_FOR_ADDRESS);
         assertThat(slots.waiting()).isZero();
     }
 
@@ -117,7 +121,7 @@ class HandshakeSlotsTest
         assertThat(slots.waiting()).isEqualTo(1);
         b.closed = true;
         slots.release(b);
-        assertThat(d.handshakeSlot).as("the next in line").isTrue();
+        assertThat(d.handshake).as("the next in line").isEqualTo(HandshakeSlots.HELD_FOR_ADDRESS);
         assertThat(slots.taken()).isEqualTo(2);
         ends(a);
         slots.release(a);

@@ -199,7 +199,8 @@ class ReloadRaceTest extends InProcessBrokerTest
         + "edit is what stays (a signal's reload reads the file when its turn comes, not before)")
     void overlappingSignalsKeepTheLastEdit() throws Exception
     {
-        final String[] args = {"-c", config().toString(), "--bind", "127.0.0.1", "--port", "0", "--sys-interval", "0"};
+        final String[] args = {"-c", config().toString(), "--bind", "127.0.0.1", "--port", "0", "--sys-interval", "0",
+            "--persistence", "memory"};
         launch(Main.rereadContext(args));
         final List<Thread> signals = new ArrayList<>();
         synchronized (broker) // a reload under way: the signals wait for it
@@ -257,7 +258,8 @@ class ReloadRaceTest extends InProcessBrokerTest
         + "way) is applied once it runs, not dropped")
     void aSignalDuringTheStartIsApplied() throws Exception
     {
-        final String[] args = {"-c", config().toString(), "--bind", "127.0.0.1", "--port", "0", "--sys-interval", "0"};
+        final String[] args = {"-c", config().toString(), "--bind", "127.0.0.1", "--port", "0", "--sys-interval", "0",
+            "--persistence", "memory"};
         final SignalReloads signals = new SignalReloads(args);
         final BrokerContext read = Main.rereadContext(args); // what the start reads
         edit(200);

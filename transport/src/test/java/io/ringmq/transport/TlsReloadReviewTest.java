@@ -155,7 +155,8 @@ class TlsReloadReviewTest
         Files.writeString(conf, "listener 0 127.0.0.1\ncertfile " + tls("server-chain.pem") + "\nkeyfile " +
             tls("server-key.pem") + "\ncafile " + tls("ca.pem") + "\nrequire_certificate true\nallow_anonymous true" +
             "\ncrlfile " + crl + "\n", StandardCharsets.UTF_8);
-        final String[] args = {"-c", conf.toString(), "--bind", "127.0.0.1", "--port", "0", "--sys-interval", "0"};
+        final String[] args = {"-c", conf.toString(), "--bind", "127.0.0.1", "--port", "0", "--sys-interval", "0",
+            "--persistence", "memory"};
         final BrokerContext ctx = Main.rereadContext(args);
         broker = Broker.launch(ctx);
         final int[] ports = broker.ports();
