@@ -2,6 +2,7 @@
 each come from their own source address (127.0.x.y), so --max-connections-per-address is no obstacle."""
 import socket
 import struct
+import time
 
 
 def vbi(value):
@@ -66,3 +67,19 @@ def read_packet(sock):
         shift += 7
         if not byte & 0x80:
             return first, recv_exactly(sock, length)
+
+
+def hold_open(port, n, payload, hold):
+    """Opens n sockets to 127.0.0.1:port, each from its own source address, sends payload on each, says how many
+    opened, and keeps them open for hold seconds."""
+    socks, bad, t0 = [], 0, time.time()
+    for i in range(n):
+        try:
+            c = dial(port, i, timeout=5)
+            c.sendall(payload)
+            socks.append(c)
+        except OSError:
+            bad += 1
+    print('opened', len(socks), 'failed', bad, 'in', round(time.time() - t0, 1), 's', flush=True)
+    time.sleep(hold)
+    return socks

@@ -5,19 +5,10 @@
 # keeps the unfinished message on the heap instead. Stops by itself.
 #   python3 tlsfrag.py PORT N [HOLD]              e.g. tlsfrag.py 8883 2500
 # Before 018852d (handshake slots) 2,500 of these ended a bin/ringmq broker (256m) with OutOfMemoryError.
-import sys, time
-from mqttraw import dial
+import sys
+from mqttraw import hold_open
 port, n = int(sys.argv[1]), int(sys.argv[2])
 hold = float(sys.argv[3]) if len(sys.argv) > 3 else 8
 record = bytes([0x16, 0x03, 0x01, 0x40, 0x00])
 hello = record + bytes([0x01, 0x00, 0x80, 0x00]) + bytes(16_380) + record + bytes(16_384)
-socks, bad, t0 = [], 0, time.time()
-for i in range(n):
-    try:
-        c = dial(port, i, timeout=5)
-        c.sendall(hello)
-        socks.append(c)
-    except OSError:
-        bad += 1
-print('opened', len(socks), 'failed', bad, 'in', round(time.time() - t0, 1), 's', flush=True)
-time.sleep(hold)
+hold_open(port, n, hello, hold)

@@ -4,18 +4,9 @@
 #   python3 tlspartial.py PORT N BYTES [HOLD]     e.g. tlspartial.py 8883 9000 1; tlspartial.py 8883 9000 4101
 # Before 7b660e2 either ended a bin/ringmq broker (256m) with OutOfMemoryError; see the broker's
 # 'connections closed (no buffer memory left)' counter (ringmq stat) for what it closed instead.
-import sys, time
-from mqttraw import dial
+import sys
+from mqttraw import hold_open
 port, n, length = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 hold = float(sys.argv[4]) if len(sys.argv) > 4 else 5
 record = (bytes([0x16, 0x03, 0x01, 0x40, 0x00]) + bytes(16_384))[:length]  # a handshake record of 16,384 bytes
-socks, bad, t0 = [], 0, time.time()
-for i in range(n):
-    try:
-        c = dial(port, i, timeout=5)
-        c.sendall(record)
-        socks.append(c)
-    except OSError:
-        bad += 1
-print('opened', len(socks), 'failed', bad, 'in', round(time.time() - t0, 1), 's', flush=True)
-time.sleep(hold)
+hold_open(port, n, record, hold)

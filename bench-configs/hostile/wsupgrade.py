@@ -4,18 +4,9 @@
 #   python3 wsupgrade.py PORT N BYTES [HOLD]      e.g. wsupgrade.py 8080 12000 8000
 # Before fa18b92 this ended a bin/ringmq broker (256m) with OutOfMemoryError; see the broker's
 # 'connections closed (no buffer memory left)' counter (ringmq stat) for what it closed instead.
-import sys, time
-from mqttraw import dial
+import sys
+from mqttraw import hold_open
 port, n, length = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 hold = float(sys.argv[4]) if len(sys.argv) > 4 else 5
 request = (b'GET /mqtt HTTP/1.1\r\nX-Padding: ' + b'a' * length)[:length]
-socks, bad, t0 = [], 0, time.time()
-for i in range(n):
-    try:
-        c = dial(port, i, timeout=5)
-        c.sendall(request)
-        socks.append(c)
-    except OSError:
-        bad += 1
-print('opened', len(socks), 'failed', bad, 'in', round(time.time() - t0, 1), 's', flush=True)
-time.sleep(hold)
+hold_open(port, n, request, hold)
