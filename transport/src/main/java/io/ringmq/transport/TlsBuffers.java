@@ -6,7 +6,6 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 
 import java.io.IOException;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The record buffers of one {@link TlsSocketLayer}, and who owns them when:
@@ -25,8 +24,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>
  * The heap is the JVM's, and running it out ends the broker ({@code -XX:+ExitOnOutOfMemoryError}). So what the
  * buffers of the process's TLS connections hold is counted, at the end of each call ({@link #settle}), against
- * {@link #limitBytes} (a quarter of the maximum heap), and what those of connections still in their handshake hold
- * against {@link HandshakeHeap}'s sixteenth: a call that would pass either throws {@link HandshakeHeap.Spent}, an
+ * {@link HeapShare#TLS_RECORDS} (a quarter of the maximum heap), and what those of connections still in their
+ * handshake hold against {@link HeapShare#HANDSHAKES} (a sixteenth): a call that would pass either throws
+ * {@link HeapShare.Spent}, an
  * {@link OutOfMemoryError} as netty's own past its direct-memory limit, so only that connection ends (counted as
  * having no buffer memory left). Before, 4,970 sockets that each sent the first 4 KB of a record (before the carry of
  * short parts, one byte was enough) ran a 64 MiB heap out and ended the broker.
@@ -43,10 +43,6 @@ final class TlsBuffers
      */
     static final int CARRY_LENGTH = 4 * 1024;
 
-    /** What the own buffers of every TLS connection of the process hold. */
-    private static final AtomicLong HELD = new AtomicLong();
-    /** The most {@link #HELD} may reach: a quarter of the maximum heap (tests lower it). */
-    static volatile long limitBytes = Runtime.getRuntime().maxMemory() / 4;
     private static final ByteBufAllocator ALLOCATOR = PooledByteBufAllocator.DEFAULT;
     private static final ThreadLocal<ByteBuf[]> SCRATCH = ThreadLocal.withInitial(
         () -> new ByteBuf[]{ Unpooled.buffer(RECORD_LENGTH), Unpooled.buffer(RECORD_LENGTH) });
@@ -176,34 +172,52 @@ final class TlsBuffers
      *
      * @param handshaking whether the connection's handshake is still under way.
      * @return whether netIn was emptied (its partial-record state no longer holds).
-     * @throws HandshakeHeap.Spent when what they hold would pass {@link #limitBytes}, or for a connection in its
-     * handshake {@link HandshakeHeap}'s share (nothing more counted: the caller ends the connection, and
+     * @throws HeapShare.Spent when what they hold would pass {@link HeapShare#TLS_RECORDS}, or for a connection in
+     * its handshake {@link HeapShare#HANDSHAKES} (nothing more counted: the caller ends the connection, and
      * {@link #releaseAll} gives it all back).
      */
     boolean settle(final boolean handshaking)
     {
         final boolean netInEmptied = settle();
-        final long now = ownCapacity(netIn, netInShared) + ownCapacity(netOut, netOutShared) +
-            ownCapacity(appIn, false);
-        final long change = now - held;
-        if (change > 0 && HELD.get() + change > limitBytes)
-        {
-            throw new HandshakeHeap.Spent("TLS record buffers hold their share of the heap");
-        }
-        if (handshaking)
-        {
-            HandshakeHeap.take(heldHandshaking ? change : now); // throws, nothing counted, past its share
-        }
-        count(now, handshaking);
+        count(ownCapacity(netIn, netInShared) + ownCapacity(netOut, netOutShared) + ownCapacity(appIn, false),
+            handshaking);
         return netInEmptied;
     }
 
+    /**
+     * Counts what the own buffers hold now, {@code now} bytes, in both shares: what they hold more is taken first
+     * (nothing counted when a share refuses it), what they hold less given back.
+     */
     private void count(final long now, final boolean handshaking)
     {
-        HELD.addAndGet(now - held);
-        if (heldHandshaking && !handshaking)
+        final long change = now - held;
+        final long handshakeChange = (handshaking ? now : 0) - (heldHandshaking ? held : 0);
+        if (change > 0)
         {
-            HandshakeHeap.giveBack(held); // the handshake is done: what it holds from now on counts here alone
+            HeapShare.TLS_RECORDS.take(change);
+        }
+        if (handshakeChange > 0)
+        {
+            try
+            {
+                HeapShare.HANDSHAKES.take(handshakeChange);
+            }
+            catch (final HeapShare.Spent spent)
+            {
+                if (change > 0)
+                {
+                    HeapShare.TLS_RECORDS.giveBack(change);
+                }
+                throw spent;
+            }
+        }
+        if (change < 0)
+        {
+            HeapShare.TLS_RECORDS.giveBack(-change);
+        }
+        if (handshakeChange < 0)
+        {
+            HeapShare.HANDSHAKES.giveBack(-handshakeChange);
         }
         held = now;
         heldHandshaking = handshaking;
@@ -212,14 +226,6 @@ final class TlsBuffers
     private static long ownCapacity(final ByteBuf buffer, final boolean shared)
     {
         return null == buffer || shared ? 0 : buffer.capacity();
-    }
-
-    /**
-     * @return what the TLS connections of the process hold in buffers of their own, as counted (tests).
-     */
-    static long held()
-    {
-        return HELD.get();
     }
 
     private boolean settle()
@@ -257,12 +263,7 @@ final class TlsBuffers
         netIn = release(netIn);
         netOut = release(netOut);
         appIn = release(appIn);
-        if (heldHandshaking)
-        {
-            HandshakeHeap.giveBack(held);
-            heldHandshaking = false;
-        }
-        count(0, false);
+        count(0, false); // gives back only: never refused
     }
 
     /**

@@ -129,37 +129,37 @@ class TlsSocketLayerInMemoryTest
 
     @Test
     @org.junit.jupiter.api.DisplayName("part of a record is held in a buffer just its size and counted while held; a " +
-        "part that would pass the TLS buffers' share of the heap ends the call with HandshakeHeap.Spent, nothing counted")
+        "part that would pass the TLS buffers' share of the heap ends the call with HeapShare.Spent, nothing counted")
     void partsOfRecordsAreCountedAgainstTheirShareOfTheHeap() throws Exception
     {
         clientSend(publish);
         final byte[] record = new byte[below.fromPeer.readableBytes()];
         below.fromPeer.readBytes(record);
         below.fromPeer.clear();
-        final long before = TlsBuffers.held();
+        final long before = HeapShare.TLS_RECORDS.held();
         below.fromPeer.writeBytes(record, 0, 10);
         assertThat(layer.read(in)).isZero();
-        assertThat(TlsBuffers.held() - before).as("a short part: a buffer of its size").isEqualTo(10);
+        assertThat(HeapShare.TLS_RECORDS.held() - before).as("a short part: a buffer of its size").isEqualTo(10);
         below.fromPeer.writeBytes(record, 10, record.length - 10);
         assertThat(layer.read(in)).isEqualTo(publish.length);
-        assertThat(TlsBuffers.held()).as("read whole: nothing held").isEqualTo(before);
+        assertThat(HeapShare.TLS_RECORDS.held()).as("read whole: nothing held").isEqualTo(before);
 
-        final long limit = TlsBuffers.limitBytes;
-        TlsBuffers.limitBytes = before + 5; // less than the next part needs
+        final long limit = HeapShare.TLS_RECORDS.limitBytes;
+        HeapShare.TLS_RECORDS.limitBytes = before + 5; // less than the next part needs
         try
         {
             clientSend(publish);
             below.fromPeer.writerIndex(below.fromPeer.readerIndex() + 10);
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> layer.read(in))
-                .isInstanceOf(HandshakeHeap.Spent.class).isInstanceOf(OutOfMemoryError.class);
-            assertThat(TlsBuffers.held()).as("nothing more counted").isEqualTo(before);
+                .isInstanceOf(HeapShare.Spent.class).isInstanceOf(OutOfMemoryError.class);
+            assertThat(HeapShare.TLS_RECORDS.held()).as("nothing more counted").isEqualTo(before);
         }
         finally
         {
-            TlsBuffers.limitBytes = limit;
+            HeapShare.TLS_RECORDS.limitBytes = limit;
         }
         layer.close();
-        assertThat(TlsBuffers.held()).as("given back at close").isEqualTo(before);
+        assertThat(HeapShare.TLS_RECORDS.held()).as("given back at close").isEqualTo(before);
     }
 
     @Test
