@@ -116,6 +116,12 @@ final class ConnectionCloser implements ConnectionWriter.Closer, ConnectionTimer
         closeCounted(connection, BrokerCounters.UNADMITTED_MEMORY_CLOSED);
     }
 
+    @Override
+    public void handshakeYielded(final Connection connection)
+    {
+        closeCounted(connection, BrokerCounters.HANDSHAKES_YIELDED);
+    }
+
     private void closeCounted(final Connection connection, final int counter)
     {
         if (!connection.closed)

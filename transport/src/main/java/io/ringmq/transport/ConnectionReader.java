@@ -214,6 +214,23 @@ final class ConnectionReader
     }
 
     /**
+     * Ends the TLS handshakes that have held their slot too long while connections of addresses holding fewer wait
+     * ({@link HandshakeSlots#yielding}); each slot goes to the next in line as its holder closes. Once per duty cycle.
+     *
+     * @return handshakes ended.
+     */
+    int yieldHandshakeSlots()
+    {
+        int ended = 0;
+        for (Connection holder = handshakes.yielding(true); null != holder; holder = handshakes.yielding(false))
+        {
+            closer.handshakeYielded(holder);
+            ended++;
+        }
+        return ended;
+    }
+
+    /**
      * A credential verdict for a connection of this agent: its CONNECT goes on to the pipeline with it.
      */
     void onVerdict(final Connection connection, final long verdict)

@@ -59,6 +59,15 @@ final class ConnectionWriter
         }
 
         /**
+         * A TLS handshake held its slot too long while another address's connection waited for one
+         * ({@link HandshakeSlots#yielding}): it ends now.
+         */
+        default void handshakeYielded(final Connection connection)
+        {
+            close(connection, IngressEvent.CONNECTION_LOST);
+        }
+
+        /**
          * Ends a connection for a reason: an MQTT 5.0 client is sent a DISCONNECT with that reason code first
          * [MQTT-4.13.1-1], a 3.1.1 client is just closed. Either way the end event carries the reason.
          */

@@ -2,9 +2,9 @@ package io.ringmq.transport;
 
 import io.ringmq.pipeline.auth.AddressKeys;
 import org.agrona.collections.Long2LongHashMap;
+import org.agrona.collections.Object2LongHashMap;
 
 import java.util.ArrayDeque;
-import java.util.Iterator;
 
 /**
  * How many connections of one I/O agent may be in their TLS handshake at once. The JDK's engine keeps a handshake's
@@ -12,10 +12,25 @@ import java.util.Iterator;
  * fragments, {@code jdk.tls.maxHandshakeMessageSize}), counted nowhere else; 2,500 sockets each sending two 16 KB
  * records of an unfinished ClientHello ran a 64 MiB heap out and ended the broker
  * ({@code -XX:+ExitOnOutOfMemoryError}). A connection past the slots is not read (its bytes wait in the socket) until
- * a handshake under way ends, first come first served; the connect timeout ends it meanwhile as any other. One
- * address ({@link AddressKeys}; loopback only with {@code --limit-loopback}) holds at most a sixteenth of the slots,
- * so one host's sockets cannot make every other client wait for the connect timeout. Sized so that the slots'
- * handshakes at their largest take an eighth of the maximum heap. The agent's thread only.
+ * a handshake under way ends; the connect timeout ends it meanwhile as any other. One address ({@link AddressKeys};
+ * loopback only with {@code --limit-loopback}) holds at most a sixteenth of the slots, so one host's sockets cannot
+ * hold them all. Sized so that the slots' handshakes at their largest take an eighth of the maximum heap. The agent's
+ * thread only.
+ * <p>
+ * Sixteen addresses (or loopback, or an IPv6 /60) could still hold every slot with handshakes that never end, and
+ * make every other TLS client wait until the connect timeout ended them. So the slots are shared by address while
+ * connections wait:
+ * <ul>
+ *   <li>a slot given back goes to the waiting connection whose address holds the fewest (first in line among
+ *   equals);</li>
+ *   <li>a handshake that has held its slot {@value #HOLD_UNDER_PRESSURE_MS} ms while a connection waits whose
+ *   address holds fewer slots than its own ends ({@link #yielding}), and its slot goes to that connection. A
+ *   handshake takes a few round trips; one that has not ended in two seconds is stalled or far away, and ends only
+ *   when another address is kept out meanwhile.</li>
+ * </ul>
+ * Connections counted for no address (loopback without {@code --limit-loopback}, a PROXY header not read yet) are
+ * one group in that reckoning, so a flood from loopback gives way to a remote client, though not to another of its
+ * own.
  */
 final class HandshakeSlots
 {
@@ -29,6 +44,10 @@ final class HandshakeSlots
     static final byte HELD_FOR_ADDRESS = 3;
     /** What one handshake may hold on the heap at most: the engine's state and a fragmented message. */
     static final int HANDSHAKE_BYTES = 48 * 1024;
+    /** How long a handshake holds its slot before it may end for a connection that waits ({@link #yielding}). */
+    static final long HOLD_UNDER_PRESSURE_MS = 2_000;
+    /** While connections wait, how often the holders are looked over for one to end. */
+    static final long LOOK_EVERY_MS = 250;
 
     private final int capacity;
     /** The most slots one limited address holds. */
@@ -37,6 +56,12 @@ final class HandshakeSlots
     private final ArrayDeque<Connection> waiting = new ArrayDeque<>();
     /** Slots taken per limited address; only addresses holding one. */
     private final Long2LongHashMap byAddress = new Long2LongHashMap(0);
+    /** Slots taken counted for no address ({@link #HELD}). */
+    private int heldForNone;
+    /** When each holder took its slot. */
+    private final Object2LongHashMap<Connection> heldSinceMs = new Object2LongHashMap<>(-1);
+    private long nowMs;
+    private long nextLookMs;
 
     HandshakeSlots(final int capacity)
     {
@@ -50,6 +75,14 @@ final class HandshakeSlots
     static int forHeap(final long maxHeapBytes, final int agents)
     {
         return (int)Math.min(Integer.MAX_VALUE, maxHeapBytes / 8 / HANDSHAKE_BYTES / Math.max(1, agents));
+    }
+
+    /**
+     * The agent's clock, once per duty cycle.
+     */
+    void nowMs(final long nowMs)
+    {
+        this.nowMs = nowMs;
     }
 
     /**
@@ -78,8 +111,9 @@ final class HandshakeSlots
     }
 
     /**
-     * After a read, or at close: a connection whose handshake ended (or that closed) gives its slot to the first
-     * connection in line whose address is under its share, which is read again; a closed one leaves the line.
+     * After a read, or at close: a connection whose handshake ended (or that closed) gives its slot to the next in
+     * line (the waiting connection whose address holds the fewest slots), which is read again; a closed one leaves
+     * the line.
      */
     void release(final Connection connection)
     {
@@ -109,34 +143,129 @@ final class HandshakeSlots
                 byAddress.remove(key);
             }
         }
+        else
+        {
+            heldForNone--;
+        }
+        heldSinceMs.removeKey(connection);
         connection.handshake = NONE;
         taken--;
-        for (final Iterator<Connection> line = waiting.iterator(); line.hasNext(); )
+        final Connection next = nextInLine();
+        if (null != next && fits(next))
         {
-            final Connection next = line.next();
-            if (fits(next))
+            waiting.remove(next);
+            take(next);
+            next.updateInterest();
+        }
+    }
+
+    /**
+     * While connections wait, at most every {@value #LOOK_EVERY_MS} ms: a handshake to end, whose slot then goes to
+     * the next in line ({@link #release}). One that has held its slot {@value #HOLD_UNDER_PRESSURE_MS} ms or more,
+     * whose address holds more slots than the next in line's, the most such (the oldest among equals).
+     *
+     * @param looking true for the first call of a duty cycle (it may look, or wait for the next look); false for the
+     *                calls after one that returned a connection, which look again at once.
+     * @return the connection to end (the caller closes it, which releases its slot), or null.
+     */
+    Connection yielding(final boolean looking)
+    {
+        if (waiting.isEmpty() || (looking && nowMs < nextLookMs))
+        {
+            return null;
+        }
+        nextLookMs = nowMs + LOOK_EVERY_MS;
+        final Connection next = nextInLine();
+        if (null == next)
+        {
+            return null; // none could take a slot given back
+        }
+        final long nextHolds = heldBy(next);
+        Connection yielding = null;
+        long mostHeld = nextHolds;
+        long oldestMs = Long.MAX_VALUE;
+        for (final Object2LongHashMap<Connection>.EntryIterator holders = heldSinceMs.entrySet().iterator();
+            holders.hasNext(); )
+        {
+            holders.next();
+            final long sinceMs = holders.getLongValue();
+            if (nowMs - sinceMs < HOLD_UNDER_PRESSURE_MS)
             {
-                line.remove();
-                take(next);
-                next.updateInterest();
-                return;
+                continue;
+            }
+            final Connection holder = holders.getKey();
+            final long holds = heldBy(holder);
+            if (holds > mostHeld || (holds == mostHeld && null != yielding && sinceMs < oldestMs))
+            {
+                yielding = holder;
+                mostHeld = holds;
+                oldestMs = sinceMs;
             }
         }
+        return yielding;
+    }
+
+    /**
+     * @return the waiting connection whose address holds the fewest slots, the first in line among equals; of those
+     * whose address is under its share, so null when none is.
+     */
+    private Connection nextInLine()
+    {
+        Connection next = null;
+        long fewest = Long.MAX_VALUE;
+        for (final Connection waiter : waiting)
+        {
+            final long holds = heldBy(waiter);
+            if (holds < fewest && fitsOnceOneEnds(waiter))
+            {
+                next = waiter;
+                fewest = holds;
+                if (0 == holds)
+                {
+                    break; // none can hold fewer
+                }
+            }
+        }
+        return next;
+    }
+
+    /**
+     * @return the slots held by the group a connection's slot is (or would be) counted for: its limited address, or
+     * those counted for none.
+     */
+    private long heldBy(final Connection connection)
+    {
+        if (connection.handshake == HELD)
+        {
+            return heldForNone;
+        }
+        final long key = InboundConnects.limitedAddressKey(connection);
+        return key == AddressKeys.NONE ? heldForNone : byAddress.get(key);
     }
 
     private boolean fits(final Connection connection)
     {
+        return taken < capacity && fitsOnceOneEnds(connection);
+    }
+
+    /**
+     * @return whether its address is under its share (or it is counted for none).
+     */
+    private boolean fitsOnceOneEnds(final Connection connection)
+    {
         final long key = InboundConnects.limitedAddressKey(connection);
-        return taken < capacity && (key == AddressKeys.NONE || byAddress.get(key) < addressShare);
+        return key == AddressKeys.NONE || byAddress.get(key) < addressShare;
     }
 
     private void take(final Connection connection)
     {
         taken++;
+        heldSinceMs.put(connection, nowMs);
         final long key = InboundConnects.limitedAddressKey(connection);
         if (key == AddressKeys.NONE)
         {
             connection.handshake = HELD;
+            heldForNone++;
             return;
         }
         connection.handshake = HELD_FOR_ADDRESS;

@@ -91,6 +91,7 @@ final class IoAgent implements Agent
     private final MemoryBudget memoryBudget;
     private final ConnectionWriter writer;
     private final ConnectionReader reader;
+    private final HandshakeSlots handshakes;
     private final PacketFramer framer;
     private final ConnectionRegistry registry;
     private final ConnectionCloser closer;
@@ -150,8 +151,10 @@ final class IoAgent implements Agent
             io.netty.util.internal.PlatformDependent.maxDirectMemory(), context.threads().ioThreads()));
         this.framer = new PacketFramer(context, counters, this.ingress, timers, writer, paused, closer, credentials,
             index, inbound);
-        this.reader = new ConnectionReader(counters, writer, closer, idleBuffers, inbound, framer, new HandshakeSlots(
-            HandshakeSlots.forHeap(Runtime.getRuntime().maxMemory(), context.threads().ioThreads())));
+        this.handshakes = new HandshakeSlots(
+            HandshakeSlots.forHeap(Runtime.getRuntime().maxMemory(), context.threads().ioThreads()));
+        handshakes.nowMs(nowMs);
+        this.reader = new ConnectionReader(counters, writer, closer, idleBuffers, inbound, framer, handshakes);
         closer.wire(timers, reader, writer); // before anything can end a connection
         this.registry = new ConnectionRegistry(index, selector, clock, connections, connectionCount, timers, reader,
             writer);
@@ -345,6 +348,7 @@ final class IoAgent implements Agent
         }
         work += writer.flushTouched();
         work += timers.poll(nowMs);
+        work += reader.yieldHandshakeSlots();
         idleBuffers.sweep(nowMs); // no work: a sweep must not keep the agent from sleeping
         if (null != sys)
         {
@@ -369,6 +373,7 @@ final class IoAgent implements Agent
         final long nowNs = System.nanoTime();
         nowMs = nowNs / 1_000_000;
         framer.nowMs(nowMs);
+        handshakes.nowMs(nowMs);
         closer.nowMs(nowMs);
         ingress.nowNs(nowNs);
     }

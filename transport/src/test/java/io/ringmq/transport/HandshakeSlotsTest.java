@@ -5,13 +5,17 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The TLS handshakes one I/O agent reads at once: past the slots a connection waits, unread, first come first served;
  * one address holds at most a sixteenth of them (loopback exempt without --limit-loopback); a slot goes back when its
- * handshake ends or its connection closes, and a closed connection leaves the line.
+ * handshake ends or its connection closes, and a closed connection leaves the line. While connections wait, a slot
+ * goes to the one whose address holds the fewest, and a handshake that held its slot two seconds gives way to one
+ * whose address holds fewer.
  */
 class HandshakeSlotsTest
 {
@@ -128,5 +132,128 @@ class HandshakeSlotsTest
         ends(d);
         slots.release(d);
         assertThat(slots.taken()).isZero();
+    }
+
+    /** Ends every handshake that {@code slots} yields now, as the agent's reader does. */
+    private static List<Connection> endYielding(final HandshakeSlots slots)
+    {
+        final List<Connection> ended = new ArrayList<>();
+        for (Connection holder = slots.yielding(true); null != holder; holder = slots.yielding(false))
+        {
+            holder.closed = true;
+            slots.release(holder);
+            ended.add(holder);
+        }
+        return ended;
+    }
+
+    @Test
+    @DisplayName("a slot given back goes to the waiting connection whose address holds the fewest, not the first in " +
+        "line")
+    void aSlotGoesToTheAddressHoldingTheFewest()
+    {
+        final HandshakeSlots slots = new HandshakeSlots(32); // a sixteenth: 2
+        final List<Connection> holders = new ArrayList<>();
+        for (int i = 0; i < 32; i++)
+        {
+            final Connection holder = connection("203.0.113." + (1 + i / 2));
+            assertThat(slots.admit(holder)).isTrue();
+            holders.add(holder);
+        }
+        final Connection again = connection("203.0.113.1"); // its address holds 2: not under its share
+        final Connection second = connection("203.0.113.2"); // its address holds 2 as well
+        final Connection newcomer = connection("198.51.100.7"); // holds none
+        assertThat(slots.admit(again)).isFalse();
+        assertThat(slots.admit(second)).isFalse();
+        assertThat(slots.admit(newcomer)).isFalse();
+
+        holders.get(31).closed = true; // 203.0.113.16's: down to 1
+        slots.release(holders.get(31));
+        assertThat(newcomer.handshake).as("holds none: next, though last in line")
+            .isEqualTo(HandshakeSlots.HELD_FOR_ADDRESS);
+        assertThat(again.handshake).isEqualTo(HandshakeSlots.WAITING);
+        holders.get(0).closed = true; // 203.0.113.1's: down to 1, under its share again
+        slots.release(holders.get(0));
+        assertThat(again.handshake).as("the first in line of those holding one").isEqualTo(
+            HandshakeSlots.HELD_FOR_ADDRESS);
+        assertThat(second.handshake).isEqualTo(HandshakeSlots.WAITING);
+    }
+
+    @Test
+    @DisplayName("sixteen addresses holding every slot with handshakes that never end: after two seconds the oldest " +
+        "holder of the most gives way to another address's connection that waits, once a look is due; an address " +
+        "waiting with as many as the holders takes none")
+    void stalledHandshakesGiveWayToAnotherAddress()
+    {
+        final HandshakeSlots slots = new HandshakeSlots(32); // a sixteenth: 2
+        final List<Connection> holders = new ArrayList<>();
+        for (int i = 0; i < 32; i++)
+        {
+            slots.nowMs(i); // the first taken the oldest
+            final Connection holder = connection("203.0.113." + (1 + i % 16));
+            assertThat(slots.admit(holder)).isTrue();
+            holders.add(holder);
+        }
+        final Connection sameAsHolders = connection("203.0.113.1");
+        assertThat(slots.admit(sameAsHolders)).isFalse();
+        slots.nowMs(10_000);
+        assertThat(slots.yielding(true)).as("the only waiter's address holds its share: nothing to gain").isNull();
+
+        final Connection newcomer = connection("198.51.100.7");
+        slots.nowMs(10_100);
+        assertThat(slots.admit(newcomer)).isFalse();
+        assertThat(slots.yielding(true)).as("looked at 10,000: the next look is due at 10,250").isNull();
+        slots.nowMs(10_250);
+        assertThat(endYielding(slots)).as("the oldest holder of an address holding 2, for the address holding none; " +
+            "then its address holds 1, so the oldest of another address holding 2 gives way to it")
+            .containsExactly(holders.get(0), holders.get(1));
+        assertThat(newcomer.handshake).isEqualTo(HandshakeSlots.HELD_FOR_ADDRESS);
+        assertThat(sameAsHolders.handshake).isEqualTo(HandshakeSlots.HELD_FOR_ADDRESS);
+        assertThat(slots.waiting()).isZero();
+    }
+
+    @Test
+    @DisplayName("handshakes held under two seconds keep their slots, however many wait")
+    void freshHandshakesKeepTheirSlots()
+    {
+        final HandshakeSlots slots = new HandshakeSlots(2);
+        slots.nowMs(1_000);
+        assertThat(slots.admit(connection("203.0.113.1"))).isTrue();
+        assertThat(slots.admit(connection("203.0.113.2"))).isTrue();
+        assertThat(slots.admit(connection("198.51.100.7"))).isFalse();
+        slots.nowMs(1_000 + HandshakeSlots.HOLD_UNDER_PRESSURE_MS - 1);
+        assertThat(endYielding(slots)).isEmpty();
+        slots.nowMs(1_000 + HandshakeSlots.HOLD_UNDER_PRESSURE_MS + HandshakeSlots.LOOK_EVERY_MS);
+        assertThat(endYielding(slots)).as("the first, then the second: each for the newcomer, then none waits")
+            .hasSize(1);
+    }
+
+    @Test
+    @DisplayName("loopback without --limit-loopback is one group: its handshakes give way to a remote address that " +
+        "waits, not to another loopback connection")
+    void loopbackIsOneGroup()
+    {
+        final HandshakeSlots slots = new HandshakeSlots(4);
+        final List<Connection> local = new ArrayList<>();
+        for (int i = 0; i < 4; i++)
+        {
+            slots.nowMs(i);
+            final Connection holder = connection("127.0.0.1");
+            assertThat(slots.admit(holder)).isTrue();
+            assertThat(holder.handshake).isEqualTo(HandshakeSlots.HELD);
+            local.add(holder);
+        }
+        final Connection moreLocal = connection("127.0.0.1");
+        assertThat(slots.admit(moreLocal)).isFalse();
+        slots.nowMs(5_000);
+        assertThat(endYielding(slots)).as("loopback waits behind loopback").isEmpty();
+
+        final Connection remote = connection("198.51.100.7");
+        assertThat(slots.admit(remote)).isFalse();
+        slots.nowMs(5_000 + HandshakeSlots.LOOK_EVERY_MS);
+        assertThat(endYielding(slots)).as("loopback holds 4, the remote address none; then 3 against 1, then 2 " +
+            "against 2 (the loopback waiter behind it)").containsExactly(local.get(0));
+        assertThat(remote.handshake).isEqualTo(HandshakeSlots.HELD_FOR_ADDRESS);
+        assertThat(slots.waiting()).isEqualTo(1);
     }
 }

@@ -478,12 +478,97 @@ class HostileClientTest
         "connect timeout has ended them (before, the heap ran out and the broker ended)")
     void fragmentedClientHellosWaitForHandshakeSlots() throws Exception
     {
+        final int tlsPort = tlsBroker("--connect-timeout", "3s");
+        sendOnSockets(tlsPort, 2_500, fragmentedClientHello());
+        // the connect timeout ends every one of them, waiting or read; the broker must live through it
+        assertThat(awaitCounter(BrokerCounters.CONNECTIONS_CLOSED, 2_500)).as("all ended by the connect timeout%n%s",
+            diagnostics()).isGreaterThanOrEqualTo(2_500);
+
+        assertTlsClientAdmitted(tlsPort, "127.0.0.1");
+        assertThat(broker.counter(BrokerCounters.UNEXPECTED_ERRORS)).as(diagnostics()).isZero();
+    }
+
+    @Test
+    @Timeout(value = 90, unit = TimeUnit.SECONDS)
+    @DisplayName("seventeen addresses holding every TLS handshake slot with ClientHellos that never end (a sixteenth " +
+        "each): a client from another address waits no more than about two seconds, as the oldest stalled " +
+        "handshake gives way to it, counted; before, it waited for the connect timeout to end them")
+    void stalledHandshakesOfManyAddressesGiveWay() throws Exception
+    {
+        final int tlsPort = tlsBroker("--connect-timeout", "60s", "--limit-loopback");
+        final byte[] hello = fragmentedClientHello();
+        final int addresses = 17;
+        final int perAddress = 16; // past a sixteenth of the ~160 slots (a 64 MiB heap, one agent) from each
+        for (int a = 0; a < addresses; a++)
+        {
+            for (int i = 0; i < perAddress; i++)
+            {
+                final java.net.Socket socket = new java.net.Socket();
+                closeables.add(socket);
+                socket.bind(new java.net.InetSocketAddress("127.0.0." + (2 + a), 0));
+                socket.connect(new java.net.InetSocketAddress("127.0.0.1", tlsPort), 5_000);
+                socket.getOutputStream().write(hello);
+            }
+        }
+        assertThat(awaitCounter(BrokerCounters.CONNECTIONS_ACCEPTED, addresses * perAddress))
+            .isGreaterThanOrEqualTo(addresses * perAddress);
+
+        final long startNs = System.nanoTime();
+        assertTlsClientAdmitted(tlsPort, "127.0.0.100");
+        System.out.printf("%s: connected in %d ms; %d stalled handshakes ended%n", testName,
+            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs),
+            broker.counter(BrokerCounters.HANDSHAKES_YIELDED));
+        assertThat(broker.counter(BrokerCounters.HANDSHAKES_YIELDED)).as(diagnostics()).isPositive();
+        assertThat(broker.counter(BrokerCounters.UNEXPECTED_ERRORS)).as(diagnostics()).isZero();
+    }
+
+    /**
+     * Starts a forked broker with a 64 MiB heap and one TLS listener, with {@code options}.
+     *
+     * @return the TLS listener's port.
+     */
+    private int tlsBroker(final String... options) throws Exception
+    {
         final int tlsPort = TestBrokers.freePort();
+        final List<String> arguments = new ArrayList<>(List.of(options));
+        arguments.addAll(List.of("--listener", tlsPort + "@127.0.0.1,certfile=" + ListenersTest.tls("server-chain.pem") +
+            ",keyfile=" + ListenersTest.tls("server-key.pem")));
         final ForkedBroker.Launch launch = ForkedBroker.launch(directory, List.of("env", "_JAVA_OPTIONS=-Xmx64m"),
-            "--connect-timeout", "3s", "--listener", tlsPort + "@127.0.0.1,certfile=" +
-            ListenersTest.tls("server-chain.pem") + ",keyfile=" + ListenersTest.tls("server-key.pem"));
+            arguments.toArray(new String[0]));
         broker = launch.broker();
         assertThat(broker).as("started; its output:%n%s", launch.output()).isNotNull();
+        return tlsPort;
+    }
+
+    /**
+     * A TLS client from {@code source} (any 127/8 address) completes its handshake and is sent a CONNACK accepting
+     * it, within 15 s a step.
+     */
+    private void assertTlsClientAdmitted(final int tlsPort, final String source) throws Exception
+    {
+        final javax.net.ssl.SSLContext tls = javax.net.ssl.SSLContext.getInstance("TLS");
+        tls.init(null, ListenersTest.trust().getTrustManagers(), null);
+        final java.net.Socket plain = new java.net.Socket();
+        closeables.add(plain);
+        plain.bind(new java.net.InetSocketAddress(source, 0));
+        plain.connect(new java.net.InetSocketAddress("127.0.0.1", tlsPort), 5_000);
+        try (javax.net.ssl.SSLSocket client = (javax.net.ssl.SSLSocket)tls.getSocketFactory()
+            .createSocket(plain, "127.0.0.1", tlsPort, true))
+        {
+            client.setSoTimeout(15_000);
+            client.startHandshake();
+            client.getOutputStream().write(RawClient.connect("normal-tls", true, 60));
+            assertThat(client.getInputStream().readNBytes(4)).as("CONNACK, accepted%n%s", diagnostics())
+                .containsExactly(0x20, 0x02, 0x00, 0x00);
+        }
+    }
+
+    /**
+     * @return two TLS 1.0-framed handshake records of 16,384 bytes each, carrying the first 32,764 bytes of a
+     * ClientHello that claims 32,768: the engine holds it, waiting for its end, as long as the socket stays open.
+     */
+    private static byte[] fragmentedClientHello()
+    {
         final byte[] records = new byte[2 * (5 + 16_384)];
         for (int r = 0; r < 2; r++)
         {
@@ -495,23 +580,7 @@ class HostileClientTest
         }
         records[5] = 0x01; // ClientHello, 32,768 bytes long: its first 32,764 bytes in the two records
         records[7] = (byte)0x80;
-        sendOnSockets(tlsPort, 2_500, records);
-        // the connect timeout ends every one of them, waiting or read; the broker must live through it
-        assertThat(awaitCounter(BrokerCounters.CONNECTIONS_CLOSED, 2_500)).as("all ended by the connect timeout%n%s",
-            diagnostics()).isGreaterThanOrEqualTo(2_500);
-
-        final javax.net.ssl.SSLContext tls = javax.net.ssl.SSLContext.getInstance("TLS");
-        tls.init(null, ListenersTest.trust().getTrustManagers(), null);
-        try (javax.net.ssl.SSLSocket client = (javax.net.ssl.SSLSocket)tls.getSocketFactory()
-            .createSocket("127.0.0.1", tlsPort))
-        {
-            client.setSoTimeout(15_000);
-            client.startHandshake();
-            client.getOutputStream().write(RawClient.connect("normal-tls", true, 60));
-            assertThat(client.getInputStream().readNBytes(4)).as("CONNACK, accepted%n%s", diagnostics())
-                .containsExactly(0x20, 0x02, 0x00, 0x00);
-        }
-        assertThat(broker.counter(BrokerCounters.UNEXPECTED_ERRORS)).as(diagnostics()).isZero();
+        return records;
     }
 
     @Test

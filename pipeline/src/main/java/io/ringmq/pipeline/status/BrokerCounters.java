@@ -144,6 +144,11 @@ public final class BrokerCounters
      * such connections share of the pooled buffers (a quarter of netty's limit), or their address a sixteenth of it.
      */
     public static final int UNADMITTED_MEMORY_CLOSED = 81;
+    /**
+     * TLS handshakes ended because they held one of their I/O agent's handshake slots two seconds or more while a
+     * connection waited for one whose address held fewer.
+     */
+    public static final int HANDSHAKES_YIELDED = 82;
 
     private static final String[] NAMES =
     {
@@ -206,7 +211,8 @@ public final class BrokerCounters
         "retained messages not sent (check-retain-source)",
         "messages not sent (outside the client's mount_point)",
         "connections closed (no buffer memory left)",
-        "connections closed before CONNACK (their share of buffer memory spent)"
+        "connections closed before CONNACK (their share of buffer memory spent)",
+        "TLS handshakes ended (held a slot 2 s while another address waited)"
     };
 
     private final CountersFile file;
