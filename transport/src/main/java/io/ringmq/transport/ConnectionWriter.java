@@ -295,6 +295,7 @@ final class ConnectionWriter
         if (code == 0)
         {
             connection.connack = Connection.CONNACK_ACCEPTED;
+            connection.layer.admitted();
             if (held || connection.inBytes() > 0)
             {
                 paused.add(connection); // its buffered packets go on in the next retry, after this CONNACK

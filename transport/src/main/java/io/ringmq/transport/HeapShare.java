@@ -13,11 +13,12 @@ import java.util.concurrent.atomic.AtomicLong;
 final class HeapShare
 {
     /**
-     * What connections still in their handshake hold in buffers whose size the client drives (a TLS record's buffer,
-     * a WebSocket Upgrade request grown past its first read): a sixteenth of the maximum heap.
+     * What connections not admitted yet (in their handshake, or with no CONNACK accepting them) hold in buffers whose
+     * size the client drives (a TLS record's buffer, a WebSocket Upgrade request grown past its first read): a
+     * sixteenth of the maximum heap, so clients no one has authenticated cannot spend what admitted ones need.
      */
-    static final HeapShare HANDSHAKES = new HeapShare(Runtime.getRuntime().maxMemory() / 16,
-        "buffers of connections in their handshake hold their share of the heap");
+    static final HeapShare UNADMITTED = new HeapShare(Runtime.getRuntime().maxMemory() / 16,
+        "buffers of connections not admitted yet hold their share of the heap");
     /** What the record buffers of every TLS connection hold: a quarter of the maximum heap. */
     static final HeapShare TLS_RECORDS = new HeapShare(Runtime.getRuntime().maxMemory() / 4,
         "TLS record buffers hold their share of the heap");

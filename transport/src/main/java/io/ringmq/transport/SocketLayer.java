@@ -91,6 +91,14 @@ interface SocketLayer
     }
 
     /**
+     * A CONNACK accepted the connection: from now on what the layer holds is an admitted client's (TLS: its record
+     * buffers leave {@link HeapShare#UNADMITTED}). A layer over another passes it down.
+     */
+    default void admitted()
+    {
+    }
+
+    /**
      * @return the peer's identity established by the layer (the CN of a TLS client certificate), or null.
      */
     default String peerIdentity()

@@ -24,8 +24,11 @@ import java.io.IOException;
  * <p>
  * The heap is the JVM's, and running it out ends the broker ({@code -XX:+ExitOnOutOfMemoryError}). So what the
  * buffers of the process's TLS connections hold is counted, at the end of each call ({@link #settle}), against
- * {@link HeapShare#TLS_RECORDS} (a quarter of the maximum heap), and what those of connections still in their
- * handshake hold against {@link HeapShare#HANDSHAKES} (a sixteenth): a call that would pass either throws
+ * {@link HeapShare#TLS_RECORDS} (a quarter of the maximum heap), and what those of connections not admitted yet (in
+ * their handshake, or before a CONNACK accepted them) hold against {@link HeapShare#UNADMITTED} (a sixteenth), so
+ * connections that finished their handshake and never send a CONNECT cannot spend the quarter admitted clients need
+ * (1,100 such sockets, each holding part of a 16 KB record, had an admitted client closed for want of buffer memory):
+ * a call that would pass either throws
  * {@link HeapShare.Spent}, an
  * {@link OutOfMemoryError} as netty's own past its direct-memory limit, so only that connection ends (counted as
  * having no buffer memory left). Before, 4,970 sockets that each sent the first 4 KB of a record (before the carry of
@@ -52,9 +55,9 @@ final class TlsBuffers
     ByteBuf appIn;
     private boolean netInShared;
     private boolean netOutShared;
-    /** What this connection's own buffers held at the end of its last call, as counted; and whether in handshake. */
+    /** What this connection's own buffers held at the end of its last call, as counted; and whether unadmitted. */
     private long held;
-    private boolean heldHandshaking;
+    private boolean heldUnadmitted;
 
     /**
      * @return netIn, with room after what it holds for the rest of a record of {@code packetLength}.
@@ -170,37 +173,46 @@ final class TlsBuffers
      * At the end of each call: what the scratch buffers still hold moves to buffers of the connection's own, and
      * own buffers that are empty go back to the pool; what they hold is counted.
      *
-     * @param handshaking whether the connection's handshake is still under way.
+     * @param unadmitted whether the connection is in its handshake, or no CONNACK has accepted it yet.
      * @return whether netIn was emptied (its partial-record state no longer holds).
-     * @throws HeapShare.Spent when what they hold would pass {@link HeapShare#TLS_RECORDS}, or for a connection in
-     * its handshake {@link HeapShare#HANDSHAKES} (nothing more counted: the caller ends the connection, and
+     * @throws HeapShare.Spent when what they hold would pass {@link HeapShare#TLS_RECORDS}, or for a connection not
+     * admitted yet {@link HeapShare#UNADMITTED} (nothing more counted: the caller ends the connection, and
      * {@link #releaseAll} gives it all back).
      */
-    boolean settle(final boolean handshaking)
+    boolean settle(final boolean unadmitted)
     {
         final boolean netInEmptied = settle();
         count(ownCapacity(netIn, netInShared) + ownCapacity(netOut, netOutShared) + ownCapacity(appIn, false),
-            handshaking);
+            unadmitted);
         return netInEmptied;
+    }
+
+    /**
+     * A CONNACK accepted the connection: what its own buffers hold leaves {@link HeapShare#UNADMITTED} (gives back
+     * only: never refused).
+     */
+    void admitted()
+    {
+        count(held, false);
     }
 
     /**
      * Counts what the own buffers hold now, {@code now} bytes, in both shares: what they hold more is taken first
      * (nothing counted when a share refuses it), what they hold less given back.
      */
-    private void count(final long now, final boolean handshaking)
+    private void count(final long now, final boolean unadmitted)
     {
         final long change = now - held;
-        final long handshakeChange = (handshaking ? now : 0) - (heldHandshaking ? held : 0);
+        final long unadmittedChange = (unadmitted ? now : 0) - (heldUnadmitted ? held : 0);
         if (change > 0)
         {
             HeapShare.TLS_RECORDS.take(change);
         }
-        if (handshakeChange > 0)
+        if (unadmittedChange > 0)
         {
             try
             {
-                HeapShare.HANDSHAKES.take(handshakeChange);
+                HeapShare.UNADMITTED.take(unadmittedChange);
             }
             catch (final HeapShare.Spent spent)
             {
@@ -215,12 +227,12 @@ final class TlsBuffers
         {
             HeapShare.TLS_RECORDS.giveBack(-change);
         }
-        if (handshakeChange < 0)
+        if (unadmittedChange < 0)
         {
-            HeapShare.HANDSHAKES.giveBack(-handshakeChange);
+            HeapShare.UNADMITTED.giveBack(-unadmittedChange);
         }
         held = now;
-        heldHandshaking = handshaking;
+        heldUnadmitted = unadmitted;
     }
 
     private static long ownCapacity(final ByteBuf buffer, final boolean shared)

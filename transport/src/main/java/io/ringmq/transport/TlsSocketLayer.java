@@ -55,6 +55,8 @@ final class TlsSocketLayer implements SocketLayer
     private boolean failed;
     private boolean handshakeStarted;
     private boolean established;
+    /** Whether a CONNACK accepted the connection ({@link #admitted()}): its buffers count as an admitted client's. */
+    private boolean admitted;
     private boolean identityKnown;
     private boolean closed;
     private String peerIdentity;
@@ -334,6 +336,13 @@ final class TlsSocketLayer implements SocketLayer
         return !established && !closed && !failed;
     }
 
+    @Override
+    public void admitted()
+    {
+        admitted = true;
+        buffers.admitted();
+    }
+
     /**
      * @return how many of its pooled buffers the layer holds now (0 for an idle connection, and after close).
      */
@@ -609,7 +618,7 @@ final class TlsSocketLayer implements SocketLayer
      */
     private void settle()
     {
-        if (buffers.settle(!established))
+        if (buffers.settle(!established || !admitted))
         {
             needMoreInput = false;
         }

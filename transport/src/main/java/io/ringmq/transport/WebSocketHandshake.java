@@ -13,7 +13,7 @@ import java.util.Locale;
 /**
  * The server side of RFC 6455's opening handshake (section 4.2) for MQTT over WebSocket (MQTT 5.0 section 6): the
  * HTTP/1.1 Upgrade request gathered as it arrives, at most {@link #MAX_REQUEST_LENGTH} bytes (what its buffer grows
- * past the first read's {@value #FIRST_READ_LENGTH} bytes counted in {@link HeapShare#HANDSHAKES}), judged once its
+ * past the first read's {@value #FIRST_READ_LENGTH} bytes counted in {@link HeapShare#UNADMITTED}), judged once its
  * header ends and answered with {@code 101 Switching Protocols} or a plain {@code 400}/{@code 404} refusal. One per
  * connection, dropped once it answered; nothing here is on the message path.
  * <pre>
@@ -51,7 +51,7 @@ final class WebSocketHandshake
 
     private final String requiredPath;
     private ByteBuf request = Unpooled.buffer(FIRST_READ_LENGTH, MAX_REQUEST_LENGTH);
-    /** What the request's buffer grew by past its first read's length: counted in {@link HeapShare#HANDSHAKES}. */
+    /** What the request's buffer grew by past its first read's length: counted in {@link HeapShare#UNADMITTED}. */
     private int grown;
     /** Where the search for the blank line that ends the header goes on. */
     private int scanned;
@@ -83,7 +83,7 @@ final class WebSocketHandshake
                     return refuse(BAD_REQUEST, "request header over " + MAX_REQUEST_LENGTH + " bytes", "");
                 }
                 final int growth = Math.min(request.capacity(), request.maxWritableBytes());
-                HeapShare.HANDSHAKES.take(growth); // past the handshakes' share of the heap: this connection ends
+                HeapShare.UNADMITTED.take(growth); // past the unadmitted share of the heap: this connection ends
                 grown += growth;
                 request.ensureWritable(growth);
             }
@@ -134,7 +134,7 @@ final class WebSocketHandshake
     void release()
     {
         request = Unpooled.EMPTY_BUFFER;
-        HeapShare.HANDSHAKES.giveBack(grown);
+        HeapShare.UNADMITTED.giveBack(grown);
         grown = 0;
     }
 

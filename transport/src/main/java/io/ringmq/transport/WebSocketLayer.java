@@ -152,6 +152,11 @@ final class WebSocketLayer implements SocketLayer, WebSocketFrameDecoder.Handler
         return below.handshaking(); // TLS under it (wss://)
     }
 
+    public void admitted()
+    {
+        below.admitted(); // TLS under it (wss://)
+    }
+
     public InetSocketAddress proxiedAddress()
     {
         return below.proxiedAddress();

@@ -163,6 +163,71 @@ class TlsSocketLayerInMemoryTest
     }
 
     @Test
+    @org.junit.jupiter.api.DisplayName("after its handshake and before a CONNACK accepts it, part of a record counts in " +
+        "the unadmitted share of the heap too, and past that share the call ends with HeapShare.Spent; once " +
+        "admitted, what it holds leaves that share and what it takes counts in the TLS records' quarter alone")
+    void partsOfRecordsBeforeAdmissionCountInTheUnadmittedShare() throws Exception
+    {
+        clientSend(publish);
+        final byte[] record = new byte[below.fromPeer.readableBytes()];
+        below.fromPeer.readBytes(record);
+        below.fromPeer.clear();
+        final long unadmittedBefore = HeapShare.UNADMITTED.held();
+        final long recordsBefore = HeapShare.TLS_RECORDS.held();
+        below.fromPeer.writeBytes(record, 0, 10);
+        assertThat(layer.read(in)).isZero();
+        assertThat(HeapShare.UNADMITTED.held() - unadmittedBefore).as("established, not admitted").isEqualTo(10);
+        assertThat(HeapShare.TLS_RECORDS.held() - recordsBefore).isEqualTo(10);
+
+        layer.admitted();
+        assertThat(HeapShare.UNADMITTED.held()).as("admitted: out of the unadmitted share").isEqualTo(unadmittedBefore);
+        assertThat(HeapShare.TLS_RECORDS.held() - recordsBefore).as("still held").isEqualTo(10);
+        final long limit = HeapShare.UNADMITTED.limitBytes;
+        HeapShare.UNADMITTED.limitBytes = unadmittedBefore; // spent: only an unadmitted connection is refused
+        try
+        {
+            below.fromPeer.writeBytes(record, 10, 20);
+            assertThat(layer.read(in)).isZero();
+            assertThat(HeapShare.TLS_RECORDS.held() - recordsBefore).isEqualTo(30);
+            below.fromPeer.writeBytes(record, 30, record.length - 30);
+            assertThat(layer.read(in)).isEqualTo(publish.length);
+        }
+        finally
+        {
+            HeapShare.UNADMITTED.limitBytes = limit;
+        }
+        layer.close();
+        assertThat(HeapShare.TLS_RECORDS.held()).as("given back at close").isEqualTo(recordsBefore);
+        assertThat(HeapShare.UNADMITTED.held()).isEqualTo(unadmittedBefore);
+    }
+
+    @Test
+    @org.junit.jupiter.api.DisplayName("after its handshake and before a CONNACK accepts it, a part of a record past the " +
+        "unadmitted share of the heap ends the call with HeapShare.Spent, nothing counted in either share")
+    void partsOfRecordsPastTheUnadmittedShare() throws Exception
+    {
+        clientSend(publish);
+        final long unadmittedBefore = HeapShare.UNADMITTED.held();
+        final long recordsBefore = HeapShare.TLS_RECORDS.held();
+        final long limit = HeapShare.UNADMITTED.limitBytes;
+        HeapShare.UNADMITTED.limitBytes = unadmittedBefore + 5; // less than the part needs
+        try
+        {
+            below.fromPeer.writerIndex(below.fromPeer.readerIndex() + 10);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> layer.read(in))
+                .isInstanceOf(HeapShare.Spent.class);
+            assertThat(HeapShare.UNADMITTED.held()).isEqualTo(unadmittedBefore);
+            assertThat(HeapShare.TLS_RECORDS.held()).isEqualTo(recordsBefore);
+        }
+        finally
+        {
+            HeapShare.UNADMITTED.limitBytes = limit;
+        }
+        layer.close();
+        assertThat(HeapShare.TLS_RECORDS.held()).isEqualTo(recordsBefore);
+    }
+
+    @Test
     void endOfStreamMidRecordIsEndWithNothingHandedOn() throws Exception
     {
         clientSend(publish);
