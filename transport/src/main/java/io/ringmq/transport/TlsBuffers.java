@@ -237,7 +237,22 @@ final class TlsBuffers
 
     private static long ownCapacity(final ByteBuf buffer, final boolean shared)
     {
-        return null == buffer || shared ? 0 : buffer.capacity();
+        return null == buffer || shared ? 0 : pooledLength(buffer.capacity());
+    }
+
+    /**
+     * @return what netty's pool takes for a buffer of {@code capacity} bytes: its size class, four to each doubling
+     * from 16 bytes (a record's 16,709-byte buffer takes 20,480), so a share counts the heap a buffer holds, not the
+     * smaller length asked for.
+     */
+    static long pooledLength(final int capacity)
+    {
+        if (capacity <= 16)
+        {
+            return 16;
+        }
+        final int step = 1 << Math.max(4, 29 - Integer.numberOfLeadingZeros(capacity - 1)); // a quarter of the group
+        return ((long)capacity + step - 1) & -step;
     }
 
     private boolean settle()

@@ -515,7 +515,8 @@ class HostileClientTest
             plain.getOutputStream().write(partialRecord);
         }
         final long tlsHeap = 64 * MIB;
-        assertClosedPastTheUnadmittedShare(sockets - tlsHeap / 16 / TlsBuffers.RECORD_LENGTH, sockets);
+        assertClosedPastTheUnadmittedShare(sockets - tlsHeap / 16 / TlsBuffers.pooledLength(TlsBuffers.RECORD_LENGTH),
+            sockets);
         assertTlsClientAdmitted(tlsPort, "127.0.0.1");
         assertThat(broker.counter(BrokerCounters.UNEXPECTED_ERRORS)).as(diagnostics()).isZero();
     }

@@ -139,7 +139,8 @@ class TlsSocketLayerInMemoryTest
         final long before = HeapShare.TLS_RECORDS.held();
         below.fromPeer.writeBytes(record, 0, 10);
         assertThat(layer.read(in)).isZero();
-        assertThat(HeapShare.TLS_RECORDS.held() - before).as("a short part: a buffer of its size").isEqualTo(10);
+        assertThat(HeapShare.TLS_RECORDS.held() - before).as("a short part: a buffer of its size, as " +
+            "the pool takes it").isEqualTo(16);
         below.fromPeer.writeBytes(record, 10, record.length - 10);
         assertThat(layer.read(in)).isEqualTo(publish.length);
         assertThat(HeapShare.TLS_RECORDS.held()).as("read whole: nothing held").isEqualTo(before);
@@ -176,19 +177,19 @@ class TlsSocketLayerInMemoryTest
         final long recordsBefore = HeapShare.TLS_RECORDS.held();
         below.fromPeer.writeBytes(record, 0, 10);
         assertThat(layer.read(in)).isZero();
-        assertThat(HeapShare.UNADMITTED.held() - unadmittedBefore).as("established, not admitted").isEqualTo(10);
-        assertThat(HeapShare.TLS_RECORDS.held() - recordsBefore).isEqualTo(10);
+        assertThat(HeapShare.UNADMITTED.held() - unadmittedBefore).as("established, not admitted").isEqualTo(16);
+        assertThat(HeapShare.TLS_RECORDS.held() - recordsBefore).isEqualTo(16);
 
         layer.admitted();
         assertThat(HeapShare.UNADMITTED.held()).as("admitted: out of the unadmitted share").isEqualTo(unadmittedBefore);
-        assertThat(HeapShare.TLS_RECORDS.held() - recordsBefore).as("still held").isEqualTo(10);
+        assertThat(HeapShare.TLS_RECORDS.held() - recordsBefore).as("still held").isEqualTo(16);
         final long limit = HeapShare.UNADMITTED.limitBytes;
         HeapShare.UNADMITTED.limitBytes = unadmittedBefore; // spent: only an unadmitted connection is refused
         try
         {
             below.fromPeer.writeBytes(record, 10, 20);
             assertThat(layer.read(in)).isZero();
-            assertThat(HeapShare.TLS_RECORDS.held() - recordsBefore).isEqualTo(30);
+            assertThat(HeapShare.TLS_RECORDS.held() - recordsBefore).isEqualTo(32);
             below.fromPeer.writeBytes(record, 30, record.length - 30);
             assertThat(layer.read(in)).isEqualTo(publish.length);
         }
@@ -225,6 +226,21 @@ class TlsSocketLayerInMemoryTest
         }
         layer.close();
         assertThat(HeapShare.TLS_RECORDS.held()).isEqualTo(recordsBefore);
+    }
+
+    @Test
+    @org.junit.jupiter.api.DisplayName("a buffer counts at the size class netty's pool takes for it: four to each " +
+        "doubling from 16 bytes (read off PooledByteBuf for netty 4.2.18)")
+    void buffersCountAtTheirPooledSize()
+    {
+        final int[][] lengths = {
+            {1, 16}, {16, 16}, {17, 32}, {100, 112}, {1_000, 1_024}, {4_096, 4_096}, {4_097, 5_120}, {5_005, 5_120},
+            {16_384, 16_384}, {16_389, 20_480}, {TlsBuffers.RECORD_LENGTH, 20_480}, {20_481, 24_576},
+            {33_000, 40_960}, {65_536, 65_536}, {100_000, 114_688}};
+        for (final int[] length : lengths)
+        {
+            assertThat(TlsBuffers.pooledLength(length[0])).as("%d bytes", length[0]).isEqualTo(length[1]);
+        }
     }
 
     @Test
