@@ -24,8 +24,12 @@ import java.nio.charset.StandardCharsets;
  * socket's address is the client's. A malformed header, one over its bound, a wrong signature, or a version the
  * listener does not take ends the stream (-1); a connection that sends no header reads 0 until the agent's connect
  * timeout closes it. Every byte of the header is checked as it arrives, so a stranger is refused on its first
- * wrong byte. The header's buffer is made once per connection and dropped once the header is parsed; the DNS is
- * never asked, addresses are parsed as literals.
+ * wrong byte. The header's buffer is made once per connection and dropped once the header is parsed; what it grows
+ * past its first {@value #MAX_V1_LENGTH} bytes (a v2 header's TLVs, up to {@value #MAX_V2_BLOCK_LENGTH} bytes) is
+ * counted in {@link HeapShare#UNADMITTED}, as a WebSocket Upgrade request's growth is: past that share the
+ * connection ends, counted as having no buffer memory left (a listener reachable by others than the proxy would let
+ * 20,000 sockets hold 80 MB of heap in headers that never end). The DNS is never asked, addresses are parsed as
+ * literals.
  */
 final class ProxyProtocolLayer implements SocketLayer
 {
@@ -70,6 +74,8 @@ final class ProxyProtocolLayer implements SocketLayer
     private final Versions versions;
     /** The header as it arrives; null once it was parsed. */
     private ByteBuf header = Unpooled.buffer(MAX_V1_LENGTH + 1, V2_FIXED_LENGTH + MAX_V2_BLOCK_LENGTH);
+    /** What the header's buffer grew by past its first length: counted in {@link HeapShare#UNADMITTED}. */
+    private int grown;
     private InetSocketAddress proxiedAddress;
     private boolean failed;
     private String malformed;
@@ -107,12 +113,15 @@ final class ProxyProtocolLayer implements SocketLayer
             {
                 final int after = header.writerIndex() - length;
                 in.writeBytes(header, length, after); // what followed the header in the same read goes up unchanged
-                header = null;
+                dropHeader();
                 return after;
             }
             if (!header.isWritable())
             {
-                header.capacity(Math.min(header.maxCapacity(), 2 * header.capacity()));
+                final int capacity = Math.min(header.maxCapacity(), 2 * header.capacity());
+                HeapShare.UNADMITTED.take(capacity - header.capacity()); // past the share: this connection ends
+                grown += capacity - header.capacity();
+                header.capacity(capacity);
             }
         }
         return -1;
@@ -155,8 +164,15 @@ final class ProxyProtocolLayer implements SocketLayer
 
     public void close()
     {
-        header = null;
+        dropHeader();
         below.close();
+    }
+
+    private void dropHeader()
+    {
+        header = null;
+        HeapShare.UNADMITTED.giveBack(grown);
+        grown = 0;
     }
 
     /**
@@ -267,11 +283,7 @@ final class ProxyProtocolLayer implements SocketLayer
         final int length = V2_FIXED_LENGTH + blockLength;
         if (available < length)
         {
-            if (header.capacity() < length)
-            {
-                header.capacity(length);
-            }
-            return NEED_MORE;
+            return NEED_MORE; // the buffer grows as the bytes arrive, not to the length the header claims
         }
         if (command == V2_COMMAND_LOCAL)
         {

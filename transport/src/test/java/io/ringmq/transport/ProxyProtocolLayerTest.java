@@ -234,6 +234,56 @@ class ProxyProtocolLayerTest
     }
 
     @Test
+    @DisplayName("what a v2 header's buffer grows past its first 108 bytes counts in the unadmitted share of the heap " +
+        "while the header is incomplete, and goes back at close or once it is parsed; past the share the read ends " +
+        "with HeapShare.Spent, nothing counted")
+    void headerGrowthCountsInTheUnadmittedShare() throws Exception
+    {
+        final byte[] tlv = new byte[ProxyProtocolLayer.MAX_V2_BLOCK_LENGTH - 12];
+        tlv[0] = 0x04; // PP2_TYPE_NOOP spanning the rest
+        tlv[1] = (byte)((tlv.length - 3) >> 8);
+        tlv[2] = (byte)(tlv.length - 3);
+        final byte[] header = v2(0x21, 0x11, inet4(), tlv);
+        final long before = HeapShare.UNADMITTED.held();
+        final long grown = 3_456 - (ProxyProtocolLayer.MAX_V1_LENGTH + 1); // 108 doubled to hold 2,000 bytes
+        try (LayerHarness pair = LayerHarness.open())
+        {
+            final ProxyProtocolLayer layer = layer(pair, Versions.V2, false);
+            pair.send(java.util.Arrays.copyOf(header, 2_000));
+            final long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+            while (HeapShare.UNADMITTED.held() - before < grown && System.nanoTime() < deadline)
+            {
+                assertThat(layer.read(pair.in)).isZero();
+            }
+            assertThat(HeapShare.UNADMITTED.held() - before).as("2,000 bytes in").isEqualTo(grown);
+            layer.close();
+            assertThat(HeapShare.UNADMITTED.held()).as("given back at close").isEqualTo(before);
+        }
+        try (LayerHarness pair = LayerHarness.open())
+        {
+            final ProxyProtocolLayer layer = layer(pair, Versions.V2, false);
+            pair.send(concat(header, CONNECT));
+            assertThat(pair.pumpBytes(layer, CONNECT.length)).isTrue();
+            assertThat(HeapShare.UNADMITTED.held()).as("given back once parsed").isEqualTo(before);
+        }
+        final long limit = HeapShare.UNADMITTED.limitBytes;
+        HeapShare.UNADMITTED.limitBytes = before + 100; // less than the first growth, 108 bytes
+        try (LayerHarness pair = LayerHarness.open())
+        {
+            final ProxyProtocolLayer layer = layer(pair, Versions.V2, false);
+            pair.send(header);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> pair.pumpBytes(layer, 1))
+                .isInstanceOf(HeapShare.Spent.class);
+            layer.close();
+            assertThat(HeapShare.UNADMITTED.held()).isEqualTo(before);
+        }
+        finally
+        {
+            HeapShare.UNADMITTED.limitBytes = limit;
+        }
+    }
+
+    @Test
     @DisplayName("WebSocket over PROXY: the header goes first, the Upgrade request and frames follow unchanged")
     void webSocketOverProxy() throws IOException
     {
