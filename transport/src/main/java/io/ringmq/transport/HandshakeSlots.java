@@ -54,6 +54,11 @@ final class HandshakeSlots
     private final int addressShare;
     private int taken;
     private final ArrayDeque<Connection> waiting = new ArrayDeque<>();
+    /**
+     * Of {@link #waiting}, those counted for an address (a waiting connection is unread, so its address stays): with
+     * none, the first in line is the next, found without a walk of the line (a storm of loopback handshakes).
+     */
+    private int waitingWithAddress;
     /** Slots taken per limited address; only addresses holding one. */
     private final Long2LongHashMap byAddress = new Long2LongHashMap(0);
     /** Slots taken counted for no address ({@link #HELD}). */
@@ -106,6 +111,7 @@ final class HandshakeSlots
             connection.handshake = WAITING;
             connection.updateInterest(); // not read, nor woken for, until a slot is its
             waiting.add(connection);
+            waitingWithAddress += InboundConnects.limitedAddressKey(connection) == AddressKeys.NONE ? 0 : 1;
         }
         return false;
     }
@@ -122,7 +128,7 @@ final class HandshakeSlots
             if (connection.closed)
             {
                 connection.handshake = NONE;
-                waiting.remove(connection);
+                leaveLine(connection);
             }
             return;
         }
@@ -153,7 +159,7 @@ final class HandshakeSlots
         final Connection next = nextInLine();
         if (null != next && fits(next))
         {
-            waiting.remove(next);
+            leaveLine(next);
             take(next);
             next.updateInterest();
         }
@@ -211,6 +217,10 @@ final class HandshakeSlots
      */
     private Connection nextInLine()
     {
+        if (0 == waitingWithAddress)
+        {
+            return waiting.peekFirst(); // all of one group, counted for none: first come first served
+        }
         Connection next = null;
         long fewest = Long.MAX_VALUE;
         for (final Connection waiter : waiting)
@@ -227,6 +237,12 @@ final class HandshakeSlots
             }
         }
         return next;
+    }
+
+    private void leaveLine(final Connection connection)
+    {
+        waiting.remove(connection);
+        waitingWithAddress -= InboundConnects.limitedAddressKey(connection) == AddressKeys.NONE ? 0 : 1;
     }
 
     /**
