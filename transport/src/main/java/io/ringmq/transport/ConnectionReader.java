@@ -56,10 +56,19 @@ final class ConnectionReader
      */
     int read(final Connection connection)
     {
-        if (!connection.readable() || !handshakes.admit(connection))
+        if (!connection.readable())
         {
             return 0;
         }
+        if (!connection.addressSettled && !readAddress(connection))
+        {
+            return 1; // the PROXY header is still coming (or the connection closed)
+        }
+        if (!handshakes.admit(connection))
+        {
+            return 0;
+        }
+        handshakes.reading(connection);
         final SocketLayer layer = connection.layer;
         int rounds = 0;
         do
@@ -105,10 +114,6 @@ final class ConnectionReader
             }
             else
             {
-                if (!connection.addressSettled && !settleAddress(connection))
-                {
-                    return 1;
-                }
                 // also gives back what it no longer needs, the scratch buffer included
                 framer.processInbound(connection);
             }
@@ -116,7 +121,7 @@ final class ConnectionReader
         while (layer.hasBufferedInput() && ++rounds < MAX_LAYER_ROUNDS && connection.readable());
         if (!connection.closed)
         {
-            handshakes.release(connection); // its handshake ended: the slot goes to the next in line
+            readAgain(handshakes.release(connection)); // its handshake ended: the slot goes to the next in line
             if (layer.holdsIdleBuffers())
             {
                 // what the layer wrote of its own (a WebSocket pong, the 101) took its buffer: the sweep gives it
@@ -137,8 +142,52 @@ final class ConnectionReader
     }
 
     /**
-     * Behind a PROXY-protocol listener, the first MQTT bytes come after the header: the client it names is who the
-     * loopback rule and the per-address limit apply to, not the proxy.
+     * Behind a PROXY-protocol listener: reads the header alone, and judges the client it names, before anything of
+     * the client's own (a TLS handshake, and its slot) is read.
+     *
+     * @return true once the address is settled; false while the header is still coming, or when the connection was
+     * closed (a malformed header, its address holding its limit, no memory for the header).
+     */
+    private boolean readAddress(final Connection connection)
+    {
+        int known;
+        try
+        {
+            known = connection.layer.readAddress();
+        }
+        catch (final IOException ex)
+        {
+            known = -1;
+        }
+        catch (final OutOfMemoryError ex)
+        {
+            closer.outOfBufferMemory(connection); // the header's growth past its share of the heap
+            return false;
+        }
+        if (known < 0)
+        {
+            closer.close(connection, IngressEvent.CONNECTION_LOST);
+            return false;
+        }
+        return known > 0 && settleAddress(connection);
+    }
+
+    /**
+     * A connection given a handshake slot is read again now when its layer holds bytes already (what followed a
+     * PROXY header): its socket may have nothing more to say.
+     */
+    private void readAgain(final Connection given)
+    {
+        if (null != given && !given.closed && given.layer.hasBufferedInput() && !given.readAgain)
+        {
+            given.readAgain = true;
+            again.add(given);
+        }
+    }
+
+    /**
+     * Behind a PROXY-protocol listener, once the header is read: the client it names is who the loopback rule and
+     * the per-address limit apply to, not the proxy.
      *
      * @return false when the connection was closed (its address holds its limit).
      */
@@ -249,7 +298,7 @@ final class ConnectionReader
     {
         framer.release(connection); // first: its PUBLISHes read in this batch are copied before their bytes go back
         buffers.release(connection);
-        handshakes.release(connection); // closed: its handshake slot, or its place in the line for one
+        readAgain(handshakes.release(connection)); // closed: its handshake slot, or its place in the line for one
     }
 
     /**

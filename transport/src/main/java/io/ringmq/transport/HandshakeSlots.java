@@ -23,14 +23,16 @@ import java.util.ArrayDeque;
  * <ul>
  *   <li>a slot given back goes to the waiting connection whose address holds the fewest (first in line among
  *   equals);</li>
- *   <li>a handshake that has held its slot {@value #HOLD_UNDER_PRESSURE_MS} ms while a connection waits whose
- *   address holds fewer slots than its own ends ({@link #yielding}), and its slot goes to that connection. A
- *   handshake takes a few round trips; one that has not ended in two seconds is stalled or far away, and ends only
- *   when another address is kept out meanwhile.</li>
+ *   <li>a handshake not read for {@value #STALL_MS} ms (its client sent nothing the socket had for it) ends
+ *   ({@link #yielding}) while a connection waits whose address holds at least two slots fewer than its own, and its
+ *   slot goes to that one. A client that goes on sending keeps its slot however slow its handshake, and an address
+ *   holding one slot never gives it up: it is the address holding many that yields, one stalled handshake at a
+ *   time.</li>
  * </ul>
  * Connections counted for no address (loopback without {@code --limit-loopback}, a PROXY header not read yet) are
  * one group in that reckoning, so a flood from loopback gives way to a remote client, though not to another of its
- * own.
+ * own. Behind a PROXY listener the header is read before a slot is asked for, so the client it names is the one
+ * counted.
  */
 final class HandshakeSlots
 {
@@ -38,16 +40,18 @@ final class HandshakeSlots
     static final byte NONE = 0;
     /** Waiting, unread, for a slot. */
     static final byte WAITING = 1;
-    /** Holding a slot, counted for no address (exempt, or behind a PROXY listener whose header is still unread). */
+    /** Holding a slot, counted for no address (exempt: loopback, or a PROXY header of LOCAL or UNKNOWN). */
     static final byte HELD = 2;
     /** Holding a slot counted for its address ({@link InboundConnects#limitedAddressKey}, which then stays). */
     static final byte HELD_FOR_ADDRESS = 3;
     /** What one handshake may hold on the heap at most: the engine's state and a fragmented message. */
     static final int HANDSHAKE_BYTES = 48 * 1024;
-    /** How long a handshake holds its slot before it may end for a connection that waits ({@link #yielding}). */
-    static final long HOLD_UNDER_PRESSURE_MS = 2_000;
+    /** How long a handshake goes unread before it may end for a connection that waits ({@link #yielding}). */
+    static final long STALL_MS = 3_000;
     /** While connections wait, how often the holders are looked over for one to end. */
     static final long LOOK_EVERY_MS = 250;
+    /** The most handshakes one look ends: a look's cost stays bounded, whatever the line and the slots. */
+    static final int MOST_YIELDS_A_LOOK = 16;
 
     private final int capacity;
     /** The most slots one limited address holds. */
@@ -63,10 +67,11 @@ final class HandshakeSlots
     private final Long2LongHashMap byAddress = new Long2LongHashMap(0);
     /** Slots taken counted for no address ({@link #HELD}). */
     private int heldForNone;
-    /** When each holder took its slot. */
-    private final Object2LongHashMap<Connection> heldSinceMs = new Object2LongHashMap<>(-1);
+    /** When each holder was last read, or took its slot. */
+    private final Object2LongHashMap<Connection> readMs = new Object2LongHashMap<>(-1);
     private long nowMs;
     private long nextLookMs;
+    private int yieldsThisLook;
 
     HandshakeSlots(final int capacity)
     {
@@ -120,8 +125,10 @@ final class HandshakeSlots
      * After a read, or at close: a connection whose handshake ended (or that closed) gives its slot to the next in
      * line (the waiting connection whose address holds the fewest slots), which is read again; a closed one leaves
      * the line.
+     *
+     * @return the connection given the slot, or null.
      */
-    void release(final Connection connection)
+    Connection release(final Connection connection)
     {
         if (connection.handshake == WAITING)
         {
@@ -130,11 +137,11 @@ final class HandshakeSlots
                 connection.handshake = NONE;
                 leaveLine(connection);
             }
-            return;
+            return null;
         }
         if (connection.handshake < HELD || (!connection.closed && connection.layer.handshaking()))
         {
-            return;
+            return null;
         }
         if (connection.handshake == HELD_FOR_ADDRESS)
         {
@@ -153,62 +160,90 @@ final class HandshakeSlots
         {
             heldForNone--;
         }
-        heldSinceMs.removeKey(connection);
+        readMs.removeKey(connection);
         connection.handshake = NONE;
         taken--;
         final Connection next = nextInLine();
-        if (null != next && fits(next))
+        if (null == next || !fits(next))
         {
-            leaveLine(next);
-            take(next);
-            next.updateInterest();
+            return null;
         }
+        leaveLine(next);
+        take(next);
+        next.updateInterest();
+        return next;
     }
 
     /**
-     * While connections wait, at most every {@value #LOOK_EVERY_MS} ms: a handshake to end, whose slot then goes to
-     * the next in line ({@link #release}). One that has held its slot {@value #HOLD_UNDER_PRESSURE_MS} ms or more,
-     * whose address holds more slots than the next in line's, the most such (the oldest among equals).
+     * While connections wait, at most every {@value #LOOK_EVERY_MS} ms and {@value #MOST_YIELDS_A_LOOK} times a
+     * look: a handshake to end, whose slot then goes to the next in line ({@link #release}). One not read for
+     * {@value #STALL_MS} ms or more, whose address holds at least two slots more than the next in line's, the most
+     * such (the longest unread among equals).
      *
      * @param looking true for the first call of a duty cycle (it may look, or wait for the next look); false for the
-     *                calls after one that returned a connection, which look again at once.
+     *                calls after one that returned a connection, which go on with the same look.
      * @return the connection to end (the caller closes it, which releases its slot), or null.
      */
     Connection yielding(final boolean looking)
     {
-        if (waiting.isEmpty() || (looking && nowMs < nextLookMs))
+        if (looking)
+        {
+            if (waiting.isEmpty() || nowMs < nextLookMs)
+            {
+                return null;
+            }
+            nextLookMs = nowMs + LOOK_EVERY_MS;
+            yieldsThisLook = 0;
+        }
+        if (waiting.isEmpty() || yieldsThisLook >= MOST_YIELDS_A_LOOK)
         {
             return null;
         }
-        nextLookMs = nowMs + LOOK_EVERY_MS;
         final Connection next = nextInLine();
         if (null == next)
         {
             return null; // none could take a slot given back
         }
+        // a yield must leave the two addresses nearer even: the holder's address keeps more than the next in line
+        // then holds, so that one (not a waiter of the holder's address, tied with it) takes the slot
         final long nextHolds = heldBy(next);
         Connection yielding = null;
-        long mostHeld = nextHolds;
+        long mostHeld = nextHolds + 1;
         long oldestMs = Long.MAX_VALUE;
-        for (final Object2LongHashMap<Connection>.EntryIterator holders = heldSinceMs.entrySet().iterator();
+        for (final Object2LongHashMap<Connection>.EntryIterator holders = readMs.entrySet().iterator();
             holders.hasNext(); )
         {
             holders.next();
-            final long sinceMs = holders.getLongValue();
-            if (nowMs - sinceMs < HOLD_UNDER_PRESSURE_MS)
+            final long readAtMs = holders.getLongValue();
+            final Connection holder = holders.getKey();
+            if (nowMs - readAtMs < STALL_MS || holder.closed) // a closed one is on its way out: never twice
             {
                 continue;
             }
-            final Connection holder = holders.getKey();
             final long holds = heldBy(holder);
-            if (holds > mostHeld || (holds == mostHeld && null != yielding && sinceMs < oldestMs))
+            if (holds > mostHeld || (holds == mostHeld && null != yielding && readAtMs < oldestMs))
             {
                 yielding = holder;
                 mostHeld = holds;
-                oldestMs = sinceMs;
+                oldestMs = readAtMs;
             }
         }
+        if (null != yielding)
+        {
+            yieldsThisLook++;
+        }
         return yielding;
+    }
+
+    /**
+     * Before a connection holding a slot is read: its handshake goes on, so its stall starts again.
+     */
+    void reading(final Connection connection)
+    {
+        if (connection.handshake >= HELD)
+        {
+            readMs.put(connection, nowMs);
+        }
     }
 
     /**
@@ -276,7 +311,7 @@ final class HandshakeSlots
     private void take(final Connection connection)
     {
         taken++;
-        heldSinceMs.put(connection, nowMs);
+        readMs.put(connection, nowMs);
         final long key = InboundConnects.limitedAddressKey(connection);
         if (key == AddressKeys.NONE)
         {

@@ -72,8 +72,9 @@ final class ProxyProtocolLayer implements SocketLayer
 
     private final SocketLayer below;
     private final Versions versions;
-    /** The header as it arrives; null once it was parsed. */
+    /** The header as it arrives, then what followed it until read; null once that was handed up. */
     private ByteBuf header = Unpooled.buffer(MAX_V1_LENGTH + 1, V2_FIXED_LENGTH + MAX_V2_BLOCK_LENGTH);
+    private boolean parsed;
     /** What the header's buffer grew by past its first length: counted in {@link HeapShare#UNADMITTED}. */
     private int grown;
     private InetSocketAddress proxiedAddress;
@@ -92,11 +93,33 @@ final class ProxyProtocolLayer implements SocketLayer
 
     public int read(final ByteBuf in) throws IOException
     {
+        if (!parsed)
+        {
+            final int known = readAddress();
+            if (known <= 0)
+            {
+                return known;
+            }
+        }
         if (null == header)
         {
             return below.read(in);
         }
-        while (!failed)
+        final int after = header.readableBytes();
+        in.writeBytes(header); // what followed the header in its last read goes up first, unchanged
+        dropHeader();
+        return after;
+    }
+
+    /**
+     * Reads the header and nothing above it: bytes that followed it in the same read wait here for the next
+     * {@link #read} ({@link #hasBufferedInput()} says so), so the agent knows the client before any of them reaches
+     * TLS.
+     */
+    @Override
+    public int readAddress() throws IOException
+    {
+        while (!parsed && !failed)
         {
             final int read = below.read(header);
             if (read <= 0)
@@ -111,10 +134,13 @@ final class ProxyProtocolLayer implements SocketLayer
             }
             if (length > 0)
             {
-                final int after = header.writerIndex() - length;
-                in.writeBytes(header, length, after); // what followed the header in the same read goes up unchanged
-                dropHeader();
-                return after;
+                parsed = true;
+                header.readerIndex(length);
+                if (!header.isReadable())
+                {
+                    dropHeader();
+                }
+                return 1;
             }
             if (!header.isWritable())
             {
@@ -124,7 +150,7 @@ final class ProxyProtocolLayer implements SocketLayer
                 header.capacity(capacity);
             }
         }
-        return -1;
+        return parsed ? 1 : -1;
     }
 
     public int write(final ByteBuf out) throws IOException
@@ -144,7 +170,7 @@ final class ProxyProtocolLayer implements SocketLayer
 
     public boolean hasBufferedInput()
     {
-        return below.hasBufferedInput();
+        return (parsed && null != header) || below.hasBufferedInput();
     }
 
     public String peerIdentity()
@@ -160,6 +186,11 @@ final class ProxyProtocolLayer implements SocketLayer
     public InetSocketAddress proxiedAddress()
     {
         return proxiedAddress;
+    }
+
+    public boolean addressKnown()
+    {
+        return parsed;
     }
 
     public void close()

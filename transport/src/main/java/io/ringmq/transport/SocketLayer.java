@@ -116,6 +116,28 @@ interface SocketLayer
     }
 
     /**
+     * @return whether the client's address is known: false only while a PROXY header is still to be read (then
+     * {@link #proxiedAddress()} may name it). A layer over another asks it.
+     */
+    default boolean addressKnown()
+    {
+        return true;
+    }
+
+    /**
+     * Reads what names the client before its own bytes (a PROXY header), and nothing of those: the agent judges the
+     * client (its per-address limit, its handshake slot's address) before any byte reaches a layer above. A layer
+     * over another passes it down.
+     *
+     * @return 1 once the address is known, 0 while more must come, -1 at the end of the stream or a malformed
+     * header.
+     */
+    default int readAddress() throws IOException
+    {
+        return 1;
+    }
+
+    /**
      * Closes the socket, quietly, after a best-effort goodbye of the layer (TLS close_notify, WebSocket close)
      * that never blocks.
      */

@@ -296,6 +296,18 @@ final class TlsSocketLayer implements SocketLayer
         return below.proxiedAddress();
     }
 
+    @Override
+    public boolean addressKnown()
+    {
+        return below.addressKnown();
+    }
+
+    @Override
+    public int readAddress() throws IOException
+    {
+        return below.readAddress();
+    }
+
     /**
      * Sends close_notify, as far as the socket takes it now, gives every buffer back and closes below.
      */

@@ -162,6 +162,16 @@ final class WebSocketLayer implements SocketLayer, WebSocketFrameDecoder.Handler
         return below.proxiedAddress();
     }
 
+    public boolean addressKnown()
+    {
+        return below.addressKnown();
+    }
+
+    public int readAddress() throws IOException
+    {
+        return below.readAddress();
+    }
+
     /**
      * Sends a close frame (1000) if the connection is open and none was sent, offers what is pending to the layer
      * below once, and closes it. Never blocks.

@@ -14,8 +14,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The TLS handshakes one I/O agent reads at once: past the slots a connection waits, unread, first come first served;
  * one address holds at most a sixteenth of them (loopback exempt without --limit-loopback); a slot goes back when its
  * handshake ends or its connection closes, and a closed connection leaves the line. While connections wait, a slot
- * goes to the one whose address holds the fewest, and a handshake that held its slot two seconds gives way to one
- * whose address holds fewer.
+ * goes to the one whose address holds the fewest, and a handshake unread three seconds gives way to one whose address
+ * holds two fewer.
  */
 class HandshakeSlotsTest
 {
@@ -180,16 +180,16 @@ class HandshakeSlotsTest
     }
 
     @Test
-    @DisplayName("sixteen addresses holding every slot with handshakes that never end: after two seconds the oldest " +
-        "holder of the most gives way to another address's connection that waits, once a look is due; an address " +
-        "waiting with as many as the holders takes none")
+    @DisplayName("sixteen addresses holding every slot with handshakes that never end: once unread three seconds, the " +
+        "longest unread holder of an address holding two gives way to another address's connection that waits, once a " +
+        "look is due; a waiter of an address holding one more than the rest is given none")
     void stalledHandshakesGiveWayToAnotherAddress()
     {
         final HandshakeSlots slots = new HandshakeSlots(32); // a sixteenth: 2
         final List<Connection> holders = new ArrayList<>();
         for (int i = 0; i < 32; i++)
         {
-            slots.nowMs(i); // the first taken the oldest
+            slots.nowMs(i); // the first taken the longest unread
             final Connection holder = connection("203.0.113." + (1 + i % 16));
             assertThat(slots.admit(holder)).isTrue();
             holders.add(holder);
@@ -204,28 +204,47 @@ class HandshakeSlotsTest
         assertThat(slots.admit(newcomer)).isFalse();
         assertThat(slots.yielding(true)).as("looked at 10,000: the next look is due at 10,250").isNull();
         slots.nowMs(10_250);
-        assertThat(endYielding(slots)).as("the oldest holder of an address holding 2, for the address holding none; " +
-            "then its address holds 1, so the oldest of another address holding 2 gives way to it")
-            .containsExactly(holders.get(0), holders.get(1));
+        assertThat(endYielding(slots)).as("the longest unread holder of an address holding 2, for one holding none; " +
+            "then 203.0.113.1's waiter holds 1, against 2 at most: no more").containsExactly(holders.get(0));
         assertThat(newcomer.handshake).isEqualTo(HandshakeSlots.HELD_FOR_ADDRESS);
-        assertThat(sameAsHolders.handshake).isEqualTo(HandshakeSlots.HELD_FOR_ADDRESS);
-        assertThat(slots.waiting()).isZero();
+        assertThat(sameAsHolders.handshake).isEqualTo(HandshakeSlots.WAITING);
+        slots.nowMs(20_000);
+        assertThat(endYielding(slots)).isEmpty();
     }
 
     @Test
-    @DisplayName("handshakes held under two seconds keep their slots, however many wait")
-    void freshHandshakesKeepTheirSlots()
+    @DisplayName("a handshake read within three seconds keeps its slot, however long it has held it; an address " +
+        "holding one slot never gives it up")
+    void handshakesThatGoOnKeepTheirSlots()
     {
-        final HandshakeSlots slots = new HandshakeSlots(2);
+        final HandshakeSlots slots = new HandshakeSlots(32); // a sixteenth: 2
         slots.nowMs(1_000);
-        assertThat(slots.admit(connection("203.0.113.1"))).isTrue();
-        assertThat(slots.admit(connection("203.0.113.2"))).isTrue();
+        final List<Connection> holders = new ArrayList<>();
+        for (int i = 0; i < 32; i++)
+        {
+            final Connection holder = connection("203.0.113." + (1 + i / 2));
+            assertThat(slots.admit(holder)).isTrue();
+            holders.add(holder);
+        }
         assertThat(slots.admit(connection("198.51.100.7"))).isFalse();
-        slots.nowMs(1_000 + HandshakeSlots.HOLD_UNDER_PRESSURE_MS - 1);
+        slots.nowMs(1_000 + HandshakeSlots.STALL_MS - 1);
         assertThat(endYielding(slots)).isEmpty();
-        slots.nowMs(1_000 + HandshakeSlots.HOLD_UNDER_PRESSURE_MS + HandshakeSlots.LOOK_EVERY_MS);
-        assertThat(endYielding(slots)).as("the first, then the second: each for the newcomer, then none waits")
-            .hasSize(1);
+        for (final Connection holder : holders)
+        {
+            if (holder != holders.get(5))
+            {
+                slots.reading(holder); // its client sent more
+            }
+        }
+        slots.nowMs(1_000 + HandshakeSlots.STALL_MS + HandshakeSlots.LOOK_EVERY_MS);
+        assertThat(endYielding(slots)).as("only the one unread since it took its slot").containsExactly(holders.get(5));
+
+        final HandshakeSlots two = new HandshakeSlots(2); // a sixteenth: 1
+        assertThat(two.admit(connection("203.0.113.1"))).isTrue();
+        assertThat(two.admit(connection("203.0.113.2"))).isTrue();
+        assertThat(two.admit(connection("198.51.100.7"))).isFalse();
+        two.nowMs(60_000);
+        assertThat(endYielding(two)).as("one slot an address, against none").isEmpty();
     }
 
     @Test
@@ -251,8 +270,8 @@ class HandshakeSlotsTest
         final Connection remote = connection("198.51.100.7");
         assertThat(slots.admit(remote)).isFalse();
         slots.nowMs(5_000 + HandshakeSlots.LOOK_EVERY_MS);
-        assertThat(endYielding(slots)).as("loopback holds 4, the remote address none; then 3 against 1, then 2 " +
-            "against 2 (the loopback waiter behind it)").containsExactly(local.get(0));
+        assertThat(endYielding(slots)).as("loopback holds 4, the remote address none; then the loopback waiter's " +
+            "group holds 3, against 3 at most: no more").containsExactly(local.get(0));
         assertThat(remote.handshake).isEqualTo(HandshakeSlots.HELD_FOR_ADDRESS);
         assertThat(slots.waiting()).isEqualTo(1);
     }

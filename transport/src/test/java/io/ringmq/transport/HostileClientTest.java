@@ -524,8 +524,8 @@ class HostileClientTest
     @Test
     @Timeout(value = 90, unit = TimeUnit.SECONDS)
     @DisplayName("seventeen addresses holding every TLS handshake slot with ClientHellos that never end (a sixteenth " +
-        "each): a client from another address waits no more than about two seconds, as the oldest stalled " +
-        "handshake gives way to it, counted; before, it waited for the connect timeout to end them")
+        "each): a client from another address waits about three seconds, as a stalled handshake gives way to it, " +
+        "counted; before, it waited for the connect timeout to end them")
     void stalledHandshakesOfManyAddressesGiveWay() throws Exception
     {
         final int tlsPort = tlsBroker("--connect-timeout", "60s", "--limit-loopback");
@@ -555,6 +555,37 @@ class HostileClientTest
         assertThat(broker.counter(BrokerCounters.UNEXPECTED_ERRORS)).as(diagnostics()).isZero();
     }
 
+    @Test
+    @Timeout(value = 90, unit = TimeUnit.SECONDS)
+    @DisplayName("behind a PROXY listener, seventeen client addresses (as their headers name them) holding every TLS " +
+        "handshake slot with ClientHellos that never end: the header is read before a slot is asked for, so each " +
+        "address holds a sixteenth, and a client of another address connects in about three seconds as a stalled " +
+        "handshake gives way; before, slots were taken before any header was read, all in one group, and it waited " +
+        "for the connect timeout")
+    void stalledHandshakesBehindAProxyGiveWay() throws Exception
+    {
+        final int tlsPort = tlsBroker(List.of("--connect-timeout", "60s"), ",proxy_protocol=v1");
+        final byte[] hello = fragmentedClientHello();
+        final int addresses = 17;
+        final int perAddress = 16; // past a sixteenth of the ~160 slots (a 64 MiB heap, one agent) from each
+        for (int a = 0; a < addresses; a++)
+        {
+            sendOnSockets(tlsPort, perAddress, WebSocketLayerTest.concat(("PROXY TCP4 203.0.113." + (1 + a) +
+                " 10.0.0.1 40000 8883\r\n").getBytes(StandardCharsets.US_ASCII), hello));
+        }
+        assertThat(awaitCounter(BrokerCounters.CONNECTIONS_ACCEPTED, addresses * perAddress))
+            .isGreaterThanOrEqualTo(addresses * perAddress);
+
+        final long startNs = System.nanoTime();
+        assertTlsClientAdmitted(tlsPort, "127.0.0.1", // a loopback client, let in without a password
+            "PROXY TCP4 127.0.0.5 10.0.0.1 40001 8883\r\n".getBytes(StandardCharsets.US_ASCII));
+        System.out.printf("%s: connected in %d ms; %d stalled handshakes ended%n", testName,
+            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs),
+            broker.counter(BrokerCounters.HANDSHAKES_YIELDED));
+        assertThat(broker.counter(BrokerCounters.HANDSHAKES_YIELDED)).as(diagnostics()).isPositive();
+        assertThat(broker.counter(BrokerCounters.UNEXPECTED_ERRORS)).as(diagnostics()).isZero();
+    }
+
     /**
      * Starts a forked broker with a 64 MiB heap and one TLS listener, with {@code options}.
      *
@@ -562,10 +593,18 @@ class HostileClientTest
      */
     private int tlsBroker(final String... options) throws Exception
     {
+        return tlsBroker(List.of(options), "");
+    }
+
+    /**
+     * As {@link #tlsBroker(String...)}, with {@code listenerOptions} (",proxy_protocol=v1") on the TLS listener.
+     */
+    private int tlsBroker(final List<String> options, final String listenerOptions) throws Exception
+    {
         final int tlsPort = TestBrokers.freePort();
-        final List<String> arguments = new ArrayList<>(List.of(options));
+        final List<String> arguments = new ArrayList<>(options);
         arguments.addAll(List.of("--listener", tlsPort + "@127.0.0.1,certfile=" + ListenersTest.tls("server-chain.pem") +
-            ",keyfile=" + ListenersTest.tls("server-key.pem")));
+            ",keyfile=" + ListenersTest.tls("server-key.pem") + listenerOptions));
         final ForkedBroker.Launch launch = ForkedBroker.launch(directory, List.of("env", "_JAVA_OPTIONS=-Xmx64m"),
             arguments.toArray(new String[0]));
         broker = launch.broker();
@@ -579,11 +618,20 @@ class HostileClientTest
      */
     private void assertTlsClientAdmitted(final int tlsPort, final String source) throws Exception
     {
+        assertTlsClientAdmitted(tlsPort, source, new byte[0]);
+    }
+
+    /**
+     * As {@link #assertTlsClientAdmitted(int, String)}, sending {@code header} (a PROXY header) before TLS.
+     */
+    private void assertTlsClientAdmitted(final int tlsPort, final String source, final byte[] header) throws Exception
+    {
         final javax.net.ssl.SSLContext tls = trustingTls();
         final java.net.Socket plain = new java.net.Socket();
         closeables.add(plain);
         plain.bind(new java.net.InetSocketAddress(source, 0));
         plain.connect(new java.net.InetSocketAddress("127.0.0.1", tlsPort), 5_000);
+        plain.getOutputStream().write(header);
         try (javax.net.ssl.SSLSocket client = (javax.net.ssl.SSLSocket)tls.getSocketFactory()
             .createSocket(plain, "127.0.0.1", tlsPort, true))
         {

@@ -234,6 +234,38 @@ class ProxyProtocolLayerTest
     }
 
     @Test
+    @DisplayName("readAddress reads the header alone: the client is known before any byte behind it goes up, those " +
+        "bytes wait in the layer (buffered input) and go up whole on the next read")
+    void readAddressReadsTheHeaderAlone() throws IOException
+    {
+        try (LayerHarness pair = LayerHarness.open())
+        {
+            final ProxyProtocolLayer layer = layer(pair, Versions.ANY, false);
+            assertThat(layer.addressKnown()).isFalse();
+            final byte[] header = ascii("PROXY TCP4 192.168.0.1 192.168.0.11 56324 443\r\n");
+            pair.send(concat(header, CONNECT));
+            final long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+            int known = 0;
+            while (known == 0 && System.nanoTime() < deadline)
+            {
+                known = layer.readAddress();
+            }
+            assertThat(known).isEqualTo(1);
+            assertThat(layer.addressKnown()).isTrue();
+            assertThat(layer.proxiedAddress()).isEqualTo(new InetSocketAddress("192.168.0.1", 56324));
+            assertThat(layer.readAddress()).as("asked again").isEqualTo(1);
+            assertThat(pair.in.readableBytes()).as("nothing went up").isZero();
+            if (layer.hasBufferedInput()) // what came with the header in its read waits in the layer
+            {
+                assertThat(layer.read(pair.in)).isPositive();
+            }
+            assertThat(pair.pumpBytes(layer, CONNECT.length)).isTrue();
+            assertThat(pair.mqttBytes()).isEqualTo(CONNECT);
+            assertThat(layer.hasBufferedInput()).isFalse();
+        }
+    }
+
+    @Test
     @DisplayName("what a v2 header's buffer grows past its first 108 bytes counts in the unadmitted share of the heap " +
         "while the header is incomplete, and goes back at close or once it is parsed; past the share the read ends " +
         "with HeapShare.Spent, nothing counted")

@@ -145,8 +145,8 @@ public final class BrokerCounters
      */
     public static final int UNADMITTED_MEMORY_CLOSED = 81;
     /**
-     * TLS handshakes ended because they held one of their I/O agent's handshake slots two seconds or more while a
-     * connection waited for one whose address held fewer.
+     * TLS handshakes ended because they held one of their I/O agent's handshake slots unread for three seconds while a
+     * connection waited for one whose address held at least two fewer.
      */
     public static final int HANDSHAKES_YIELDED = 82;
 
@@ -212,7 +212,7 @@ public final class BrokerCounters
         "messages not sent (outside the client's mount_point)",
         "connections closed (no buffer memory left)",
         "connections closed before CONNACK (their share of buffer memory spent)",
-        "TLS handshakes ended (held a slot 2 s while another address waited)"
+        "TLS handshakes ended (stalled 3 s while another address waited for a slot)"
     };
 
     private final CountersFile file;
