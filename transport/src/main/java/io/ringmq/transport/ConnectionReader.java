@@ -206,6 +206,11 @@ final class ConnectionReader
             closer.close(connection, IngressEvent.CONNECTION_LOST);
             return false;
         }
+        final UnadmittedHeap unadmitted = connection.layer.unadmittedHeap();
+        if (null != unadmitted)
+        {
+            unadmitted.address(InboundConnects.limitedAddressKey(connection)); // what its layers hold is the client's
+        }
         return true;
     }
 

@@ -160,7 +160,8 @@ final class ConnectionRegistry
             channel.configureBlocking(false);
             channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
             final long id = ((long)index << 40) | (nextConnectionSeq++ & 0xFF_FFFF_FFFFL);
-            layer = accepted.layers.open(channel, () -> readyAgain(id));
+            layer = accepted.layers.open(channel, () -> readyAgain(id),
+                InboundConnects.limitedAddressKey(accepted.limitedAddress));
             connection = new Connection(id, accepted, layer, clock.time());
             connection.key = channel.register(selector, SelectionKey.OP_READ, connection);
             connections.put(id, connection);

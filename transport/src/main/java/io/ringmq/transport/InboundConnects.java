@@ -285,7 +285,15 @@ final class InboundConnects
     {
         // the address it counts under for --max-connections-per-address: the PROXY header's once read, else the
         // socket's; null when that limit exempts it
-        return null == connection.limitedAddress ? AddressKeys.NONE : AddressKeys.of(connection.limitedAddress);
+        return limitedAddressKey(connection.limitedAddress);
+    }
+
+    /**
+     * @return the key of a limited address, {@link AddressKeys#NONE} for null (exempt, or not known yet).
+     */
+    static long limitedAddressKey(final InetAddress limitedAddress)
+    {
+        return null == limitedAddress ? AddressKeys.NONE : AddressKeys.of(limitedAddress);
     }
 
     /**

@@ -72,10 +72,11 @@ final class ProxyProtocolLayer implements SocketLayer
 
     private final SocketLayer below;
     private final Versions versions;
+    private final UnadmittedHeap unadmitted;
     /** The header as it arrives, then what followed it until read; null once that was handed up. */
     private ByteBuf header = Unpooled.buffer(MAX_V1_LENGTH + 1, V2_FIXED_LENGTH + MAX_V2_BLOCK_LENGTH);
     private boolean parsed;
-    /** What the header's buffer grew by past its first length: counted in {@link HeapShare#UNADMITTED}. */
+    /** What the header's buffer grew by past its first length: counted in {@link UnadmittedHeap}. */
     private int grown;
     private InetSocketAddress proxiedAddress;
     private boolean failed;
@@ -87,8 +88,17 @@ final class ProxyProtocolLayer implements SocketLayer
      */
     ProxyProtocolLayer(final SocketLayer below, final Versions versions)
     {
+        this(below, versions, new UnadmittedHeap());
+    }
+
+    /**
+     * @param unadmitted what the connection holds before admission, shared by its layers.
+     */
+    ProxyProtocolLayer(final SocketLayer below, final Versions versions, final UnadmittedHeap unadmitted)
+    {
         this.below = below;
         this.versions = versions;
+        this.unadmitted = unadmitted;
     }
 
     public int read(final ByteBuf in) throws IOException
@@ -145,7 +155,7 @@ final class ProxyProtocolLayer implements SocketLayer
             if (!header.isWritable())
             {
                 final int capacity = Math.min(header.maxCapacity(), 2 * header.capacity());
-                HeapShare.UNADMITTED.take(capacity - header.capacity()); // past the share: this connection ends
+                unadmitted.take(capacity - header.capacity()); // past the share: this connection ends
                 grown += capacity - header.capacity();
                 header.capacity(capacity);
             }
@@ -193,6 +203,11 @@ final class ProxyProtocolLayer implements SocketLayer
         return parsed;
     }
 
+    public UnadmittedHeap unadmittedHeap()
+    {
+        return unadmitted;
+    }
+
     public void close()
     {
         dropHeader();
@@ -202,7 +217,7 @@ final class ProxyProtocolLayer implements SocketLayer
     private void dropHeader()
     {
         header = null;
-        HeapShare.UNADMITTED.giveBack(grown);
+        unadmitted.giveBack(grown);
         grown = 0;
     }
 

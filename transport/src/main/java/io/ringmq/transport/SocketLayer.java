@@ -125,6 +125,15 @@ interface SocketLayer
     }
 
     /**
+     * @return what the connection holds in heap buffers before admission, shared by its layers
+     * ({@link UnadmittedHeap}); null for a layer holding none (TCP).
+     */
+    default UnadmittedHeap unadmittedHeap()
+    {
+        return null;
+    }
+
+    /**
      * Reads what names the client before its own bytes (a PROXY header), and nothing of those: the agent judges the
      * client (its per-address limit, its handshake slot's address) before any byte reaches a layer above. A layer
      * over another passes it down.

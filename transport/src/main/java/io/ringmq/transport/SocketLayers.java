@@ -80,23 +80,29 @@ final class SocketLayers
     /**
      * @param readyAgain called (from another thread) when a layer finished work off the agent's thread (a TLS
      *                   handshake step) and the connection should be read and flushed again.
+     * @param addressKey the client's limited address ({@link InboundConnects#limitedAddressKey}), as the socket's
+     *                   is known; behind a PROXY listener the header's is given to the layers' {@link UnadmittedHeap}
+     *                   once read.
      * @return the layers of a new socket.
      */
-    SocketLayer open(final SocketChannel channel, final Runnable readyAgain)
+    SocketLayer open(final SocketChannel channel, final Runnable readyAgain, final long addressKey)
     {
         SocketLayer layer = new TcpSocketLayer(channel);
+        final UnadmittedHeap unadmitted = new UnadmittedHeap(); // one for all the connection's layers
+        unadmitted.address(addressKey);
         if (null != proxy)
         {
-            layer = new ProxyProtocolLayer(layer, proxy); // the proxy's header comes first on the wire, under TLS
+            // the proxy's header comes first on the wire, under TLS
+            layer = new ProxyProtocolLayer(layer, proxy, unadmitted);
         }
         final TlsContext context = tls;
         if (null != context)
         {
-            layer = new TlsSocketLayer(layer, context, tlsTasks, readyAgain);
+            layer = new TlsSocketLayer(layer, context, tlsTasks, readyAgain, unadmitted);
         }
         if (webSocket)
         {
-            layer = new WebSocketLayer(layer, settings.websocketPath());
+            layer = new WebSocketLayer(layer, settings.websocketPath(), unadmitted);
         }
         return layer;
     }

@@ -25,7 +25,8 @@ import java.io.IOException;
  * The heap is the JVM's, and running it out ends the broker ({@code -XX:+ExitOnOutOfMemoryError}). So what the
  * buffers of the process's TLS connections hold is counted, at the end of each call ({@link #settle}), against
  * {@link HeapShare#TLS_RECORDS} (a quarter of the maximum heap), and what those of connections not admitted yet (in
- * their handshake, or before a CONNACK accepted them) hold against {@link HeapShare#UNADMITTED} (a sixteenth), so
+ * their handshake, or before a CONNACK accepted them) hold against {@link HeapShare#UNADMITTED} (a sixteenth, and
+ * one address a sixteenth of that: {@link UnadmittedHeap}), so
  * connections that finished their handshake and never send a CONNECT cannot spend the quarter admitted clients need
  * (1,100 such sockets, each holding part of a 16 KB record, had an admitted client closed for want of buffer memory):
  * a call that would pass either throws
@@ -55,9 +56,23 @@ final class TlsBuffers
     ByteBuf appIn;
     private boolean netInShared;
     private boolean netOutShared;
+    private final UnadmittedHeap unadmitted;
     /** What this connection's own buffers held at the end of its last call, as counted; and whether unadmitted. */
     private long held;
     private boolean heldUnadmitted;
+
+    /**
+     * @param unadmitted what the connection holds before admission, shared by its layers.
+     */
+    TlsBuffers(final UnadmittedHeap unadmitted)
+    {
+        this.unadmitted = unadmitted;
+    }
+
+    UnadmittedHeap unadmitted()
+    {
+        return unadmitted;
+    }
 
     /**
      * @return netIn, with room after what it holds for the rest of a record of {@code packetLength}.
@@ -173,17 +188,17 @@ final class TlsBuffers
      * At the end of each call: what the scratch buffers still hold moves to buffers of the connection's own, and
      * own buffers that are empty go back to the pool; what they hold is counted.
      *
-     * @param unadmitted whether the connection is in its handshake, or no CONNACK has accepted it yet.
+     * @param beforeAdmission whether the connection is in its handshake, or no CONNACK has accepted it yet.
      * @return whether netIn was emptied (its partial-record state no longer holds).
      * @throws HeapShare.Spent when what they hold would pass {@link HeapShare#TLS_RECORDS}, or for a connection not
-     * admitted yet {@link HeapShare#UNADMITTED} (nothing more counted: the caller ends the connection, and
+     * admitted yet its {@link UnadmittedHeap} (nothing more counted: the caller ends the connection, and
      * {@link #releaseAll} gives it all back).
      */
-    boolean settle(final boolean unadmitted)
+    boolean settle(final boolean beforeAdmission)
     {
         final boolean netInEmptied = settle();
         count(ownCapacity(netIn, netInShared) + ownCapacity(netOut, netOutShared) + ownCapacity(appIn, false),
-            unadmitted);
+            beforeAdmission);
         return netInEmptied;
     }
 
@@ -200,10 +215,10 @@ final class TlsBuffers
      * Counts what the own buffers hold now, {@code now} bytes, in both shares: what they hold more is taken first
      * (nothing counted when a share refuses it), what they hold less given back.
      */
-    private void count(final long now, final boolean unadmitted)
+    private void count(final long now, final boolean beforeAdmission)
     {
         final long change = now - held;
-        final long unadmittedChange = (unadmitted ? now : 0) - (heldUnadmitted ? held : 0);
+        final long unadmittedChange = (beforeAdmission ? now : 0) - (heldUnadmitted ? held : 0);
         if (change > 0)
         {
             HeapShare.TLS_RECORDS.take(change);
@@ -212,7 +227,7 @@ final class TlsBuffers
         {
             try
             {
-                HeapShare.UNADMITTED.take(unadmittedChange);
+                unadmitted.take(unadmittedChange);
             }
             catch (final HeapShare.Spent spent)
             {
@@ -229,10 +244,10 @@ final class TlsBuffers
         }
         if (unadmittedChange < 0)
         {
-            HeapShare.UNADMITTED.giveBack(-unadmittedChange);
+            unadmitted.giveBack(-unadmittedChange);
         }
         held = now;
-        heldUnadmitted = unadmitted;
+        heldUnadmitted = beforeAdmission;
     }
 
     private static long ownCapacity(final ByteBuf buffer, final boolean shared)

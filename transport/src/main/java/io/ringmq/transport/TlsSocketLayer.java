@@ -45,7 +45,7 @@ final class TlsSocketLayer implements SocketLayer
     private final Executor tasks;
     private final Runnable onTaskDone;
     private final Runnable runTasks = this::runDelegatedTasks;
-    private final TlsBuffers buffers = new TlsBuffers();
+    private final TlsBuffers buffers;
     /** Delegated tasks are running on the executor: the engine is theirs until it is cleared. */
     private volatile boolean taskRunning;
     /** netIn holds part of a record only: more must come from below before an unwrap can make progress. */
@@ -71,11 +71,21 @@ final class TlsSocketLayer implements SocketLayer
      */
     TlsSocketLayer(final SocketLayer below, final TlsContext context, final Executor tasks, final Runnable onTaskDone)
     {
+        this(below, context, tasks, onTaskDone, new UnadmittedHeap());
+    }
+
+    /**
+     * @param unadmitted what the connection holds before admission, shared by its layers.
+     */
+    TlsSocketLayer(final SocketLayer below, final TlsContext context, final Executor tasks, final Runnable onTaskDone,
+        final UnadmittedHeap unadmitted)
+    {
         this.below = below;
         this.context = context;
         this.engine = context.newEngine();
         this.tasks = tasks;
         this.onTaskDone = onTaskDone;
+        this.buffers = new TlsBuffers(unadmitted);
     }
 
     public int read(final ByteBuf in) throws IOException
@@ -300,6 +310,12 @@ final class TlsSocketLayer implements SocketLayer
     public boolean addressKnown()
     {
         return below.addressKnown();
+    }
+
+    @Override
+    public UnadmittedHeap unadmittedHeap()
+    {
+        return buffers.unadmitted();
     }
 
     @Override

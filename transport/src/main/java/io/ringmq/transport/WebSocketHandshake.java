@@ -13,7 +13,7 @@ import java.util.Locale;
 /**
  * The server side of RFC 6455's opening handshake (section 4.2) for MQTT over WebSocket (MQTT 5.0 section 6): the
  * HTTP/1.1 Upgrade request gathered as it arrives, at most {@link #MAX_REQUEST_LENGTH} bytes (what its buffer grows
- * past the first read's {@value #FIRST_READ_LENGTH} bytes counted in {@link HeapShare#UNADMITTED}), judged once its
+ * past the first read's {@value #FIRST_READ_LENGTH} bytes counted in {@link UnadmittedHeap}), judged once its
  * header ends and answered with {@code 101 Switching Protocols} or a plain {@code 400}/{@code 404} refusal. One per
  * connection, dropped once it answered; nothing here is on the message path.
  * <pre>
@@ -50,8 +50,9 @@ final class WebSocketHandshake
     private static final String REFUSAL_END = "Connection: close\r\nContent-Length: 0\r\n\r\n";
 
     private final String requiredPath;
+    private final UnadmittedHeap unadmitted;
     private ByteBuf request = Unpooled.buffer(FIRST_READ_LENGTH, MAX_REQUEST_LENGTH);
-    /** What the request's buffer grew by past its first read's length: counted in {@link HeapShare#UNADMITTED}. */
+    /** What the request's buffer grew by past its first read's length: counted in {@link UnadmittedHeap}. */
     private int grown;
     /** Where the search for the blank line that ends the header goes on. */
     private int scanned;
@@ -62,9 +63,10 @@ final class WebSocketHandshake
      * @param requiredPath the only path accepted (its query ignored), e.g. {@code /mqtt}; null accepts any path,
      *                     as Mosquitto does.
      */
-    WebSocketHandshake(final String requiredPath)
+    WebSocketHandshake(final String requiredPath, final UnadmittedHeap unadmitted)
     {
         this.requiredPath = requiredPath;
+        this.unadmitted = unadmitted;
     }
 
     /**
@@ -83,7 +85,7 @@ final class WebSocketHandshake
                     return refuse(BAD_REQUEST, "request header over " + MAX_REQUEST_LENGTH + " bytes", "");
                 }
                 final int growth = Math.min(request.capacity(), request.maxWritableBytes());
-                HeapShare.UNADMITTED.take(growth); // past the unadmitted share of the heap: this connection ends
+                unadmitted.take(growth); // past the unadmitted share of the heap, or its address's: this one ends
                 grown += growth;
                 request.ensureWritable(growth);
             }
@@ -134,7 +136,7 @@ final class WebSocketHandshake
     void release()
     {
         request = Unpooled.EMPTY_BUFFER;
-        HeapShare.UNADMITTED.giveBack(grown);
+        unadmitted.giveBack(grown);
         grown = 0;
     }
 

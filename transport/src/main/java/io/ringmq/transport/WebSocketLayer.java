@@ -39,6 +39,7 @@ final class WebSocketLayer implements SocketLayer, WebSocketFrameDecoder.Handler
     private static final int ENDED = 2;
 
     private final SocketLayer below;
+    private final UnadmittedHeap unadmitted;
     private final WebSocketFrameDecoder decoder = new WebSocketFrameDecoder(this);
     private final UnsafeBuffer inView = new UnsafeBuffer(0, 0);
     private final UnsafeBuffer wireView = new UnsafeBuffer(0, 0);
@@ -58,8 +59,17 @@ final class WebSocketLayer implements SocketLayer, WebSocketFrameDecoder.Handler
      */
     WebSocketLayer(final SocketLayer below, final String requiredPath)
     {
+        this(below, requiredPath, new UnadmittedHeap());
+    }
+
+    /**
+     * @param unadmitted what the connection holds before admission, shared by its layers.
+     */
+    WebSocketLayer(final SocketLayer below, final String requiredPath, final UnadmittedHeap unadmitted)
+    {
         this.below = below;
-        this.handshake = new WebSocketHandshake(requiredPath);
+        this.unadmitted = unadmitted;
+        this.handshake = new WebSocketHandshake(requiredPath, unadmitted);
     }
 
     public int read(final ByteBuf in) throws IOException
@@ -165,6 +175,11 @@ final class WebSocketLayer implements SocketLayer, WebSocketFrameDecoder.Handler
     public boolean addressKnown()
     {
         return below.addressKnown();
+    }
+
+    public UnadmittedHeap unadmittedHeap()
+    {
+        return unadmitted;
     }
 
     public int readAddress() throws IOException

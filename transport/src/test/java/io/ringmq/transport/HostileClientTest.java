@@ -497,16 +497,62 @@ class HostileClientTest
     void partialRecordsBeforeConnectPastTheUnadmittedShare() throws Exception
     {
         final int tlsPort = tlsBroker("--connect-timeout", "60s");
+        final int sockets = 700;
+        openPartialRecords(tlsPort, "127.0.0.1", sockets);
+        final long tlsHeap = 64 * MIB;
+        assertClosedPastTheUnadmittedShare(sockets - tlsHeap / 16 / TlsBuffers.pooledLength(TlsBuffers.RECORD_LENGTH),
+            sockets);
+        assertTlsClientAdmitted(tlsPort, "127.0.0.1");
+        assertThat(broker.counter(BrokerCounters.UNEXPECTED_ERRORS)).as(diagnostics()).isZero();
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    @DisplayName("700 TLS sockets of one address (--limit-loopback) that finish their handshake and send part of a " +
+        "record, never a CONNECT: they hold at most that address's sixteenth of the unadmitted share, and a browser's " +
+        "2 KB WebSocket Upgrade request from another address is still answered (before, they held all of the share " +
+        "and it was closed for want of buffer memory)")
+    void partialRecordsOfOneAddressPastItsPartOfTheUnadmittedShare() throws Exception
+    {
+        final int webSocketPort = TestBrokers.freePort();
+        final int tlsPort = tlsBroker(List.of("--connect-timeout", "60s", "--limit-loopback", "--listener",
+            webSocketPort + "@127.0.0.1,protocol=websockets"), "");
+        final int sockets = 700;
+        openPartialRecords(tlsPort, "127.0.0.2", sockets);
+        final long tlsHeap = 64 * MIB;
+        assertClosedPastTheUnadmittedShare(
+            sockets - tlsHeap / 16 / 16 / TlsBuffers.pooledLength(TlsBuffers.RECORD_LENGTH), sockets);
+
+        try (java.net.Socket client = new java.net.Socket())
+        {
+            client.bind(new java.net.InetSocketAddress("127.0.0.3", 0));
+            client.connect(new java.net.InetSocketAddress("127.0.0.1", webSocketPort), 5_000);
+            client.setSoTimeout(10_000);
+            client.getOutputStream().write(WebSocketLayerTest.request("/mqtt", "Sec-WebSocket-Protocol: mqtt",
+                "Cookie: " + "c".repeat(2_000)));
+            assertThat(WebSocketLayerTest.httpResponse(client.getInputStream())).as(diagnostics())
+                .startsWith("HTTP/1.1 101");
+        }
+        assertThat(broker.counter(BrokerCounters.UNEXPECTED_ERRORS)).as(diagnostics()).isZero();
+    }
+
+    /**
+     * Opens {@code sockets} TLS connections from {@code source}, each finishing its handshake and then sending 5,000
+     * bytes of a 16 KB record (a record buffer holds it) and nothing more.
+     */
+    private void openPartialRecords(final int tlsPort, final String source, final int sockets) throws Exception
+    {
         final javax.net.ssl.SSLSocketFactory factory = trustingTls().getSocketFactory();
         final byte[] partialRecord = new byte[5 + 5_000];
         partialRecord[0] = 0x17; // application data, TLS 1.2 framing, 16,384 bytes long: a 16,709-byte buffer holds it
         partialRecord[1] = 0x03;
         partialRecord[2] = 0x03;
         partialRecord[3] = 0x40;
-        final int sockets = 700;
         for (int i = 0; i < sockets; i++)
         {
-            final java.net.Socket plain = new java.net.Socket("127.0.0.1", tlsPort);
+            final java.net.Socket plain = new java.net.Socket();
+            plain.bind(new java.net.InetSocketAddress(source, 0));
+            plain.connect(new java.net.InetSocketAddress("127.0.0.1", tlsPort), 5_000);
             final javax.net.ssl.SSLSocket tls = (javax.net.ssl.SSLSocket)factory.createSocket(plain, "127.0.0.1",
                 tlsPort, true);
             closeables.add(tls); // and so the socket under it: a client dropped unreferenced may be closed
@@ -514,11 +560,6 @@ class HostileClientTest
             tls.startHandshake();
             plain.getOutputStream().write(partialRecord);
         }
-        final long tlsHeap = 64 * MIB;
-        assertClosedPastTheUnadmittedShare(sockets - tlsHeap / 16 / TlsBuffers.pooledLength(TlsBuffers.RECORD_LENGTH),
-            sockets);
-        assertTlsClientAdmitted(tlsPort, "127.0.0.1");
-        assertThat(broker.counter(BrokerCounters.UNEXPECTED_ERRORS)).as(diagnostics()).isZero();
     }
 
     @Test
