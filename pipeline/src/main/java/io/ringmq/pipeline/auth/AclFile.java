@@ -231,18 +231,22 @@ public final class AclFile
         {
             return null == own ? ClientAcl.NOTHING : own;
         }
+        if (dangerous(userName) || dangerous(clientId))
+        {
+            // put into a pattern it would widen a grant, and a deny could not be put in at all: with patterns in the
+            // file such a client gets nothing, as Mosquitto denies it (before, its patterns were left out, their
+            // denies with them, and its user's grants alone let it write what a pattern denied everyone)
+            return ClientAcl.NOTHING;
+        }
         final List<ClientAcl.Rule> rules = new ArrayList<>(null == userName ? anonymousRules :
             userRules.getOrDefault(userName, List.of()));
-        if (!dangerous(userName) && !dangerous(clientId))
+        for (final Pattern pattern : patterns)
         {
-            for (final Pattern pattern : patterns)
+            if ((pattern.hasUser && null == userName) || (pattern.hasClient && clientId.isEmpty()))
             {
-                if ((pattern.hasUser && null == userName) || (pattern.hasClient && clientId.isEmpty()))
-                {
-                    continue; // no user name for %u, or no client id yet for %c (the broker assigns it later)
-                }
-                rules.add(new ClientAcl.Rule(pattern.substitute(userName, clientId), pattern.access));
+                continue; // no user name for %u, or no client id yet for %c (the broker assigns it later)
             }
+            rules.add(new ClientAcl.Rule(pattern.substitute(userName, clientId), pattern.access));
         }
         return ClientAcl.of(rules);
     }

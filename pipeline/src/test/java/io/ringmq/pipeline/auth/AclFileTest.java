@@ -94,7 +94,8 @@ class AclFileTest
     }
 
     @Test
-    @DisplayName("a user name or client id with + or # gets no pattern (it would widen it), as Mosquitto denies it")
+    @DisplayName("with patterns in the file, a user name or client id with + or # gets nothing: a pattern would widen " +
+        "its grants, and its user's grants must not pass a pattern's deny, as Mosquitto denies it")
     void dangerousNames()
     {
         final AclFile file = AclFile.parse("acl", "pattern readwrite users/%u/#\npattern readwrite c/%c");
@@ -102,6 +103,20 @@ class AclFileTest
         assertThat(write(file.forClient("+", "c1"), "users/x/y")).isFalse();
         assertThat(write(file.forClient("ok", "+"), "c/x")).isFalse();
         assertThat(write(file.forClient("ok", "c1"), "c/c1")).isTrue();
+
+        final AclFile denying = AclFile.parse("acl", String.join("\n",
+            "user alice",
+            "topic read sensors/#",
+            "user bob",
+            "topic readwrite sensors/#",
+            "pattern deny sensors/+/private/#"));
+        assertThat(write(denying.forClient("bob", "bob1"), "sensors/d1/private/key")).isFalse();
+        assertThat(write(denying.forClient("bob", "bob1"), "sensors/d1/temp")).isTrue();
+        assertThat(write(denying.forClient("bob", "bob+"), "sensors/d1/private/key"))
+            .as("the pattern's deny holds for a client id with +").isFalse();
+        assertThat(read(denying.forClient("alice", "alice#"), "sensors/d1/private/key")).isFalse();
+        assertThat(read(denying.forClient("alice", "alice#"), "sensors/d1/temp")).as("nothing at all").isFalse();
+        assertThat(write(denying.forClient("b+", "bob1"), "sensors/d1/temp")).isFalse();
     }
 
     @Test
