@@ -86,8 +86,9 @@ public final class DeliveryShard implements Stage
         this.counters = counters;
         this.routeLogs = routeLogs;
         this.windows = windows;
-        this.output = new ShardOutput(index, outbound, counters);
         this.shardCount = handover.shardCount();
+        this.output = new ShardOutput(index, outbound, counters,
+            ShardOutput.capFor(Runtime.getRuntime().maxMemory(), shardCount));
         this.pool = new SharedMessage.Pool(index, 1_024, context.memory().messageMemoryBytes() / shardCount);
         // a message on an Agrona ring is at most an eighth of it, here with the connection id before the packet
         final int ringBytes = context.memory().outboundRingBytes();

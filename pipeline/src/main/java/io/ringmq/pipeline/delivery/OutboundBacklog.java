@@ -10,8 +10,9 @@ import org.agrona.ExpandableArrayBuffer;
  * and close commands that must not be lost (acknowledgements, CONNACK, QoS 1 and 2), kept in order per agent and
  * retried once per duty cycle, so the stage never parks its thread and one slow agent never stalls the others.
  * While an agent has a backlog, everything for it joins the backlog (its order is kept) and QoS 0 for it is
- * dropped. Its size is bounded by what that agent's clients are owed: in-flight windows and acknowledgements of
- * what they sent; the buffer shrinks back once drained. Delivery stage only.
+ * dropped. Its size is bounded by what that agent's clients are owed (in-flight windows and acknowledgements of
+ * what they sent), and by {@link ShardOutput}'s share of the heap, past which the shard waits for its agent; the
+ * buffer shrinks back once drained. Delivery stage only.
  * <pre>
  *   per agent: [ kind int | length int | connection id long | bytes … ] [ … ]  read ──▶ write
  * </pre>
@@ -49,6 +50,22 @@ final class OutboundBacklog
     boolean isEmpty(final int agentIndex)
     {
         return readIndex[agentIndex] == writeIndex[agentIndex];
+    }
+
+    /**
+     * @return the bytes waiting for an agent, headers included.
+     */
+    int bytes(final int agentIndex)
+    {
+        return writeIndex[agentIndex] - readIndex[agentIndex];
+    }
+
+    /**
+     * @return the length an entry of {@code length} bytes takes.
+     */
+    static int entryLength(final int length)
+    {
+        return HEADER_LENGTH + length;
     }
 
     void add(final int agentIndex, final int kind, final long connectionId, final DirectBuffer src, final int offset,
