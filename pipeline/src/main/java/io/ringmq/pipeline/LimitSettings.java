@@ -44,7 +44,7 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
     private String clientIdPrefix = "";
     private String autoIdPrefix = "auto-";
     private boolean queueQos0Messages;
-    private long maxInflightBytes;
+    private long maxInflightBytes = 1024 * 1024;
     private boolean retainAvailable = true;
     private String sharedSubscriptionStrategy = "round-robin";
 
@@ -392,7 +392,9 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
     /**
      * @return the bytes of QoS 1 and 2 messages a client may have in flight toward it at once, besides the
      * {@link #maxInflight()} count (0: no limit), as Mosquitto's {@code max_inflight_bytes}: one message always may,
-     * however large; the rest wait in its queue.
+     * however large; the rest wait in its queue. 1 MiB by default (Mosquitto's is no limit): what a subscriber that
+     * never reads makes the broker hold in its connection's buffer is its window, and 16 such subscribers with windows
+     * of 32 messages of 250 KB held 128 MB of pooled memory, and new connections were refused until they left.
      */
     public long maxInflightBytes()
     {

@@ -23,8 +23,8 @@ final class LimitOptions
 
     @Option(names = "--max-inflight-bytes", paramLabel = "BYTES",
         description = "Bytes of unacknowledged QoS 1/2 messages per client; one message always may go, the rest wait "
-            + "in its queue (default: ${DEFAULT-VALUE}, no limit).", order = 305)
-    long maxInflightBytes;
+            + "in its queue; 0: no limit (default: ${DEFAULT-VALUE}).", order = 305)
+    long maxInflightBytes = DEFAULTS.limits().maxInflightBytes();
 
     @Option(names = "--max-queued", paramLabel = "N",
         description = "QoS 1/2 messages queued per client beyond the in-flight window or while offline "
