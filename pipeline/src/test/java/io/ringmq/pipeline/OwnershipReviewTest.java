@@ -386,6 +386,46 @@ class OwnershipReviewTest
     }
 
     @Test
+    @DisplayName("SUBSCRIBE after SUBSCRIBE cannot hold the routing stage either: one session's walks of the retained " +
+        "store take at most two SUBSCRIBEs' budgets a second; past them its SUBSCRIBEs bring no retained message " +
+        "(counted), and another client's still do [MQTT-3.3.1-9]")
+    void subscribeAfterSubscribeStarvesRouting()
+    {
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(60), () ->
+        {
+            final MultiAgentHarness harness = new MultiAgentHarness(
+                new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2)));
+            harness.packet(0, 1, connect("pub", true));
+            for (int batch = 0; batch < 50; batch++)
+            {
+                for (int i = 0; i < 1_000; i++)
+                {
+                    harness.offerOnly(0, 1, publish("r/" + (batch * 1_000 + i), 0, 0, true, false)); // 50,000
+                }
+                harness.step();
+            }
+            harness.packet(0, 2, connect("greedy", true));
+            harness.outbound.takePackets(2);
+            // +/+/+ matches none of the two-level topics but walks every one: about 50,000 steps a SUBSCRIBE, so
+            // 40 of them spend a window; 200 in one batch (a window ends at most once or twice meanwhile)
+            for (int i = 0; i < 200; i++)
+            {
+                harness.offerOnly(0, 2, subscribe("+/+/+", 0));
+            }
+            harness.step();
+            assertThat(harness.counters.get(BrokerCounters.RETAINED_NOT_SENT)).as("SUBSCRIBEs past the window")
+                .isPositive();
+
+            harness.packet(0, 3, connect("other", true));
+            harness.outbound.takePackets(3);
+            harness.packet(0, 3, subscribe("r/7", 0));
+            final long publishes = harness.outbound.takePackets(3).stream()
+                .filter(packet -> (packet[0] & 0xF0) == 0x30).count();
+            assertThat(publishes).as("another session's retained message").isEqualTo(1);
+        });
+    }
+
+    @Test
     @DisplayName("a session that moves to another shard takes copies of its own of the messages it shares with "
         + "sessions left in the old shard: each shard counts references on its own thread, and both get every "
         + "message, whole, in order")

@@ -145,7 +145,8 @@ class SharedRedispatchTest extends InProcessBrokerTest
     void handBackBoundedByBytes() throws Exception
     {
         final int payload = 180_000; // 5 fit in a quarter of 4 MiB (with topic and allowance), 6 do not
-        final int port = launch(TestBrokers.v5Context().limits(l -> l.sharedSubscriptionStrategy("round-robin"))
+        final int port = launch(TestBrokers.v5Context().limits(l -> l.sharedSubscriptionStrategy("round-robin")
+            .maxInflightBytes(0)) // all 6 in flight to the taker, as the count allows
             .memory(m -> m.maxMessageMemory(4L << 20)));
         final RawClient keeper = member(port, "keeper", 1);
         final RawClient taker = member(port, "taker", 1);
