@@ -88,6 +88,11 @@ final class SocketLayers
     SocketLayer open(final SocketChannel channel, final Runnable readyAgain, final long addressKey)
     {
         SocketLayer layer = new TcpSocketLayer(channel);
+        final TlsContext context = tls;
+        if (null == proxy && null == context && !webSocket)
+        {
+            return layer; // plain MQTT: nothing held on the heap before admission
+        }
         final UnadmittedHeap unadmitted = new UnadmittedHeap(); // one for all the connection's layers
         unadmitted.address(addressKey);
         if (null != proxy)
@@ -95,7 +100,6 @@ final class SocketLayers
             // the proxy's header comes first on the wire, under TLS
             layer = new ProxyProtocolLayer(layer, proxy, unadmitted);
         }
-        final TlsContext context = tls;
         if (null != context)
         {
             layer = new TlsSocketLayer(layer, context, tlsTasks, readyAgain, unadmitted);
