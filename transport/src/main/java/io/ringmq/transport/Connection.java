@@ -50,6 +50,14 @@ final class Connection
     ByteBuf in;
     /** What {@link #in} holds as counted among the partial packets of connections not admitted yet (InboundBuffers). */
     int unadmittedBytes;
+    /** What {@link #in} holds as counted in its agent's {@link PartialPacketRoom} (admitted). */
+    int admittedBytes;
+    /** Its partial packet waits, unread, for room in its agent's {@link PartialPacketRoom}. */
+    boolean waitingForRoom;
+    /** While it waits: the room it waits for (what its own buffer is to be counted at). */
+    int roomWanted;
+    /** When bytes were last read from it (or its wait for room ended): a partial packet's stall counts from here. */
+    long readMs;
     /** Where it stands with its agent's {@link HandshakeSlots}: none, waiting for one, holding one. */
     byte handshake;
     /**
@@ -152,6 +160,7 @@ final class Connection
         this.addressSettled = !accepted.proxied;
         this.acceptedMs = nowMs;
         this.lastPacketMs = nowMs;
+        this.readMs = nowMs;
     }
 
     /**
@@ -187,7 +196,7 @@ final class Connection
     boolean readable()
     {
         // while its CONNECT is hashed it stays read (its end is noticed) until a little more than a CONNECT waits
-        return !paused && !outFull && !awaitingConnack && handshake != HandshakeSlots.WAITING &&
+        return !paused && !outFull && !awaitingConnack && handshake != HandshakeSlots.WAITING && !waitingForRoom &&
             connack != CONNACK_REFUSED &&
             !closing && !closed &&
             (!hashing || inBytes() < HASHING_BUFFER_LIMIT);

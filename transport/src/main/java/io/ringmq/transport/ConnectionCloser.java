@@ -122,6 +122,12 @@ final class ConnectionCloser implements ConnectionWriter.Closer, ConnectionTimer
         closeCounted(connection, BrokerCounters.HANDSHAKES_YIELDED);
     }
 
+    @Override
+    public void partialPacketStalled(final Connection connection)
+    {
+        closeCounted(connection, BrokerCounters.PARTIAL_PACKETS_ENDED);
+    }
+
     private void closeCounted(final Connection connection, final int counter)
     {
         if (!connection.closed)

@@ -76,7 +76,12 @@ final class ConnectionReader
             int read;
             try
             {
-                read = layer.read(buffers.readBuffer(connection));
+                final io.netty.buffer.ByteBuf into = buffers.readBuffer(connection);
+                if (null == into)
+                {
+                    break; // its partial packet waits, unread, for room (PartialPacketRoom)
+                }
+                read = layer.read(into);
                 bytesIn += Math.max(0, read);
             }
             catch (final IOException ex)
@@ -114,6 +119,7 @@ final class ConnectionReader
             }
             else
             {
+                buffers.room().heard(connection);
                 // also gives back what it no longer needs, the scratch buffer included
                 framer.processInbound(connection);
             }
@@ -279,6 +285,24 @@ final class ConnectionReader
         for (Connection holder = handshakes.yielding(true); null != holder; holder = handshakes.yielding(false))
         {
             closer.handshakeYielded(holder);
+            ended++;
+        }
+        return ended;
+    }
+
+    /**
+     * Ends the connections whose partial packets have held their room unread too long while others wait for it
+     * ({@link PartialPacketRoom#stalled}); their room goes to the line as they close. Once per duty cycle.
+     *
+     * @return connections ended.
+     */
+    int endStalledPartials()
+    {
+        int ended = 0;
+        final PartialPacketRoom room = buffers.room();
+        for (Connection holder = room.stalled(true); null != holder; holder = room.stalled(false))
+        {
+            closer.partialPacketStalled(holder);
             ended++;
         }
         return ended;

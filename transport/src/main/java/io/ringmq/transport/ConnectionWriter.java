@@ -68,6 +68,15 @@ final class ConnectionWriter
         }
 
         /**
+         * A partial packet held its room unread too long while other connections waited for room
+         * ({@link PartialPacketRoom#stalled}): it ends now.
+         */
+        default void partialPacketStalled(final Connection connection)
+        {
+            close(connection, IngressEvent.CONNECTION_LOST);
+        }
+
+        /**
          * Ends a connection for a reason: an MQTT 5.0 client is sent a DISCONNECT with that reason code first
          * [MQTT-4.13.1-1], a 3.1.1 client is just closed. Either way the end event carries the reason.
          */

@@ -70,8 +70,7 @@ final class HandshakeSlots
     /** When each holder was last read, or took its slot. */
     private final Object2LongHashMap<Connection> readMs = new Object2LongHashMap<>(-1);
     private long nowMs;
-    private long nextLookMs;
-    private int yieldsThisLook;
+    private final StallLooks looks = new StallLooks(LOOK_EVERY_MS, MOST_YIELDS_A_LOOK);
 
     HandshakeSlots(final int capacity)
     {
@@ -186,16 +185,7 @@ final class HandshakeSlots
      */
     Connection yielding(final boolean looking)
     {
-        if (looking)
-        {
-            if (waiting.isEmpty() || nowMs < nextLookMs)
-            {
-                return null;
-            }
-            nextLookMs = nowMs + LOOK_EVERY_MS;
-            yieldsThisLook = 0;
-        }
-        if (waiting.isEmpty() || yieldsThisLook >= MOST_YIELDS_A_LOOK)
+        if (!looks.open(looking, !waiting.isEmpty(), nowMs))
         {
             return null;
         }
@@ -230,7 +220,7 @@ final class HandshakeSlots
         }
         if (null != yielding)
         {
-            yieldsThisLook++;
+            looks.ended();
         }
         return yielding;
     }

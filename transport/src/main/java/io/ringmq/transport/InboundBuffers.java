@@ -18,6 +18,8 @@ import org.agrona.collections.Long2LongHashMap;
  * only with {@code --limit-loopback}) a sixteenth of that: past either such a connection ends, so clients no one has
  * authenticated, each sending all but the end of a CONNECT, cannot spend the pool that admitted clients need, and
  * one host cannot spend the share of all the others. A CONNECT read whole in one read holds no buffer of its own.
+ * The own buffers of admitted connections share their {@link PartialPacketRoom}: past it a partial packet waits in
+ * its socket instead of growing its buffer, and reads are short.
  */
 final class InboundBuffers
 {
@@ -51,15 +53,27 @@ final class InboundBuffers
     private long unadmittedBytes;
     /** Of {@link #unadmittedBytes}, what each limited address's connections hold. */
     private final Long2LongHashMap unadmittedByAddress = new Long2LongHashMap(0);
+    /** What the own buffers of this agent's admitted connections hold, and who waits for room. */
+    private final PartialPacketRoom room;
 
     /**
      * @param unadmittedLimitBytes the most the own buffers of this agent's connections not admitted yet may hold
      *                             together, counted while each holds bytes.
+     * @param admittedLimitBytes   the same for admitted connections ({@link PartialPacketRoom}).
      */
-    InboundBuffers(final IdleBuffers idle, final long unadmittedLimitBytes)
+    InboundBuffers(final IdleBuffers idle, final long unadmittedLimitBytes, final long admittedLimitBytes)
     {
         this.idle = idle;
         this.unadmittedLimitBytes = unadmittedLimitBytes;
+        this.room = new PartialPacketRoom(admittedLimitBytes, MAX_READ);
+    }
+
+    /**
+     * @return the own buffers of admitted connections, and who waits for room.
+     */
+    PartialPacketRoom room()
+    {
+        return room;
     }
 
     /**
@@ -76,18 +90,24 @@ final class InboundBuffers
      * {@link PacketFramer#processInbound} has taken what it can from it, behind the connection's partial packet when
      * one of at most {@link #CARRY_LENGTH} waits (carried over from its own buffer, {@link #carriedFrom}); behind a
      * longer partial packet in its own buffer, which grows toward {@link #MAX_READ} only as the socket has that much.
+     * An admitted connection's own buffer grows only while its {@link PartialPacketRoom} has room.
+     *
+     * @return null when the connection may not be read now: it waits for room, unread.
      */
     ByteBuf readBuffer(final Connection connection)
     {
         final ByteBuf in = connection.in;
+        final boolean admitted = !connection.hashing && connection.connack == Connection.CONNACK_ACCEPTED;
         if (null == in || in.readableBytes() <= CARRY_LENGTH || connection.hashing)
         {
             scratch.clear();
-            if (connection.hashing || connection.connack != Connection.CONNACK_ACCEPTED)
+            // not admitted yet (its CONNECT hashed, in the pipeline or still to come, as when it arrives with a burst
+            // behind it): a read takes at most what a hashing connection may hold, whatever the socket has; admitted,
+            // with no room for a whole read: a short one, whose rest a buffer of its own takes
+            final int most = !admitted ? Connection.HASHING_BUFFER_LIMIT : room.roomForRead() ? MAX_READ : CARRY_LENGTH;
+            if (most < MAX_READ)
             {
-                // not admitted yet (its CONNECT hashed, in the pipeline or still to come, as when it arrives with a
-                // burst behind it): a read takes at most what a hashing connection may hold, whatever the socket has
-                final int start = MAX_READ - Connection.HASHING_BUFFER_LIMIT - (null == in ? 0 : in.readableBytes());
+                final int start = MAX_READ - most - (null == in ? 0 : in.readableBytes());
                 scratch.setIndex(start, start);
             }
             if (null != in)
@@ -100,10 +120,70 @@ final class InboundBuffers
             connection.in = scratch;
             return scratch;
         }
-        idle.use(connection);
         // room for what is likely there, never for what a header claims: memory follows arrived bytes
-        in.ensureWritable(Math.min(MAX_READ, Math.max(MIN_READ, in.writableBytes())));
+        final int wanted = Math.min(MAX_READ, Math.max(MIN_READ, in.writableBytes()));
+        final int grown = in.writableBytes() < wanted ? grown(in, wanted) : in.capacity();
+        if (admitted)
+        {
+            final int needs = Math.max(grown, reach(in.capacity(), declaredLength(in)));
+            if (needs > connection.admittedBytes && !room.reserve(connection, needs))
+            {
+                return null; // waits, unread, for room
+            }
+        }
+        if (grown > in.capacity())
+        {
+            in.capacity(grown);
+        }
+        idle.use(connection);
         return in;
+    }
+
+    /**
+     * @return the length of the packet at the front of a buffer, fixed header included, as its header declares (the
+     * framer has judged it against {@code --max-packet-size} already); 0 while the header is not all there.
+     */
+    static int declaredLength(final ByteBuf in)
+    {
+        final int start = in.readerIndex();
+        final int end = Math.min(in.writerIndex(), start + 5);
+        int remaining = 0;
+        for (int i = start + 1, shift = 0; i < end; i++, shift += 7)
+        {
+            final int b = in.getByte(i);
+            remaining |= (b & 0x7F) << shift;
+            if ((b & 0x80) == 0)
+            {
+                return i + 1 - start + remaining;
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * @return the capacity a partial packet's own buffer grows to for {@code wanted} more bytes: by a quarter, at
+     * least a read's worth, instead of netty's doubling, so a packet of 262 KB holds 320 KB rather than 512 (what
+     * its room counts) for the copies of five growths rather than three.
+     */
+    static int grown(final ByteBuf in, final int wanted)
+    {
+        final long grown = Math.max((long) in.writerIndex() + wanted, in.capacity() + Math.max(MAX_READ,
+            in.capacity() / 4L));
+        return (int) Math.min(in.maxCapacity(), grown);
+    }
+
+    /**
+     * @return the capacity a partial packet's own buffer of {@code capacity} grows to by {@link #grown} steps once the
+     * {@code declared} bytes of its packet are in: the room its packet is to take, reserved before it is read.
+     */
+    static int reach(final int capacity, final int declared)
+    {
+        long reach = capacity;
+        while (reach - MIN_READ < declared)
+        {
+            reach += Math.max(MAX_READ, reach / 4);
+        }
+        return (int) Math.min(Integer.MAX_VALUE, reach);
     }
 
     /**
@@ -131,8 +211,13 @@ final class InboundBuffers
     private boolean counted(final Connection connection)
     {
         final ByteBuf in = connection.in;
-        final int held = null != in && connection.connack != Connection.CONNACK_ACCEPTED && in.isReadable() ?
-            in.capacity() : 0;
+        final boolean admitted = connection.connack == Connection.CONNACK_ACCEPTED;
+        final int bytes = null != in && in.isReadable() ? in.capacity() : 0;
+        // at its capacity, or at the room reserved for its partial packet while that packet is not over: a packet's
+        // declared length counts only as far as room was reserved for it (PartialPacketRoom#reserve), before a read
+        room.count(connection, admitted && bytes > 0 ?
+            Math.max(bytes, Math.min(reach(bytes, declaredLength(in)), connection.admittedBytes)) : 0);
+        final int held = admitted ? 0 : bytes;
         final int before = connection.unadmittedBytes;
         if (held == before)
         {
@@ -210,6 +295,10 @@ final class InboundBuffers
         }
         else
         {
+            if (in.readerIndex() > 0)
+            {
+                room.packetEnded(connection); // a packet of its own buffer was taken: the next starts
+            }
             in.discardReadBytes(); // keep a partial packet at the front; its buffer grows only as it arrives
         }
     }
@@ -239,6 +328,7 @@ final class InboundBuffers
         final ByteBuf in = connection.in;
         final ByteBuf carried = takeCarried(connection);
         connection.in = null;
+        room.release(connection);
         if (connection.unadmittedBytes > 0)
         {
             unadmittedBytes -= connection.unadmittedBytes;

@@ -92,6 +92,8 @@ final class IoAgent implements Agent
     private final ConnectionWriter writer;
     private final ConnectionReader reader;
     private final HandshakeSlots handshakes;
+    /** What the partial packets of its admitted connections hold, and who waits for room. */
+    private final PartialPacketRoom partials;
     private final PacketFramer framer;
     private final ConnectionRegistry registry;
     private final ConnectionCloser closer;
@@ -147,13 +149,17 @@ final class IoAgent implements Agent
             this.ingress.packet(IngressEvent.SYSTEM_CONNECTION, MqttVersion.V3_1_1, true, PacketType.PUBLISH, packet,
                 length)) : null;
         this.limits = new LimitReport(counters, LIMIT_REPORT_MS, nowMs);
-        final InboundBuffers inbound = new InboundBuffers(idleBuffers, InboundBuffers.unadmittedShare(
-            io.netty.util.internal.PlatformDependent.maxDirectMemory(), context.threads().ioThreads()));
+        final long pooledLimit = io.netty.util.internal.PlatformDependent.maxDirectMemory();
+        final InboundBuffers inbound = new InboundBuffers(idleBuffers,
+            InboundBuffers.unadmittedShare(pooledLimit, context.threads().ioThreads()),
+            PartialPacketRoom.share(pooledLimit, context.threads().ioThreads()));
+        this.partials = inbound.room();
         this.framer = new PacketFramer(context, counters, this.ingress, timers, writer, paused, closer, credentials,
             index, inbound);
         this.handshakes = new HandshakeSlots(
             HandshakeSlots.forHeap(Runtime.getRuntime().maxMemory(), context.threads().ioThreads()));
         handshakes.nowMs(nowMs);
+        partials.nowMs(nowMs);
         this.reader = new ConnectionReader(counters, writer, closer, idleBuffers, inbound, framer, handshakes);
         closer.wire(timers, reader, writer); // before anything can end a connection
         this.registry = new ConnectionRegistry(index, selector, clock, connections, connectionCount, timers, reader,
@@ -349,6 +355,7 @@ final class IoAgent implements Agent
         work += writer.flushTouched();
         work += timers.poll(nowMs);
         work += reader.yieldHandshakeSlots();
+        work += reader.endStalledPartials();
         idleBuffers.sweep(nowMs); // no work: a sweep must not keep the agent from sleeping
         if (null != sys)
         {
@@ -374,6 +381,7 @@ final class IoAgent implements Agent
         nowMs = nowNs / 1_000_000;
         framer.nowMs(nowMs);
         handshakes.nowMs(nowMs);
+        partials.nowMs(nowMs);
         closer.nowMs(nowMs);
         ingress.nowNs(nowNs);
     }

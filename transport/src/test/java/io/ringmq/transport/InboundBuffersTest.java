@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class InboundBuffersTest
 {
     private static final int LIMIT = 100 * 1024;
-    private final InboundBuffers buffers = new InboundBuffers(new IdleBuffers(), LIMIT);
+    private final InboundBuffers buffers = new InboundBuffers(new IdleBuffers(), LIMIT, LIMIT);
     private final List<Connection> connections = new ArrayList<>();
 
     @AfterEach
@@ -26,6 +26,7 @@ class InboundBuffersTest
         connections.forEach(buffers::release);
         buffers.close();
         assertThat(buffers.unadmittedBytes()).as("nothing left counted once every connection is gone").isZero();
+        assertThat(buffers.room().heldBytes()).as("nor of admitted ones").isZero();
     }
 
     private Connection connection()
@@ -134,5 +135,112 @@ class InboundBuffersTest
         }
         assertThat(kept).as("refused before 160 KiB").isFalse();
         assertThat(buffers.unadmittedBytes()).isLessThanOrEqualTo(LIMIT).isPositive();
+    }
+
+    @Test
+    @DisplayName("admitted: past the room a partial packet waits unread instead of growing its buffer, reads of " +
+        "short partials are short, one connection reads on past the room until its packet ends, then the next")
+    void admittedPartialsWaitPastTheRoom()
+    {
+        final Connection first = connection();
+        first.connack = Connection.CONNACK_ACCEPTED;
+        assertThat(readPartial(first, 96 * 1024)).as("the first past the room reads on").isTrue();
+        assertThat(first.in.getByte(0)).as("a partial packet declares nothing here (zeros)").isZero();
+        assertThat(buffers.room().heldBytes()).isGreaterThan(LIMIT);
+        final Connection second = connection();
+        second.connack = Connection.CONNACK_ACCEPTED;
+        int reads = 0;
+        for (ByteBuf in = buffers.readBuffer(second); null != in; in = buffers.readBuffer(second))
+        {
+            assertThat(in.writableBytes()).as("a short read while the room is full").isLessThanOrEqualTo(4 * 1024);
+            in.writeZero(in.writableBytes());
+            assertThat(buffers.keepRest(second)).isTrue();
+            assertThat(++reads).as("waits within a few short reads").isLessThan(4);
+        }
+        assertThat(second.waitingForRoom).isTrue();
+        assertThat(second.readable()).as("not read while it waits").isFalse();
+        final int waited = second.in.readableBytes();
+
+        first.in.skipBytes(first.in.readableBytes() - 10); // its packet came whole and was handed on
+        assertThat(buffers.keepRest(first)).isTrue();
+        assertThat(second.readable()).as("the next in line reads on past the room").isTrue();
+        final ByteBuf in = buffers.readBuffer(second);
+        assertThat(in).isNotNull();
+        assertThat(in.readableBytes()).as("what it held waits in order").isEqualTo(waited);
+        in.writeZero(1);
+        assertThat(buffers.keepRest(second)).isTrue();
+    }
+
+    /** As if a read brought the first {@code length} bytes of a PUBLISH whose remaining length is {@code remaining}. */
+    private boolean readPublishStart(final Connection connection, final int remaining, final int length)
+    {
+        final ByteBuf in = buffers.readBuffer(connection);
+        if (null == in)
+        {
+            return false;
+        }
+        in.writeByte(0x30);
+        for (int value = remaining; ; value >>>= 7)
+        {
+            in.writeByte(value >= 0x80 ? (value & 0x7F) | 0x80 : value);
+            if (value < 0x80)
+            {
+                break;
+            }
+        }
+        in.writeZero(length - 4);
+        assertThat(buffers.keepRest(connection)).isTrue();
+        return true;
+    }
+
+    /** Reads {@code length} more bytes into a connection's own buffer; false when it must wait for room instead. */
+    private boolean readMore(final Connection connection, final int length)
+    {
+        int left = length;
+        while (left > 0)
+        {
+            final ByteBuf in = buffers.readBuffer(connection);
+            if (null == in)
+            {
+                return false;
+            }
+            final int read = Math.min(left, in.writableBytes());
+            in.writeZero(read);
+            left -= read;
+            assertThat(buffers.keepRest(connection)).isTrue();
+        }
+        return true;
+    }
+
+    @Test
+    @DisplayName("admitted: room for the whole packet its header declares is reserved when its buffer first grows, so "
+        + "it is read to its end without waiting again; the next waits for room, or reads past it alone")
+    void roomIsReservedForTheDeclaredPacket()
+    {
+        final int remaining = 40 * 1024; // 3 bytes of remaining length: 40 KiB + 4 bytes in all
+        final Connection first = connection();
+        final Connection second = connection();
+        final Connection third = connection();
+        for (final Connection connection : List.of(first, second, third))
+        {
+            connection.connack = Connection.CONNACK_ACCEPTED;
+            assertThat(readPublishStart(connection, remaining, 8 * 1024)).isTrue();
+        }
+        assertThat(InboundBuffers.declaredLength(first.in)).isEqualTo(remaining + 4);
+        assertThat(readMore(first, remaining + 4 - 8 * 1024 - 1)).as("its packet's room reserved, read to its end")
+            .isTrue();
+        final int reserved = first.admittedBytes;
+        assertThat(reserved).isGreaterThanOrEqualTo(remaining + 4).isEqualTo(first.in.capacity());
+        assertThat(readMore(second, 1)).as("past the room, alone").isTrue();
+        assertThat(readMore(third, 1)).as("waits").isFalse();
+        assertThat(third.readable()).isFalse();
+
+        first.in.skipBytes(first.in.readableBytes()); // the rest came and its packet was handed on
+        assertThat(buffers.keepRest(first)).isTrue();
+        assertThat(third.readable()).as("second still reads past the room").isFalse();
+        second.in.skipBytes(second.in.readableBytes());
+        assertThat(buffers.keepRest(second)).isTrue();
+        assertThat(third.readable()).as("the room given back: its turn").isTrue();
+        assertThat(readMore(third, remaining + 4 - 8 * 1024)).isTrue();
     }
 }

@@ -149,6 +149,11 @@ public final class BrokerCounters
      * connection waited for one whose address held at least two fewer.
      */
     public static final int HANDSHAKES_YIELDED = 82;
+    /**
+     * Connections ended because the partial packet they held in their I/O agent's room for admitted connections'
+     * partial packets went unread for two seconds while other connections waited for room.
+     */
+    public static final int PARTIAL_PACKETS_ENDED = 83;
 
     private static final String[] NAMES =
     {
@@ -212,7 +217,8 @@ public final class BrokerCounters
         "messages not sent (outside the client's mount_point)",
         "connections closed (no buffer memory left)",
         "connections closed before CONNACK (their share of buffer memory spent)",
-        "TLS handshakes ended (stalled 3 s while another address waited for a slot)"
+        "TLS handshakes ended (stalled 3 s while another address waited for a slot)",
+        "connections closed (partial packet stalled 2 s while others waited for room)"
     };
 
     private final CountersFile file;

@@ -1,0 +1,253 @@
+package io.ringmq.transport;
+
+import org.agrona.collections.ObjectHashSet;
+
+import java.util.ArrayDeque;
+
+/**
+ * What the own buffers of an I/O agent's admitted connections hold (a partial packet, or packets held while the
+ * connection waits), and the line of those waiting for room. Before it, 450 admitted clients that each sent all but
+ * the end of a 262 KB PUBLISH and then nothing held 118 MB of the pooled memory for as long as they liked, and the
+ * memory budget refused every new connection meanwhile. The agent's thread only.
+ * <p>
+ * A buffer is counted while it holds bytes, at its capacity or at the length its partial packet's header declares,
+ * whichever is more: room is reserved for the whole packet, so a connection given room reads it to its end without
+ * waiting again (memory still follows the bytes that arrive). A buffer emptied goes back to the pool within two
+ * {@link IdleBuffers} sweeps and is no longer counted. Past {@link #limitBytes}:
+ * <ul>
+ *   <li>a connection whose partial packet would grow its own buffer past what it has reserved waits, unread (its bytes
+ *   stay in the socket, and TCP slows its client), in line, until holders give room back, first in line first; one
+ *   connection at a time, the {@link #overdraft}, reads on past the limit until its partial packet ends, so a packet
+ *   larger than the room left (up to {@code --max-packet-size}) always gets through, one at a time;</li>
+ *   <li>a connection holding nothing, or a short partial packet ({@link InboundBuffers}' carried length), reads at
+ *   most that much at a time: small packets keep flowing while large ones wait;</li>
+ *   <li>while connections wait, a holder its client has sent nothing for {@value #STALL_MS} ms (and that the broker
+ *   would read) ends ({@link #stalled}), the largest first, and its room goes to the line. A client that goes on
+ *   sending keeps its room, however slowly it sends.</li>
+ * </ul>
+ */
+final class PartialPacketRoom
+{
+    /** How long a holder goes unread, while it may be read, before it may end for a connection that waits. */
+    static final long STALL_MS = 2_000;
+    /** While connections wait, how often the holders are looked over for stalled ones. */
+    static final long LOOK_EVERY_MS = 250;
+    /** The most holders one look ends: a look's cost stays bounded. */
+    static final int MOST_ENDS_A_LOOK = 32;
+
+    /** The most the holders may hold together, but for the overdraft's reads past it. */
+    private final long limitBytes;
+    /** The room one read of the agent's scratch buffer may take. */
+    private final int readBytes;
+    private long heldBytes;
+    /** The connections holding bytes, counted ({@link Connection#admittedBytes} above 0). */
+    private final ObjectHashSet<Connection> holders = new ObjectHashSet<>();
+    private final ArrayDeque<Connection> waiting = new ArrayDeque<>();
+    /** The one connection reading on past the limit until its partial packet ends, or null. */
+    private Connection overdraft;
+    private long nowMs;
+    private final StallLooks looks = new StallLooks(LOOK_EVERY_MS, MOST_ENDS_A_LOOK);
+
+    /**
+     * @param limitBytes the most the holders may hold together (but for the overdraft).
+     * @param readBytes  the most one read of the agent's scratch buffer takes.
+     */
+    PartialPacketRoom(final long limitBytes, final int readBytes)
+    {
+        this.limitBytes = limitBytes;
+        this.readBytes = readBytes;
+    }
+
+    /**
+     * @return this agent's share of the pooled memory for the own buffers of admitted connections: a quarter of
+     * netty's limit, split between the I/O agents.
+     */
+    static long share(final long pooledLimitBytes, final int agents)
+    {
+        return pooledLimitBytes / 4 / Math.max(1, agents);
+    }
+
+    void nowMs(final long nowMs)
+    {
+        this.nowMs = nowMs;
+    }
+
+    /**
+     * Reserves room for what an admitted connection's own buffer is to hold ({@code needs}: its capacity once grown,
+     * or the length its partial packet's header declares, whichever is more), first in line first.
+     *
+     * @return true when it may be read now (reserved, and counted); false when it waits in line, unread (or, with
+     * none reading past the limit and none in line, it becomes the one that does, and may be read).
+     */
+    boolean reserve(final Connection connection, final int needs)
+    {
+        if (connection == overdraft || (waiting.isEmpty() && heldBytes + needs - connection.admittedBytes <= limitBytes))
+        {
+            count(connection, needs);
+            return true;
+        }
+        if (null == overdraft && waiting.isEmpty())
+        {
+            overdraft = connection; // the one read past the limit: its packet gets through, the next waits for it
+            count(connection, needs);
+            return true;
+        }
+        connection.waitingForRoom = true;
+        connection.roomWanted = needs;
+        waiting.addLast(connection);
+        connection.updateInterest();
+        return false;
+    }
+
+    /**
+     * @return whether a read of a connection holding no partial packet of its own may fill the agent's scratch buffer:
+     * with less room than a read takes, or connections in line, it reads a short one.
+     */
+    boolean roomForRead()
+    {
+        return waiting.isEmpty() && heldBytes + readBytes <= limitBytes;
+    }
+
+    /**
+     * A packet held in a connection's own buffer was taken from it: when it was the one reading past the limit, it no
+     * longer is, and the first in line is.
+     */
+    void packetEnded(final Connection connection)
+    {
+        if (connection == overdraft)
+        {
+            overdraft = null;
+            resume();
+        }
+    }
+
+    /**
+     * A connection's client was heard from (bytes read): a stall starts again.
+     */
+    void heard(final Connection connection)
+    {
+        connection.readMs = nowMs;
+    }
+
+    /**
+     * Counts what an admitted connection's own buffer holds now ({@code held}: the more of its capacity and its partial
+     * packet's declared length while it holds bytes, 0 when it holds none or the connection is not admitted); room
+     * given back goes to the line.
+     */
+    void count(final Connection connection, final int held)
+    {
+        final int before = connection.admittedBytes;
+        if (held == before)
+        {
+            return;
+        }
+        heldBytes += held - before;
+        connection.admittedBytes = held;
+        if (0 == before)
+        {
+            holders.add(connection);
+        }
+        else if (0 == held)
+        {
+            holders.remove(connection);
+        }
+        if (held < before)
+        {
+            resume();
+        }
+    }
+
+    /**
+     * A connection closes: what it held goes back, and its place in line or past the limit.
+     */
+    void release(final Connection connection)
+    {
+        if (connection.waitingForRoom)
+        {
+            connection.waitingForRoom = false;
+            waiting.remove(connection);
+        }
+        if (connection == overdraft)
+        {
+            overdraft = null;
+        }
+        count(connection, 0);
+        resume();
+    }
+
+    /**
+     * Waiters read again, first in line first, each with the room it waits for reserved; when the first cannot have it
+     * and none reads past the limit, it does.
+     */
+    private void resume()
+    {
+        while (!waiting.isEmpty())
+        {
+            final Connection next = waiting.peekFirst();
+            if (heldBytes + next.roomWanted - next.admittedBytes > limitBytes)
+            {
+                if (null != overdraft)
+                {
+                    return;
+                }
+                overdraft = next;
+            }
+            waiting.pollFirst();
+            next.waitingForRoom = false;
+            next.readMs = nowMs; // it was not read for the broker's sake: its stall starts now
+            count(next, Math.max(next.admittedBytes, next.roomWanted)); // more: no resume from within
+            next.updateInterest();
+        }
+    }
+
+    /**
+     * While connections wait, at most every {@value #LOOK_EVERY_MS} ms and {@value #MOST_ENDS_A_LOOK} times a look:
+     * a holder to end, whose room then goes to the line as it closes. One the broker would read but has read nothing
+     * from for {@value #STALL_MS} ms or more, the largest such.
+     *
+     * @param looking true for the first call of a duty cycle (it may look, or wait for the next look); false for the
+     *                calls after one that returned a connection, which go on with the same look.
+     * @return the connection to end (the caller closes it, which releases what it holds), or null.
+     */
+    Connection stalled(final boolean looking)
+    {
+        if (!looks.open(looking, !waiting.isEmpty(), nowMs))
+        {
+            return null;
+        }
+        Connection stalled = null;
+        for (final Connection holder : holders)
+        {
+            if (!holder.readable())
+            {
+                holder.readMs = nowMs; // unread for the broker's sake (waiting for room, ring full, output full)
+                continue;
+            }
+            if (nowMs - holder.readMs >= STALL_MS && (null == stalled || holder.admittedBytes > stalled.admittedBytes))
+            {
+                stalled = holder;
+            }
+        }
+        if (null != stalled)
+        {
+            looks.ended();
+        }
+        return stalled;
+    }
+
+    /**
+     * @return what the holders hold, as counted (tests).
+     */
+    long heldBytes()
+    {
+        return heldBytes;
+    }
+
+    /**
+     * @return connections waiting for room (tests).
+     */
+    int waiting()
+    {
+        return waiting.size();
+    }
+}

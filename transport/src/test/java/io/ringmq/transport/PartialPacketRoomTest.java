@@ -1,0 +1,154 @@
+package io.ringmq.transport;
+
+import io.netty.buffer.ByteBuf;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The room one I/O agent's admitted connections' partial packets share: past it a partial packet waits unread, in
+ * line, first in line first; one connection reads on past the limit until its packet ends; room given back goes to the
+ * line, reserved for each waiter's packet; and while connections wait a holder unheard from for two seconds ends, the
+ * largest first.
+ */
+class PartialPacketRoomTest
+{
+    private static final int READ = 64 * 1024;
+    private final AddressLimit limit = new AddressLimit(1_000, false);
+    private long nextId = 1;
+
+    private static final class Quiet implements SocketLayer
+    {
+        public int read(final ByteBuf in)
+        {
+            return 0;
+        }
+
+        public int write(final ByteBuf out)
+        {
+            return 0;
+        }
+
+        public void close()
+        {
+        }
+    }
+
+    private Connection admitted()
+    {
+        final Connection connection = new Connection(nextId++, new Acceptor.Accepted(null, null, false, null, limit),
+            new Quiet(), 0);
+        connection.connack = Connection.CONNACK_ACCEPTED;
+        return connection;
+    }
+
+    /** A connection given room for {@code bytes} and read: heard from. */
+    private static Connection holding(final PartialPacketRoom room, final Connection connection, final int bytes)
+    {
+        assertThat(room.reserve(connection, bytes)).isTrue();
+        room.heard(connection);
+        return connection;
+    }
+
+    @Test
+    @DisplayName("past the room a partial packet waits unread, first in line first; one reads on past it until its "
+        + "packet ends; room given back goes to the line, reserved for each waiter's packet")
+    void pastTheRoomPartialPacketsWait()
+    {
+        final PartialPacketRoom room = new PartialPacketRoom(4L * READ, READ);
+        final Connection a = holding(room, admitted(), 2 * READ);
+        final Connection b = holding(room, admitted(), 2 * READ);
+        assertThat(room.roomForRead()).as("full: reads of those holding nothing are short").isFalse();
+        final Connection over = admitted();
+        assertThat(room.reserve(over, READ)).as("the first past the limit reads on there").isTrue();
+        assertThat(room.reserve(over, 2 * READ)).as("until its packet ends").isTrue();
+        final Connection c = admitted();
+        final Connection d = admitted();
+        assertThat(room.reserve(c, 2 * READ)).isFalse();
+        assertThat(room.reserve(d, READ)).isFalse();
+        assertThat(c.readable()).as("not read while it waits").isFalse();
+        assertThat(room.waiting()).isEqualTo(2);
+        assertThat(room.heldBytes()).isEqualTo(6L * READ);
+        assertThat(room.reserve(b, 4 * READ)).as("a holder growing past its reservation waits behind them")
+            .isFalse();
+
+        room.packetEnded(over); // read on past the limit: nothing comes back to the room, but the next may go there
+        assertThat(c.readable()).as("the first in line reads past the limit now").isTrue();
+        assertThat(c.admittedBytes).as("its room reserved").isEqualTo(2 * READ);
+        assertThat(d.readable()).isFalse();
+
+        room.count(over, 0);
+        room.count(a, 0); // a's and over's room given back: b's 2 and c's 2 reads' worth held, d's one does not fit
+        assertThat(d.readable()).isFalse();
+        room.packetEnded(c); // c's packet ended: d, first in line, reads past the limit
+        assertThat(d.readable()).isTrue();
+        room.count(c, 0);
+        assertThat(b.readable()).as("its growth does not fit, and d reads past the limit").isFalse();
+        room.release(d);
+        assertThat(b.readable()).as("the last in line, past the limit").isTrue();
+        assertThat(b.admittedBytes).isEqualTo(4 * READ);
+        assertThat(room.waiting()).isZero();
+        room.release(b);
+        room.release(c);
+        room.release(over);
+        room.release(a);
+        assertThat(room.heldBytes()).isZero();
+    }
+
+    @Test
+    @DisplayName("a closed waiter leaves the line; a closed connection reading past the limit hands that on")
+    void closedConnectionsLeaveTheLine()
+    {
+        final PartialPacketRoom room = new PartialPacketRoom(READ, READ);
+        final Connection holder = holding(room, admitted(), READ);
+        final Connection over = admitted();
+        assertThat(room.reserve(over, READ)).isTrue();
+        final Connection gone = admitted();
+        final Connection next = admitted();
+        assertThat(room.reserve(gone, READ)).isFalse();
+        assertThat(room.reserve(next, READ)).isFalse();
+        gone.closed = true;
+        room.release(gone);
+        assertThat(room.waiting()).isEqualTo(1);
+        over.closed = true;
+        room.release(over);
+        assertThat(next.readable()).as("past the limit now").isTrue();
+        assertThat(room.heldBytes()).isEqualTo(2L * READ);
+        room.release(holder);
+        room.release(next);
+        assertThat(room.heldBytes()).isZero();
+    }
+
+    @Test
+    @DisplayName("while connections wait, a holder the broker would read but heard nothing from for two seconds "
+        + "ends, the largest first; one that goes on sending, or that waits itself, does not")
+    void stalledHoldersEndWhileOthersWait()
+    {
+        final PartialPacketRoom room = new PartialPacketRoom(4L * READ, READ);
+        room.nowMs(1_000);
+        final Connection small = holding(room, admitted(), READ);
+        final Connection large = holding(room, admitted(), 2 * READ);
+        final Connection sending = holding(room, admitted(), READ);
+        assertThat(room.stalled(true)).as("no one waits").isNull();
+        final Connection over = holding(room, admitted(), READ);
+        final Connection waiter = admitted();
+        assertThat(room.reserve(waiter, READ)).isFalse();
+
+        room.nowMs(1_000 + PartialPacketRoom.STALL_MS - 1);
+        assertThat(room.stalled(true)).as("not yet stalled").isNull();
+        room.nowMs(1_000 + PartialPacketRoom.STALL_MS + PartialPacketRoom.LOOK_EVERY_MS);
+        room.heard(sending);
+        assertThat(room.stalled(true)).as("the largest stalled").isSameAs(large);
+        large.closed = true;
+        room.release(large);
+        assertThat(waiter.readable()).as("its room went to the line").isTrue();
+        assertThat(room.stalled(false)).as("none waits now").isNull();
+
+        final Connection late = admitted();
+        assertThat(room.reserve(late, 2 * READ)).as("behind the one reading past the limit").isFalse();
+        room.nowMs(1_000 + 3 * PartialPacketRoom.STALL_MS);
+        final Connection next = room.stalled(true);
+        assertThat(next).as("a stalled holder, never the one waiting").isIn(small, over, sending, waiter);
+    }
+}
