@@ -3,6 +3,7 @@ package io.ringmq.pipeline.delivery;
 import io.ringmq.pipeline.Outbound;
 import io.ringmq.pipeline.status.BrokerCounters;
 import org.agrona.DirectBuffer;
+import org.agrona.collections.LongHashSet;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
@@ -18,7 +19,9 @@ import org.agrona.concurrent.UnsafeBuffer;
  * backpressure the stages otherwise get from full rings: the agent always drains its ring, whatever its clients do.
  * An agent that takes nothing for {@value #MAX_WAIT_MS} ms (stopping, or stuck) is not waited for again until its
  * backlog drains: meanwhile a connection whose packets would pass the share is closed instead (its session keeps
- * what it was owed, sent again when it comes back), counted as having no buffer memory left.
+ * what it was owed, sent again when it comes back), counted as having no buffer memory left, once: its later packets
+ * are dropped, not backlogged behind its close, so what a stuck agent's backlog holds past its share is one close
+ * (16 bytes) for each of its connections at most.
  */
 final class ShardOutput
 {
@@ -36,6 +39,8 @@ final class ShardOutput
     private final int capBytes;
     /** The agent took nothing for {@link #MAX_WAIT_MS}: not waited for again until the backlog drains. */
     private boolean agentStuck;
+    /** Connections closed past the share while their agent was stuck, until the backlog drains. */
+    private final LongHashSet closing = new LongHashSet();
 
     /**
      * @param capBytes the most the backlog holds before the shard waits for its agent.
@@ -83,10 +88,15 @@ final class ShardOutput
      */
     private void backlogged(final int kind, final long connectionId, final DirectBuffer buffer, final int length)
     {
+        if (!closing.isEmpty() && closing.contains(connectionId))
+        {
+            return; // its close waits in the backlog: its session keeps what it is owed
+        }
         if (!roomFor(OutboundBacklog.entryLength(length)))
         {
             counters.increment(BrokerCounters.BUFFER_MEMORY_CLOSED);
-            close(connectionId); // its session keeps what it is owed
+            closing.add(connectionId);
+            backlog.add(index, OutboundBacklog.CLOSE, connectionId, NOTHING, 0, 0); // its session keeps what it is owed
             return;
         }
         counters.increment(BrokerCounters.OUTBOUND_BACKLOGGED);
@@ -108,6 +118,7 @@ final class ShardOutput
         {
             return false;
         }
+        outbound.endOfBatch(); // the agent may be asleep with its ring full: woken before the first nap
         long lastTookNs = System.nanoTime();
         while (backlog.bytes(index) + entryLength > capBytes && !backlog.isEmpty(index))
         {
@@ -210,12 +221,23 @@ final class ShardOutput
         {
             return;
         }
-        backlog.add(index, OutboundBacklog.CLOSE, connectionId, NOTHING, 0, 0);
+        if (closing.isEmpty() || !closing.contains(connectionId))
+        {
+            backlog.add(index, OutboundBacklog.CLOSE, connectionId, NOTHING, 0, 0);
+        }
     }
 
     void endOfBatch()
     {
         outbound.endOfBatch();
+    }
+
+    /**
+     * @return the bytes the backlog holds (tests).
+     */
+    long backlogBytes()
+    {
+        return backlog.bytes(index);
     }
 
     /**
@@ -231,14 +253,14 @@ final class ShardOutput
      */
     int drain()
     {
-        if (backlog.isEmpty())
-        {
-            return 0;
-        }
-        final int work = backlog.drain(outbound);
+        final int work = backlog.isEmpty() ? 0 : backlog.drain(outbound);
         if (work > 0)
         {
             outbound.endOfBatch();
+        }
+        if (!closing.isEmpty() && backlog.isEmpty())
+        {
+            closing.clear(); // their closes went to the agent: what comes for them now follows those
         }
         return work;
     }
