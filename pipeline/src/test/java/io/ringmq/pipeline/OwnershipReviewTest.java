@@ -62,6 +62,14 @@ class OwnershipReviewTest
             harness.offer(agentIndex, connectionId, true, packet, IngressEvent.PACKET);
         }
 
+        /**
+         * What the client address of the CONNECTs from now on counts as.
+         */
+        void addressKey(final long addressKey)
+        {
+            harness.addressKey(addressKey);
+        }
+
         void offerOnly(final int agentIndex, final long connectionId, final byte[] packet)
         {
             harness.offerOnly(agentIndex, connectionId, packet);
@@ -422,6 +430,52 @@ class OwnershipReviewTest
             final long publishes = harness.outbound.takePackets(3).stream()
                 .filter(packet -> (packet[0] & 0xF0) == 0x30).count();
             assertThat(publishes).as("another session's retained message").isEqualTo(1);
+        });
+    }
+
+    @Test
+    @DisplayName("nor can one host's many connections: its sessions' walks of the retained store take at most two "
+        + "sessions' windows a second together; another address's SUBSCRIBE still brings its retained message "
+        + "[MQTT-3.3.1-9]")
+    void oneAddressesSessionsShareAWindow()
+    {
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(60), () ->
+        {
+            final MultiAgentHarness harness = new MultiAgentHarness(
+                new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2)));
+            harness.packet(0, 1, connect("pub", true));
+            for (int batch = 0; batch < 50; batch++)
+            {
+                for (int i = 0; i < 1_000; i++)
+                {
+                    harness.offerOnly(0, 1, publish("r/" + (batch * 1_000 + i), 0, 0, true, false)); // 50,000
+                }
+                harness.step();
+            }
+            final int sessions = 10;
+            harness.addressKey(0x0A00_0001L); // one host
+            for (int s = 0; s < sessions; s++)
+            {
+                harness.packet(0, 100 + s, connect("greedy-" + s, true));
+                harness.outbound.takePackets(100 + s);
+            }
+            // 30 SUBSCRIBEs of +/+/+ a session, each about 50,000 steps: under a session's window (40), so without the
+            // address's window none would be refused; 300 in all, nearly four times the address's (80)
+            for (int i = 0; i < 300; i++)
+            {
+                harness.offerOnly(0, 100 + (i % sessions), subscribe("+/+/+", 0));
+            }
+            harness.step();
+            assertThat(harness.counters.get(BrokerCounters.RETAINED_NOT_SENT)).as("SUBSCRIBEs past the address's window")
+                .isPositive();
+
+            harness.addressKey(0x0A00_0002L);
+            harness.packet(0, 3, connect("other", true));
+            harness.outbound.takePackets(3);
+            harness.packet(0, 3, subscribe("r/7", 0));
+            final long publishes = harness.outbound.takePackets(3).stream()
+                .filter(packet -> (packet[0] & 0xF0) == 0x30).count();
+            assertThat(publishes).as("another address's retained message").isEqualTo(1);
         });
     }
 

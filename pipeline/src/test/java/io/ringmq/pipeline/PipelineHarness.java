@@ -25,6 +25,7 @@ final class PipelineHarness
     final Pipeline pipeline;
     final StageAgent agent;
     private final BrokerContext context;
+    private long addressKey = io.ringmq.pipeline.auth.AddressKeys.NONE;
     /**
      * Whether a PUBLISH goes in located, as the I/O agent hands one it validated in place; off, every PUBLISH takes
      * the stages' own path (as a resolved Topic Alias or a broker's {@code $SYS} message does).
@@ -79,6 +80,14 @@ final class PipelineHarness
         agent = pipeline.allStages("test");
     }
 
+    /**
+     * What the client address of the packets put from now on counts as ({@link IngressEvent#addressKey}).
+     */
+    void addressKey(final long addressKey)
+    {
+        this.addressKey = addressKey;
+    }
+
     void offer(final long connectionId, final boolean loopback, final byte[] packet, final int kind)
     {
         offer(0, connectionId, loopback, packet, kind);
@@ -120,6 +129,7 @@ final class PipelineHarness
                 log.append(new UnsafeBuffer(packet), 0, packet.length) : -1;
             event.packet(agent, connectionId, version, loopback, (packet[0] & 0xFF) >>> 4,
                 new UnsafeBuffer(packet), packet.length, log, logEnd);
+            event.addressKey = addressKey;
             if (locatePublishes && event.packetType == PacketType.PUBLISH)
             {
                 locate(event, version);

@@ -112,7 +112,8 @@ final class IngressProxy
     /**
      * As {@link #connect(long, int, boolean, DirectBuffer, int, long, int, byte[])}; {@code bridge}: a CONNECT of the
      * broker's own bridge, from its loopback listener ({@link IngressEvent#bridge}); {@code addressKey}: what its
-     * client's address counts as, for an enhanced authentication ({@link IngressEvent#addressKey}).
+     * client's address counts as, for an enhanced authentication and the routing stage's retained walks
+     * ({@link IngressEvent#addressKey}).
      */
     boolean connect(final long connectionId, final int version, final boolean loopback, final DirectBuffer bytes,
         final int length, final long credentialVerdict, final int maxQos, final byte[] mountPoint, final boolean bridge,
