@@ -393,6 +393,25 @@ class OwnershipReviewTest
         });
     }
 
+    /**
+     * @return a stepped pipeline of two I/O agents whose retained store holds 50,000 messages on two-level topics.
+     */
+    private static MultiAgentHarness retainedStore()
+    {
+        final MultiAgentHarness harness = new MultiAgentHarness(
+            new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2)));
+        harness.packet(0, 1, connect("pub", true));
+        for (int batch = 0; batch < 50; batch++)
+        {
+            for (int i = 0; i < 1_000; i++)
+            {
+                harness.offerOnly(0, 1, publish("r/" + (batch * 1_000 + i), 0, 0, true, false));
+            }
+            harness.step();
+        }
+        return harness;
+    }
+
     @Test
     @DisplayName("SUBSCRIBE after SUBSCRIBE cannot hold the routing stage either: one session's walks of the retained " +
         "store take at most two SUBSCRIBEs' budgets a second; past them its SUBSCRIBEs bring no retained message " +
@@ -401,17 +420,7 @@ class OwnershipReviewTest
     {
         org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(60), () ->
         {
-            final MultiAgentHarness harness = new MultiAgentHarness(
-                new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2)));
-            harness.packet(0, 1, connect("pub", true));
-            for (int batch = 0; batch < 50; batch++)
-            {
-                for (int i = 0; i < 1_000; i++)
-                {
-                    harness.offerOnly(0, 1, publish("r/" + (batch * 1_000 + i), 0, 0, true, false)); // 50,000
-                }
-                harness.step();
-            }
+            final MultiAgentHarness harness = retainedStore();
             harness.packet(0, 2, connect("greedy", true));
             harness.outbound.takePackets(2);
             // +/+/+ matches none of the two-level topics but walks every one: about 50,000 steps a SUBSCRIBE, so
@@ -441,17 +450,7 @@ class OwnershipReviewTest
     {
         org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(60), () ->
         {
-            final MultiAgentHarness harness = new MultiAgentHarness(
-                new BrokerContext().threads(t -> t.threading(BrokerContext.Threading.DEDICATED).ioThreads(2)));
-            harness.packet(0, 1, connect("pub", true));
-            for (int batch = 0; batch < 50; batch++)
-            {
-                for (int i = 0; i < 1_000; i++)
-                {
-                    harness.offerOnly(0, 1, publish("r/" + (batch * 1_000 + i), 0, 0, true, false)); // 50,000
-                }
-                harness.step();
-            }
+            final MultiAgentHarness harness = retainedStore();
             final int sessions = 10;
             harness.addressKey(0x0A00_0001L); // one host
             for (int s = 0; s < sessions; s++)
