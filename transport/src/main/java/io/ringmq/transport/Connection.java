@@ -60,6 +60,8 @@ final class Connection
     long readMs;
     /** Where it stands with its agent's {@link HandshakeSlots}: none, waiting for one, holding one. */
     byte handshake;
+    /** While it waits for a handshake slot: its place in the order connections came to wait in. */
+    long waitedFrom;
     /**
      * Bytes the socket has not taken yet, taken from the pool when staged bytes ({@link SmallWrites}) were not all
      * taken or a packet could not be staged; given back as {@link #in}.

@@ -2,6 +2,7 @@ package io.ringmq.transport;
 
 import io.ringmq.pipeline.auth.AddressKeys;
 import org.agrona.collections.Long2LongHashMap;
+import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.Object2LongHashMap;
 
 import java.util.ArrayDeque;
@@ -57,12 +58,16 @@ final class HandshakeSlots
     /** The most slots one limited address holds. */
     private final int addressShare;
     private int taken;
-    private final ArrayDeque<Connection> waiting = new ArrayDeque<>();
     /**
-     * Of {@link #waiting}, those counted for an address (a waiting connection is unread, so its address stays): with
-     * none, the first in line is the next, found without a walk of the line (a storm of loopback handshakes).
+     * The waiting connections, a line per group their slot would be counted for (a limited address, or
+     * {@link AddressKeys#NONE} for those counted for none), each in the order they came (a waiting connection is unread,
+     * so its address stays): the next in line is found by a look at each group's first, not at every waiter (a
+     * release walked 8,000 waiters of 16 addresses in 375 µs, review of bed1f1c).
      */
-    private int waitingWithAddress;
+    private final Long2ObjectHashMap<ArrayDeque<Connection>> lines = new Long2ObjectHashMap<>();
+    private int waiting;
+    /** The order connections came to wait in ({@link Connection#waitedFrom}). */
+    private long arrivals;
     /** Slots taken per limited address; only addresses holding one. */
     private final Long2LongHashMap byAddress = new Long2LongHashMap(0);
     /** Slots taken counted for no address ({@link #HELD}). */
@@ -114,8 +119,10 @@ final class HandshakeSlots
         {
             connection.handshake = WAITING;
             connection.updateInterest(); // not read, nor woken for, until a slot is its
-            waiting.add(connection);
-            waitingWithAddress += InboundConnects.limitedAddressKey(connection) == AddressKeys.NONE ? 0 : 1;
+            connection.waitedFrom = ++arrivals;
+            lines.computeIfAbsent(InboundConnects.limitedAddressKey(connection), key -> new ArrayDeque<>())
+                .addLast(connection);
+            waiting++;
         }
         return false;
     }
@@ -185,7 +192,7 @@ final class HandshakeSlots
      */
     Connection yielding(final boolean looking)
     {
-        if (!looks.open(looking, !waiting.isEmpty(), nowMs))
+        if (!looks.open(looking, waiting > 0, nowMs))
         {
             return null;
         }
@@ -242,23 +249,20 @@ final class HandshakeSlots
      */
     private Connection nextInLine()
     {
-        if (0 == waitingWithAddress)
-        {
-            return waiting.peekFirst(); // all of one group, counted for none: first come first served
-        }
         Connection next = null;
         long fewest = Long.MAX_VALUE;
-        for (final Connection waiter : waiting)
+        for (final Long2ObjectHashMap<ArrayDeque<Connection>>.EntryIterator groups = lines.entrySet().iterator();
+            groups.hasNext(); )
         {
-            final long holds = heldBy(waiter);
-            if (holds < fewest && fitsOnceOneEnds(waiter))
+            groups.next();
+            final long key = groups.getLongKey();
+            final Connection first = groups.getValue().peekFirst();
+            final long holds = key == AddressKeys.NONE ? heldForNone : byAddress.get(key);
+            if ((holds < fewest || (holds == fewest && first.waitedFrom < next.waitedFrom)) &&
+                (key == AddressKeys.NONE || holds < addressShare))
             {
-                next = waiter;
+                next = first;
                 fewest = holds;
-                if (0 == holds)
-                {
-                    break; // none can hold fewer
-                }
             }
         }
         return next;
@@ -266,8 +270,14 @@ final class HandshakeSlots
 
     private void leaveLine(final Connection connection)
     {
-        waiting.remove(connection);
-        waitingWithAddress -= InboundConnects.limitedAddressKey(connection) == AddressKeys.NONE ? 0 : 1;
+        final long key = InboundConnects.limitedAddressKey(connection);
+        final ArrayDeque<Connection> line = lines.get(key);
+        line.remove(connection);
+        if (line.isEmpty())
+        {
+            lines.remove(key); // the table holds only groups with connections waiting
+        }
+        waiting--;
     }
 
     /**
@@ -323,6 +333,6 @@ final class HandshakeSlots
 
     int waiting()
     {
-        return waiting.size();
+        return waiting;
     }
 }

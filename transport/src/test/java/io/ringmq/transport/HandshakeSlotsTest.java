@@ -180,6 +180,39 @@ class HandshakeSlotsTest
     }
 
     @Test
+    @DisplayName("waiters of several addresses, each address's in the order they came: a slot given back goes to the "
+        + "first of the address holding the fewest, and among addresses holding as many to the one that came first")
+    void aSlotGoesToTheFirstAmongEquals()
+    {
+        final HandshakeSlots slots = new HandshakeSlots(32); // a sixteenth: 2
+        final List<Connection> holders = new ArrayList<>();
+        for (int i = 0; i < 32; i++)
+        {
+            final Connection holder = connection("203.0.113." + (1 + i / 2));
+            assertThat(slots.admit(holder)).isTrue();
+            holders.add(holder);
+        }
+        final Connection x1 = connection("198.51.100.1");
+        final Connection y1 = connection("198.51.100.2");
+        final Connection x2 = connection("198.51.100.1");
+        final Connection y2 = connection("198.51.100.2");
+        for (final Connection waiter : List.of(x1, y1, x2, y2))
+        {
+            assertThat(slots.admit(waiter)).isFalse();
+        }
+        final List<Connection> given = new ArrayList<>();
+        for (int i = 0; i < 4; i++)
+        {
+            final Connection holder = holders.get(31 - i);
+            holder.closed = true;
+            given.add(slots.release(holder));
+        }
+        assertThat(given).as("x1 and y1 (none held, x1 came first), then x2 and y2 (one each)")
+            .containsExactly(x1, y1, x2, y2);
+        assertThat(slots.waiting()).isZero();
+    }
+
+    @Test
     @DisplayName("sixteen addresses holding every slot with handshakes that never end: once unread three seconds, the " +
         "longest unread holder of an address holding two gives way to another address's connection that waits, once a " +
         "look is due; a waiter of an address holding one more than the rest is given none")
