@@ -147,12 +147,11 @@ class HandshakeSlotsTest
         return ended;
     }
 
-    @Test
-    @DisplayName("a slot given back goes to the waiting connection whose address holds the fewest, not the first in " +
-        "line")
-    void aSlotGoesToTheAddressHoldingTheFewest()
+    /**
+     * @return the holders of all 32 slots: 203.0.113.1 to .16, two each (their share).
+     */
+    private List<Connection> sixteenAddressesHoldEverySlot(final HandshakeSlots slots)
     {
-        final HandshakeSlots slots = new HandshakeSlots(32); // a sixteenth: 2
         final List<Connection> holders = new ArrayList<>();
         for (int i = 0; i < 32; i++)
         {
@@ -160,6 +159,16 @@ class HandshakeSlotsTest
             assertThat(slots.admit(holder)).isTrue();
             holders.add(holder);
         }
+        return holders;
+    }
+
+    @Test
+    @DisplayName("a slot given back goes to the waiting connection whose address holds the fewest, not the first in " +
+        "line")
+    void aSlotGoesToTheAddressHoldingTheFewest()
+    {
+        final HandshakeSlots slots = new HandshakeSlots(32); // a sixteenth: 2
+        final List<Connection> holders = sixteenAddressesHoldEverySlot(slots);
         final Connection again = connection("203.0.113.1"); // its address holds 2: not under its share
         final Connection second = connection("203.0.113.2"); // its address holds 2 as well
         final Connection newcomer = connection("198.51.100.7"); // holds none
@@ -185,13 +194,7 @@ class HandshakeSlotsTest
     void aSlotGoesToTheFirstAmongEquals()
     {
         final HandshakeSlots slots = new HandshakeSlots(32); // a sixteenth: 2
-        final List<Connection> holders = new ArrayList<>();
-        for (int i = 0; i < 32; i++)
-        {
-            final Connection holder = connection("203.0.113." + (1 + i / 2));
-            assertThat(slots.admit(holder)).isTrue();
-            holders.add(holder);
-        }
+        final List<Connection> holders = sixteenAddressesHoldEverySlot(slots);
         final Connection x1 = connection("198.51.100.1");
         final Connection y1 = connection("198.51.100.2");
         final Connection x2 = connection("198.51.100.1");
