@@ -206,10 +206,10 @@ final class WebSocketLayer implements SocketLayer, WebSocketFrameDecoder.Handler
             }
             drain();
         }
-        catch (final IOException | OutOfMemoryError ignore)
+        catch (final IOException | OutOfMemoryError | RuntimeException ignore)
         {
-            // best effort, the close frame too (no buffer for it when the pooled memory is spent): the socket closes
-            // anyway
+            // best effort, the close frame too (no buffer for it when the pooled memory is spent, a TLS engine below
+            // that throws): the socket closes anyway, and what the layers hold goes back
         }
         state = ENDED;
         below.close();

@@ -439,6 +439,49 @@ class WebSocketLayerTest
     }
 
     @Test
+    @DisplayName("close(): a layer below that throws on the close frame (a TLS engine's fault) is still closed, and "
+        + "what the layer holds goes back")
+    void closeClosesBelowWhenTheCloseFrameThrows() throws IOException
+    {
+        try (LayerHarness pair = LayerHarness.open())
+        {
+            final boolean[] failing = new boolean[1];
+            final boolean[] belowClosed = new boolean[1];
+            final SocketLayer tcp = pair.tcp();
+            final SocketLayer faulty = new SocketLayer()
+            {
+                public int read(final io.netty.buffer.ByteBuf in) throws IOException
+                {
+                    return tcp.read(in);
+                }
+
+                public int write(final io.netty.buffer.ByteBuf out) throws IOException
+                {
+                    if (failing[0])
+                    {
+                        throw new IllegalStateException("engine fault");
+                    }
+                    return tcp.write(out);
+                }
+
+                public void close()
+                {
+                    belowClosed[0] = true;
+                    tcp.close();
+                }
+            };
+            final WebSocketLayer layer = new WebSocketLayer(faulty, null);
+            pair.send(request("/", "Sec-WebSocket-Protocol: mqtt"));
+            assertThat(pair.pump(layer, layer::isOpen)).isTrue();
+            assertThat(httpResponse(pair.clientIn())).startsWith("HTTP/1.1 101 ");
+            failing[0] = true;
+            layer.close();
+            assertThat(belowClosed[0]).as("the layer below closed").isTrue();
+            assertThat(pair.clientSeesEnd()).isTrue();
+        }
+    }
+
+    @Test
     @DisplayName("hostile: a ping flood to a client that reads nothing leaves the pending pongs bounded")
     void pingFloodIsBounded() throws IOException
     {
