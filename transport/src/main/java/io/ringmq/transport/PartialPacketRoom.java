@@ -21,9 +21,9 @@ import java.util.ArrayDeque;
  *   larger than the room left (up to {@code --max-packet-size}) always gets through, one at a time;</li>
  *   <li>a connection holding nothing, or a short partial packet ({@link InboundBuffers}' carried length), reads at
  *   most that much at a time: small packets keep flowing while large ones wait;</li>
- *   <li>while connections wait, a holder its client has sent nothing for {@value #STALL_MS} ms (and that the broker
- *   would read) ends ({@link #stalled}), the largest first, and its room goes to the line. A client that goes on
- *   sending keeps its room, however slowly it sends.</li>
+ *   <li>while connections wait, a holder its client has sent nothing for {@value #STALL_MS} ms ends ({@link #stalled}),
+ *   the largest first, and its room goes to the line: one the broker would read, or does not read only because its
+ *   client does not read what it is owed. A client that goes on sending keeps its room, however slowly it sends.</li>
  * </ul>
  */
 final class PartialPacketRoom
@@ -202,8 +202,9 @@ final class PartialPacketRoom
 
     /**
      * While connections wait, at most every {@value #LOOK_EVERY_MS} ms and {@value #MOST_ENDS_A_LOOK} times a look:
-     * a holder to end, whose room then goes to the line as it closes. One the broker would read but has read nothing
-     * from for {@value #STALL_MS} ms or more, the largest such.
+     * a holder to end, whose room then goes to the line as it closes. One that has read nothing for {@value #STALL_MS}
+     * ms or more, but for the broker's sake (waiting for room, the ingress ring full, its CONNACK on its way), the
+     * largest such.
      *
      * @param looking true for the first call of a duty cycle (it may look, or wait for the next look); false for the
      *                calls after one that returned a connection, which go on with the same look.
@@ -218,12 +219,15 @@ final class PartialPacketRoom
         Connection stalled = null;
         for (final Connection holder : holders)
         {
-            if (!holder.readable())
+            if (holder.waitingForRoom || holder.paused || holder.awaitingConnack)
             {
-                holder.readMs = nowMs; // unread for the broker's sake (waiting for room, ring full, output full)
+                holder.readMs = nowMs; // unread for the broker's sake (waiting for room, the ingress ring full)
                 continue;
             }
-            if (nowMs - holder.readMs >= STALL_MS && (null == stalled || holder.admittedBytes > stalled.admittedBytes))
+            // one unread because its client does not read what it is owed (outFull) stalls as one that sends nothing:
+            // else a client that reads nothing could hold its room, and the one past the limit, for good
+            if (!holder.closed && !holder.closing && nowMs - holder.readMs >= STALL_MS &&
+                (null == stalled || holder.admittedBytes > stalled.admittedBytes))
             {
                 stalled = holder;
             }

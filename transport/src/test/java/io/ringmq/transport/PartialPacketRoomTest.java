@@ -151,4 +151,29 @@ class PartialPacketRoomTest
         final Connection next = room.stalled(true);
         assertThat(next).as("a stalled holder, never the one waiting").isIn(small, over, sending, waiter);
     }
+
+    @Test
+    @DisplayName("a holder unread because its ingress is paused does not stall; one unread because its client reads "
+        + "nothing it is owed does, even past the limit")
+    void aClientThatReadsNothingStalls()
+    {
+        final PartialPacketRoom room = new PartialPacketRoom(2L * READ, READ);
+        room.nowMs(1_000);
+        final Connection paused = holding(room, admitted(), READ);
+        final Connection deaf = holding(room, admitted(), READ);
+        final Connection over = holding(room, admitted(), READ);
+        assertThat(room.reserve(admitted(), READ)).isFalse();
+        assertThat(room.reserve(admitted(), READ)).isFalse();
+        paused.paused = true;
+        over.outFull = true;
+        deaf.outFull = true;
+        room.nowMs(1_500);
+        room.heard(deaf);
+        room.nowMs(1_000 + PartialPacketRoom.STALL_MS);
+        assertThat(room.stalled(true)).as("past the limit and reading nothing it is owed").isSameAs(over);
+        over.closed = true;
+        room.release(over);
+        room.nowMs(2_000 + PartialPacketRoom.STALL_MS + PartialPacketRoom.LOOK_EVERY_MS);
+        assertThat(room.stalled(true)).as("the ring's pause is the broker's").isSameAs(deaf);
+    }
 }
