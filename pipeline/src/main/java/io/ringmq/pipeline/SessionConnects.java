@@ -169,7 +169,6 @@ final class SessionConnects
         session.forcedOptions(connect.isBridge() ? BRIDGE_OPTIONS : 0); // as Mosquitto treats a bridge
         // a resumed session's client id as the CONNECT gave it is most often its own: one copy of it is kept
         access.bind(session, event, clientId.equals(session.clientId()) ? session.clientId() : clientId);
-        session.addressKey(event.addressKey);
         setWill(session, event.aclVerdict == IngressEvent.ACL_ALLOWED); // a will the ACL refuses is not kept
         connections.put(event.connectionId, session);
         event.sessionId = session.id();

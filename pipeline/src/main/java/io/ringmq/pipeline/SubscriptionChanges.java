@@ -111,7 +111,8 @@ final class SubscriptionChanges
         }
         final TopicFilterList filters = subscribe.filters();
         retainedBudgetSpent = false;
-        final long budget = retainedBudget(session);
+        final long address = event.addressKey;
+        final long budget = retainedBudget(session, address);
         retainedSteps = budget;
         if (subscribeFilters.size() > 1024)
         {
@@ -211,10 +212,9 @@ final class SubscriptionChanges
         if (budget > retainedSteps)
         {
             stepsThisWindow.put(session.id(), stepsThisWindow.get(session.id()) + budget - retainedSteps);
-            if (session.addressKey() != io.ringmq.pipeline.auth.AddressKeys.NONE)
+            if (address != io.ringmq.pipeline.auth.AddressKeys.NONE)
             {
-                addressStepsThisWindow.put(session.addressKey(),
-                    addressStepsThisWindow.get(session.addressKey()) + budget - retainedSteps);
+                addressStepsThisWindow.put(address, addressStepsThisWindow.get(address) + budget - retainedSteps);
             }
         }
     }
@@ -223,7 +223,7 @@ final class SubscriptionChanges
      * @return the steps a SUBSCRIBE of {@code session} may walk: {@link #RETAINED_STEPS_PER_SUBSCRIBE}, or what its
      * window, or its address's, has left, when less.
      */
-    private long retainedBudget(final RoutingSession session)
+    private long retainedBudget(final RoutingSession session, final long address)
     {
         final long nowMs = System.nanoTime() / 1_000_000; // monotonic: a wall clock set back cannot stretch a window
         if (nowMs - windowEndMs >= 0)
@@ -232,7 +232,6 @@ final class SubscriptionChanges
             addressStepsThisWindow.clear();
             windowEndMs = nowMs + RETAINED_WINDOW_MS;
         }
-        final long address = session.addressKey();
         final long addressLeft = address == io.ringmq.pipeline.auth.AddressKeys.NONE ? Long.MAX_VALUE :
             RETAINED_STEPS_PER_ADDRESS_WINDOW - addressStepsThisWindow.get(address);
         return Math.min(Math.min(RETAINED_STEPS_PER_SUBSCRIBE, addressLeft),

@@ -63,7 +63,7 @@ class OwnershipReviewTest
         }
 
         /**
-         * What the client address of the CONNECTs from now on counts as.
+         * What the client address of the packets from now on counts as.
          */
         void addressKey(final long addressKey)
         {

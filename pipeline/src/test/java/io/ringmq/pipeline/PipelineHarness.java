@@ -81,7 +81,7 @@ final class PipelineHarness
     }
 
     /**
-     * What the client address of the packets put from now on counts as ({@link IngressEvent#addressKey}).
+     * What the client address of the packets put or offered from now on counts as ({@link IngressEvent#addressKey}).
      */
     void addressKey(final long addressKey)
     {
@@ -163,8 +163,10 @@ final class PipelineHarness
     void offerOnly(final int agent, final long connectionId, final byte[] packet)
     {
         final long sequence = pipeline.ring().next();
-        pipeline.ring().get(sequence).packet(agent, connectionId, MqttVersion.V3_1_1, true,
-            (packet[0] & 0xFF) >>> 4, new UnsafeBuffer(packet), packet.length, pipeline.messageLog(agent), -1);
+        final IngressEvent event = pipeline.ring().get(sequence);
+        event.packet(agent, connectionId, MqttVersion.V3_1_1, true, (packet[0] & 0xFF) >>> 4, new UnsafeBuffer(packet),
+            packet.length, pipeline.messageLog(agent), -1);
+        event.addressKey = addressKey;
         pipeline.ring().publish(sequence);
     }
 

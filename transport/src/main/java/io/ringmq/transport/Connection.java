@@ -50,18 +50,13 @@ final class Connection
     ByteBuf in;
     /** What {@link #in} holds as counted among the partial packets of connections not admitted yet (InboundBuffers). */
     int unadmittedBytes;
-    /** What {@link #in} holds as counted in its agent's {@link PartialPacketRoom} (admitted). */
-    int admittedBytes;
-    /** Its partial packet waits, unread, for room in its agent's {@link PartialPacketRoom}. */
-    boolean waitingForRoom;
-    /** While it waits: the room it waits for (what its own buffer is to be counted at). */
-    int roomWanted;
-    /** When bytes were last read from it (or its wait for room ended): a partial packet's stall counts from here. */
-    long readMs;
+    /**
+     * How it goes with the partial packet it holds in its agent's {@link PartialPacketRoom}: made the first time it
+     * holds one, so an idle connection that never did holds none.
+     */
+    PartialPacketRoom.Progress progress;
     /** Where it stands with its agent's {@link HandshakeSlots}: none, waiting for one, holding one. */
     byte handshake;
-    /** While it waits for a handshake slot: its place in the order connections came to wait in. */
-    long waitedFrom;
     /**
      * Bytes the socket has not taken yet, taken from the pool when staged bytes ({@link SmallWrites}) were not all
      * taken or a packet could not be staged; given back as {@link #in}.
@@ -162,7 +157,6 @@ final class Connection
         this.addressSettled = !accepted.proxied;
         this.acceptedMs = nowMs;
         this.lastPacketMs = nowMs;
-        this.readMs = nowMs;
     }
 
     /**
@@ -198,7 +192,7 @@ final class Connection
     boolean readable()
     {
         // while its CONNECT is hashed it stays read (its end is noticed) until a little more than a CONNECT waits
-        return !paused && !outFull && !awaitingConnack && handshake != HandshakeSlots.WAITING && !waitingForRoom &&
+        return !paused && !outFull && !awaitingConnack && handshake != HandshakeSlots.WAITING && !PartialPacketRoom.waiting(this) &&
             connack != CONNACK_REFUSED &&
             !closing && !closed &&
             (!hashing || inBytes() < HASHING_BUFFER_LIMIT);

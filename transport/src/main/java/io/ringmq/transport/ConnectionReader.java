@@ -83,6 +83,7 @@ final class ConnectionReader
                 }
                 read = layer.read(into);
                 bytesIn += Math.max(0, read);
+                buffers.room().heard(connection, read);
             }
             catch (final IOException ex)
             {
@@ -119,7 +120,6 @@ final class ConnectionReader
             }
             else
             {
-                buffers.room().heard(connection);
                 // also gives back what it no longer needs, the scratch buffer included
                 framer.processInbound(connection);
             }

@@ -184,9 +184,10 @@ final class ConnectionTimers
         {
             schedule(connection, deadline); // it was heard from since: wait for the rest of its time
         }
-        else if (connection.paused && connection.connack == Connection.CONNACK_ACCEPTED && !connection.closing &&
-            connection.inBytes() > 0)
+        else if ((connection.paused && connection.connack == Connection.CONNACK_ACCEPTED && !connection.closing &&
+            connection.inBytes() > 0) || (PartialPacketRoom.waiting(connection) && !connection.closing))
         {
+            // or waiting, unread, for room for its partial packet (PartialPacketRoom): its PINGREQ waits behind it
             // paused for ingress ring room, it holds a complete packet the broker has not taken yet: it has been
             // heard from [MQTT-3.1.2-24], and the broker's own backlog (its socket unread meanwhile) must not end it
             schedule(connection, nowMs + connection.keepAliveSeconds * 1500L);

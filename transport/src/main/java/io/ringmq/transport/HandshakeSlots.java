@@ -66,7 +66,8 @@ final class HandshakeSlots
      */
     private final Long2ObjectHashMap<ArrayDeque<Connection>> lines = new Long2ObjectHashMap<>();
     private int waiting;
-    /** The order connections came to wait in ({@link Connection#waitedFrom}). */
+    /** The order the waiting connections came in (a count of arrivals). */
+    private final Object2LongHashMap<Connection> waitedFrom = new Object2LongHashMap<>(-1);
     private long arrivals;
     /** Slots taken per limited address; only addresses holding one. */
     private final Long2LongHashMap byAddress = new Long2LongHashMap(0);
@@ -119,7 +120,7 @@ final class HandshakeSlots
         {
             connection.handshake = WAITING;
             connection.updateInterest(); // not read, nor woken for, until a slot is its
-            connection.waitedFrom = ++arrivals;
+            waitedFrom.put(connection, ++arrivals);
             lines.computeIfAbsent(InboundConnects.limitedAddressKey(connection), key -> new ArrayDeque<>())
                 .addLast(connection);
             waiting++;
@@ -258,7 +259,7 @@ final class HandshakeSlots
             final long key = groups.getLongKey();
             final Connection first = groups.getValue().peekFirst();
             final long holds = key == AddressKeys.NONE ? heldForNone : byAddress.get(key);
-            if ((holds < fewest || (holds == fewest && first.waitedFrom < next.waitedFrom)) &&
+            if ((holds < fewest || (holds == fewest && waitedFrom.getValue(first) < waitedFrom.getValue(next))) &&
                 (key == AddressKeys.NONE || holds < addressShare))
             {
                 next = first;
@@ -273,6 +274,7 @@ final class HandshakeSlots
         final long key = InboundConnects.limitedAddressKey(connection);
         final ArrayDeque<Connection> line = lines.get(key);
         line.remove(connection);
+        waitedFrom.removeKey(connection);
         if (line.isEmpty())
         {
             lines.remove(key); // the table holds only groups with connections waiting

@@ -125,8 +125,11 @@ final class InboundBuffers
         final int grown = in.writableBytes() < wanted ? grown(in, wanted) : in.capacity();
         if (admitted)
         {
+            // a packet's room is reserved once, before it is read on from its own buffer (not each packet of a buffer
+            // grown large enough already: read on past the room, that one would hold it past the room for good)
             final int needs = Math.max(grown, reach(in.capacity(), declaredLength(in)));
-            if (needs > connection.admittedBytes && !room.reserve(connection, needs))
+            if ((needs > PartialPacketRoom.held(connection) || !PartialPacketRoom.reserved(connection)) &&
+                !room.reserve(connection, needs))
             {
                 return null; // waits, unread, for room
             }
@@ -215,8 +218,8 @@ final class InboundBuffers
         final int bytes = null != in && in.isReadable() ? in.capacity() : 0;
         // at its capacity, or at the room reserved for its partial packet while that packet is not over: a packet's
         // declared length counts only as far as room was reserved for it (PartialPacketRoom#reserve), before a read
-        room.count(connection, admitted && bytes > 0 ?
-            Math.max(bytes, Math.min(reach(bytes, declaredLength(in)), connection.admittedBytes)) : 0);
+        room.count(connection, admitted && bytes > 0 ? Math.max(bytes, PartialPacketRoom.reserved(connection) ?
+            Math.min(reach(bytes, declaredLength(in)), PartialPacketRoom.held(connection)) : 0) : 0);
         final int held = admitted ? 0 : bytes;
         final int before = connection.unadmittedBytes;
         if (held == before)
@@ -274,6 +277,7 @@ final class InboundBuffers
         }
         if (!in.isReadable())
         {
+            room.packetEnded(connection); // what it held was taken whole
             final ByteBuf own = in != scratch ? in : carried; // the scratch buffer never stays with a connection
             connection.in = null == own ? null : IdleBuffers.emptied(own);
         }

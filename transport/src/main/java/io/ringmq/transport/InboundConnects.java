@@ -235,7 +235,7 @@ final class InboundConnects
         }
         if (!ingress.connect(connection.id, version, connection.loopback, handed, handedLength,
             connection.credentialVerdict, connection.maxQos, connection.mountPoint, null != bridgeSecret,
-            limitedAddressKey(connection)))
+            CredentialRequest.asksMethod(connect) ? limitedAddressKey(connection) : AddressKeys.NONE))
         {
             return false;
         }

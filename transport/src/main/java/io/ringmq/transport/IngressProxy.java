@@ -84,8 +84,18 @@ final class IngressProxy
     boolean packet(final long connectionId, final int version, final boolean loopback, final int packetType,
         final DirectBuffer bytes, final int length)
     {
+        return packet(connectionId, version, loopback, packetType, bytes, length, AddressKeys.NONE);
+    }
+
+    /**
+     * As {@link #packet(long, int, boolean, int, DirectBuffer, int)}, with what its client's address counts as (a
+     * SUBSCRIBE's: the routing stage shares the retained walks of one address's sessions, {@link IngressEvent#addressKey}).
+     */
+    boolean packet(final long connectionId, final int version, final boolean loopback, final int packetType,
+        final DirectBuffer bytes, final int length, final long addressKey)
+    {
         return hand(connectionId, version, loopback, packetType, bytes, length, CredentialRequest.NO_VERDICT, 2, null,
-            null, false, false, AddressKeys.NONE);
+            null, false, false, addressKey);
     }
 
     /**
@@ -112,8 +122,7 @@ final class IngressProxy
     /**
      * As {@link #connect(long, int, boolean, DirectBuffer, int, long, int, byte[])}; {@code bridge}: a CONNECT of the
      * broker's own bridge, from its loopback listener ({@link IngressEvent#bridge}); {@code addressKey}: what its
-     * client's address counts as, for an enhanced authentication and the routing stage's retained walks
-     * ({@link IngressEvent#addressKey}).
+     * client's address counts as, for an enhanced authentication ({@link IngressEvent#addressKey}).
      */
     boolean connect(final long connectionId, final int version, final boolean loopback, final DirectBuffer bytes,
         final int length, final long credentialVerdict, final int maxQos, final byte[] mountPoint, final boolean bridge,

@@ -3,6 +3,7 @@ package io.ringmq.transport;
 import io.netty.buffer.ByteBuf;
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.IngressEvent;
+import io.ringmq.pipeline.auth.AddressKeys;
 import io.ringmq.pipeline.auth.CredentialWorkers;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.DecodeError;
@@ -357,7 +358,8 @@ final class PacketFramer implements PausedConnections.Retry
             }
             handed = mountPoints.packet();
         }
-        if (!ingress.packet(connection.id, connection.version, connection.loopback, type, handed, handedLength))
+        if (!ingress.packet(connection.id, connection.version, connection.loopback, type, handed, handedLength,
+            type == PacketType.SUBSCRIBE ? InboundConnects.limitedAddressKey(connection) : AddressKeys.NONE))
         {
             return false;
         }

@@ -21,15 +21,28 @@ import java.util.ArrayDeque;
  *   larger than the room left (up to {@code --max-packet-size}) always gets through, one at a time;</li>
  *   <li>a connection holding nothing, or a short partial packet ({@link InboundBuffers}' carried length), reads at
  *   most that much at a time: small packets keep flowing while large ones wait;</li>
- *   <li>while connections wait, a holder its client has sent nothing for {@value #STALL_MS} ms ends ({@link #stalled}),
- *   the largest first, and its room goes to the line: one the broker would read, or does not read only because its
- *   client does not read what it is owed. A client that goes on sending keeps its room, however slowly it sends.</li>
+ *   <li>while connections wait, a holder whose socket gave less than a {@value #PROGRESS_SHARE}th of what it holds in
+ *   {@value #STALL_MS} ms, or nothing in the last {@value #HEARD_WITHIN_MS} ms of them, ends ({@link #stalled}), the
+ *   largest first, and its room goes to the line: one the broker would read, or does not read only because its client
+ *   does not read what it is owed. A client that keeps sending at that pace keeps its room (a 262 KB packet: 2 KB a
+ *   second), TLS records and WebSocket frames counted as their bytes arrive.</li>
  * </ul>
  */
 final class PartialPacketRoom
 {
-    /** How long a holder goes unread, while it may be read, before it may end for a connection that waits. */
+    /** The period a holder's progress is judged over, while connections wait. */
     static final long STALL_MS = 2_000;
+    /**
+     * A holder whose socket gave less than this share of what it holds in a period is stalled: a client holding a
+     * 262 KB packet's room must send at least 4 KB every two seconds while others wait (one byte every 1.9 s held
+     * it for good before, review of afa201d).
+     */
+    static final int PROGRESS_SHARE = 64;
+    /**
+     * A holder not heard from in this long at the end of a period is stalled too, whatever the period brought: a client
+     * given room after waiting may only have had its bytes read from its socket, sent long before.
+     */
+    static final long HEARD_WITHIN_MS = STALL_MS / 2;
     /** While connections wait, how often the holders are looked over for stalled ones. */
     static final long LOOK_EVERY_MS = 250;
     /** The most holders one look ends: a look's cost stays bounded. */
@@ -40,7 +53,7 @@ final class PartialPacketRoom
     /** The room one read of the agent's scratch buffer may take. */
     private final int readBytes;
     private long heldBytes;
-    /** The connections holding bytes, counted ({@link Connection#admittedBytes} above 0). */
+    /** The connections holding bytes, counted ({@link Progress#admittedBytes} above 0). */
     private final ObjectHashSet<Connection> holders = new ObjectHashSet<>();
     private final ArrayDeque<Connection> waiting = new ArrayDeque<>();
     /** The one connection reading on past the limit until its partial packet ends, or null. */
@@ -81,19 +94,25 @@ final class PartialPacketRoom
      */
     boolean reserve(final Connection connection, final int needs)
     {
-        if (connection == overdraft || (waiting.isEmpty() && heldBytes + needs - connection.admittedBytes <= limitBytes))
+        if (connection == overdraft || (waiting.isEmpty() && heldBytes + needs - held(connection) <= limitBytes))
         {
+            progress(connection).reserved = true;
             count(connection, needs);
             return true;
         }
         if (null == overdraft && waiting.isEmpty())
         {
             overdraft = connection; // the one read past the limit: its packet gets through, the next waits for it
+            progress(connection).reserved = true;
             count(connection, needs);
             return true;
         }
-        connection.waitingForRoom = true;
-        connection.roomWanted = needs;
+        if (waiting.isEmpty())
+        {
+            startPeriods(); // progress is judged only while connections wait: from now
+        }
+        progress(connection).waitingForRoom = true;
+        progress(connection).roomWanted = needs;
         waiting.addLast(connection);
         connection.updateInterest();
         return false;
@@ -114,6 +133,10 @@ final class PartialPacketRoom
      */
     void packetEnded(final Connection connection)
     {
+        if (null != connection.progress)
+        {
+            connection.progress.reserved = false; // the next packet reserves its own room, behind those that wait
+        }
         if (connection == overdraft)
         {
             overdraft = null;
@@ -122,11 +145,80 @@ final class PartialPacketRoom
     }
 
     /**
-     * A connection's client was heard from (bytes read): a stall starts again.
+     * A read took {@code bytes} from a connection's socket (below its layers).
      */
-    void heard(final Connection connection)
+    void heard(final Connection connection, final int read)
     {
-        connection.readMs = nowMs;
+        final Progress progress = connection.progress;
+        if (null == progress)
+        {
+            return; // it never held a partial packet: nothing to judge
+        }
+        final long socketBytes = null == connection.layer ? 0 : connection.layer.bytesFromSocket();
+        final long bytes = Math.max(read, socketBytes - progress.socketBytes);
+        progress.socketBytes = socketBytes;
+        if (bytes > 0)
+        {
+            progress.heardBytes = (int) Math.min(Integer.MAX_VALUE, progress.heardBytes + bytes);
+            progress.heardMs = nowMs;
+        }
+    }
+
+    /**
+     * @return what a connection's own buffer holds as counted in its agent's room.
+     */
+    static int held(final Connection connection)
+    {
+        return null == connection.progress ? 0 : connection.progress.admittedBytes;
+    }
+
+    /**
+     * @return whether a connection's partial packet waits, unread, for room.
+     */
+    static boolean waiting(final Connection connection)
+    {
+        return null != connection.progress && connection.progress.waitingForRoom;
+    }
+
+    /**
+     * @return whether a connection's partial packet has its room reserved.
+     */
+    static boolean reserved(final Connection connection)
+    {
+        return null != connection.progress && connection.progress.reserved;
+    }
+
+    /**
+     * @return its progress, made the first time it is asked for.
+     */
+    private static Progress progress(final Connection connection)
+    {
+        Progress progress = connection.progress;
+        if (null == progress)
+        {
+            progress = new Progress();
+            progress.socketBytes = null == connection.layer ? 0 : connection.layer.bytesFromSocket();
+            connection.progress = progress;
+        }
+        return progress;
+    }
+
+    /**
+     * Starts a period of progress for every holder.
+     */
+    private void startPeriods()
+    {
+        for (final Connection holder : holders)
+        {
+            startPeriod(holder);
+        }
+    }
+
+    private void startPeriod(final Connection connection)
+    {
+        final Progress progress = progress(connection);
+        progress.readMs = nowMs;
+        progress.heardBytes = 0;
     }
 
     /**
@@ -136,20 +228,25 @@ final class PartialPacketRoom
      */
     void count(final Connection connection, final int held)
     {
-        final int before = connection.admittedBytes;
+        final int before = held(connection);
         if (held == before)
         {
             return;
         }
         heldBytes += held - before;
-        connection.admittedBytes = held;
+        progress(connection).admittedBytes = held;
         if (0 == before)
         {
             holders.add(connection);
+            startPeriod(connection);
         }
         else if (0 == held)
         {
             holders.remove(connection);
+            if (connection == overdraft)
+            {
+                overdraft = null; // it holds nothing: the next in line reads past the limit (resumed below)
+            }
         }
         if (held < before)
         {
@@ -162,9 +259,9 @@ final class PartialPacketRoom
      */
     void release(final Connection connection)
     {
-        if (connection.waitingForRoom)
+        if (waiting(connection))
         {
-            connection.waitingForRoom = false;
+            connection.progress.waitingForRoom = false;
             waiting.remove(connection);
         }
         if (connection == overdraft)
@@ -184,7 +281,8 @@ final class PartialPacketRoom
         while (!waiting.isEmpty())
         {
             final Connection next = waiting.peekFirst();
-            if (heldBytes + next.roomWanted - next.admittedBytes > limitBytes)
+            final int wanted = progress(next).roomWanted;
+            if (heldBytes + wanted - held(next) > limitBytes)
             {
                 if (null != overdraft)
                 {
@@ -193,18 +291,20 @@ final class PartialPacketRoom
                 overdraft = next;
             }
             waiting.pollFirst();
-            next.waitingForRoom = false;
-            next.readMs = nowMs; // it was not read for the broker's sake: its stall starts now
-            count(next, Math.max(next.admittedBytes, next.roomWanted)); // more: no resume from within
+            progress(next).waitingForRoom = false;
+            progress(next).reserved = true;
+            count(next, Math.max(held(next), wanted)); // more: no resume from within
+            startPeriod(next); // it was not read for the broker's sake: its progress is judged from now
             next.updateInterest();
         }
     }
 
     /**
      * While connections wait, at most every {@value #LOOK_EVERY_MS} ms and {@value #MOST_ENDS_A_LOOK} times a look:
-     * a holder to end, whose room then goes to the line as it closes. One that has read nothing for {@value #STALL_MS}
-     * ms or more, but for the broker's sake (waiting for room, the ingress ring full, its CONNACK on its way), the
-     * largest such.
+     * a holder to end, whose room then goes to the line as it closes. One whose socket gave less than a
+     * {@value #PROGRESS_SHARE}th of what it holds over a period of {@value #STALL_MS} ms, periods not counting while it
+     * is unread for the broker's sake (waiting for room, the ingress ring full, its CONNACK on its way); the largest
+     * such.
      *
      * @param looking true for the first call of a duty cycle (it may look, or wait for the next look); false for the
      *                calls after one that returned a connection, which go on with the same look.
@@ -219,15 +319,23 @@ final class PartialPacketRoom
         Connection stalled = null;
         for (final Connection holder : holders)
         {
-            if (holder.waitingForRoom || holder.paused || holder.awaitingConnack)
+            if (waiting(holder) || holder.paused || holder.awaitingConnack)
             {
-                holder.readMs = nowMs; // unread for the broker's sake (waiting for room, the ingress ring full)
+                startPeriod(holder); // unread for the broker's sake (waiting for room, the ingress ring full)
+                continue;
+            }
+            final Progress progress = progress(holder);
+            if (holder.closed || holder.closing || nowMs - progress.readMs < STALL_MS)
+            {
                 continue;
             }
             // one unread because its client does not read what it is owed (outFull) stalls as one that sends nothing:
             // else a client that reads nothing could hold its room, and the one past the limit, for good
-            if (!holder.closed && !holder.closing && nowMs - holder.readMs >= STALL_MS &&
-                (null == stalled || holder.admittedBytes > stalled.admittedBytes))
+            if (progress.heardBytes >= held(holder) / PROGRESS_SHARE && nowMs - progress.heardMs < HEARD_WITHIN_MS)
+            {
+                startPeriod(holder); // it goes on: judged again over the next period
+            }
+            else if (null == stalled || held(holder) > held(stalled))
             {
                 stalled = holder;
             }
@@ -253,5 +361,28 @@ final class PartialPacketRoom
     int waiting()
     {
         return waiting.size();
+    }
+
+    /**
+     * How a connection holding room goes with its partial packet, on its agent's thread.
+     */
+    static final class Progress
+    {
+        /** What its own buffer holds as counted in the room (admitted). */
+        int admittedBytes;
+        /** Its partial packet waits, unread, for room. */
+        boolean waitingForRoom;
+        /** Its partial packet's room is reserved (until that packet ends): its buffer is counted at the reservation. */
+        boolean reserved;
+        /** When the period its progress is judged over began. */
+        long readMs;
+        /** The bytes its socket gave in the period. */
+        int heardBytes;
+        /** When its socket last gave bytes. */
+        long heardMs;
+        /** Its layers' {@link SocketLayer#bytesFromSocket} at its last read. */
+        long socketBytes;
+        /** While it waits: the room it waits for (what its own buffer is to be counted at). */
+        int roomWanted;
     }
 }

@@ -208,6 +208,12 @@ final class ProxyProtocolLayer implements SocketLayer
         return unadmitted;
     }
 
+    @Override
+    public long bytesFromSocket()
+    {
+        return below.bytesFromSocket();
+    }
+
     public void close()
     {
         dropHeader();

@@ -57,6 +57,15 @@ interface SocketLayer
     }
 
     /**
+     * @return the bytes read from the socket so far, below every layer (a TLS record or a WebSocket frame counts as it
+     * arrives, before it yields MQTT bytes): how a client that sends slowly is told from one that sends nothing.
+     */
+    default long bytesFromSocket()
+    {
+        return 0;
+    }
+
+    /**
      * @return whether the layer has taken bytes from below that a further {@link #read} may turn into MQTT bytes
      * without the socket being readable again.
      */

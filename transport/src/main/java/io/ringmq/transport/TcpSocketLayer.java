@@ -12,6 +12,7 @@ import java.nio.channels.SocketChannel;
 final class TcpSocketLayer implements SocketLayer
 {
     private final SocketChannel channel;
+    private long bytesFromSocket;
 
     TcpSocketLayer(final SocketChannel channel)
     {
@@ -20,7 +21,15 @@ final class TcpSocketLayer implements SocketLayer
 
     public int read(final ByteBuf in) throws IOException
     {
-        return in.writeBytes(channel, in.writableBytes());
+        final int read = in.writeBytes(channel, in.writableBytes());
+        bytesFromSocket += Math.max(0, read);
+        return read;
+    }
+
+    @Override
+    public long bytesFromSocket()
+    {
+        return bytesFromSocket;
     }
 
     public int write(final ByteBuf out) throws IOException

@@ -327,6 +327,12 @@ final class TlsSocketLayer implements SocketLayer
     /**
      * Sends close_notify, as far as the socket takes it now, gives every buffer back and closes below.
      */
+    @Override
+    public long bytesFromSocket()
+    {
+        return below.bytesFromSocket();
+    }
+
     public void close()
     {
         if (closed)

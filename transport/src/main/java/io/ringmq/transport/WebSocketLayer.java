@@ -191,6 +191,12 @@ final class WebSocketLayer implements SocketLayer, WebSocketFrameDecoder.Handler
      * Sends a close frame (1000) if the connection is open and none was sent, offers what is pending to the layer
      * below once, and closes it. Never blocks.
      */
+    @Override
+    public long bytesFromSocket()
+    {
+        return below.bytesFromSocket();
+    }
+
     public void close()
     {
         if (closed)

@@ -157,7 +157,7 @@ class InboundBuffersTest
             assertThat(buffers.keepRest(second)).isTrue();
             assertThat(++reads).as("waits within a few short reads").isLessThan(4);
         }
-        assertThat(second.waitingForRoom).isTrue();
+        assertThat(PartialPacketRoom.waiting(second)).isTrue();
         assertThat(second.readable()).as("not read while it waits").isFalse();
         final int waited = second.in.readableBytes();
 
@@ -229,7 +229,7 @@ class InboundBuffersTest
         assertThat(InboundBuffers.declaredLength(first.in)).isEqualTo(remaining + 4);
         assertThat(readMore(first, remaining + 4 - 8 * 1024 - 1)).as("its packet's room reserved, read to its end")
             .isTrue();
-        final int reserved = first.admittedBytes;
+        final int reserved = PartialPacketRoom.held(first);
         assertThat(reserved).isGreaterThanOrEqualTo(remaining + 4).isEqualTo(first.in.capacity());
         assertThat(readMore(second, 1)).as("past the room, alone").isTrue();
         assertThat(readMore(third, 1)).as("waits").isFalse();
@@ -242,5 +242,66 @@ class InboundBuffersTest
         assertThat(buffers.keepRest(second)).isTrue();
         assertThat(third.readable()).as("the room given back: its turn").isTrue();
         assertThat(readMore(third, remaining + 4 - 8 * 1024)).isTrue();
+    }
+
+    @Test
+    @DisplayName("once its packet ends, the connection past the room gives that up, and the room reserved for it: its next "
+        + "packet (begun in the same read) waits in line while the next in line reads past the room (review of afa201d)")
+    void formerOverdraftKeepsReadingPastTheRoom()
+    {
+        final int remaining = 90 * 1024;
+        final Connection first = connection();
+        final Connection second = connection();
+        first.connack = Connection.CONNACK_ACCEPTED;
+        second.connack = Connection.CONNACK_ACCEPTED;
+        assertThat(readPublishStart(first, remaining, 8 * 1024)).isTrue();
+        assertThat(readPublishStart(second, remaining, 8 * 1024)).isTrue();
+        assertThat(readMore(first, 1)).as("first reads past the room").isTrue();
+        assertThat(readMore(second, 1)).as("second waits").isFalse();
+        // the rest of first's packet arrives, and in the same read the start of its next one (5 KiB of it)
+        final int declared = InboundBuffers.declaredLength(first.in);
+        assertThat(readMore(first, declared - first.in.readableBytes())).isTrue();
+        ByteBuf in = buffers.readBuffer(first);
+        in.writeByte(0x30);
+        for (int value = remaining; ; value >>>= 7)
+        {
+            in.writeByte(value >= 0x80 ? (value & 0x7F) | 0x80 : value);
+            if (value < 0x80)
+            {
+                break;
+            }
+        }
+        in.writeZero(5 * 1024);
+        first.in.skipBytes(declared); // the framer hands on the first packet
+        assertThat(buffers.keepRest(first)).isTrue();
+        assertThat(second.readable()).as("the next in line now reads past the room").isTrue();
+        assertThat(readMore(second, 1)).isTrue();
+        final boolean firstRead = readMore(first, 64 * 1024);
+        assertThat(firstRead).as("first, no longer the overdraft, waits for room for its next packet").isFalse();
+    }
+
+    @Test
+    @DisplayName("a connection past the room whose packet ends with a read (its buffer emptied) gives that up: the next "
+        + "connection past the room reads on (review of afa201d)")
+    void overdraftEndingOnAReadBoundaryIsHandedOn()
+    {
+        final Connection holder = connection();
+        final Connection over = connection();
+        final Connection next = connection();
+        for (final Connection connection : List.of(holder, over, next))
+        {
+            connection.connack = Connection.CONNACK_ACCEPTED;
+        }
+        assertThat(readPublishStart(holder, 60 * 1024, 8 * 1024)).isTrue();
+        assertThat(readMore(holder, 1)).as("fits in the room").isTrue();
+        assertThat(readPublishStart(over, 90 * 1024, 8 * 1024)).isTrue();
+        assertThat(readMore(over, 1)).as("reads past the room").isTrue();
+        final int declared = InboundBuffers.declaredLength(over.in);
+        assertThat(readMore(over, declared - over.in.readableBytes())).isTrue();
+        over.in.skipBytes(declared); // handed on whole: the read ended with the packet
+        assertThat(buffers.keepRest(over)).isTrue();
+        assertThat(PartialPacketRoom.held(over)).as("it holds nothing now").isZero();
+        assertThat(readPublishStart(next, 60 * 1024, 8 * 1024)).isTrue();
+        assertThat(readMore(next, 1)).as("none reads past the room now: next may").isTrue();
     }
 }

@@ -9,8 +9,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The room one I/O agent's admitted connections' partial packets share: past it a partial packet waits unread, in
  * line, first in line first; one connection reads on past the limit until its packet ends; room given back goes to the
- * line, reserved for each waiter's packet; and while connections wait a holder unheard from for two seconds ends, the
- * largest first.
+ * line, reserved for each waiter's packet; and while connections wait a holder whose socket gave less than a 64th of
+ * what it holds in two seconds ends, the largest first.
  */
 class PartialPacketRoomTest
 {
@@ -43,11 +43,10 @@ class PartialPacketRoomTest
         return connection;
     }
 
-    /** A connection given room for {@code bytes} and read: heard from. */
+    /** A connection given room for {@code bytes}. */
     private static Connection holding(final PartialPacketRoom room, final Connection connection, final int bytes)
     {
         assertThat(room.reserve(connection, bytes)).isTrue();
-        room.heard(connection);
         return connection;
     }
 
@@ -75,7 +74,7 @@ class PartialPacketRoomTest
 
         room.packetEnded(over); // read on past the limit: nothing comes back to the room, but the next may go there
         assertThat(c.readable()).as("the first in line reads past the limit now").isTrue();
-        assertThat(c.admittedBytes).as("its room reserved").isEqualTo(2 * READ);
+        assertThat(PartialPacketRoom.held(c)).as("its room reserved").isEqualTo(2 * READ);
         assertThat(d.readable()).isFalse();
 
         room.count(over, 0);
@@ -87,7 +86,7 @@ class PartialPacketRoomTest
         assertThat(b.readable()).as("its growth does not fit, and d reads past the limit").isFalse();
         room.release(d);
         assertThat(b.readable()).as("the last in line, past the limit").isTrue();
-        assertThat(b.admittedBytes).isEqualTo(4 * READ);
+        assertThat(PartialPacketRoom.held(b)).isEqualTo(4 * READ);
         assertThat(room.waiting()).isZero();
         room.release(b);
         room.release(c);
@@ -121,8 +120,8 @@ class PartialPacketRoomTest
     }
 
     @Test
-    @DisplayName("while connections wait, a holder the broker would read but heard nothing from for two seconds "
-        + "ends, the largest first; one that goes on sending, or that waits itself, does not")
+    @DisplayName("while connections wait, a holder whose socket gave nothing for two seconds ends, the largest "
+        + "first; one that goes on sending, or that waits itself, does not")
     void stalledHoldersEndWhileOthersWait()
     {
         final PartialPacketRoom room = new PartialPacketRoom(4L * READ, READ);
@@ -138,7 +137,7 @@ class PartialPacketRoomTest
         room.nowMs(1_000 + PartialPacketRoom.STALL_MS - 1);
         assertThat(room.stalled(true)).as("not yet stalled").isNull();
         room.nowMs(1_000 + PartialPacketRoom.STALL_MS + PartialPacketRoom.LOOK_EVERY_MS);
-        room.heard(sending);
+        room.heard(sending, READ / PartialPacketRoom.PROGRESS_SHARE); // just enough
         assertThat(room.stalled(true)).as("the largest stalled").isSameAs(large);
         large.closed = true;
         room.release(large);
@@ -154,7 +153,7 @@ class PartialPacketRoomTest
 
     @Test
     @DisplayName("a holder unread because its ingress is paused does not stall; one unread because its client reads "
-        + "nothing it is owed does, even past the limit")
+        + "nothing it is owed does, even past the limit; one that sends a 64th of what it holds in a period goes on")
     void aClientThatReadsNothingStalls()
     {
         final PartialPacketRoom room = new PartialPacketRoom(2L * READ, READ);
@@ -162,18 +161,50 @@ class PartialPacketRoomTest
         final Connection paused = holding(room, admitted(), READ);
         final Connection deaf = holding(room, admitted(), READ);
         final Connection over = holding(room, admitted(), READ);
-        assertThat(room.reserve(admitted(), READ)).isFalse();
+        final Connection first = admitted();
+        assertThat(room.reserve(first, READ)).isFalse();
         assertThat(room.reserve(admitted(), READ)).isFalse();
         paused.paused = true;
         over.outFull = true;
         deaf.outFull = true;
-        room.nowMs(1_500);
-        room.heard(deaf);
+        room.nowMs(1_000 + PartialPacketRoom.STALL_MS - 1);
+        room.heard(deaf, READ / PartialPacketRoom.PROGRESS_SHARE);
         room.nowMs(1_000 + PartialPacketRoom.STALL_MS);
         assertThat(room.stalled(true)).as("past the limit and reading nothing it is owed").isSameAs(over);
         over.closed = true;
         room.release(over);
-        room.nowMs(2_000 + PartialPacketRoom.STALL_MS + PartialPacketRoom.LOOK_EVERY_MS);
-        assertThat(room.stalled(true)).as("the ring's pause is the broker's").isSameAs(deaf);
+        assertThat(first.readable()).as("past the limit now").isTrue();
+        room.nowMs(1_000 + 2 * PartialPacketRoom.STALL_MS);
+        room.heard(first, READ / PartialPacketRoom.PROGRESS_SHARE - 1);
+        assertThat(room.stalled(true)).as("less than a 64th in its period: the larger of the two stalled")
+            .isIn(deaf, first);
+        assertThat(paused.closed).isFalse();
+    }
+
+    @Test
+    @DisplayName("a holder and the connection past the limit whose clients stop reading what they are owed, with "
+        + "keep-alive 0, are ended while others wait: the line moves (review of afa201d)")
+    void deafHoldersDoNotBlockTheLine()
+    {
+        final PartialPacketRoom room = new PartialPacketRoom(4L * READ, READ);
+        room.nowMs(1_000);
+        final Connection holder = admitted();
+        assertThat(room.reserve(holder, 4 * READ)).isTrue();
+        final Connection over = admitted();
+        assertThat(room.reserve(over, 4 * READ)).as("reads past the room").isTrue();
+        holder.outFull = true;
+        over.outFull = true;
+        final Connection waiter = admitted();
+        assertThat(room.reserve(waiter, 2 * READ)).isFalse();
+        for (long t = 1_000; t < 10_000 && !waiter.readable(); t += PartialPacketRoom.LOOK_EVERY_MS)
+        {
+            room.nowMs(t);
+            for (Connection stalled = room.stalled(true); null != stalled; stalled = room.stalled(false))
+            {
+                stalled.closed = true;
+                room.release(stalled);
+            }
+        }
+        assertThat(waiter.readable()).as("read again within ten seconds").isTrue();
     }
 }

@@ -42,8 +42,6 @@ public final class RoutingSession
     private io.ringmq.pipeline.auth.ClientAcl acl = io.ringmq.pipeline.auth.ClientAcl.OPEN;
     private String userName;
     private String aclClientId;
-    /** What its client's address counts as (its last CONNECT's): {@code AddressKeys.NONE} when exempt. */
-    private long addressKey = io.ringmq.pipeline.auth.AddressKeys.NONE;
     /** Its owner as a retained message's source: made when first asked, kept while the owner stays. */
     private io.ringmq.pipeline.MessageSource source;
     /** Where what it holds is counted; null once discarded. */
@@ -449,19 +447,6 @@ public final class RoutingSession
     /**
      * @return the rules of the session's client as of its last CONNECT (or reload): what it may read.
      */
-    /**
-     * @return what its client's address counts as ({@code AddressKeys.NONE}: exempt, loopback or not known).
-     */
-    public long addressKey()
-    {
-        return addressKey;
-    }
-
-    public void addressKey(final long addressKey)
-    {
-        this.addressKey = addressKey;
-    }
-
     public io.ringmq.pipeline.auth.ClientAcl acl()
     {
         return acl;
