@@ -77,6 +77,22 @@ class ConnectionTimersTest
         assertThat(expired).contains("7:keep-alive");
     }
 
+    @Test
+    @DisplayName("MQTT-3.1.2-24: a connection whose partial packet waits, unread, for room is not ended by its "
+        + "keep-alive meanwhile (its PINGREQ waits behind the packet); once read again, it is")
+    void waitingForRoomIsNotEndedByKeepAlive()
+    {
+        final Connection waiter = keptAlive(10);
+        final PartialPacketRoom room = new PartialPacketRoom(0, 64 * 1024);
+        assertThat(room.reserve(keptAlive(11), 1)).as("past the room, alone").isTrue();
+        assertThat(room.reserve(waiter, 1)).as("waits").isFalse();
+        timers.poll(3_200); // past 100 + 1.5 x 2 s
+        assertThat(expired).containsExactly("11:keep-alive");
+        room.release(waiter); // as its close would; read again, its packets count from then
+        timers.poll(6_400);
+        assertThat(expired).containsExactly("11:keep-alive", "10:keep-alive");
+    }
+
     /**
      * @return an admitted connection with keep-alive 2 s, last heard from at 100 ms, its timer set.
      */
