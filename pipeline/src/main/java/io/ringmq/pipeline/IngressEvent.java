@@ -423,6 +423,7 @@ public final class IngressEvent
         }
         copy.credentialVerdict = credentialVerdict;
         copy.bridge = bridge;
+        copy.addressKey = addressKey; // a SUBSCRIBE's, for the retained walks of every routing shard
         copy.maxQos = maxQos;
         copy.mountPoint = mountPoint;
         copy.authDataLength = NONE;

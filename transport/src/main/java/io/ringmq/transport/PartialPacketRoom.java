@@ -295,6 +295,8 @@ final class PartialPacketRoom
             progress(next).reserved = true;
             count(next, Math.max(held(next), wanted)); // more: no resume from within
             startPeriod(next); // it was not read for the broker's sake: its progress is judged from now
+            // and its keep-alive counts from now: its PINGREQ, if any, waits behind the rest of its packet
+            next.lastPacketMs = Math.max(next.lastPacketMs, nowMs);
             next.updateInterest();
         }
     }

@@ -324,15 +324,15 @@ final class TlsSocketLayer implements SocketLayer
         return below.readAddress();
     }
 
-    /**
-     * Sends close_notify, as far as the socket takes it now, gives every buffer back and closes below.
-     */
     @Override
     public long bytesFromSocket()
     {
         return below.bytesFromSocket();
     }
 
+    /**
+     * Sends close_notify, as far as the socket takes it now, gives every buffer back and closes below.
+     */
     public void close()
     {
         if (closed)

@@ -187,16 +187,16 @@ final class WebSocketLayer implements SocketLayer, WebSocketFrameDecoder.Handler
         return below.readAddress();
     }
 
-    /**
-     * Sends a close frame (1000) if the connection is open and none was sent, offers what is pending to the layer
-     * below once, and closes it. Never blocks.
-     */
     @Override
     public long bytesFromSocket()
     {
         return below.bytesFromSocket();
     }
 
+    /**
+     * Sends a close frame (1000) if the connection is open and none was sent, offers what is pending to the layer
+     * below once, and closes it. Never blocks.
+     */
     public void close()
     {
         if (closed)

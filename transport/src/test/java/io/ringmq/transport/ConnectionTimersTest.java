@@ -79,18 +79,26 @@ class ConnectionTimersTest
 
     @Test
     @DisplayName("MQTT-3.1.2-24: a connection whose partial packet waits, unread, for room is not ended by its "
-        + "keep-alive meanwhile (its PINGREQ waits behind the packet); once read again, it is")
+        + "keep-alive meanwhile (its PINGREQ waits behind the packet), nor right after it is given room: its keep-alive "
+        + "counts from then (review of 56a9e7c)")
     void waitingForRoomIsNotEndedByKeepAlive()
     {
+        final Connection over = keptAlive(11);
+        over.keepAliveSeconds = 0;
         final Connection waiter = keptAlive(10);
         final PartialPacketRoom room = new PartialPacketRoom(0, 64 * 1024);
-        assertThat(room.reserve(keptAlive(11), 1)).as("past the room, alone").isTrue();
+        assertThat(room.reserve(over, 1)).as("past the room, alone").isTrue();
         assertThat(room.reserve(waiter, 1)).as("waits").isFalse();
         timers.poll(3_200); // past 100 + 1.5 x 2 s
-        assertThat(expired).containsExactly("11:keep-alive");
-        room.release(waiter); // as its close would; read again, its packets count from then
+        assertThat(expired).isEmpty();
+        room.nowMs(6_100);
+        timers.poll(6_100);
+        room.packetEnded(over); // its turn: it reads on past the room
+        assertThat(waiter.readable()).isTrue();
         timers.poll(6_400);
-        assertThat(expired).containsExactly("11:keep-alive", "10:keep-alive");
+        assertThat(expired).as("given room 300 ms ago").isEmpty();
+        timers.poll(9_200); // 6,100 + 3,000, and nothing heard since
+        assertThat(expired).containsExactly("10:keep-alive");
     }
 
     /**
