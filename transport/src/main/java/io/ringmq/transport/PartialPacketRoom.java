@@ -22,8 +22,8 @@ import java.util.ArrayDeque;
  *   <li>a connection holding nothing, or a short partial packet ({@link InboundBuffers}' carried length), reads at
  *   most that much at a time: small packets keep flowing while large ones wait;</li>
  *   <li>while connections wait, a holder whose socket gave less than a {@value #PROGRESS_SHARE}th of what it holds in
- *   {@value #STALL_MS} ms, or nothing in the last {@value #HEARD_WITHIN_MS} ms of them, ends ({@link #stalled}), the
- *   largest first, and its room goes to the line: one the broker would read, or does not read only because its client
+ *   {@value #STALL_MS} ms, or nothing in the last {@value #HEARD_WITHIN_MS} ms of them (two such periods running for
+ *   one holding less than a read's worth), ends ({@link #stalled}), the largest first, and its room goes to the line: one the broker would read, or does not read only because its client
  *   does not read what it is owed. A client that keeps sending at that pace keeps its room (a 262 KB packet: 2 KB a
  *   second), TLS records and WebSocket frames counted as their bytes arrive.</li>
  * </ul>
@@ -211,6 +211,7 @@ final class PartialPacketRoom
         for (final Connection holder : holders)
         {
             startPeriod(holder);
+            progress(holder).missed = false;
         }
     }
 
@@ -239,6 +240,7 @@ final class PartialPacketRoom
         {
             holders.add(connection);
             startPeriod(connection);
+            progress(connection).missed = false;
         }
         else if (0 == held)
         {
@@ -295,6 +297,7 @@ final class PartialPacketRoom
             progress(next).reserved = true;
             count(next, Math.max(held(next), wanted)); // more: no resume from within
             startPeriod(next); // it was not read for the broker's sake: its progress is judged from now
+            progress(next).missed = false;
             // and its keep-alive counts from now: its PINGREQ, if any, waits behind the rest of its packet
             next.lastPacketMs = Math.max(next.lastPacketMs, nowMs);
             next.updateInterest();
@@ -335,7 +338,14 @@ final class PartialPacketRoom
             // else a client that reads nothing could hold its room, and the one past the limit, for good
             if (progress.heardBytes >= held(holder) / PROGRESS_SHARE && nowMs - progress.heardMs < HEARD_WITHIN_MS)
             {
+                progress.missed = false;
                 startPeriod(holder); // it goes on: judged again over the next period
+            }
+            else if (held(holder) < readBytes && !progress.missed)
+            {
+                // a small holder is given a second period: a lossy link's retransmission may stall it a second or more
+                progress.missed = true;
+                startPeriod(holder);
             }
             else if (null == stalled || held(holder) > held(stalled))
             {
@@ -386,5 +396,7 @@ final class PartialPacketRoom
         long socketBytes;
         /** While it waits: the room it waits for (what its own buffer is to be counted at). */
         int roomWanted;
+        /** Holding less than a read's worth, it failed its last period: one more and it is stalled. */
+        boolean missed;
     }
 }

@@ -207,4 +207,41 @@ class PartialPacketRoomTest
         }
         assertThat(waiter.readable()).as("read again within ten seconds").isTrue();
     }
+
+    @Test
+    @DisplayName("a holder of less than a read's worth is given a second period before it is stalled (a lossy link's "
+        + "retransmission may stall it a second or more); one that sends in between starts over (review of 56a9e7c)")
+    void smallHoldersGetASecondPeriod()
+    {
+        final PartialPacketRoom room = new PartialPacketRoom(3L * READ, READ);
+        room.nowMs(1_000);
+        final Connection small = holding(room, admitted(), 1_024);
+        final Connection large = holding(room, admitted(), 2 * READ);
+        final Connection over = holding(room, admitted(), READ);
+        final Connection first = admitted();
+        assertThat(room.reserve(first, READ)).isFalse();
+        assertThat(room.reserve(admitted(), 2 * READ)).isFalse();
+        room.nowMs(1_000 + PartialPacketRoom.STALL_MS - 1);
+        room.heard(over, READ);
+        room.nowMs(1_000 + PartialPacketRoom.STALL_MS);
+        assertThat(room.stalled(true)).as("the large one at its first missed period").isSameAs(large);
+        large.closed = true;
+        room.release(large);
+        assertThat(first.readable()).as("its room given").isTrue();
+        assertThat(room.stalled(false)).as("the small one has a second period").isNull();
+        room.nowMs(1_000 + 2 * PartialPacketRoom.STALL_MS - 1);
+        room.heard(small, 1_024 / PartialPacketRoom.PROGRESS_SHARE); // a 64th of what it holds: it went on
+        room.heard(over, READ);
+        room.heard(first, READ);
+        room.nowMs(1_000 + 2 * PartialPacketRoom.STALL_MS + PartialPacketRoom.LOOK_EVERY_MS);
+        assertThat(room.stalled(true)).as("it sent in its second period: it starts over").isNull();
+        room.nowMs(1_000 + 4 * PartialPacketRoom.STALL_MS);
+        room.heard(over, READ);
+        room.heard(first, READ);
+        assertThat(room.stalled(true)).as("one missed period").isNull();
+        room.nowMs(1_000 + 5 * PartialPacketRoom.STALL_MS);
+        room.heard(over, READ);
+        room.heard(first, READ);
+        assertThat(room.stalled(true)).as("two missed periods running").isSameAs(small);
+    }
 }
