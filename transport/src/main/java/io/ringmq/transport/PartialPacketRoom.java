@@ -60,6 +60,13 @@ final class PartialPacketRoom
     private Connection overdraft;
     private long nowMs;
     private final StallLooks looks = new StallLooks(LOOK_EVERY_MS, MOST_ENDS_A_LOOK);
+    /**
+     * The holders the look under way ends, largest first, found in one pass over the holders: a look's cost is that
+     * pass, not a pass for each end (before, the ends of a look times every holder a client may open).
+     */
+    private final Connection[] ends = new Connection[MOST_ENDS_A_LOOK];
+    private int endCount;
+    private int nextEnd;
 
     /**
      * @param limitBytes the most the holders may hold together (but for the overdraft).
@@ -321,7 +328,35 @@ final class PartialPacketRoom
         {
             return null;
         }
-        Connection stalled = null;
+        if (looking)
+        {
+            judge(); // one pass over the holders a look, however many it ends
+        }
+        while (nextEnd < endCount)
+        {
+            final Connection stalled = ends[nextEnd];
+            ends[nextEnd++] = null;
+            if (!stalled.closed && held(stalled) > 0)
+            {
+                looks.ended();
+                return stalled;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Judges every holder over its period, once a look: the {@value #MOST_ENDS_A_LOOK} largest stalled ones are the
+     * look's {@link #ends}, largest first.
+     */
+    private void judge()
+    {
+        for (int i = nextEnd; i < endCount; i++)
+        {
+            ends[i] = null;
+        }
+        nextEnd = 0;
+        endCount = 0;
         for (final Connection holder : holders)
         {
             if (waiting(holder) || holder.paused || holder.awaitingConnack)
@@ -347,16 +382,32 @@ final class PartialPacketRoom
                 progress.missed = true;
                 startPeriod(holder);
             }
-            else if (null == stalled || held(holder) > held(stalled))
+            else
             {
-                stalled = holder;
+                addEnd(holder);
             }
         }
-        if (null != stalled)
+    }
+
+    /**
+     * Keeps a stalled holder among the look's ends, in order of what they hold, largest first, when it is among the
+     * largest {@value #MOST_ENDS_A_LOOK}.
+     */
+    private void addEnd(final Connection holder)
+    {
+        final int held = held(holder);
+        if (endCount == ends.length && held(ends[endCount - 1]) >= held)
         {
-            looks.ended();
+            return;
         }
-        return stalled;
+        int at = Math.min(endCount, ends.length - 1);
+        while (at > 0 && held(ends[at - 1]) < held)
+        {
+            ends[at] = ends[at - 1];
+            at--;
+        }
+        ends[at] = holder;
+        endCount = Math.min(endCount + 1, ends.length);
     }
 
     /**

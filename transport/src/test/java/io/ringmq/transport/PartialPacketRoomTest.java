@@ -244,4 +244,31 @@ class PartialPacketRoomTest
         room.heard(first, READ);
         assertThat(room.stalled(true)).as("two missed periods running").isSameAs(small);
     }
+
+    @Test
+    @DisplayName("a look over 100 stalled holders ends the 32 largest, largest first, and no more until the next look")
+    void aLookEndsTheLargestStalledHolders()
+    {
+        final PartialPacketRoom room = new PartialPacketRoom(100L * READ + 1_024L * 4_950, READ); // theirs, exactly
+        room.nowMs(1_000);
+        final java.util.List<Connection> holders = new java.util.ArrayList<>();
+        for (int i = 0; i < 100; i++)
+        {
+            holders.add(holding(room, admitted(), READ + i * 1_024));
+        }
+        assertThat(room.reserve(admitted(), READ)).as("past the room, alone").isTrue();
+        assertThat(room.reserve(admitted(), READ)).as("waits").isFalse();
+        room.nowMs(1_000 + PartialPacketRoom.STALL_MS);
+        final java.util.List<Connection> ended = new java.util.ArrayList<>();
+        for (Connection stalled = room.stalled(true); null != stalled; stalled = room.stalled(false))
+        {
+            ended.add(stalled);
+            stalled.closed = true; // closed, not released: the line waits on
+        }
+        final java.util.List<Connection> largest =
+            new java.util.ArrayList<>(holders.subList(100 - PartialPacketRoom.MOST_ENDS_A_LOOK, 100));
+        java.util.Collections.reverse(largest);
+        assertThat(ended).containsExactlyElementsOf(largest);
+        assertThat(room.stalled(true)).as("the next look is not due").isNull();
+    }
 }
