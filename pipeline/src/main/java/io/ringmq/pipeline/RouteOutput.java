@@ -488,6 +488,14 @@ public final class RouteOutput
         }
 
         /**
+         * @return the retained messages added to this output.
+         */
+        int retainedCount()
+        {
+            return retainedCount;
+        }
+
+        /**
          * @return false when the retained messages of this event would pass {@code limit} bytes (not added).
          */
         boolean addRetained(final Message message, final int qos, final int limit)

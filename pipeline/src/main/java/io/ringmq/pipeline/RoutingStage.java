@@ -102,7 +102,9 @@ public final class RoutingStage implements Stage
         this.access = new RoutingAccess(accessRules, control, counters, context.auth().useUserNameAsClientId(),
             shard == 0, context.auth().checkRetainSource());
         this.failedCommits = failedCommits;
-        this.ticks = new RoutingTicks(ring, redispatch);
+        // shard 0 alone sends retained messages: the other shards' output is dropped
+        final RetainedLine retainedLine = 0 == shard ? new RetainedLine() : null;
+        this.ticks = new RoutingTicks(ring, redispatch, retainedLine);
         this.shared = new SharedSubscriptions<>(context.limits().sharedSubscriptionStrategy());
         this.counters = counters;
         this.log = log;
@@ -111,7 +113,7 @@ public final class RoutingStage implements Stage
         this.retained = new RetainedStore(context.limits().maxRetainedMessages(), context.limits().retainedBytes(),
             true);
         final SubscriptionChanges subscriptions = new SubscriptionChanges(context, index, shared, retained, output,
-            sessionCounters, sessions.memory(), access);
+            sessionCounters, sessions.memory(), access, retainedLine);
         output.maxTargets(context.limits().maxSessions()); // the routing log holds a target per session, no more
         this.publishes = new PublishFanOut(index, shared, retained, output, access, counters, sessionCounters,
             sessions.memory(), windows);
@@ -228,6 +230,11 @@ public final class RoutingStage implements Stage
     public boolean hasPendingWork()
     {
         return ticks.hasPendingWork() || epochs.hasReload();
+    }
+
+    public long wakeWithinMs()
+    {
+        return ticks.dueInMs();
     }
 
     public boolean onEvent(final IngressEvent event)

@@ -8,8 +8,8 @@ import java.util.ArrayDeque;
 
 /**
  * Messages the routing stage sends on its own clock, with no packet to carry them: delayed wills whose time came
- * (or whose session ended) [MQTT-3.1.3-9], and shared subscribers' unacknowledged messages handed back by the
- * shards (5.0 section 4.8.2). A slot for each is a {@link IngressEvent#TICK} routing puts on the ingress ring
+ * (or whose session ended) [MQTT-3.1.3-9], shared subscribers' unacknowledged messages handed back by the
+ * shards (5.0 section 4.8.2), and the parts of SUBSCRIBEs' retained messages whose turn came ({@link RetainedLine}). A slot for each is a {@link IngressEvent#TICK} routing puts on the ingress ring
  * itself ({@code tryNext}, never blocking: this stage gates the ring too); the stages after routing see it as any
  * routed message. One message per tick, taken off only once its output is committed; one routing failed on is
  * dropped (its error is logged), not retried forever. Routing stage only.
@@ -20,6 +20,8 @@ final class RoutingTicks
 
     private final RingBuffer<IngressEvent> ring;
     private final SharedRedispatch redispatch;
+    /** The SUBSCRIBEs whose retained messages go out in parts, or null (a shard that sends none). */
+    private final RetainedLine retained;
     private final ArrayDeque<Message> dueWills = new ArrayDeque<>();
     private final org.agrona.collections.IntArrayQueue dueWillSessions = new org.agrona.collections.IntArrayQueue();
     private final ArrayDeque<SharedRedispatch.Entry> dueRedispatch = new ArrayDeque<>();
@@ -32,10 +34,11 @@ final class RoutingTicks
     /**
      * @param ring the ingress ring, or null (tests of the stage alone: nothing is ever sent).
      */
-    RoutingTicks(final RingBuffer<IngressEvent> ring, final SharedRedispatch redispatch)
+    RoutingTicks(final RingBuffer<IngressEvent> ring, final SharedRedispatch redispatch, final RetainedLine retained)
     {
         this.ring = ring;
         this.redispatch = redispatch;
+        this.retained = retained;
     }
 
     /**
@@ -87,7 +90,7 @@ final class RoutingTicks
             dueRedispatch.add(entry);
             taken++;
         }
-        if ((!dueWills.isEmpty() || !dueRedispatch.isEmpty() || tickWanted) && !tickPending)
+        if ((!dueWills.isEmpty() || !dueRedispatch.isEmpty() || tickWanted || retainedDue()) && !tickPending)
         {
             requestTick();
         }
@@ -97,7 +100,21 @@ final class RoutingTicks
     boolean hasPendingWork()
     {
         return null != ring && !tickPending &&
-            (!dueWills.isEmpty() || !dueRedispatch.isEmpty() || !redispatch.isEmpty() || tickWanted);
+            (!dueWills.isEmpty() || !dueRedispatch.isEmpty() || !redispatch.isEmpty() || tickWanted || retainedDue());
+    }
+
+    private boolean retainedDue()
+    {
+        return null != retained && retained.due(System.nanoTime() / 1_000_000);
+    }
+
+    /**
+     * @return how long the stage's thread may sleep before a part of retained messages is due,
+     * {@link Long#MAX_VALUE} when none waits.
+     */
+    long dueInMs()
+    {
+        return null == retained || null == ring ? Long.MAX_VALUE : retained.dueInMs(System.nanoTime() / 1_000_000);
     }
 
     private void requestTick()

@@ -8,10 +8,10 @@ import io.ringmq.protocol.ReasonCode;
 /**
  * Routes one slot by what it holds: a packet by its type (CONNECT to {@link SessionConnects}, PUBLISH to
  * {@link PublishFanOut}, SUBSCRIBE and UNSUBSCRIBE to {@link SubscriptionChanges}, a PUBREL ends an inbound QoS 2
- * exchange), a {@link IngressEvent#TICK} to the delayed will or re-dispatch it carries, the end of a connection to
- * {@link SessionEnds}; and what a slot's start, commit and failure mean for the parts' per-slot state. The routing
- * stage calls it for the slots it routes, {@link ShardReplay} for the copies a shard above 0 replays. Routing stage
- * only.
+ * exchange), a {@link IngressEvent#TICK} to the delayed will, re-dispatch or part of a SUBSCRIBE's retained messages
+ * it carries, the end of a connection to {@link SessionEnds}; and what a slot's start, commit and failure mean for the
+ * parts' per-slot state. The routing stage calls it for the slots it routes, {@link ShardReplay} for the copies a
+ * shard above 0 replays. Routing stage only.
  */
 final class SlotRouter
 {
@@ -148,7 +148,9 @@ final class SlotRouter
         if (null != entry)
         {
             publishes.redispatch(event, entry);
+            return;
         }
+        subscriptions.sendRetainedPart(event, connections); // a part of a SUBSCRIBE's retained messages, if one is due
     }
 
     /**

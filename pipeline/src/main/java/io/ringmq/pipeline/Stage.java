@@ -64,6 +64,15 @@ public interface Stage
     }
 
     /**
+     * @return how long the stage's thread may sleep before {@link #doDutyCycle()} has work due on the stage's own
+     * clock (the parts of retained messages the routing stage paces), {@link Long#MAX_VALUE} when none is.
+     */
+    default long wakeWithinMs()
+    {
+        return Long.MAX_VALUE;
+    }
+
+    /**
      * @return a short name for logs and thread names.
      */
     String name();

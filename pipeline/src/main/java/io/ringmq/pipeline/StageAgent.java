@@ -71,6 +71,20 @@ public final class StageAgent implements Agent
         return false;
     }
 
+    /**
+     * @return how long the agent's thread may sleep before one of its stages has work due on its own clock
+     * ({@link Stage#wakeWithinMs()}); asked on the agent's thread.
+     */
+    public long wakeWithinMs()
+    {
+        long within = Long.MAX_VALUE;
+        for (final Step step : steps)
+        {
+            within = Math.min(within, step.stage.wakeWithinMs());
+        }
+        return within;
+    }
+
     public int doWork()
     {
         int work = 0;

@@ -21,18 +21,19 @@ import org.agrona.DirectBuffer;
  * {@code --max-topic-levels}, {@code --max-subscriptions-per-client}), the subscription options and identifier, the
  * index a subscription goes in (the subscription index, or a shared subscription group for
  * {@code $share/{name}/{filter}}, also from 3.1.1 clients as an extension), the per-filter codes, and the retained
- * messages a subscription brings (as its Retain Handling says, none on a shared subscription, bounded per
- * SUBSCRIBE). Routing stage only.
+ * messages a subscription brings (as its Retain Handling says, none on a shared subscription): what fits in the
+ * SUBACK's slot goes with it, the rest a part at a time on the routing stage's ticks ({@link RetainedLine}). Routing
+ * stage only.
  */
 final class SubscriptionChanges
 {
-    /** Steps of the retained store's walks one SUBSCRIBE may take (a few milliseconds), whatever its filters. */
+    /** Steps of the retained store's walks one SUBSCRIBE, or one part of them, may take (a few milliseconds). */
     private static final long RETAINED_STEPS_PER_SUBSCRIBE = 1_000_000;
     /**
      * Steps one session's SUBSCRIBEs may take together in a {@value #RETAINED_WINDOW_MS} ms window: a client that
-     * sends SUBSCRIBE after SUBSCRIBE over a large retained store takes at most a few percent of the routing thread.
-     * Before, 20,000 SUBSCRIBEs of {@code +/+/+} over 88,846 retained messages (1 MB of them, 200 KB of SUBSCRIBEs)
-     * each walked a full budget, 5-11 ms, and no other client was served for 40 s.
+     * sends SUBSCRIBE after SUBSCRIBE over a large retained store takes at most a few percent of the routing thread;
+     * walks past it wait for a later window. Before, 20,000 SUBSCRIBEs of {@code +/+/+} over 88,846 retained messages
+     * (1 MB of them, 200 KB of SUBSCRIBEs) each walked a full budget, 5-11 ms, and no other client was served for 40 s.
      */
     static final long RETAINED_STEPS_PER_WINDOW = 2 * RETAINED_STEPS_PER_SUBSCRIBE;
     /**
@@ -51,6 +52,8 @@ final class SubscriptionChanges
     private final BrokerCounters counters;
     private final SessionMemory memory;
     private final RoutingAccess access;
+    /** The subscriptions whose retained messages go out in parts; null on a routing shard above 0 (it sends none). */
+    private final RetainedLine line;
     private final SubscribeFlyweight subscribe = new SubscribeFlyweight();
     private final java.util.function.Predicate<Message> retainedVisitor = this::onRetained;
     private int maxSubscriptions;
@@ -69,7 +72,10 @@ final class SubscriptionChanges
         new org.agrona.collections.Long2LongHashMap(0);
     /** When the window under way ends, by the monotonic clock ({@link System#nanoTime}, in ms). */
     private long windowEndMs = System.nanoTime() / 1_000_000;
-    private boolean retainedBudgetSpent;
+    /** A walk that ended, for the next SUBSCRIBE to reuse. */
+    private RetainedStore.Walk spareWalk;
+    /** The bytes of retained messages the output under way may take: a SUBACK's, or a part's. */
+    private int retainedLimit;
     private int retainedGranted;
     private long retainedNowMs;
     private RoutingSession retainedFor;
@@ -77,8 +83,9 @@ final class SubscriptionChanges
 
     SubscriptionChanges(final BrokerContext context, final SubscriptionIndex<Subscription> index,
         final SharedSubscriptions<Subscription> shared, final RetainedStore retained, final RouteOutput.Writer output,
-        final BrokerCounters counters, final SessionMemory memory, final RoutingAccess access)
+        final BrokerCounters counters, final SessionMemory memory, final RoutingAccess access, final RetainedLine line)
     {
+        this.line = line;
         this.memory = memory;
         this.access = access;
         this.index = index;
@@ -110,10 +117,12 @@ final class SubscriptionChanges
             event.subscriptionId = subscribe.properties().subscriptionIdentifier(0); // one per SUBSCRIBE
         }
         final TopicFilterList filters = subscribe.filters();
-        retainedBudgetSpent = false;
         final long address = event.addressKey;
-        final long budget = retainedBudget(session, address);
+        final long budget = null == line ? 0 : retainedBudget(session, address);
         retainedSteps = budget;
+        retainedLimit = retainedBytesPerSubscribe;
+        // the session's retained messages still going out in parts: this SUBSCRIBE's go behind them
+        RetainedLine.Pending pending = null == line ? null : line.of(session.id(), event.connectionId);
         if (subscribeFilters.size() > 1024)
         {
             subscribeFilters = new java.util.HashSet<>(); // a huge SUBSCRIBE's set is not kept
@@ -183,40 +192,145 @@ final class SubscriptionChanges
             }
             // retained messages are sent for every new or replaced subscription [MQTT-3.3.1-6] [MQTT-3.8.4-3],
             // as its Retain Handling says [MQTT-3.3.1-9] [MQTT-3.3.1-10] [MQTT-3.3.1-11], once per distinct
-            // filter of this SUBSCRIBE, and only as far as its budget goes: past it the walk stops
+            // filter of this SUBSCRIBE (by shard 0 alone: the other shards' output is dropped)
+            if (null != pending)
+            {
+                line.forget(pending, subscription); // what was still to go of it is sent anew, or not at all
+            }
             final int handling = SubscriptionOptions.retainHandling(options);
-            if (handling == SubscriptionOptions.DO_NOT_SEND_RETAINED ||
-                (handling == SubscriptionOptions.SEND_RETAINED_IF_NEW && !isNew))
+            if (null == line || handling == SubscriptionOptions.DO_NOT_SEND_RETAINED ||
+                (handling == SubscriptionOptions.SEND_RETAINED_IF_NEW && !isNew) || !subscribeFilters.add(written))
             {
                 continue;
             }
-            if (!retainedBudgetSpent && subscribeFilters.add(written))
+            if (null == pending && retainedSteps > 0)
             {
-                if (retainedSteps <= 0)
+                final RetainedStore.Walk walk = retained.walk(written, spareWalk);
+                spareWalk = null;
+                walkRetained(session, subscription, walk);
+                if (walk.done())
                 {
-                    counters.increment(BrokerCounters.RETAINED_NOT_SENT); // its session's window is spent
-                    retainedBudgetSpent = true;
+                    spareWalk = walk; // the next SUBSCRIBE's
                     continue;
                 }
-                retainedGranted = granted;
-                retainedFor = subscription.readChecked() ? session : null;
-                retainedNowMs = System.currentTimeMillis();
-                retainedSteps -= retained.matchWhile(written, retainedVisitor, retainedSteps);
-                if (retainedSteps < 0 && !retainedBudgetSpent)
+                pending = line.open(session.id(), event.connectionId, address, monotonicMs());
+                counters.increment(BrokerCounters.RETAINED_IN_PARTS);
+                if (!line.keep(pending, subscription, walk))
                 {
-                    counters.increment(BrokerCounters.RETAINED_NOT_SENT); // the walk's budget is spent
-                    retainedBudgetSpent = true;
+                    counters.increment(BrokerCounters.RETAINED_NOT_SENT); // the paused walks hold what they may
                 }
+                continue;
+            }
+            if (null == pending)
+            {
+                pending = line.open(session.id(), event.connectionId, address, monotonicMs()); // the window is spent
+            }
+            pending.waiting.add(subscription); // in turn, behind what is still to go
+            counters.increment(BrokerCounters.RETAINED_IN_PARTS);
+        }
+        countSteps(session, address, budget - retainedSteps);
+    }
+
+    /**
+     * A tick: the next part of the retained messages of the first session in line whose turn it is, put in the
+     * tick's output for its connection (the delivery shard sends them as a SUBSCRIBE's, RETAIN set
+     * [MQTT-3.3.1-8]), each part from one subscription's walk, with that subscription's identifier. A subscription
+     * gone since is not walked on [MQTT-3.10.4-2]; a session whose windows are spent waits for the next.
+     *
+     * @param connections the routing stage's sessions by connection: a record whose connection ended is dropped.
+     */
+    void sendRetainedPart(final IngressEvent event, final ByConnection<RoutingSession> connections)
+    {
+        if (null == line)
+        {
+            return;
+        }
+        final long nowMs = monotonicMs();
+        final RetainedLine.Pending pending = line.next(nowMs, p ->
+        {
+            final RoutingSession bound = connections.get(p.connectionId);
+            return null != bound && bound.id() == p.sessionId;
+        });
+        if (null == pending)
+        {
+            return;
+        }
+        final RoutingSession session = connections.get(pending.connectionId);
+        final long budget = retainedBudget(session, pending.addressKey);
+        retainedSteps = budget;
+        retainedLimit = RetainedLine.PART_BYTES;
+        while (retainedSteps > 0)
+        {
+            if (null != pending.walk && session.subscription(pending.walking.filter()) != pending.walking)
+            {
+                line.endWalk(pending); // unsubscribed since [MQTT-3.10.4-2]
+            }
+            if (null == pending.walk)
+            {
+                final Subscription next = pending.waiting.poll();
+                if (null == next)
+                {
+                    break;
+                }
+                if (session.subscription(next.filter()) != next)
+                {
+                    continue; // unsubscribed since [MQTT-3.10.4-2]
+                }
+                pending.walking = next;
+                pending.walk = retained.walk(next.filter());
+            }
+            final Subscription subscription = pending.walking;
+            final RetainedStore.Walk walk = pending.walk;
+            event.sessionId = session.id();
+            event.connectionId = pending.connectionId;
+            event.agentIndex = session.agentIndex();
+            event.subscriptionId = subscription.subscriptionId();
+            walkRetained(session, subscription, walk);
+            if (walk.done())
+            {
+                line.endWalk(pending);
+            }
+            else if (!line.keep(pending, subscription, walk))
+            {
+                counters.increment(BrokerCounters.RETAINED_NOT_SENT); // the paused walks hold what they may
+            }
+            if (output.retainedCount() > 0)
+            {
+                break; // one subscription's part per tick: the tick carries one subscription identifier
             }
         }
-        if (budget > retainedSteps)
+        countSteps(session, pending.addressKey, budget - retainedSteps);
+        line.served(pending, nowMs);
+    }
+
+    /**
+     * Walks a subscription's retained messages into the output, within {@link #retainedSteps} and
+     * {@link #retainedLimit}.
+     */
+    private void walkRetained(final RoutingSession session, final Subscription subscription,
+        final RetainedStore.Walk walk)
+    {
+        retainedGranted = SubscriptionOptions.qos(subscription.options());
+        retainedFor = subscription.readChecked() ? session : null;
+        retainedNowMs = System.currentTimeMillis();
+        retainedSteps -= retained.resume(walk, retainedVisitor, retainedSteps);
+    }
+
+    private void countSteps(final RoutingSession session, final long address, final long steps)
+    {
+        if (steps > 0)
         {
-            stepsThisWindow.put(session.id(), stepsThisWindow.get(session.id()) + budget - retainedSteps);
+            stepsThisWindow.put(session.id(), stepsThisWindow.get(session.id()) + steps);
             if (address != io.ringmq.pipeline.auth.AddressKeys.NONE)
             {
-                addressStepsThisWindow.put(address, addressStepsThisWindow.get(address) + budget - retainedSteps);
+                addressStepsThisWindow.put(address, addressStepsThisWindow.get(address) + steps);
             }
         }
+    }
+
+    private static long monotonicMs()
+    {
+        return System.nanoTime() / 1_000_000;
     }
 
     /**
@@ -225,7 +339,7 @@ final class SubscriptionChanges
      */
     private long retainedBudget(final RoutingSession session, final long address)
     {
-        final long nowMs = System.nanoTime() / 1_000_000; // monotonic: a wall clock set back cannot stretch a window
+        final long nowMs = monotonicMs(); // a wall clock set back cannot stretch a window
         if (nowMs - windowEndMs >= 0)
         {
             stepsThisWindow.clear(); // a window's counts go at its end: the map holds only sessions that walked since
@@ -316,13 +430,21 @@ final class SubscriptionChanges
             counters.increment(BrokerCounters.RETAINED_SOURCE_REFUSED); // its publisher's right to it is gone
             return true;
         }
-        if (output.addRetained(message, Math.min(message.qos(), retainedGranted), retainedBytesPerSubscribe))
+        final int qos = Math.min(message.qos(), retainedGranted);
+        if (output.addRetained(message, qos, retainedLimit))
         {
             return true;
         }
-        counters.increment(BrokerCounters.RETAINED_NOT_SENT);
-        retainedBudgetSpent = true;
-        return false;
+        if (output.retainedCount() > 0)
+        {
+            return false; // the output is full: the walk stops on this message, the first of the next part
+        }
+        if (output.addRetained(message, qos, retainedBytesPerSubscribe))
+        {
+            return true; // a part takes one message over its limit when it holds none
+        }
+        counters.increment(BrokerCounters.RETAINED_NOT_SENT); // larger than any output carries: passed over
+        return true;
     }
 
     private org.agrona.concurrent.UnsafeBuffer topicOf(final Message message)

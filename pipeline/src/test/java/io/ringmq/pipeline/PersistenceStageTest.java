@@ -19,6 +19,7 @@ import java.util.List;
 import static io.ringmq.pipeline.PipelineTest.ack;
 import static io.ringmq.pipeline.PipelineTest.connect;
 import static io.ringmq.pipeline.PipelineTest.subscribe;
+import static io.ringmq.pipeline.PipelineTest.unsubscribe;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -375,16 +376,6 @@ class PersistenceStageTest
         packet(5, publish("t", 1, 1, false, "after"));
         packet(5, publish("u", 1, 2, false, "still subscribed"));
         assertThat(payloads(4)).containsExactly("still subscribed");
-    }
-
-    private static byte[] unsubscribe(final String filter)
-    {
-        final io.ringmq.protocol.SubscribeEncoder encoder = new io.ringmq.protocol.SubscribeEncoder()
-            .reset(PacketType.UNSUBSCRIBE).packetId(2);
-        encoder.filters().add(filter, 0);
-        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
-        encoder.encode(buffer, 0);
-        return buffer.byteArray();
     }
 
     @Test

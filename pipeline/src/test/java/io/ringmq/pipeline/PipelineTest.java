@@ -140,6 +140,15 @@ class PipelineTest
         return buffer.byteArray();
     }
 
+    static byte[] unsubscribe(final String filter)
+    {
+        final SubscribeEncoder encoder = new SubscribeEncoder().reset(PacketType.UNSUBSCRIBE).packetId(2);
+        encoder.filters().add(filter, 0);
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
+        encoder.encode(buffer, 0);
+        return buffer.byteArray();
+    }
+
     static byte[] publish(final String topic, final int qos, final int packetId, final boolean retain)
     {
         final PublishEncoder encoder = new PublishEncoder().reset().qos(qos).packetId(packetId).retain(retain)

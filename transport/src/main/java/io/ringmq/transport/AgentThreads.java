@@ -110,6 +110,12 @@ final class AgentThreads
                     agentWakes[0] = idle;
                 }
                 agents[0].wire(agents, agentWakes, Wakeable.NONE);
+                if (wake)
+                {
+                    // the agent's limit (paused connections), and the stages' work due on their own clock
+                    ((IdleStrategies.SleepingIdleStrategy)agentIdle[0]).sleepLimit(
+                        () -> Math.min(agents[0].sleepLimitMs(), stages.wakeWithinMs()));
+                }
                 run(new CompositeAgent(pinning.pin(pinning.sharedThreadRole(), 0, agents[0]), stages), agentIdle[0]);
                 break;
             }
@@ -259,7 +265,7 @@ final class AgentThreads
      * A stage thread's idle strategy. With {@code wake} it parks until woken, and while a stage's work waits for room
      * an I/O agent frees (a delivery shard's backlog for a full outbound ring) it naps only
      * {@link IoAgent#PAUSED_SLEEP_MS} at a time: the agent wakes it when it drains its ring, and the nap bounds a
-     * wake-up missed.
+     * wake-up missed; work due on a stage's own clock ({@code Stage#wakeWithinMs}) bounds its sleep too.
      */
     private IdleStrategy stageIdle(final boolean wake, final StageAgent stages)
     {
@@ -268,7 +274,7 @@ final class AgentThreads
             return IdleStrategies.named(context.threads().idleStrategy());
         }
         final IdleStrategies.SleepingIdleStrategy idle = IdleStrategies.park(stages::hasPendingWork);
-        idle.sleepLimit(() -> stages.waitsForRoom() ? IoAgent.PAUSED_SLEEP_MS : Long.MAX_VALUE);
+        idle.sleepLimit(() -> stages.waitsForRoom() ? IoAgent.PAUSED_SLEEP_MS : stages.wakeWithinMs());
         return idle;
     }
 

@@ -123,7 +123,16 @@ public final class DeliveryShard implements Stage
         }
         if (event.kind == IngressEvent.TICK)
         {
-            // the routing stage's wake-up: only its message (a will, a re-dispatch), if any, is for the shards
+            // the routing stage's wake-up: only its message (a will, a re-dispatch) or a part of a SUBSCRIBE's
+            // retained messages, if any, is for the shards
+            if (mine && event.retainedCount > 0)
+            {
+                final DeliverySession session = sessions.get(event.sessionId);
+                if (null != session && session.connectionId == event.connectionId)
+                {
+                    messages.retained(event, session); // to the connection that subscribed, while it lasts
+                }
+            }
         }
         else if (mine && event.packetType == PacketType.AUTH)
         {

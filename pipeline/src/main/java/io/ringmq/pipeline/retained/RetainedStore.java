@@ -89,15 +89,10 @@ public final class RetainedStore
     static final int NODE_BYTES = 160;
     private long payloadBytes;
 
-    // the match work stack, one frame per trie level under way: (node, index of the filter level it is compared
-    // with or ALL, cursor over its child slots); reused by every match, as the store has one owner thread
-    private Node[] stackNodes = new Node[INITIAL_STACK_CAPACITY];
-    private int[] stackLevels = new int[INITIAL_STACK_CAPACITY];
-    private int[] stackCursors = new int[INITIAL_STACK_CAPACITY];
-    private int stackSize;
+    /** The walk every {@link #matchWhile} reuses, as the store has one owner thread; null while one is under way. */
+    private Walk scratch = new Walk();
     private int exemptCount;
     private long exemptBytes;
-    private boolean stopped;
 
     /**
      * A store with the default limits: {@value #DEFAULT_MAX_COUNT} messages and 256 MiB.
@@ -330,39 +325,78 @@ public final class RetainedStore
      */
     public long matchWhile(final String filter, final Predicate<Message> visitor, final long maxSteps)
     {
-        final byte[][] levels = TopicLevels.split(filter);
-        final int base = stackSize;
-        stopped = false;
-        long steps = 0;
+        // a visitor that matches again (nothing does in the broker) gets a walk of its own
+        final Walk walk = null == scratch ? new Walk() : scratch;
+        scratch = null;
         try
         {
-            push(root, 0);
-            while (stackSize > base && !stopped)
-            {
-                if (++steps > maxSteps)
-                {
-                    break;
-                }
-                step(levels, visitor);
-            }
-            return steps;
+            walk.start(TopicLevels.split(filter), root);
+            return run(walk, visitor, maxSteps);
         }
         finally
         {
-            if (stackSize > base)
-            {
-                // the consumer threw: drop what this call left on the stack
-                Arrays.fill(stackNodes, base, stackSize, null);
-                stackSize = base;
-            }
-            if (0 == base && stackNodes.length > MAX_KEPT_STACK_CAPACITY)
-            {
-                // shrink back after a deep filter or trie
-                stackNodes = new Node[INITIAL_STACK_CAPACITY];
-                stackLevels = new int[INITIAL_STACK_CAPACITY];
-                stackCursors = new int[INITIAL_STACK_CAPACITY];
-            }
+            walk.clear(); // a pruned node must not stay reachable from the stack
+            scratch = walk.nodes.length > MAX_KEPT_STACK_CAPACITY ? new Walk() : walk; // shrunk after a deep one
         }
+    }
+
+    /**
+     * A walk along {@code filter} that may stop and go on later ({@link #resume}): the routing stage sends a large
+     * SUBSCRIBE's retained messages a part at a time.
+     */
+    public Walk walk(final String filter)
+    {
+        return walk(filter, null);
+    }
+
+    /**
+     * As {@link #walk(String)}, reusing {@code ended} (a walk that is done, or null) where it can.
+     */
+    public Walk walk(final String filter, final Walk ended)
+    {
+        final Walk walk = null != ended && ended.done() && ended.nodes.length <= MAX_KEPT_STACK_CAPACITY ?
+            ended : new Walk();
+        walk.clear();
+        walk.start(TopicLevels.split(filter), root);
+        return walk;
+    }
+
+    /**
+     * Goes on with a walk until it ends, the visitor returns false (the message it refused is visited again next
+     * time) or {@code maxSteps} steps are taken. Where it stops part-way through a level, it takes the children it
+     * has still to visit there, so that what changes in the store before it goes on neither repeats nor skips a
+     * topic that was there all along. A message replaced since is visited as it is now, one cleared since is not; a
+     * topic added since is visited only under a level the walk had not begun (its subscriber had it live too).
+     *
+     * @return the steps taken; more than {@code maxSteps} means the walk was cut short.
+     */
+    public long resume(final Walk walk, final Predicate<Message> visitor, final long maxSteps)
+    {
+        final long steps = run(walk, visitor, maxSteps);
+        if (walk.done())
+        {
+            walk.clear();
+        }
+        else
+        {
+            walk.keepPlace();
+        }
+        return steps;
+    }
+
+    private long run(final Walk walk, final Predicate<Message> visitor, final long maxSteps)
+    {
+        walk.refused = false;
+        long steps = 0;
+        while (walk.size > 0 && !walk.refused)
+        {
+            if (++steps > maxSteps)
+            {
+                break;
+            }
+            step(walk, visitor);
+        }
+        return steps;
     }
 
     /**
@@ -410,67 +444,68 @@ public final class RetainedStore
      */
     int stackCapacity()
     {
-        return stackNodes.length;
+        return null == scratch ? 0 : scratch.nodes.length;
     }
 
     /**
-     * One step of a match on the frame on top of the stack: look at its node on the first visit, then hand out
-     * one child per step, so the stack stays as deep as the trie and never as wide as a node.
+     * One step of a walk on the frame on top of its stack: look at its node on the first visit, then hand out one
+     * child per step, so the stack stays as deep as the trie and never as wide as a node. A message the visitor
+     * refuses leaves the frame as it was: it is looked at again when the walk goes on.
      */
-    private void step(final byte[][] levels, final Predicate<Message> consumer)
+    private static void step(final Walk walk, final Predicate<Message> visitor)
     {
-        final int top = stackSize - 1;
-        final Node node = stackNodes[top];
-        final int index = stackLevels[top];
-        int cursor = stackCursors[top];
+        final byte[][] levels = walk.levels;
+        final int top = walk.size - 1;
+        final Node node = walk.nodes[top];
+        final int index = walk.indexes[top];
+        int cursor = walk.cursors[top];
 
         if (UNVISITED == cursor)
         {
-            if (ALL == index)
+            // under a '#' every message below it matches, every filter level matched, "a/#" matches "a" too
+            // [MQTT-4.7.1-2]
+            if ((ALL == index || index == levels.length || isHash(levels[index])) && !emit(walk, node, visitor))
             {
-                emit(node, consumer); // under a '#': every message below it matches
-            }
-            else if (index == levels.length)
-            {
-                emit(node, consumer); // every filter level matched
-                pop();
                 return;
             }
-            else if (isHash(levels[index]))
+            if (ALL != index && index == levels.length)
             {
-                emit(node, consumer); // "a/#" matches "a" too [MQTT-4.7.1-2]
+                walk.pop();
+                return;
             }
-            else if (!isPlus(levels[index]))
+            if (ALL != index && !isHash(levels[index]) && !isPlus(levels[index]))
             {
                 // an exact level: one child at most, so this frame is replaced rather than kept
                 final Node child = node.children.get(levels[index]);
-                pop();
+                walk.pop();
                 if (null != child)
                 {
-                    push(child, index + 1);
+                    walk.push(child, index + 1);
                 }
                 return;
             }
             cursor = 0;
         }
 
-        // a '#' or '+' frame, or a frame under a '#': hand out the next child, if any is left
+        // a '#' or '+' frame, or a frame under a '#': hand out the next child, if any is left; from the children
+        // it took when it stopped, if it stopped here before
+        final Node[] rest = walk.rest[top];
         final LevelTable<Node> children = node.children;
-        final int capacity = children.capacity();
+        final int end = null == rest ? children.capacity() : rest.length;
         // '+' and '#' in the first level skip topics that start with '$' [MQTT-4.7.2-1]
         final boolean skipDollar = 0 == index;
-        while (cursor < capacity)
+        while (cursor < end)
         {
-            final Node child = children.at(cursor++);
+            final Node child = null == rest ? children.at(cursor++) : rest[cursor++];
             if (null != child && !(skipDollar && isDollar(child.level)))
             {
-                stackCursors[top] = cursor;
+                walk.cursors[top] = cursor;
                 final boolean hash = ALL == index || isHash(levels[index]);
-                push(child, hash ? ALL : index + 1);
+                walk.push(child, hash ? ALL : index + 1);
                 return;
             }
         }
-        pop();
+        walk.pop();
     }
 
     private void clear(final DirectBuffer topic, final int topicOffset, final int topicLength)
@@ -577,31 +612,17 @@ public final class RetainedStore
         return cleared;
     }
 
-    private void push(final Node node, final int index)
+    /**
+     * @return false when the visitor refused the node's message.
+     */
+    private static boolean emit(final Walk walk, final Node node, final Predicate<Message> visitor)
     {
-        if (stackSize == stackNodes.length)
+        if (null != node.message && !visitor.test(node.message))
         {
-            final int capacity = stackNodes.length * 2;
-            stackNodes = Arrays.copyOf(stackNodes, capacity);
-            stackLevels = Arrays.copyOf(stackLevels, capacity);
-            stackCursors = Arrays.copyOf(stackCursors, capacity);
+            walk.refused = true;
+            return false;
         }
-        stackNodes[stackSize] = node;
-        stackLevels[stackSize] = index;
-        stackCursors[stackSize++] = UNVISITED;
-    }
-
-    private void pop()
-    {
-        stackNodes[--stackSize] = null; // a pruned node must not stay reachable from the stack
-    }
-
-    private void emit(final Node node, final Predicate<Message> visitor)
-    {
-        if (null != node.message && !stopped && !visitor.test(node.message))
-        {
-            stopped = true;
-        }
+        return true;
     }
 
     /**
@@ -637,6 +658,117 @@ public final class RetainedStore
     private static boolean isDollar(final byte[] level)
     {
         return level.length > 0 && level[0] == '$';
+    }
+
+    /**
+     * Where a walk of the store along one filter is: its work stack, one frame per trie level under way (the node,
+     * the index of the filter level it is compared with or {@link #ALL}, a cursor over its children), and, for a
+     * level it stopped part-way through, the children it had still to visit there. Owned by the store's thread.
+     */
+    public static final class Walk
+    {
+        private byte[][] levels;
+        private Node[] nodes = new Node[INITIAL_STACK_CAPACITY];
+        private int[] indexes = new int[INITIAL_STACK_CAPACITY];
+        private int[] cursors = new int[INITIAL_STACK_CAPACITY];
+        /** Per frame: the children it had still to visit when the walk stopped there, or null (its node's own). */
+        private Node[][] rest = new Node[INITIAL_STACK_CAPACITY][];
+        private int size;
+        /** The visitor refused a message: the walk stopped on it. */
+        private boolean refused;
+        /** Nodes the walk holds between its parts: its frames and the children they took. */
+        private long held;
+
+        Walk()
+        {
+        }
+
+        /**
+         * @return whether every matching message has been visited.
+         */
+        public boolean done()
+        {
+            return 0 == size;
+        }
+
+        /**
+         * @return the nodes this walk holds between its parts (its frames and the children they took when it
+         * stopped), each a reference of heap: what the caller bounds.
+         */
+        public long held()
+        {
+            return held;
+        }
+
+        private void start(final byte[][] levels, final Node root)
+        {
+            this.levels = levels;
+            push(root, 0);
+        }
+
+        /**
+         * The walk stops part-way: each level it is handing out children of takes those it has still to visit now,
+         * while they are as they were when it began there.
+         */
+        private void keepPlace()
+        {
+            held = size;
+            for (int i = 0; i < size; i++)
+            {
+                if (UNVISITED != cursors[i] && null == rest[i])
+                {
+                    final LevelTable<Node> children = nodes[i].children;
+                    int left = 0;
+                    for (int c = cursors[i]; c < children.capacity(); c++)
+                    {
+                        left += null == children.at(c) ? 0 : 1;
+                    }
+                    final Node[] taken = new Node[left];
+                    for (int c = cursors[i], t = 0; t < left; c++)
+                    {
+                        final Node child = children.at(c);
+                        if (null != child)
+                        {
+                            taken[t++] = child;
+                        }
+                    }
+                    rest[i] = taken;
+                    cursors[i] = 0;
+                }
+                held += null == rest[i] ? 0 : rest[i].length;
+            }
+        }
+
+        private void push(final Node node, final int index)
+        {
+            if (size == nodes.length)
+            {
+                final int capacity = nodes.length * 2;
+                nodes = Arrays.copyOf(nodes, capacity);
+                indexes = Arrays.copyOf(indexes, capacity);
+                cursors = Arrays.copyOf(cursors, capacity);
+                rest = Arrays.copyOf(rest, capacity);
+            }
+            nodes[size] = node;
+            indexes[size] = index;
+            rest[size] = null;
+            cursors[size++] = UNVISITED;
+        }
+
+        private void pop()
+        {
+            nodes[--size] = null; // a pruned node must not stay reachable from the stack
+            rest[size] = null;
+        }
+
+        private void clear()
+        {
+            Arrays.fill(nodes, 0, size, null);
+            Arrays.fill(rest, 0, size, null);
+            size = 0;
+            held = 0;
+            levels = null;
+        }
     }
 
     private static final class Node

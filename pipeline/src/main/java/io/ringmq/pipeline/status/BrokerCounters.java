@@ -154,6 +154,11 @@ public final class BrokerCounters
      * partial packets went unread for two seconds while other connections waited for room.
      */
     public static final int PARTIAL_PACKETS_ENDED = 83;
+    /**
+     * Subscriptions whose retained messages did not all go with their SUBACK (more than one output carries, or a walk
+     * past its window): the rest went in paced parts on the routing stage's ticks.
+     */
+    public static final int RETAINED_IN_PARTS = 84;
 
     private static final String[] NAMES =
     {
@@ -166,7 +171,7 @@ public final class BrokerCounters
         "topic filters refused (invalid or too deep)", "retained messages refused (max-retained)",
         "messages dropped (max-queued-bytes)", "persistent sessions expired",
         "packets backlogged (outbound ring full)", "message log full (reads paused)",
-        "SUBSCRIBEs past their retained budget (the rest not sent)", "sessions moved between delivery shards",
+        "retained messages not sent (over 1 MiB, or the paused walks at their bound)", "sessions moved between delivery shards",
         "first packets refused (not CONNECT, or over max-connect-size)",
         "connections refused (max-connections-per-address)", "connections refused (memory-budget)",
         "QoS 0 shed (memory-budget)", "PUBLISH refused (max-topic-levels)", "PUBLISH refused (max-topic-length)",
@@ -218,7 +223,8 @@ public final class BrokerCounters
         "connections closed (no buffer memory left)",
         "connections closed before CONNACK (their share of buffer memory spent)",
         "TLS handshakes ended (stalled 3 s while another address waited for a slot)",
-        "connections closed (partial packet stalled 2 s while others waited for room)"
+        "connections closed (partial packet stalled 2 s while others waited for room)",
+        "subscriptions whose retained messages went in paced parts after the SUBACK"
     };
 
     private final CountersFile file;

@@ -1,0 +1,221 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.pipeline.retained.RetainedStore;
+import io.ringmq.pipeline.session.Subscription;
+import org.agrona.collections.Int2ObjectHashMap;
+
+import java.util.ArrayDeque;
+
+/**
+ * The subscriptions whose retained messages did not all go out with their SUBACK: a large store, or a walk past its
+ * budget ({@link SubscriptionChanges}). Their messages go out a part at a time, on the routing stage's ticks, one
+ * session's part per tick and a part per session every {@link #PART_INTERVAL_MS}, so every retained message a
+ * subscription matches is sent [MQTT-3.3.1-6] without one SUBSCRIBE holding the routing stage or running past what a
+ * subscriber may owe (its QoS 0 is shed past that, counted, as live QoS 0 is). One record per session, in line in
+ * the order their turns come (each served goes to the back), so the front is always the first due. Routing stage
+ * only (shard 0: the other routing shards send no retained message).
+ */
+final class RetainedLine
+{
+    /** The most bytes of retained messages one part carries: a quarter of what a subscriber may owe. */
+    static final int PART_BYTES = 256 * 1024;
+    /** How long a session waits between its parts: at most about 10 MB/s of retained messages to one subscriber. */
+    static final long PART_INTERVAL_MS = 25;
+    /**
+     * The most trie nodes the paused walks hold together ({@link RetainedStore.Walk#held()}, a reference each): a
+     * walk that would pass it is not kept, and the rest of its subscription's retained messages are not sent
+     * (counted). The store's own nodes take 160 bytes each, so this is at most a few MiB beside a store of millions.
+     */
+    static final long MAX_HELD = 1 << 20;
+    /** Records looked at per tick past those whose connection ended (each is dropped as it is seen). */
+    private static final int DEAD_PER_TICK = 1_024;
+
+    /**
+     * One session's subscriptions whose retained messages are still to go: the one being walked, then those waiting,
+     * in SUBSCRIBE order.
+     */
+    static final class Pending
+    {
+        final int sessionId;
+        /** The connection that subscribed: its retained messages go to it alone. */
+        final long connectionId;
+        /** The client's address ({@code AddressKeys}), whose window the walks count against. */
+        final long addressKey;
+        final ArrayDeque<Subscription> waiting = new ArrayDeque<>(2);
+        Subscription walking;
+        RetainedStore.Walk walk;
+        /** What its walk held when last kept: its share of {@link RetainedLine#held}. */
+        long heldKept;
+        /** When its next part may go, in ms of the monotonic clock. */
+        long dueMs;
+        /** Replaced, or ended: dropped when it comes to the front. */
+        boolean dropped;
+
+        Pending(final int sessionId, final long connectionId, final long addressKey)
+        {
+            this.sessionId = sessionId;
+            this.connectionId = connectionId;
+            this.addressKey = addressKey;
+        }
+    }
+
+    private final Int2ObjectHashMap<Pending> bySession = new Int2ObjectHashMap<>();
+    private final ArrayDeque<Pending> line = new ArrayDeque<>();
+    private long held;
+
+    /**
+     * @return the session's record for this connection, or null; a record of an earlier connection of the session
+     * is dropped (retained messages go only to the connection that subscribed).
+     */
+    Pending of(final int sessionId, final long connectionId)
+    {
+        final Pending pending = bySession.get(sessionId);
+        if (null == pending || pending.connectionId == connectionId)
+        {
+            return pending;
+        }
+        drop(pending);
+        return null;
+    }
+
+    /**
+     * @return a new record for the session, at the back of the line, its first part due an interval from now.
+     */
+    Pending open(final int sessionId, final long connectionId, final long addressKey, final long nowMs)
+    {
+        final Pending pending = new Pending(sessionId, connectionId, addressKey);
+        pending.dueMs = nowMs + PART_INTERVAL_MS;
+        bySession.put(sessionId, pending);
+        line.addLast(pending);
+        return pending;
+    }
+
+    /**
+     * A subscription subscribed again or gone: what of its retained messages was still to go does not [MQTT-3.10.4-2]
+     * (a new SUBSCRIBE sends them anew [MQTT-3.8.4-3]).
+     */
+    void forget(final Pending pending, final Subscription subscription)
+    {
+        if (null == pending)
+        {
+            return;
+        }
+        pending.waiting.remove(subscription);
+        if (pending.walking == subscription)
+        {
+            endWalk(pending);
+        }
+    }
+
+    /**
+     * Keeps a walk that stopped part-way, as the one of its record under way.
+     *
+     * @return false when the paused walks would hold more than {@link #MAX_HELD} with it: it is not kept.
+     */
+    boolean keep(final Pending pending, final Subscription subscription, final RetainedStore.Walk walk)
+    {
+        if (held - pending.heldKept + walk.held() > MAX_HELD)
+        {
+            endWalk(pending);
+            return false;
+        }
+        held += walk.held() - pending.heldKept;
+        pending.heldKept = walk.held();
+        pending.walk = walk;
+        pending.walking = subscription;
+        return true;
+    }
+
+    /**
+     * The walk under way ended (or its subscription is gone): what it held is let go of.
+     */
+    void endWalk(final Pending pending)
+    {
+        held -= pending.heldKept;
+        pending.heldKept = 0;
+        pending.walk = null;
+        pending.walking = null;
+    }
+
+    /**
+     * @return the first record whose turn has come by {@code nowMs}, taken off the front (hand it back with
+     * {@link #served}), or null; records of ended connections ({@code live} false) are dropped on the way.
+     */
+    Pending next(final long nowMs, final java.util.function.Predicate<Pending> live)
+    {
+        for (int dead = 0; dead < DEAD_PER_TICK; dead++)
+        {
+            final Pending pending = line.peekFirst();
+            if (null == pending || (!pending.dropped && pending.dueMs - nowMs > 0))
+            {
+                return null;
+            }
+            line.pollFirst();
+            if (!pending.dropped && live.test(pending))
+            {
+                return pending;
+            }
+            drop(pending);
+        }
+        return null;
+    }
+
+    /**
+     * A record's part went: it goes to the back of the line, or out when nothing is left.
+     */
+    void served(final Pending pending, final long nowMs)
+    {
+        if (null == pending.walk && pending.waiting.isEmpty())
+        {
+            drop(pending);
+            return;
+        }
+        pending.dueMs = nowMs + PART_INTERVAL_MS;
+        line.addLast(pending);
+    }
+
+    private void drop(final Pending pending)
+    {
+        endWalk(pending);
+        pending.waiting.clear();
+        pending.dropped = true;
+        if (bySession.get(pending.sessionId) == pending)
+        {
+            bySession.remove(pending.sessionId);
+        }
+    }
+
+    /**
+     * @return whether a record's turn has come by {@code nowMs}.
+     */
+    boolean due(final long nowMs)
+    {
+        final Pending first = line.peekFirst();
+        return null != first && (first.dropped || first.dueMs - nowMs <= 0);
+    }
+
+    /**
+     * @return ms until the first record's turn, {@link Long#MAX_VALUE} when none waits.
+     */
+    long dueInMs(final long nowMs)
+    {
+        final Pending first = line.peekFirst();
+        return null == first ? Long.MAX_VALUE : Math.max(0, first.dueMs - nowMs);
+    }
+
+    /**
+     * @return the records in line, dropped ones included until they reach the front (tests).
+     */
+    int size()
+    {
+        return line.size();
+    }
+
+    /**
+     * @return the nodes the paused walks hold together (tests).
+     */
+    long held()
+    {
+        return held;
+    }
+}

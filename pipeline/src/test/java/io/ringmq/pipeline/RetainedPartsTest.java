@@ -1,0 +1,245 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.protocol.PacketType;
+import io.ringmq.protocol.PublishEncoder;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+
+import static io.ringmq.pipeline.PipelineTest.connect;
+import static io.ringmq.pipeline.PipelineTest.subscribe;
+import static io.ringmq.pipeline.PipelineTest.unsubscribe;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The retained messages of a SUBSCRIBE that do not all fit with its SUBACK (1 MiB) go out in paced parts on the
+ * routing stage's ticks ({@link RetainedLine}): all of them [MQTT-3.3.1-6], RETAIN set [MQTT-3.3.1-8], to the
+ * connection that subscribed, and no more once it unsubscribes [MQTT-3.10.4-2]. The stages are stepped in-process.
+ */
+class RetainedPartsTest
+{
+    private static final Authenticator ANONYMOUS =
+        new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null);
+    /** 5,000 retained messages of 300 bytes: about 1.6 MB, past what one SUBACK's slot carries. */
+    private static final int RETAINED = 5_000;
+
+    private final PipelineHarness harness = new PipelineHarness(new BrokerContext(), ANONYMOUS);
+
+    private void storeRetained()
+    {
+        harness.packet(1, connect("pub", true));
+        for (int batch = 0; batch < RETAINED / 200; batch++)
+        {
+            for (int i = 0; i < 200; i++)
+            {
+                harness.put(0, 1, true, publish("r/" + (batch * 200 + i)), IngressEvent.PACKET,
+                    io.ringmq.protocol.MqttVersion.V3_1_1, 0, IngressEvent.NONE);
+            }
+            harness.step();
+        }
+        harness.outbound.takePackets(1);
+    }
+
+    private static byte[] publish(final String topic)
+    {
+        final PublishEncoder encoder = new PublishEncoder().reset().qos(0).retain(true).topic(topic)
+            .payload(new byte[300]);
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
+        encoder.encode(buffer, 0);
+        return buffer.byteArray();
+    }
+
+    /**
+     * @return the topic of a PUBLISH (3.1.1), after its fixed header.
+     */
+    private static String topic(final byte[] packet)
+    {
+        int at = 1;
+        while ((packet[at] & 0x80) != 0)
+        {
+            at++;
+        }
+        at++;
+        final int length = ((packet[at] & 0xFF) << 8) | (packet[at + 1] & 0xFF);
+        return new String(packet, at + 2, length, StandardCharsets.UTF_8);
+    }
+
+    private static boolean isPublish(final byte[] packet)
+    {
+        return (packet[0] & 0xF0) == 0x30;
+    }
+
+    /**
+     * Steps the stages (their ticks come on the clock) until {@code done}, for at most 20 s, taking what is sent to
+     * {@code connectionId} into {@code sent}.
+     */
+    private void stepUntil(final long connectionId, final List<byte[]> sent, final BooleanSupplier done)
+    {
+        final long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!done.getAsBoolean() && System.nanoTime() - until < 0)
+        {
+            harness.step();
+            sent.addAll(harness.outbound.takePackets(connectionId));
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+        }
+    }
+
+    /**
+     * Steps the stages for {@code ms}, taking what is sent to {@code connectionId} into {@code sent}.
+     */
+    private void stepFor(final long connectionId, final List<byte[]> sent, final long ms)
+    {
+        final long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
+        stepUntil(connectionId, sent, () -> System.nanoTime() - until >= 0);
+    }
+
+    private static List<String> publishedTopics(final List<byte[]> packets)
+    {
+        final List<String> topics = new ArrayList<>();
+        for (final byte[] packet : packets)
+        {
+            if (isPublish(packet))
+            {
+                assertThat(packet[0] & 0x01).as("RETAIN on a retained message sent for a subscription [MQTT-3.3.1-8]")
+                    .isEqualTo(1);
+                topics.add(topic(packet));
+            }
+        }
+        return topics;
+    }
+
+    @Test
+    @DisplayName("MQTT-3.3.1-6, MQTT-3.3.1-8: a SUBSCRIBE gets every retained message it matches, 1.6 MB of them, " +
+        "the first MiB with its SUBACK and the rest in parts, each once, RETAIN set")
+    void everyRetainedMessageArrives()
+    {
+        storeRetained();
+        harness.packet(2, connect("sub", true));
+        harness.outbound.takePackets(2);
+        harness.packet(2, subscribe("#", 0));
+        final List<byte[]> sent = new ArrayList<>(harness.outbound.takePackets(2));
+        assertThat((sent.get(0)[0] & 0xF0) >>> 4).as("the SUBACK first").isEqualTo(PacketType.SUBACK);
+        final int withSuback = publishedTopics(sent).size();
+        assertThat(withSuback).as("what fits with the SUBACK").isBetween(1_000, RETAINED - 1);
+
+        stepUntil(2, sent, () -> publishedTopics(sent).size() >= RETAINED);
+        final List<String> topics = publishedTopics(sent);
+        assertThat(topics).doesNotHaveDuplicates().hasSize(RETAINED);
+        assertThat(harness.counters.get(BrokerCounters.RETAINED_IN_PARTS)).isEqualTo(1);
+        assertThat(harness.counters.get(BrokerCounters.RETAINED_NOT_SENT)).isZero();
+
+        stepFor(2, sent, 100);
+        assertThat(publishedTopics(sent)).as("nothing after the last part").hasSize(RETAINED);
+    }
+
+    @Test
+    @DisplayName("MQTT-3.10.4-2: after its UNSUBACK, none of the rest of an unsubscribed filter's retained messages " +
+        "is sent")
+    void unsubscribeStopsTheParts()
+    {
+        storeRetained();
+        harness.packet(2, connect("sub", true));
+        harness.outbound.takePackets(2);
+        harness.packet(2, subscribe("#", 0));
+        final List<byte[]> sent = new ArrayList<>(harness.outbound.takePackets(2));
+        harness.packet(2, unsubscribe("#"));
+        stepFor(2, sent, 300);
+        int unsuback = -1;
+        for (int i = 0; i < sent.size(); i++)
+        {
+            if ((sent.get(i)[0] & 0xF0) >>> 4 == PacketType.UNSUBACK)
+            {
+                unsuback = i;
+            }
+        }
+        assertThat(unsuback).as("the UNSUBACK").isPositive();
+        assertThat(sent.subList(unsuback, sent.size())).noneMatch(RetainedPartsTest::isPublish);
+        assertThat(publishedTopics(sent)).hasSizeLessThan(RETAINED);
+    }
+
+    @Test
+    @DisplayName("MQTT-3.8.4-3: a filter subscribed again while its retained messages are still going out gets all of " +
+        "them anew, each once, and the first walk's rest is not sent besides")
+    void subscribingAgainStartsAnew()
+    {
+        storeRetained();
+        harness.packet(2, connect("sub", true));
+        harness.outbound.takePackets(2);
+        harness.packet(2, subscribe("#", 0));
+        harness.outbound.takePackets(2);
+        harness.packet(2, subscribe("#", 0));
+        final List<byte[]> sent = new ArrayList<>();
+        stepUntil(2, sent, () -> publishedTopics(sent).size() >= RETAINED);
+        stepFor(2, sent, 150);
+        assertThat(publishedTopics(sent)).doesNotHaveDuplicates().hasSize(RETAINED);
+    }
+
+    @Test
+    @DisplayName("the rest goes only to the connection that subscribed: once it ends, its session's next connection " +
+        "gets none of it")
+    void anEndedConnectionGetsNoMore()
+    {
+        storeRetained();
+        harness.packet(2, connect("sub", false));
+        harness.outbound.takePackets(2);
+        harness.packet(2, subscribe("#", 0));
+        harness.outbound.takePackets(2);
+        harness.offer(2, true, new byte[0], IngressEvent.CONNECTION_LOST);
+        harness.packet(3, connect("sub", false)); // the session, with its subscription, on a new connection
+        final List<byte[]> sent = new ArrayList<>();
+        stepFor(3, sent, 300);
+        assertThat(publishedTopics(sent)).as("retained messages are sent for a SUBSCRIBE, not for a reconnect")
+            .isEmpty();
+        assertThat(harness.outbound.takePackets(2)).noneMatch(RetainedPartsTest::isPublish);
+    }
+
+    @Test
+    @DisplayName("MQTT-3.3.1-6: twenty subscribers of '#' at once each get every retained message, their parts in turn")
+    void manySubscribersEachGetAll()
+    {
+        storeRetained();
+        final int subscribers = 20;
+        for (int s = 0; s < subscribers; s++)
+        {
+            harness.packet(100 + s, connect("sub-" + s, true));
+            harness.outbound.takePackets(100 + s);
+            harness.packet(100 + s, subscribe("#", 0));
+        }
+        final List<List<byte[]>> sent = new ArrayList<>();
+        for (int s = 0; s < subscribers; s++)
+        {
+            sent.add(new ArrayList<>());
+        }
+        final long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        final int[] counts = new int[subscribers];
+        while (System.nanoTime() - until < 0)
+        {
+            harness.step();
+            boolean all = true;
+            for (int s = 0; s < subscribers; s++)
+            {
+                for (final byte[] packet : harness.outbound.takePackets(100 + s))
+                {
+                    counts[s] += isPublish(packet) ? 1 : 0;
+                }
+                all &= counts[s] >= RETAINED;
+            }
+            if (all)
+            {
+                break;
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+        }
+        assertThat(counts).containsOnly(RETAINED);
+        assertThat(harness.counters.get(BrokerCounters.RETAINED_IN_PARTS)).isEqualTo(subscribers);
+    }
+}

@@ -1,0 +1,206 @@
+package io.ringmq.pipeline.retained;
+
+import io.ringmq.pipeline.Message;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.TreeSet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@link RetainedStore.Walk}: a walk that stops (its step budget spent, or its visitor full) and goes on later, with
+ * the store changing between its parts, as the routing stage sends a large SUBSCRIBE's retained messages.
+ */
+class RetainedWalkTest
+{
+    private final RetainedStore store = new RetainedStore(1_000_000, Long.MAX_VALUE / 4);
+
+    private void put(final String topic, final String payload)
+    {
+        final byte[] t = topic.getBytes(StandardCharsets.UTF_8);
+        final byte[] p = payload.getBytes(StandardCharsets.UTF_8);
+        store.put(new UnsafeBuffer(t), 0, t.length, new UnsafeBuffer(p), 0, p.length, 0);
+    }
+
+    private static String topic(final Message message)
+    {
+        return new String(message.topic(), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * @return every topic matching {@code filter} now, by a walk in one go.
+     */
+    private Set<String> all(final String filter)
+    {
+        final Set<String> found = new TreeSet<>();
+        store.match(filter, message -> found.add(topic(message)));
+        return found;
+    }
+
+    @Test
+    @DisplayName("MQTT-3.3.1-6: a walk in parts of a few steps each visits every matching message once")
+    void partsVisitEachMessageOnce()
+    {
+        for (int a = 0; a < 30; a++)
+        {
+            for (int b = 0; b < 40; b++)
+            {
+                put("a" + a + "/b" + b, "x");
+                put("a" + a + "/b" + b + "/c", "y");
+            }
+        }
+        put("$SYS/x", "sys");
+        for (final String filter : new String[]{"#", "a3/#", "+/b7", "+/+/c", "a1/+", "a29/b39/c", "+/#"})
+        {
+            final List<String> visited = new ArrayList<>();
+            final RetainedStore.Walk walk = store.walk(filter);
+            int parts = 0;
+            while (!walk.done())
+            {
+                store.resume(walk, message -> visited.add(topic(message)), 7);
+                parts++;
+            }
+            assertThat(visited).as(filter).doesNotHaveDuplicates();
+            assertThat(new TreeSet<>(visited)).as(filter).isEqualTo(all(filter));
+            assertThat(visited).as("'$' topics are not matched by a first-level wildcard [MQTT-4.7.2-1]")
+                .noneMatch(t -> t.startsWith("$"));
+            if (filter.equals("#"))
+            {
+                assertThat(parts).as(filter).isGreaterThan(100);
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("a message the visitor refuses (its part is full) is the first visited when the walk goes on")
+    void aRefusedMessageComesFirstNextTime()
+    {
+        for (int i = 0; i < 500; i++)
+        {
+            put("t/" + i, "x");
+        }
+        final List<String> visited = new ArrayList<>();
+        final RetainedStore.Walk walk = store.walk("t/#");
+        final String[] refused = {null};
+        while (!walk.done())
+        {
+            final int[] taken = {0};
+            store.resume(walk, message ->
+            {
+                final String t = topic(message);
+                if (null != refused[0])
+                {
+                    assertThat(t).as("the refused message first").isEqualTo(refused[0]);
+                    refused[0] = null;
+                }
+                if (taken[0] == 9)
+                {
+                    refused[0] = t;
+                    return false; // a part of nine
+                }
+                taken[0]++;
+                visited.add(t);
+                return true;
+            }, Long.MAX_VALUE);
+        }
+        assertThat(visited).doesNotHaveDuplicates().hasSize(500);
+    }
+
+    @Test
+    @DisplayName("the store changing between parts: a message there throughout is visited exactly once, one cleared " +
+        "before its turn is not, a replaced one as it is now, and nothing twice")
+    void changesBetweenPartsNeitherRepeatNorSkip()
+    {
+        for (long seed = 1; seed <= 40; seed++)
+        {
+            final SplittableRandom random = new SplittableRandom(seed);
+            final RetainedStore changing = new RetainedStore(1_000_000, Long.MAX_VALUE / 4);
+            final Map<String, String> model = new HashMap<>(); // what the store holds now
+            for (int i = 0; i < 400; i++)
+            {
+                final String t = "f/" + random.nextInt(8) + "/" + random.nextInt(60);
+                put(changing, t, "v0");
+                model.put(t, "v0");
+            }
+            final Set<String> throughout = new HashSet<>(model.keySet()); // there from start to end
+            final Set<String> gone = new HashSet<>(); // cleared before their turn, not put again
+            final List<String> visited = new ArrayList<>();
+            final long s = seed;
+            final RetainedStore.Walk walk = changing.walk(random.nextBoolean() ? "f/#" : "f/+/+");
+            while (!walk.done())
+            {
+                changing.resume(walk, message ->
+                {
+                    final String t = topic(message);
+                    visited.add(t);
+                    assertThat(new String(message.payload(), StandardCharsets.UTF_8)).as("as it is now, seed " + s)
+                        .isEqualTo(model.get(t));
+                    return true;
+                }, 1 + random.nextInt(20));
+                assertThat(walk.held()).isLessThanOrEqualTo(1_000);
+                // between parts: new topics (tables grow and move their children), clears (they shrink), replaces
+                for (int c = random.nextInt(30); c > 0; c--)
+                {
+                    final String t = "f/" + random.nextInt(10) + "/" + random.nextInt(100);
+                    final String value = random.nextInt(3) == 0 ? "" : "v" + c;
+                    put(changing, t, value);
+                    if (value.isEmpty())
+                    {
+                        model.remove(t);
+                        throughout.remove(t);
+                        if (!visited.contains(t))
+                        {
+                            gone.add(t);
+                        }
+                    }
+                    else
+                    {
+                        model.put(t, value);
+                        gone.remove(t);
+                    }
+                }
+            }
+            assertThat(visited).as("seed " + seed).doesNotHaveDuplicates();
+            assertThat(visited).as("seed " + seed).containsAll(throughout);
+            assertThat(visited).as("seed " + seed).doesNotContainAnyElementsOf(gone);
+            assertThat(walk.held()).isZero();
+        }
+    }
+
+    @Test
+    @DisplayName("a walk holds the children it took where it stopped, and nothing once done")
+    void heldIsWhatItTook()
+    {
+        for (int i = 0; i < 1_000; i++)
+        {
+            put("flat/" + i, "x");
+        }
+        final RetainedStore.Walk walk = store.walk("flat/#");
+        store.resume(walk, message -> true, 10);
+        assertThat(walk.done()).isFalse();
+        assertThat(walk.held()).as("the flat level's children still to visit, and its frames")
+            .isBetween(990L, 1_010L);
+        while (!walk.done())
+        {
+            store.resume(walk, message -> true, 100);
+        }
+        assertThat(walk.held()).isZero();
+    }
+
+    private static void put(final RetainedStore target, final String topic, final String payload)
+    {
+        final byte[] t = topic.getBytes(StandardCharsets.UTF_8);
+        final byte[] p = payload.getBytes(StandardCharsets.UTF_8);
+        target.put(new UnsafeBuffer(t), 0, t.length, new UnsafeBuffer(p), 0, p.length, 0);
+    }
+}
