@@ -41,7 +41,10 @@ public final class BrokerContext implements Cloneable
     /** Derived: the routing stage's output log, sized so one entry always holds a fan-out to every session. */
     private int routeLogBytes;
 
-    /** Retained message bytes one SUBSCRIBE may carry; past it they are counted, not sent. */
+    /**
+     * Retained message bytes one routing output may carry: a SUBACK's (the rest go in parts, {@code RetainedLine}),
+     * beside one message past it (an entry has room for a packet besides them).
+     */
     public static final int RETAINED_BYTES_PER_SUBSCRIBE = 1024 * 1024;
     /** Discarded session ids announced in one routing output entry; the rest wait for the next. */
     public static final int DISCARDED_PER_ENTRY = 65_536;

@@ -59,6 +59,8 @@ final class SubscriptionChanges
     private int maxSubscriptions;
     private int maxTopicLevels;
     private int maxTopicLength;
+    /** --max-packet-size: what the routing log's entries have room for besides their retained messages. */
+    private int maxPacketSize;
     /** --max-qos: a subscription asking more is granted this [MQTT-3.2.2-10]. */
     private int maxQos;
     private final int retainedBytesPerSubscribe;
@@ -410,9 +412,9 @@ final class SubscriptionChanges
     }
 
     /**
-     * Adds one retained message to the SUBSCRIBE's output.
+     * Adds one retained message to the output under way (a SUBACK's, or a part's).
      *
-     * @return false, to stop the walk, once the SUBSCRIBE's retained budget is spent.
+     * @return false, to stop the walk on this message (the first of the next part), once the output is full.
      */
     private boolean onRetained(final Message message)
     {
@@ -439,11 +441,13 @@ final class SubscriptionChanges
         {
             return false; // the output is full: the walk stops on this message, the first of the next part
         }
-        if (output.addRetained(message, qos, retainedBytesPerSubscribe))
+        // an output that holds none takes one message over its limit: the routing log's entries have room for a
+        // packet besides their retained messages
+        if (output.addRetained(message, qos, retainedBytesPerSubscribe + maxPacketSize))
         {
-            return true; // a part takes one message over its limit when it holds none
+            return true;
         }
-        counters.increment(BrokerCounters.RETAINED_NOT_SENT); // larger than any output carries: passed over
+        counters.increment(BrokerCounters.RETAINED_NOT_SENT); // larger than any packet now: passed over
         return true;
     }
 
@@ -511,6 +515,7 @@ final class SubscriptionChanges
         this.maxSubscriptions = context.limits().maxSubscriptionsPerClient();
         this.maxTopicLevels = context.limits().maxTopicLevels();
         this.maxTopicLength = context.limits().maxTopicLength();
+        this.maxPacketSize = context.limits().maxPacketSize();
         this.maxQos = context.limits().maxQos();
     }
 

@@ -51,8 +51,13 @@ class RetainedPartsTest
 
     private static byte[] publish(final String topic)
     {
+        return publish(topic, 300);
+    }
+
+    private static byte[] publish(final String topic, final int size)
+    {
         final PublishEncoder encoder = new PublishEncoder().reset().qos(0).retain(true).topic(topic)
-            .payload(new byte[300]);
+            .payload(new byte[size]);
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
         encoder.encode(buffer, 0);
         return buffer.byteArray();
@@ -139,6 +144,34 @@ class RetainedPartsTest
 
         stepFor(2, sent, 100);
         assertThat(publishedTopics(sent)).as("nothing after the last part").hasSize(RETAINED);
+    }
+
+    @Test
+    @DisplayName("MQTT-3.3.1-6: retained messages larger than a part, and one larger than a SUBACK's MiB, are sent " +
+        "too, one to an output")
+    void largeRetainedMessagesArrive()
+    {
+        final PipelineHarness large = new PipelineHarness(new BrokerContext().limits(l -> l.maxPacketSize(2 << 20)),
+            ANONYMOUS);
+        large.packet(1, connect("pub", true));
+        large.packet(1, publish("big/huge", 1_500_000));
+        for (int i = 0; i < 4; i++)
+        {
+            large.packet(1, publish("big/" + i, 700_000));
+        }
+        large.packet(2, connect("sub", true));
+        large.outbound.takePackets(2);
+        large.packet(2, subscribe("big/#", 0));
+        final List<byte[]> sent = new ArrayList<>();
+        final long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (publishedTopics(sent).size() < 5 && System.nanoTime() - until < 0)
+        {
+            large.step();
+            sent.addAll(large.outbound.takePackets(2));
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+        }
+        assertThat(publishedTopics(sent)).containsExactlyInAnyOrder("big/huge", "big/0", "big/1", "big/2", "big/3");
+        assertThat(large.counters.get(BrokerCounters.RETAINED_NOT_SENT)).isZero();
     }
 
     @Test
