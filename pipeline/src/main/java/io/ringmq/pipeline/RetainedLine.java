@@ -21,12 +21,6 @@ final class RetainedLine
     static final int PART_BYTES = 256 * 1024;
     /** How long a session waits between its parts: at most about 10 MB/s of retained messages to one subscriber. */
     static final long PART_INTERVAL_MS = 25;
-    /**
-     * The most trie nodes the paused walks hold together ({@link RetainedStore.Walk#held()}, a reference each): a
-     * walk that would pass it is not kept, and the rest of its subscription's retained messages are not sent
-     * (counted). The store's own nodes take 160 bytes each, so this is at most a few MiB beside a store of millions.
-     */
-    static final long MAX_HELD = 1 << 20;
     /** Records looked at per tick past those whose connection ended (each is dropped as it is seen). */
     private static final int DEAD_PER_TICK = 1_024;
 
@@ -41,11 +35,10 @@ final class RetainedLine
         final long connectionId;
         /** The client's address ({@code AddressKeys}), whose window the walks count against. */
         final long addressKey;
-        final ArrayDeque<Subscription> waiting = new ArrayDeque<>(2);
+        /** In SUBSCRIBE order; a set, so that one gone (unsubscribed, subscribed again) leaves at once. */
+        final java.util.LinkedHashSet<Subscription> waiting = new java.util.LinkedHashSet<>(4);
         Subscription walking;
         RetainedStore.Walk walk;
-        /** What its walk held when last kept: its share of {@link RetainedLine#held}. */
-        long heldKept;
         /** When its next part may go, in ms of the monotonic clock. */
         long dueMs;
         /** Replaced, or ended: dropped when it comes to the front. */
@@ -61,7 +54,6 @@ final class RetainedLine
 
     private final Int2ObjectHashMap<Pending> bySession = new Int2ObjectHashMap<>();
     private final ArrayDeque<Pending> line = new ArrayDeque<>();
-    private long held;
 
     /**
      * @return the session's record for this connection, or null; a record of an earlier connection of the session
@@ -108,33 +100,27 @@ final class RetainedLine
     }
 
     /**
-     * Keeps a walk that stopped part-way, as the one of its record under way.
-     *
-     * @return false when the paused walks would hold more than {@link #MAX_HELD} with it: it is not kept.
-     */
-    boolean keep(final Pending pending, final Subscription subscription, final RetainedStore.Walk walk)
-    {
-        if (held - pending.heldKept + walk.held() > MAX_HELD)
-        {
-            endWalk(pending);
-            return false;
-        }
-        held += walk.held() - pending.heldKept;
-        pending.heldKept = walk.held();
-        pending.walk = walk;
-        pending.walking = subscription;
-        return true;
-    }
-
-    /**
-     * The walk under way ended (or its subscription is gone): what it held is let go of.
+     * The walk under way ended (or its subscription is gone).
      */
     void endWalk(final Pending pending)
     {
-        held -= pending.heldKept;
-        pending.heldKept = 0;
         pending.walk = null;
         pending.walking = null;
+    }
+
+    /**
+     * @return the next subscription of a record whose walk ended, taken out of its waiting ones, or null.
+     */
+    Subscription nextWaiting(final Pending pending)
+    {
+        final java.util.Iterator<Subscription> first = pending.waiting.iterator();
+        if (!first.hasNext())
+        {
+            return null;
+        }
+        final Subscription next = first.next();
+        first.remove();
+        return next;
     }
 
     /**
@@ -174,7 +160,10 @@ final class RetainedLine
         line.addLast(pending);
     }
 
-    private void drop(final Pending pending)
+    /**
+     * Drops a record: replaced, its connection ended, or a walk of it threw.
+     */
+    void drop(final Pending pending)
     {
         endWalk(pending);
         pending.waiting.clear();
@@ -204,18 +193,19 @@ final class RetainedLine
     }
 
     /**
+     * @return the subscriptions of a session waiting for their walk, -1 when it has no record (tests).
+     */
+    int waiting(final int sessionId)
+    {
+        final Pending pending = bySession.get(sessionId);
+        return null == pending ? -1 : pending.waiting.size();
+    }
+
+    /**
      * @return the records in line, dropped ones included until they reach the front (tests).
      */
     int size()
     {
         return line.size();
-    }
-
-    /**
-     * @return the nodes the paused walks hold together (tests).
-     */
-    long held()
-    {
-        return held;
     }
 }

@@ -54,6 +54,8 @@ public final class RoutingStage implements Stage
     private final FailedCommits failedCommits;
     private final RoutingAccess access;
     private final RoutingTicks ticks;
+    /** The SUBSCRIBEs whose retained messages go out in parts; shard 0 only. */
+    private final RetainedLine retainedLine;
     private final SessionExpiry expiry;
     private final PublishFanOut publishes;
     private final RouteEpochs epochs;
@@ -103,7 +105,7 @@ public final class RoutingStage implements Stage
             shard == 0, context.auth().checkRetainSource());
         this.failedCommits = failedCommits;
         // shard 0 alone sends retained messages: the other shards' output is dropped
-        final RetainedLine retainedLine = 0 == shard ? new RetainedLine() : null;
+        this.retainedLine = 0 == shard ? new RetainedLine() : null;
         this.ticks = new RoutingTicks(ring, redispatch, retainedLine);
         this.shared = new SharedSubscriptions<>(context.limits().sharedSubscriptionStrategy());
         this.counters = counters;
@@ -232,9 +234,26 @@ public final class RoutingStage implements Stage
         return ticks.hasPendingWork() || epochs.hasReload();
     }
 
+    /**
+     * @return the SUBSCRIBEs whose retained messages go out in parts (tests), null on a shard above 0.
+     */
+    RetainedLine retainedLine()
+    {
+        return retainedLine;
+    }
+
     public long wakeWithinMs()
     {
         return ticks.dueInMs();
+    }
+
+    /**
+     * @param wakeRing wakes the ring's first stage when this stage puts a tick on the ring, where that stage sleeps
+     *                 on a thread of its own (set before the threads start).
+     */
+    public void wakeRingWith(final Runnable wakeRing)
+    {
+        ticks.wakeRingWith(wakeRing);
     }
 
     public boolean onEvent(final IngressEvent event)

@@ -26,6 +26,10 @@ final class RoutingTicks
     private final org.agrona.collections.IntArrayQueue dueWillSessions = new org.agrona.collections.IntArrayQueue();
     private final ArrayDeque<SharedRedispatch.Entry> dueRedispatch = new ArrayDeque<>();
     private boolean tickPending;
+    /** Wakes the ring's first stage where it sleeps on a thread of its own (dedicated threading). */
+    private Runnable wakeRing = () ->
+    {
+    };
     /** A tick is wanted for no message: a sharded expiry poll, or sessions that ended between events. */
     private boolean tickWanted;
     private boolean tickWill;
@@ -110,11 +114,20 @@ final class RoutingTicks
 
     /**
      * @return how long the stage's thread may sleep before a part of retained messages is due,
-     * {@link Long#MAX_VALUE} when none waits.
+     * {@link Long#MAX_VALUE} when none waits or a tick is on its way (it wakes the stage as it comes).
      */
     long dueInMs()
     {
-        return null == retained || null == ring ? Long.MAX_VALUE : retained.dueInMs(System.nanoTime() / 1_000_000);
+        return null == retained || null == ring || tickPending ? Long.MAX_VALUE :
+            retained.dueInMs(System.nanoTime() / 1_000_000);
+    }
+
+    /**
+     * @param wakeRing wakes the ring's first stage (before the threads start).
+     */
+    void wakeRingWith(final Runnable wakeRing)
+    {
+        this.wakeRing = wakeRing;
     }
 
     private void requestTick()
@@ -134,6 +147,7 @@ final class RoutingTicks
         }
         ring.get(sequence).end(IngressEvent.TICK, 0, IngressEvent.SYSTEM_CONNECTION, MqttVersion.V5);
         ring.publish(sequence);
+        wakeRing.run(); // else a tick waits out the first stage's sleep, up to 100 ms
         tickPending = true;
         tickWanted = false;
     }

@@ -195,15 +195,15 @@ final class SubscriptionChanges
             // retained messages are sent for every new or replaced subscription [MQTT-3.3.1-6] [MQTT-3.8.4-3],
             // as its Retain Handling says [MQTT-3.3.1-9] [MQTT-3.3.1-10] [MQTT-3.3.1-11], once per distinct
             // filter of this SUBSCRIBE (by shard 0 alone: the other shards' output is dropped)
-            if (null != pending)
-            {
-                line.forget(pending, subscription); // what was still to go of it is sent anew, or not at all
-            }
             final int handling = SubscriptionOptions.retainHandling(options);
             if (null == line || handling == SubscriptionOptions.DO_NOT_SEND_RETAINED ||
                 (handling == SubscriptionOptions.SEND_RETAINED_IF_NEW && !isNew) || !subscribeFilters.add(written))
             {
-                continue;
+                continue; // what an earlier SUBSCRIBE of it still has to send goes on
+            }
+            if (null != pending)
+            {
+                line.forget(pending, subscription); // sent anew from the start: the rest of before not besides
             }
             if (null == pending && retainedSteps > 0)
             {
@@ -216,11 +216,9 @@ final class SubscriptionChanges
                     continue;
                 }
                 pending = line.open(session.id(), event.connectionId, address, monotonicMs());
+                pending.walking = subscription;
+                pending.walk = walk;
                 counters.increment(BrokerCounters.RETAINED_IN_PARTS);
-                if (!line.keep(pending, subscription, walk))
-                {
-                    counters.increment(BrokerCounters.RETAINED_NOT_SENT); // the paused walks hold what they may
-                }
                 continue;
             }
             if (null == pending)
@@ -261,6 +259,32 @@ final class SubscriptionChanges
         final long budget = retainedBudget(session, pending.addressKey);
         retainedSteps = budget;
         retainedLimit = RetainedLine.PART_BYTES;
+        boolean served = false;
+        try
+        {
+            sendPart(event, session, pending);
+            served = true;
+        }
+        finally
+        {
+            countSteps(session, pending.addressKey, budget - retainedSteps);
+            if (served)
+            {
+                line.served(pending, nowMs);
+            }
+            else
+            {
+                counters.increment(BrokerCounters.RETAINED_NOT_SENT); // a walk that threw is not gone on with
+                line.drop(pending);
+            }
+        }
+    }
+
+    /**
+     * Walks on within the part's steps until the part holds a subscription's messages, or nothing is left.
+     */
+    private void sendPart(final IngressEvent event, final RoutingSession session, final RetainedLine.Pending pending)
+    {
         while (retainedSteps > 0)
         {
             if (null != pending.walk && session.subscription(pending.walking.filter()) != pending.walking)
@@ -269,10 +293,10 @@ final class SubscriptionChanges
             }
             if (null == pending.walk)
             {
-                final Subscription next = pending.waiting.poll();
+                final Subscription next = line.nextWaiting(pending);
                 if (null == next)
                 {
-                    break;
+                    return;
                 }
                 if (session.subscription(next.filter()) != next)
                 {
@@ -292,17 +316,11 @@ final class SubscriptionChanges
             {
                 line.endWalk(pending);
             }
-            else if (!line.keep(pending, subscription, walk))
-            {
-                counters.increment(BrokerCounters.RETAINED_NOT_SENT); // the paused walks hold what they may
-            }
             if (output.retainedCount() > 0)
             {
-                break; // one subscription's part per tick: the tick carries one subscription identifier
+                return; // one subscription's part per tick: the tick carries one subscription identifier
             }
         }
-        countSteps(session, pending.addressKey, budget - retainedSteps);
-        line.served(pending, nowMs);
     }
 
     /**
@@ -474,6 +492,11 @@ final class SubscriptionChanges
             if (null != subscription)
             {
                 unindex(subscription);
+                if (null != line)
+                {
+                    // none of the rest of its retained messages after the UNSUBACK [MQTT-3.10.4-2]
+                    line.forget(line.of(session.id(), event.connectionId), subscription);
+                }
             }
             // one reason code per filter in 5.0 [MQTT-3.11.3-1]
             output.addGranted(null != subscription ? ReasonCode.SUCCESS : ReasonCode.NO_SUBSCRIPTION_EXISTED);

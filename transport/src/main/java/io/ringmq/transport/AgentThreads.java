@@ -162,6 +162,7 @@ final class AgentThreads
                     agents[i].shardWake(shardWakes[i]);
                 }
                 final Wakeable authWake = wakeable(authIdle);
+                pipeline.routing().wakeRingWith(authWake::wake); // its ticks: the auth thread takes them at once
                 auth.afterWork(() ->
                 {
                     routeWakes[0].wake();

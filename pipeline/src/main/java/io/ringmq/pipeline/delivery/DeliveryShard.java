@@ -205,6 +205,14 @@ public final class DeliveryShard implements Stage
                 ReasonCode.UNSPECIFIED_ERROR));
             output.close(event.connectionId);
         }
+        else if (event.kind == IngressEvent.TICK)
+        {
+            if (event.retainedCount > 0)
+            {
+                // a part of a SUBSCRIBE's retained messages, lost with its slot (a tick is no connection's end)
+                counters.increment(BrokerCounters.RETAINED_NOT_SENT);
+            }
+        }
         else
         {
             connections.onConnectionEnd(event);

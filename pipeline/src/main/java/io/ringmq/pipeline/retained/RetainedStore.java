@@ -52,8 +52,10 @@ public final class RetainedStore
     private static final int MAX_KEPT_STACK_CAPACITY = 1024;
     // a frame's filter index for a frame under a '#': it collects the node and everything below it
     private static final int ALL = -1;
-    // a frame's cursor before the frame's node has been looked at
+    // a frame's state before the frame's node has been looked at
     private static final int UNVISITED = -1;
+    // a frame's state once it hands out its node's children ({@code Walk#next})
+    private static final int ITERATING = 0;
 
     private int maxCount;
     private long maxBytes;
@@ -243,6 +245,7 @@ public final class RetainedStore
             child.exemptNode = exempt;
             child.sequence = ++nextNodeSequence;
             node.children.put(level, child);
+            node.append(child);
             node = child;
             pos = levelEnd + 1;
         }
@@ -363,10 +366,11 @@ public final class RetainedStore
 
     /**
      * Goes on with a walk until it ends, the visitor returns false (the message it refused is visited again next
-     * time) or {@code maxSteps} steps are taken. Where it stops part-way through a level, it takes the children it
-     * has still to visit there, so that what changes in the store before it goes on neither repeats nor skips a
-     * topic that was there all along. A message replaced since is visited as it is now, one cleared since is not; a
-     * topic added since is visited only under a level the walk had not begun (its subscriber had it live too).
+     * time) or {@code maxSteps} steps are taken. What changes in the store between its parts neither repeats nor
+     * skips a topic that was there all along: a level's children are visited in the order they were made, along links
+     * a child taken out keeps ({@code Node#next}), so a walk that stopped on one goes on from it to those after it. A
+     * message replaced since is visited as it is now, one cleared since is not; a topic added since is visited unless
+     * the walk is past its place (its subscriber had it live too).
      *
      * @return the steps taken; more than {@code maxSteps} means the walk was cut short.
      */
@@ -376,10 +380,6 @@ public final class RetainedStore
         if (walk.done())
         {
             walk.clear();
-        }
-        else
-        {
-            walk.keepPlace();
         }
         return steps;
     }
@@ -458,9 +458,8 @@ public final class RetainedStore
         final int top = walk.size - 1;
         final Node node = walk.nodes[top];
         final int index = walk.indexes[top];
-        int cursor = walk.cursors[top];
 
-        if (UNVISITED == cursor)
+        if (UNVISITED == walk.cursors[top])
         {
             // under a '#' every message below it matches, every filter level matched, "a/#" matches "a" too
             // [MQTT-4.7.1-2]
@@ -484,26 +483,25 @@ public final class RetainedStore
                 }
                 return;
             }
-            cursor = 0;
         }
 
-        // a '#' or '+' frame, or a frame under a '#': hand out the next child, if any is left; from the children
-        // it took when it stopped, if it stopped here before
-        final Node[] rest = walk.rest[top];
-        final LevelTable<Node> children = node.children;
-        final int end = null == rest ? children.capacity() : rest.length;
+        // a '#' or '+' frame, or a frame under a '#': hand out the next child, if any is left, in the order the
+        // children were made
+        Node child = UNVISITED == walk.cursors[top] ? node.first : walk.next[top];
+        walk.cursors[top] = ITERATING;
         // '+' and '#' in the first level skip topics that start with '$' [MQTT-4.7.2-1]
         final boolean skipDollar = 0 == index;
-        while (cursor < end)
+        while (null != child)
         {
-            final Node child = null == rest ? children.at(cursor++) : rest[cursor++];
-            if (null != child && !(skipDollar && isDollar(child.level)))
+            final Node after = child.next;
+            if (!(skipDollar && isDollar(child.level)))
             {
-                walk.cursors[top] = cursor;
+                walk.next[top] = after;
                 final boolean hash = ALL == index || isHash(levels[index]);
                 walk.push(child, hash ? ALL : index + 1);
                 return;
             }
+            child = after;
         }
         walk.pop();
     }
@@ -545,6 +543,7 @@ public final class RetainedStore
             while (null != node.parent && null == node.message && node.children.isEmpty())
             {
                 node.parent.children.remove(node.level);
+                node.parent.unlink(node);
                 nodeBytes -= NODE_BYTES + node.level.length;
                 if (node.exemptNode)
                 {
@@ -662,8 +661,9 @@ public final class RetainedStore
 
     /**
      * Where a walk of the store along one filter is: its work stack, one frame per trie level under way (the node,
-     * the index of the filter level it is compared with or {@link #ALL}, a cursor over its children), and, for a
-     * level it stopped part-way through, the children it had still to visit there. Owned by the store's thread.
+     * the index of the filter level it is compared with or {@link #ALL}, whether it hands out children yet, and the
+     * child it hands out next). It holds a reference per level of the trie it is in, nothing per child. Owned by
+     * the store's thread.
      */
     public static final class Walk
     {
@@ -671,13 +671,11 @@ public final class RetainedStore
         private Node[] nodes = new Node[INITIAL_STACK_CAPACITY];
         private int[] indexes = new int[INITIAL_STACK_CAPACITY];
         private int[] cursors = new int[INITIAL_STACK_CAPACITY];
-        /** Per frame: the children it had still to visit when the walk stopped there, or null (its node's own). */
-        private Node[][] rest = new Node[INITIAL_STACK_CAPACITY][];
+        /** Per frame handing out children: the one it hands out next (null: none left). */
+        private Node[] next = new Node[INITIAL_STACK_CAPACITY];
         private int size;
         /** The visitor refused a message: the walk stopped on it. */
         private boolean refused;
-        /** Nodes the walk holds between its parts: its frames and the children they took. */
-        private long held;
 
         Walk()
         {
@@ -691,52 +689,10 @@ public final class RetainedStore
             return 0 == size;
         }
 
-        /**
-         * @return the nodes this walk holds between its parts (its frames and the children they took when it
-         * stopped), each a reference of heap: what the caller bounds.
-         */
-        public long held()
-        {
-            return held;
-        }
-
         private void start(final byte[][] levels, final Node root)
         {
             this.levels = levels;
             push(root, 0);
-        }
-
-        /**
-         * The walk stops part-way: each level it is handing out children of takes those it has still to visit now,
-         * while they are as they were when it began there.
-         */
-        private void keepPlace()
-        {
-            held = size;
-            for (int i = 0; i < size; i++)
-            {
-                if (UNVISITED != cursors[i] && null == rest[i])
-                {
-                    final LevelTable<Node> children = nodes[i].children;
-                    int left = 0;
-                    for (int c = cursors[i]; c < children.capacity(); c++)
-                    {
-                        left += null == children.at(c) ? 0 : 1;
-                    }
-                    final Node[] taken = new Node[left];
-                    for (int c = cursors[i], t = 0; t < left; c++)
-                    {
-                        final Node child = children.at(c);
-                        if (null != child)
-                        {
-                            taken[t++] = child;
-                        }
-                    }
-                    rest[i] = taken;
-                    cursors[i] = 0;
-                }
-                held += null == rest[i] ? 0 : rest[i].length;
-            }
         }
 
         private void push(final Node node, final int index)
@@ -747,26 +703,25 @@ public final class RetainedStore
                 nodes = Arrays.copyOf(nodes, capacity);
                 indexes = Arrays.copyOf(indexes, capacity);
                 cursors = Arrays.copyOf(cursors, capacity);
-                rest = Arrays.copyOf(rest, capacity);
+                next = Arrays.copyOf(next, capacity);
             }
             nodes[size] = node;
             indexes[size] = index;
-            rest[size] = null;
+            next[size] = null;
             cursors[size++] = UNVISITED;
         }
 
         private void pop()
         {
             nodes[--size] = null; // a pruned node must not stay reachable from the stack
-            rest[size] = null;
+            next[size] = null;
         }
 
         private void clear()
         {
             Arrays.fill(nodes, 0, size, null);
-            Arrays.fill(rest, 0, size, null);
+            Arrays.fill(next, 0, size, null);
             size = 0;
-            held = 0;
             levels = null;
         }
     }
@@ -785,11 +740,58 @@ public final class RetainedStore
         private long sequence;
         /** Whether it is among {@link #expiring}. */
         private boolean expiring;
+        /**
+         * Its children in the order they were made, for walks ({@link Walk}): the first and last, and each child's
+         * neighbours. A child taken out keeps its {@link #next}, so a walk that stopped on it still reaches every
+         * child after it that was there all along.
+         */
+        private Node first;
+        private Node last;
+        private Node previous;
+        private Node next;
 
         Node(final Node parent, final byte[] level)
         {
             this.parent = parent;
             this.level = level;
+        }
+
+        private void append(final Node child)
+        {
+            child.previous = last;
+            if (null == last)
+            {
+                first = child;
+            }
+            else
+            {
+                last.next = child;
+            }
+            last = child;
+        }
+
+        /**
+         * Takes a child out of the order; its own {@link #next} stays, for a walk that stopped on it.
+         */
+        private void unlink(final Node child)
+        {
+            if (null == child.previous)
+            {
+                first = child.next;
+            }
+            else
+            {
+                child.previous.next = child.next;
+            }
+            if (null == child.next)
+            {
+                last = child.previous;
+            }
+            else
+            {
+                child.next.previous = child.previous;
+            }
+            child.previous = null;
         }
     }
 

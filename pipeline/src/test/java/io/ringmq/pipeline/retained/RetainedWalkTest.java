@@ -118,7 +118,8 @@ class RetainedWalkTest
 
     @Test
     @DisplayName("the store changing between parts: a message there throughout is visited exactly once, one cleared " +
-        "before its turn is not, a replaced one as it is now, and nothing twice")
+        "before its turn is not, a replaced one as it is now; only a topic cleared and put again (a new message, its " +
+        "subscriber had it live) may come twice")
     void changesBetweenPartsNeitherRepeatNorSkip()
     {
         for (long seed = 1; seed <= 40; seed++)
@@ -134,6 +135,7 @@ class RetainedWalkTest
             }
             final Set<String> throughout = new HashSet<>(model.keySet()); // there from start to end
             final Set<String> gone = new HashSet<>(); // cleared before their turn, not put again
+            final Set<String> putAgain = new HashSet<>(); // cleared, then put again: a new node, at the end
             final List<String> visited = new ArrayList<>();
             final long s = seed;
             final RetainedStore.Walk walk = changing.walk(random.nextBoolean() ? "f/#" : "f/+/+");
@@ -147,7 +149,6 @@ class RetainedWalkTest
                         .isEqualTo(model.get(t));
                     return true;
                 }, 1 + random.nextInt(20));
-                assertThat(walk.held()).isLessThanOrEqualTo(1_000);
                 // between parts: new topics (tables grow and move their children), clears (they shrink), replaces
                 for (int c = random.nextInt(30); c > 0; c--)
                 {
@@ -165,36 +166,26 @@ class RetainedWalkTest
                     }
                     else
                     {
+                        if (!model.containsKey(t))
+                        {
+                            putAgain.add(t);
+                        }
                         model.put(t, value);
                         gone.remove(t);
                     }
                 }
             }
-            assertThat(visited).as("seed " + seed).doesNotHaveDuplicates();
+            final Set<String> once = new HashSet<>();
+            for (final String t : visited)
+            {
+                if (!once.add(t))
+                {
+                    assertThat(putAgain).as("visited twice, seed " + seed).contains(t);
+                }
+            }
             assertThat(visited).as("seed " + seed).containsAll(throughout);
             assertThat(visited).as("seed " + seed).doesNotContainAnyElementsOf(gone);
-            assertThat(walk.held()).isZero();
         }
-    }
-
-    @Test
-    @DisplayName("a walk holds the children it took where it stopped, and nothing once done")
-    void heldIsWhatItTook()
-    {
-        for (int i = 0; i < 1_000; i++)
-        {
-            put("flat/" + i, "x");
-        }
-        final RetainedStore.Walk walk = store.walk("flat/#");
-        store.resume(walk, message -> true, 10);
-        assertThat(walk.done()).isFalse();
-        assertThat(walk.held()).as("the flat level's children still to visit, and its frames")
-            .isBetween(990L, 1_010L);
-        while (!walk.done())
-        {
-            store.resume(walk, message -> true, 100);
-        }
-        assertThat(walk.held()).isZero();
     }
 
     private static void put(final RetainedStore target, final String topic, final String payload)
