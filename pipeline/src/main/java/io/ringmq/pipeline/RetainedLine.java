@@ -175,6 +175,14 @@ final class RetainedLine
     }
 
     /**
+     * @return whether no record is in line.
+     */
+    boolean isEmpty()
+    {
+        return line.isEmpty();
+    }
+
+    /**
      * @return whether a record's turn has come by {@code nowMs}.
      */
     boolean due(final long nowMs)

@@ -109,7 +109,8 @@ final class RoutingTicks
 
     private boolean retainedDue()
     {
-        return null != retained && retained.due(System.nanoTime() / 1_000_000);
+        // no clock read on the PUBLISH path while nothing waits
+        return null != retained && !retained.isEmpty() && retained.due(System.nanoTime() / 1_000_000);
     }
 
     /**
@@ -118,7 +119,7 @@ final class RoutingTicks
      */
     long dueInMs()
     {
-        return null == retained || null == ring || tickPending ? Long.MAX_VALUE :
+        return null == retained || null == ring || tickPending || retained.isEmpty() ? Long.MAX_VALUE :
             retained.dueInMs(System.nanoTime() / 1_000_000);
     }
 
