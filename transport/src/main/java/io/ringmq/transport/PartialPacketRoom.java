@@ -1,5 +1,8 @@
 package io.ringmq.transport;
 
+import io.ringmq.pipeline.auth.AddressKeys;
+import org.agrona.collections.Long2LongHashMap;
+import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.ObjectHashSet;
 
 import java.util.ArrayDeque;
@@ -16,7 +19,8 @@ import java.util.ArrayDeque;
  * {@link IdleBuffers} sweeps and is no longer counted. Past {@link #limitBytes}:
  * <ul>
  *   <li>a connection whose partial packet would grow its own buffer past what it has reserved waits, unread (its bytes
- *   stay in the socket, and TCP slows its client), in line, until holders give room back, first in line first; one
+ *   stay in the socket, and TCP slows its client), in line, until holders give room back, the first of the address
+ *   holding the least room first ({@code --max-connections-per-address}' address; loopback counts for none); one
  *   connection at a time, the {@link #overdraft}, reads on past the limit until its partial packet ends, so a packet
  *   larger than the room left (up to {@code --max-packet-size}) always gets through, one at a time;</li>
  *   <li>a connection holding nothing, or a short partial packet ({@link InboundBuffers}' carried length), reads at
@@ -55,7 +59,19 @@ final class PartialPacketRoom
     private long heldBytes;
     /** The connections holding bytes, counted ({@link Progress#admittedBytes} above 0). */
     private final ObjectHashSet<Connection> holders = new ObjectHashSet<>();
-    private final ArrayDeque<Connection> waiting = new ArrayDeque<>();
+    /**
+     * The waiting connections, a line per group their room is counted for (a limited address, or
+     * {@link AddressKeys#NONE} for those counted for none), each in the order they came: the next given room is the
+     * first of the group holding the least, so one host's flood of stalled holders gives way to another's packet.
+     */
+    private final Long2ObjectHashMap<ArrayDeque<Connection>> lines = new Long2ObjectHashMap<>();
+    private int waiting;
+    /** The order the waiting connections came in (a count of arrivals). */
+    private long arrivals;
+    /** Room held per limited address; only addresses holding some. */
+    private final Long2LongHashMap heldByAddress = new Long2LongHashMap(0);
+    /** Room held by connections counted for no address. */
+    private long heldForNone;
     /** The one connection reading on past the limit until its partial packet ends, or null. */
     private Connection overdraft;
     private long nowMs;
@@ -101,26 +117,29 @@ final class PartialPacketRoom
      */
     boolean reserve(final Connection connection, final int needs)
     {
-        if (connection == overdraft || (waiting.isEmpty() && heldBytes + needs - held(connection) <= limitBytes))
+        if (connection == overdraft || (0 == waiting && heldBytes + needs - held(connection) <= limitBytes))
         {
             progress(connection).reserved = true;
             count(connection, needs);
             return true;
         }
-        if (null == overdraft && waiting.isEmpty())
+        if (null == overdraft && 0 == waiting)
         {
             overdraft = connection; // the one read past the limit: its packet gets through, the next waits for it
             progress(connection).reserved = true;
             count(connection, needs);
             return true;
         }
-        if (waiting.isEmpty())
+        if (0 == waiting)
         {
             startPeriods(); // progress is judged only while connections wait: from now
         }
-        progress(connection).waitingForRoom = true;
-        progress(connection).roomWanted = needs;
-        waiting.addLast(connection);
+        final Progress progress = progress(connection);
+        progress.waitingForRoom = true;
+        progress.roomWanted = needs;
+        progress.waitedFrom = ++arrivals;
+        lines.computeIfAbsent(progress.addressKey, key -> new ArrayDeque<>()).addLast(connection);
+        waiting++;
         connection.updateInterest();
         return false;
     }
@@ -131,7 +150,7 @@ final class PartialPacketRoom
      */
     boolean roomForRead()
     {
-        return waiting.isEmpty() && heldBytes + readBytes <= limitBytes;
+        return 0 == waiting && heldBytes + readBytes <= limitBytes;
     }
 
     /**
@@ -205,6 +224,7 @@ final class PartialPacketRoom
         {
             progress = new Progress();
             progress.socketBytes = null == connection.layer ? 0 : connection.layer.bytesFromSocket();
+            progress.addressKey = InboundConnects.limitedAddressKey(connection); // admitted: its address is known
             connection.progress = progress;
         }
         return progress;
@@ -242,7 +262,24 @@ final class PartialPacketRoom
             return;
         }
         heldBytes += held - before;
-        progress(connection).admittedBytes = held;
+        final Progress progress = progress(connection);
+        progress.admittedBytes = held;
+        if (AddressKeys.NONE == progress.addressKey)
+        {
+            heldForNone += held - before;
+        }
+        else
+        {
+            final long byAddress = heldByAddress.get(progress.addressKey) + held - before;
+            if (0 == byAddress)
+            {
+                heldByAddress.remove(progress.addressKey); // the table holds only addresses holding some
+            }
+            else
+            {
+                heldByAddress.put(progress.addressKey, byAddress);
+            }
+        }
         if (0 == before)
         {
             holders.add(connection);
@@ -270,8 +307,7 @@ final class PartialPacketRoom
     {
         if (waiting(connection))
         {
-            connection.progress.waitingForRoom = false;
-            waiting.remove(connection);
+            leaveLine(connection, false);
         }
         if (connection == overdraft)
         {
@@ -282,14 +318,14 @@ final class PartialPacketRoom
     }
 
     /**
-     * Waiters read again, first in line first, each with the room it waits for reserved; when the first cannot have it
-     * and none reads past the limit, it does.
+     * Waiters read again, the first of the group holding the least room first, each with the room it waits for
+     * reserved; when that one cannot have it and none reads past the limit, it does.
      */
     private void resume()
     {
-        while (!waiting.isEmpty())
+        while (0 != waiting)
         {
-            final Connection next = waiting.peekFirst();
+            final Connection next = nextInLine();
             final int wanted = progress(next).roomWanted;
             if (heldBytes + wanted - held(next) > limitBytes)
             {
@@ -299,8 +335,7 @@ final class PartialPacketRoom
                 }
                 overdraft = next;
             }
-            waiting.pollFirst();
-            progress(next).waitingForRoom = false;
+            leaveLine(next, true);
             progress(next).reserved = true;
             count(next, Math.max(held(next), wanted)); // more: no resume from within
             startPeriod(next); // it was not read for the broker's sake: its progress is judged from now
@@ -309,6 +344,53 @@ final class PartialPacketRoom
             next.lastPacketMs = Math.max(next.lastPacketMs, nowMs);
             next.updateInterest();
         }
+    }
+
+    /**
+     * @return the waiting connection whose group (its limited address, or those counted for none) holds the least
+     * room, the first in line among equals: a look at each group's first, not at every waiter.
+     */
+    private Connection nextInLine()
+    {
+        Connection next = null;
+        long least = Long.MAX_VALUE;
+        for (final Long2ObjectHashMap<ArrayDeque<Connection>>.EntryIterator groups = lines.entrySet().iterator();
+            groups.hasNext(); )
+        {
+            groups.next();
+            final long key = groups.getLongKey();
+            final Connection first = groups.getValue().peekFirst();
+            final long holds = AddressKeys.NONE == key ? heldForNone : heldByAddress.get(key);
+            if (holds < least || (holds == least && null != next && first.progress.waitedFrom < next.progress.waitedFrom))
+            {
+                next = first;
+                least = holds;
+            }
+        }
+        return next;
+    }
+
+    /**
+     * @param first whether it is the first of its group's line (given room), else anywhere in it (closed).
+     */
+    private void leaveLine(final Connection connection, final boolean first)
+    {
+        final Progress progress = connection.progress;
+        progress.waitingForRoom = false;
+        final ArrayDeque<Connection> line = lines.get(progress.addressKey);
+        if (first)
+        {
+            line.pollFirst();
+        }
+        else
+        {
+            line.remove(connection);
+        }
+        if (line.isEmpty())
+        {
+            lines.remove(progress.addressKey); // the table holds only groups with connections waiting
+        }
+        waiting--;
     }
 
     /**
@@ -324,7 +406,7 @@ final class PartialPacketRoom
      */
     Connection stalled(final boolean looking)
     {
-        if (!looks.open(looking, !waiting.isEmpty(), nowMs))
+        if (!looks.open(looking, 0 != waiting, nowMs))
         {
             return null;
         }
@@ -423,7 +505,7 @@ final class PartialPacketRoom
      */
     int waiting()
     {
-        return waiting.size();
+        return waiting;
     }
 
     /**
@@ -449,5 +531,9 @@ final class PartialPacketRoom
         int roomWanted;
         /** Holding less than a read's worth, it failed its last period: one more and it is stalled. */
         boolean missed;
+        /** The group its room is counted for: its limited address ({@code AddressKeys}), or none. */
+        long addressKey;
+        /** While it waits: its place in the order of arrivals. */
+        long waitedFrom;
     }
 }

@@ -96,6 +96,53 @@ class PartialPacketRoomTest
     }
 
     @Test
+    @DisplayName("room goes first to the waiter of the address holding the least: one host's holders and waiters give "
+        + "way to another host's packet, which came last; among one address's, first in line first")
+    void theAddressHoldingLeastGoesFirst() throws Exception
+    {
+        final PartialPacketRoom room = new PartialPacketRoom(4L * READ, READ);
+        final java.net.InetAddress flood = java.net.InetAddress.getByName("10.0.0.1");
+        final java.util.List<Connection> flooders = new java.util.ArrayList<>();
+        for (int i = 0; i < 4; i++)
+        {
+            flooders.add(holding(room, from(flood), READ));
+        }
+        final Connection over = holding(room, from(flood), READ); // past the limit
+        final java.util.List<Connection> floodWaiters = new java.util.ArrayList<>();
+        for (int i = 0; i < 5; i++)
+        {
+            final Connection waiter = from(flood);
+            assertThat(room.reserve(waiter, READ)).isFalse();
+            floodWaiters.add(waiter);
+        }
+        final Connection honest = from(java.net.InetAddress.getByName("10.0.0.2"));
+        assertThat(room.reserve(honest, READ)).isFalse();
+        assertThat(room.waiting()).isEqualTo(6);
+
+        room.packetEnded(over);
+        assertThat(honest.readable()).as("the other host's, though it came last, reads past the limit").isTrue();
+        assertThat(floodWaiters).noneMatch(Connection::readable);
+        room.release(honest);
+        assertThat(floodWaiters.get(0).readable()).as("then the flood's first in line").isTrue();
+        assertThat(floodWaiters.subList(1, 5)).noneMatch(Connection::readable);
+        for (final Connection connection : floodWaiters)
+        {
+            room.release(connection);
+        }
+        room.release(over);
+        flooders.forEach(room::release);
+        assertThat(room.heldBytes()).isZero();
+        assertThat(room.waiting()).isZero();
+    }
+
+    private Connection from(final java.net.InetAddress address)
+    {
+        final Connection connection = admitted();
+        connection.limitedAddress = address;
+        return connection;
+    }
+
+    @Test
     @DisplayName("a closed waiter leaves the line; a closed connection reading past the limit hands that on")
     void closedConnectionsLeaveTheLine()
     {
