@@ -2,14 +2,16 @@
 # N admitted clients, each from its own loopback source address, each sending all but the last 1,000 bytes of a
 # QoS 0 PUBLISH of LENGTH bytes (remaining length), then nothing, held HOLD seconds (default 10). Meanwhile, from
 # other addresses, probes: a fresh client's CONNECT answered, and a large message (100 KB) published and delivered
-# back to its own subscription. Stops by itself.
-#   python3 partialpub.py PORT N LENGTH [HOLD]      e.g. partialpub.py 1883 450 262000
+# back to its own subscription. Stops by itself. With `one-host`, every flooding client comes from one source address
+# (give the broker --limit-loopback, and --max-connections-per-address N or more, to count it as one host).
+#   python3 partialpub.py PORT N LENGTH [HOLD] [one-host]      e.g. partialpub.py 1883 450 262000
 # Prints: clients admitted, then each probe (seconds after the flood was in) and whether it got through.
 import sys
 import time
 from mqttraw import dial, connect, accepted, read_packet, recv_exactly, packet, utf8, vbi
 port, n, length = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 hold = float(sys.argv[4]) if len(sys.argv) > 4 else 10
+one_host = len(sys.argv) > 5 and sys.argv[5] == 'one-host'
 
 
 def admitted(index, client_id):
@@ -23,7 +25,7 @@ def admitted(index, client_id):
 socks, refused = [], 0
 for i in range(n):
     try:
-        s = admitted(i, b'flood-%d' % i)
+        s = admitted(0 if one_host else i, b'flood-%d' % i)
         topic = utf8(b'flood/%d' % i)
         s.sendall(bytes([0x30]) + vbi(length) + topic + b'x' * (length - len(topic) - 1000))
         socks.append(s)
