@@ -52,8 +52,17 @@ final class RetainedLine
         }
     }
 
+    private final RetainedStore store;
     private final Int2ObjectHashMap<Pending> bySession = new Int2ObjectHashMap<>();
     private final ArrayDeque<Pending> line = new ArrayDeque<>();
+
+    /**
+     * @param store the store the walks are of: a walk that will not go on is handed back to it.
+     */
+    RetainedLine(final RetainedStore store)
+    {
+        this.store = store;
+    }
 
     /**
      * @return the session's record for this connection, or null; a record of an earlier connection of the session
@@ -104,6 +113,10 @@ final class RetainedLine
      */
     void endWalk(final Pending pending)
     {
+        if (null != pending.walk)
+        {
+            store.release(pending.walk); // a walk paused part-way is kept track of by the store until then
+        }
         pending.walk = null;
         pending.walking = null;
     }

@@ -104,9 +104,6 @@ public final class RoutingStage implements Stage
         this.access = new RoutingAccess(accessRules, control, counters, context.auth().useUserNameAsClientId(),
             shard == 0, context.auth().checkRetainSource());
         this.failedCommits = failedCommits;
-        // shard 0 alone sends retained messages: the other shards' output is dropped
-        this.retainedLine = 0 == shard ? new RetainedLine() : null;
-        this.ticks = new RoutingTicks(ring, redispatch, retainedLine);
         this.shared = new SharedSubscriptions<>(context.limits().sharedSubscriptionStrategy());
         this.counters = counters;
         this.log = log;
@@ -114,6 +111,9 @@ public final class RoutingStage implements Stage
             context.memory().clientSessionMemoryBytes()));
         this.retained = new RetainedStore(context.limits().maxRetainedMessages(), context.limits().retainedBytes(),
             true);
+        // shard 0 alone sends retained messages: the other shards' output is dropped
+        this.retainedLine = 0 == shard ? new RetainedLine(retained) : null;
+        this.ticks = new RoutingTicks(ring, redispatch, retainedLine);
         final SubscriptionChanges subscriptions = new SubscriptionChanges(context, index, shared, retained, output,
             sessionCounters, sessions.memory(), access, retainedLine);
         output.maxTargets(context.limits().maxSessions()); // the routing log holds a target per session, no more
@@ -232,6 +232,14 @@ public final class RoutingStage implements Stage
     public boolean hasPendingWork()
     {
         return ticks.hasPendingWork() || epochs.hasReload();
+    }
+
+    /**
+     * @return this stage's retained store (tests).
+     */
+    RetainedStore retainedStore()
+    {
+        return retained;
     }
 
     /**

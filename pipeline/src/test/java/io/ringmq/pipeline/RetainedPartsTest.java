@@ -215,6 +215,7 @@ class RetainedPartsTest
         assertThat(unsuback).as("the UNSUBACK").isPositive();
         assertThat(sent.subList(unsuback, sent.size())).noneMatch(RetainedPartsTest::isPublish);
         assertThat(publishedTopics(sent)).hasSizeLessThan(RETAINED);
+        assertThat(harness.pipeline.routing().retainedStore().pinCount()).as("its paused walk let go of").isZero();
     }
 
     @Test
@@ -251,6 +252,7 @@ class RetainedPartsTest
         assertThat(publishedTopics(sent)).as("retained messages are sent for a SUBSCRIBE, not for a reconnect")
             .isEmpty();
         assertThat(harness.outbound.takePackets(2)).noneMatch(RetainedPartsTest::isPublish);
+        assertThat(harness.pipeline.routing().retainedStore().pinCount()).as("its paused walk let go of").isZero();
     }
 
     @Test

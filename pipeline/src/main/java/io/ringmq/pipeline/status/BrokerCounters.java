@@ -171,7 +171,7 @@ public final class BrokerCounters
         "topic filters refused (invalid or too deep)", "retained messages refused (max-retained)",
         "messages dropped (max-queued-bytes)", "persistent sessions expired",
         "packets backlogged (outbound ring full)", "message log full (reads paused)",
-        "retained messages not sent (over 1 MiB, or the paused walks at their bound)", "sessions moved between delivery shards",
+        "retained messages not sent (larger than a packet, or their part's slot failed)", "sessions moved between delivery shards",
         "first packets refused (not CONNECT, or over max-connect-size)",
         "connections refused (max-connections-per-address)", "connections refused (memory-budget)",
         "QoS 0 shed (memory-budget)", "PUBLISH refused (max-topic-levels)", "PUBLISH refused (max-topic-length)",

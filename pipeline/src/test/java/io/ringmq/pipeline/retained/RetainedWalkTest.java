@@ -188,6 +188,60 @@ class RetainedWalkTest
         }
     }
 
+    @Test
+    @DisplayName("a paused walk holds nothing taken out of the trie since: a million topics put and cleared behind " +
+        "one cost it no memory and its next part a step each of those left (review of a3054d0: 160 MiB, and two " +
+        "steps each)")
+    void aPausedWalkHoldsNoChainOfClearedTopics()
+    {
+        put("p/x", "held");
+        for (int i = 0; i < 100; i++)
+        {
+            put("t" + i, "v");
+        }
+        final RetainedStore.Walk walk = store.walk("#");
+        store.resume(walk, message -> !topic(message).equals("p/x"), 1_000); // stops on p/x, t0 next at the root
+        assertThat(walk.done()).isFalse();
+        for (int i = 100; i < 100 + 1_000_000; i++)
+        {
+            put("t" + i, "v");
+            put("t" + (i - 100), "");
+        }
+        assertThat(store.pinCount()).as("its frames, held by nodes in the trie").isBetween(1, 3);
+        final List<String> visited = new ArrayList<>();
+        final long steps = store.resume(walk, message -> visited.add(topic(message)), Long.MAX_VALUE);
+        assertThat(walk.done()).isTrue();
+        assertThat(steps).as("the topics there now, not those cleared").isLessThan(1_000);
+        assertThat(visited).contains("p/x").hasSize(101);
+        assertThat(store.pinCount()).isZero();
+    }
+
+    @Test
+    @DisplayName("MQTT-4.7.2-1: a first-level wildcard passes over '$' topics a step each: 100,000 of them are no " +
+        "longer one step for a walk's budget (review of a3054d0: 10,000 '+/x' filters held routing 12 s)")
+    void dollarTopicsCostAStepEach()
+    {
+        for (int i = 0; i < 10_000; i++)
+        {
+            put("$t" + i + "/x", "v");
+        }
+        put("a/x", "v");
+        final List<String> visited = new ArrayList<>();
+        final RetainedStore.Walk walk = store.walk("+/x");
+        final long steps = store.resume(walk, message -> visited.add(topic(message)), 100);
+        assertThat(steps).as("cut short by its budget").isGreaterThan(100);
+        assertThat(walk.done()).isFalse();
+        while (!walk.done())
+        {
+            store.resume(walk, message -> visited.add(topic(message)), 100);
+        }
+        assertThat(visited).containsExactly("a/x");
+        final RetainedStore.Walk released = store.walk("+/x");
+        store.resume(released, message -> true, 10);
+        store.release(released);
+        assertThat(store.pinCount()).as("a walk let go of holds nothing").isZero();
+    }
+
     private static void put(final RetainedStore target, final String topic, final String payload)
     {
         final byte[] t = topic.getBytes(StandardCharsets.UTF_8);
