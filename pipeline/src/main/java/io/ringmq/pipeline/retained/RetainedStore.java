@@ -415,12 +415,22 @@ public final class RetainedStore
             final Node next = walk.next[i];
             if (null != next)
             {
-                pins.put(next, new Pin(walk, i, pins.get(next)));
+                final Pin pin = walk.pin(i);
+                pin.node = next;
+                pin.before = null;
+                pin.after = pins.put(next, pin); // first in its child's list
+                if (null != pin.after)
+                {
+                    pin.after.before = pin;
+                }
             }
         }
         walk.pinned = true;
     }
 
+    /**
+     * Takes a walk's frames out of the registry, each in constant time however many walks a child holds.
+     */
     private void unpin(final Walk walk)
     {
         if (!walk.pinned)
@@ -430,23 +440,30 @@ public final class RetainedStore
         walk.pinned = false;
         for (int i = 0; i < walk.size; i++)
         {
-            final Node next = walk.next[i];
-            if (null == next)
+            final Pin pin = null == walk.pins ? null : walk.pins[i];
+            if (null == pin || null == pin.node)
             {
                 continue;
             }
-            Pin kept = null;
-            for (Pin pin = pins.remove(next); null != pin; pin = pin.after)
+            if (null != pin.after)
             {
-                if (pin.walk != walk || pin.frame != i)
-                {
-                    kept = new Pin(pin.walk, pin.frame, kept);
-                }
+                pin.after.before = pin.before;
             }
-            if (null != kept)
+            if (null != pin.before)
             {
-                pins.put(next, kept);
+                pin.before.after = pin.after;
             }
+            else if (null != pin.after)
+            {
+                pins.put(pin.node, pin.after);
+            }
+            else
+            {
+                pins.remove(pin.node);
+            }
+            pin.node = null;
+            pin.before = null;
+            pin.after = null;
         }
     }
 
@@ -460,22 +477,33 @@ public final class RetainedStore
             return;
         }
         final Pin moved = pins.remove(child);
-        if (null == moved || null == child.next)
+        if (null == moved)
         {
-            for (Pin pin = moved; null != pin; pin = pin.after)
-            {
-                pin.walk.next[pin.frame] = null; // none after it: the frame ends when it goes on
-            }
             return;
         }
+        final Node after = child.next;
         Pin last = moved;
         for (Pin pin = moved; null != pin; pin = pin.after)
         {
-            pin.walk.next[pin.frame] = child.next;
+            pin.walk.next[pin.frame] = after; // null: none after it, the frame ends when the walk goes on
+            pin.node = after;
             last = pin;
         }
-        last.after = pins.get(child.next);
-        pins.put(child.next, moved);
+        if (null == after)
+        {
+            for (Pin pin = moved, following; null != pin; pin = following)
+            {
+                following = pin.after;
+                pin.before = null;
+                pin.after = null;
+            }
+            return;
+        }
+        last.after = pins.put(after, moved);
+        if (null != last.after)
+        {
+            last.after.before = last;
+        }
     }
 
     /**
@@ -786,6 +814,8 @@ public final class RetainedStore
         private boolean refused;
         /** Paused, its frames registered in the store's {@link #pins}. */
         private boolean pinned;
+        /** Its frames' pins, made the first time each pauses. */
+        private Pin[] pins;
 
         Walk()
         {
@@ -797,6 +827,21 @@ public final class RetainedStore
         public boolean done()
         {
             return 0 == size;
+        }
+
+        private Pin pin(final int frame)
+        {
+            if (null == pins || pins.length < nodes.length)
+            {
+                pins = null == pins ? new Pin[nodes.length] : Arrays.copyOf(pins, nodes.length);
+            }
+            Pin pin = pins[frame];
+            if (null == pin)
+            {
+                pin = new Pin(this, frame);
+                pins[frame] = pin;
+            }
+            return pin;
         }
 
         private void start(final byte[][] levels, final Node root)
@@ -837,19 +882,21 @@ public final class RetainedStore
     }
 
     /**
-     * A paused walk's frame, kept by the child it hands out next; the pins of one child are a list.
+     * A paused walk's frame, kept by the child it hands out next ({@link #node}, null when none): the pins of one child
+     * are a list, each unlinked in constant time.
      */
     private static final class Pin
     {
         private final Walk walk;
         private final int frame;
+        private Node node;
+        private Pin before;
         private Pin after;
 
-        private Pin(final Walk walk, final int frame, final Pin after)
+        private Pin(final Walk walk, final int frame)
         {
             this.walk = walk;
             this.frame = frame;
-            this.after = after;
         }
     }
 
