@@ -99,7 +99,7 @@ public final class RetainedStore
      * nodes taken out since it paused (a million cleared topics behind one paused walk held 160 MiB, review of
      * a3054d0).
      */
-    private final java.util.HashMap<Node, Pin> pins = new java.util.HashMap<>();
+    private final java.util.HashMap<Node, Anchor> pins = new java.util.HashMap<>();
     private int exemptCount;
     private long exemptBytes;
 
@@ -415,21 +415,21 @@ public final class RetainedStore
             final Node next = walk.next[i];
             if (null != next)
             {
-                final Pin pin = walk.pin(i);
-                pin.node = next;
-                pin.before = null;
-                pin.after = pins.put(next, pin); // first in its child's list
-                if (null != pin.after)
+                Anchor anchor = pins.get(next);
+                if (null == anchor)
                 {
-                    pin.after.before = pin;
+                    anchor = new Anchor(next);
+                    pins.put(next, anchor);
                 }
+                anchor.add(walk.pin(i));
             }
         }
         walk.pinned = true;
     }
 
     /**
-     * Takes a walk's frames out of the registry, each in constant time however many walks a child holds.
+     * Takes a walk's frames out of the registry, each in constant time however many walks a child holds; each frame
+     * hands out next the child its anchor was handed on to meanwhile.
      */
     private void unpin(final Walk walk)
     {
@@ -438,37 +438,27 @@ public final class RetainedStore
             return;
         }
         walk.pinned = false;
-        for (int i = 0; i < walk.size; i++)
+        // a frame past the pins made is one that handed out nothing next when it paused (a deep walk's)
+        for (int i = 0; null != walk.pins && i < Math.min(walk.size, walk.pins.length); i++)
         {
-            final Pin pin = null == walk.pins ? null : walk.pins[i];
-            if (null == pin || null == pin.node)
+            final Pin pin = walk.pins[i];
+            final Anchor anchor = null == pin ? null : pin.anchor;
+            if (null == anchor)
             {
                 continue;
             }
-            if (null != pin.after)
+            walk.next[i] = anchor.node;
+            anchor.remove(pin);
+            if (0 == anchor.count && null != anchor.node)
             {
-                pin.after.before = pin.before;
+                pins.remove(anchor.node); // no frame hands that child out next any more
             }
-            if (null != pin.before)
-            {
-                pin.before.after = pin.after;
-            }
-            else if (null != pin.after)
-            {
-                pins.put(pin.node, pin.after);
-            }
-            else
-            {
-                pins.remove(pin.node);
-            }
-            pin.node = null;
-            pin.before = null;
-            pin.after = null;
         }
     }
 
     /**
-     * A child leaves the trie: the paused frames that hand it out next hand out the child after it instead.
+     * A child leaves the trie: the paused frames that hand it out next hand out the child after it instead, in
+     * constant time when no frame holds that one yet, else by moving the smaller list of frames into the larger.
      */
     private void handOn(final Node child)
     {
@@ -476,48 +466,46 @@ public final class RetainedStore
         {
             return;
         }
-        final Pin moved = pins.remove(child);
+        final Anchor moved = pins.remove(child);
         if (null == moved)
         {
             return;
         }
         final Node after = child.next;
-        Pin last = moved;
-        for (Pin pin = moved; null != pin; pin = pin.after)
-        {
-            pin.walk.next[pin.frame] = after; // null: none after it, the frame ends when the walk goes on
-            pin.node = after;
-            last = pin;
-        }
         if (null == after)
         {
-            for (Pin pin = moved, following; null != pin; pin = following)
-            {
-                following = pin.after;
-                pin.before = null;
-                pin.after = null;
-            }
+            moved.node = null; // none after it: its frames end when their walks go on
             return;
         }
-        last.after = pins.put(after, moved);
-        if (null != last.after)
+        final Anchor there = pins.get(after);
+        if (null == there)
         {
-            last.after.before = last;
+            moved.node = after;
+            pins.put(after, moved);
+            return;
         }
+        final Anchor larger = there.count >= moved.count ? there : moved;
+        final Anchor smaller = larger == there ? moved : there;
+        for (Pin pin = smaller.head, following; null != pin; pin = following)
+        {
+            following = pin.after;
+            larger.add(pin); // a frame moves at most log2(frames) times: each time into a list twice its list's size
+        }
+        smaller.head = null;
+        smaller.count = 0;
+        larger.node = after;
+        pins.put(after, larger);
     }
 
     /**
-     * @return the paused walks' frames the store keeps (tests).
+     * @return the paused walks' frames the store keeps by a child in the trie (tests).
      */
     public int pinCount()
     {
         int count = 0;
-        for (final Pin head : pins.values())
+        for (final Anchor anchor : pins.values())
         {
-            for (Pin pin = head; null != pin; pin = pin.after)
-            {
-                count++;
-            }
+            count += anchor.count;
         }
         return count;
     }
@@ -838,7 +826,7 @@ public final class RetainedStore
             Pin pin = pins[frame];
             if (null == pin)
             {
-                pin = new Pin(this, frame);
+                pin = new Pin();
                 pins[frame] = pin;
             }
             return pin;
@@ -882,22 +870,62 @@ public final class RetainedStore
     }
 
     /**
-     * A paused walk's frame, kept by the child it hands out next ({@link #node}, null when none): the pins of one child
-     * are a list, each unlinked in constant time.
+     * The paused frames that hand out one child next ({@link #node}; null once it left the trie with none after it):
+     * a list, each frame unlinked in constant time, and handed on as a whole when the child leaves.
+     */
+    private static final class Anchor
+    {
+        private Node node;
+        private Pin head;
+        private int count;
+
+        private Anchor(final Node node)
+        {
+            this.node = node;
+        }
+
+        private void add(final Pin pin)
+        {
+            pin.anchor = this;
+            pin.before = null;
+            pin.after = head;
+            if (null != head)
+            {
+                head.before = pin;
+            }
+            head = pin;
+            count++;
+        }
+
+        private void remove(final Pin pin)
+        {
+            if (null != pin.after)
+            {
+                pin.after.before = pin.before;
+            }
+            if (null != pin.before)
+            {
+                pin.before.after = pin.after;
+            }
+            else
+            {
+                head = pin.after;
+            }
+            pin.anchor = null;
+            pin.before = null;
+            pin.after = null;
+            count--;
+        }
+    }
+
+    /**
+     * A paused walk's frame, in the list of the {@link Anchor} of the child it hands out next.
      */
     private static final class Pin
     {
-        private final Walk walk;
-        private final int frame;
-        private Node node;
+        private Anchor anchor;
         private Pin before;
         private Pin after;
-
-        private Pin(final Walk walk, final int frame)
-        {
-            this.walk = walk;
-            this.frame = frame;
-        }
     }
 
     private static final class Node

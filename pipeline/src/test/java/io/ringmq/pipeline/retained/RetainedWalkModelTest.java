@@ -77,7 +77,7 @@ class RetainedWalkModelTest
         "hold, and a paused walk holds nothing taken out of the trie")
     void randomizedAgainstModel() throws Exception
     {
-        for (long seed = 1; seed <= 400; seed++)
+        for (long seed = 1; seed <= 300; seed++)
         {
             final SplittableRandom r = new SplittableRandom(seed);
             final boolean bounded = r.nextBoolean();

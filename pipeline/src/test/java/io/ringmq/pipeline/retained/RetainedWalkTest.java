@@ -242,6 +242,64 @@ class RetainedWalkTest
         assertThat(store.pinCount()).as("a walk let go of holds nothing").isZero();
     }
 
+    @Test
+    @DisplayName("a walk that pauses deeper than it ever paused before goes on and lets go (review of c1b4440: 33 " +
+        "levels down, resume and release threw)")
+    void aDeepPausedWalkGoesOn()
+    {
+        put("p", "v");
+        final String deep = "q" + "/q".repeat(40);
+        put(deep, "deep");
+        final RetainedStore.Walk walk = store.walk("#");
+        store.resume(walk, message -> !topic(message).equals("p"), 1_000); // the root frame hands out q next
+        store.resume(walk, message -> !topic(message).equals(deep), 1_000); // 42 frames down, none with a next
+        final List<String> visited = new ArrayList<>();
+        store.resume(walk, message -> visited.add(topic(message)), 1_000);
+        assertThat(visited).containsExactly(deep);
+        assertThat(walk.done()).isTrue();
+
+        final RetainedStore.Walk released = store.walk("#");
+        store.resume(released, message -> !topic(message).equals("p"), 1_000);
+        store.resume(released, message -> !topic(message).equals(deep), 1_000);
+        store.release(released);
+        assertThat(store.pinCount()).isZero();
+    }
+
+    @Test
+    @DisplayName("many walks paused at one child are handed on together when it leaves the trie, each to the child " +
+        "after it, and each goes on from there")
+    void walksPausedAtOneChildAreHandedOnTogether()
+    {
+        for (int i = 0; i < 10; i++)
+        {
+            put("x" + i, "v");
+        }
+        final List<RetainedStore.Walk> walks = new ArrayList<>();
+        for (int w = 0; w < 1_000; w++)
+        {
+            final RetainedStore.Walk walk = store.walk("#");
+            store.resume(walk, message -> !topic(message).equals("x0"), 1_000); // x0 refused: the root hands out x0
+            walks.add(walk);
+        }
+        final RetainedStore.Walk other = store.walk("#");
+        store.resume(other, message -> !topic(message).equals("x2"), 1_000); // the root hands out x2 next
+        assertThat(store.pinCount()).isEqualTo(1_001);
+        put("x0", ""); // the thousand handed on to x1
+        put("x1", ""); // and on to x2, where one more pauses: the smaller list moves
+        assertThat(store.pinCount()).isEqualTo(1_001);
+        for (final RetainedStore.Walk walk : walks)
+        {
+            final List<String> visited = new ArrayList<>();
+            while (!walk.done())
+            {
+                store.resume(walk, message -> visited.add(topic(message)), 1_000);
+            }
+            assertThat(visited).containsExactly("x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9");
+        }
+        store.release(other);
+        assertThat(store.pinCount()).isZero();
+    }
+
     private static void put(final RetainedStore target, final String topic, final String payload)
     {
         final byte[] t = topic.getBytes(StandardCharsets.UTF_8);
