@@ -384,7 +384,16 @@ public final class RetainedStore
     public long resume(final Walk walk, final Predicate<Message> visitor, final long maxSteps)
     {
         unpin(walk); // under way: nothing changes in the trie until it pauses again
-        final long steps = run(walk, visitor, maxSteps);
+        final long steps;
+        try
+        {
+            steps = run(walk, visitor, maxSteps);
+        }
+        catch (final RuntimeException visitorThrew)
+        {
+            walk.clear(); // it ends here: unpinned, it would not be handed on as children leave the trie
+            throw visitorThrew;
+        }
         if (walk.done())
         {
             walk.clear();
@@ -422,6 +431,7 @@ public final class RetainedStore
                     pins.put(next, anchor);
                 }
                 anchor.add(walk.pin(i));
+                walk.next[i] = null; // its anchor holds it, and hands it on: the walk holds no node taken out
             }
         }
         walk.pinned = true;

@@ -140,19 +140,7 @@ class RetainedWalkModelTest
                 else if (!walks.isEmpty())
                 {
                     final W w = walks.get(r.nextInt(walks.size()));
-                    final int refuseAt = r.nextInt(5);
-                    final int[] n = {0};
-                    final long s = seed;
-                    store.resume(w.walk, m ->
-                    {
-                        final String t = new String(m.topic(), StandardCharsets.UTF_8);
-                        if (n[0]++ == refuseAt) return false;
-                        assertThat(matches(w.filter, t)).as("seed " + s + " " + w.filter + " visited " + t).isTrue();
-                        assertThat(new String(m.payload(), StandardCharsets.UTF_8)).as("seed " + s + " current " + t)
-                            .isEqualTo(model.get(t));
-                        w.visits.merge(t, 1, Integer::sum);
-                        return true;
-                    }, 1 + r.nextInt(10));
+                    resumeChecked(store, w, model, seed, r.nextInt(5), 1 + r.nextInt(10));
                     if (w.walk.done())
                     {
                         check(seed, w);
@@ -186,6 +174,16 @@ class RetainedWalkModelTest
     @SuppressWarnings("unchecked")
     static void checkPins(final RetainedStore store) throws Exception
     {
+        final Map<Object, Object> pins = (Map<Object, Object>)f(RetainedStore.class, "pins").get(store);
+        assertThat(liveNodes(store)).containsAll(pins.keySet());
+    }
+
+    /**
+     * @return the nodes in the store's trie, its root included.
+     */
+    @SuppressWarnings("unchecked")
+    static Set<Object> liveNodes(final RetainedStore store) throws Exception
+    {
         final Set<Object> live = Collections.newSetFromMap(new IdentityHashMap<>());
         final Object root = f(RetainedStore.class, "root").get(store);
         final Field children = f(root.getClass(), "children");
@@ -197,8 +195,30 @@ class RetainedWalkModelTest
             live.add(node);
             ((io.ringmq.pipeline.subscription.LevelTable<Object>)children.get(node)).forEach(stack::push);
         }
-        final Map<Object, Object> pins = (Map<Object, Object>)f(RetainedStore.class, "pins").get(store);
-        assertThat(live).containsAll(pins.keySet());
+        return live;
+    }
+
+    /**
+     * Goes on with a walk for {@code budget} steps, refusing its message number {@code refuseAt}: each visited matches
+     * the filter and is as the model holds it.
+     */
+    static void resumeChecked(final RetainedStore store, final W w, final Map<String, String> model, final long seed,
+        final int refuseAt, final long budget)
+    {
+        final int[] n = {0};
+        store.resume(w.walk, m ->
+        {
+            final String t = new String(m.topic(), StandardCharsets.UTF_8);
+            if (n[0]++ == refuseAt)
+            {
+                return false;
+            }
+            assertThat(matches(w.filter, t)).as("seed " + seed + " " + w.filter + " visited " + t).isTrue();
+            assertThat(new String(m.payload(), StandardCharsets.UTF_8)).as("seed " + seed + " current " + t)
+                .isEqualTo(model.get(t));
+            w.visits.merge(t, 1, Integer::sum);
+            return true;
+        }, budget);
     }
 
     static void syncAfterPossibleSweep(final RetainedStore store, final Map<String, String> model,
