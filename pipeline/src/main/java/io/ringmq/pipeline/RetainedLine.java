@@ -21,6 +21,15 @@ final class RetainedLine
     static final int PART_BYTES = 256 * 1024;
     /** How long a session waits between its parts: at most about 10 MB/s of retained messages to one subscriber. */
     static final long PART_INTERVAL_MS = 25;
+    /**
+     * The most bytes the parts carry together in a {@link #WINDOW_MS} window, whoever they go to: a SUBSCRIBE of '#'
+     * over a large store is a stream of work for the routing and delivery stages (and a client that reads none of it
+     * has it shed), so many sessions subscribing at once, or over and over, take at most this much of them; their
+     * parts wait, in turn, for the next window (a few percent of what the broker delivers on this project's 2-core
+     * machine).
+     */
+    static final long BYTES_PER_WINDOW = 64L << 20;
+    static final long WINDOW_MS = 1_000;
     /** Records looked at per tick past those whose connection ended (each is dropped as it is seen). */
     private static final int DEAD_PER_TICK = 1_024;
 
@@ -55,6 +64,9 @@ final class RetainedLine
     private final RetainedStore store;
     private final Int2ObjectHashMap<Pending> bySession = new Int2ObjectHashMap<>();
     private final ArrayDeque<Pending> line = new ArrayDeque<>();
+    /** When the window under way ends, in ms of the monotonic clock, and what the parts carried in it. */
+    private long windowEndMs = Long.MIN_VALUE / 2;
+    private long bytesThisWindow;
 
     /**
      * @param store the store the walks are of: a walk that will not go on is handed back to it.
@@ -145,7 +157,7 @@ final class RetainedLine
         for (int dead = 0; dead < DEAD_PER_TICK; dead++)
         {
             final Pending pending = line.peekFirst();
-            if (null == pending || (!pending.dropped && pending.dueMs - nowMs > 0))
+            if (null == pending || (!pending.dropped && (pending.dueMs - nowMs > 0 || spent(nowMs))))
             {
                 return null;
             }
@@ -201,7 +213,29 @@ final class RetainedLine
     boolean due(final long nowMs)
     {
         final Pending first = line.peekFirst();
-        return null != first && (first.dropped || first.dueMs - nowMs <= 0);
+        return null != first && (first.dropped || (first.dueMs - nowMs <= 0 && !spent(nowMs)));
+    }
+
+    /**
+     * A part carried {@code bytes}: counted in the window under way.
+     */
+    void sent(final long bytes, final long nowMs)
+    {
+        spent(nowMs);
+        bytesThisWindow += bytes;
+    }
+
+    /**
+     * @return whether the parts carried what they may in the window under way (a window ended, the next begins).
+     */
+    private boolean spent(final long nowMs)
+    {
+        if (nowMs - windowEndMs >= 0)
+        {
+            windowEndMs = nowMs + WINDOW_MS;
+            bytesThisWindow = 0;
+        }
+        return bytesThisWindow >= BYTES_PER_WINDOW;
     }
 
     /**
@@ -210,7 +244,15 @@ final class RetainedLine
     long dueInMs(final long nowMs)
     {
         final Pending first = line.peekFirst();
-        return null == first ? Long.MAX_VALUE : Math.max(0, first.dueMs - nowMs);
+        if (null == first)
+        {
+            return Long.MAX_VALUE;
+        }
+        if (first.dropped)
+        {
+            return 0;
+        }
+        return Math.max(0, Math.max(first.dueMs, spent(nowMs) ? windowEndMs : nowMs) - nowMs);
     }
 
     /**

@@ -496,6 +496,14 @@ public final class RouteOutput
         }
 
         /**
+         * @return the bytes the retained messages added to this output take in it.
+         */
+        int retainedLength()
+        {
+            return retainedLength;
+        }
+
+        /**
          * @return false when the retained messages of this event would pass {@code limit} bytes (not added).
          */
         boolean addRetained(final Message message, final int qos, final int limit)
