@@ -446,6 +446,7 @@ final class ConnectionWriter
     void flush(final Connection connection)
     {
         final SocketLayer layer = connection.layer;
+        final long before = bytesOut;
         try
         {
             final boolean layerClear = !layer.hasPendingOutput() || layer.flush(); // the layer's own bytes first
@@ -472,6 +473,7 @@ final class ConnectionWriter
             closer.outOfBufferMemory(connection); // a layer's buffer (TLS, WebSocket framing) could not grow
             return;
         }
+        PartialPacketRoom.wrote(connection, bytesOut - before); // a holder reading what it is owed goes on
         if (connection.outBytes() > 0 || layer.hasPendingOutput())
         {
             // a client that will not read what it is owed (acknowledgements included) is not read from either,

@@ -191,6 +191,20 @@ final class PartialPacketRoom
     }
 
     /**
+     * A write gave {@code bytes} to a connection's socket: for one unread because its client has not read what it is
+     * owed (outFull), that is its progress (a client that reads slowly what it is sent goes on; one that reads nothing
+     * stalls).
+     */
+    static void wrote(final Connection connection, final long bytes)
+    {
+        final Progress progress = connection.progress;
+        if (null != progress && bytes > 0)
+        {
+            progress.wroteBytes = (int)Math.min(Integer.MAX_VALUE, progress.wroteBytes + bytes);
+        }
+    }
+
+    /**
      * @return what a connection's own buffer holds as counted in its agent's room.
      */
     static int held(final Connection connection)
@@ -247,6 +261,7 @@ final class PartialPacketRoom
         final Progress progress = progress(connection);
         progress.readMs = nowMs;
         progress.heardBytes = 0;
+        progress.wroteBytes = 0;
     }
 
     /**
@@ -451,9 +466,12 @@ final class PartialPacketRoom
             {
                 continue;
             }
-            // one unread because its client does not read what it is owed (outFull) stalls as one that sends nothing:
-            // else a client that reads nothing could hold its room, and the one past the limit, for good
-            if (progress.heardBytes >= held(holder) / PROGRESS_SHARE && nowMs - progress.heardMs < HEARD_WITHIN_MS)
+            // one unread because its client does not read what it is owed (outFull) is judged by what its socket took
+            // of that instead: one that reads nothing stalls as one that sends nothing (else it could hold its room,
+            // and the one past the limit, for good), one that reads slowly goes on
+            final boolean reading = holder.outFull && progress.wroteBytes >= held(holder) / PROGRESS_SHARE;
+            if (reading ||
+                progress.heardBytes >= held(holder) / PROGRESS_SHARE && nowMs - progress.heardMs < HEARD_WITHIN_MS)
             {
                 progress.missed = false;
                 startPeriod(holder); // it goes on: judged again over the next period
@@ -531,6 +549,8 @@ final class PartialPacketRoom
         int roomWanted;
         /** Holding less than a read's worth, it failed its last period: one more and it is stalled. */
         boolean missed;
+        /** The bytes writes gave its socket in the period. */
+        int wroteBytes;
         /** The group its room is counted for: its limited address ({@code AddressKeys}), or none. */
         long addressKey;
         /** While it waits: its place in the order of arrivals. */

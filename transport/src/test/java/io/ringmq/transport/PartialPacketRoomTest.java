@@ -199,6 +199,36 @@ class PartialPacketRoomTest
     }
 
     @Test
+    @DisplayName("a holder unread because its client does not read what it is owed goes on while its socket takes a "
+        + "64th of what it holds a period of what it is sent; one whose socket takes nothing stalls (a client that "
+        + "reads slowly was closed as one that reads nothing before)")
+    void aClientThatReadsSlowlyGoesOn()
+    {
+        final PartialPacketRoom room = new PartialPacketRoom(2L * READ, READ);
+        room.nowMs(1_000);
+        final Connection slow = holding(room, admitted(), READ);
+        final Connection deaf = holding(room, admitted(), READ);
+        assertThat(room.reserve(admitted(), READ)).as("past the limit").isTrue();
+        for (int i = 0; i < 4; i++)
+        {
+            assertThat(room.reserve(admitted(), READ)).as("waits").isFalse(); // ends go on while any waits
+        }
+        slow.outFull = true;
+        deaf.outFull = true;
+        room.nowMs(1_000 + PartialPacketRoom.STALL_MS - 1);
+        PartialPacketRoom.wrote(slow, READ / PartialPacketRoom.PROGRESS_SHARE);
+        room.nowMs(1_000 + PartialPacketRoom.STALL_MS);
+        final java.util.List<Connection> ended = new java.util.ArrayList<>();
+        for (Connection stalled = room.stalled(true); null != stalled; stalled = room.stalled(false))
+        {
+            ended.add(stalled);
+            stalled.closed = true;
+            room.release(stalled);
+        }
+        assertThat(ended).contains(deaf).doesNotContain(slow);
+    }
+
+    @Test
     @DisplayName("a holder unread because its ingress is paused does not stall; one unread because its client reads "
         + "nothing it is owed does, even past the limit; one that sends a 64th of what it holds in a period goes on")
     void aClientThatReadsNothingStalls()
