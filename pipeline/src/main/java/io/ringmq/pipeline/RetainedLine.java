@@ -11,8 +11,9 @@ import java.util.ArrayDeque;
  * budget ({@link SubscriptionChanges}). Their messages go out a part at a time, on the routing stage's ticks, one
  * session's part per tick and a part per session every {@link #PART_INTERVAL_MS}, so every retained message a
  * subscription matches is sent [MQTT-3.3.1-6] without one SUBSCRIBE holding the routing stage or running past what a
- * subscriber may owe (its QoS 0 is shed past that, counted, as live QoS 0 is). One record per session, in line in
- * the order their turns come (each served goes to the back), so the front is always the first due. Routing stage
+ * subscriber may owe (its QoS 0 is shed past that, counted, as live QoS 0 is); all parts together, and one client
+ * address's, within a window's bytes. One record per session, in line in the order their turns come (each served
+ * goes to the back), so the front is always the first due. Routing stage
  * only (shard 0: the other routing shards send no retained message).
  */
 final class RetainedLine
@@ -29,6 +30,13 @@ final class RetainedLine
      * machine).
      */
     static final long BYTES_PER_WINDOW = 64L << 20;
+    /**
+     * What the sessions of one client address ({@code AddressKeys}; loopback only with {@code --limit-loopback})
+     * take of a window together, a quarter (more than one session's pace, so one subscriber is never held below it):
+     * a host with a thousand sessions reading nothing took 1,000 of every 1,001 parts, and another subscriber's parts
+     * came at 52 KB/s (review of 75ed794). Past it, that address's turns wait for the next window.
+     */
+    static final long BYTES_PER_ADDRESS_WINDOW = BYTES_PER_WINDOW / 4;
     static final long WINDOW_MS = 1_000;
     /** Records looked at per tick past those whose connection ended (each is dropped as it is seen). */
     private static final int DEAD_PER_TICK = 1_024;
@@ -67,6 +75,8 @@ final class RetainedLine
     /** When the window under way ends, in ms of the monotonic clock, and what the parts carried in it. */
     private long windowEndMs = Long.MIN_VALUE / 2;
     private long bytesThisWindow;
+    /** What each limited address's parts carried in the window under way; cleared as a window ends. */
+    private final org.agrona.collections.Long2LongHashMap addressBytes = new org.agrona.collections.Long2LongHashMap(0);
 
     /**
      * @param store the store the walks are of: a walk that will not go on is handed back to it.
@@ -162,11 +172,19 @@ final class RetainedLine
                 return null;
             }
             line.pollFirst();
-            if (!pending.dropped && live.test(pending))
+            if (!pending.dropped && !live.test(pending))
+            {
+                drop(pending);
+            }
+            else if (!pending.dropped && addressSpent(pending.addressKey))
+            {
+                pending.dueMs = nowMs + PART_INTERVAL_MS; // its address had its share of the window: a later turn
+                line.addLast(pending);
+            }
+            else if (!pending.dropped)
             {
                 return pending;
             }
-            drop(pending);
         }
         return null;
     }
@@ -219,10 +237,20 @@ final class RetainedLine
     /**
      * A part carried {@code bytes}: counted in the window under way.
      */
-    void sent(final long bytes, final long nowMs)
+    void sent(final Pending pending, final long bytes, final long nowMs)
     {
         spent(nowMs);
         bytesThisWindow += bytes;
+        if (io.ringmq.pipeline.auth.AddressKeys.NONE != pending.addressKey)
+        {
+            addressBytes.put(pending.addressKey, addressBytes.get(pending.addressKey) + bytes);
+        }
+    }
+
+    private boolean addressSpent(final long addressKey)
+    {
+        return io.ringmq.pipeline.auth.AddressKeys.NONE != addressKey &&
+            addressBytes.get(addressKey) >= BYTES_PER_ADDRESS_WINDOW;
     }
 
     /**
@@ -234,6 +262,7 @@ final class RetainedLine
         {
             windowEndMs = nowMs + WINDOW_MS;
             bytesThisWindow = 0;
+            addressBytes.clear();
         }
         return bytesThisWindow >= BYTES_PER_WINDOW;
     }

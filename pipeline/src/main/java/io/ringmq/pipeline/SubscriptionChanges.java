@@ -270,7 +270,7 @@ final class SubscriptionChanges
             countSteps(session, pending.addressKey, budget - retainedSteps);
             if (served)
             {
-                line.sent(output.retainedLength(), nowMs);
+                line.sent(pending, output.retainedLength(), nowMs);
                 line.served(pending, nowMs);
             }
             else

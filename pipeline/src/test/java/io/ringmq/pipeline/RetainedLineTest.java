@@ -42,7 +42,7 @@ class RetainedLineTest
         a.waiting.add(new io.ringmq.pipeline.session.Subscription(null, "a/#", null));
         final long turn = now + RetainedLine.PART_INTERVAL_MS;
         assertThat(line.due(turn)).isTrue();
-        line.sent(RetainedLine.BYTES_PER_WINDOW, turn);
+        line.sent(a, RetainedLine.BYTES_PER_WINDOW, turn);
         assertThat(line.due(turn)).as("the window is spent").isFalse();
         assertThat(line.next(turn, p -> true)).isNull();
         assertThat(line.dueInMs(turn)).as("until the window ends").isEqualTo(RetainedLine.WINDOW_MS);
@@ -66,5 +66,45 @@ class RetainedLineTest
         assertThat(line.of(2, 20)).isSameAs(live);
         assertThat(line.of(2, 21)).as("another connection of the session: its record is dropped").isNull();
         assertThat(line.waiting(2)).isEqualTo(-1);
+    }
+
+    @Test
+    @DisplayName("one client address's sessions take at most a quarter of the window together: a thousand of them " +
+        "reading nothing leave another address's subscriber its 10 MB/s (review of 75ed794: 52 KB/s)")
+    void oneAddressTakesItsShare()
+    {
+        long now = 1_000;
+        for (int s = 1; s <= 1_000; s++)
+        {
+            line.open(s, s * 10L, 7, now).waiting.add(new io.ringmq.pipeline.session.Subscription(null, "#", null));
+        }
+        final RetainedLine.Pending victim = line.open(5_000, 50_000, 9, now);
+        victim.waiting.add(new io.ringmq.pipeline.session.Subscription(null, "#", null));
+        long victimBytes = 0;
+        long greedyBytes = 0;
+        final long end = now + 10_000;
+        while (now < end)
+        {
+            final RetainedLine.Pending p = line.next(now, x -> true);
+            if (null == p)
+            {
+                now += Math.max(1, Math.min(line.dueInMs(now), end - now));
+                continue;
+            }
+            line.sent(p, RetainedLine.PART_BYTES, now);
+            if (p == victim)
+            {
+                victimBytes += RetainedLine.PART_BYTES;
+            }
+            else
+            {
+                greedyBytes += RetainedLine.PART_BYTES;
+            }
+            line.served(p, now);
+        }
+        assertThat(victimBytes / 10).as("the other address's subscriber: a part every interval, about 10 MB/s")
+            .isGreaterThan(9_000_000);
+        assertThat(greedyBytes / 10).as("the greedy address: its share of the window")
+            .isLessThanOrEqualTo(RetainedLine.BYTES_PER_ADDRESS_WINDOW + RetainedLine.PART_BYTES);
     }
 }

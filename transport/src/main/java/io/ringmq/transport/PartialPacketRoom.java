@@ -469,10 +469,15 @@ final class PartialPacketRoom
             // one unread because its client does not read what it is owed (outFull) is judged by what its socket took
             // of that instead: one that reads nothing stalls as one that sends nothing (else it could hold its room,
             // and the one past the limit, for good), one that reads slowly goes on
-            final boolean reading = holder.outFull && progress.wroteBytes >= held(holder) / PROGRESS_SHARE;
-            if (reading ||
-                progress.heardBytes >= held(holder) / PROGRESS_SHARE && nowMs - progress.heardMs < HEARD_WITHIN_MS)
+            // and one that reads slowly goes on only for as many periods as one sending slowly takes to end its
+            // packet: else a trickle of reads held its room, and the one past the limit, for good (review of 45a442f)
+            final boolean sending =
+                progress.heardBytes >= held(holder) / PROGRESS_SHARE && nowMs - progress.heardMs < HEARD_WITHIN_MS;
+            final boolean reading = !sending && holder.outFull &&
+                progress.wroteBytes >= held(holder) / PROGRESS_SHARE && progress.readingPeriods < PROGRESS_SHARE;
+            if (sending || reading)
             {
+                progress.readingPeriods = sending ? 0 : progress.readingPeriods + 1;
                 progress.missed = false;
                 startPeriod(holder); // it goes on: judged again over the next period
             }
@@ -551,6 +556,8 @@ final class PartialPacketRoom
         boolean missed;
         /** The bytes writes gave its socket in the period. */
         int wroteBytes;
+        /** The periods running it went on by what its socket took (unread, outFull), not by what it sent. */
+        int readingPeriods;
         /** The group its room is counted for: its limited address ({@code AddressKeys}), or none. */
         long addressKey;
         /** While it waits: its place in the order of arrivals. */

@@ -226,6 +226,29 @@ class PartialPacketRoomTest
             room.release(stalled);
         }
         assertThat(ended).contains(deaf).doesNotContain(slow);
+
+        // as many periods as one sending a 64th a period takes to end its packet, and no more (review of 45a442f: a
+        // trickle of reads held the room an hour)
+        for (int i = 0; i < 300; i++)
+        {
+            assertThat(room.reserve(admitted(), READ)).isFalse(); // some always wait: ends go on
+        }
+        for (int period = 2; period <= PartialPacketRoom.PROGRESS_SHARE + 2 && !slow.closed; period++)
+        {
+            PartialPacketRoom.wrote(slow, READ / PartialPacketRoom.PROGRESS_SHARE);
+            room.nowMs(1_000 + period * PartialPacketRoom.STALL_MS);
+            for (Connection stalled = room.stalled(true); null != stalled; stalled = room.stalled(false))
+            {
+                stalled.closed = true;
+                room.release(stalled);
+                if (stalled == slow)
+                {
+                    assertThat(period).as("after a packet's worth of periods (64) kept by its reads").isEqualTo(
+                        PartialPacketRoom.PROGRESS_SHARE + 1);
+                }
+            }
+        }
+        assertThat(slow.closed).as("ended once its reads had kept it a packet's worth of periods").isTrue();
     }
 
     @Test
