@@ -18,10 +18,8 @@ class RetainedLineTest
     void partsComeInTurn()
     {
         final long now = 1_000;
-        final RetainedLine.Pending a = line.open(1, 10, 0, now);
-        final RetainedLine.Pending b = line.open(2, 20, 0, now);
-        a.waiting.add(new io.ringmq.pipeline.session.Subscription(null, "a/#", null));
-        b.waiting.add(new io.ringmq.pipeline.session.Subscription(null, "b/#", null));
+        final RetainedLine.Pending a = record(1, 10, 0, now, "a/#");
+        final RetainedLine.Pending b = record(2, 20, 0, now, "b/#");
         assertThat(line.due(now)).isFalse();
         assertThat(line.dueInMs(now)).isEqualTo(RetainedLine.PART_INTERVAL_MS);
         final long turn = now + RetainedLine.PART_INTERVAL_MS;
@@ -38,8 +36,7 @@ class RetainedLineTest
     void partsShareAWindow()
     {
         final long now = 1_000;
-        final RetainedLine.Pending a = line.open(1, 10, 0, now);
-        a.waiting.add(new io.ringmq.pipeline.session.Subscription(null, "a/#", null));
+        final RetainedLine.Pending a = record(1, 10, 0, now, "a/#");
         final long turn = now + RetainedLine.PART_INTERVAL_MS;
         assertThat(line.due(turn)).isTrue();
         line.sent(a, RetainedLine.BYTES_PER_WINDOW, turn);
@@ -56,10 +53,8 @@ class RetainedLineTest
     void endedConnectionsAreDropped()
     {
         final long now = 1_000;
-        final RetainedLine.Pending gone = line.open(1, 10, 0, now);
-        final RetainedLine.Pending live = line.open(2, 20, 0, now);
-        gone.waiting.add(new io.ringmq.pipeline.session.Subscription(null, "a/#", null));
-        live.waiting.add(new io.ringmq.pipeline.session.Subscription(null, "b/#", null));
+        final RetainedLine.Pending gone = record(1, 10, 0, now, "a/#");
+        final RetainedLine.Pending live = record(2, 20, 0, now, "b/#");
         final long turn = now + RetainedLine.PART_INTERVAL_MS;
         assertThat(line.next(turn, p -> p != gone)).isSameAs(live);
         assertThat(line.waiting(1)).as("no record any more").isEqualTo(-1);
@@ -76,10 +71,9 @@ class RetainedLineTest
         long now = 1_000;
         for (int s = 1; s <= 1_000; s++)
         {
-            line.open(s, s * 10L, 7, now).waiting.add(new io.ringmq.pipeline.session.Subscription(null, "#", null));
+            record(s, s * 10L, 7, now, "#");
         }
-        final RetainedLine.Pending victim = line.open(5_000, 50_000, 9, now);
-        victim.waiting.add(new io.ringmq.pipeline.session.Subscription(null, "#", null));
+        final RetainedLine.Pending victim = record(5_000, 50_000, 9, now, "#");
         long victimBytes = 0;
         long greedyBytes = 0;
         final long end = now + 10_000;
@@ -106,5 +100,16 @@ class RetainedLineTest
             .isGreaterThan(9_000_000);
         assertThat(greedyBytes / 10).as("the greedy address: its share of the window")
             .isLessThanOrEqualTo(RetainedLine.BYTES_PER_ADDRESS_WINDOW + RetainedLine.PART_BYTES);
+    }
+
+    /**
+     * @return a record of a session opened at {@code nowMs}, one subscription waiting.
+     */
+    private RetainedLine.Pending record(final int sessionId, final long connectionId, final long addressKey,
+        final long nowMs, final String filter)
+    {
+        final RetainedLine.Pending pending = line.open(sessionId, connectionId, addressKey, nowMs);
+        pending.waiting.add(new io.ringmq.pipeline.session.Subscription(null, filter, null));
+        return pending;
     }
 }

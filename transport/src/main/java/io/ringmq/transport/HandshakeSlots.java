@@ -2,10 +2,8 @@ package io.ringmq.transport;
 
 import io.ringmq.pipeline.auth.AddressKeys;
 import org.agrona.collections.Long2LongHashMap;
-import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.Object2LongHashMap;
 
-import java.util.ArrayDeque;
 
 /**
  * How many connections of one I/O agent may be in their TLS handshake at once. The JDK's engine keeps a handshake's
@@ -58,17 +56,9 @@ final class HandshakeSlots
     /** The most slots one limited address holds. */
     private final int addressShare;
     private int taken;
-    /**
-     * The waiting connections, a line per group their slot would be counted for (a limited address, or
-     * {@link AddressKeys#NONE} for those counted for none), each in the order they came (a waiting connection is unread,
-     * so its address stays): the next in line is found by a look at each group's first, not at every waiter (a
-     * release walked 8,000 waiters of 16 addresses in 375 µs, review of bed1f1c).
-     */
-    private final Long2ObjectHashMap<ArrayDeque<Connection>> lines = new Long2ObjectHashMap<>();
-    private int waiting;
-    /** The order the waiting connections came in (a count of arrivals). */
-    private final Object2LongHashMap<Connection> waitedFrom = new Object2LongHashMap<>(-1);
-    private long arrivals;
+    /** The waiting connections, a line per group their slot would be counted for. */
+    private final AddressLines line = new AddressLines();
+    private final AddressLines.Holdings holdings = this::holdings;
     /** Slots taken per limited address; only addresses holding one. */
     private final Long2LongHashMap byAddress = new Long2LongHashMap(0);
     /** Slots taken counted for no address ({@link #HELD}). */
@@ -120,10 +110,7 @@ final class HandshakeSlots
         {
             connection.handshake = WAITING;
             connection.updateInterest(); // not read, nor woken for, until a slot is its
-            waitedFrom.put(connection, ++arrivals);
-            lines.computeIfAbsent(InboundConnects.limitedAddressKey(connection), key -> new ArrayDeque<>())
-                .addLast(connection);
-            waiting++;
+            line.add(InboundConnects.limitedAddressKey(connection), connection);
         }
         return false;
     }
@@ -193,7 +180,7 @@ final class HandshakeSlots
      */
     Connection yielding(final boolean looking)
     {
-        if (!looks.open(looking, waiting > 0, nowMs))
+        if (!looks.open(looking, line.size() > 0, nowMs))
         {
             return null;
         }
@@ -250,36 +237,21 @@ final class HandshakeSlots
      */
     private Connection nextInLine()
     {
-        Connection next = null;
-        long fewest = Long.MAX_VALUE;
-        for (final Long2ObjectHashMap<ArrayDeque<Connection>>.EntryIterator groups = lines.entrySet().iterator();
-            groups.hasNext(); )
-        {
-            groups.next();
-            final long key = groups.getLongKey();
-            final Connection first = groups.getValue().peekFirst();
-            final long holds = key == AddressKeys.NONE ? heldForNone : byAddress.get(key);
-            if ((holds < fewest || (holds == fewest && waitedFrom.getValue(first) < waitedFrom.getValue(next))) &&
-                (key == AddressKeys.NONE || holds < addressShare))
-            {
-                next = first;
-                fewest = holds;
-            }
-        }
-        return next;
+        return line.next(holdings);
+    }
+
+    /**
+     * @return the slots a group holds, for the next in line: only one under its address's share may take a slot.
+     */
+    private long holdings(final long key)
+    {
+        final long holds = key == AddressKeys.NONE ? heldForNone : byAddress.get(key);
+        return key == AddressKeys.NONE || holds < addressShare ? holds : AddressLines.NOT_SERVED;
     }
 
     private void leaveLine(final Connection connection)
     {
-        final long key = InboundConnects.limitedAddressKey(connection);
-        final ArrayDeque<Connection> line = lines.get(key);
-        line.remove(connection);
-        waitedFrom.removeKey(connection);
-        if (line.isEmpty())
-        {
-            lines.remove(key); // the table holds only groups with connections waiting
-        }
-        waiting--;
+        line.remove(InboundConnects.limitedAddressKey(connection), connection);
     }
 
     /**
@@ -335,6 +307,6 @@ final class HandshakeSlots
 
     int waiting()
     {
-        return waiting;
+        return line.size();
     }
 }

@@ -2,10 +2,7 @@ package io.ringmq.transport;
 
 import io.ringmq.pipeline.auth.AddressKeys;
 import org.agrona.collections.Long2LongHashMap;
-import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.ObjectHashSet;
-
-import java.util.ArrayDeque;
 
 /**
  * What the own buffers of an I/O agent's admitted connections hold (a partial packet, or packets held while the
@@ -60,14 +57,12 @@ final class PartialPacketRoom
     /** The connections holding bytes, counted ({@link Progress#admittedBytes} above 0). */
     private final ObjectHashSet<Connection> holders = new ObjectHashSet<>();
     /**
-     * The waiting connections, a line per group their room is counted for (a limited address, or
-     * {@link AddressKeys#NONE} for those counted for none), each in the order they came: the next given room is the
-     * first of the group holding the least, so one host's flood of stalled holders gives way to another's packet.
+     * The waiting connections, a line per group their room is counted for (a limited address, or none): the next given
+     * room is the first of the group holding the least, so one host's flood of stalled holders gives way to another's
+     * packet.
      */
-    private final Long2ObjectHashMap<ArrayDeque<Connection>> lines = new Long2ObjectHashMap<>();
-    private int waiting;
-    /** The order the waiting connections came in (a count of arrivals). */
-    private long arrivals;
+    private final AddressLines line = new AddressLines();
+    private final AddressLines.Holdings holdings = this::holdings;
     /** Room held per limited address; only addresses holding some. */
     private final Long2LongHashMap heldByAddress = new Long2LongHashMap(0);
     /** Room held by connections counted for no address. */
@@ -117,29 +112,27 @@ final class PartialPacketRoom
      */
     boolean reserve(final Connection connection, final int needs)
     {
-        if (connection == overdraft || (0 == waiting && heldBytes + needs - held(connection) <= limitBytes))
+        if (connection == overdraft || (0 == line.size() && heldBytes + needs - held(connection) <= limitBytes))
         {
             progress(connection).reserved = true;
             count(connection, needs);
             return true;
         }
-        if (null == overdraft && 0 == waiting)
+        if (null == overdraft && 0 == line.size())
         {
             overdraft = connection; // the one read past the limit: its packet gets through, the next waits for it
             progress(connection).reserved = true;
             count(connection, needs);
             return true;
         }
-        if (0 == waiting)
+        if (0 == line.size())
         {
             startPeriods(); // progress is judged only while connections wait: from now
         }
         final Progress progress = progress(connection);
         progress.waitingForRoom = true;
         progress.roomWanted = needs;
-        progress.waitedFrom = ++arrivals;
-        lines.computeIfAbsent(progress.addressKey, key -> new ArrayDeque<>()).addLast(connection);
-        waiting++;
+        line.add(progress.addressKey, connection);
         connection.updateInterest();
         return false;
     }
@@ -150,7 +143,7 @@ final class PartialPacketRoom
      */
     boolean roomForRead()
     {
-        return 0 == waiting && heldBytes + readBytes <= limitBytes;
+        return 0 == line.size() && heldBytes + readBytes <= limitBytes;
     }
 
     /**
@@ -322,7 +315,7 @@ final class PartialPacketRoom
     {
         if (waiting(connection))
         {
-            leaveLine(connection, false);
+            leaveLine(connection);
         }
         if (connection == overdraft)
         {
@@ -338,7 +331,7 @@ final class PartialPacketRoom
      */
     private void resume()
     {
-        while (0 != waiting)
+        while (0 != line.size())
         {
             final Connection next = nextInLine();
             final int wanted = progress(next).roomWanted;
@@ -350,7 +343,7 @@ final class PartialPacketRoom
                 }
                 overdraft = next;
             }
-            leaveLine(next, true);
+            leaveLine(next);
             progress(next).reserved = true;
             count(next, Math.max(held(next), wanted)); // more: no resume from within
             startPeriod(next); // it was not read for the broker's sake: its progress is judged from now
@@ -363,49 +356,25 @@ final class PartialPacketRoom
 
     /**
      * @return the waiting connection whose group (its limited address, or those counted for none) holds the least
-     * room, the first in line among equals: a look at each group's first, not at every waiter.
+     * room, the first in line among equals.
      */
     private Connection nextInLine()
     {
-        Connection next = null;
-        long least = Long.MAX_VALUE;
-        for (final Long2ObjectHashMap<ArrayDeque<Connection>>.EntryIterator groups = lines.entrySet().iterator();
-            groups.hasNext(); )
-        {
-            groups.next();
-            final long key = groups.getLongKey();
-            final Connection first = groups.getValue().peekFirst();
-            final long holds = AddressKeys.NONE == key ? heldForNone : heldByAddress.get(key);
-            if (holds < least || (holds == least && null != next && first.progress.waitedFrom < next.progress.waitedFrom))
-            {
-                next = first;
-                least = holds;
-            }
-        }
-        return next;
+        return line.next(holdings);
+    }
+
+    private long holdings(final long key)
+    {
+        return AddressKeys.NONE == key ? heldForNone : heldByAddress.get(key);
     }
 
     /**
-     * @param first whether it is the first of its group's line (given room), else anywhere in it (closed).
+     * A connection leaves the line: given room, or closed.
      */
-    private void leaveLine(final Connection connection, final boolean first)
+    private void leaveLine(final Connection connection)
     {
-        final Progress progress = connection.progress;
-        progress.waitingForRoom = false;
-        final ArrayDeque<Connection> line = lines.get(progress.addressKey);
-        if (first)
-        {
-            line.pollFirst();
-        }
-        else
-        {
-            line.remove(connection);
-        }
-        if (line.isEmpty())
-        {
-            lines.remove(progress.addressKey); // the table holds only groups with connections waiting
-        }
-        waiting--;
+        connection.progress.waitingForRoom = false;
+        line.remove(connection.progress.addressKey, connection);
     }
 
     /**
@@ -421,7 +390,7 @@ final class PartialPacketRoom
      */
     Connection stalled(final boolean looking)
     {
-        if (!looks.open(looking, 0 != waiting, nowMs))
+        if (!looks.open(looking, 0 != line.size(), nowMs))
         {
             return null;
         }
@@ -528,7 +497,7 @@ final class PartialPacketRoom
      */
     int waiting()
     {
-        return waiting;
+        return line.size();
     }
 
     /**
@@ -560,7 +529,5 @@ final class PartialPacketRoom
         int readingPeriods;
         /** The group its room is counted for: its limited address ({@code AddressKeys}), or none. */
         long addressKey;
-        /** While it waits: its place in the order of arrivals. */
-        long waitedFrom;
     }
 }

@@ -71,15 +71,23 @@ class RetainedInPartsTest extends InProcessBrokerTest
         "(Paho 5.0)")
     void partsCarryTheSubscriptionIdentifier() throws Exception
     {
-        final int port = launch(TestBrokers.v5Context());
-        storeRetained(port);
-        final Paho5 subscriber = closeLater(Paho5.connect(port, "sub5"));
+        final Paho5 subscriber = v5SubscriberOverTheStore();
         subscriber.subscribe(new MqttSubscription("r/#", 0), 42);
         for (final Paho5.Received message : receiveAll(subscriber))
         {
             assertThat(message.message().getProperties().getSubscriptionIdentifiers()).as(message.topic())
                 .containsExactly(42);
         }
+    }
+
+    /**
+     * @return a Paho 5.0 client of a new broker that holds the {@link #RETAINED} retained messages.
+     */
+    private Paho5 v5SubscriberOverTheStore() throws Exception
+    {
+        final int port = launch(TestBrokers.v5Context());
+        storeRetained(port);
+        return closeLater(Paho5.connect(port, "sub5"));
     }
 
     /**
@@ -109,9 +117,7 @@ class RetainedInPartsTest extends InProcessBrokerTest
         "out brings none anew, and the rest of the first SUBSCRIBE's still arrive (review of 9da41ba: 3,948 of 5,000)")
     void retainHandlingOneLetsTheFirstGoOn() throws Exception
     {
-        final int port = launch(TestBrokers.v5Context());
-        storeRetained(port);
-        final Paho5 subscriber = closeLater(Paho5.connect(port, "sub5"));
+        final Paho5 subscriber = v5SubscriberOverTheStore();
         subscriber.subscribe(new MqttSubscription("#", 0), 0);
         final MqttSubscription again = new MqttSubscription("#", 0);
         again.setRetainHandling(1);
