@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """How many of a store's retained messages one SUBSCRIBE brings, against any broker on 127.0.0.1.
 
-  bench-configs/retained-subscribe.py PORT COUNT SIZE [SUB_QOS] [PUB_QOS]
+  bench-configs/retained-subscribe.py PORT COUNT SIZE [SUB_QOS] [PUB_QOS] [READ_KBPS]
 
 Publishes COUNT retained messages of SIZE bytes (topics r/0 .. r/COUNT-1, MQTT 3.1.1, at PUB_QOS, default 0), then a
 new client subscribes to '#' at SUB_QOS (default 0) and counts the retained PUBLISHes that arrive until none has for
-3 s (acknowledging QoS 1). Prints: received, distinct topics, how long from the SUBSCRIBE to the last. Standard
+3 s (acknowledging QoS 1). READ_KBPS (default 0: as fast as it can) makes it a slow reader: a 16 KiB receive buffer,
+read at that many KB a second. Prints: received, distinct topics, how long from the SUBSCRIBE to the last. Standard
 library only; bounded in count and time, loopback only.
 """
 import socket
@@ -28,8 +29,12 @@ def string(text):
     return struct.pack('>H', len(data)) + data
 
 
-def connect(port, client_id):
-    sock = socket.create_connection(('127.0.0.1', port), timeout=10)
+def connect(port, client_id, receive_buffer=0):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if receive_buffer:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+    sock.settimeout(10)
+    sock.connect(('127.0.0.1', port))
     body = string('MQTT') + bytes([4, 2]) + struct.pack('>H', 60) + string(client_id)
     sock.sendall(bytes([0x10]) + remaining_length(len(body)) + body)
     if sock.recv(4)[:2] != b'\x20\x02':
@@ -37,7 +42,21 @@ def connect(port, client_id):
     return sock
 
 
-def read_packet(sock, buffer):
+class Pace:
+    """Holds reads to a rate (bytes a second; 0: none)."""
+
+    def __init__(self, rate):
+        self.rate, self.bytes, self.start = rate, 0, time.time()
+
+    def took(self, n):
+        self.bytes += n
+        if self.rate:
+            ahead = self.bytes / self.rate - (time.time() - self.start)
+            if ahead > 0:
+                time.sleep(ahead)
+
+
+def read_packet(sock, buffer, pace=None):
     """Returns (first byte, body, rest of the buffer), or (None, None, buffer) at the end of the stream."""
     while True:
         if len(buffer) >= 2:
@@ -54,6 +73,8 @@ def read_packet(sock, buffer):
         data = sock.recv(1 << 16)
         if not data:
             return None, None, buffer
+        if pace:
+            pace.took(len(data))
         buffer += data
 
 
@@ -61,6 +82,7 @@ def main():
     port, count, size = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
     sub_qos = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     pub_qos = int(sys.argv[5]) if len(sys.argv) > 5 else 0
+    read_rate = int(sys.argv[6]) * 1000 if len(sys.argv) > 6 else 0
     publisher = connect(port, 'retained-pub')
     payload = b'x' * size
     batch = b''
@@ -78,15 +100,16 @@ def main():
         if first is None or first == 0xD0:
             break
     time.sleep(0.5)
-    subscriber = connect(port, 'retained-sub')
+    subscriber = connect(port, 'retained-sub', 16 * 1024 if read_rate else 0)
     subscriber.sendall(bytes([0x82]) + remaining_length(2 + 3 + 1) + struct.pack('>H', 1) + string('#') +
                        bytes([sub_qos]))
     subscriber.settimeout(3)
     buffer, received, topics = b'', 0, set()
     start = last = time.time()
+    pace = Pace(read_rate)
     try:
         while True:
-            first, body, buffer = read_packet(subscriber, buffer)
+            first, body, buffer = read_packet(subscriber, buffer, pace)
             if first is None:
                 break
             if first >> 4 == 3:

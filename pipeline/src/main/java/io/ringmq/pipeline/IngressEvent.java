@@ -236,6 +236,11 @@ public final class IngressEvent
     public int messageOffset = NONE;
     public int retainedCount;
     public int retainedOffset;
+    /**
+     * A TICK's part of a SUBSCRIBE's retained messages: the {@link RetainedDrains} slot its connection's agent writes
+     * what it owes to, or {@link RetainedDrains#NONE}.
+     */
+    public int drainSlot = RetainedDrains.NONE;
     /** Offset of the group keys of its shared subscription targets in the routing output ({@link RouteOutput}). */
     public int groupKeysOffset;
 
@@ -444,7 +449,7 @@ public final class IngressEvent
             propertiesLength == 0 && subscriptionId == 0 && assignedClientIdLength == 0 && idsCount == 0 &&
             sessionKey == 0 && messageNumber == 0 && routeLogEnd == NONE && routeLogLength == 0 && targetCount == 0 &&
             grantedCount == 0 && discardedCount == 0 && messageOffset == NONE && retainedCount == 0 &&
-            retainedOffset == 0 && groupKeysOffset == 0;
+            retainedOffset == 0 && groupKeysOffset == 0 && drainSlot == RetainedDrains.NONE;
     }
 
     /**
@@ -482,5 +487,6 @@ public final class IngressEvent
         retainedCount = 0;
         retainedOffset = 0;
         groupKeysOffset = 0;
+        drainSlot = RetainedDrains.NONE;
     }
 }

@@ -37,6 +37,19 @@ public interface Outbound
     boolean close(int agentIndex, long connectionId);
 
     /**
+     * As {@link #sendKept}, for a QoS 0 PUBLISH of a part of a SUBSCRIBE's retained messages: the agent also writes
+     * what the connection owes to {@code drainSlot} of its {@link RetainedDrains}, now and after each flush, so the
+     * routing stage sends the next part as the client reads.
+     *
+     * @return false when the ring has no room now.
+     */
+    default boolean sendWatched(final int agentIndex, final long connectionId, final int drainSlot,
+        final DirectBuffer buffer, final int offset, final int length)
+    {
+        return sendKept(agentIndex, connectionId, buffer, offset, length);
+    }
+
+    /**
      * Called once at the end of each batch of events.
      */
     void endOfBatch();

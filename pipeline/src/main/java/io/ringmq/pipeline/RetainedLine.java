@@ -9,10 +9,11 @@ import java.util.ArrayDeque;
 /**
  * The subscriptions whose retained messages did not all go out with their SUBACK: a large store, or a walk past its
  * budget ({@link SubscriptionChanges}). Their messages go out a part at a time, on the routing stage's ticks, one
- * session's part per tick and a part per session every {@link #PART_INTERVAL_MS}, so every retained message a
- * subscription matches is sent [MQTT-3.3.1-6] without one SUBSCRIBE holding the routing stage or running past what a
- * subscriber may owe (its QoS 0 is shed past that, counted, as live QoS 0 is); all parts together, and one client
- * address's, within a window's bytes. One record per session, in line in the order their turns come (each served
+ * session's part per tick and a part per session every {@link #PART_INTERVAL_MS} at most, so every retained message
+ * a subscription matches is sent [MQTT-3.3.1-6] without one SUBSCRIBE holding the routing stage; all parts together,
+ * and one client address's, within a window's bytes. A session's next part waits until its client has read the last
+ * ({@link RetainedDrains}; for a QoS 1 or 2 subscription, until its in-flight window has room), so a slow reader
+ * gets them at its own pace instead of having what passes its high-water mark shed. One record per session, in line in the order their turns come (each served
  * goes to the back), so the front is always the first due. Routing stage
  * only (shard 0: the other routing shards send no retained message).
  */
@@ -40,6 +41,22 @@ final class RetainedLine
     static final long WINDOW_MS = 1_000;
     /** Records looked at per tick past those whose connection ended (each is dropped as it is seen). */
     private static final int DEAD_PER_TICK = 1_024;
+    /**
+     * A session's next part waits while its connection owes more than this of what it was sent: a client reading
+     * slower than the parts come gets them as it reads, instead of having what passes its high-water mark shed.
+     */
+    static final long OWED_BEFORE_NEXT_PART = PART_BYTES;
+    /**
+     * How long a session whose last part its I/O agent has not written of yet (the ring is slow, or the slot was lost
+     * to another connection) waits before its next part goes anyway: at worst a part every quarter second.
+     */
+    static final long UNCONFIRMED_WAIT_MS = 250;
+    /**
+     * Turns passed over in a row, while its client reads, before each doubles the wait (a client that reads nothing
+     * costs a look every {@code PART_INTERVAL_MS << MAX_WAIT_SHIFT} ms, not every interval).
+     */
+    private static final int WAITS_BEFORE_BACKING_OFF = 8;
+    private static final int MAX_WAIT_SHIFT = 4;
 
     /**
      * One session's subscriptions whose retained messages are still to go: the one being walked, then those waiting,
@@ -60,6 +77,13 @@ final class RetainedLine
         long dueMs;
         /** Replaced, or ended: dropped when it comes to the front. */
         boolean dropped;
+        /** Its slot in {@link RetainedDrains}, or {@link RetainedDrains#NONE}: then paced by the clock alone. */
+        int drainSlot = RetainedDrains.NONE;
+        /** When its last part went, in ms of the monotonic clock; 0 before its first. */
+        long lastPartMs;
+        boolean partSent;
+        /** Turns passed over in a row while its client read the last part. */
+        int waits;
 
         Pending(final int sessionId, final long connectionId, final long addressKey)
         {
@@ -70,6 +94,8 @@ final class RetainedLine
     }
 
     private final RetainedStore store;
+    private final RetainedDrains drains;
+    private final SessionWindows windows;
     private final Int2ObjectHashMap<Pending> bySession = new Int2ObjectHashMap<>();
     private final ArrayDeque<Pending> line = new ArrayDeque<>();
     /** When the window under way ends, in ms of the monotonic clock, and what the parts carried in it. */
@@ -77,13 +103,19 @@ final class RetainedLine
     private long bytesThisWindow;
     /** What each limited address's parts carried in the window under way; cleared as a window ends. */
     private final org.agrona.collections.Long2LongHashMap addressBytes = new org.agrona.collections.Long2LongHashMap(0);
+    /** No turn comes (tests that compare the bytes two runs send: the parts go by the clock). */
+    private boolean held;
 
     /**
-     * @param store the store the walks are of: a walk that will not go on is handed back to it.
+     * @param store   the store the walks are of: a walk that will not go on is handed back to it.
+     * @param drains  what the parts' connections owe, written by their I/O agents.
+     * @param windows each session's in-flight room, written by its delivery shard.
      */
-    RetainedLine(final RetainedStore store)
+    RetainedLine(final RetainedStore store, final RetainedDrains drains, final SessionWindows windows)
     {
         this.store = store;
+        this.drains = drains;
+        this.windows = windows;
     }
 
     /**
@@ -108,6 +140,7 @@ final class RetainedLine
     {
         final Pending pending = new Pending(sessionId, connectionId, addressKey);
         pending.dueMs = nowMs + PART_INTERVAL_MS;
+        pending.drainSlot = drains.take();
         bySession.put(sessionId, pending);
         line.addLast(pending);
         return pending;
@@ -164,6 +197,10 @@ final class RetainedLine
      */
     Pending next(final long nowMs, final java.util.function.Predicate<Pending> live)
     {
+        if (held)
+        {
+            return null;
+        }
         for (int dead = 0; dead < DEAD_PER_TICK; dead++)
         {
             final Pending pending = line.peekFirst();
@@ -179,6 +216,13 @@ final class RetainedLine
             else if (!pending.dropped && addressSpent(pending.addressKey))
             {
                 pending.dueMs = nowMs + PART_INTERVAL_MS; // its address had its share of the window: a later turn
+                line.addLast(pending);
+            }
+            else if (!pending.dropped && !read(pending, nowMs))
+            {
+                // its client still reads the last part: a later turn
+                pending.dueMs = nowMs + (PART_INTERVAL_MS <<
+                    Math.min(Math.max(0, pending.waits++ - WAITS_BEFORE_BACKING_OFF), MAX_WAIT_SHIFT));
                 line.addLast(pending);
             }
             else if (!pending.dropped)
@@ -200,7 +244,42 @@ final class RetainedLine
             return;
         }
         pending.dueMs = nowMs + PART_INTERVAL_MS;
+        pending.lastPartMs = nowMs;
+        pending.partSent = true;
+        pending.waits = 0;
         line.addLast(pending);
+    }
+
+    /**
+     * @return whether the session's client read enough of what it was sent for its next part to go: when the next
+     * part is of a QoS 1 or 2 subscription, its in-flight window has room (the part then holds no more than that room
+     * and a quarter of {@code --max-queued}, {@link #reliableRoom}: a full queue drops); otherwise its connection owes
+     * at most {@link #OWED_BEFORE_NEXT_PART} (or its agent has not written of the last part for
+     * {@link #UNCONFIRMED_WAIT_MS}).
+     */
+    private boolean read(final Pending pending, final long nowMs)
+    {
+        final Subscription next = null != pending.walking ? pending.walking :
+            pending.waiting.isEmpty() ? null : pending.waiting.iterator().next();
+        if (null != next && io.ringmq.protocol.SubscriptionOptions.qos(next.options()) > 0)
+        {
+            return !windows.full(pending.sessionId); // its acknowledgements pace it: its QoS 1 and 2 are not watched
+        }
+        if (pending.drainSlot == RetainedDrains.NONE || !pending.partSent)
+        {
+            return true;
+        }
+        final long owed = drains.owed(pending.drainSlot, pending.connectionId);
+        return owed < 0 ? nowMs - pending.lastPartMs >= UNCONFIRMED_WAIT_MS : owed <= OWED_BEFORE_NEXT_PART;
+    }
+
+    /**
+     * @return the QoS 1 and 2 retained messages a SUBACK or part for the session may carry: its in-flight window's
+     * room and a quarter of {@code --max-queued}, at least one.
+     */
+    int reliableRoom(final int sessionId, final int maxQueued)
+    {
+        return (int)Math.max(1, Math.min(Integer.MAX_VALUE, (long)windows.free(sessionId) + maxQueued / 4));
     }
 
     /**
@@ -211,10 +290,17 @@ final class RetainedLine
         endWalk(pending);
         pending.waiting.clear();
         pending.dropped = true;
+        drains.give(pending.drainSlot);
+        pending.drainSlot = RetainedDrains.NONE;
         if (bySession.get(pending.sessionId) == pending)
         {
             bySession.remove(pending.sessionId);
         }
+    }
+
+    RetainedDrains drains()
+    {
+        return drains;
     }
 
     /**
@@ -231,7 +317,7 @@ final class RetainedLine
     boolean due(final long nowMs)
     {
         final Pending first = line.peekFirst();
-        return null != first && (first.dropped || (first.dueMs - nowMs <= 0 && !spent(nowMs)));
+        return !held && null != first && (first.dropped || (first.dueMs - nowMs <= 0 && !spent(nowMs)));
     }
 
     /**
@@ -241,7 +327,8 @@ final class RetainedLine
     {
         spent(nowMs);
         bytesThisWindow += bytes;
-        if (io.ringmq.pipeline.auth.AddressKeys.NONE != pending.addressKey)
+        // a part that found nothing in its steps counts nothing (a 0 is the map's missing value: put would throw)
+        if (bytes > 0 && io.ringmq.pipeline.auth.AddressKeys.NONE != pending.addressKey)
         {
             addressBytes.put(pending.addressKey, addressBytes.get(pending.addressKey) + bytes);
         }
@@ -273,7 +360,7 @@ final class RetainedLine
     long dueInMs(final long nowMs)
     {
         final Pending first = line.peekFirst();
-        if (null == first)
+        if (null == first || held)
         {
             return Long.MAX_VALUE;
         }
@@ -282,6 +369,14 @@ final class RetainedLine
             return 0;
         }
         return Math.max(0, Math.max(first.dueMs, spent(nowMs) ? windowEndMs : nowMs) - nowMs);
+    }
+
+    /**
+     * No part goes from now on (tests whose runs must send the same bytes whatever the clock).
+     */
+    void hold()
+    {
+        held = true;
     }
 
     /**

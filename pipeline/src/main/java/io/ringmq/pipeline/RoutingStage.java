@@ -112,7 +112,7 @@ public final class RoutingStage implements Stage
         this.retained = new RetainedStore(context.limits().maxRetainedMessages(), context.limits().retainedBytes(),
             true);
         // shard 0 alone sends retained messages: the other shards' output is dropped
-        this.retainedLine = 0 == shard ? new RetainedLine(retained) : null;
+        this.retainedLine = 0 == shard ? new RetainedLine(retained, new RetainedDrains(), windows) : null;
         this.ticks = new RoutingTicks(ring, redispatch, retainedLine);
         final SubscriptionChanges subscriptions = new SubscriptionChanges(context, index, shared, retained, output,
             sessionCounters, sessions.memory(), access, retainedLine);
@@ -248,6 +248,15 @@ public final class RoutingStage implements Stage
     RetainedLine retainedLine()
     {
         return retainedLine;
+    }
+
+    /**
+     * @return where the I/O agents write what the connections that retained parts go to owe (shard 0's; null on
+     * the other shards, which send none).
+     */
+    public RetainedDrains retainedDrains()
+    {
+        return null == retainedLine ? null : retainedLine.drains();
     }
 
     public long wakeWithinMs()

@@ -78,6 +78,15 @@ final class SubscriptionChanges
     private RetainedStore.Walk spareWalk;
     /** The bytes of retained messages the output under way may take: a SUBACK's, or a part's. */
     private int retainedLimit;
+    /**
+     * QoS 1 and 2 retained messages the output under way may still take: a SUBACK's, a quarter of its session's
+     * queue; a part's, that and what its in-flight window has room for ({@link RetainedLine#reliableRoom}). The rest
+     * go in later parts, as the client acknowledges, instead of passing {@code --max-queued} and being dropped.
+     */
+    private int reliableLeft;
+    /** --max-queued-bytes: a quarter of it is what a QoS 1 or 2 SUBACK or part carries at most. */
+    private long maxQueuedBytes;
+    private int maxQueued;
     private int retainedGranted;
     private long retainedNowMs;
     private RoutingSession retainedFor;
@@ -123,6 +132,9 @@ final class SubscriptionChanges
         final long budget = null == line ? 0 : retainedBudget(session, address);
         retainedSteps = budget;
         retainedLimit = retainedBytesPerSubscribe;
+        // a quarter of its queue, whatever delivery holds for it now: the SUBACK's messages depend on the SUBSCRIBE
+        // alone, however far delivery is behind (the parts, on ticks, look at its window)
+        reliableLeft = null == line ? Integer.MAX_VALUE : Math.max(1, maxQueued / 4);
         // the session's retained messages still going out in parts: this SUBSCRIBE's go behind them
         RetainedLine.Pending pending = null == line ? null : line.of(session.id(), event.connectionId);
         if (subscribeFilters.size() > 1024)
@@ -259,6 +271,7 @@ final class SubscriptionChanges
         final long budget = retainedBudget(session, pending.addressKey);
         retainedSteps = budget;
         retainedLimit = RetainedLine.PART_BYTES;
+        reliableLeft = line.reliableRoom(session.id(), maxQueued);
         boolean served = false;
         try
         {
@@ -312,6 +325,7 @@ final class SubscriptionChanges
             event.connectionId = pending.connectionId;
             event.agentIndex = session.agentIndex();
             event.subscriptionId = subscription.subscriptionId();
+            event.drainSlot = pending.drainSlot;
             walkRetained(session, subscription, walk);
             if (walk.done())
             {
@@ -452,8 +466,14 @@ final class SubscriptionChanges
             return true;
         }
         final int qos = Math.min(message.qos(), retainedGranted);
-        if (output.addRetained(message, qos, retainedLimit))
+        if (qos > 0 && reliableLeft <= 0 && output.retainedCount() > 0)
         {
+            return false; // as much as its window and queue take: the rest in later parts, as the client acknowledges
+        }
+        if (output.addRetained(message, qos, qos == 0 ? retainedLimit :
+            (int)Math.min(retainedLimit, Math.max(1, maxQueuedBytes / 4))))
+        {
+            reliableLeft -= qos > 0 ? 1 : 0;
             return true;
         }
         if (output.retainedCount() > 0)
@@ -541,6 +561,8 @@ final class SubscriptionChanges
         this.maxTopicLength = context.limits().maxTopicLength();
         this.maxPacketSize = context.limits().maxPacketSize();
         this.maxQos = context.limits().maxQos();
+        this.maxQueued = context.limits().maxQueued();
+        this.maxQueuedBytes = context.limits().maxQueuedBytes();
     }
 
     /**

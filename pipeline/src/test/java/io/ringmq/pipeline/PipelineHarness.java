@@ -78,6 +78,7 @@ final class PipelineHarness
         pipeline = new Pipeline(context, authenticator, front, ConnectionControl.NONE, counters,
             new ErrorLog(counters), store);
         agent = pipeline.allStages("test");
+        this.outbound.drains = pipeline.routing().retainedDrains();
     }
 
     /**

@@ -33,6 +33,23 @@ class PipelineTest
         final List<Object[]> sent = new ArrayList<>();
         /** Acts as an I/O agent whose outbound ring is full: refuses everything. */
         boolean full;
+        /**
+         * Where a retained part's connection writes what it owes, as an I/O agent does: its client read everything
+         * at once (null: nothing is written, and the routing stage waits {@code RetainedLine.UNCONFIRMED_WAIT_MS}
+         * between parts).
+         */
+        RetainedDrains drains;
+
+        public boolean sendWatched(final int agentIndex, final long connectionId, final int drainSlot,
+            final DirectBuffer buffer, final int offset, final int length)
+        {
+            final boolean taken = send(agentIndex, connectionId, buffer, offset, length);
+            if (taken && null != drains)
+            {
+                drains.report(drainSlot, connectionId, 0, true);
+            }
+            return taken;
+        }
 
         public boolean send(final int agentIndex, final long connectionId, final DirectBuffer buffer,
             final int offset, final int length)

@@ -153,6 +153,7 @@ public final class Broker implements AutoCloseable
                     listeners) : new Listener[0], rings[i], pipeline.ring(), pipeline.messageLog(i), connectionCount,
                     credentials);
                 agents[i].follow(pipeline.limits());
+                agents[i].drains(pipeline.routing().retainedDrains());
             }
             final StageLatencyCollector latencies = 0 == context.observability().metricsPort() ? null :
                 StageLatencyCollector.attach(pipeline);

@@ -2,6 +2,7 @@ package io.ringmq.transport;
 
 import io.netty.buffer.ByteBuf;
 import io.ringmq.pipeline.IngressEvent;
+import io.ringmq.pipeline.RetainedDrains;
 import io.ringmq.pipeline.auth.CredentialRequest;
 import io.ringmq.protocol.MqttVersion;
 
@@ -114,6 +115,11 @@ final class Connection
      * tells it a new topic alias, so the burst alone never ends the connection.
      */
     int keptOwed;
+    /**
+     * The {@code RetainedDrains} slot it writes what it owes to after each flush, while retained parts go to it
+     * (routing paces them by it); {@code RetainedDrains.NONE} when none.
+     */
+    int drainSlot = RetainedDrains.NONE;
     /** Writes are blocked and what it is owed passed the high-water mark: stop reading it until it drains. */
     boolean outFull;
     /** Has outbound bytes not yet offered to the socket this duty cycle. */

@@ -3,6 +3,7 @@ package io.ringmq.transport;
 import io.netty.buffer.ByteBuf;
 import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.IngressEvent;
+import io.ringmq.pipeline.RetainedDrains;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.DisconnectEncoder;
 import io.ringmq.protocol.MqttVersion;
@@ -115,6 +116,9 @@ final class ConnectionWriter
     long qos0Dropped;
     long qos0Shed;
 
+    /** Where what the connections that retained parts go to owe is written; null: nowhere (stage tests). */
+    private RetainedDrains drains;
+
     /** Where a refused enhanced authentication is counted toward its address's back-off; may be null. */
     private io.ringmq.pipeline.auth.CredentialWorkers credentials;
 
@@ -136,6 +140,36 @@ final class ConnectionWriter
         this.paused = paused;
         this.closer = closer;
         PingCodec.encode(new UnsafeBuffer(pingResponse), 0, PacketType.PINGRESP);
+    }
+
+    void drains(final RetainedDrains drains)
+    {
+        this.drains = drains;
+    }
+
+    /**
+     * A retained part came for the connection: it writes what it owes to the part's slot, now and after each flush
+     * ({@link #reportDrain}), so the routing stage sends the next part as its client reads. A slot out of the table's
+     * range (none of the routing stage's) is ignored.
+     */
+    void watch(final Connection connection, final int drainSlot)
+    {
+        if (null != drains && !connection.closed && RetainedDrains.valid(drainSlot))
+        {
+            connection.drainSlot = drainSlot;
+            drains.report(drainSlot, connection.id, connection.outBytes(), true);
+        }
+    }
+
+    /**
+     * After a flush of a watched connection: what it owes now; it stops once another connection holds its slot.
+     */
+    private void reportDrain(final Connection connection)
+    {
+        if (!drains.report(connection.drainSlot, connection.id, connection.outBytes(), false))
+        {
+            connection.drainSlot = RetainedDrains.NONE;
+        }
     }
 
     /**
@@ -474,6 +508,10 @@ final class ConnectionWriter
             return;
         }
         PartialPacketRoom.wrote(connection, bytesOut - before); // a holder reading what it is owed goes on
+        if (connection.drainSlot != RetainedDrains.NONE)
+        {
+            reportDrain(connection);
+        }
         if (connection.outBytes() > 0 || layer.hasPendingOutput())
         {
             // a client that will not read what it is owed (acknowledgements included) is not read from either,

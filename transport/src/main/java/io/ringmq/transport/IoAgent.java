@@ -5,6 +5,7 @@ import io.ringmq.pipeline.BrokerContext;
 import io.ringmq.pipeline.IngressEvent;
 import io.ringmq.pipeline.LiveLimits;
 import io.ringmq.pipeline.MessageLog;
+import io.ringmq.pipeline.RetainedDrains;
 import io.ringmq.pipeline.auth.CredentialWorkers;
 import io.ringmq.protocol.MqttVersion;
 import io.ringmq.protocol.PacketType;
@@ -183,6 +184,14 @@ final class IoAgent implements Agent
         {
             ((IdleStrategies.SleepingIdleStrategy)agentWakes[index]).sleepLimit(this::sleepLimitMs);
         }
+    }
+
+    /**
+     * Where to write what the connections that retained parts go to owe (before the agent runs).
+     */
+    void drains(final RetainedDrains drains)
+    {
+        writer.drains(drains);
     }
 
     /**
@@ -437,6 +446,11 @@ final class IoAgent implements Agent
             send(connectionId, buffer, index + OutboundFrame.BYTES_OFFSET, length - OutboundFrame.BYTES_OFFSET,
                 msgTypeId == OutboundFrame.SEND);
         }
+        else if (msgTypeId == OutboundFrame.SEND_WATCHED)
+        {
+            sendWatched(connectionId, buffer.getInt(index + OutboundFrame.DRAIN_SLOT_OFFSET), buffer,
+                index + OutboundFrame.WATCHED_BYTES_OFFSET, length - OutboundFrame.WATCHED_BYTES_OFFSET);
+        }
         else
         {
             closeAfterFlush(connectionId);
@@ -461,6 +475,21 @@ final class IoAgent implements Agent
         if (null != connection && !connection.closed && !connection.closing) // nothing after DISCONNECT [MQTT-3.14.4-1]
         {
             writer.send(connection, buffer, offset, length, sheddable);
+        }
+    }
+
+    /**
+     * Queues a retained part's QoS 0 PUBLISH, never shed for lagging, and writes what its connection owes to the
+     * part's slot from now on ({@link ConnectionWriter#watch}); from the outbound ring, or directly.
+     */
+    void sendWatched(final long connectionId, final int drainSlot, final DirectBuffer buffer, final int offset,
+        final int length)
+    {
+        final Connection connection = connections.get(connectionId);
+        if (null != connection && !connection.closed && !connection.closing) // nothing after DISCONNECT [MQTT-3.14.4-1]
+        {
+            writer.send(connection, buffer, offset, length, false);
+            writer.watch(connection, drainSlot);
         }
     }
 

@@ -11,6 +11,8 @@ import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
  *   type SEND:      [ connection id long | whole MQTT packets … ]
  *   type SEND_KEPT: [ connection id long | whole MQTT packets … ]  the same, never shed (queued QoS 0)
  *   type CLOSE:     [ connection id long ]                         close once what was sent before is written
+ *   type SEND_WATCHED: [ connection id long | drain slot int | whole MQTT packets … ]  as SEND_KEPT, a retained
+ *                      part's: the agent writes what the connection owes to the slot ({@code RetainedDrains})
  * </pre>
  */
 final class OutboundFrame
@@ -18,8 +20,11 @@ final class OutboundFrame
     static final int SEND = 1;
     static final int CLOSE = 2;
     static final int SEND_KEPT = 3;
+    static final int SEND_WATCHED = 4;
     static final int CONNECTION_ID_OFFSET = 0;
     static final int BYTES_OFFSET = Long.BYTES;
+    static final int DRAIN_SLOT_OFFSET = Long.BYTES;
+    static final int WATCHED_BYTES_OFFSET = DRAIN_SLOT_OFFSET + Integer.BYTES;
 
     private OutboundFrame()
     {
@@ -41,13 +46,33 @@ final class OutboundFrame
     static boolean send(final ManyToOneRingBuffer ring, final int type, final long connectionId,
         final DirectBuffer buffer, final int offset, final int length)
     {
-        final int index = ring.tryClaim(type, BYTES_OFFSET + length);
+        return put(ring, type, connectionId, 0, buffer, offset, length);
+    }
+
+    /**
+     * @return false when the ring has no room now.
+     */
+    static boolean sendWatched(final ManyToOneRingBuffer ring, final long connectionId, final int drainSlot,
+        final DirectBuffer buffer, final int offset, final int length)
+    {
+        return put(ring, SEND_WATCHED, connectionId, drainSlot, buffer, offset, length);
+    }
+
+    private static boolean put(final ManyToOneRingBuffer ring, final int type, final long connectionId,
+        final int drainSlot, final DirectBuffer buffer, final int offset, final int length)
+    {
+        final int bytesOffset = type == SEND_WATCHED ? WATCHED_BYTES_OFFSET : BYTES_OFFSET;
+        final int index = ring.tryClaim(type, bytesOffset + length);
         if (index <= 0)
         {
             return false;
         }
         ring.buffer().putLong(index + CONNECTION_ID_OFFSET, connectionId);
-        SmallCopy.copy(ring.buffer(), index + BYTES_OFFSET, buffer, offset, length);
+        if (type == SEND_WATCHED)
+        {
+            ring.buffer().putInt(index + DRAIN_SLOT_OFFSET, drainSlot);
+        }
+        SmallCopy.copy(ring.buffer(), index + bytesOffset, buffer, offset, length);
         ring.commit(index);
         return true;
     }

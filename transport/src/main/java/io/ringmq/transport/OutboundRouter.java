@@ -54,6 +54,12 @@ final class OutboundRouter implements Outbound
         return views[agentIndex].sendKept(agentIndex, connectionId, buffer, offset, length);
     }
 
+    public boolean sendWatched(final int agentIndex, final long connectionId, final int drainSlot,
+        final DirectBuffer buffer, final int offset, final int length)
+    {
+        return views[agentIndex].sendWatched(agentIndex, connectionId, drainSlot, buffer, offset, length);
+    }
+
     public boolean close(final int agentIndex, final long connectionId)
     {
         return views[agentIndex].close(agentIndex, connectionId);
@@ -92,45 +98,56 @@ final class OutboundRouter implements Outbound
             return send(agentIndex, OutboundFrame.SEND_KEPT, connectionId, buffer, offset, length);
         }
 
+        public boolean sendWatched(final int agentIndex, final long connectionId, final int drainSlot,
+            final DirectBuffer buffer, final int offset, final int length)
+        {
+            if (direct[agentIndex])
+            {
+                agents[agentIndex].sendWatched(connectionId, drainSlot, buffer, offset, length);
+                return sent(true);
+            }
+            return taken(agentIndex,
+                OutboundFrame.sendWatched(rings[agentIndex], connectionId, drainSlot, buffer, offset, length));
+        }
+
         private boolean send(final int agentIndex, final int type, final long connectionId, final DirectBuffer buffer,
             final int offset, final int length)
         {
-            final boolean taken;
             if (direct[agentIndex])
             {
                 agents[agentIndex].send(connectionId, buffer, offset, length, type == OutboundFrame.SEND);
-                taken = true;
+                return sent(true);
             }
-            else
+            return taken(agentIndex, OutboundFrame.send(rings[agentIndex], type, connectionId, buffer, offset, length));
+        }
+
+        /**
+         * @param taken whether the agent's ring took a message: when not, the agent wakes this shard at its next
+         *              read of the ring.
+         */
+        private boolean taken(final int agentIndex, final boolean taken)
+        {
+            if (!taken)
             {
-                taken = OutboundFrame.send(rings[agentIndex], type, connectionId, buffer, offset, length);
-                if (!taken)
-                {
-                    agents[agentIndex].wantOutboundRoom(); // the agent wakes this shard at its next read of the ring
-                }
+                agents[agentIndex].wantOutboundRoom();
             }
+            return sent(taken);
+        }
+
+        private boolean sent(final boolean taken)
+        {
             pending |= taken; // after the commit: a wake-up then always finds the message
             return taken;
         }
 
         public boolean close(final int agentIndex, final long connectionId)
         {
-            final boolean taken;
             if (direct[agentIndex])
             {
                 agents[agentIndex].closeAfterFlush(connectionId);
-                taken = true;
+                return sent(true);
             }
-            else
-            {
-                taken = OutboundFrame.close(rings[agentIndex], connectionId);
-                if (!taken)
-                {
-                    agents[agentIndex].wantOutboundRoom();
-                }
-            }
-            pending |= taken;
-            return taken;
+            return taken(agentIndex, OutboundFrame.close(rings[agentIndex], connectionId));
         }
 
         public void endOfBatch()

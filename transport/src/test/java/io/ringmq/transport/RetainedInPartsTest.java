@@ -26,14 +26,22 @@ class RetainedInPartsTest extends InProcessBrokerTest
 
     private static void storeRetained(final int port) throws Exception
     {
+        storeRetained(port, RETAINED, 0);
+    }
+
+    /**
+     * Retains {@code count} messages of 300 bytes at {@code qos}, on topics {@code r/0} and on.
+     */
+    private static void storeRetained(final int port, final int count, final int qos) throws Exception
+    {
         final MqttClient publisher = new MqttClient("tcp://127.0.0.1:" + port, "pub", new MemoryPersistence());
         final MqttConnectOptions options = new MqttConnectOptions();
-        options.setMaxInflight(RETAINED);
+        options.setMaxInflight(Math.min(count, 65_535));
         publisher.connect(options);
         final byte[] payload = new byte[300];
-        for (int i = 0; i < RETAINED; i++)
+        for (int i = 0; i < count; i++)
         {
-            publisher.publish("r/" + i, payload, 0, true);
+            publisher.publish("r/" + i, payload, qos, true);
         }
         publisher.disconnect(); // after its PUBLISHes [MQTT-3.14.4-1]: in order on one connection
         publisher.close();
@@ -123,5 +131,56 @@ class RetainedInPartsTest extends InProcessBrokerTest
         again.setRetainHandling(1);
         subscriber.subscribe(again, 0);
         assertThat(receiveAll(subscriber)).hasSize(RETAINED);
+    }
+
+    @Test
+    @Timeout(60)
+    @DisplayName("MQTT-3.3.1-6: a subscriber reading about 2 MB/s gets all 20,000 retained messages (6 MB): each part " +
+        "waits until it read most of the last (before, the parts came at 10 MB/s and what passed its 1 MiB owed was " +
+        "shed)")
+    void aSlowReaderGetsThemAll() throws Exception
+    {
+        final int count = 20_000;
+        final int port = launch(TestBrokers.v5Context());
+        storeRetained(port, count, 0);
+        try (RawClient slow = new RawClient(port, 16 * 1024))
+        {
+            slow.handshake(RawClient.connect("slow", true, 60));
+            slow.send(RawClient.subscribe(1, "#", 0));
+            int publishes = 0;
+            while (publishes < count)
+            {
+                final int type = slow.readPacket(10_000);
+                assertThat(type).as("after " + publishes + " PUBLISHes").isNotEqualTo(-1);
+                if (type == io.ringmq.protocol.PacketType.PUBLISH && ++publishes % 64 == 0)
+                {
+                    Thread.sleep(10); // 64 PUBLISHes of 307 bytes each 10 ms: about 2 MB/s, the client's own pace
+                }
+            }
+        }
+        assertThat(broker.counters().get(BrokerCounters.QOS0_DROPPED_SLOW_SUBSCRIBER)).isZero();
+        assertThat(broker.counters().get(BrokerCounters.RETAINED_IN_PARTS)).isEqualTo(1);
+    }
+
+    @Test
+    @Timeout(60)
+    @DisplayName("MQTT-3.3.1-6: a QoS 1 subscriber of 5,000 QoS 1 retained messages under --max-queued 100 gets all " +
+        "of them, none dropped: a SUBACK or part carries its in-flight room and a quarter of the queue (before, the " +
+        "SUBACK's 1 MiB passed the queue and 3,400 were dropped)")
+    void aReliableSubscriberGetsThemAllUnderASmallQueue() throws Exception
+    {
+        final int port = launch(TestBrokers.v5Context().limits(l -> l.maxQueued(100)));
+        storeRetained(port, RETAINED, 1);
+        final Paho subscriber = closeLater(Paho.connect(port, "sub"));
+        subscriber.client.subscribe("#", 1);
+        final Set<String> topics = new HashSet<>();
+        while (topics.size() < RETAINED)
+        {
+            final Paho.Received message = subscriber.received.poll(10, TimeUnit.SECONDS);
+            assertThat(message).as("retained message " + topics.size() + " (of " + RETAINED + ")").isNotNull();
+            assertThat(message.retained()).as(message.topic()).isTrue();
+            topics.add(message.topic());
+        }
+        assertThat(broker.counters().get(BrokerCounters.QUEUE_FULL_DROPPED)).isZero();
     }
 }

@@ -2,6 +2,7 @@ package io.ringmq.pipeline.delivery;
 
 import io.ringmq.pipeline.IngressEvent;
 import io.ringmq.pipeline.Message;
+import io.ringmq.pipeline.RetainedDrains;
 import io.ringmq.pipeline.RouteOutput;
 import io.ringmq.pipeline.persistence.ShardJournal;
 import io.ringmq.pipeline.status.BrokerCounters;
@@ -98,7 +99,15 @@ final class MessageDelivery
             if (qos == 0)
             {
                 final int written = writer.encodeEvent(session, 0, true, 0, ids, null == ids ? 0 : 1);
-                output.sendEncoded(session.connectionId, writer, written, !writer.assignedAlias());
+                if (RetainedDrains.valid(event.drainSlot))
+                {
+                    // a part paced by what its connection owes: never shed for lagging, its agent says how it reads
+                    output.sendWatchedEncoded(session.connectionId, writer, written, event.drainSlot);
+                }
+                else
+                {
+                    output.sendEncoded(session.connectionId, writer, written, !writer.assignedAlias());
+                }
             }
             else
             {

@@ -186,6 +186,30 @@ final class ShardOutput
     }
 
     /**
+     * Sends a QoS 0 PUBLISH of a part of a SUBSCRIBE's retained messages, which the routing stage paces by what the
+     * connection owes ({@code RetainedLine}): never shed past the high-water mark, and its agent writes what the
+     * connection owes to the part's {@code drainSlot}. Backlogged rather than dropped (the slot is then not named:
+     * the routing stage waits a little longer for the next part).
+     *
+     * @return false when it was too large for the client, or outside its mount point (dropped and counted).
+     */
+    boolean sendWatchedEncoded(final long connectionId, final PublishWriter writer, final int length,
+        final int drainSlot)
+    {
+        if (length == PublishWriter.TOO_LARGE || length == PublishWriter.NOT_MOUNTED)
+        {
+            return sendEncoded(connectionId, writer, length, false); // counted there
+        }
+        if (backlog.isEmpty(index) && outbound.sendWatched(index, connectionId, drainSlot, writer.scratch(), 0, length))
+        {
+            return true;
+        }
+        counters.increment(BrokerCounters.OUTBOUND_RING_FULL);
+        backlogged(OutboundBacklog.SEND_KEPT, connectionId, writer.scratch(), length);
+        return true;
+    }
+
+    /**
      * Sends what {@link ControlPackets} just wrote (nothing when it wrote nothing).
      */
     void sendControl(final long connectionId, final ControlPackets control, final int length)
