@@ -25,6 +25,8 @@ class MessageMemoryReviewTest
     static final int BUDGET = 64 * 1024;
     /** A 4 KiB payload on topic "t": its copy's buffer (4,097 bytes) and the allowance per copy. */
     static final int COST = 4097 + 128;
+    /** What each window or queue entry that holds a copy charges it ({@code SharedMessage.Pool.ENTRY_ALLOWANCE}). */
+    static final int ENTRY = 32;
 
     static MultiAgentHarness twoShards()
     {
@@ -53,7 +55,7 @@ class MessageMemoryReviewTest
             harness.packet(0, 1, MessageMemoryTest.publish(i + 1, i));
         }
         assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).isZero();
-        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).isEqualTo(5L * COST);
+        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).isEqualTo(5L * (COST + sessions * ENTRY));
         for (int s = 0; s < sessions; s++)
         {
             harness.packet(1, 100 + s, connect("away-" + s, false)); // resumes through agent 1: moves to shard 1
@@ -74,7 +76,7 @@ class MessageMemoryReviewTest
         harness.end(0, 10, IngressEvent.CONNECTION_LOST);
         harness.packet(0, 1, connect("pub", true));
         harness.packet(0, 1, MessageMemoryTest.publish(1, 0)); // queued for the offline session in shard 0: one copy
-        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).isEqualTo(COST);
+        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).isEqualTo(COST + ENTRY);
         failNextCopy(harness, 0);
         harness.packet(1, 20, connect("mover", false)); // moves 0 -> 1; copyFor throws OutOfMemoryError in shard 0
         assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).isPositive();

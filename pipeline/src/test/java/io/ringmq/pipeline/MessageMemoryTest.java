@@ -35,6 +35,8 @@ class MessageMemoryTest
      */
     private static final int OFFLINE_KEPT = 11;
     private static final long COST = 4097 + 128;
+    /** What each window or queue entry that holds a copy charges it ({@code SharedMessage.Pool.ENTRY_ALLOWANCE}). */
+    private static final long ENTRY = MessageMemoryReviewTest.ENTRY;
 
     private static final Authenticator ANONYMOUS =
         new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null);
@@ -44,12 +46,13 @@ class MessageMemoryTest
         ANONYMOUS);
 
     @Test
-    @DisplayName("ten offline sessions share each copy: 11 of 30 messages of 4 KiB are kept for all ten (three "
-        + "quarters of the budget), the other 190 deliveries dropped and counted; each returning session gets the first "
-        + "11, in order [MQTT-4.6.0-6]")
+    @DisplayName("ten offline sessions share each copy: 10 of 30 messages of 4 KiB are kept for all ten (three "
+        + "quarters of the budget, each copy counted once with its ten queue entries), the other 200 deliveries "
+        + "dropped and counted; each returning session gets the first 10, in order [MQTT-4.6.0-6]")
     void aSharedCopyCountsOnce()
     {
         final int sessions = 10;
+        final int kept = 10; // 10 x (4,225 + 10 x 32) within 49,152; one session alone keeps 11
         for (int s = 0; s < sessions; s++)
         {
             harness.packet(s + 1, connect("away-" + s, false));
@@ -62,12 +65,12 @@ class MessageMemoryTest
             harness.packet(100, publish(i + 1, i));
         }
         assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED))
-            .isEqualTo(sessions * (30L - OFFLINE_KEPT));
-        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).isEqualTo(OFFLINE_KEPT * COST);
+            .isEqualTo(sessions * (30L - kept));
+        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).isEqualTo(kept * (COST + sessions * ENTRY));
         for (int s = 0; s < sessions; s++)
         {
             assertThat(drain(200 + s, "away-" + s)).as("session %d", s)
-                .containsExactlyElementsOf(range(0, OFFLINE_KEPT));
+                .containsExactlyElementsOf(range(0, kept));
         }
         assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).as("all acknowledged: nothing held").isZero();
 
@@ -81,10 +84,13 @@ class MessageMemoryTest
     }
 
     @Test
-    @DisplayName("an online subscriber that never acknowledges holds its window, and no more: once the shard holds "
-        + "the budget further messages are dropped for every subscriber, and an acknowledgement makes room again")
+    @DisplayName("an online subscriber that never acknowledges holds about half the budget, and no more (its window "
+        + "of 32 and its queue would take all of it): further messages to it are dropped, and an acknowledgement makes "
+        + "room again")
     void aStuckWindowHoldsItsShare()
     {
+        // the 8th fits: 7 x 4,097 held + 4,225 <= 65,536 - 7 x (4,225 + 32) kept; the 9th does not
+        final int fair = 8;
         harness.packet(1, connect("stuck", true));
         harness.packet(1, subscribe("t", 1));
         harness.packet(100, connect("pub", true));
@@ -93,8 +99,8 @@ class MessageMemoryTest
             harness.packet(100, publish(i + 1, i));
         }
         final List<byte[]> sent = publishes(1);
-        assertThat(PipelineTest.payloadsOf(sent)).hasSize(KEPT); // the window (32) would take more: the budget did not
-        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).isEqualTo(40 - KEPT);
+        assertThat(PipelineTest.payloadsOf(sent)).hasSize(fair); // the window (32) would take more: the budget did not
+        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).isEqualTo(40 - fair);
         harness.packet(1, ack(PacketType.PUBACK, PipelineTest.packetId(sent.get(0))));
         harness.packet(100, publish(41, 40));
         assertThat(PipelineTest.payloadsOf(publishes(1))).containsExactly(String.format("%08d", 40));
@@ -131,7 +137,7 @@ class MessageMemoryTest
         {
             harness.packet(100, publish(i + 1, i));
         }
-        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).isEqualTo(OFFLINE_KEPT * COST);
+        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).isEqualTo(OFFLINE_KEPT * (COST + ENTRY));
         harness.packet(2, subscribe("#", 1)); // the index matches "#" before "t": a copy made for it comes first
         harness.outbound.takeTypes(2);
         assertThat(AwayCopiesReviewTest.liveDeliveries(harness, 30, 50)).as("the connected subscriber's messages").containsExactlyElementsOf(range(30, 50));
@@ -140,24 +146,29 @@ class MessageMemoryTest
 
     @Test
     @DisplayName("a persistent session whose client leaves keeps the queued copies a connected client holds too (past "
-        + "the three quarters, dropping them would free nothing): it gets all 14 back")
+        + "the three quarters of a budget a reload lowered, dropping them would free nothing): it gets all 12 back")
     void goingAwayKeepsSharedCopies()
     {
-        final PipelineHarness shared = new PipelineHarness(new BrokerContext().memory(m -> m.maxMessageMemory(BUDGET))
-            .limits(l -> l.maxInflight(2)),
-            ANONYMOUS);
+        final BrokerContext context = new BrokerContext().memory(m -> m.maxMessageMemory(2 * BUDGET))
+            .limits(l -> l.maxInflight(2));
+        final PipelineHarness shared = new PipelineHarness(context, ANONYMOUS);
         shared.packet(1, connect("leaving", false));
         shared.packet(1, subscribe("t", 1));
         shared.packet(2, connect("holding", true)); // connected, acknowledges nothing: it holds every copy too
         shared.packet(2, subscribe("t", 1));
         shared.packet(100, connect("pub", true));
-        for (int i = 0; i < 14; i++)
+        for (int i = 0; i < 12; i++)
         {
-            shared.packet(100, publish(i + 1, i)); // 14 x 4,225 bytes: past three quarters of 64 KiB
+            shared.packet(100, publish(i + 1, i)); // 12 x 4,289 bytes: within what two connected holders may keep
         }
+        assertThat(shared.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).isZero();
+        shared.pipeline.limits().publish(ReloadPlan.liveContext(context,
+            new BrokerContext().memory(m -> m.maxMessageMemory(BUDGET)).limits(l -> l.maxInflight(2)).conclude()));
+        shared.step(); // a reload halves the budget: the 51 KB held are past three quarters of it
+        assertThat(shared.counters.get(BrokerCounters.MESSAGE_MEMORY)).isGreaterThan(BUDGET - BUDGET / 4);
         shared.offer(1, true, new byte[0], IngressEvent.CONNECTION_LOST);
         assertThat(shared.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).isZero();
-        assertThat(drain(shared, 3, "leaving")).containsExactlyElementsOf(range(0, 14));
+        assertThat(drain(shared, 3, "leaving")).containsExactlyElementsOf(range(0, 12));
     }
 
     /**

@@ -356,6 +356,14 @@ final class DeliverySession
     }
 
     /**
+     * @return the bytes of the messages its window and queue hold (each counted whole, shared or not).
+     */
+    long heldBytes()
+    {
+        return queuedBytes() + (null == window ? 0 : window.bytes());
+    }
+
+    /**
      * Queues a message (the caller has retained it).
      */
     void enqueue(final SharedMessage message, final int qos, final boolean retain, final int[] subscriptionIds,

@@ -170,7 +170,7 @@ final class MessageDelivery
             }
             else if (session.canSendNow())
             {
-                final SharedMessage message = retainedCopy(false, ids);
+                final SharedMessage message = retainedCopy(session, false, ids);
                 if (null == message)
                 {
                     dropForMemory(session, qos);
@@ -281,23 +281,29 @@ final class MessageDelivery
      * @param ids the Subscription Identifiers its holder keeps with it: an array of its own when there are several
      *            (up to {@code RouteOutput.MAX_ID_INTS}), counted with the copy, so that overlapping subscriptions
      *            with identifiers cannot make queued messages hold memory no bound sees.
-     * @return the event's message as a kept copy with one more reference, as {@link #retainedCopy(boolean)}; null
-     * also when its identifiers do not fit.
+     * @return the event's message as a kept copy with one more reference, as {@link #retainedCopy(boolean)}, for an
+     * entry of {@code session}'s window or queue (charged {@code SharedMessage.Pool.entryCost}); null also when its
+     * identifiers do not fit, or when a connected session holds as much as the share has free
+     * ({@code SharedMessage.Pool.fairFor}; sessions away keep within three quarters of it together).
      */
-    private SharedMessage retainedCopy(final boolean offline, final int[] ids)
+    private SharedMessage retainedCopy(final DeliverySession session, final boolean offline, final int[] ids)
     {
+        if (!offline && !pool.fairFor(session.heldBytes(), writer.keptLength()))
+        {
+            return null; // it holds its part: the rest of the share is for sessions that hold less
+        }
         final SharedMessage message = retainedCopy(offline);
         final long bytes = SharedMessage.Pool.idsCost(ids); // 0 for none, or one: that array is shared
-        if (null == message || 0 == bytes)
+        if (null == message)
         {
-            return message;
+            return null;
         }
-        if (!(offline ? pool.hasRoomOffline((int)bytes) : pool.hasRoomFor((int)bytes)))
+        if (bytes > 0 && !(offline ? pool.hasRoomOffline((int)bytes) : pool.hasRoomFor((int)bytes)))
         {
             pool.release(message);
             return null;
         }
-        pool.charge(message, bytes);
+        pool.charge(message, SharedMessage.Pool.entryCost(ids)); // the entry that will hold it, and its identifiers
         return message;
     }
 
@@ -357,7 +363,7 @@ final class MessageDelivery
     {
         if (session.canSendNow()) // sent now, or behind the backlog in order: either way it is in flight
         {
-            final SharedMessage message = retainedCopy(false, ids);
+            final SharedMessage message = retainedCopy(session, false, ids);
             if (null == message)
             {
                 dropForMemory(session, qos);
@@ -391,7 +397,7 @@ final class MessageDelivery
             journal.done(session.persistenceKey, copyNumber, qos);
             return;
         }
-        final SharedMessage message = retainedCopy(!session.isOnline(), ids);
+        final SharedMessage message = retainedCopy(session, !session.isOnline(), ids);
         if (null == message)
         {
             dropForMemory(session, qos);

@@ -125,7 +125,7 @@ final class MovedMessages implements ShardMoves.Messages
                 return false;
             }
             local.retain(); // the private copy it replaces was never counted: dropped with no release
-            pool.charge(local, ids);
+            pool.charge(local, ids + SharedMessage.Pool.ENTRY_ALLOWANCE);
             if (inflight)
             {
                 session.replaceInflight(at, local);
@@ -141,7 +141,7 @@ final class MovedMessages implements ShardMoves.Messages
             return false;
         }
         pool.adopt(message);
-        pool.charge(message, ids);
+        pool.charge(message, ids + SharedMessage.Pool.ENTRY_ALLOWANCE);
         return true;
     }
 

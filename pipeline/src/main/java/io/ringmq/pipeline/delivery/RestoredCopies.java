@@ -75,7 +75,7 @@ final class RestoredCopies
             restoredCopies++;
         }
         message.retain();
-        pool.charge(message, idsCost);
+        pool.charge(message, idsCost + SharedMessage.Pool.ENTRY_ALLOWANCE);
         if (!inflight)
         {
             session.enqueue(message, qos, retain, ids, group);

@@ -246,6 +246,19 @@ final class SharedMessage
         }
 
         /**
+         * @return whether a session whose window and queue hold {@code heldBytes} may hold {@code length} more: while
+         * it holds nothing, or no more than the share has free. One session, whatever it holds, then leaves at least
+         * half of what others do not hold to them: a connected client that never acknowledged took the whole share
+         * (its window and queue may hold 17 MiB by default) and every other client's QoS 1 and 2 messages were
+         * dropped for as long as it stayed (review of d2d8785). Each client that holds more keeps half of what is
+         * left, so one that holds little (an honest subscriber that acknowledges) always finds room.
+         */
+        boolean fairFor(final long heldBytes, final int length)
+        {
+            return 0 == heldBytes || heldBytes + length + COPY_ALLOWANCE <= budgetBytes - keptBytes;
+        }
+
+        /**
          * @return whether a copy of {@code length} bytes made for a session whose client is away fits: within three
          * quarters of the share, so that persistent sessions left offline (a subscriber to {@code #} gone for a week)
          * leave the last quarter to clients that are connected. Always when nothing is kept, as {@link #hasRoomFor}.
@@ -301,12 +314,30 @@ final class SharedMessage
         }
 
         /**
+         * What a window or queue entry that names a copy holds of the heap besides it: its slots in the parallel
+         * arrays (13 bytes a queue entry, about 33 a window entry, in arrays that double as they grow). Charged to the
+         * copy for each holder, with no room asked for it (a copy that was let in is let into every entry; sessions
+         * away take one only within three quarters of the share, so the entries they charge end there): 8,000
+         * persistent sessions away, each queueing the same 1,000 QoS 1 messages, held 8 million queue entries that no
+         * bound saw, and ran a 64 MiB heap out (review of d2d8785); each copy was counted once.
+         */
+        static final int ENTRY_ALLOWANCE = 32;
+
+        /**
          * @return what a window or queue entry's own Subscription Identifier array holds of the heap, charged to its
          * copy: 0 for none or one (an array shared by every message, {@code MessageDelivery.subscriptionIds}).
          */
         static long idsCost(final int[] ids)
         {
             return null == ids || ids.length < 2 ? 0 : ids.length * 4L + IDS_ARRAY_HEADER;
+        }
+
+        /**
+         * @return what one more entry charges its copy: {@link #ENTRY_ALLOWANCE} and its {@link #idsCost}.
+         */
+        static long entryCost(final int[] ids)
+        {
+            return ENTRY_ALLOWANCE + idsCost(ids);
         }
 
         /** What an int array costs beyond its elements (object header and length). */

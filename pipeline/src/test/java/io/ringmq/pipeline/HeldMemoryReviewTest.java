@@ -1,0 +1,74 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.status.BrokerCounters;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import static io.ringmq.pipeline.PipelineTest.connect;
+import static io.ringmq.pipeline.PipelineTest.subscribe;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Review of d2d8785 (helper-139): what the sessions' windows and queues hold within {@code --max-message-memory}.
+ * A copy was counted once however many entries named it, and one session could take the whole share.
+ */
+class HeldMemoryReviewTest
+{
+    private static final int BUDGET = 256 * 1024;
+    private static final Authenticator ANONYMOUS =
+        new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null);
+
+    @Test
+    @DisplayName("2,000 persistent sessions away, each queueing the same 20 QoS 1 messages: their queue entries count " +
+        "against the share, so what they hold stays within it (before: 40,000 entries, none counted, each copy once; " +
+        "8,000 sessions and 1,000 messages ran a 64 MiB heap out)")
+    void queueEntriesCountAgainstTheShare()
+    {
+        final int sessions = 2_000;
+        final int messages = 20;
+        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
+            .memory(m -> m.maxMessageMemory(BUDGET)), ANONYMOUS);
+        for (int s = 1; s <= sessions; s++)
+        {
+            harness.packet(s, connect("away-" + s, false));
+            harness.packet(s, subscribe("t", 1));
+            harness.offer(s, true, new byte[0], IngressEvent.CONNECTION_LOST); // away: its session stays
+        }
+        harness.packet(100_000, connect("pub", true));
+        for (int i = 0; i < messages; i++)
+        {
+            harness.packet(100_000, PipelineTest.publish("t", 1, i + 1, false));
+        }
+        final long dropped = harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED);
+        final long entries = (long)sessions * messages - dropped;
+        assertThat(dropped).as("copies not kept for lack of room").isPositive();
+        assertThat(entries * 32) // SharedMessage.Pool.ENTRY_ALLOWANCE, what each entry is charged
+            .as("what the entries held take of the heap").isLessThanOrEqualTo(BUDGET);
+        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).as("the gauge, entries included")
+            .isLessThanOrEqualTo(BUDGET);
+    }
+
+    @Test
+    @DisplayName("a connected subscriber that never acknowledges holds at most about half the share: a subscriber that " +
+        "acknowledges still gets every one of its 20 messages (before: none, for as long as the other stayed)")
+    void aSubscriberThatNeverAcknowledgesLeavesRoom()
+    {
+        final int budget = 64 * 1024;
+        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
+            .memory(m -> m.maxMessageMemory(budget)).limits(l -> l.maxInflight(2)), ANONYMOUS);
+        harness.packet(1, connect("hog", true));
+        harness.packet(1, subscribe("h", 1));
+        harness.packet(100, connect("pub", true));
+        for (int i = 0; i < 40; i++)
+        {
+            harness.packet(100, MessageMemoryTest.publish("h", i + 1, i)); // 4 KB each, never acknowledged
+        }
+        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).as("what the one that never acknowledges holds")
+            .isLessThanOrEqualTo(budget / 2 + 4_096 + 1_024);
+        harness.packet(2, connect("live", true));
+        harness.packet(2, subscribe("t", 1));
+        harness.outbound.takeTypes(2);
+        assertThat(AwayCopiesReviewTest.liveDeliveries(harness, 40, 60)).as("its messages").hasSize(20);
+    }
+}
