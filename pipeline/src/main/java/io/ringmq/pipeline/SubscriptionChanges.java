@@ -43,6 +43,18 @@ final class SubscriptionChanges
      * in one second (review of 0620ece).
      */
     static final long RETAINED_STEPS_PER_ADDRESS_WINDOW = 2 * RETAINED_STEPS_PER_WINDOW;
+    /**
+     * Steps all sessions' walks may take together in a window, whoever they are (10-15 % of the routing thread): 100
+     * addresses, each sending 20 SUBSCRIBEs of {@code +/+/+/+/+} a second over 80,000 retained messages within their
+     * own windows, held the routing thread at a full core, and every other client's messages waited up to 3.4 s (review
+     * of d2d8785). Past it, walks wait for a later window, in turn.
+     */
+    static final long RETAINED_STEPS_ALL_WINDOW = 16 * RETAINED_STEPS_PER_SUBSCRIBE;
+    /**
+     * Steps each session's walks may take in a window however many the others took: a SUBSCRIBE of a few topics brings
+     * its retained messages at once even while wildcard walks have spent the window.
+     */
+    static final long RETAINED_STEPS_EACH_WINDOW = 1_000;
     static final long RETAINED_WINDOW_MS = 1_000;
 
     private final SubscriptionIndex<Subscription> index;
@@ -72,6 +84,8 @@ final class SubscriptionChanges
     /** Steps each limited address's sessions' walks took in the window under way; cleared as a window ends. */
     private final org.agrona.collections.Long2LongHashMap addressStepsThisWindow =
         new org.agrona.collections.Long2LongHashMap(0);
+    /** Steps all sessions' walks took in the window under way. */
+    private long allStepsThisWindow;
     /** When the window under way ends, by the monotonic clock ({@link System#nanoTime}, in ms). */
     private long windowEndMs = System.nanoTime() / 1_000_000;
     /** A walk that ended, for the next SUBSCRIBE to reuse. */
@@ -355,6 +369,7 @@ final class SubscriptionChanges
     {
         if (steps > 0)
         {
+            allStepsThisWindow += steps;
             stepsThisWindow.put(session.id(), stepsThisWindow.get(session.id()) + steps);
             if (address != io.ringmq.pipeline.auth.AddressKeys.NONE)
             {
@@ -370,7 +385,8 @@ final class SubscriptionChanges
 
     /**
      * @return the steps a SUBSCRIBE of {@code session} may walk: {@link #RETAINED_STEPS_PER_SUBSCRIBE}, or what its
-     * window, or its address's, has left, when less.
+     * window, its address's, or all sessions' (at least {@link #RETAINED_STEPS_EACH_WINDOW} of its own) has left, when
+     * less.
      */
     private long retainedBudget(final RoutingSession session, final long address)
     {
@@ -379,12 +395,16 @@ final class SubscriptionChanges
         {
             stepsThisWindow.clear(); // a window's counts go at its end: the map holds only sessions that walked since
             addressStepsThisWindow.clear();
+            allStepsThisWindow = 0;
             windowEndMs = nowMs + RETAINED_WINDOW_MS;
         }
         final long addressLeft = address == io.ringmq.pipeline.auth.AddressKeys.NONE ? Long.MAX_VALUE :
             RETAINED_STEPS_PER_ADDRESS_WINDOW - addressStepsThisWindow.get(address);
+        final long sessionSteps = stepsThisWindow.get(session.id());
+        final long allLeft = Math.max(RETAINED_STEPS_ALL_WINDOW - allStepsThisWindow,
+            RETAINED_STEPS_EACH_WINDOW - sessionSteps);
         return Math.min(Math.min(RETAINED_STEPS_PER_SUBSCRIBE, addressLeft),
-            RETAINED_STEPS_PER_WINDOW - stepsThisWindow.get(session.id()));
+            Math.min(RETAINED_STEPS_PER_WINDOW - sessionSteps, allLeft));
     }
 
     /**

@@ -481,6 +481,45 @@ class OwnershipReviewTest
     }
 
     @Test
+    @DisplayName("nor can many hosts: all sessions' walks take at most 16 SUBSCRIBEs' budgets a second together, the "
+        + "rest deferred, though each host stays within its own window; another address's SUBSCRIBE of one topic still "
+        + "brings its retained message at once [MQTT-3.3.1-6] (review of d2d8785: 100 hosts held routing at a full core)")
+    void manyAddressesShareTheBrokersWindow()
+    {
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(60), () ->
+        {
+            final MultiAgentHarness harness = retainedStore();
+            final int hosts = 120;
+            for (int h = 0; h < hosts; h++)
+            {
+                harness.addressKey(0x0A01_0000L + h);
+                harness.packet(0, 100 + h, connect("host-" + h, true));
+                harness.outbound.takePackets(100 + h);
+            }
+            // 10 SUBSCRIBEs of +/+/+ a host, each about 100,000 steps (50,000 topics, none deep enough): half a
+            // session's window, a quarter of an address's, so none would wait on its own; 1,200 in all, 120 M steps,
+            // over seven of the broker's windows
+            for (int i = 0; i < 10 * hosts; i++)
+            {
+                harness.addressKey(0x0A01_0000L + i % hosts);
+                harness.offerOnly(0, 100 + i % hosts, subscribe("+/+/+", 0));
+            }
+            harness.step();
+            assertThat(harness.counters.get(BrokerCounters.RETAINED_IN_PARTS)).as("walks past the broker's window")
+                .isPositive();
+            assertThat(harness.counters.get(BrokerCounters.RETAINED_NOT_SENT)).isZero();
+
+            harness.addressKey(0x0A02_0001L);
+            harness.packet(0, 3, connect("other", true));
+            harness.outbound.takePackets(3);
+            harness.packet(0, 3, subscribe("r/7", 0));
+            final long publishes = harness.outbound.takePackets(3).stream()
+                .filter(packet -> (packet[0] & 0xF0) == 0x30).count();
+            assertThat(publishes).as("another address's retained message").isEqualTo(1);
+        });
+    }
+
+    @Test
     @DisplayName("a session that moves to another shard takes copies of its own of the messages it shares with "
         + "sessions left in the old shard: each shard counts references on its own thread, and both get every "
         + "message, whole, in order")
