@@ -32,7 +32,8 @@ final class LimitOptions
     int maxQueued = DEFAULTS.limits().maxQueued();
 
     @Option(names = "--max-packet-size", paramLabel = "BYTES",
-        description = "Largest packet accepted (default: ${DEFAULT-VALUE}).", order = 320)
+        description = "Largest packet accepted (default: ${DEFAULT-VALUE}; bin/ringmq passes 262080 when its "
+            + "--memory-limit is below 512m, as at its 256m default).", order = 320)
     int maxPacketSize = DEFAULTS.limits().maxPacketSize();
 
     @Option(names = "--connect-timeout", paramLabel = "DURATION",
