@@ -43,8 +43,8 @@ public final class ListenerSettings
 
     /** No limit of the listener's own (the broker's {@code --max-connections} still holds). */
     public static final int UNLIMITED = -1;
-    /** Every protocol level ringmq speaks: 4 (3.1.1) and 5 (5.0). */
-    public static final int ALL_VERSIONS = 1 << 4 | 1 << 5;
+    /** Every protocol level ringmq speaks: 3 (3.1, served as 3.1.1), 4 (3.1.1) and 5 (5.0). */
+    public static final int ALL_VERSIONS = 1 << 3 | 1 << 4 | 1 << 5;
 
     private int port;
     private String bindAddress;
@@ -119,7 +119,7 @@ public final class ListenerSettings
         check(maxConnections == UNLIMITED || maxConnections >= 1, name + ": max_connections must be -1 or at least 1");
         check(maxQos >= 0 && maxQos <= 2, name + ": max_qos must be 0, 1 or 2");
         check(acceptedVersions != 0 && (acceptedVersions & ~ALL_VERSIONS) == 0,
-            name + ": accept_protocol_versions must name 4 (MQTT 3.1.1), 5 (MQTT 5.0) or both");
+            name + ": accept_protocol_versions must name 3 (MQTT 3.1), 4 (MQTT 3.1.1), 5 (MQTT 5.0) or some of them");
         check(null == mountPoint || mountPointBytes.length <= 1024 && mountPoint.endsWith("/") &&
             !mountPoint.startsWith("$") && mountPoint.indexOf('+') < 0 && mountPoint.indexOf('#') < 0 &&
             mountPoint.indexOf('\u0000') < 0,

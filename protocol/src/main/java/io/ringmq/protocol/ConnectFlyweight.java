@@ -6,9 +6,10 @@ import org.agrona.DirectBuffer;
  * Decodes and validates a CONNECT. The packet names its own protocol level, so this flyweight needs none; after
  * an {@link DecodeError#UNSUPPORTED_PROTOCOL_VERSION} or {@link DecodeError#PROTOCOL_NAME_INVALID} result,
  * {@link #protocolLevel()} still says what the client asked for, so the broker can refuse in the client's
- * CONNACK format [MQTT-3.1.2-2].
+ * CONNACK format [MQTT-3.1.2-2]. An MQTT 3.1 CONNECT ("MQIsdp", level 3) reads as 3.1.1 ({@link #isV31()} says it
+ * was 3.1): the packets the two share are the same, as Mosquitto serves both.
  * <pre>
- *   protocol name "MQTT" | level | flags | keep alive(2) | [5.0: properties]
+ *   protocol name "MQTT" (3.1: "MQIsdp") | level | flags | keep alive(2) | [5.0: properties]
  *   client id | [will: [5.0: will properties] will topic, will payload] | [user name] | [password]
  * </pre>
  */
@@ -30,6 +31,7 @@ public final class ConnectFlyweight
     private final Slice userName = new Slice();
     private final Slice password = new Slice();
     private int protocolLevel;
+    private boolean v31;
     private boolean bridge;
     private int flags;
     private int keepAlive;
@@ -43,6 +45,7 @@ public final class ConnectFlyweight
     public int wrap(final DirectBuffer buffer, final int offset, final int length)
     {
         protocolLevel = 0;
+        v31 = false;
         bridge = false;
         properties.clear();
         willProperties.clear();
@@ -68,19 +71,29 @@ public final class ConnectFlyweight
             return DecodeError.FIELD_OVERRUNS_PACKET;
         }
         protocolLevel = buffer.getByte(nameEnd) & 0xFF;
-        // bit 7 of a 3.1.1 level: another broker's bridge (Mosquitto's try_private), otherwise 3.1.1
-        bridge = protocolLevel == (BRIDGE_BIT | MqttVersion.V3_1_1);
-        if (bridge)
-        {
-            protocolLevel = MqttVersion.V3_1_1;
-        }
         if (isName(buffer, pos + 2, nameLength, "MQIsdp"))
         {
-            return DecodeError.UNSUPPORTED_PROTOCOL_VERSION; // MQTT 3.1 is not spoken
+            // MQTT 3.1, served as 3.1.1 (bit 7: another broker's 3.1 bridge, Mosquitto's try_private)
+            if ((protocolLevel & ~BRIDGE_BIT) != MqttVersion.V3_1)
+            {
+                return DecodeError.UNSUPPORTED_PROTOCOL_VERSION;
+            }
+            v31 = true;
+            bridge = protocolLevel != MqttVersion.V3_1;
+            protocolLevel = MqttVersion.V3_1_1;
         }
-        if (!isName(buffer, pos + 2, nameLength, "MQTT"))
+        else if (!isName(buffer, pos + 2, nameLength, "MQTT"))
         {
             return DecodeError.PROTOCOL_NAME_INVALID; // [MQTT-3.1.2-1]
+        }
+        else
+        {
+            // bit 7 of a 3.1.1 level: another broker's bridge (Mosquitto's try_private), otherwise 3.1.1
+            bridge = protocolLevel == (BRIDGE_BIT | MqttVersion.V3_1_1);
+            if (bridge)
+            {
+                protocolLevel = MqttVersion.V3_1_1;
+            }
         }
         if (!MqttVersion.isSupported(protocolLevel))
         {
@@ -217,6 +230,14 @@ public final class ConnectFlyweight
     public boolean isBridge()
     {
         return bridge;
+    }
+
+    /**
+     * @return whether the client spoke MQTT 3.1 ("MQIsdp", level 3): {@link #protocolLevel()} then says 3.1.1.
+     */
+    public boolean isV31()
+    {
+        return v31;
     }
 
     /**

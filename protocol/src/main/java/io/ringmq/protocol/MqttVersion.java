@@ -6,6 +6,11 @@ package io.ringmq.protocol;
  */
 public final class MqttVersion
 {
+    /**
+     * MQTT 3.1, protocol level 3 under the name "MQIsdp": decoded and answered as 3.1.1, which keeps its packets, as
+     * Mosquitto serves it; {@code ConnectFlyweight#isV31} says a client spoke it.
+     */
+    public static final int V3_1 = 3;
     /** MQTT 3.1.1, protocol level 4. */
     public static final int V3_1_1 = 4;
     /** MQTT 5.0, protocol level 5. */

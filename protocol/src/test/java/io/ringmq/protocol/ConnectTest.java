@@ -109,9 +109,36 @@ class ConnectTest
         assertThat(DecodeError.reasonCode(DecodeError.UNSUPPORTED_PROTOCOL_VERSION))
             .isEqualTo(ReasonCode.UNSUPPORTED_PROTOCOL_VERSION);
 
-        final UnsafeBuffer v31 = Bytes.buffer(Bytes.packet("10", Bytes.str("MQIsdp") + "03 02 00 3C" + Bytes.str("")));
-        assertThat(connect.wrap(v31, 0, v31.capacity())).isEqualTo(DecodeError.UNSUPPORTED_PROTOCOL_VERSION);
-        assertThat(connect.protocolLevel()).isEqualTo(3);
+        final UnsafeBuffer v31 = Bytes.buffer(Bytes.packet("10", Bytes.str("MQIsdp") + "04 02 00 3C" + Bytes.str("")));
+        assertThat(connect.wrap(v31, 0, v31.capacity())).as("MQIsdp names level 3 only")
+            .isEqualTo(DecodeError.UNSUPPORTED_PROTOCOL_VERSION);
+        final UnsafeBuffer mqtt3 = Bytes.buffer(Bytes.packet("10", Bytes.str("MQTT") + "03 02 00 3C" + Bytes.str("")));
+        assertThat(connect.wrap(mqtt3, 0, mqtt3.capacity())).as("level 3 is MQIsdp's")
+            .isEqualTo(DecodeError.UNSUPPORTED_PROTOCOL_VERSION);
+    }
+
+    @Test
+    @DisplayName("an MQTT 3.1 CONNECT (\"MQIsdp\", level 3) reads as 3.1.1, marked as 3.1; with bit 7 of its level "
+        + "it is another broker's 3.1 bridge")
+    void mqtt31ReadsAs311()
+    {
+        final UnsafeBuffer v31 = Bytes.buffer(Bytes.packet("10", Bytes.str("MQIsdp") + "03 02 00 3C" +
+            Bytes.str("old-device")));
+        assertThat(connect.wrap(v31, 0, v31.capacity())).isEqualTo(v31.capacity());
+        assertThat(connect.protocolLevel()).isEqualTo(MqttVersion.V3_1_1);
+        assertThat(connect.isV31()).isTrue();
+        assertThat(connect.isBridge()).isFalse();
+        assertThat(connect.clientId().asString()).isEqualTo("old-device");
+
+        final UnsafeBuffer bridge = Bytes.buffer(Bytes.packet("10", Bytes.str("MQIsdp") + "83 02 00 3C" +
+            Bytes.str("b")));
+        assertThat(connect.wrap(bridge, 0, bridge.capacity())).isEqualTo(bridge.capacity());
+        assertThat(connect.isV31()).isTrue();
+        assertThat(connect.isBridge()).isTrue();
+
+        final UnsafeBuffer v311 = Bytes.buffer(Bytes.packet("10", Bytes.str("MQTT") + "04 02 00 3C" + Bytes.str("n")));
+        assertThat(connect.wrap(v311, 0, v311.capacity())).isEqualTo(v311.capacity());
+        assertThat(connect.isV31()).as("cleared by the next wrap").isFalse();
     }
 
     @Test

@@ -331,6 +331,7 @@ final class ConfigFile
             switch (level.strip())
             {
                 case "3":
+                    versions |= 1 << 3;
                     break;
                 case "4":
                     versions |= 1 << 4;
@@ -345,7 +346,7 @@ final class ConfigFile
         }
         if (versions == 0)
         {
-            throw new ConfigException(where, name, "names no protocol version ringmq speaks (4: MQTT 3.1.1, 5: 5.0)");
+            throw new ConfigException(where, name, "names no protocol version (3: MQTT 3.1, 4: 3.1.1, 5: 5.0)");
         }
         return versions;
     }

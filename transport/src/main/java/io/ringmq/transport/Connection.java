@@ -82,6 +82,8 @@ final class Connection
     /** Read into or written to since its agent's last sweep of idle buffers. */
     boolean buffersUsed;
     int version = MqttVersion.V5;
+    /** It spoke MQTT 3.1 ({@link #version} says 3.1.1): its CONNACK's acknowledge flags are reserved, sent as 0. */
+    boolean v31;
     boolean connectSeen;
     int connack = CONNACK_PENDING;
     int keepAliveSeconds;

@@ -91,6 +91,9 @@ final class ConnectionWriter
     }
 
     private static final int CONNACK_FIRST_BYTE = PacketType.CONNACK << 4;
+    /** A 3.1.1 CONNACK: fixed header, acknowledge flags, return code. */
+    private static final int V31_CONNACK_LENGTH = 4;
+    private final UnsafeBuffer v31Connack = new UnsafeBuffer(new byte[V31_CONNACK_LENGTH]);
 
     /** The limits in force; a reload replaces them on the owning agent's thread. */
     private BrokerContext context;
@@ -190,7 +193,21 @@ final class ConnectionWriter
         final int first = buffer.getByte(offset) & 0xFF;
         if (first == CONNACK_FIRST_BYTE && connection.connack == Connection.CONNACK_PENDING)
         {
-            append(connection, buffer, offset, length);
+            if (connection.v31 && length >= V31_CONNACK_LENGTH)
+            {
+                // MQTT 3.1 has no Session Present flag: that byte is reserved, 0 (as Mosquitto sends it)
+                v31Connack.putBytes(0, buffer, offset, V31_CONNACK_LENGTH);
+                v31Connack.putByte(2, (byte)0);
+                append(connection, v31Connack, 0, V31_CONNACK_LENGTH);
+                if (length > V31_CONNACK_LENGTH)
+                {
+                    append(connection, buffer, offset + V31_CONNACK_LENGTH, length - V31_CONNACK_LENGTH);
+                }
+            }
+            else
+            {
+                append(connection, buffer, offset, length);
+            }
             if (!connection.closed)
             {
                 onConnack(connection, connackCode(buffer, offset, length));

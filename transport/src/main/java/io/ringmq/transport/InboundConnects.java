@@ -142,11 +142,20 @@ final class InboundConnects
             closer.close(connection, IngressEvent.CONNECTION_LOST);
             return true;
         }
-        if (null != listener && !listener.accepts(version))
+        final int level = connect.isV31() ? MqttVersion.V3_1 : version; // 3.1 goes on as 3.1.1
+        if (null != listener && !listener.accepts(level))
         {
-            // Mosquitto 2.1's accept_protocol_versions: 0x01 (3.1.1), 0x84 (5.0) [MQTT-3.1.2-2]
+            // Mosquitto 2.1's accept_protocol_versions: 0x01 (3.1, 3.1.1), 0x84 (5.0) [MQTT-3.1.2-2]
             refuseConnect(connection, version == MqttVersion.V5 ? CONNACK_VERSION_NOT_ACCEPTED :
-                CONNACK_UNACCEPTABLE_VERSION, "protocol level " + version + " not accepted on this listener");
+                CONNACK_UNACCEPTABLE_VERSION, "protocol level " + level + " not accepted on this listener");
+            return true;
+        }
+        if (connect.isV31() && connect.clientId().length() == 0)
+        {
+            // MQTT 3.1 has no assigned client identifiers: one of 1 to 23 characters (longer ones are taken, as
+            // Mosquitto takes them), refused with return code 2 when empty, as Mosquitto refuses it
+            counters.increment(BrokerCounters.CLIENT_ID_REFUSED);
+            refuseConnect(connection, CONNACK_IDENTIFIER_REJECTED, "an MQTT 3.1 CONNECT without a client id");
             return true;
         }
         if (null != listener && listener.refusesEmptyClientId() && connect.clientId().length() == 0)
@@ -241,6 +250,7 @@ final class InboundConnects
         }
         connection.connectSeen = true;
         connection.version = version;
+        connection.v31 = connect.isV31();
         // on 5.0 the CONNACK announces the same as Server Keep Alive when it differs [MQTT-3.2.2-21]
         connection.keepAliveSeconds = context.limits().keepAliveFor(keepAlive);
         connection.sessionExpiryInterval = connect.properties().longValue(PropertyId.SESSION_EXPIRY_INTERVAL, 0);

@@ -26,7 +26,7 @@ final class NetworkOptions
     @Option(names = "--listener", paramLabel = "SPEC", description = "Another listener: PORT[@ADDRESS][,name=value]..."
         + " with the names of a mosquitto.conf listener section: protocol=mqtt|websockets, certfile, keyfile, cafile, "
         + "capath, require_certificate, use_identity_as_username, use_subject_as_username, crlfile, tls_version, "
-        + "ciphers, ciphers_tls1.3, max_connections, max_qos, accept_protocol_versions=4|5, mount_point, "
+        + "ciphers, ciphers_tls1.3, max_connections, max_qos, accept_protocol_versions=3|4|5, mount_point, "
         + "proxy_protocol=v1|v2|any, websocket_path; repeatable.", order = 40)
     List<String> listenerSpecs = new ArrayList<>();
 

@@ -92,9 +92,8 @@ class ListenerProtocolVersionsTest extends InProcessBrokerTest
     }
 
     @Test
-    @DisplayName("a config file: accept_protocol_versions in a listener section is that listener's, 3 (MQTT 3.1, which "
-        + "ringmq never speaks) changes nothing; one naming no version ringmq speaks, or another number, stops the "
-        + "start; --listener takes it too")
+    @DisplayName("a config file: accept_protocol_versions in a listener section is that listener's (3 is MQTT 3.1); "
+        + "one naming no version, or another number, stops the start; --listener takes it too")
     void configFile() throws Exception
     {
         final Path conf = directory.resolve("mosquitto.conf");
@@ -106,7 +105,7 @@ class ListenerProtocolVersionsTest extends InProcessBrokerTest
         assertThat(connect(port, true, "five")).isEqualTo(ReasonCode.UNSUPPORTED_PROTOCOL_VERSION);
         assertThat(connect(port, false, "three")).isZero();
 
-        for (final String bad : new String[]{"3", "4,6", "", "five"})
+        for (final String bad : new String[]{"2", "4,6", "", "five"})
         {
             Files.writeString(conf, "listener 1883\naccept_protocol_versions " + bad + "\n",
                 StandardCharsets.UTF_8);
@@ -116,5 +115,7 @@ class ListenerProtocolVersionsTest extends InProcessBrokerTest
         final ListenerSettings fromFlag = ConfigFile.parseListener("1884,accept_protocol_versions=5");
         assertThat(fromFlag.accepts(5)).isTrue();
         assertThat(fromFlag.accepts(4)).isFalse();
+        assertThat(fromFlag.accepts(3)).isFalse();
+        assertThat(ConfigFile.parseListener("1885").accepts(3)).as("by default MQTT 3.1 too, as Mosquitto").isTrue();
     }
 }
