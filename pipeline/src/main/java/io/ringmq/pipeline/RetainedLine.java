@@ -251,26 +251,34 @@ final class RetainedLine
     }
 
     /**
-     * @return whether the session's client read enough of what it was sent for its next part to go: when the next
-     * part is of a QoS 1 or 2 subscription, its in-flight window has room (the part then holds no more than that room
-     * and a quarter of {@code --max-queued}, {@link #reliableRoom}: a full queue drops); otherwise its connection owes
-     * at most {@link #OWED_BEFORE_NEXT_PART} (or its agent has not written of the last part for
-     * {@link #UNCONFIRMED_WAIT_MS}).
+     * @return whether the session's client read enough of what it was sent for its next part to go: its connection
+     * owes at most {@link #OWED_BEFORE_NEXT_PART} (or, of a QoS 0 subscription, its agent has not written of the last
+     * part for {@link #UNCONFIRMED_WAIT_MS}); and when the next part is of a QoS 1 or 2 subscription, its in-flight
+     * window has room (the part then holds no more than that room and a quarter of {@code --max-queued},
+     * {@link #reliableRoom}: a full queue drops).
      */
     private boolean read(final Pending pending, final long nowMs)
     {
         final Subscription next = null != pending.walking ? pending.walking :
             pending.waiting.isEmpty() ? null : pending.waiting.iterator().next();
-        if (null != next && io.ringmq.protocol.SubscriptionOptions.qos(next.options()) > 0)
+        final boolean reliable = null != next && io.ringmq.protocol.SubscriptionOptions.qos(next.options()) > 0;
+        if (reliable && windows.full(pending.sessionId))
         {
-            return !windows.full(pending.sessionId); // its acknowledgements pace it: its QoS 1 and 2 are not watched
+            return false; // its acknowledgements pace its QoS 1 and 2
         }
         if (pending.drainSlot == RetainedDrains.NONE || !pending.partSent)
         {
             return true;
         }
         final long owed = drains.owed(pending.drainSlot, pending.connectionId);
-        return owed < 0 ? nowMs - pending.lastPartMs >= UNCONFIRMED_WAIT_MS : owed <= OWED_BEFORE_NEXT_PART;
+        if (owed >= 0)
+        {
+            // whatever the subscription's QoS: messages retained at QoS 0 go at QoS 0 to a QoS 1 one too, never shed
+            // (review of 63b35296: five such subscribers reading nothing ran the broker past its memory budget)
+            return owed <= OWED_BEFORE_NEXT_PART;
+        }
+        // nothing written of the last part: a QoS 1 or 2 part may have held only those, which are not watched
+        return reliable || nowMs - pending.lastPartMs >= UNCONFIRMED_WAIT_MS;
     }
 
     /**

@@ -164,6 +164,33 @@ class RetainedLineTest
     }
 
     @Test
+    @DisplayName("a QoS 1 subscription's part waits while its connection owes more than a part too, its window free: " +
+        "messages retained at QoS 0 go to it at QoS 0, never shed (review of 63b35296: five subscribers of '#' at " +
+        "QoS 1 reading nothing ran the broker past its memory budget)")
+    void aReliablePartWaitsForItsQos0ToBeRead()
+    {
+        final long now = 1_000;
+        final RetainedLine.Pending p = line.open(4, 40, 0, now);
+        final io.ringmq.pipeline.session.Subscription qos1 =
+            new io.ringmq.pipeline.session.Subscription(null, "#", null);
+        qos1.update(1, 0);
+        p.waiting.add(qos1);
+        windows.free(4, 32);
+        long turn = now + RetainedLine.PART_INTERVAL_MS;
+        assertThat(line.next(turn, x -> true)).isSameAs(p);
+        line.served(p, turn);
+        turn += RetainedLine.PART_INTERVAL_MS;
+        assertThat(line.next(turn, x -> true)).as("nothing written of it: its QoS 1 messages are not watched")
+            .isSameAs(p);
+        line.served(p, turn);
+        drains.report(p.drainSlot, 40, RetainedLine.OWED_BEFORE_NEXT_PART + 1, true);
+        turn += RetainedLine.PART_INTERVAL_MS;
+        assertThat(line.next(turn, x -> true)).as("its QoS 0 messages are owed").isNull();
+        drains.report(p.drainSlot, 40, 0, false);
+        assertThat(line.next(turn + 10 * RetainedLine.PART_INTERVAL_MS, x -> true)).isSameAs(p);
+    }
+
+    @Test
     @DisplayName("the slots are shared: past 1,024 sessions at once the rest are paced by the clock alone, and a " +
         "slot given back goes to the next")
     void slotsAreSharedAndGivenBack()
