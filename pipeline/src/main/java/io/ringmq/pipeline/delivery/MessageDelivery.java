@@ -47,12 +47,6 @@ final class MessageDelivery
     private long copyNumber;
     /** The QoS the event's message was published with. */
     private int messageQos;
-    /**
-     * The session of this shard whose queue held the most bytes as it last grew (or null): room for a client that
-     * holds less is taken back from its newest queued messages ({@link #takeRoomFor}). Read only while this shard
-     * still holds it (a session that moved is another shard's).
-     */
-    private DeliverySession largestQueue;
 
     /**
      * @param pool   the shard's copies, and its share of --max-message-memory.
@@ -288,17 +282,17 @@ final class MessageDelivery
      *            (up to {@code RouteOutput.MAX_ID_INTS}), counted with the copy, so that overlapping subscriptions
      *            with identifiers cannot make queued messages hold memory no bound sees.
      * @return the event's message as a kept copy with one more reference, as {@link #retainedCopy(boolean)}, for an
-     * entry of {@code session}'s window or queue (charged {@code SharedMessage.Pool.entryCost}); for a connected
-     * session, made with room taken back from the largest queue when the share is full ({@link #takeRoomFor}); null
-     * also when its identifiers do not fit.
+     * entry of {@code session}'s window or queue (charged {@code SharedMessage.Pool.entryCost}); null also when its
+     * identifiers do not fit, or when a connected session holds as much as the share has free
+     * ({@code SharedMessage.Pool.fairFor}; sessions away keep within three quarters of it together).
      */
     private SharedMessage retainedCopy(final DeliverySession session, final boolean offline, final int[] ids)
     {
-        SharedMessage message = retainedCopy(offline);
-        if (null == message && !offline && takeRoomFor(session, writer.keptLength()))
+        if (!offline && !pool.fairFor(session.heldBytes(), writer.keptLength()))
         {
-            message = retainedCopy(false);
+            return null; // it holds its part: the rest of the share is for sessions that hold less
         }
+        final SharedMessage message = retainedCopy(offline);
         final long bytes = SharedMessage.Pool.idsCost(ids); // 0 for none, or one: that array is shared
         if (null == message)
         {
@@ -421,40 +415,6 @@ final class MessageDelivery
             counters.increment(BrokerCounters.INFLIGHT_FULL_QUEUED);
         }
         session.enqueue(message, qos, retain, ids, group);
-        if (session != largestQueue && (null == largestQueue || sessions.get(largestQueue.id) != largestQueue ||
-            session.queuedBytes() > largestQueue.queuedBytes()))
-        {
-            largestQueue = session;
-        }
-    }
-
-    /**
-     * The share is full and a connected {@code session} needs room for a copy of {@code length} bytes: the newest
-     * messages of the largest queue in the shard, while it holds more than {@code session} would with it, are dropped
-     * (counted, their records ended), as they would have been had its queue been full, down to one another session
-     * holds too (dropping that frees nothing). So a client that holds little always finds room: one that never
-     * acknowledged (a stuck consumer, or one that means harm) took the whole share, and every other client's QoS 1
-     * and 2 messages were dropped while it stayed (review of d2d8785: an honest subscriber got 495 of 893), while a
-     * slow subscriber alone may still fill it. What is in flight stays: a window is bounded by {@code --max-inflight}
-     * and {@code --max-inflight-bytes}.
-     *
-     * @return whether room was made.
-     */
-    private boolean takeRoomFor(final DeliverySession session, final int length)
-    {
-        final DeliverySession largest = largestQueue;
-        if (null == largest || largest == session || sessions.get(largest.id) != largest)
-        {
-            return false;
-        }
-        final long needs = session.heldBytes() + length;
-        boolean took = false;
-        while (largest.queueSize() > 0 && largest.queuedBytes() > needs && !pool.hasRoomFor(length) &&
-            dropNewestQueued(largest))
-        {
-            took = true;
-        }
-        return took && pool.hasRoomFor(length);
     }
 
     /**
@@ -477,32 +437,20 @@ final class MessageDelivery
      */
     void wentAway(final DeliverySession session)
     {
-        while (session.queueSize() > 0 && !pool.keepsOffline() && dropNewestQueued(session))
+        while (session.queueSize() > 0 && !pool.keepsOffline())
         {
-            // down to one another session holds too
+            final int newest = session.queueSize() - 1;
+            final SharedMessage message = session.queuedMessage(newest);
+            if (message.isShared())
+            {
+                break; // another session holds it too: dropping it here would free nothing, only lose it
+            }
+            final int qos = session.queuedQos(newest);
+            session.removeNewestQueued();
+            journal.done(session.persistenceKey, message.messageNumber(), qos);
+            pool.release(message); // the session's reference: freed unless a connected client's window holds it too
+            counters.increment(BrokerCounters.MESSAGE_MEMORY_DROPPED);
         }
-    }
-
-    /**
-     * Drops a session's newest queued message for want of room (counted, its record ended), unless another session
-     * holds it too: dropping it then would free nothing, only lose it.
-     *
-     * @return whether it was dropped.
-     */
-    private boolean dropNewestQueued(final DeliverySession session)
-    {
-        final int newest = session.queueSize() - 1;
-        final SharedMessage message = session.queuedMessage(newest);
-        if (message.isShared())
-        {
-            return false;
-        }
-        final int qos = session.queuedQos(newest);
-        session.removeNewestQueued();
-        journal.done(session.persistenceKey, message.messageNumber(), qos);
-        pool.release(message); // the session's reference: freed unless a connected client's window holds it too
-        counters.increment(BrokerCounters.MESSAGE_MEMORY_DROPPED);
-        return true;
     }
 
     /**

@@ -246,6 +246,19 @@ final class SharedMessage
         }
 
         /**
+         * @return whether a session whose window and queue hold {@code heldBytes} may hold {@code length} more: while
+         * it holds nothing, or no more than the share has free. One session, whatever it holds, then leaves at least
+         * half of what others do not hold to them: a connected client that never acknowledged took the whole share
+         * (its window and queue may hold 17 MiB by default) and every other client's QoS 1 and 2 messages were
+         * dropped for as long as it stayed (review of d2d8785). Each client that holds more keeps half of what is
+         * left, so one that holds little (an honest subscriber that acknowledges) always finds room.
+         */
+        boolean fairFor(final long heldBytes, final int length)
+        {
+            return 0 == heldBytes || heldBytes + length + COPY_ALLOWANCE <= budgetBytes - keptBytes;
+        }
+
+        /**
          * @return whether a copy of {@code length} bytes made for a session whose client is away fits: within three
          * quarters of the share, so that persistent sessions left offline (a subscriber to {@code #} gone for a week)
          * leave the last quarter to clients that are connected. Always when nothing is kept, as {@link #hasRoomFor}.
