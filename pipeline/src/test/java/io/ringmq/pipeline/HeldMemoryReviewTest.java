@@ -71,4 +71,64 @@ class HeldMemoryReviewTest
         harness.outbound.takeTypes(2);
         assertThat(AwayCopiesReviewTest.liveDeliveries(harness, 40, 60)).as("its messages").hasSize(20);
     }
+
+    @Test
+    @DisplayName("two subscribers that never acknowledge, sharing every copy, hold about half the share between them: " +
+        "a third that acknowledges gets all 20 of its messages (review of 477c832, which took room back from the " +
+        "largest queue instead: shared copies free nothing there, and it got none)")
+    void twoSubscribersSharingCopiesLeaveRoom()
+    {
+        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
+            .memory(m -> m.maxMessageMemory(64 * 1024)).limits(l -> l.maxInflight(2)), ANONYMOUS);
+        harness.packet(1, connect("hog1", true));
+        harness.packet(1, subscribe("h", 1));
+        harness.packet(3, connect("hog2", true));
+        harness.packet(3, subscribe("h", 1));
+        harness.packet(100, connect("pub", true));
+        for (int i = 0; i < 40; i++)
+        {
+            harness.packet(100, MessageMemoryTest.publish("h", i + 1, i));
+        }
+        harness.packet(2, connect("live", true));
+        harness.packet(2, subscribe("t", 1));
+        harness.outbound.takeTypes(2);
+        assertThat(AwayCopiesReviewTest.liveDeliveries(harness, 40, 60)).as("its messages").hasSize(20);
+    }
+
+    @Test
+    @DisplayName("a subscriber that acknowledges in bursts of 4 keeps getting every message of a topic that one which " +
+        "never acknowledges subscribed to after it (review of 477c832: 31 of 80, then 10 of 40)")
+    void aSubscriberBesideOneThatNeverAcknowledgesGetsItsTopic()
+    {
+        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
+            .memory(m -> m.maxMessageMemory(64 * 1024)).limits(l -> l.maxInflight(8)), ANONYMOUS);
+        harness.packet(2, connect("live", true));
+        harness.packet(2, subscribe("t", 1));
+        harness.outbound.takeTypes(2);
+        harness.packet(1, connect("hog", true));
+        harness.packet(1, subscribe("t", 1));
+        harness.packet(100, connect("pub", true));
+        int next = 0;
+        int got = 0;
+        for (int round = 0; round < 30; round++)
+        {
+            for (int b = 0; b < 4; b++, next++)
+            {
+                harness.packet(100, MessageMemoryTest.publish("t", next + 1, next));
+            }
+            for (int pass = 0; pass < 4; pass++)
+            {
+                for (final byte[] packet : harness.outbound.takePackets(2))
+                {
+                    if ((packet[0] & 0xF0) >> 4 == io.ringmq.protocol.PacketType.PUBLISH)
+                    {
+                        got++;
+                        harness.packet(2, PipelineTest.ack(io.ringmq.protocol.PacketType.PUBACK,
+                            PipelineTest.packetId(packet)));
+                    }
+                }
+            }
+        }
+        assertThat(got).as("of 120").isEqualTo(120);
+    }
 }
