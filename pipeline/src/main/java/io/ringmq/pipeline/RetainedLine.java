@@ -13,8 +13,8 @@ import java.util.ArrayDeque;
  * a subscription matches is sent [MQTT-3.3.1-6] without one SUBSCRIBE holding the routing stage; all parts together,
  * and one client address's, within a window's bytes. A session's next part waits until its client has read the last
  * ({@link RetainedDrains}; for a QoS 1 or 2 subscription, until its in-flight window has room), so a slow reader
- * gets them at its own pace instead of having what passes its high-water mark shed. One record per session, in line in the order their turns come (each served
- * goes to the back), so the front is always the first due. Routing stage
+ * gets them at its own pace instead of having what passes its high-water mark shed. One record per session, in line
+ * in the order their turns come (each served goes to the back), so the front is always the first due. Routing stage
  * only (shard 0: the other routing shards send no retained message).
  */
 final class RetainedLine
