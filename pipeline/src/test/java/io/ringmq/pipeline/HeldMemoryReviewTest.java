@@ -55,21 +55,11 @@ class HeldMemoryReviewTest
     void aSubscriberThatNeverAcknowledgesLeavesRoom()
     {
         final int budget = 64 * 1024;
-        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
-            .memory(m -> m.maxMessageMemory(budget)).limits(l -> l.maxInflight(2)), ANONYMOUS);
-        harness.packet(1, connect("hog", true));
-        harness.packet(1, subscribe("h", 1));
-        harness.packet(100, connect("pub", true));
-        for (int i = 0; i < 40; i++)
-        {
-            harness.packet(100, MessageMemoryTest.publish("h", i + 1, i)); // 4 KB each, never acknowledged
-        }
+        final PipelineHarness harness = smallShare(2);
+        subscribersThatNeverAcknowledge(harness, 1);
         assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).as("what the one that never acknowledges holds")
             .isLessThanOrEqualTo(budget / 2 + 4_096 + 1_024);
-        harness.packet(2, connect("live", true));
-        harness.packet(2, subscribe("t", 1));
-        harness.outbound.takeTypes(2);
-        assertThat(AwayCopiesReviewTest.liveDeliveries(harness, 40, 60)).as("its messages").hasSize(20);
+        assertThat(liveGetsItsTwenty(harness)).as("its messages").hasSize(20);
     }
 
     @Test
@@ -78,21 +68,9 @@ class HeldMemoryReviewTest
         "largest queue instead: shared copies free nothing there, and it got none)")
     void twoSubscribersSharingCopiesLeaveRoom()
     {
-        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
-            .memory(m -> m.maxMessageMemory(64 * 1024)).limits(l -> l.maxInflight(2)), ANONYMOUS);
-        harness.packet(1, connect("hog1", true));
-        harness.packet(1, subscribe("h", 1));
-        harness.packet(3, connect("hog2", true));
-        harness.packet(3, subscribe("h", 1));
-        harness.packet(100, connect("pub", true));
-        for (int i = 0; i < 40; i++)
-        {
-            harness.packet(100, MessageMemoryTest.publish("h", i + 1, i));
-        }
-        harness.packet(2, connect("live", true));
-        harness.packet(2, subscribe("t", 1));
-        harness.outbound.takeTypes(2);
-        assertThat(AwayCopiesReviewTest.liveDeliveries(harness, 40, 60)).as("its messages").hasSize(20);
+        final PipelineHarness harness = smallShare(2);
+        subscribersThatNeverAcknowledge(harness, 2);
+        assertThat(liveGetsItsTwenty(harness)).as("its messages").hasSize(20);
     }
 
     @Test
@@ -100,8 +78,7 @@ class HeldMemoryReviewTest
         "never acknowledges subscribed to after it (review of 477c832: 31 of 80, then 10 of 40)")
     void aSubscriberBesideOneThatNeverAcknowledgesGetsItsTopic()
     {
-        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
-            .memory(m -> m.maxMessageMemory(64 * 1024)).limits(l -> l.maxInflight(8)), ANONYMOUS);
+        final PipelineHarness harness = smallShare(8);
         harness.packet(2, connect("live", true));
         harness.packet(2, subscribe("t", 1));
         harness.outbound.takeTypes(2);
@@ -130,5 +107,42 @@ class HeldMemoryReviewTest
             }
         }
         assertThat(got).as("of 120").isEqualTo(120);
+    }
+
+    /**
+     * @return a pipeline with 64 KiB of message memory and windows of {@code maxInflight}.
+     */
+    private static PipelineHarness smallShare(final int maxInflight)
+    {
+        return new PipelineHarness(new BrokerContext()
+            .memory(m -> m.maxMessageMemory(64 * 1024)).limits(l -> l.maxInflight(maxInflight)), ANONYMOUS);
+    }
+
+    /**
+     * {@code count} subscribers of "h" (connections 1, 3, ...) that never acknowledge, sent 40 messages of 4 KiB.
+     */
+    private static void subscribersThatNeverAcknowledge(final PipelineHarness harness, final int count)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            harness.packet(1 + 2 * i, connect("hog" + i, true));
+            harness.packet(1 + 2 * i, subscribe("h", 1));
+        }
+        harness.packet(100, connect("pub", true));
+        for (int i = 0; i < 40; i++)
+        {
+            harness.packet(100, MessageMemoryTest.publish("h", i + 1, i));
+        }
+    }
+
+    /**
+     * @return what a subscriber of "t" (connection 2) that acknowledges each message gets of 20 published after.
+     */
+    private static java.util.List<String> liveGetsItsTwenty(final PipelineHarness harness)
+    {
+        harness.packet(2, connect("live", true));
+        harness.packet(2, subscribe("t", 1));
+        harness.outbound.takeTypes(2);
+        return AwayCopiesReviewTest.liveDeliveries(harness, 40, 60);
     }
 }

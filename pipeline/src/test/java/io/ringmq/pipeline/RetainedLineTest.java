@@ -146,11 +146,7 @@ class RetainedLineTest
     void aFullWindowHoldsAReliablePart()
     {
         final long now = 1_000;
-        final RetainedLine.Pending p = line.open(3, 30, 0, now);
-        final io.ringmq.pipeline.session.Subscription qos1 =
-            new io.ringmq.pipeline.session.Subscription(null, "#", null);
-        qos1.update(1, 0);
-        p.waiting.add(qos1);
+        final RetainedLine.Pending p = reliableRecord(3, 30, now);
         windows.free(3, 0);
         final long turn = now + RetainedLine.PART_INTERVAL_MS;
         assertThat(line.next(turn, x -> true)).as("no room in flight").isNull();
@@ -170,11 +166,7 @@ class RetainedLineTest
     void aReliablePartWaitsForItsQos0ToBeRead()
     {
         final long now = 1_000;
-        final RetainedLine.Pending p = line.open(4, 40, 0, now);
-        final io.ringmq.pipeline.session.Subscription qos1 =
-            new io.ringmq.pipeline.session.Subscription(null, "#", null);
-        qos1.update(1, 0);
-        p.waiting.add(qos1);
+        final RetainedLine.Pending p = reliableRecord(4, 40, now);
         windows.free(4, 32);
         long turn = now + RetainedLine.PART_INTERVAL_MS;
         assertThat(line.next(turn, x -> true)).isSameAs(p);
@@ -234,6 +226,19 @@ class RetainedLineTest
         {
             drains.report(pending.drainSlot, pending.connectionId, 0, true);
         }
+    }
+
+    /**
+     * @return a record of a session opened at {@code nowMs}, one QoS 1 subscription of '#' waiting.
+     */
+    private RetainedLine.Pending reliableRecord(final int sessionId, final long connectionId, final long nowMs)
+    {
+        final RetainedLine.Pending pending = line.open(sessionId, connectionId, 0, nowMs);
+        final io.ringmq.pipeline.session.Subscription qos1 =
+            new io.ringmq.pipeline.session.Subscription(null, "#", null);
+        qos1.update(1, 0);
+        pending.waiting.add(qos1);
+        return pending;
     }
 
     /**
