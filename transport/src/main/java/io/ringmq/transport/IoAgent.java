@@ -471,11 +471,20 @@ final class IoAgent implements Agent
     void send(final long connectionId, final DirectBuffer buffer, final int offset, final int length,
         final boolean sheddable)
     {
-        final Connection connection = connections.get(connectionId);
-        if (null != connection && !connection.closed && !connection.closing) // nothing after DISCONNECT [MQTT-3.14.4-1]
+        final Connection connection = writable(connectionId);
+        if (null != connection)
         {
             writer.send(connection, buffer, offset, length, sheddable);
         }
+    }
+
+    /**
+     * @return the open connection of that id that may be sent to, or null: nothing after DISCONNECT [MQTT-3.14.4-1].
+     */
+    private Connection writable(final long connectionId)
+    {
+        final Connection connection = connections.get(connectionId);
+        return null != connection && !connection.closed && !connection.closing ? connection : null;
     }
 
     /**
@@ -485,8 +494,8 @@ final class IoAgent implements Agent
     void sendWatched(final long connectionId, final int drainSlot, final DirectBuffer buffer, final int offset,
         final int length)
     {
-        final Connection connection = connections.get(connectionId);
-        if (null != connection && !connection.closed && !connection.closing) // nothing after DISCONNECT [MQTT-3.14.4-1]
+        final Connection connection = writable(connectionId);
+        if (null != connection)
         {
             writer.send(connection, buffer, offset, length, false);
             writer.watch(connection, drainSlot);
