@@ -154,6 +154,7 @@ final class EnhancedAuthentication
         event.packetType = PacketType.CONNECT;
         event.maxQos = exchange.maxQos; // its listener's, as the I/O agent handed the CONNECT
         event.mountPoint = exchange.mountPoint;
+        event.addressKey = exchange.addressKey; // the share its sessions hold of the message memory is its address's
     }
 
     private void step(final IngressEvent event, final Pending exchange, final MqttProperties properties)

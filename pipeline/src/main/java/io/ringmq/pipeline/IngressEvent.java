@@ -147,10 +147,11 @@ public final class IngressEvent
      */
     public long credentialVerdict = io.ringmq.pipeline.auth.CredentialRequest.NO_VERDICT;
     /**
-     * A CONNECT asking for enhanced authentication, or a SUBSCRIBE: what its client's address counts as
-     * ({@link io.ringmq.pipeline.auth.AddressKeys}) for the share of the kept CONNECTs one address may hold, or of the
-     * retained walks its sessions may take, set by the I/O agent; {@link io.ringmq.pipeline.auth.AddressKeys#NONE} when its address is not limited (loopback
-     * without {@code --limit-loopback}) or not known.
+     * A CONNECT or a SUBSCRIBE: what its client's address counts as ({@link io.ringmq.pipeline.auth.AddressKeys}) for
+     * the share of the kept CONNECTs one address may hold (enhanced authentication), of the message memory its
+     * connected sessions may hold, or of the retained walks its sessions may take, set by the I/O agent;
+     * {@link io.ringmq.pipeline.auth.AddressKeys#NONE} when its address is not limited (loopback without
+     * {@code --limit-loopback}) or not known.
      */
     public long addressKey = io.ringmq.pipeline.auth.AddressKeys.NONE;
     /**

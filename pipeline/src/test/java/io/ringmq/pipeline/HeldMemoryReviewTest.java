@@ -109,6 +109,79 @@ class HeldMemoryReviewTest
         assertThat(got).as("of 120").isEqualTo(120);
     }
 
+    @Test
+    @DisplayName("24 connections of one address that never acknowledge, each sent its own topic's messages, hold about " +
+        "half the share between them: a subscriber on another address that acknowledges gets all 20 of its messages " +
+        "(review of 09ed1b1: each held half of what the ones before left, and together they took it all)")
+    void theConnectionsOfOneAddressLeaveRoom()
+    {
+        final PipelineHarness harness = smallShare(2);
+        harness.addressKey(HOST_A);
+        harness.packet(100, connect("pub", true));
+        for (int i = 0; i < 24; i++)
+        {
+            final long connection = 1 + 2 * i;
+            harness.packet(connection, connect("hog" + i, true));
+            harness.packet(connection, subscribe("h/" + i, 1));
+            for (int m = 0; m < 10; m++)
+            {
+                harness.packet(100, MessageMemoryTest.publish("h/" + i, m + 1, m));
+            }
+        }
+        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY)).as("what the 24 hold")
+            .isLessThanOrEqualTo(64 * 1024 / 2 + 4_096 + 1_024);
+        harness.addressKey(HOST_B);
+        assertThat(liveGetsItsTwenty(harness)).as("its messages").hasSize(20);
+    }
+
+    @Test
+    @DisplayName("50 subscribers of one address that share a topic's copies are charged each copy once and 32 bytes " +
+        "an entry, as the share counts them: each gets all 4 messages, none dropped (charged whole per session they " +
+        "would have held 400 KiB against a 64 KiB share)")
+    void anAddressIsChargedASharedCopyOnce()
+    {
+        final PipelineHarness harness = smallShare(8);
+        harness.addressKey(HOST_A);
+        for (int i = 0; i < 50; i++)
+        {
+            harness.packet(1 + 2 * i, connect("sub" + i, true));
+            harness.packet(1 + 2 * i, subscribe("t", 1));
+        }
+        harness.packet(100, connect("pub", true));
+        for (int m = 0; m < 4; m++)
+        {
+            harness.packet(100, MessageMemoryTest.publish("t", m + 1, m));
+        }
+        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).as("dropped").isZero();
+        for (int i = 0; i < 50; i++)
+        {
+            assertThat(harness.outbound.takeTypes(1 + 2 * i)).as("what subscriber " + i + " got")
+                .filteredOn(type -> type == io.ringmq.protocol.PacketType.PUBLISH).hasSize(4);
+        }
+        for (int i = 0; i < 50; i++)
+        {
+            harness.offer(1 + 2 * i, false, new byte[0], IngressEvent.CONNECTION_LOST); // unbound: discharged to 0
+        }
+        harness.packet(1, connect("sub0", true));
+        assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).as("errors").isZero();
+    }
+
+    /** Two client addresses ({@code AddressKeys}). */
+    private static final long HOST_A = io.ringmq.pipeline.auth.AddressKeys.of(address(10, 0, 0, 1));
+    private static final long HOST_B = io.ringmq.pipeline.auth.AddressKeys.of(address(10, 0, 0, 2));
+
+    private static java.net.InetAddress address(final int a, final int b, final int c, final int d)
+    {
+        try
+        {
+            return java.net.InetAddress.getByAddress(new byte[] {(byte)a, (byte)b, (byte)c, (byte)d});
+        }
+        catch (final java.net.UnknownHostException e)
+        {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /**
      * @return a pipeline with 64 KiB of message memory and windows of {@code maxInflight}.
      */

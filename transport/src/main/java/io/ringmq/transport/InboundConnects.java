@@ -244,7 +244,7 @@ final class InboundConnects
         }
         if (!ingress.connect(connection.id, version, connection.loopback, handed, handedLength,
             connection.credentialVerdict, connection.maxQos, connection.mountPoint, null != bridgeSecret,
-            CredentialRequest.asksMethod(connect) ? limitedAddressKey(connection) : AddressKeys.NONE))
+            limitedAddressKey(connection)))
         {
             return false;
         }

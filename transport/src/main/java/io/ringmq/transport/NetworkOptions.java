@@ -41,8 +41,9 @@ final class NetworkOptions
             + "--limit-loopback (default: ${DEFAULT-VALUE}).", order = 560)
     int maxConnectionsPerAddress = 1_000;
 
-    @Option(names = "--limit-loopback", description = "Apply --max-connections-per-address, and the share of the "
-        + "CONNECTs kept for SCRAM exchanges one address may hold, to loopback too.", order = 570)
+    @Option(names = "--limit-loopback", description = "Apply --max-connections-per-address, and the shares one "
+        + "address may hold (of the CONNECTs kept for SCRAM exchanges, of --max-message-memory, of the retained walks), "
+        + "to loopback too.", order = 570)
     boolean limitLoopback;
 
     /**

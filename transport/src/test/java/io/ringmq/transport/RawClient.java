@@ -45,10 +45,23 @@ final class RawClient implements AutoCloseable
      */
     RawClient(final int port, final int receiveBuffer) throws IOException
     {
+        this(port, receiveBuffer, null);
+    }
+
+    /**
+     * @param source the local address to connect from (a loopback address other than 127.0.0.1 makes another host
+     *               under {@code --limit-loopback}), or null for any.
+     */
+    RawClient(final int port, final int receiveBuffer, final String source) throws IOException
+    {
         socket = new Socket();
         if (receiveBuffer > 0)
         {
             socket.setReceiveBufferSize(receiveBuffer);
+        }
+        if (null != source)
+        {
+            socket.bind(new java.net.InetSocketAddress(source, 0));
         }
         socket.connect(new java.net.InetSocketAddress("127.0.0.1", port), 5_000);
         socket.setTcpNoDelay(true);

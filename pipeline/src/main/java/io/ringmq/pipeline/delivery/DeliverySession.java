@@ -52,6 +52,11 @@ final class DeliverySession
     private InflightWindow window;
     /** Null while nothing waits (or lately waited). */
     private SessionQueue queue;
+    /**
+     * What the connected sessions of its client's address hold together in this shard, charged with each entry of
+     * its window and queue as it comes and goes; null while its client is away, or its address is not limited.
+     */
+    private AddressHolds.Hold addressHold;
 
     /** Where its free window is published for routing's least-loaded shared subscriptions. */
     private final io.ringmq.pipeline.SessionWindows windows;
@@ -128,6 +133,85 @@ final class DeliverySession
     boolean isOnline()
     {
         return connectionId >= 0;
+    }
+
+    /**
+     * Binds it to its client's connection, counted with the other connected sessions of that client's address.
+     *
+     * @param addressKey the client's address ({@code AddressKeys}), {@code AddressKeys.NONE} when not limited.
+     */
+    void bind(final long connectionId, final AddressHolds holds, final long addressKey)
+    {
+        unbind();
+        this.connectionId = connectionId;
+        addressHold = holds.join(addressKey);
+        if (null != addressHold)
+        {
+            forEachEntry(addressHold::charge);
+        }
+    }
+
+    /**
+     * Its connection ended, was taken over, or it moves to another shard: it no longer counts with its address.
+     */
+    void unbind()
+    {
+        connectionId = -1;
+        if (null != addressHold)
+        {
+            forEachEntry(addressHold::discharge);
+            addressHold.leave();
+            addressHold = null;
+        }
+    }
+
+    /**
+     * @return what it is counted with: its client's address's hold; null while away or not limited.
+     */
+    AddressHolds.Hold addressHold()
+    {
+        return addressHold;
+    }
+
+    private void forEachEntry(final java.util.function.Consumer<SharedMessage> action)
+    {
+        for (int slot = 0; slot < windowCapacity(); slot++)
+        {
+            final SharedMessage message = window.message(slot);
+            if (null != message)
+            {
+                action.accept(message);
+            }
+        }
+        for (int i = 0; i < queueSize(); i++)
+        {
+            action.accept(queue.message(i));
+        }
+    }
+
+    /**
+     * @return whether it may hold {@code length} more of the shard's share ({@code SharedMessage.Pool.fairFor}): it
+     * alone, and the connected sessions of its client's address together.
+     */
+    boolean fairIn(final SharedMessage.Pool pool, final int length)
+    {
+        return pool.fairFor(heldBytes(), length) && (null == addressHold || pool.fairFor(addressHold.bytes(), length));
+    }
+
+    private void charge(final SharedMessage message)
+    {
+        if (null != addressHold)
+        {
+            addressHold.charge(message);
+        }
+    }
+
+    private void discharge(final SharedMessage message)
+    {
+        if (null != addressHold)
+        {
+            addressHold.discharge(message);
+        }
     }
 
     boolean canSendNow()
@@ -223,6 +307,7 @@ final class DeliverySession
         lately = true;
         final int slot = window.add(message, packetId, qos, qos == 1 ? AWAIT_PUBACK : AWAIT_PUBREC, retain,
             subscriptionIds, group, windowSlots);
+        charge(message);
         windows.free(id, freeWindow());
         return slot;
     }
@@ -313,6 +398,7 @@ final class DeliverySession
     SharedMessage removeInflight(final int slot)
     {
         final SharedMessage message = window.remove(slot);
+        discharge(message);
         windows.free(id, freeWindow());
         return message;
     }
@@ -341,7 +427,12 @@ final class DeliverySession
     {
         if (null != queue)
         {
-            queue.removeQos0(sink);
+            final AddressHolds.Hold hold = addressHold;
+            queue.removeQos0(null == hold ? sink : (message, retain, ids) ->
+            {
+                hold.discharge(message);
+                sink.take(message, retain, ids);
+            });
         }
     }
 
@@ -375,6 +466,7 @@ final class DeliverySession
         }
         lately = true;
         queue.add(message, qos, retain, subscriptionIds, group);
+        charge(message);
     }
 
     SharedMessage peekMessage()
@@ -412,6 +504,7 @@ final class DeliverySession
      */
     void dequeue()
     {
+        discharge(queue.message(0));
         queue.remove();
     }
 
@@ -420,7 +513,9 @@ final class DeliverySession
      */
     void replaceInflight(final int slot, final SharedMessage message)
     {
+        discharge(window.message(slot));
         window.replaceMessage(slot, message);
+        charge(message);
     }
 
     /**
@@ -428,7 +523,9 @@ final class DeliverySession
      */
     void replaceQueued(final int i, final SharedMessage message)
     {
+        discharge(queue.message(i));
         queue.replaceMessage(i, message);
+        charge(message);
     }
 
     /**
@@ -436,6 +533,7 @@ final class DeliverySession
      */
     void removeNewestQueued()
     {
+        discharge(queue.message(queue.size() - 1));
         queue.removeNewest();
     }
 
@@ -459,6 +557,7 @@ final class DeliverySession
         }
         window = null;
         queue = null;
+        unbind();
     }
 
     /**

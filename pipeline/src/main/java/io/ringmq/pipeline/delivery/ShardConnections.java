@@ -35,6 +35,8 @@ final class ShardConnections
     private final MessageDelivery messages;
     private final WindowUpkeep upkeep;
     private final ShardAcks acks;
+    /** What the connected sessions of each limited client address hold of the shard's share. */
+    private final AddressHolds holds = new AddressHolds();
     private final ConnectFlyweight connect = new ConnectFlyweight();
     private final AuthFlyweight auth = new AuthFlyweight();
 
@@ -80,7 +82,7 @@ final class ShardConnections
         {
             if (null != current && current.connectionId == event.takeoverConnectionId)
             {
-                current.connectionId = -1;
+                current.unbind();
             }
             // whether the session is resumed here or discarded by a clean start, the old 5.0 connection hears why
             output.sendControl(event.takeoverConnectionId, control, control.disconnect(event.takeoverVersion,
@@ -123,7 +125,7 @@ final class ShardConnections
         {
             session.persistenceKey = event.sessionKey; // the persistence stage's key for it
         }
-        session.connectionId = event.connectionId;
+        session.bind(event.connectionId, holds, event.addressKey);
         session.version = event.version;
         session.remoteBridge = connect.isBridge();
         session.mountPoint = event.mountPoint;
@@ -187,7 +189,7 @@ final class ShardConnections
         final DeliverySession session = event.sessionId != IngressEvent.NONE ? sessions.get(event.sessionId) : null;
         if (null != session && session.connectionId == event.connectionId)
         {
-            session.connectionId = -1;
+            session.unbind();
             session.releaseAliases(); // they live as long as the connection [MQTT-3.3.2-7]
             if (!session.persistent)
             {

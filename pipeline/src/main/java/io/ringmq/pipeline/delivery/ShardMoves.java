@@ -108,6 +108,7 @@ final class ShardMoves
         {
             sessions.remove(event.sessionId);
         }
+        moving.unbind(); // before its copies are the other shard's: its address's hold is this shard's
         boolean copied = false;
         try
         {
@@ -121,7 +122,6 @@ final class ShardMoves
             {
                 messages.abandon(moving); // the error goes on to the stage; the new shard still gets the session
             }
-            moving.connectionId = -1;
             moving.releaseAliases(); // counted by this shard: the new one makes its own for the new connection
             moving.handoverTag = event.connectionId;
             counters.increment(BrokerCounters.SESSIONS_MOVED);

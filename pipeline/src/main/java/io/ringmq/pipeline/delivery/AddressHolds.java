@@ -1,0 +1,127 @@
+package io.ringmq.pipeline.delivery;
+
+import io.ringmq.pipeline.auth.AddressKeys;
+import org.agrona.collections.Long2ObjectHashMap;
+
+/**
+ * What the connected sessions of each limited client address ({@link AddressKeys}: loopback only with
+ * {@code --limit-loopback}, none that {@code --max-connections-per-address} exempts) hold together in one delivery
+ * shard's windows and queues. The share of {@code --max-message-memory} is judged per address as well as per session
+ * ({@link DeliverySession#fairIn}), so the connections of one host that never acknowledge hold about half of what
+ * others do not, however many they are: 24 of them took the whole share between them, each within its own half of
+ * what was left, and an honest subscriber got none of its QoS 1 messages (review of 09ed1b1).
+ * <p>
+ * An address is charged a copy's bytes once however many of its sessions' entries name it, and
+ * {@link SharedMessage.Pool#ENTRY_ALLOWANCE} for each further entry, as the share counts it: a thousand subscribers
+ * behind one address that share a topic's copies hold them once, not a thousand times. A copy remembers the one
+ * address it was charged to this way ({@link SharedMessage#holder}); the entries of another address that name it
+ * at the same time are charged its bytes each, more than it holds, never less. Owned by its shard's thread.
+ */
+final class AddressHolds
+{
+    private final Long2ObjectHashMap<Hold> byAddress = new Long2ObjectHashMap<>();
+
+    /**
+     * @return the hold of a connected session of {@code addressKey}, counted as one more session of it; null for
+     * {@link AddressKeys#NONE} (an address not limited, or not known).
+     */
+    Hold join(final long addressKey)
+    {
+        if (AddressKeys.NONE == addressKey)
+        {
+            return null;
+        }
+        Hold hold = byAddress.get(addressKey);
+        if (null == hold)
+        {
+            hold = new Hold(addressKey);
+            byAddress.put(addressKey, hold);
+        }
+        hold.sessions++;
+        return hold;
+    }
+
+    /**
+     * @return how many addresses have connected sessions in the shard (for tests).
+     */
+    int addresses()
+    {
+        return byAddress.size();
+    }
+
+    /**
+     * What one address's connected sessions hold; forgotten when the last of them leaves.
+     */
+    final class Hold
+    {
+        private final long addressKey;
+        private int sessions;
+        /** What its sessions' window and queue entries hold, as charged. */
+        private long bytes;
+
+        private Hold(final long addressKey)
+        {
+            this.addressKey = addressKey;
+        }
+
+        long bytes()
+        {
+            return bytes;
+        }
+
+        /**
+         * An entry of one of its sessions names {@code message}: its bytes, where the address holds it no other way
+         * yet, else an entry's allowance.
+         */
+        void charge(final SharedMessage message)
+        {
+            if (this == message.holder)
+            {
+                message.holderEntries++;
+                bytes += SharedMessage.Pool.ENTRY_ALLOWANCE;
+            }
+            else if (null == message.holder)
+            {
+                message.holder = this;
+                message.holderEntries = 1;
+                bytes += message.length();
+            }
+            else
+            {
+                bytes += message.length(); // another address holds it: charged whole, more than it holds
+            }
+        }
+
+        /**
+         * An entry of one of its sessions that names {@code message} is gone: what {@link #charge} added for one.
+         */
+        void discharge(final SharedMessage message)
+        {
+            if (this != message.holder)
+            {
+                bytes -= message.length();
+            }
+            else if (--message.holderEntries == 0)
+            {
+                message.holder = null;
+                bytes -= message.length();
+            }
+            else
+            {
+                bytes -= SharedMessage.Pool.ENTRY_ALLOWANCE;
+            }
+        }
+
+        /**
+         * A session leaves (its connection ended, or it moves to another shard), its entries discharged.
+         */
+        void leave()
+        {
+            if (--sessions == 0)
+            {
+                assert 0 == bytes : bytes + " bytes left held by an address with no session";
+                byAddress.remove(addressKey);
+            }
+        }
+    }
+}
