@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+# K MQTT 3.1.1 connections from ONE source address (127.0.0.2) each subscribe at QoS 1 to a topic of their own and
+# publish N QoS 1 messages of SIZE bytes to it; they read what comes back and acknowledge none, and stay. Then an
+# honest subscriber and publisher from another address (127.0.0.1) exchange 200 QoS 1 messages: does the one host's
+# held messages starve it? Against ringmq, start the broker with --limit-loopback so that 127.0.0.2 counts as a host
+# (without it, loopback is exempt from every per-address bound). Stops by itself.
+#   python3 address-share.py PORT K N SIZE          e.g. address-share.py 1883 24 40 65536
+import struct, sys, threading, time
+from mqttraw import connect, accepted, packet, read_packet, recv_exactly, utf8
+import socket
+
+
+def dial_from(port, source, timeout=10):
+    sock = socket.socket()
+    sock.bind((source, 0))
+    sock.settimeout(timeout)
+    sock.connect(('127.0.0.1', port))
+    return sock
+
+
+def publish(sock, topic, packet_id, payload):
+    sock.sendall(packet(0x32, utf8(topic) + struct.pack('>H', packet_id) + payload))
+
+
+def read_forever(sock):
+    try:
+        while True:
+            read_packet(sock)  # PUBACKs and PUBLISHes alike: never a PUBACK back
+    except OSError:
+        pass
+
+
+port, k, n, size = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+hogs = []
+t0 = time.time()
+for i in range(k):
+    s = dial_from(port, '127.0.0.2')
+    s.sendall(connect(b'hog%d' % i))
+    assert accepted(recv_exactly(s, 4)), 'refused'
+    topic = b'hog/%d' % i
+    s.sendall(packet(0x82, struct.pack('>H', 1) + utf8(topic) + b'\x01'))
+    read_packet(s)  # SUBACK
+    s.settimeout(None)
+    threading.Thread(target=read_forever, args=(s,), daemon=True).start()
+    body = b'h' * size
+    s.sendall(b''.join(packet(0x32, utf8(topic) + struct.pack('>H', 1 + m) + body) for m in range(n)))
+    hogs.append(s)
+    time.sleep(0.2)
+print('%d connections from 127.0.0.2 up, %d x %d B each, in %.1f s' % (k, n, size, time.time() - t0), flush=True)
+time.sleep(2)
+live = dial_from(port, '127.0.0.1')
+live.sendall(connect(b'live'))
+assert accepted(recv_exactly(live, 4))
+live.sendall(packet(0x82, struct.pack('>H', 1) + utf8(b'live/x') + b'\x01'))
+read_packet(live)
+pub = dial_from(port, '127.0.0.1', timeout=30)
+pub.sendall(connect(b'publisher'))
+assert accepted(recv_exactly(pub, 4))
+for i in range(200):
+    publish(pub, b'live/x', 1 + i, b'l' * 100)
+for _ in range(200):
+    read_packet(pub)
+got = 0
+live.settimeout(3)
+try:
+    while got < 200:
+        first, body = read_packet(live)
+        if first >> 4 == 3:
+            got += 1
+            if first & 0x06:
+                live.sendall(b'\x40\x02' + body[2 + struct.unpack('>H', body[:2])[0]:][:2])  # PUBACK
+except OSError:
+    pass
+print('live subscriber on 127.0.0.1: %d of 200 QoS 1 messages received' % got, flush=True)
