@@ -2,20 +2,20 @@ package io.ringmq.pipeline.delivery;
 
 import io.ringmq.pipeline.auth.AddressKeys;
 import org.agrona.collections.Long2ObjectHashMap;
+import org.agrona.collections.Object2IntHashMap;
 
 /**
  * What the connected sessions of each limited client address ({@link AddressKeys}: loopback only with
  * {@code --limit-loopback}, none that {@code --max-connections-per-address} exempts) hold together in one delivery
  * shard's windows and queues. The share of {@code --max-message-memory} is judged per address as well as per session
- * ({@link DeliverySession#fairIn}), so the connections of one host that never acknowledge hold about half of what
- * others do not, however many they are: 24 of them took the whole share between them, each within its own half of
+ * ({@link DeliverySession#fairIn}), so the connections of one host that never acknowledge hold at most about three
+ * quarters of it, however many they are: 24 of them took the whole share between them, each within its own half of
  * what was left, and an honest subscriber got none of its QoS 1 messages (review of 09ed1b1).
  * <p>
  * An address is charged a copy's bytes once however many of its sessions' entries name it, and
  * {@link SharedMessage.Pool#ENTRY_ALLOWANCE} for each further entry, as the share counts it: a thousand subscribers
- * behind one address that share a topic's copies hold them once, not a thousand times. A copy remembers the one
- * address it was charged to this way ({@link SharedMessage#holder}); the entries of another address that name it
- * at the same time are charged its bytes each, more than it holds, never less. Owned by its shard's thread.
+ * behind one address that share a topic's copies hold them once, not a thousand times, whoever else holds them too.
+ * Owned by its shard's thread.
  */
 final class AddressHolds
 {
@@ -58,6 +58,8 @@ final class AddressHolds
         private int sessions;
         /** What its sessions' window and queue entries hold, as charged. */
         private long bytes;
+        /** How many of its sessions' entries name each copy they hold (identity: a copy has no equals of its own). */
+        private final Object2IntHashMap<SharedMessage> entries = new Object2IntHashMap<>(0);
 
         private Hold(final long addressKey)
         {
@@ -75,21 +77,9 @@ final class AddressHolds
          */
         void charge(final SharedMessage message)
         {
-            if (this == message.holder)
-            {
-                message.holderEntries++;
-                bytes += SharedMessage.Pool.ENTRY_ALLOWANCE;
-            }
-            else if (null == message.holder)
-            {
-                message.holder = this;
-                message.holderEntries = 1;
-                bytes += message.length();
-            }
-            else
-            {
-                bytes += message.length(); // another address holds it: charged whole, more than it holds
-            }
+            final int named = entries.getValue(message);
+            entries.put(message, named + 1);
+            bytes += 0 == named ? message.length() : SharedMessage.Pool.ENTRY_ALLOWANCE;
         }
 
         /**
@@ -97,19 +87,26 @@ final class AddressHolds
          */
         void discharge(final SharedMessage message)
         {
-            if (this != message.holder)
+            final int named = entries.getValue(message);
+            assert named > 0 : "an entry discharged that was never charged";
+            if (1 == named)
             {
-                bytes -= message.length();
-            }
-            else if (--message.holderEntries == 0)
-            {
-                message.holder = null;
+                entries.removeKey(message);
                 bytes -= message.length();
             }
             else
             {
+                entries.put(message, named - 1);
                 bytes -= SharedMessage.Pool.ENTRY_ALLOWANCE;
             }
+        }
+
+        /**
+         * @return how many copies its sessions hold (for tests).
+         */
+        int copies()
+        {
+            return entries.size();
         }
 
         /**

@@ -190,12 +190,14 @@ final class DeliverySession
     }
 
     /**
-     * @return whether it may hold {@code length} more of the shard's share ({@code SharedMessage.Pool.fairFor}): it
-     * alone, and the connected sessions of its client's address together.
+     * @return whether it may hold {@code length} more of the shard's share: it alone
+     * ({@code SharedMessage.Pool.fairFor}), and the connected sessions of its client's address together
+     * ({@code SharedMessage.Pool.fairForAddress}).
      */
     boolean fairIn(final SharedMessage.Pool pool, final int length)
     {
-        return pool.fairFor(heldBytes(), length) && (null == addressHold || pool.fairFor(addressHold.bytes(), length));
+        return pool.fairFor(heldBytes(), length) &&
+            (null == addressHold || pool.fairForAddress(addressHold.bytes(), length));
     }
 
     private void charge(final SharedMessage message)

@@ -43,12 +43,6 @@ final class SharedMessage
     private long origin;
     /** Whether its pool knows it by {@link #origin} (it arrived with a moving session). */
     private boolean arrived;
-    /**
-     * The address whose connected sessions' entries of it were charged its bytes once ({@link AddressHolds.Hold}),
-     * and how many those entries are; null while none.
-     */
-    AddressHolds.Hold holder;
-    int holderEntries;
 
     SharedMessage(final int shard)
     {
@@ -236,8 +230,6 @@ final class SharedMessage
             message.references = 0;
             message.messageNumber = 0;
             message.restored = false;
-            message.holder = null;
-            message.holderEntries = 0;
             message.origin = (long)shard << 48 | ++nextOrigin;
             count(message); // the buffer as it is: grown for this message, or larger from an earlier one
             return message;
@@ -264,6 +256,19 @@ final class SharedMessage
         boolean fairFor(final long heldBytes, final int length)
         {
             return 0 == heldBytes || heldBytes + length + COPY_ALLOWANCE <= budgetBytes - keptBytes;
+        }
+
+        /**
+         * @return whether the connected sessions of one client address, which hold {@code heldBytes} together
+         * ({@link AddressHolds}), may hold {@code length} more: while they hold nothing, or no more than three times
+         * what the share has free. Alone, an address so holds up to three quarters of the share, however many
+         * connections it opens, and one of its sessions up to half ({@link #fairFor}): a subscriber that stopped
+         * acknowledging leaves a quarter to the others behind the same address (a NAT), and any number of them
+         * leave a quarter to every other address.
+         */
+        boolean fairForAddress(final long heldBytes, final int length)
+        {
+            return 0 == heldBytes || heldBytes + length + COPY_ALLOWANCE <= 3 * (budgetBytes - keptBytes);
         }
 
         /**
