@@ -19,6 +19,9 @@ import org.agrona.collections.Object2IntHashMap;
  */
 final class AddressHolds
 {
+    /** A hold's table of copies this size or smaller is left as it is; a larger one shrinks when a sixteenth full. */
+    static final int COMPACT_ABOVE = 256;
+
     private final Long2ObjectHashMap<Hold> byAddress = new Long2ObjectHashMap<>();
 
     /**
@@ -93,6 +96,12 @@ final class AddressHolds
             {
                 entries.removeKey(message);
                 bytes -= message.length();
+                if (entries.capacity() > COMPACT_ABOVE && entries.size() < entries.capacity() >> 4)
+                {
+                    // what a burst grew is given back as it drains: an address that held 100,000 copies once and
+                    // stays connected would otherwise keep 3 MB of table, and many addresses in turn the heap
+                    entries.compact();
+                }
             }
             else
             {
@@ -107,6 +116,14 @@ final class AddressHolds
         int copies()
         {
             return entries.size();
+        }
+
+        /**
+         * @return the slots of its table of copies (for tests).
+         */
+        int tableCapacity()
+        {
+            return entries.capacity();
         }
 
         /**

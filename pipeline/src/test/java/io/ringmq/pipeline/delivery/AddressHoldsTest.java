@@ -81,6 +81,26 @@ class AddressHoldsTest
     }
 
     @Test
+    @DisplayName("an address that held 20,000 copies at once and then 10 keeps a table for about 10, not 20,000: many " +
+        "addresses that each burst once and stay connected cannot hold the heap in empty tables")
+    void aDrainedTableShrinks()
+    {
+        final DeliverySession session = bound(1, 1);
+        for (int i = 0; i < 20_000; i++)
+        {
+            session.enqueue(message(), 1, false, null, 0);
+        }
+        assertThat(session.addressHold().tableCapacity()).isGreaterThanOrEqualTo(20_000);
+        while (session.queueSize() > 10)
+        {
+            session.dequeue();
+        }
+        assertThat(session.addressHold().copies()).isEqualTo(10);
+        assertThat(session.addressHold().tableCapacity()).isLessThanOrEqualTo(AddressHolds.COMPACT_ABOVE);
+        assertThat(holdBytes(session)).isEqualTo(10L * LENGTH);
+    }
+
+    @Test
     @DisplayName("10,000 random entries, moves, replacements and unbinds over 3 addresses and 12 copies: each hold " +
         "stays what its entries are charged, and every address is forgotten, at 0 bytes, once its sessions leave")
     void randomHistoriesBalance()
