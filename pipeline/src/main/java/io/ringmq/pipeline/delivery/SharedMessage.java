@@ -43,6 +43,12 @@ final class SharedMessage
     private long origin;
     /** Whether its pool knows it by {@link #origin} (it arrived with a moving session). */
     private boolean arrived;
+    /**
+     * The first client address whose connected sessions' entries name it ({@link AddressHolds.Hold}), and how many
+     * those entries are; null while none. Other addresses count theirs in tables of their own.
+     */
+    AddressHolds.Hold holder;
+    int holderEntries;
 
     SharedMessage(final int shard)
     {
@@ -230,6 +236,8 @@ final class SharedMessage
             message.references = 0;
             message.messageNumber = 0;
             message.restored = false;
+            message.holder = null;
+            message.holderEntries = 0;
             message.origin = (long)shard << 48 | ++nextOrigin;
             count(message); // the buffer as it is: grown for this message, or larger from an earlier one
             return message;

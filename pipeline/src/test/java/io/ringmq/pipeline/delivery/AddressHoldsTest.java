@@ -59,7 +59,11 @@ class AddressHoldsTest
         assertThat(holdBytes(a2)).isEqualTo(LENGTH);
         a2.removeInflight(a2.findInflight(1));
         assertThat(holdBytes(a2)).isZero();
-        assertThat(a2.addressHold().copies()).isZero();
+        assertThat(a2.addressHold().tabled()).isZero();
+        assertThat(copy.holder).as("counted on the copy by the first address while it held it").isSameAs(b1.addressHold());
+        b1.unbind();
+        b2.unbind();
+        assertThat(copy.holder).isNull();
     }
 
     @Test
@@ -81,21 +85,24 @@ class AddressHoldsTest
     }
 
     @Test
-    @DisplayName("an address that held 20,000 copies at once and then 10 keeps a table for about 10, not 20,000: many " +
-        "addresses that each burst once and stay connected cannot hold the heap in empty tables")
+    @DisplayName("an address that held 20,000 copies another address held first, and then 10, keeps a table for about " +
+        "10, not 20,000: many addresses that each burst once and stay connected cannot hold the heap in empty tables")
     void aDrainedTableShrinks()
     {
+        final DeliverySession first = bound(2, 2);
         final DeliverySession session = bound(1, 1);
         for (int i = 0; i < 20_000; i++)
         {
-            session.enqueue(message(), 1, false, null, 0);
+            final SharedMessage copy = message();
+            first.enqueue(copy, 1, false, null, 0);
+            session.enqueue(copy, 1, false, null, 0);
         }
         assertThat(session.addressHold().tableCapacity()).isGreaterThanOrEqualTo(20_000);
         while (session.queueSize() > 10)
         {
             session.dequeue();
         }
-        assertThat(session.addressHold().copies()).isEqualTo(10);
+        assertThat(session.addressHold().tabled()).isEqualTo(10);
         assertThat(session.addressHold().tableCapacity()).isLessThanOrEqualTo(AddressHolds.COMPACT_ABOVE);
         assertThat(holdBytes(session)).isEqualTo(10L * LENGTH);
     }
@@ -175,6 +182,10 @@ class AddressHoldsTest
             session.unbind();
         }
         assertThat(holds.addresses()).isZero();
+        for (final SharedMessage copy : copies)
+        {
+            assertThat(copy.holder).as("no address counts entries on it").isNull();
+        }
     }
 
     /**
