@@ -167,9 +167,10 @@ class HeldMemoryReviewTest
         assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).as("errors").isZero();
     }
 
-    /** Two client addresses ({@code AddressKeys}). */
+    /** Three client addresses ({@code AddressKeys}). */
     static final long HOST_A = io.ringmq.pipeline.auth.AddressKeys.of(address(10, 0, 0, 1));
     static final long HOST_B = io.ringmq.pipeline.auth.AddressKeys.of(address(10, 0, 0, 2));
+    static final long HOST_C = io.ringmq.pipeline.auth.AddressKeys.of(address(10, 0, 0, 3));
 
     private static java.net.InetAddress address(final int a, final int b, final int c, final int d)
     {

@@ -432,34 +432,11 @@ final class MessageDelivery
      * A persistent session's client went away: while the shard holds more than the three quarters of its share that
      * sessions away may keep, the session's newest queued messages are dropped (counted, their records with them), as
      * they would have been had they come now, down to the first one another session holds too (dropping that frees
-     * nothing); then, while it still does, the QoS 1 messages of its window, newest sent first, that no other session
-     * holds (a QoS 2 message's packet id may be held by the client until the broker's PUBREL, so those stay for it to
-     * resume, as do a shared subscription's). Without this, a subscriber that stopped acknowledging (its queue may take
-     * the whole share while it is connected) and then left would hold the last quarter for as long as its session
-     * lives; and one address that connected a persistent session after another, each filling its window and leaving,
-     * held the whole share with no connection open (review of c670a19).
+     * nothing); its window stays, for its client to resume [MQTT-4.4.0-1]. Without this, a subscriber that stopped
+     * acknowledging (its queue may take the whole share while it is connected) and then left would hold the last
+     * quarter for as long as its session lives.
      */
     void wentAway(final DeliverySession session)
-    {
-        trimQueueAway(session);
-        if (pool.keepsOffline() || 0 == session.windowCapacity())
-        {
-            return;
-        }
-        final int[] sent = session.inflightInOrder();
-        for (int i = sent.length - 1; i >= 0 && !pool.keepsOffline(); i--)
-        {
-            final int slot = sent[i];
-            if (session.inflightQos(slot) == 1 && session.inflightGroup(slot) == 0 &&
-                !session.inflightMessage(slot).isShared())
-            {
-                upkeep.dropInflight(session, slot); // its record goes too: not resent when its client comes back
-                counters.increment(BrokerCounters.MESSAGE_MEMORY_DROPPED);
-            }
-        }
-    }
-
-    private void trimQueueAway(final DeliverySession session)
     {
         while (session.queueSize() > 0 && !pool.keepsOffline())
         {
