@@ -264,11 +264,19 @@ class MessageMemoryTest
      */
     static byte[] publish(final String topic, final int packetId, final int number)
     {
+        return publish(topic, 1, packetId, number);
+    }
+
+    /**
+     * The same at {@code qos}.
+     */
+    static byte[] publish(final String topic, final int qos, final int packetId, final int number)
+    {
         final byte[] payload = new byte[4096];
         java.util.Arrays.fill(payload, (byte)' ');
         System.arraycopy(String.format("%08d", number).getBytes(java.nio.charset.StandardCharsets.US_ASCII), 0,
             payload, 0, 8);
-        final PublishEncoder encoder = new PublishEncoder().reset().qos(1).packetId(packetId).topic(topic)
+        final PublishEncoder encoder = new PublishEncoder().reset().qos(qos).packetId(packetId).topic(topic)
             .payload(payload);
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[encoder.encodedLength()]);
         encoder.encode(buffer, 0);

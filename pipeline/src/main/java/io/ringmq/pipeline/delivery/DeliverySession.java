@@ -53,10 +53,16 @@ final class DeliverySession
     /** Null while nothing waits (or lately waited). */
     private SessionQueue queue;
     /**
-     * What the connected sessions of its client's address hold together in this shard, charged with each entry of
-     * its window and queue as it comes and goes; null while its client is away, or its address is not limited.
+     * What the sessions of its client's address hold together in this shard, charged with each entry of its window
+     * and queue as it comes and goes; null while its address is not limited, or its client is away with nothing in
+     * flight.
      */
     private AddressHolds.Hold addressHold;
+    /**
+     * Its client is away, and {@link #addressHold} is the address it left from: only its window's entries are charged
+     * there (they wait for that client to resume them), not what is queued while it is away.
+     */
+    private boolean away;
 
     /** Where its free window is published for routing's least-loaded shared subscriptions. */
     private final io.ringmq.pipeline.SessionWindows windows;
@@ -147,33 +153,73 @@ final class DeliverySession
         addressHold = holds.join(addressKey);
         if (null != addressHold)
         {
-            forEachEntry(addressHold::charge);
+            forEachInflight(addressHold::charge);
+            forEachQueued(addressHold::charge);
         }
     }
 
     /**
-     * Its connection ended, was taken over, or it moves to another shard: it no longer counts with its address.
+     * Its connection was taken over, it moves to another shard, or it ends: it no longer counts with its address.
      */
     void unbind()
     {
         connectionId = -1;
         if (null != addressHold)
         {
-            forEachEntry(addressHold::discharge);
+            forEachInflight(addressHold::discharge);
+            if (!away)
+            {
+                forEachQueued(addressHold::discharge);
+            }
             addressHold.leave();
             addressHold = null;
+            away = false;
         }
     }
 
     /**
-     * @return what it is counted with: its client's address's hold; null while away or not limited.
+     * Its persistent session's client went away: what its window holds stays charged to the address it left from
+     * until the session is resumed or ends, what it queues from now on is not. Otherwise one address that connected
+     * persistent sessions in turn, each filling its window and leaving, held the whole share with no connection open
+     * (review of c670a19; trimming those windows instead lost a returning client's unacknowledged messages).
+     */
+    void goAway()
+    {
+        connectionId = -1;
+        if (null == addressHold || away)
+        {
+            return;
+        }
+        forEachQueued(addressHold::discharge);
+        if (0 == inflightCount())
+        {
+            addressHold.leave();
+            addressHold = null;
+        }
+        else
+        {
+            away = true;
+        }
+    }
+
+    /**
+     * @return what it is counted with: its client's address's hold; null while not limited, or away with nothing in
+     * flight.
      */
     AddressHolds.Hold addressHold()
     {
         return addressHold;
     }
 
-    private void forEachEntry(final java.util.function.Consumer<SharedMessage> action)
+    /**
+     * @return whether its client is away with what it has in flight charged to the address it left from.
+     */
+    boolean isAwayCharged()
+    {
+        return away;
+    }
+
+    private void forEachInflight(final java.util.function.Consumer<SharedMessage> action)
     {
         for (int slot = 0; slot < windowCapacity(); slot++)
         {
@@ -183,6 +229,10 @@ final class DeliverySession
                 action.accept(message);
             }
         }
+    }
+
+    private void forEachQueued(final java.util.function.Consumer<SharedMessage> action)
+    {
         for (int i = 0; i < queueSize(); i++)
         {
             action.accept(queue.message(i));
@@ -211,6 +261,23 @@ final class DeliverySession
     private void discharge(final SharedMessage message)
     {
         if (null != addressHold)
+        {
+            addressHold.discharge(message);
+        }
+    }
+
+    /** A queue entry: charged only while its client is connected. */
+    private void chargeQueued(final SharedMessage message)
+    {
+        if (null != addressHold && !away)
+        {
+            addressHold.charge(message);
+        }
+    }
+
+    private void dischargeQueued(final SharedMessage message)
+    {
+        if (null != addressHold && !away)
         {
             addressHold.discharge(message);
         }
@@ -429,7 +496,7 @@ final class DeliverySession
     {
         if (null != queue)
         {
-            final AddressHolds.Hold hold = addressHold;
+            final AddressHolds.Hold hold = away ? null : addressHold;
             queue.removeQos0(null == hold ? sink : (message, retain, ids) ->
             {
                 hold.discharge(message);
@@ -468,7 +535,7 @@ final class DeliverySession
         }
         lately = true;
         queue.add(message, qos, retain, subscriptionIds, group);
-        charge(message);
+        chargeQueued(message);
     }
 
     SharedMessage peekMessage()
@@ -506,7 +573,7 @@ final class DeliverySession
      */
     void dequeue()
     {
-        discharge(queue.message(0));
+        dischargeQueued(queue.message(0));
         queue.remove();
     }
 
@@ -525,9 +592,9 @@ final class DeliverySession
      */
     void replaceQueued(final int i, final SharedMessage message)
     {
-        discharge(queue.message(i));
+        dischargeQueued(queue.message(i));
         queue.replaceMessage(i, message);
-        charge(message);
+        chargeQueued(message);
     }
 
     /**
@@ -535,7 +602,7 @@ final class DeliverySession
      */
     void removeNewestQueued()
     {
-        discharge(queue.message(queue.size() - 1));
+        dischargeQueued(queue.message(queue.size() - 1));
         queue.removeNewest();
     }
 

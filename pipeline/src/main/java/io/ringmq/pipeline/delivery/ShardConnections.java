@@ -189,7 +189,14 @@ final class ShardConnections
         final DeliverySession session = event.sessionId != IngressEvent.NONE ? sessions.get(event.sessionId) : null;
         if (null != session && session.connectionId == event.connectionId)
         {
-            session.unbind();
+            if (session.persistent)
+            {
+                session.goAway(); // what it has in flight stays its address's, until it is resumed or ends
+            }
+            else
+            {
+                session.unbind();
+            }
             session.releaseAliases(); // they live as long as the connection [MQTT-3.3.2-7]
             if (!session.persistent)
             {

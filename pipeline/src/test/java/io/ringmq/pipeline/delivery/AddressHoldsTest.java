@@ -67,6 +67,29 @@ class AddressHoldsTest
     }
 
     @Test
+    @DisplayName("a session whose client goes away keeps what it has in flight charged to that address, not what it " +
+        "queues, until it comes back or ends; with nothing in flight it leaves the address at once")
+    void aSessionAwayKeepsItsWindowCharged()
+    {
+        final DeliverySession session = bound(1, 1);
+        session.addInflight(message(), 1, false, null, 0);
+        session.enqueue(message(), 1, false, null, 0);
+        assertThat(holdBytes(session)).isEqualTo(2L * LENGTH);
+        session.goAway();
+        assertThat(session.isOnline()).isFalse();
+        assertThat(holdBytes(session)).as("its window alone").isEqualTo(LENGTH);
+        session.enqueue(message(), 1, false, null, 0);
+        assertThat(holdBytes(session)).as("queued while away: not the address's").isEqualTo(LENGTH);
+        session.bind(300, holds, 2);
+        assertThat(holds.addresses()).as("left the first address, joined the second").isEqualTo(1);
+        assertThat(holdBytes(session)).as("all of it, at the new address").isEqualTo(3L * LENGTH);
+        session.removeInflight(session.findInflight(1));
+        session.goAway();
+        assertThat(session.addressHold()).as("nothing in flight: no address holds it").isNull();
+        assertThat(holds.addresses()).isZero();
+    }
+
+    @Test
     @DisplayName("an address is forgotten once its last session leaves, and a session that is not limited has no hold")
     void anAddressIsForgottenWithItsLastSession()
     {
@@ -108,8 +131,9 @@ class AddressHoldsTest
     }
 
     @Test
-    @DisplayName("10,000 random entries, moves, replacements and unbinds over 3 addresses and 12 copies: each hold " +
-        "stays what its entries are charged, and every address is forgotten, at 0 bytes, once its sessions leave")
+    @DisplayName("10,000 random entries, moves, replacements, clients going away and unbinds over 3 addresses and 12 " +
+        "copies: each hold stays what its entries are charged (a session away: its window's alone), and every address " +
+        "is forgotten, at 0 bytes, once its sessions leave")
     void randomHistoriesBalance()
     {
         final SplittableRandom random = new SplittableRandom(12);
@@ -126,7 +150,7 @@ class AddressHoldsTest
         for (int step = 0; step < 10_000; step++)
         {
             final DeliverySession session = sessions.get(random.nextInt(sessions.size()));
-            switch (random.nextInt(6))
+            switch (random.nextInt(7))
             {
                 case 0 -> session.enqueue(copies.get(random.nextInt(copies.size())), 1, false, null, 0);
                 case 1 ->
@@ -166,6 +190,7 @@ class AddressHoldsTest
                         session.removeNewestQueued();
                     }
                 }
+                case 5 -> session.goAway(); // its window stays its address's, its queue no longer
                 default ->
                 {
                     session.unbind();
@@ -195,6 +220,10 @@ class AddressHoldsTest
     private static long expected(final List<DeliverySession> sessions, final DeliverySession of)
     {
         final AddressHolds.Hold hold = of.addressHold();
+        if (null == hold)
+        {
+            return 0;
+        }
         final java.util.Map<SharedMessage, Integer> entries = new java.util.IdentityHashMap<>();
         for (final DeliverySession session : sessions)
         {
@@ -209,7 +238,7 @@ class AddressHoldsTest
                     entries.merge(session.inflightMessage(slot), 1, Integer::sum);
                 }
             }
-            for (int i = 0; i < session.queueSize(); i++)
+            for (int i = 0; i < session.queueSize() && !session.isAwayCharged(); i++)
             {
                 entries.merge(session.queuedMessage(i), 1, Integer::sum);
             }
