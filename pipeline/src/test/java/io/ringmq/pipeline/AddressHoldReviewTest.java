@@ -189,6 +189,30 @@ class AddressHoldReviewTest
         return HeldMemoryReviewTest.liveGetsItsTwenty(harness);
     }
 
+    /**
+     * Review of 1aa3541 (helper-145): devices behind one NAT that went away with a message in flight each keep it
+     * charged to the address; past three times what the share has free, every QoS 1 message to a device still
+     * connected behind the same NAT was dropped. A session holding nothing now takes one below the share's last eighth.
+     */
+    @Test
+    @DisplayName("12 persistent devices behind one address gone away with a 4 KiB message in flight each: a device " +
+        "still connected behind the same address that acknowledges gets all 20 of its messages (at 1aa3541: 0 of 20)")
+    void devicesAwayLeaveTheirNeighboursRoom()
+    {
+        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
+        harness.addressKey(HOST_B);
+        harness.packet(100, connect("pub", true));
+        harness.addressKey(HOST_A);
+        for (int d = 0; d < 12; d++)
+        {
+            harness.packet(10 + d, connect("dev" + d, false));
+            harness.packet(10 + d, subscribe("d/" + d, 1));
+            harness.packet(100, MessageMemoryTest.publish("d/" + d, 1, d + 1, d));
+            harness.offer(10 + d, true, new byte[0], IngressEvent.CONNECTION_LOST);
+        }
+        assertThat(HeldMemoryReviewTest.liveGetsItsTwenty(harness)).as("its messages").hasSize(20);
+    }
+
     @Test
     @DisplayName("restored windows and queues after a restart are charged on reconnect and discharged to 0")
     void restoredSessionsBalance()

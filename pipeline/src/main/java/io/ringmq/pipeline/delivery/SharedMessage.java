@@ -280,6 +280,15 @@ final class SharedMessage
         }
 
         /**
+         * @return whether a copy of {@code length} bytes fits below the last eighth of the share: where a session that
+         * holds nothing may take one whatever its address holds ({@link DeliverySession#fairIn}).
+         */
+        boolean hasRoomBelowReserve(final int length)
+        {
+            return keptBytes + length + COPY_ALLOWANCE <= budgetBytes - (budgetBytes >> 3);
+        }
+
+        /**
          * @return whether a copy of {@code length} bytes made for a session whose client is away fits: within three
          * quarters of the share, so that persistent sessions left offline (a subscriber to {@code #} gone for a week)
          * leave the last quarter to clients that are connected. Always when nothing is kept, as {@link #hasRoomFor}.
