@@ -5,11 +5,12 @@ import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.Object2IntHashMap;
 
 /**
- * What the connected sessions of each limited client address ({@link AddressKeys}: loopback only with
- * {@code --limit-loopback}, none that {@code --max-connections-per-address} exempts) hold together in one delivery
- * shard's windows and queues. The share of {@code --max-message-memory} is judged per address as well as per session
- * ({@link DeliverySession#fairIn}), so the connections of one host that never acknowledge hold at most about three
- * quarters of it, however many they are: 24 of them took the whole share between them, each within its own half of
+ * What the sessions of each limited client address ({@link AddressKeys}: loopback only with {@code --limit-loopback},
+ * none that {@code --max-connections-per-address} exempts) hold together in one delivery shard's windows and queues:
+ * those connected from it, and those whose client went from it with messages in flight, by what they have in flight
+ * ({@link DeliverySession#goAway}). The share of {@code --max-message-memory} is judged per address as well as per
+ * session ({@link DeliverySession#fairIn}), so the connections of one host that never acknowledge hold about three
+ * quarters of it, seven eighths at most, however many they are: 24 of them took the whole share between them, each within its own half of
  * what was left, and an honest subscriber got none of its QoS 1 messages (review of 09ed1b1).
  * <p>
  * An address is charged a copy's bytes once however many of its sessions' entries name it, and
@@ -28,7 +29,7 @@ final class AddressHolds
     private final Long2ObjectHashMap<Hold> byAddress = new Long2ObjectHashMap<>();
 
     /**
-     * @return the hold of a connected session of {@code addressKey}, counted as one more session of it; null for
+     * @return the hold of a session connected from {@code addressKey}, counted as one more session of it; null for
      * {@link AddressKeys#NONE} (an address not limited, or not known).
      */
     Hold join(final long addressKey)
@@ -48,7 +49,7 @@ final class AddressHolds
     }
 
     /**
-     * @return how many addresses have connected sessions in the shard (for tests).
+     * @return how many addresses have sessions counted in the shard (for tests).
      */
     int addresses()
     {
@@ -56,7 +57,7 @@ final class AddressHolds
     }
 
     /**
-     * What one address's connected sessions hold; forgotten when the last of them leaves.
+     * What one address's sessions hold; forgotten when the last of them leaves.
      */
     final class Hold
     {
@@ -159,7 +160,8 @@ final class AddressHolds
         }
 
         /**
-         * A session leaves (its connection ended, or it moves to another shard), its entries discharged.
+         * A session leaves (it is resumed elsewhere, taken over, moved to another shard, ended, or went away with nothing
+         * in flight), its entries discharged.
          */
         void leave()
         {

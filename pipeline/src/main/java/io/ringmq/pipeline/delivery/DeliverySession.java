@@ -142,7 +142,8 @@ final class DeliverySession
     }
 
     /**
-     * Binds it to its client's connection, counted with the other connected sessions of that client's address.
+     * Binds it to its client's connection, counted with the other sessions of that client's address (leaving the
+     * address it was counted with while away, if any).
      *
      * @param addressKey the client's address ({@code AddressKeys}), {@code AddressKeys.NONE} when not limited.
      */
