@@ -69,6 +69,27 @@ def read_packet(sock):
             return first, recv_exactly(sock, length)
 
 
+def live_receives(live, pub, count=200):
+    """The publisher `pub` sends `count` QoS 1 messages of 100 B to 'live/x' and reads their PUBACKs; the subscriber
+    `live` (subscribed to them) acknowledges what arrives within 3 s of the one before. Returns how many arrived."""
+    for i in range(count):
+        pub.sendall(packet(0x32, utf8(b'live/x') + struct.pack('>H', 1 + i) + b'l' * 100))
+    for _ in range(count):
+        read_packet(pub)
+    got = 0
+    live.settimeout(3)
+    try:
+        while got < count:
+            first, body = read_packet(live)
+            if first >> 4 == 3:
+                got += 1
+                if first & 0x06:
+                    live.sendall(b'\x40\x02' + body[2 + struct.unpack('>H', body[:2])[0]:][:2])  # PUBACK
+    except OSError:
+        pass
+    return got
+
+
 def hold_open(port, n, payload, hold):
     """Opens n sockets to 127.0.0.1:port, each from its own source address, sends payload on each, says how many
     opened, and keeps them open for hold seconds."""
