@@ -68,6 +68,8 @@ public final class Broker implements AutoCloseable
     private final Pipeline pipeline;
     /** The I/O agents' outbound rings: mapped memory (RingMemory), unmapped by {@link #close()}. */
     private final ManyToOneRingBuffer[] rings;
+    /** Its I/O agents, for a diagnosis only ({@link #describeConnections()}): they run on their own threads. */
+    private final IoAgent[] ioAgents;
     private final CredentialWorkers credentials;
     private final int port;
     private final MetricsEndpoint metrics;
@@ -130,6 +132,7 @@ public final class Broker implements AutoCloseable
         final BrokerContext.Threading threading = context.threads().threading();
         rings = new ManyToOneRingBuffer[ioCount];
         final IoAgent[] agents = new IoAgent[ioCount];
+        ioAgents = agents;
         final boolean[] direct = new boolean[ioCount];
         direct[0] = threading == BrokerContext.Threading.SHARED || threading == BrokerContext.Threading.INVOKER;
         final OutboundRouter outbound = new OutboundRouter(rings, agents, direct);
@@ -306,6 +309,23 @@ public final class Broker implements AutoCloseable
     boolean ioAgentsAsleep()
     {
         return threads.ioAgentsAsleep();
+    }
+
+    /**
+     * @return every open connection's state as its I/O agent judges whether to read it, a line each; for a test's
+     * failure message, read from the calling thread while the agents run, so only as fresh as it happens to see.
+     */
+    String describeConnections()
+    {
+        final StringBuilder lines = new StringBuilder();
+        for (final IoAgent agent : ioAgents)
+        {
+            if (null != agent)
+            {
+                lines.append(agent.describeConnections());
+            }
+        }
+        return lines.toString();
     }
 
     /**

@@ -238,6 +238,22 @@ final class Connection
         }
     }
 
+    /**
+     * @return its state as the agent judges whether to read it and write to it, on one line: for a diagnosis (a
+     * test's failure message), read from any thread, so only as fresh as that thread happens to see it.
+     */
+    String describe()
+    {
+        final SelectionKey k = key;
+        final boolean valid = null != k && k.isValid();
+        return this + ": readable " + readable() + ", interest " + (valid ? k.interestOps() : -1) + ", ready " +
+            (valid ? k.readyOps() : -1) + ", paused " + paused + " (retrying " + retrying + "), outFull " + outFull +
+            ", writeBlocked " + writeBlocked + ", awaitingConnack " + awaitingConnack + ", connack " + connack +
+            ", handshake " + handshake + ", waiting for partial-packet room " + PartialPacketRoom.waiting(this) +
+            ", hashing " + hashing + ", readAgain " + readAgain + ", closing " + closing + ", closed " + closed +
+            ", in " + inBytes() + " bytes, out " + outBytes() + " bytes";
+    }
+
     public String toString()
     {
         return "connection " + Long.toHexString(id);

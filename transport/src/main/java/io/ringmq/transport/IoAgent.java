@@ -545,6 +545,27 @@ final class IoAgent implements Agent
     }
 
     /**
+     * @return each open connection's {@link Connection#describe()}, a line each: a diagnosis read from another thread
+     * (a test's failure message), which may miss a connection being added or removed meanwhile.
+     */
+    String describeConnections()
+    {
+        final StringBuilder lines = new StringBuilder();
+        try
+        {
+            for (final Connection connection : connections.values().toArray(new Connection[0]))
+            {
+                lines.append(roleName()).append(' ').append(connection.describe()).append('\n');
+            }
+        }
+        catch (final RuntimeException ex)
+        {
+            lines.append(roleName()).append(": connections changed while read (").append(ex).append(")\n");
+        }
+        return lines.toString();
+    }
+
+    /**
      * @return this agent's open connections.
      */
     int connectionCount()
