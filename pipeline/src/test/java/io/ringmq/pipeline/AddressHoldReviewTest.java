@@ -190,46 +190,6 @@ class AddressHoldReviewTest
     }
 
     /**
-     * Review of 1aa3541 (helper-145): what sessions away queued counted with every session away, not with the address
-     * they left from. So one host first filled the queues of its sessions away up to the three quarters they may keep,
-     * then had its connected subscribers, which never acknowledge, take three times the quarter left (each holding
-     * nothing took a copy below the last eighth): the shard held more than a message's room short of its share, and a
-     * subscriber on another address got none of its messages. What a session queues while away is now its address's.
-     */
-    @Test
-    @DisplayName("one address fills the queues of its 16 sessions away, then its 8 connected subscribers never " +
-        "acknowledge: a subscriber on another address gets all 20 of its messages")
-    void queuesOfSessionsAwayCountWithTheirAddress()
-    {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
-        harness.addressKey(HOST_A);
-        for (int i = 0; i < 16; i++)
-        {
-            harness.packet(10 + i, connect("away" + i, false));
-            harness.packet(10 + i, subscribe("a/" + i, 1));
-            harness.offer(10 + i, true, new byte[0], IngressEvent.CONNECTION_LOST);
-        }
-        int packetId = 1;
-        for (int i = 0; i < 16; i++)
-        {
-            harness.packet(100, MessageMemoryTest.publish("a/" + i, 1, packetId++, i));
-        }
-        for (int i = 0; i < 8; i++)
-        {
-            harness.packet(40 + i, connect("hog" + i, true));
-            harness.packet(40 + i, subscribe("h/" + i, 1));
-            for (int m = 0; m < 4; m++)
-            {
-                harness.packet(100, MessageMemoryTest.publish("h/" + i, 1, packetId++, m));
-            }
-        }
-        harness.addressKey(HOST_B);
-        assertThat(HeldMemoryReviewTest.liveGetsItsTwenty(harness)).as("its messages").hasSize(20);
-    }
-
-    /**
      * Review of 1aa3541 (helper-145): devices behind one NAT that went away with a message in flight each keep it
      * charged to the address; past three times what the share has free, every QoS 1 message to a device still
      * connected behind the same NAT was dropped. A session holding nothing now takes one below the share's last eighth.

@@ -7,12 +7,11 @@ import org.agrona.collections.Object2IntHashMap;
 /**
  * What the sessions of each limited client address ({@link AddressKeys}: loopback only with {@code --limit-loopback},
  * none that {@code --max-connections-per-address} exempts) hold together in one delivery shard's windows and queues:
- * those connected from it, and the persistent sessions whose client went from it, with what they queue while away
+ * those connected from it, and those whose client went from it with messages in flight, by what they have in flight
  * ({@link DeliverySession#goAway}). The share of {@code --max-message-memory} is judged per address as well as per
- * session ({@link DeliverySession#fairIn}, {@link DeliverySession#fairAway}), so the sessions of one host that never
- * acknowledge hold about three quarters of it, seven eighths at most, however many they are, connected or away: 24
- * connections took the whole share between them, each within its own half of what was left, and an honest subscriber
- * got none of its QoS 1 messages (review of 09ed1b1).
+ * session ({@link DeliverySession#fairIn}), so the connections of one host that never acknowledge hold about three
+ * quarters of it, seven eighths at most, however many they are: 24 of them took the whole share between them, each within its own half of
+ * what was left, and an honest subscriber got none of its QoS 1 messages (review of 09ed1b1).
  * <p>
  * An address is charged a copy's bytes once however many of its sessions' entries name it, and
  * {@link SharedMessage.Pool#ENTRY_ALLOWANCE} for each further entry, as the share counts it: a thousand subscribers
@@ -161,8 +160,8 @@ final class AddressHolds
         }
 
         /**
-         * A session leaves (it is resumed elsewhere, taken over, moved to another shard, or ended), its entries
-         * discharged.
+         * A session leaves (it is resumed elsewhere, taken over, moved to another shard, ended, or went away with nothing
+         * in flight), its entries discharged.
          */
         void leave()
         {

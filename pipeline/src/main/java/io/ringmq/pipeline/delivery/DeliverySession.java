@@ -54,13 +54,13 @@ final class DeliverySession
     private SessionQueue queue;
     /**
      * What the sessions of its client's address hold together in this shard, charged with each entry of its window
-     * and queue as it comes and goes; null while its address is not limited (or was not, when its client left, or it
-     * was restored after a restart and not resumed yet).
+     * and queue as it comes and goes; null while its address is not limited, or its client is away with nothing in
+     * flight.
      */
     private AddressHolds.Hold addressHold;
     /**
-     * Its client is away, and {@link #addressHold} is the address it left from: its window's and queue's entries stay
-     * charged there, what it queues while away too, until it is resumed (from any address) or ends.
+     * Its client is away, and {@link #addressHold} is the address it left from: only its window's entries are charged
+     * there (they wait for that client to resume them), not what is queued while it is away.
      */
     private boolean away;
 
@@ -168,7 +168,10 @@ final class DeliverySession
         if (null != addressHold)
         {
             forEachInflight(addressHold::discharge);
-            forEachQueued(addressHold::discharge);
+            if (!away)
+            {
+                forEachQueued(addressHold::discharge);
+            }
             addressHold.leave();
             addressHold = null;
             away = false;
@@ -176,24 +179,33 @@ final class DeliverySession
     }
 
     /**
-     * Its persistent session's client went away: what its window and queue hold stays charged to the address it left
-     * from, and what it queues from now on is charged there too, until the session is resumed or ends. Otherwise one
-     * address that connected persistent sessions in turn, each filling its window and leaving, held the whole share with
-     * no connection open (review of c670a19; trimming those windows instead lost a returning client's unacknowledged
-     * messages), and one that filled the queues of its sessions away up to the three quarters they may keep then took
-     * three times the quarter left with connected subscribers that never acknowledge (review of 1aa3541).
+     * Its persistent session's client went away: what its window holds stays charged to the address it left from
+     * until the session is resumed or ends, what it queues from now on is not. Otherwise one address that connected
+     * persistent sessions in turn, each filling its window and leaving, held the whole share with no connection open
+     * (review of c670a19; trimming those windows instead lost a returning client's unacknowledged messages).
      */
     void goAway()
     {
         connectionId = -1;
-        if (null != addressHold)
+        if (null == addressHold || away)
+        {
+            return;
+        }
+        forEachQueued(addressHold::discharge);
+        if (0 == inflightCount())
+        {
+            addressHold.leave();
+            addressHold = null;
+        }
+        else
         {
             away = true;
         }
     }
 
     /**
-     * @return what it is counted with: its client's address's hold, or the one it left from; null while not limited.
+     * @return what it is counted with: its client's address's hold; null while not limited, or away with nothing in
+     * flight.
      */
     AddressHolds.Hold addressHold()
     {
@@ -201,7 +213,7 @@ final class DeliverySession
     }
 
     /**
-     * @return whether its client is away with what it holds charged to the address it left from.
+     * @return whether its client is away with what it has in flight charged to the address it left from.
      */
     boolean isAwayCharged()
     {
@@ -247,16 +259,6 @@ final class DeliverySession
             0 == heldBytes() && pool.hasRoomBelowReserve(length);
     }
 
-    /**
-     * @return whether, its client away, it may queue {@code length} more: while the sessions of the address it left
-     * from hold nothing, or no more than three times what the share has free ({@code SharedMessage.Pool.fairForAddress}),
-     * as they would connected. (Sessions away also keep within three quarters of the share together.)
-     */
-    boolean fairAway(final SharedMessage.Pool pool, final int length)
-    {
-        return null == addressHold || pool.fairForAddress(addressHold.bytes(), length);
-    }
-
     private void charge(final SharedMessage message)
     {
         if (null != addressHold)
@@ -268,6 +270,23 @@ final class DeliverySession
     private void discharge(final SharedMessage message)
     {
         if (null != addressHold)
+        {
+            addressHold.discharge(message);
+        }
+    }
+
+    /** A queue entry: charged only while its client is connected. */
+    private void chargeQueued(final SharedMessage message)
+    {
+        if (null != addressHold && !away)
+        {
+            addressHold.charge(message);
+        }
+    }
+
+    private void dischargeQueued(final SharedMessage message)
+    {
+        if (null != addressHold && !away)
         {
             addressHold.discharge(message);
         }
@@ -486,7 +505,7 @@ final class DeliverySession
     {
         if (null != queue)
         {
-            final AddressHolds.Hold hold = addressHold;
+            final AddressHolds.Hold hold = away ? null : addressHold;
             queue.removeQos0(null == hold ? sink : (message, retain, ids) ->
             {
                 hold.discharge(message);
@@ -525,7 +544,7 @@ final class DeliverySession
         }
         lately = true;
         queue.add(message, qos, retain, subscriptionIds, group);
-        charge(message);
+        chargeQueued(message);
     }
 
     SharedMessage peekMessage()
@@ -563,7 +582,7 @@ final class DeliverySession
      */
     void dequeue()
     {
-        discharge(queue.message(0));
+        dischargeQueued(queue.message(0));
         queue.remove();
     }
 
@@ -582,9 +601,9 @@ final class DeliverySession
      */
     void replaceQueued(final int i, final SharedMessage message)
     {
-        discharge(queue.message(i));
+        dischargeQueued(queue.message(i));
         queue.replaceMessage(i, message);
-        charge(message);
+        chargeQueued(message);
     }
 
     /**
@@ -592,7 +611,7 @@ final class DeliverySession
      */
     void removeNewestQueued()
     {
-        discharge(queue.message(queue.size() - 1));
+        dischargeQueued(queue.message(queue.size() - 1));
         queue.removeNewest();
     }
 

@@ -283,13 +283,13 @@ final class MessageDelivery
      *            with identifiers cannot make queued messages hold memory no bound sees.
      * @return the event's message as a kept copy with one more reference, as {@link #retainedCopy(boolean)}, for an
      * entry of {@code session}'s window or queue (charged {@code SharedMessage.Pool.entryCost}); null also when its
-     * identifiers do not fit, or when a connected session, or the sessions of its client's address together, hold as
-     * much as the share has free ({@link DeliverySession#fairIn}, {@link DeliverySession#fairAway}; sessions away keep
-     * within three quarters of it together).
+     * identifiers do not fit, or when a connected session, or the connected sessions of its client's address together,
+     * hold as much as the share has free ({@link DeliverySession#fairIn}; sessions away keep within three quarters of
+     * it together).
      */
     private SharedMessage retainedCopy(final DeliverySession session, final boolean offline, final int[] ids)
     {
-        if (offline ? !session.fairAway(pool, writer.keptLength()) : !session.fairIn(pool, writer.keptLength()))
+        if (!offline && !session.fairIn(pool, writer.keptLength()))
         {
             return null; // it holds its part: the rest of the share is for sessions that hold less
         }
