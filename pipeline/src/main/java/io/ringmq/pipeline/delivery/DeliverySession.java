@@ -243,13 +243,11 @@ final class DeliverySession
     /**
      * @return whether it may hold {@code length} more of the shard's share: it alone
      * ({@code SharedMessage.Pool.fairFor}), and the sessions of its client's address together
-     * ({@code SharedMessage.Pool.fairForAddress}), the share's last eighth only while that address holds little
-     * ({@code SharedMessage.Pool.reserveOpenTo}); or, while it holds nothing, below the share's last eighth whatever
+     * ({@code SharedMessage.Pool.fairForAddress}); or, while it holds nothing, below the share's last eighth whatever
      * its address holds. Without that, the devices behind one NAT that went away with messages in flight (which stay
      * charged to it for as long as their sessions live) made every QoS 1 message to their connected neighbours be
      * dropped: 12 devices with 4 KiB each in flight, 0 of 20 (review of 1aa3541). One host so holds up to seven
-     * eighths of the share, one new session at a time, with what its sessions away queue besides, which counts with
-     * no address: the last eighth stays for addresses that hold less than an eighth.
+     * eighths of the share, one new session at a time.
      */
     boolean fairIn(final SharedMessage.Pool pool, final int length)
     {
@@ -257,12 +255,7 @@ final class DeliverySession
         {
             return false;
         }
-        if (null == addressHold)
-        {
-            return true;
-        }
-        final long addressBytes = addressHold.bytes();
-        return pool.fairForAddress(addressBytes, length) && pool.reserveOpenTo(addressBytes, length) ||
+        return null == addressHold || pool.fairForAddress(addressHold.bytes(), length) ||
             0 == heldBytes() && pool.hasRoomBelowReserve(length);
     }
 

@@ -289,20 +289,6 @@ final class SharedMessage
         }
 
         /**
-         * @return whether the sessions of a limited address holding {@code addressBytes} ({@link AddressHolds}) may
-         * take a copy of {@code length} bytes as far as the last eighth of the share goes: below it, or, past it, while
-         * the address holds nothing or stays within an eighth with it. That eighth is kept for the addresses that hold
-         * little, whatever else holds the rest: one host that filled the queues of its sessions away up to their three
-         * quarters, and then had connected subscribers that never acknowledge take three times the quarter left, held
-         * 97.5 % of the share, and a subscriber on another address got none of its messages (review of 1aa3541).
-         */
-        boolean reserveOpenTo(final long addressBytes, final int length)
-        {
-            return 0 == addressBytes || hasRoomBelowReserve(length) ||
-                addressBytes + length + COPY_ALLOWANCE <= budgetBytes >> 3;
-        }
-
-        /**
          * @return whether a copy of {@code length} bytes made for a session whose client is away fits: within three
          * quarters of the share, so that persistent sessions left offline (a subscriber to {@code #} gone for a week)
          * leave the last quarter to clients that are connected. Always when nothing is kept, as {@link #hasRoomFor}.

@@ -38,23 +38,6 @@ class AddressHoldsTest
     }
 
     @Test
-    @DisplayName("the share's last eighth is open to an address holding nothing (whatever the copy's size: a share " +
-        "smaller than a packet still lets one through) or less than an eighth with the copy, and to no other")
-    void theLastEighthIsForAddressesHoldingLittle()
-    {
-        final SharedMessage.Pool small = new SharedMessage.Pool(0, 16, 8_000);
-        final UnsafeBuffer bytes = new UnsafeBuffer(new byte[7_000]);
-        final SharedMessage kept = small.copy(bytes, 0, 1, bytes, 0, 0, bytes, 1, 6_999, Message.NEVER, 1);
-        kept.retain(); // 7,128 of 8,000: past seven eighths
-        assertThat(small.hasRoomBelowReserve(100)).isFalse();
-        assertThat(small.reserveOpenTo(0, 20_000)).as("an address holding nothing").isTrue();
-        assertThat(small.reserveOpenTo(500, 372)).as("within an eighth with it: 500 + 372 + 128").isTrue();
-        assertThat(small.reserveOpenTo(500, 373)).as("one byte past the eighth").isFalse();
-        small.release(kept);
-        assertThat(small.reserveOpenTo(7_000, 100)).as("below the last eighth, whatever the address holds").isTrue();
-    }
-
-    @Test
     @DisplayName("sessions of one address sharing a copy: its bytes once and 32 bytes for each further entry; " +
         "another address holding it too is charged it once as well, whichever holds it first (review of c670a19: " +
         "the second address was charged it whole for each of its entries)")
