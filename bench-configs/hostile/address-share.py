@@ -3,8 +3,10 @@
 # publish N QoS 1 messages of SIZE bytes to it; they read what comes back and acknowledge none, and stay. Then an
 # honest subscriber and publisher from another address (127.0.0.1) exchange 200 QoS 1 messages: does the one host's
 # held messages starve it? Against ringmq, start the broker with --limit-loopback so that 127.0.0.2 counts as a host
-# (without it, loopback is exempt from every per-address bound). Stops by itself.
-#   python3 address-share.py PORT K N SIZE          e.g. address-share.py 1883 24 40 65536
+# (without it, loopback is exempt from every per-address bound). With AWAY, the same host first leaves AWAY persistent
+# sessions subscribed to 'away/I' offline and publishes N messages of SIZE bytes to each, which the broker queues for
+# them. Stops by itself.
+#   python3 address-share.py PORT K N SIZE [AWAY]   e.g. address-share.py 1883 24 40 65536 16
 import struct, sys, threading, time
 from mqttraw import connect, accepted, live_receives, packet, read_packet, recv_exactly, utf8
 import socket
@@ -27,8 +29,27 @@ def read_forever(sock):
 
 
 port, k, n, size = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-hogs = []
+away = int(sys.argv[5]) if len(sys.argv) > 5 else 0
 t0 = time.time()
+for i in range(away):
+    s = dial_from(port, '127.0.0.2')
+    s.sendall(connect(b'away%d' % i, flags=0x00))  # a persistent session
+    assert accepted(recv_exactly(s, 4)), 'refused'
+    s.sendall(packet(0x82, struct.pack('>H', 1) + utf8(b'away/%d' % i) + b'\x01'))
+    read_packet(s)  # SUBACK
+    s.sendall(packet(0xE0, b''))  # DISCONNECT: the session stays, offline
+    s.close()
+if away:
+    feeder = dial_from(port, '127.0.0.2', timeout=60)
+    feeder.sendall(connect(b'feeder'))
+    assert accepted(recv_exactly(feeder, 4)), 'refused'
+    for i in range(away):
+        for m in range(n):
+            feeder.sendall(packet(0x32, utf8(b'away/%d' % i) + struct.pack('>H', 1 + m) + b'a' * size))
+            read_packet(feeder)  # its PUBACK
+    print('%d sessions of 127.0.0.2 offline, sent %d x %d B each, in %.1f s' % (away, n, size, time.time() - t0),
+          flush=True)
+hogs = []
 for i in range(k):
     s = dial_from(port, '127.0.0.2')
     s.sendall(connect(b'hog%d' % i))

@@ -3,6 +3,7 @@ package io.ringmq.pipeline;
 import io.ringmq.pipeline.auth.Authenticator;
 import io.ringmq.pipeline.status.BrokerCounters;
 import io.ringmq.protocol.PacketType;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -27,6 +28,7 @@ class AddressHoldReviewTest
         new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null);
     private static final long HOST_A = HeldMemoryReviewTest.HOST_A;
     private static final long HOST_B = HeldMemoryReviewTest.HOST_B;
+    private static final long HOST_C = HeldMemoryReviewTest.HOST_C;
 
     /**
      * As HeldMemoryReviewTest.anAddressIsChargedASharedCopyOnce, but one subscriber on another address subscribed to
@@ -187,6 +189,168 @@ class AddressHoldReviewTest
         }
         harness.addressKey(HOST_B);
         return HeldMemoryReviewTest.liveGetsItsTwenty(harness);
+    }
+
+    /**
+     * Review of 1aa3541 (helper-145), open: what sessions away queue counts with every session away, within three
+     * quarters, not with an address. So one host first fills the queues of its sessions away up to those three
+     * quarters, then has connected subscribers that never acknowledge take three times the quarter left: the shard held
+     * 97.5 % of its 64 KiB share, and a subscriber on another address got 0 of its 20 messages (also with a restart
+     * between the sessions going away and their queues filling). Two fixes were tried and reverted: charging what
+     * sessions away queue to their address (210194c8: a connected neighbour of offline devices behind one NAT then got
+     * 10 of 20, and a restart undid it) and keeping the last eighth for addresses holding less than an eighth
+     * (a2820815: an honest NAT neighbour got 0 of 20 while the shard held 84.5 %, and three hosts still took it).
+     * Taking room back from the largest holders by what they alone hold would close it.
+     */
+    @Test
+    @Disabled("open: one host holds 97.5 % through its sessions away and connected subscribers that never acknowledge")
+    @DisplayName("one address fills the queues of its 16 sessions away, then its 8 connected subscribers never " +
+        "acknowledge: a subscriber on another address gets all 20 of its messages (now: 0 of 20)")
+    void oneAddressThroughSessionsAwayAndHogs()
+    {
+        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
+        harness.addressKey(HOST_B);
+        harness.packet(100, connect("pub", true));
+        int packetId = offlineQueuesFilled(harness, HOST_A);
+        for (int i = 0; i < 8; i++)
+        {
+            harness.packet(40 + i, connect("hog" + i, true));
+            harness.packet(40 + i, subscribe("h/" + i, 1));
+            for (int m = 0; m < 4; m++)
+            {
+                harness.packet(100, MessageMemoryTest.publish("h/" + i, 1, packetId++, m));
+            }
+        }
+        harness.addressKey(HOST_B);
+        assertThat(HeldMemoryReviewTest.liveGetsItsTwenty(harness)).as("its messages").hasSize(20);
+    }
+
+    /**
+     * Review of 210194c8 (helper-146), which charged what sessions away queue to the address they left from: a connected
+     * neighbour behind a NAT whose 16 devices are offline with messages queued (up to the three quarters) then took
+     * only one message at a time, and of 20 sent two at a time 10 arrived while a quarter of the share was free.
+     */
+    @Test
+    @DisplayName("a connected neighbour behind a NAT whose 16 devices are offline with messages queued gets all 20 of " +
+        "its QoS 1 messages sent two at a time (at 210194c8: 10 of 20)")
+    void neighbourOfOfflineDevicesGetsItsBursts()
+    {
+        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
+        harness.addressKey(HOST_B);
+        harness.packet(100, connect("pub", true));
+        int packetId = offlineQueuesFilled(harness, HOST_A);
+        harness.packet(2, connect("neighbour", true));
+        harness.packet(2, subscribe("t", 1));
+        harness.outbound.takeTypes(2);
+        int got = 0;
+        for (int burst = 0; burst < 10; burst++)
+        {
+            harness.packet(100, MessageMemoryTest.publish("t", packetId++, 100 + 2 * burst));
+            harness.packet(100, MessageMemoryTest.publish("t", packetId++, 101 + 2 * burst));
+            got += acknowledgeAll(harness, 2);
+        }
+        assertThat(got).as("the neighbour's messages of 20").isEqualTo(20);
+    }
+
+    /**
+     * Review of a2820815 (helper-147), which kept the share's last eighth for addresses holding less than an eighth:
+     * with offline subscribers of another host at their three quarters, two devices behind a NAT gone away with a
+     * message in flight each (charged to the NAT's address, more than an eighth) left a third device there 0 of 20
+     * while the shard held 84.5 %, for as long as their sessions lived.
+     */
+    @Test
+    @DisplayName("a NAT neighbour of two devices away with a message in flight each, while offline subscribers " +
+        "elsewhere keep their three quarters, gets its 20 QoS 1 messages (at a2820815: 0 of 20)")
+    void natNeighbourOfDevicesAwayWithInflight()
+    {
+        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
+        harness.addressKey(HOST_B);
+        harness.packet(100, connect("pub", true));
+        int packetId = offlineQueuesFilled(harness, HOST_C);
+        harness.addressKey(HOST_A);
+        for (int d = 0; d < 2; d++)
+        {
+            harness.packet(40 + d, connect("dev" + d, false));
+            harness.packet(40 + d, subscribe("d/" + d, 1));
+            harness.packet(100, MessageMemoryTest.publish("d/" + d, 1, packetId++, d));
+            harness.offer(40 + d, true, new byte[0], IngressEvent.CONNECTION_LOST);
+        }
+        assertThat(HeldMemoryReviewTest.liveGetsItsTwenty(harness)).as("the neighbour's messages").hasSize(20);
+    }
+
+    /**
+     * The same review: four devices behind one NAT, each on a topic of its own, one message each a round, while
+     * offline subscribers of another host keep their three quarters; at a2820815 two of four got theirs each round.
+     */
+    @Test
+    @DisplayName("four devices behind one NAT, one message each a round for 10 rounds, while offline subscribers " +
+        "elsewhere keep their three quarters: all 40 arrive (at a2820815: 20 of 40)")
+    void natDevicesEachGetTheirMessage()
+    {
+        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
+        harness.addressKey(HOST_B);
+        harness.packet(100, connect("pub", true));
+        int packetId = offlineQueuesFilled(harness, HOST_C);
+        harness.addressKey(HOST_A);
+        for (int d = 0; d < 4; d++)
+        {
+            harness.packet(40 + d, connect("dev" + d, true));
+            harness.packet(40 + d, subscribe("d/" + d, 1));
+            harness.outbound.takeTypes(40 + d);
+        }
+        int got = 0;
+        for (int round = 0; round < 10; round++)
+        {
+            for (int d = 0; d < 4; d++)
+            {
+                harness.packet(100, MessageMemoryTest.publish("d/" + d, 1, packetId++, round * 4 + d));
+            }
+            for (int d = 0; d < 4; d++)
+            {
+                got += acknowledgeAll(harness, 40 + d);
+            }
+        }
+        assertThat(got).as("of 40").isEqualTo(40);
+    }
+
+    /**
+     * 16 persistent sessions of {@code host} (connections 10 to 25) subscribe to "a/0".."a/15" at QoS 1, their clients
+     * go away, and connection 100 publishes one 4 KiB message to each (queued up to the three quarters sessions away
+     * may keep: 11 of them).
+     *
+     * @return the next packet identifier for connection 100.
+     */
+    private static int offlineQueuesFilled(final PipelineHarness harness, final long host)
+    {
+        harness.addressKey(host);
+        for (int i = 0; i < 16; i++)
+        {
+            harness.packet(10 + i, connect("away" + i, false));
+            harness.packet(10 + i, subscribe("a/" + i, 1));
+            harness.offer(10 + i, true, new byte[0], IngressEvent.CONNECTION_LOST);
+        }
+        for (int i = 0; i < 16; i++)
+        {
+            harness.packet(100, MessageMemoryTest.publish("a/" + i, 1, i + 1, i));
+        }
+        return 17;
+    }
+
+    /**
+     * @return the PUBLISHes sent to {@code connection} since the last look, each acknowledged.
+     */
+    private static int acknowledgeAll(final PipelineHarness harness, final long connection)
+    {
+        int got = 0;
+        for (final byte[] p : harness.outbound.takePackets(connection))
+        {
+            if ((p[0] & 0xF0) >> 4 == PacketType.PUBLISH)
+            {
+                got++;
+                harness.packet(connection, PipelineTest.ack(PacketType.PUBACK, PipelineTest.packetId(p)));
+            }
+        }
+        return got;
     }
 
     /**
