@@ -112,9 +112,14 @@ class UnreadAcksTest
             final String out = new String(ss.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             return ss.waitFor(5, java.util.concurrent.TimeUnit.SECONDS) ? out : out + "(ss did not end)";
         }
-        catch (final IOException | InterruptedException ex)
+        catch (final IOException ex)
         {
             return "(no ss: " + ex + ")";
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            return "(ss interrupted)";
         }
     }
 
