@@ -57,13 +57,7 @@ class AddressHoldReviewTest
         for (int m = 0; m < 4; m++)
         {
             harness.packet(100, MessageMemoryTest.publish("t", m + 1, m));
-            for (final byte[] p : harness.outbound.takePackets(200)) // the remote one acknowledges at once
-            {
-                if ((p[0] & 0xF0) >> 4 == PacketType.PUBLISH)
-                {
-                    harness.packet(200, PipelineTest.ack(PacketType.PUBACK, PipelineTest.packetId(p)));
-                }
-            }
+            acknowledgeAll(harness, 200); // the remote one acknowledges at once
         }
         int got = 0;
         for (int i = 0; i < 50; i++)
