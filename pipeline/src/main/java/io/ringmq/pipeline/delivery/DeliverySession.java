@@ -63,6 +63,8 @@ final class DeliverySession
      * there (they wait for that client to resume them), not what is queued while it is away.
      */
     private boolean away;
+    /** Its place in its shard's list of sessions away with queued messages ({@code ShardSessions}); -1 while none. */
+    int awayAt = -1;
 
     /** Where its free window is published for routing's least-loaded shared subscriptions. */
     private final io.ringmq.pipeline.SessionWindows windows;

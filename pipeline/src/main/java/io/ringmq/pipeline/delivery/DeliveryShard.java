@@ -254,6 +254,7 @@ public final class DeliveryShard implements Stage
         session.persistenceKey = persistenceKey;
         session.version = version;
         sessions.put(session);
+        sessions.queuedAway(session); // its client is away: what recovery queues for it may be taken back
     }
 
     /**

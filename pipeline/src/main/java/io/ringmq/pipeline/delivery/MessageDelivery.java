@@ -293,8 +293,16 @@ final class MessageDelivery
         {
             return null; // it holds its part: the rest of the share is for sessions that hold less
         }
-        final SharedMessage message = retainedCopy(offline);
         final long bytes = SharedMessage.Pool.idsCost(ids); // 0 for none, or one: that array is shared
+        if (!offline)
+        {
+            final long need = (needsCopy() ? writer.keptLength() : 0) + bytes;
+            if (need > 0 && !pool.hasRoomFor((int)need))
+            {
+                reclaim((int)need);
+            }
+        }
+        final SharedMessage message = retainedCopy(offline);
         if (null == message)
         {
             return null;
@@ -306,6 +314,67 @@ final class MessageDelivery
         }
         pool.charge(message, SharedMessage.Pool.entryCost(ids)); // the entry that will hold it, and its identifiers
         return message;
+    }
+
+    /**
+     * @return whether the current target's message needs a copy of its own: the event has none yet, or it is a further
+     * copy to one session ({@link #copyNumber}).
+     */
+    private boolean needsCopy()
+    {
+        return copyNumber != eventMessageNumber || null == eventMessage;
+    }
+
+    /**
+     * The shard's share of --max-message-memory is full and a connected session that may hold {@code length} bytes
+     * more ({@link DeliverySession#fairIn}: with the share full, one that holds nothing, of an address that holds
+     * little) needs them: the sessions away that queue the most give room back, each its newest messages first, as
+     * {@link #wentAway} drops them (counted, their records ended), up to {@link #RECLAIM_DROPS} a time. A client that
+     * is here comes before messages kept for clients that are not: otherwise one host that left sessions away with
+     * their queues at the three quarters they may keep, then connected subscribers that never acknowledge, held the
+     * whole share and another address's subscriber got none of its messages (review of 1aa3541, helper-145). Only a
+     * message no connected client holds is dropped ({@link SharedMessage#heldOnlyAway}); what is in flight to a
+     * session away stays, for its client to resume [MQTT-4.4.0-1].
+     */
+    private void reclaim(final int length)
+    {
+        int dropped = 0;
+        while (dropped < RECLAIM_DROPS && !pool.hasRoomFor(length))
+        {
+            final DeliverySession away = sessions.largestAway();
+            if (null == away)
+            {
+                return;
+            }
+            boolean freed;
+            do
+            {
+                freed = !away.queuedMessage(away.queueSize() - 1).isShared();
+                dropNewestQueued(away);
+                dropped++;
+            }
+            // on while each drop frees its copy; a shared one is freed by the drops of its other holders: look again
+            while (freed && dropped < RECLAIM_DROPS && !pool.hasRoomFor(length) && away.queueSize() > 0 &&
+                away.queuedMessage(away.queueSize() - 1).heldOnlyAway());
+        }
+    }
+
+    /** The most queued messages of sessions away that one {@link #reclaim} drops: it is bounded work per message. */
+    static final int RECLAIM_DROPS = 64;
+
+    /**
+     * Drops a session's newest queued message for want of message memory: counted, its record ended, its copy freed
+     * unless another holder keeps it.
+     */
+    private void dropNewestQueued(final DeliverySession session)
+    {
+        final int newest = session.queueSize() - 1;
+        final SharedMessage message = session.queuedMessage(newest);
+        final int qos = session.queuedQos(newest);
+        session.removeNewestQueued();
+        journal.done(session.persistenceKey, message.messageNumber(), qos);
+        pool.release(message);
+        counters.increment(BrokerCounters.MESSAGE_MEMORY_DROPPED);
     }
 
     /**
@@ -415,6 +484,10 @@ final class MessageDelivery
         {
             counters.increment(BrokerCounters.INFLIGHT_FULL_QUEUED);
         }
+        else
+        {
+            sessions.queuedAway(session);
+        }
         session.enqueue(message, qos, retain, ids, group);
     }
 
@@ -440,17 +513,15 @@ final class MessageDelivery
     {
         while (session.queueSize() > 0 && !pool.keepsOffline())
         {
-            final int newest = session.queueSize() - 1;
-            final SharedMessage message = session.queuedMessage(newest);
-            if (message.isShared())
+            if (session.queuedMessage(session.queueSize() - 1).isShared())
             {
                 break; // another session holds it too: dropping it here would free nothing, only lose it
             }
-            final int qos = session.queuedQos(newest);
-            session.removeNewestQueued();
-            journal.done(session.persistenceKey, message.messageNumber(), qos);
-            pool.release(message); // the session's reference: freed unless a connected client's window holds it too
-            counters.increment(BrokerCounters.MESSAGE_MEMORY_DROPPED);
+            dropNewestQueued(session);
+        }
+        if (session.queueSize() > 0)
+        {
+            sessions.queuedAway(session);
         }
     }
 

@@ -14,7 +14,19 @@ final class ShardSessions
     /** Sessions looked at per step of a sweep. */
     static final int SWEEP_STEP = 1_024;
 
+    /** Sessions away looked at per search for the one that queues the most ({@link #largestAway}). */
+    static final int AWAY_LOOK = 1_024;
+
     private DeliverySession[] sessions = new DeliverySession[1024];
+    /**
+     * Sessions whose client is away and that queued messages since (or were restored with their queues): where a full
+     * share takes room back ({@link #largestAway}). Each knows its place ({@link DeliverySession#awayAt}); one that was
+     * resumed or emptied leaves when a search finds it so, one that ends or moves leaves with {@link #remove}.
+     */
+    private DeliverySession[] away = new DeliverySession[16];
+    private int awayCount;
+    /** Where the next search for the largest queue away starts. */
+    private int awayLook;
     /** Where the sweep in progress is; at or past the end while none is. */
     private int sweepAt;
     private long nextSweepMs;
@@ -32,6 +44,11 @@ final class ShardSessions
         if (session.id >= sessions.length)
         {
             sessions = Arrays.copyOf(sessions, Math.max(sessions.length * 2, session.id + 1));
+        }
+        final DeliverySession before = sessions[session.id];
+        if (null != before && before != session)
+        {
+            leaveAway(before);
         }
         sessions[session.id] = session;
     }
@@ -51,8 +68,76 @@ final class ShardSessions
     {
         if (sessionId >= 0 && sessionId < sessions.length)
         {
+            final DeliverySession session = sessions[sessionId];
+            if (null != session)
+            {
+                leaveAway(session);
+            }
             sessions[sessionId] = null;
         }
+    }
+
+    /**
+     * A session whose client is away queued a message, or kept queued ones as it went: one a full share may take room
+     * back from.
+     */
+    void queuedAway(final DeliverySession session)
+    {
+        if (session.awayAt >= 0)
+        {
+            return;
+        }
+        if (awayCount == away.length)
+        {
+            away = Arrays.copyOf(away, awayCount * 2);
+        }
+        session.awayAt = awayCount;
+        away[awayCount++] = session;
+    }
+
+    private void leaveAway(final DeliverySession session)
+    {
+        final int at = session.awayAt;
+        if (at < 0)
+        {
+            return;
+        }
+        final DeliverySession last = away[--awayCount];
+        away[at] = last;
+        last.awayAt = at;
+        away[awayCount] = null;
+        session.awayAt = -1;
+    }
+
+    /**
+     * @return of up to {@link #AWAY_LOOK} sessions away, looked at from where the last search ended, the one whose
+     * queue holds the most bytes and whose newest queued message no connected client holds
+     * ({@link SharedMessage#heldOnlyAway}); null when none of them has one. Those no longer away with a queue leave the
+     * list as they are found.
+     */
+    DeliverySession largestAway()
+    {
+        DeliverySession largest = null;
+        for (int look = Math.min(AWAY_LOOK, awayCount); look > 0 && awayCount > 0; look--)
+        {
+            if (awayLook >= awayCount)
+            {
+                awayLook = 0;
+            }
+            final DeliverySession session = away[awayLook];
+            if (session.isOnline() || 0 == session.queueSize())
+            {
+                leaveAway(session); // the last one takes its place, and is looked at next
+                continue;
+            }
+            awayLook++;
+            if ((null == largest || session.queuedBytes() > largest.queuedBytes()) &&
+                session.queuedMessage(session.queueSize() - 1).heldOnlyAway())
+            {
+                largest = session;
+            }
+        }
+        return largest;
     }
 
     /**

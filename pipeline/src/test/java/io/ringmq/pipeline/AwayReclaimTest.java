@@ -1,0 +1,212 @@
+package io.ringmq.pipeline;
+
+import io.ringmq.pipeline.auth.Authenticator;
+import io.ringmq.pipeline.persistence.MemoryStore;
+import io.ringmq.pipeline.status.BrokerCounters;
+import io.ringmq.protocol.PacketType;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static io.ringmq.pipeline.PipelineTest.connect;
+import static io.ringmq.pipeline.PipelineTest.subscribe;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A full share of --max-message-memory gives room back from the queues of sessions away to a connected session that
+ * holds nothing, of an address that holds nothing: the largest queue first, its newest messages first, never what is
+ * in flight to a session away, and with their records ended. The attack it closes is
+ * {@code AddressHoldReviewTest.oneAddressThroughSessionsAwayAndHogs}; these are its variants and what the honest
+ * sessions away keep.
+ */
+class AwayReclaimTest
+{
+    private static final Authenticator ANONYMOUS =
+        new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null);
+    private static final long HOST_A = HeldMemoryReviewTest.HOST_A;
+    private static final long HOST_B = HeldMemoryReviewTest.HOST_B;
+    private static final long HOST_C = HeldMemoryReviewTest.HOST_C;
+
+    @Test
+    @DisplayName("one address's 16 sessions away queue up to the three quarters, a restart, then its 8 connected " +
+        "subscribers never acknowledge: a subscriber on another address gets all 20 of its messages")
+    void restartBetweenSessionsAwayAndHogs()
+    {
+        final MemoryStore store = MemoryStore.retaining();
+        final PipelineHarness before = smallShare(store);
+        before.addressKey(HOST_B);
+        before.packet(100, connect("pub", true));
+        AddressHoldReviewTest.offlineQueuesFilled(before, HOST_A);
+
+        final PipelineHarness after = smallShare(store);
+        after.addressKey(HOST_B);
+        after.packet(100, connect("pub", true));
+        hogs(after, HOST_A, 8, 100);
+        after.addressKey(HOST_B);
+        assertThat(HeldMemoryReviewTest.liveGetsItsTwenty(after)).as("its messages").hasSize(20);
+    }
+
+    @Test
+    @DisplayName("one address's 8 sessions away share every queued copy (one topic), then its 8 connected " +
+        "subscribers never acknowledge: a subscriber on another address gets all 20 of its messages")
+    void sessionsAwaySharingTheirCopies()
+    {
+        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
+        harness.addressKey(HOST_B);
+        harness.packet(100, connect("pub", true));
+        harness.addressKey(HOST_A);
+        for (int i = 0; i < 8; i++)
+        {
+            away(harness, 10 + i, "away" + i, "a");
+        }
+        for (int m = 0; m < 16; m++)
+        {
+            harness.packet(100, MessageMemoryTest.publish("a", 1, m + 1, m)); // up to the three quarters: 11 copies
+        }
+        hogs(harness, HOST_A, 8, 200);
+        harness.addressKey(HOST_B);
+        assertThat(HeldMemoryReviewTest.liveGetsItsTwenty(harness)).as("its messages").hasSize(20);
+    }
+
+    @Test
+    @DisplayName("the room a connected subscriber needs comes from the session away that queues the most, newest " +
+        "first: four sessions away with one message each keep it, and the largest keeps what it has in flight " +
+        "[MQTT-4.4.0-1]")
+    void largestQueueGivesBackFirst()
+    {
+        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(2);
+        harness.addressKey(HOST_B);
+        harness.packet(100, connect("pub", true));
+        harness.addressKey(HOST_C);
+        harness.packet(10, connect("big", false));
+        harness.packet(10, subscribe("b", 1));
+        int packetId = 1;
+        for (int m = 0; m < 7; m++) // 2 in flight, never acknowledged, then 5 queued as its client goes
+        {
+            if (m == 2)
+            {
+                harness.offer(10, true, new byte[0], IngressEvent.CONNECTION_LOST);
+            }
+            harness.packet(100, MessageMemoryTest.publish("b", 1, packetId++, m));
+        }
+        for (int s = 0; s < 4; s++)
+        {
+            away(harness, 20 + s, "small" + s, "s/" + s);
+            harness.packet(100, MessageMemoryTest.publish("s/" + s, 1, packetId++, 100 + s));
+        }
+        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).as("all within the three quarters")
+            .isZero();
+        hogs(harness, HOST_A, 8, 200);
+        final long droppedBefore = harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED);
+        harness.addressKey(HOST_B);
+        assertThat(HeldMemoryReviewTest.liveGetsItsTwenty(harness)).as("its messages").hasSize(20);
+        final long reclaimed = harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED) - droppedBefore;
+        assertThat(reclaimed).as("messages taken back from sessions away").isBetween(1L, 4L);
+
+        harness.addressKey(HOST_C);
+        for (int s = 0; s < 4; s++)
+        {
+            harness.packet(80 + s, connect("small" + s, false));
+            assertThat(received(harness, 80 + s)).as("small" + s + "'s message").containsExactly(100 + s);
+        }
+        harness.packet(90, connect("big", false));
+        final List<Integer> big = received(harness, 90);
+        assertThat(big).as("big's messages: its two in flight, then what was not taken back, oldest first")
+            .hasSize(7 - (int)reclaimed)
+            .startsWith(0, 1, 2)
+            .isSorted();
+    }
+
+    @Test
+    @DisplayName("a message taken back from a session away ends its record: after a restart it does not come back")
+    void takenBackStaysGone()
+    {
+        final MemoryStore store = MemoryStore.retaining();
+        final PipelineHarness harness = smallShare(store);
+        harness.addressKey(HOST_B);
+        harness.packet(100, connect("pub", true));
+        harness.addressKey(HOST_C);
+        away(harness, 10, "away", "b");
+        for (int m = 0; m < 16; m++)
+        {
+            harness.packet(100, MessageMemoryTest.publish("b", 1, m + 1, m)); // 11 kept, the three quarters
+        }
+        hogs(harness, HOST_A, 8, 200);
+        final long droppedBefore = harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED);
+        harness.addressKey(HOST_B);
+        assertThat(HeldMemoryReviewTest.liveGetsItsTwenty(harness)).as("its messages").hasSize(20);
+        final long reclaimed = harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED) - droppedBefore;
+        assertThat(reclaimed).as("taken back").isPositive();
+        harness.settle(); // the ends a running broker writes within its fsync interval
+
+        final PipelineHarness after = smallShare(store);
+        after.addressKey(HOST_C);
+        after.packet(10, connect("away", false));
+        final List<Integer> back = received(after, 10);
+        assertThat(back).as("what the session away gets after the restart").hasSize(11 - (int)reclaimed)
+            .startsWith(0).isSorted();
+    }
+
+    private static PipelineHarness smallShare(final MemoryStore store)
+    {
+        return new PipelineHarness(new BrokerContext().memory(m -> m.maxMessageMemory(64 * 1024))
+            .limits(l -> l.maxInflight(16)), ANONYMOUS, store);
+    }
+
+    /**
+     * A persistent session of {@code clientId} subscribes to {@code topic} at QoS 1 on {@code connection}, and its client
+     * goes away.
+     */
+    private static void away(final PipelineHarness harness, final long connection, final String clientId,
+        final String topic)
+    {
+        harness.packet(connection, connect(clientId, false));
+        harness.packet(connection, subscribe(topic, 1));
+        harness.offer(connection, true, new byte[0], IngressEvent.CONNECTION_LOST);
+    }
+
+    /**
+     * {@code count} connected subscribers of {@code host} (connections 40 and up) on topics of their own, each sent four
+     * QoS 1 messages of 4 KiB by connection 100 that it never acknowledges.
+     */
+    static void hogs(final PipelineHarness harness, final long host, final int count, final int firstPacketId)
+    {
+        harness.addressKey(host);
+        int packetId = firstPacketId;
+        for (int i = 0; i < count; i++)
+        {
+            harness.packet(40 + i, connect("hog" + i, true));
+            harness.packet(40 + i, subscribe("h/" + i, 1));
+            for (int m = 0; m < 4; m++)
+            {
+                harness.packet(100, MessageMemoryTest.publish("h/" + i, 1, packetId++, m));
+            }
+        }
+    }
+
+    /**
+     * @return the numbers of the messages sent to {@code connection} since the last look, in order, each acknowledged,
+     * until no more come.
+     */
+    private static List<Integer> received(final PipelineHarness harness, final long connection)
+    {
+        final List<Integer> numbers = new ArrayList<>();
+        int before;
+        do
+        {
+            before = numbers.size();
+            for (final byte[] p : harness.outbound.takePackets(connection))
+            {
+                if ((p[0] & 0xF0) >> 4 == PacketType.PUBLISH)
+                {
+                    numbers.add(Integer.parseInt(PipelineTest.payloadsOf(List.of(p)).get(0).substring(0, 8)));
+                    harness.packet(connection, PipelineTest.ack(PacketType.PUBACK, PipelineTest.packetId(p)));
+                }
+            }
+        }
+        while (numbers.size() > before);
+        return numbers;
+    }
+}
