@@ -261,6 +261,31 @@ final class DeliverySession
             0 == heldBytes() && pool.hasRoomBelowReserve(length);
     }
 
+    /**
+     * @return how many bytes more of the share must be free for it to take {@code length} more by {@link #fairIn}'s
+     * rules and find room for a copy that long; 0 when as much is free already, and 0 when what its client's address
+     * holds (where addresses are limited; else it alone) would pass a quarter of the share with it, the part sessions
+     * away leave to connected clients: only a client that holds less takes room back from sessions away
+     * ({@code MessageDelivery.reclaim}), so one host's connections that never acknowledge take no more than that
+     * quarter of what sessions away keep.
+     */
+    long roomWanted(final SharedMessage.Pool pool, final int length)
+    {
+        final long held = heldBytes();
+        final long cost = length + SharedMessage.Pool.COPY_ALLOWANCE;
+        final long holds = null == addressHold ? held : addressHold.bytes();
+        if (holds + cost > pool.budgetBytes() >> 2)
+        {
+            return 0;
+        }
+        long wanted = 0 == held ? cost : held + cost; // Pool.fairFor, and Pool.hasRoomFor
+        if (null != addressHold && holds > 0)
+        {
+            wanted = Math.max(wanted, (holds + cost + 2) / 3); // Pool.fairForAddress: three times what is free
+        }
+        return Math.max(0, wanted - pool.freeBytes());
+    }
+
     private void charge(final SharedMessage message)
     {
         if (null != addressHold)

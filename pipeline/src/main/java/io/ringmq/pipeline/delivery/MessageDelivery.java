@@ -289,17 +289,22 @@ final class MessageDelivery
      */
     private SharedMessage retainedCopy(final DeliverySession session, final boolean offline, final int[] ids)
     {
-        if (!offline && !session.fairIn(pool, writer.keptLength()))
-        {
-            return null; // it holds its part: the rest of the share is for sessions that hold less
-        }
         final long bytes = SharedMessage.Pool.idsCost(ids); // 0 for none, or one: that array is shared
         if (!offline)
         {
-            final long need = (needsCopy() ? writer.keptLength() : 0) + bytes;
-            if (need > 0 && !pool.hasRoomFor((int)need))
+            final int length = writer.keptLength();
+            final long need = (needsCopy() ? length : 0) + bytes;
+            if (!session.fairIn(pool, length) || need > 0 && !pool.hasRoomFor((int)need))
             {
-                reclaim((int)need);
+                final long wanted = session.roomWanted(pool, (int)(length + bytes));
+                if (wanted > 0)
+                {
+                    reclaim(wanted);
+                }
+                if (!session.fairIn(pool, length))
+                {
+                    return null; // it holds its part: the rest of the share is for sessions that hold less
+                }
             }
         }
         final SharedMessage message = retainedCopy(offline);
@@ -326,20 +331,21 @@ final class MessageDelivery
     }
 
     /**
-     * The shard's share of --max-message-memory is full and a connected session that may hold {@code length} bytes
-     * more ({@link DeliverySession#fairIn}: with the share full, one that holds nothing, of an address that holds
-     * little) needs them: the sessions away that queue the most give room back, each its newest messages first, as
-     * {@link #wentAway} drops them (counted, their records ended), up to {@link #RECLAIM_DROPS} a time. A client that
-     * is here comes before messages kept for clients that are not: otherwise one host that left sessions away with
-     * their queues at the three quarters they may keep, then connected subscribers that never acknowledge, held the
-     * whole share and another address's subscriber got none of its messages (review of 1aa3541, helper-145). Only a
-     * message no connected client holds is dropped ({@link SharedMessage#heldOnlyAway}); what is in flight to a
-     * session away stays, for its client to resume [MQTT-4.4.0-1].
+     * A connected session that holds little found too little of the shard's share of --max-message-memory free for
+     * the next message ({@link DeliverySession#roomWanted}: {@code wanted} bytes more): the sessions away that queue
+     * the most give room back, each its newest messages first, as {@link #wentAway} drops them (counted there and as
+     * taken back, their records ended), up to {@link #RECLAIM_DROPS} a time. A client that is here comes before messages kept for clients that
+     * are not: otherwise one host that left sessions away with their queues at the three quarters they may keep, then
+     * connected subscribers that never acknowledge, held the whole share and another address's subscriber got none of
+     * its messages (review of 1aa3541, helper-145). Only a message no connected client holds is dropped
+     * ({@link SharedMessage#heldOnlyAway}); what is in flight to a session away stays, for its client to resume
+     * [MQTT-4.4.0-1].
      */
-    private void reclaim(final int length)
+    private void reclaim(final long wanted)
     {
+        final long goal = pool.freeBytes() + wanted;
         int dropped = 0;
-        while (dropped < RECLAIM_DROPS && !pool.hasRoomFor(length))
+        while (dropped < RECLAIM_DROPS && pool.freeBytes() < goal)
         {
             final DeliverySession away = sessions.largestAway();
             if (null == away)
@@ -351,10 +357,11 @@ final class MessageDelivery
             {
                 freed = !away.queuedMessage(away.queueSize() - 1).isShared();
                 dropNewestQueued(away);
+                counters.increment(BrokerCounters.AWAY_MESSAGES_TAKEN_BACK);
                 dropped++;
             }
             // on while each drop frees its copy; a shared one is freed by the drops of its other holders: look again
-            while (freed && dropped < RECLAIM_DROPS && !pool.hasRoomFor(length) && away.queueSize() > 0 &&
+            while (freed && dropped < RECLAIM_DROPS && pool.freeBytes() < goal && away.queueSize() > 0 &&
                 away.queuedMessage(away.queueSize() - 1).heldOnlyAway());
         }
     }

@@ -220,6 +220,22 @@ final class SharedMessage
         }
 
         /**
+         * @return the shard's share of --max-message-memory, as last set.
+         */
+        long budgetBytes()
+        {
+            return budgetBytes;
+        }
+
+        /**
+         * @return what the share has free: less than 0 past it (a bound lowered by a reload).
+         */
+        long freeBytes()
+        {
+            return budgetBytes - keptBytes;
+        }
+
+        /**
          * @return a copy with no reference yet (the caller {@link SharedMessage#retain()}s it per holder).
          */
         SharedMessage copy(final DirectBuffer topic, final int topicOffset, final int topicLength,

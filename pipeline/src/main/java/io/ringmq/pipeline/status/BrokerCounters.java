@@ -159,6 +159,11 @@ public final class BrokerCounters
      * past its window): the rest went in paced parts on the routing stage's ticks.
      */
     public static final int RETAINED_IN_PARTS = 84;
+    /**
+     * Messages queued for sessions whose clients are away, dropped to give room in --max-message-memory to a connected
+     * client that held little.
+     */
+    public static final int AWAY_MESSAGES_TAKEN_BACK = 85;
 
     private static final String[] NAMES =
     {
@@ -224,7 +229,8 @@ public final class BrokerCounters
         "connections closed before CONNACK (their share of buffer memory spent)",
         "TLS handshakes ended (stalled 3 s while another address waited for a slot)",
         "connections closed (partial packet stalled 2 s while others waited for room)",
-        "subscriptions whose retained messages went in paced parts after the SUBACK"
+        "subscriptions whose retained messages went in paced parts after the SUBACK",
+        "messages of sessions away dropped (max-message-memory, for a connected client)"
     };
 
     private final CountersFile file;
