@@ -545,12 +545,21 @@ class AddressHoldReviewTest
 
     static void find(final Object o, final List<Object> out, final java.util.Set<Object> seen)
     {
+        find(o, "AddressHolds", out, seen);
+    }
+
+    /**
+     * Collects into {@code out} the objects of the class named {@code simpleName} that {@code o} reaches through the
+     * fields of the broker's own classes.
+     */
+    static void find(final Object o, final String simpleName, final List<Object> out, final java.util.Set<Object> seen)
+    {
         if (null == o || !seen.add(o))
         {
             return;
         }
         final Class<?> c = o.getClass();
-        if (c.getSimpleName().equals("AddressHolds"))
+        if (c.getSimpleName().equals(simpleName))
         {
             out.add(o);
             return;
@@ -559,7 +568,7 @@ class AddressHoldReviewTest
         {
             for (final Object e : (Object[])o)
             {
-                find(e, out, seen);
+                find(e, simpleName, out, seen);
             }
             return;
         }
@@ -578,7 +587,7 @@ class AddressHoldReviewTest
                 try
                 {
                     f.setAccessible(true);
-                    find(f.get(o), out, seen);
+                    find(f.get(o), simpleName, out, seen);
                 }
                 catch (final RuntimeException | IllegalAccessException e)
                 {

@@ -173,6 +173,70 @@ class AwayReclaimTest
             .startsWith(0).isSorted();
     }
 
+    @Test
+    @DisplayName("one message to 200 subscribers of a new address with the share full, the one session away holding " +
+        "only what a connected client holds too: one search for room to take back, not one per subscriber")
+    void oneSearchPerEventWhenNothingIsThere() throws Exception
+    {
+        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
+        harness.addressKey(HOST_B);
+        harness.packet(100, connect("pub", true));
+        harness.addressKey(HOST_A);
+        harness.packet(1, connect("hog", true));
+        harness.packet(1, subscribe("x", 1));
+        away(harness, 2, "away", "x");
+        harness.packet(100, MessageMemoryTest.publish("x", 1, 1, 0)); // in the hog's window and the queue away
+        for (int k = 0; k < 16; k++) // hosts 10.0.1.k fill the share, each three times what is left free
+        {
+            harness.addressKey(host(1, k));
+            harness.packet(10 + k, connect("fill" + k, true));
+            harness.packet(10 + k, subscribe("f/" + k, 1));
+            for (int m = 0; m < 8; m++)
+            {
+                harness.packet(100, MessageMemoryTest.publish("f/" + k, 1, 2 + m, m));
+            }
+        }
+        harness.addressKey(host(2, 0));
+        for (int i = 0; i < 200; i++)
+        {
+            harness.packet(1_000 + i, connect("sub" + i, true));
+            harness.packet(1_000 + i, subscribe("y", 1));
+            harness.outbound.takeTypes(1_000 + i);
+        }
+        final long searches = awaySearches(harness);
+        final long dropped = harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED);
+        harness.packet(100, MessageMemoryTest.publish("y", 1, 20, 0));
+        assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED) - dropped).as("the share is full")
+            .isEqualTo(200);
+        assertThat(harness.counters.get(BrokerCounters.AWAY_MESSAGES_TAKEN_BACK)).as("taken back").isZero();
+        assertThat(awaySearches(harness) - searches).as("searches of the sessions away").isEqualTo(1);
+    }
+
+    private static long host(final int c, final int d) throws java.net.UnknownHostException
+    {
+        return io.ringmq.pipeline.auth.AddressKeys.of(
+            java.net.InetAddress.getByAddress(new byte[] {10, 0, (byte)c, (byte)d}));
+    }
+
+    /**
+     * @return the searches for a session away to take room back from, every delivery shard's together.
+     */
+    private static long awaySearches(final PipelineHarness harness) throws ReflectiveOperationException
+    {
+        final List<Object> found = new ArrayList<>();
+        AddressHoldReviewTest.find(harness.pipeline, "ShardSessions", found,
+            java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>()));
+        assertThat(found).isNotEmpty();
+        long searches = 0;
+        for (final Object sessions : found)
+        {
+            final java.lang.reflect.Field field = sessions.getClass().getDeclaredField("awaySearches");
+            field.setAccessible(true);
+            searches += field.getLong(sessions);
+        }
+        return searches;
+    }
+
     private static PipelineHarness smallShare(final MemoryStore store)
     {
         return new PipelineHarness(new BrokerContext().memory(m -> m.maxMessageMemory(64 * 1024))

@@ -47,6 +47,11 @@ final class MessageDelivery
     private long copyNumber;
     /** The QoS the event's message was published with. */
     private int messageQos;
+    /**
+     * A {@link #reclaim} of this event found no session away with a message to give: the event's other targets do not
+     * look again (one message to 10,000 subscribers with the share full would otherwise search 10,000 times).
+     */
+    private boolean nothingToTakeBack;
 
     /**
      * @param pool   the shard's copies, and its share of --max-message-memory.
@@ -75,6 +80,7 @@ final class MessageDelivery
     void event(final RouteOutput route)
     {
         this.route = route;
+        nothingToTakeBack = false;
     }
 
     /**
@@ -345,11 +351,12 @@ final class MessageDelivery
     {
         final long goal = pool.freeBytes() + wanted;
         int dropped = 0;
-        while (dropped < RECLAIM_DROPS && pool.freeBytes() < goal)
+        while (!nothingToTakeBack && dropped < RECLAIM_DROPS && pool.freeBytes() < goal)
         {
             final DeliverySession away = sessions.largestAway();
             if (null == away)
             {
+                nothingToTakeBack = true;
                 return;
             }
             boolean freed;

@@ -27,6 +27,8 @@ final class ShardSessions
     private int awayCount;
     /** Where the next search for the largest queue away starts. */
     private int awayLook;
+    /** Searches for the largest queue away so far ({@link #largestAway}): what a test reads to see them bounded. */
+    private long awaySearches;
     /** Where the sweep in progress is; at or past the end while none is. */
     private int sweepAt;
     private long nextSweepMs;
@@ -117,6 +119,7 @@ final class ShardSessions
      */
     DeliverySession largestAway()
     {
+        awaySearches++;
         DeliverySession largest = null;
         for (int look = Math.min(AWAY_LOOK, awayCount); look > 0 && awayCount > 0; look--)
         {
