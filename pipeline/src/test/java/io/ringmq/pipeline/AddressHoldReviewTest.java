@@ -323,7 +323,7 @@ class AddressHoldReviewTest
     /**
      * @return the PUBLISHes sent to {@code connection} since the last look, each acknowledged.
      */
-    private static int acknowledgeAll(final PipelineHarness harness, final long connection)
+    static int acknowledgeAll(final PipelineHarness harness, final long connection)
     {
         int got = 0;
         for (final byte[] p : harness.outbound.takePackets(connection))

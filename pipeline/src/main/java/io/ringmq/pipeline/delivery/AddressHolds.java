@@ -27,6 +27,8 @@ final class AddressHolds
     static final int COMPACT_ABOVE = 256;
 
     private final Long2ObjectHashMap<Hold> byAddress = new Long2ObjectHashMap<>();
+    /** What every address holds together (a copy two addresses hold counted for each). */
+    private long allBytes;
 
     /**
      * @return the hold of a session connected from {@code addressKey}, counted as one more session of it; null for
@@ -82,6 +84,15 @@ final class AddressHolds
         }
 
         /**
+         * @return what the connected sessions of every limited address hold together in this shard (a copy two
+         * addresses hold counted for each).
+         */
+        long allAddressesBytes()
+        {
+            return allBytes;
+        }
+
+        /**
          * An entry of one of its sessions names {@code message}: its bytes, where the address holds it no other way
          * yet, else an entry's allowance.
          */
@@ -90,7 +101,7 @@ final class AddressHolds
             if (this == message.holder)
             {
                 message.holderEntries++;
-                bytes += SharedMessage.Pool.ENTRY_ALLOWANCE;
+                add(SharedMessage.Pool.ENTRY_ALLOWANCE);
                 return;
             }
             final int named = entries.isEmpty() ? 0 : entries.getValue(message);
@@ -98,11 +109,11 @@ final class AddressHolds
             {
                 message.holder = this; // while it is, this address's entries of it are counted there alone
                 message.holderEntries = 1;
-                bytes += message.length();
+                add(message.length());
                 return;
             }
             entries.put(message, named + 1);
-            bytes += 0 == named ? message.length() : SharedMessage.Pool.ENTRY_ALLOWANCE;
+            add(0 == named ? message.length() : SharedMessage.Pool.ENTRY_ALLOWANCE);
         }
 
         /**
@@ -115,11 +126,11 @@ final class AddressHolds
                 if (--message.holderEntries == 0)
                 {
                     message.holder = null;
-                    bytes -= message.length();
+                    add(-message.length());
                 }
                 else
                 {
-                    bytes -= SharedMessage.Pool.ENTRY_ALLOWANCE;
+                    add(-SharedMessage.Pool.ENTRY_ALLOWANCE);
                 }
                 return;
             }
@@ -128,7 +139,7 @@ final class AddressHolds
             if (1 == named)
             {
                 entries.removeKey(message);
-                bytes -= message.length();
+                add(-message.length());
                 if (entries.capacity() > COMPACT_ABOVE && entries.size() < entries.capacity() >> 4)
                 {
                     // what a burst grew is given back as it drains: an address that held 100,000 copies once and
@@ -139,13 +150,19 @@ final class AddressHolds
             else
             {
                 entries.put(message, named - 1);
-                bytes -= SharedMessage.Pool.ENTRY_ALLOWANCE;
+                add(-SharedMessage.Pool.ENTRY_ALLOWANCE);
             }
         }
 
         /**
          * @return how many copies its table counts (for tests): those another address held first.
          */
+        private void add(final long change)
+        {
+            bytes += change;
+            allBytes += change;
+        }
+
         int tabled()
         {
             return entries.size();

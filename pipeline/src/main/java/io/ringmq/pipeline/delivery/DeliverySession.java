@@ -63,8 +63,6 @@ final class DeliverySession
      * there (they wait for that client to resume them), not what is queued while it is away.
      */
     private boolean away;
-    /** Its place in its shard's list of sessions away with queued messages ({@code ShardSessions}); -1 while none. */
-    int awayAt = -1;
 
     /** Where its free window is published for routing's least-loaded shared subscriptions. */
     private final io.ringmq.pipeline.SessionWindows windows;
@@ -265,16 +263,18 @@ final class DeliverySession
      * @return how many bytes more of the share must be free for it to take {@code length} more by {@link #fairIn}'s
      * rules and find room for a copy that long; 0 when as much is free already, and 0 when what its client's address
      * holds (where addresses are limited; else it alone) would pass a quarter of the share with it, the part sessions
-     * away leave to connected clients: only a client that holds less takes room back from sessions away
-     * ({@code MessageDelivery.reclaim}), so one host's connections that never acknowledge take no more than that
-     * quarter of what sessions away keep.
+     * away leave to connected clients, or what every limited address holds would pass half of it: only a client that
+     * holds less takes room back from sessions away ({@code MessageDelivery.reclaim}), so one host's connections that
+     * never acknowledge take no more than that quarter of what sessions away keep, and connected clients of any
+     * number of addresses leave sessions away at least half the share (of what they hold).
      */
     long roomWanted(final SharedMessage.Pool pool, final int length)
     {
         final long held = heldBytes();
         final long cost = length + SharedMessage.Pool.COPY_ALLOWANCE;
         final long holds = null == addressHold ? held : addressHold.bytes();
-        if (holds + cost > pool.budgetBytes() >> 2)
+        if (holds + cost > pool.budgetBytes() >> 2 ||
+            null != addressHold && addressHold.allAddressesBytes() + cost > pool.budgetBytes() >> 1)
         {
             return 0;
         }
@@ -549,6 +549,18 @@ final class DeliverySession
     long queuedBytes()
     {
         return null == queue ? 0 : queue.bytes();
+    }
+
+    /**
+     * @return whether its newest queued message may be taken back for a connected client
+     * ({@code MessageDelivery.reclaim}): it holds the copy alone, so dropping it frees it (a copy another session
+     * holds too, a connected client's window, a restored window, the event being delivered, would only be lost here),
+     * and it did not come through a shared subscription (whose messages go to another member when a session ends).
+     */
+    boolean newestQueuedGivesRoom()
+    {
+        final int newest = queueSize() - 1;
+        return newest >= 0 && !queue.message(newest).isShared() && 0 == queue.group(newest);
     }
 
     /**

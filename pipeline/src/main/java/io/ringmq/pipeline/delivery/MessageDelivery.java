@@ -340,12 +340,13 @@ final class MessageDelivery
      * A connected session that holds little found too little of the shard's share of --max-message-memory free for
      * the next message ({@link DeliverySession#roomWanted}: {@code wanted} bytes more): the sessions away that queue
      * the most give room back, each its newest messages first, as {@link #wentAway} drops them (counted there and as
-     * taken back, their records ended), up to {@link #RECLAIM_DROPS} a time. A client that is here comes before messages kept for clients that
-     * are not: otherwise one host that left sessions away with their queues at the three quarters they may keep, then
-     * connected subscribers that never acknowledge, held the whole share and another address's subscriber got none of
-     * its messages (review of 1aa3541, helper-145). Only a message no connected client holds is dropped
-     * ({@link SharedMessage#heldOnlyAway}); what is in flight to a session away stays, for its client to resume
-     * [MQTT-4.4.0-1].
+     * taken back, their records ended), up to {@link #RECLAIM_DROPS} a time. A client that is here comes before
+     * messages kept for clients that are not: otherwise one host that left sessions away with their queues at the three
+     * quarters they may keep, then connected subscribers that never acknowledge, held the whole share and another
+     * address's subscriber got none of its messages (review of 1aa3541, helper-145). Only a copy the session away holds
+     * alone is dropped, so each drop frees what it held ({@link DeliverySession#newestQueuedGivesRoom}: a copy shared
+     * with a connected client, a restored window or other sessions away was lost for nothing, review of 1c247325,
+     * helper-148); what is in flight to a session away stays, for its client to resume [MQTT-4.4.0-1].
      */
     private void reclaim(final long wanted)
     {
@@ -359,17 +360,13 @@ final class MessageDelivery
                 nothingToTakeBack = true;
                 return;
             }
-            boolean freed;
             do
             {
-                freed = !away.queuedMessage(away.queueSize() - 1).isShared();
                 dropNewestQueued(away);
                 counters.increment(BrokerCounters.AWAY_MESSAGES_TAKEN_BACK);
                 dropped++;
             }
-            // on while each drop frees its copy; a shared one is freed by the drops of its other holders: look again
-            while (freed && dropped < RECLAIM_DROPS && pool.freeBytes() < goal && away.queueSize() > 0 &&
-                away.queuedMessage(away.queueSize() - 1).heldOnlyAway());
+            while (dropped < RECLAIM_DROPS && pool.freeBytes() < goal && away.newestQueuedGivesRoom());
         }
     }
 

@@ -1,5 +1,7 @@
 package io.ringmq.pipeline.delivery;
 
+import org.agrona.collections.Int2IntHashMap;
+
 import java.util.Arrays;
 
 /**
@@ -20,10 +22,15 @@ final class ShardSessions
     private DeliverySession[] sessions = new DeliverySession[1024];
     /**
      * Sessions whose client is away and that queued messages since (or were restored with their queues): where a full
-     * share takes room back ({@link #largestAway}). Each knows its place ({@link DeliverySession#awayAt}); one that was
-     * resumed or emptied leaves when a search finds it so, one that ends or moves leaves with {@link #remove}.
+     * share takes room back ({@link #largestAway}). One that was resumed or emptied leaves when a search finds it so,
+     * one that ends or moves leaves with {@link #remove}.
      */
     private DeliverySession[] away = new DeliverySession[16];
+    /**
+     * Each listed session's place in {@link #away}, by session id: kept here, not in the session, which every idle
+     * connection has (IdleConnectionHeapTest).
+     */
+    private final Int2IntHashMap awayAt = new Int2IntHashMap(-1);
     private int awayCount;
     /** Where the next search for the largest queue away starts. */
     private int awayLook;
@@ -85,7 +92,7 @@ final class ShardSessions
      */
     void queuedAway(final DeliverySession session)
     {
-        if (session.awayAt >= 0)
+        if (awayAt.containsKey(session.id))
         {
             return;
         }
@@ -93,28 +100,31 @@ final class ShardSessions
         {
             away = Arrays.copyOf(away, awayCount * 2);
         }
-        session.awayAt = awayCount;
+        awayAt.put(session.id, awayCount);
         away[awayCount++] = session;
     }
 
     private void leaveAway(final DeliverySession session)
     {
-        final int at = session.awayAt;
-        if (at < 0)
+        final int at = awayAt.get(session.id);
+        if (at < 0 || away[at] != session)
         {
             return;
         }
+        awayAt.remove(session.id);
         final DeliverySession last = away[--awayCount];
-        away[at] = last;
-        last.awayAt = at;
         away[awayCount] = null;
-        session.awayAt = -1;
+        if (last != session)
+        {
+            away[at] = last;
+            awayAt.put(last.id, at);
+        }
     }
 
     /**
      * @return of up to {@link #AWAY_LOOK} sessions away, looked at from where the last search ended, the one whose
-     * queue holds the most bytes and whose newest queued message no connected client holds
-     * ({@link SharedMessage#heldOnlyAway}); null when none of them has one. Those no longer away with a queue leave the
+     * queue holds the most bytes and whose newest queued message would free its copy if dropped
+     * ({@link DeliverySession#newestQueuedGivesRoom}); null when none of them has one. Those no longer away with a queue leave the
      * list as they are found.
      */
     DeliverySession largestAway()
@@ -134,8 +144,7 @@ final class ShardSessions
                 continue;
             }
             awayLook++;
-            if ((null == largest || session.queuedBytes() > largest.queuedBytes()) &&
-                session.queuedMessage(session.queueSize() - 1).heldOnlyAway())
+            if ((null == largest || session.queuedBytes() > largest.queuedBytes()) && session.newestQueuedGivesRoom())
             {
                 largest = session;
             }

@@ -159,17 +159,6 @@ final class SharedMessage
     }
 
     /**
-     * @return whether the session away that queues it holds it alone, or with others whose entries no connected
-     * client's address counts ({@link #holder}): dropping it there frees it, or brings its freeing closer, without
-     * taking it from a client that is here. Where client addresses are not limited nothing is counted, so a copy a
-     * connected window holds too may look so; dropping it then frees nothing and only loses it for the session away.
-     */
-    boolean heldOnlyAway()
-    {
-        return references == 1 || null == holder;
-    }
-
-    /**
      * @return whether more than one holder (a window, a queue, the event routing it) keeps it.
      */
     boolean isShared()
