@@ -208,38 +208,64 @@ class AwayReclaimTest
             harness.packet(1_000 + i, subscribe("y", 1));
             harness.outbound.takeTypes(1_000 + i);
         }
-        final long searches = awaySearches(harness);
+        final long searches = awayList(harness, "awaySearches");
         final long dropped = harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED);
         harness.packet(100, MessageMemoryTest.publish("y", 1, 20, 0));
         assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED) - dropped).as("the share is full")
             .isEqualTo(200);
         assertThat(harness.counters.get(BrokerCounters.AWAY_MESSAGES_TAKEN_BACK)).as("taken back").isZero();
-        assertThat(awaySearches(harness) - searches).as("searches of the sessions away").isEqualTo(1);
+        assertThat(awayList(harness, "awaySearches") - searches).as("searches of the sessions away").isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("2,000 sessions away that queued a message each are listed once; as they end they leave the list, " +
+        "and what it grew is given back")
+    void sessionsThatEndLeaveTheList() throws Exception
+    {
+        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
+            .memory(m -> m.maxMessageMemory(16 * 1024 * 1024)), ANONYMOUS);
+        harness.addressKey(HOST_B);
+        harness.packet(100, connect("pub", true));
+        harness.addressKey(HOST_C);
+        for (int i = 0; i < 2_000; i++)
+        {
+            away(harness, 1_000 + i, "away" + i, "a/" + i);
+            harness.packet(100, PipelineTest.publish("a/" + i, 1, 1 + i, false));
+            harness.packet(100, PipelineTest.publish("a/" + i, 1, 1 + i, false)); // a second: listed once still
+        }
+        assertThat(awayList(harness, "awayCount")).as("listed").isEqualTo(2_000);
+        for (int i = 0; i < 2_000; i++)
+        {
+            harness.packet(5_000 + i, connect("away" + i, true)); // a clean start ends the session
+            harness.offer(5_000 + i, true, new byte[0], IngressEvent.CONNECTION_LOST);
+        }
+        assertThat(awayList(harness, "awayCount")).as("listed once they ended").isZero();
+        assertThat(awayList(harness, "away")).as("the list's room once they ended").isLessThanOrEqualTo(1_024);
+    }
+
+    /**
+     * @return a field of the delivery shards' lists of sessions away, added up: an int, or an array's length.
+     */
+    private static long awayList(final PipelineHarness harness, final String field) throws ReflectiveOperationException
+    {
+        final List<Object> found = new ArrayList<>();
+        AddressHoldReviewTest.find(harness.pipeline, "ShardSessions", found,
+            java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>()));
+        long sum = 0;
+        for (final Object sessions : found)
+        {
+            final java.lang.reflect.Field f = sessions.getClass().getDeclaredField(field);
+            f.setAccessible(true);
+            final Object value = f.get(sessions);
+            sum += value instanceof Object[] ? ((Object[])value).length : ((Number)value).longValue();
+        }
+        return sum;
     }
 
     private static long host(final int c, final int d) throws java.net.UnknownHostException
     {
         return io.ringmq.pipeline.auth.AddressKeys.of(
             java.net.InetAddress.getByAddress(new byte[] {10, 0, (byte)c, (byte)d}));
-    }
-
-    /**
-     * @return the searches for a session away to take room back from, every delivery shard's together.
-     */
-    private static long awaySearches(final PipelineHarness harness) throws ReflectiveOperationException
-    {
-        final List<Object> found = new ArrayList<>();
-        AddressHoldReviewTest.find(harness.pipeline, "ShardSessions", found,
-            java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>()));
-        assertThat(found).isNotEmpty();
-        long searches = 0;
-        for (final Object sessions : found)
-        {
-            final java.lang.reflect.Field field = sessions.getClass().getDeclaredField("awaySearches");
-            field.setAccessible(true);
-            searches += field.getLong(sessions);
-        }
-        return searches;
     }
 
     private static PipelineHarness smallShare(final MemoryStore store)

@@ -154,15 +154,15 @@ final class AddressHolds
             }
         }
 
-        /**
-         * @return how many copies its table counts (for tests): those another address held first.
-         */
         private void add(final long change)
         {
             bytes += change;
             allBytes += change;
         }
 
+        /**
+         * @return how many copies its table counts (for tests): those another address held first.
+         */
         int tabled()
         {
             return entries.size();

@@ -20,6 +20,9 @@ import org.agrona.collections.Int2ObjectHashMap;
  */
 final class MessageDelivery
 {
+    /** The most queued messages of sessions away that one {@link #reclaim} drops: it is bounded work per message. */
+    static final int RECLAIM_DROPS = 64;
+
     private final int shard;
     private final ShardSessions sessions;
     private final ShardOutput output;
@@ -369,9 +372,6 @@ final class MessageDelivery
             while (dropped < RECLAIM_DROPS && pool.freeBytes() < goal && away.newestQueuedGivesRoom());
         }
     }
-
-    /** The most queued messages of sessions away that one {@link #reclaim} drops: it is bounded work per message. */
-    static final int RECLAIM_DROPS = 64;
 
     /**
      * Drops a session's newest queued message for want of message memory: counted, its record ended, its copy freed

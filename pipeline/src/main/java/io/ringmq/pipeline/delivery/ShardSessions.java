@@ -119,6 +119,11 @@ final class ShardSessions
             away[at] = last;
             awayAt.put(last.id, at);
         }
+        if (away.length > AWAY_LOOK && awayCount < away.length >> 2)
+        {
+            away = Arrays.copyOf(away, away.length >> 1); // what a burst of sessions away grew is given back
+            awayAt.compact();
+        }
     }
 
     /**
