@@ -477,26 +477,7 @@ class AddressHoldReviewTest
             else if (action < 9)
             {
                 final long connection = pick(random, live);
-                for (final byte[] p : harness.outbound.takePackets(connection))
-                {
-                    final int type = (p[0] & 0xF0) >> 4;
-                    if (random.nextInt(3) == 0)
-                    {
-                        continue; // never acknowledged
-                    }
-                    if (type == PacketType.PUBLISH && (p[0] & 0x06) != 0)
-                    {
-                        final int qos = (p[0] & 0x06) >> 1;
-                        harness.offer(live.get(connection), connection, true,
-                            PipelineTest.ack(qos == 1 ? PacketType.PUBACK : PacketType.PUBREC,
-                                PipelineTest.packetId(p)), IngressEvent.PACKET);
-                    }
-                    else if (type == PacketType.PUBREL)
-                    {
-                        harness.offer(live.get(connection), connection, true,
-                            PipelineTest.ack(PacketType.PUBCOMP, (p[2] & 0xFF) << 8 | (p[3] & 0xFF)), IngressEvent.PACKET);
-                    }
-                }
+                ReclaimInvariantsReviewTest.acknowledgeSome(harness, random, connection, live.get(connection));
             }
             else
             {

@@ -115,9 +115,14 @@ class AwayReclaimTest
         harness.addressKey(HOST_B);
         harness.packet(100, connect("pub", true));
         harness.addressKey(HOST_C);
+        int packetId = 1;
+        for (int s = 0; s < 2; s++) // listed as away first: taking from the first listed would take theirs
+        {
+            away(harness, 20 + s, "small" + s, "s/" + s);
+            harness.packet(100, MessageMemoryTest.publish("s/" + s, 1, packetId++, 100 + s));
+        }
         harness.packet(10, connect("big", false));
         harness.packet(10, subscribe("b", 1));
-        int packetId = 1;
         for (int m = 0; m < 9; m++) // 2 in flight, never acknowledged, then 7 queued as its client goes
         {
             if (m == 2)
@@ -125,11 +130,6 @@ class AwayReclaimTest
                 harness.offer(10, true, new byte[0], IngressEvent.CONNECTION_LOST);
             }
             harness.packet(100, MessageMemoryTest.publish("b", 1, packetId++, m));
-        }
-        for (int s = 0; s < 2; s++)
-        {
-            away(harness, 20 + s, "small" + s, "s/" + s);
-            harness.packet(100, MessageMemoryTest.publish("s/" + s, 1, packetId++, 100 + s));
         }
         assertThat(harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).as("all within the three quarters")
             .isZero();
@@ -151,6 +151,30 @@ class AwayReclaimTest
             .hasSize(9 - (int)reclaimed)
             .startsWith(0, 1, 2)
             .isSorted();
+    }
+
+    @Test
+    @DisplayName("messages queued for a session away through a shared subscription are not taken back (its session's " +
+        "end hands them to another member), though its queue is the largest: the subscriber of another address is " +
+        "served from the others")
+    void sharedSubscriptionMessagesStay()
+    {
+        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
+        harness.addressKey(HOST_B);
+        harness.packet(100, connect("pub", true));
+        harness.addressKey(HOST_C);
+        away(harness, 9, "member", "$share/g/s"); // the largest queue away: the first a search would find
+        for (int m = 0; m < 3; m++)
+        {
+            harness.packet(100, MessageMemoryTest.publish("s", 1, 900 + m, 900 + m));
+        }
+        hogs(harness, HOST_A, 8, AddressHoldReviewTest.offlineQueuesFilled(harness, HOST_A));
+        harness.addressKey(HOST_B);
+        assertThat(HeldMemoryReviewTest.liveGetsItsTwenty(harness)).as("its messages").hasSize(20);
+        assertThat(harness.counters.get(BrokerCounters.AWAY_MESSAGES_TAKEN_BACK)).as("taken back").isPositive();
+        harness.addressKey(HOST_C);
+        harness.packet(90, connect("member", false));
+        assertThat(received(harness, 90)).as("the member's messages").containsExactly(900, 901, 902);
     }
 
     @Test
@@ -184,7 +208,7 @@ class AwayReclaimTest
 
     @Test
     @DisplayName("one message to 200 subscribers of a new address with the share full and sessions away that share " +
-        "every copy they queue: one search for room to take back, not one per subscriber")
+        "every copy they queue: one look for room to take back, not one per subscriber")
     void oneSearchPerEventWhenNothingIsThere() throws Exception
     {
         final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
@@ -246,7 +270,7 @@ class AwayReclaimTest
     /**
      * @return a field of the delivery shards' lists of sessions away, added up: an int, or an array's length.
      */
-    private static long awayList(final PipelineHarness harness, final String field) throws ReflectiveOperationException
+    static long awayList(final PipelineHarness harness, final String field) throws ReflectiveOperationException
     {
         final List<Object> found = new ArrayList<>();
         AddressHoldReviewTest.find(harness.pipeline, "ShardSessions", found,

@@ -206,7 +206,7 @@ class ReclaimReviewTest
             2, 3);
     }
 
-    private static PipelineHarness smallShare(final io.ringmq.pipeline.persistence.MemoryStore store)
+    static PipelineHarness smallShare(final io.ringmq.pipeline.persistence.MemoryStore store)
     {
         return new PipelineHarness(new BrokerContext().memory(m -> m.maxMessageMemory(64 * 1024))
             .limits(l -> l.maxInflight(16)), new io.ringmq.pipeline.auth.Authenticator(

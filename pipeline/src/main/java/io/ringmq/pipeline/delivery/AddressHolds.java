@@ -27,7 +27,11 @@ final class AddressHolds
     static final int COMPACT_ABOVE = 256;
 
     private final Long2ObjectHashMap<Hold> byAddress = new Long2ObjectHashMap<>();
-    /** What every address holds together (a copy two addresses hold counted for each). */
+    /**
+     * What every address holds together: each copy once however many addresses hold it, and each entry's allowance
+     * (a copy counted for each address made one broadcast to readers on 8 addresses count 33 KiB of a 64 KiB share for
+     * 4 KiB, review of 52577d81, helper-149).
+     */
     private long allBytes;
 
     /**
@@ -84,8 +88,7 @@ final class AddressHolds
         }
 
         /**
-         * @return what the connected sessions of every limited address hold together in this shard (a copy two
-         * addresses hold counted for each).
+         * @return what the connected sessions of every limited address hold together in this shard (each copy once).
          */
         long allAddressesBytes()
         {
@@ -109,11 +112,18 @@ final class AddressHolds
             {
                 message.holder = this; // while it is, this address's entries of it are counted there alone
                 message.holderEntries = 1;
-                add(message.length());
+                holdCopy(message);
                 return;
             }
             entries.put(message, named + 1);
-            add(0 == named ? message.length() : SharedMessage.Pool.ENTRY_ALLOWANCE);
+            if (0 == named)
+            {
+                holdCopy(message);
+            }
+            else
+            {
+                add(SharedMessage.Pool.ENTRY_ALLOWANCE);
+            }
         }
 
         /**
@@ -126,7 +136,7 @@ final class AddressHolds
                 if (--message.holderEntries == 0)
                 {
                     message.holder = null;
-                    add(-message.length());
+                    letCopyGo(message);
                 }
                 else
                 {
@@ -139,7 +149,7 @@ final class AddressHolds
             if (1 == named)
             {
                 entries.removeKey(message);
-                add(-message.length());
+                letCopyGo(message);
                 if (entries.capacity() > COMPACT_ABOVE && entries.size() < entries.capacity() >> 4)
                 {
                     // what a burst grew is given back as it drains: an address that held 100,000 copies once and
@@ -158,6 +168,25 @@ final class AddressHolds
         {
             bytes += change;
             allBytes += change;
+        }
+
+        /** The address holds {@code message} from now on: its bytes, and the total's when no other address holds it. */
+        private void holdCopy(final SharedMessage message)
+        {
+            bytes += message.length();
+            if (message.addresses++ == 0)
+            {
+                allBytes += message.length();
+            }
+        }
+
+        private void letCopyGo(final SharedMessage message)
+        {
+            bytes -= message.length();
+            if (--message.addresses == 0)
+            {
+                allBytes -= message.length();
+            }
         }
 
         /**

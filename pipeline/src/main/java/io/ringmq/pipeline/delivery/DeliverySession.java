@@ -261,25 +261,30 @@ final class DeliverySession
 
     /**
      * @return how many bytes more of the share must be free for it to take {@code length} more by {@link #fairIn}'s
-     * rules and find room for a copy that long; 0 when as much is free already, and 0 when what its client's address
-     * holds (where addresses are limited; else it alone) would pass a quarter of the share with it, the part sessions
-     * away leave to connected clients, or what every limited address holds would pass half of it: only a client that
-     * holds less takes room back from sessions away ({@code MessageDelivery.reclaim}), so one host's connections that
-     * never acknowledge take no more than that quarter of what sessions away keep, and connected clients of any
-     * number of addresses leave sessions away at least half the share (of what they hold).
+     * rules and find room for a copy that long; 0 when as much is free already, 0 where its client's address is not
+     * limited (loopback by default: a local client, trusted and not counted, takes nothing back, or 40 of them that
+     * never acknowledge took every message 16 devices away had queued, review of 52577d81, helper-149), and 0 when
+     * what its address holds would pass a quarter of the share with it, the part sessions away leave to connected
+     * clients, or what every limited address holds (each copy once) would pass half of it: only a client that holds
+     * less takes room back from sessions away ({@code MessageDelivery.reclaim}), so one host's connections that never
+     * acknowledge take no more than that quarter of what sessions away keep, and connected clients of any number of
+     * addresses leave sessions away at least half the share (of what they hold).
      */
     long roomWanted(final SharedMessage.Pool pool, final int length)
     {
+        if (null == addressHold)
+        {
+            return 0; // an address that is not limited (loopback by default) is trusted, and so not counted
+        }
         final long held = heldBytes();
         final long cost = length + SharedMessage.Pool.COPY_ALLOWANCE;
-        final long holds = null == addressHold ? held : addressHold.bytes();
-        if (holds + cost > pool.budgetBytes() >> 2 ||
-            null != addressHold && addressHold.allAddressesBytes() + cost > pool.budgetBytes() >> 1)
+        final long holds = addressHold.bytes();
+        if (holds + cost > pool.budgetBytes() >> 2 || addressHold.allAddressesBytes() + cost > pool.budgetBytes() >> 1)
         {
             return 0;
         }
         long wanted = 0 == held ? cost : held + cost; // Pool.fairFor, and Pool.hasRoomFor
-        if (null != addressHold && holds > 0)
+        if (holds > 0)
         {
             wanted = Math.max(wanted, (holds + cost + 2) / 3); // Pool.fairForAddress: three times what is free
         }
@@ -561,6 +566,25 @@ final class DeliverySession
     {
         final int newest = queueSize() - 1;
         return newest >= 0 && !queue.message(newest).isShared() && 0 == queue.group(newest);
+    }
+
+    /**
+     * @return what dropping its newest queued messages, newest first while each gives room ({@link
+     * #newestQueuedGivesRoom}), at most {@code entries} of them, would free, up to {@code enough}.
+     */
+    long queuedRoom(final int entries, final long enough)
+    {
+        long room = 0;
+        for (int i = queueSize() - 1, n = 0; i >= 0 && n < entries && room < enough; i--, n++)
+        {
+            final SharedMessage message = queue.message(i);
+            if (message.isShared() || 0 != queue.group(i))
+            {
+                break;
+            }
+            room += message.cost();
+        }
+        return room;
     }
 
     /**

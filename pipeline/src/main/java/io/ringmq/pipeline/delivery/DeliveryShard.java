@@ -254,7 +254,6 @@ public final class DeliveryShard implements Stage
         session.persistenceKey = persistenceKey;
         session.version = version;
         sessions.put(session);
-        sessions.queuedAway(session); // its client is away: what recovery queues for it may be taken back
     }
 
     /**
@@ -275,6 +274,10 @@ public final class DeliveryShard implements Stage
             restoring.restore(session, message, number, qos, retain && session.version == MqttVersion.V5,
                 publishedQos, ids, inflight, packetId, state == DeliverySession.AWAIT_PUBCOMP ? state :
                 DeliverySession.AWAIT_PUBREC, group);
+            if (session.queueSize() > 0)
+            {
+                sessions.queuedAway(session); // its client is away: what recovery queued for it may be taken back
+            }
         }
     }
 

@@ -55,6 +55,11 @@ final class MessageDelivery
      * look again (one message to 10,000 subscribers with the share full would otherwise search 10,000 times).
      */
     private boolean nothingToTakeBack;
+    /**
+     * What this event found sessions away would give back ({@link ShardSessions#roomAway}), up to a quarter of the
+     * share; -1 while not looked at, or since something was dropped.
+     */
+    private long roomAway = -1;
 
     /**
      * @param pool   the shard's copies, and its share of --max-message-memory.
@@ -84,6 +89,7 @@ final class MessageDelivery
     {
         this.route = route;
         nothingToTakeBack = false;
+        roomAway = -1;
     }
 
     /**
@@ -343,7 +349,9 @@ final class MessageDelivery
      * A connected session that holds little found too little of the shard's share of --max-message-memory free for
      * the next message ({@link DeliverySession#roomWanted}: {@code wanted} bytes more): the sessions away that queue
      * the most give room back, each its newest messages first, as {@link #wentAway} drops them (counted there and as
-     * taken back, their records ended), up to {@link #RECLAIM_DROPS} a time. A client that is here comes before
+     * taken back, their records ended), up to {@link #RECLAIM_DROPS} a time; none when what they would give is less
+     * than wanted (a device away lost its messages to a message that was dropped all the same, review of 52577d81,
+     * helper-149). A client that is here comes before
      * messages kept for clients that are not: otherwise one host that left sessions away with their queues at the three
      * quarters they may keep, then connected subscribers that never acknowledge, held the whole share and another
      * address's subscriber got none of its messages (review of 1aa3541, helper-145). Only a copy the session away holds
@@ -353,6 +361,20 @@ final class MessageDelivery
      */
     private void reclaim(final long wanted)
     {
+        if (nothingToTakeBack)
+        {
+            return;
+        }
+        if (roomAway < 0)
+        {
+            // once an event, until something is dropped; no client wants more than a quarter of the share
+            roomAway = sessions.roomAway(RECLAIM_DROPS, pool.budgetBytes() >> 2);
+        }
+        if (roomAway < wanted)
+        {
+            return; // dropping what there is would not make room enough: nothing is lost for nothing
+        }
+        roomAway = -1;
         final long goal = pool.freeBytes() + wanted;
         int dropped = 0;
         while (!nothingToTakeBack && dropped < RECLAIM_DROPS && pool.freeBytes() < goal)

@@ -34,7 +34,9 @@ final class ShardSessions
     private int awayCount;
     /** Where the next search for the largest queue away starts. */
     private int awayLook;
-    /** Searches for the largest queue away so far ({@link #largestAway}): what a test reads to see them bounded. */
+    /**
+     * Looks through the list so far ({@link #roomAway}, {@link #largestAway}): what a test reads to see them bounded.
+     */
     private long awaySearches;
     /** Where the sweep in progress is; at or past the end while none is. */
     private int sweepAt;
@@ -124,6 +126,27 @@ final class ShardSessions
             away = Arrays.copyOf(away, away.length >> 1); // what a burst of sessions away grew is given back
             awayAt.compact();
         }
+    }
+
+    /**
+     * @return what the newest queued messages of up to {@link #AWAY_LOOK} sessions away, looked at from where the next
+     * search starts, would free if dropped ({@link DeliverySession#queuedRoom}), at most {@code entries} of each, up to
+     * {@code enough}.
+     */
+    long roomAway(final int entries, final long enough)
+    {
+        awaySearches++;
+        long room = 0;
+        final int start = awayLook < awayCount ? awayLook : 0;
+        for (int i = 0, look = Math.min(AWAY_LOOK, awayCount); i < look && room < enough; i++)
+        {
+            final DeliverySession session = away[(start + i) % awayCount];
+            if (!session.isOnline())
+            {
+                room += session.queuedRoom(entries, enough - room);
+            }
+        }
+        return room;
     }
 
     /**

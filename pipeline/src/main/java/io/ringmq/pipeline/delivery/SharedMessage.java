@@ -49,6 +49,8 @@ final class SharedMessage
      */
     AddressHolds.Hold holder;
     int holderEntries;
+    /** How many client addresses hold it ({@link AddressHolds}): their total counts it once. */
+    int addresses;
 
     SharedMessage(final int shard)
     {
@@ -153,6 +155,14 @@ final class SharedMessage
         return topicLength + propertiesLength + payloadLength;
     }
 
+    /**
+     * @return what it counts against --max-message-memory: what its last release gives back.
+     */
+    long cost()
+    {
+        return cost;
+    }
+
     void retain()
     {
         references++;
@@ -254,6 +264,7 @@ final class SharedMessage
             message.restored = false;
             message.holder = null;
             message.holderEntries = 0;
+            message.addresses = 0;
             message.origin = (long)shard << 48 | ++nextOrigin;
             count(message); // the buffer as it is: grown for this message, or larger from an earlier one
             return message;
