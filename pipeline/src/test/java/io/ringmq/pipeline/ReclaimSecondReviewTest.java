@@ -206,7 +206,7 @@ class ReclaimSecondReviewTest
     /**
      * @return a QoS 1 PUBLISH of {@code size} payload bytes whose first 8 are {@code number}.
      */
-    private static byte[] sized(final String topic, final int packetId, final int number, final int size)
+    static byte[] sized(final String topic, final int packetId, final int number, final int size)
     {
         final byte[] payload = new byte[size];
         java.util.Arrays.fill(payload, (byte)' ');

@@ -569,25 +569,6 @@ final class DeliverySession
     }
 
     /**
-     * @return what dropping its newest queued messages, newest first while each gives room ({@link
-     * #newestQueuedGivesRoom}), at most {@code entries} of them, would free, up to {@code enough}.
-     */
-    long queuedRoom(final int entries, final long enough)
-    {
-        long room = 0;
-        for (int i = queueSize() - 1, n = 0; i >= 0 && n < entries && room < enough; i--, n++)
-        {
-            final SharedMessage message = queue.message(i);
-            if (message.isShared() || 0 != queue.group(i))
-            {
-                break;
-            }
-            room += message.cost();
-        }
-        return room;
-    }
-
-    /**
      * @return the bytes of the messages its window and queue hold (each counted whole, shared or not).
      */
     long heldBytes()

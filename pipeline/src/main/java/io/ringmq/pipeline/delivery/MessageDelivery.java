@@ -60,6 +60,8 @@ final class MessageDelivery
      * share; -1 while not looked at, or since something was dropped.
      */
     private long roomAway = -1;
+    /** This event looked through sessions away for room to take back. */
+    private boolean lookedAway;
 
     /**
      * @param pool   the shard's copies, and its share of --max-message-memory.
@@ -89,6 +91,11 @@ final class MessageDelivery
     {
         this.route = route;
         nothingToTakeBack = false;
+        if (lookedAway)
+        {
+            lookedAway = false;
+            sessions.lookFurther(); // the next event that takes room back looks at the next sessions away
+        }
         roomAway = -1;
     }
 
@@ -349,9 +356,9 @@ final class MessageDelivery
      * A connected session that holds little found too little of the shard's share of --max-message-memory free for
      * the next message ({@link DeliverySession#roomWanted}: {@code wanted} bytes more): the sessions away that queue
      * the most give room back, each its newest messages first, as {@link #wentAway} drops them (counted there and as
-     * taken back, their records ended), up to {@link #RECLAIM_DROPS} a time; none when what they would give is less
-     * than wanted (a device away lost its messages to a message that was dropped all the same, review of 52577d81,
-     * helper-149). A client that is here comes before
+     * taken back, their records ended), up to {@link #RECLAIM_DROPS} a time; none when what as many drops of the sessions
+     * its searches look at would give is less than wanted (a device away lost its messages to a message that was
+     * dropped all the same, reviews of 52577d81 and 3b157a37, helpers 149 and 150). A client that is here comes before
      * messages kept for clients that are not: otherwise one host that left sessions away with their queues at the three
      * quarters they may keep, then connected subscribers that never acknowledge, held the whole share and another
      * address's subscriber got none of its messages (review of 1aa3541, helper-145). Only a copy the session away holds
@@ -369,6 +376,7 @@ final class MessageDelivery
         {
             // once an event, until something is dropped; no client wants more than a quarter of the share
             roomAway = sessions.roomAway(RECLAIM_DROPS, pool.budgetBytes() >> 2);
+            lookedAway = true;
         }
         if (roomAway < wanted)
         {
@@ -500,17 +508,17 @@ final class MessageDelivery
             journal.done(session.persistenceKey, copyNumber, qos);
             return;
         }
+        if (session.queuedBytes() + writer.keptLength() > maxQueuedBytes)
+        {
+            // before the copy: room is not taken back from sessions away for a message its own queue would drop
+            counters.increment(BrokerCounters.QUEUED_BYTES_DROPPED);
+            journal.done(session.persistenceKey, copyNumber, qos);
+            return;
+        }
         final SharedMessage message = retainedCopy(session, !session.isOnline(), ids);
         if (null == message)
         {
             dropForMemory(session, qos);
-            return;
-        }
-        if (session.queuedBytes() + message.length() > maxQueuedBytes)
-        {
-            pool.release(message);
-            counters.increment(BrokerCounters.QUEUED_BYTES_DROPPED);
-            journal.done(session.persistenceKey, copyNumber, qos);
             return;
         }
         if (session.isOnline())

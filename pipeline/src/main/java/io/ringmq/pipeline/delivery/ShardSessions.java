@@ -129,55 +129,72 @@ final class ShardSessions
     }
 
     /**
-     * @return what the newest queued messages of up to {@link #AWAY_LOOK} sessions away, looked at from where the next
-     * search starts, would free if dropped ({@link DeliverySession#queuedRoom}), at most {@code entries} of each, up to
-     * {@code enough}.
+     * @return what dropping the newest queued messages of the sessions away a search looks at ({@link #largestAway})
+     * would free, newest first while each gives room ({@link DeliverySession#newestQueuedGivesRoom}), at most
+     * {@code entries} of them in all, up to {@code enough}: what a reclaim of as many drops could free at most.
      */
     long roomAway(final int entries, final long enough)
     {
         awaySearches++;
         long room = 0;
+        int left = entries;
         final int start = awayLook < awayCount ? awayLook : 0;
-        for (int i = 0, look = Math.min(AWAY_LOOK, awayCount); i < look && room < enough; i++)
+        for (int i = 0, look = Math.min(AWAY_LOOK, awayCount); i < look && left > 0 && room < enough; i++)
         {
             final DeliverySession session = away[(start + i) % awayCount];
-            if (!session.isOnline())
+            for (int q = session.isOnline() ? -1 : session.queueSize() - 1; q >= 0 && left > 0 && room < enough; q--)
             {
-                room += session.queuedRoom(entries, enough - room);
+                final SharedMessage message = session.queuedMessage(q);
+                if (message.isShared() || 0 != session.queuedGroup(q))
+                {
+                    break;
+                }
+                room += message.cost();
+                left--;
             }
         }
         return room;
     }
 
     /**
-     * @return of up to {@link #AWAY_LOOK} sessions away, looked at from where the last search ended, the one whose
-     * queue holds the most bytes and whose newest queued message would free its copy if dropped
-     * ({@link DeliverySession#newestQueuedGivesRoom}); null when none of them has one. Those no longer away with a queue leave the
-     * list as they are found.
+     * @return of up to {@link #AWAY_LOOK} sessions away, looked at from where this reclaim's searches start (the
+     * sessions {@link #roomAway} looked at), the one whose queue holds the most bytes and whose newest queued message
+     * would free its copy if dropped ({@link DeliverySession#newestQueuedGivesRoom}); null when none of them has one.
+     * Those no longer away with a queue leave the list as they are found.
      */
     DeliverySession largestAway()
     {
         awaySearches++;
         DeliverySession largest = null;
+        int at = awayLook < awayCount ? awayLook : 0;
         for (int look = Math.min(AWAY_LOOK, awayCount); look > 0 && awayCount > 0; look--)
         {
-            if (awayLook >= awayCount)
+            if (at >= awayCount)
             {
-                awayLook = 0;
+                at = 0;
             }
-            final DeliverySession session = away[awayLook];
+            final DeliverySession session = away[at];
             if (session.isOnline() || 0 == session.queueSize())
             {
                 leaveAway(session); // the last one takes its place, and is looked at next
                 continue;
             }
-            awayLook++;
+            at++;
             if ((null == largest || session.queuedBytes() > largest.queuedBytes()) && session.newestQueuedGivesRoom())
             {
                 largest = session;
             }
         }
         return largest;
+    }
+
+    /**
+     * A reclaim is over: the next one looks at the next {@link #AWAY_LOOK} sessions away, so that every one of them
+     * is looked at in turn.
+     */
+    void lookFurther()
+    {
+        awayLook = awayCount == 0 ? 0 : (awayLook + AWAY_LOOK) % awayCount;
     }
 
     /**

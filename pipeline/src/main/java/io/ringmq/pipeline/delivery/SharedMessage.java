@@ -434,6 +434,7 @@ final class SharedMessage
 
         private void recycle(final SharedMessage message)
         {
+            assert 0 == message.addresses && null == message.holder : "a copy recycled that an address still holds";
             keptBytes -= message.cost; // what was counted for it, whatever its buffer is now
             if (message.arrived)
             {
