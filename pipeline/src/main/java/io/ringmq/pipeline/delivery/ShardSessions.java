@@ -32,7 +32,7 @@ final class ShardSessions
      */
     private final Int2IntHashMap awayAt = new Int2IntHashMap(-1);
     private int awayCount;
-    /** Where the next search for the largest queue away starts. */
+    /** Where the looks through the list start ({@link #roomAway}, {@link #largestAway}), until {@link #lookFurther}. */
     private int awayLook;
     /**
      * Looks through the list so far ({@link #roomAway}, {@link #largestAway}): what a test reads to see them bounded.
@@ -189,8 +189,8 @@ final class ShardSessions
     }
 
     /**
-     * A reclaim is over: the next one looks at the next {@link #AWAY_LOOK} sessions away, so that every one of them
-     * is looked at in turn.
+     * An event that looked through the list is over: the next one looks at the next {@link #AWAY_LOOK} sessions away,
+     * so that every one of them is looked at in turn; an event's own looks all start at the same place.
      */
     void lookFurther()
     {
