@@ -45,10 +45,7 @@ class ReclaimThirdReviewTest
         "entries per session, reclaim drops 64 in all")
     void roomAwayCountsMoreThanOneReclaimDrops() throws Exception
     {
-        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
-            .memory(m -> m.maxMessageMemory(256 * 1024)).limits(l -> l.maxInflight(16)), ANONYMOUS);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = withPublisher(256 * 1024, l -> l.maxInflight(16));
         harness.addressKey(HOST_C);
         for (int i = 0; i < 16; i++)
         {
@@ -113,10 +110,7 @@ class ReclaimThirdReviewTest
         "and the searches that follow it look at different sessions")
     void roomAwayAndTheSearchesAfterItLookAtDifferentSessions() throws Exception
     {
-        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
-            .memory(m -> m.maxMessageMemory(1024 * 1024)).limits(l -> l.maxInflight(16)), ANONYMOUS);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = withPublisher(1024 * 1024, l -> l.maxInflight(16));
         harness.addressKey(HOST_C);
         for (int i = 0; i < 1_024; i++)
         {
@@ -178,11 +172,7 @@ class ReclaimThirdReviewTest
     @DisplayName("no device message is taken back for a message the client's own --max-queued-bytes then drops")
     void nothingTakenBackForAMessageTheQueueBoundDrops() throws Exception
     {
-        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
-            .memory(m -> m.maxMessageMemory(64 * 1024)).limits(l -> l.maxInflight(1).maxQueuedBytes(8_192)),
-            ANONYMOUS);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = withPublisher(64 * 1024, l -> l.maxInflight(1).maxQueuedBytes(8_192));
         harness.addressKey(HOST_C);
         for (int i = 0; i < 8; i++)
         {
@@ -377,6 +367,20 @@ class ReclaimThirdReviewTest
             }
         }
         return packetId;
+    }
+
+    /**
+     * @return a broker with a {@code share} of message memory and {@code limits}, and a publisher on HOST_B
+     * (connection 100).
+     */
+    private static PipelineHarness withPublisher(final int share,
+        final java.util.function.Consumer<LimitSettings> limits)
+    {
+        final PipelineHarness harness = new PipelineHarness(new BrokerContext()
+            .memory(m -> m.maxMessageMemory(share)).limits(limits), ANONYMOUS);
+        harness.addressKey(HOST_B);
+        harness.packet(100, connect("pub", true));
+        return harness;
     }
 
     private static PipelineHarness twoShards(final MemoryStore store)
