@@ -5,8 +5,9 @@
 # held messages starve it? Against ringmq, start the broker with --limit-loopback so that 127.0.0.2 counts as a host
 # (without it, loopback is exempt from every per-address bound). With AWAY, the same host first leaves AWAY persistent
 # sessions subscribed to 'away/I' offline and publishes N messages of SIZE bytes to each, which the broker queues for
-# them. Stops by itself.
-#   python3 address-share.py PORT K N SIZE [AWAY]   e.g. address-share.py 1883 24 40 65536 16
+# them; with 'one-topic' after AWAY, all AWAY sessions subscribe to 'away/all' instead and N messages are published
+# there once (every queued copy shared by the AWAY sessions). Stops by itself.
+#   python3 address-share.py PORT K N SIZE [AWAY [one-topic]]   e.g. address-share.py 1883 24 40 65536 16
 import struct, sys, threading, time
 from mqttraw import connect, accepted, live_receives, packet, read_packet, recv_exactly, utf8
 import socket
@@ -30,12 +31,13 @@ def read_forever(sock):
 
 port, k, n, size = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 away = int(sys.argv[5]) if len(sys.argv) > 5 else 0
+one_topic = len(sys.argv) > 6 and sys.argv[6] == 'one-topic'
 t0 = time.time()
 for i in range(away):
     s = dial_from(port, '127.0.0.2')
     s.sendall(connect(b'away%d' % i, flags=0x00))  # a persistent session
     assert accepted(recv_exactly(s, 4)), 'refused'
-    s.sendall(packet(0x82, struct.pack('>H', 1) + utf8(b'away/%d' % i) + b'\x01'))
+    s.sendall(packet(0x82, struct.pack('>H', 1) + utf8(b'away/all' if one_topic else b'away/%d' % i) + b'\x01'))
     read_packet(s)  # SUBACK
     s.sendall(packet(0xE0, b''))  # DISCONNECT: the session stays, offline
     s.close()
@@ -43,12 +45,13 @@ if away:
     feeder = dial_from(port, '127.0.0.2', timeout=60)
     feeder.sendall(connect(b'feeder'))
     assert accepted(recv_exactly(feeder, 4)), 'refused'
-    for i in range(away):
+    for i in range(1 if one_topic else away):
         for m in range(n):
-            feeder.sendall(packet(0x32, utf8(b'away/%d' % i) + struct.pack('>H', 1 + m) + b'a' * size))
+            topic = b'away/all' if one_topic else b'away/%d' % i
+            feeder.sendall(packet(0x32, utf8(topic) + struct.pack('>H', 1 + m) + b'a' * size))
             read_packet(feeder)  # its PUBACK
-    print('%d sessions of 127.0.0.2 offline, sent %d x %d B each, in %.1f s' % (away, n, size, time.time() - t0),
-          flush=True)
+    print('%d sessions of 127.0.0.2 offline, sent %d x %d B %s, in %.1f s' % (
+        away, n, size, 'to all on one topic' if one_topic else 'each', time.time() - t0), flush=True)
 hogs = []
 for i in range(k):
     s = dial_from(port, '127.0.0.2')

@@ -233,6 +233,7 @@ class ReclaimInvariantsReviewTest
             {
                 assertThat(away[i]).as(where + ": slot past the count").isNull();
             }
+            checkAwayQueued(sessions, where);
         }
         for (final Object holds : all(harness, "AddressHolds"))
         {
@@ -245,6 +246,42 @@ class ReclaimInvariantsReviewTest
             }
             assertThat((long)field(holds, "allBytes")).as(where + ": the address total, each copy once")
                 .isBetween(0L, sum);
+        }
+    }
+
+    /**
+     * Each copy a shard's sessions hold counts as {@code awayQueued} exactly the queue entries of its sessions whose
+     * client is away that name it (what says a copy is held by sessions away alone, and may be taken back whole).
+     */
+    private static void checkAwayQueued(final Object[] sessions, final String where) throws Exception
+    {
+        final Map<Object, Integer> counted = new java.util.IdentityHashMap<>();
+        for (final Object s : sessions)
+        {
+            if (null == s)
+            {
+                continue;
+            }
+            final boolean online = (boolean)call(s, "isOnline");
+            final int capacity = (int)call(s, "windowCapacity");
+            for (int slot = 0; slot < capacity; slot++)
+            {
+                final Object m = call(s, "inflightMessage", slot);
+                if (null != m)
+                {
+                    counted.putIfAbsent(m, 0);
+                }
+            }
+            final int queued = (int)call(s, "queueSize");
+            for (int i = 0; i < queued; i++)
+            {
+                counted.merge(call(s, "queuedMessage", i), online ? 0 : 1, Integer::sum);
+            }
+        }
+        for (final Map.Entry<Object, Integer> e : counted.entrySet())
+        {
+            assertThat(((Number)field(e.getKey(), "awayQueued")).intValue()).as(where + ": queue entries away " +
+                "naming a copy").isEqualTo(e.getValue());
         }
     }
 

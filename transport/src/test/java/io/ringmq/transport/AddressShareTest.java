@@ -54,6 +54,23 @@ class AddressShareTest
         "sessions away (at 75a94ed the host held nearly all of it)")
     void oneHostsSessionsAwayGiveRoomBack() throws Exception
     {
+        sessionsAwayThenHogs(false);
+    }
+
+    @Test
+    @DisplayName("the same with the 16 sessions away subscribed to one topic, sharing every copy they queue: each copy " +
+        "taken back is taken from all that hold it, and the Paho subscriber gets all 100 (at c65b1c2 none of it was given back)")
+    void oneHostsSessionsAwaySharingATopicGiveRoomBack() throws Exception
+    {
+        sessionsAwayThenHogs(true);
+    }
+
+    /**
+     * 16 persistent sessions of 127.0.0.2 away, each on a topic of its own or all on one, filled to the three quarters
+     * they may keep; then that host's {@link #hogs}; then an honest pair on 127.0.0.1.
+     */
+    private static void sessionsAwayThenHogs(final boolean oneTopic) throws Exception
+    {
         final List<AutoCloseable> closeables = new ArrayList<>();
         try (RingMq broker = start(512 * 1024))
         {
@@ -64,7 +81,7 @@ class AddressShareTest
                 try (RawClient away = new RawClient(port, 0, "127.0.0.2"))
                 {
                     assertThat(away.handshake(RawClient.connect("away" + i, false, 60))).isZero();
-                    away.send(RawClient.subscribe(1, "away/" + i, 1));
+                    away.send(RawClient.subscribe(1, oneTopic ? "away/all" : "away/" + i, 1));
                     assertThat(away.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
                     away.send(new byte[] {(byte)0xE0, 0}); // DISCONNECT: the session stays, offline
                 }
@@ -73,11 +90,12 @@ class AddressShareTest
             closeables.add(publisher);
             assertThat(publisher.handshake(RawClient.connect("away-pub", true, 60))).isZero();
             final java.io.ByteArrayOutputStream batch = new java.io.ByteArrayOutputStream();
-            for (int i = 0; i < 16; i++)
+            for (int i = 0; i < (oneTopic ? 1 : 16); i++)
             {
                 for (int m = 0; m < HOG_MESSAGES; m++)
                 {
-                    batch.writeBytes(RawClient.publish("away/" + i, payload, 1, i * HOG_MESSAGES + m + 1));
+                    batch.writeBytes(RawClient.publish(oneTopic ? "away/all" : "away/" + i, payload, 1,
+                        i * HOG_MESSAGES + m + 1));
                 }
             }
             publisher.send(batch.toByteArray());

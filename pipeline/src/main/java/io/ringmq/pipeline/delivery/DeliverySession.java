@@ -150,6 +150,7 @@ final class DeliverySession
     void bind(final long connectionId, final AddressHolds holds, final long addressKey)
     {
         unbind();
+        countQueuedAway(-1); // its queue is a connected client's from now on
         this.connectionId = connectionId;
         addressHold = holds.join(addressKey);
         if (null != addressHold)
@@ -164,7 +165,7 @@ final class DeliverySession
      */
     void unbind()
     {
-        connectionId = -1;
+        leaveConnection();
         if (null != addressHold)
         {
             forEachInflight(addressHold::discharge);
@@ -186,7 +187,7 @@ final class DeliverySession
      */
     void goAway()
     {
-        connectionId = -1;
+        leaveConnection();
         if (null == addressHold || away)
         {
             return;
@@ -200,6 +201,29 @@ final class DeliverySession
         else
         {
             away = true;
+        }
+    }
+
+    /**
+     * It is bound to no connection from now on: what it queues is a session away's ({@link SharedMessage#awayQueued}).
+     */
+    private void leaveConnection()
+    {
+        if (isOnline())
+        {
+            connectionId = -1;
+            countQueuedAway(1);
+        }
+    }
+
+    /**
+     * Counts its queue entries as a session away's ({@code 1}), or no longer ({@code -1}), on the copies they name.
+     */
+    private void countQueuedAway(final int change)
+    {
+        for (int i = 0; i < queueSize(); i++)
+        {
+            queue.message(i).awayQueued += change;
         }
     }
 
@@ -307,10 +331,18 @@ final class DeliverySession
         }
     }
 
-    /** A queue entry: charged only while its client is connected. */
+    /**
+     * A queue entry names {@code message}: charged to its client's address only while its client is connected, counted
+     * on the copy as a session away's while it is not. Every queue entry comes and goes through here and
+     * {@link #dischargeQueued}.
+     */
     private void chargeQueued(final SharedMessage message)
     {
-        if (null != addressHold && !away)
+        if (!isOnline())
+        {
+            message.awayQueued++;
+        }
+        else if (null != addressHold && !away)
         {
             addressHold.charge(message);
         }
@@ -318,7 +350,11 @@ final class DeliverySession
 
     private void dischargeQueued(final SharedMessage message)
     {
-        if (null != addressHold && !away)
+        if (!isOnline())
+        {
+            message.awayQueued--;
+        }
+        else if (null != addressHold && !away)
         {
             addressHold.discharge(message);
         }
@@ -537,10 +573,10 @@ final class DeliverySession
     {
         if (null != queue)
         {
-            final AddressHolds.Hold hold = away ? null : addressHold;
-            queue.removeQos0(null == hold ? sink : (message, retain, ids) ->
+            final boolean plain = isOnline() && null == addressHold;
+            queue.removeQos0(plain ? sink : (message, retain, ids) ->
             {
-                hold.discharge(message);
+                dischargeQueued(message);
                 sink.take(message, retain, ids);
             });
         }
@@ -554,18 +590,6 @@ final class DeliverySession
     long queuedBytes()
     {
         return null == queue ? 0 : queue.bytes();
-    }
-
-    /**
-     * @return whether its newest queued message may be taken back for a connected client
-     * ({@code MessageDelivery.reclaim}): it holds the copy alone, so dropping it frees it (a copy another session
-     * holds too, a connected client's window, a restored window, the event being delivered, would only be lost here),
-     * and it did not come through a shared subscription (whose messages go to another member when a session ends).
-     */
-    boolean newestQueuedGivesRoom()
-    {
-        final int newest = queueSize() - 1;
-        return newest >= 0 && !queue.message(newest).isShared() && 0 == queue.group(newest);
     }
 
     /**

@@ -20,9 +20,6 @@ import org.agrona.collections.Int2ObjectHashMap;
  */
 final class MessageDelivery
 {
-    /** The most queued messages of sessions away that one {@link #reclaim} drops: it is bounded work per message. */
-    static final int RECLAIM_DROPS = 64;
-
     private final int shard;
     private final ShardSessions sessions;
     private final ShardOutput output;
@@ -51,15 +48,13 @@ final class MessageDelivery
     /** The QoS the event's message was published with. */
     private int messageQos;
     /**
-     * A {@link #reclaim} of this event found no session away with a message to give: the event's other targets do not
-     * look again (one message to 10,000 subscribers with the share full would otherwise search 10,000 times).
-     */
-    private boolean nothingToTakeBack;
-    /**
-     * What this event found sessions away would give back ({@link ShardSessions#roomAway}), up to a quarter of the
-     * share; -1 while not looked at, or since something was dropped.
+     * What this event's last {@link #reclaim} found it could take back from sessions away, when that was too little:
+     * its other targets look again only for less (one message to 10,000 subscribers with the share full would
+     * otherwise search 10,000 times); -1 while none looked, or since something was taken back.
      */
     private long roomAway = -1;
+    /** Which queued messages of sessions away a reclaim takes back. */
+    private final AwayRoom awayRoom = new AwayRoom();
     /** This event looked through sessions away for room to take back. */
     private boolean lookedAway;
 
@@ -90,7 +85,6 @@ final class MessageDelivery
     void event(final RouteOutput route)
     {
         this.route = route;
-        nothingToTakeBack = false;
         if (lookedAway)
         {
             lookedAway = false;
@@ -354,53 +348,44 @@ final class MessageDelivery
 
     /**
      * A connected session that holds little found too little of the shard's share of --max-message-memory free for
-     * the next message ({@link DeliverySession#roomWanted}: {@code wanted} bytes more): the sessions away that queue
-     * the most give room back, each its newest messages first, as {@link #wentAway} drops them (counted there and as
-     * taken back, their records ended), up to {@link #RECLAIM_DROPS} a time; none when what as many drops of the sessions
-     * its searches look at would give is less than wanted (a device away lost its messages to a message that was
-     * dropped all the same, reviews of 52577d81 and 3b157a37, helpers 149 and 150). A client that is here comes before
-     * messages kept for clients that are not: otherwise one host that left sessions away with their queues at the three
-     * quarters they may keep, then connected subscribers that never acknowledge, held the whole share and another
-     * address's subscriber got none of its messages (review of 1aa3541, helper-145). Only a copy the session away holds
-     * alone is dropped, so each drop frees what it held ({@link DeliverySession#newestQueuedGivesRoom}: a copy shared
-     * with a connected client, a restored window or other sessions away was lost for nothing, review of 1c247325,
-     * helper-148); what is in flight to a session away stays, for its client to resume [MQTT-4.4.0-1].
+     * the next message ({@link DeliverySession#roomWanted}: {@code wanted} bytes more): sessions away give room back,
+     * their newest queued messages first, as {@link #wentAway} drops them (counted there and as taken back, their
+     * records ended), as {@link AwayRoom} plans it; nothing when the plan frees less than wanted (a device away lost its
+     * messages to a message that was dropped all the same, reviews of 52577d81 and 3b157a37, helpers 149 and 150). A
+     * client that is here comes before messages kept for clients that are not: otherwise one host that left sessions
+     * away with their queues at the three quarters they may keep, then connected subscribers that never acknowledge,
+     * held the whole share and another address's subscriber got none of its messages (review of 1aa3541, helper-145).
+     * Only copies the sessions away hold alone are dropped, from each of them, so each frees what it held (a copy
+     * shared with a connected client or a restored window was lost for nothing, review of 1c247325, helper-148); what
+     * is in flight to a session away stays, for its client to resume [MQTT-4.4.0-1].
      */
     private void reclaim(final long wanted)
     {
-        if (nothingToTakeBack)
+        if (roomAway >= 0 && wanted > roomAway)
         {
-            return;
+            return; // this event looked already, and found less
         }
-        if (roomAway < 0)
+        lookedAway = true;
+        final long room = awayRoom.plan(sessions, wanted);
+        if (room < wanted)
         {
-            // once an event, until something is dropped; no client wants more than a quarter of the share
-            roomAway = sessions.roomAway(RECLAIM_DROPS, pool.budgetBytes() >> 2);
-            lookedAway = true;
-        }
-        if (roomAway < wanted)
-        {
+            roomAway = room;
+            awayRoom.clear();
             return; // dropping what there is would not make room enough: nothing is lost for nothing
         }
         roomAway = -1;
-        final long goal = pool.freeBytes() + wanted;
-        int dropped = 0;
-        while (!nothingToTakeBack && dropped < RECLAIM_DROPS && pool.freeBytes() < goal)
+        final long freeBefore = pool.freeBytes();
+        for (int i = 0; i < awayRoom.sessions(); i++)
         {
-            final DeliverySession away = sessions.largestAway();
-            if (null == away)
+            for (int d = awayRoom.drops(i); d > 0; d--)
             {
-                nothingToTakeBack = true;
-                return;
-            }
-            do
-            {
-                dropNewestQueued(away);
+                dropNewestQueued(awayRoom.session(i));
                 counters.increment(BrokerCounters.AWAY_MESSAGES_TAKEN_BACK);
-                dropped++;
             }
-            while (dropped < RECLAIM_DROPS && pool.freeBytes() < goal && away.newestQueuedGivesRoom());
         }
+        awayRoom.clear();
+        assert pool.freeBytes() - freeBefore == room : "planned to free " + room + ", freed " +
+            (pool.freeBytes() - freeBefore);
     }
 
     /**

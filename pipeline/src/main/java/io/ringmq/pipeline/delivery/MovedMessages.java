@@ -61,16 +61,18 @@ final class MovedMessages implements ShardMoves.Messages
         {
             if (null != inflight[slot])
             {
-                pool.release(session.inflightMessage(slot));
+                final SharedMessage left = session.inflightMessage(slot);
                 inflight[slot].retain();
                 session.replaceInflight(slot, inflight[slot]);
+                pool.release(left);
             }
         }
         for (int i = 0; i < queued.length; i++)
         {
-            pool.release(session.queuedMessage(i));
+            final SharedMessage left = session.queuedMessage(i);
             queued[i].retain();
-            session.replaceQueued(i, queued[i]);
+            session.replaceQueued(i, queued[i]); // first: the entry no longer names this shard's copy
+            pool.release(left);
         }
     }
 

@@ -16,13 +16,13 @@ final class ShardSessions
     /** Sessions looked at per step of a sweep. */
     static final int SWEEP_STEP = 1_024;
 
-    /** Sessions away looked at per search for the one that queues the most ({@link #largestAway}). */
+    /** Sessions away looked at in one window ({@link #awayWindow}): what one plan of room taken back sees. */
     static final int AWAY_LOOK = 1_024;
 
     private DeliverySession[] sessions = new DeliverySession[1024];
     /**
      * Sessions whose client is away and that queued messages since (or were restored with their queues): where a full
-     * share takes room back ({@link #largestAway}). One that was resumed or emptied leaves when a search finds it so,
+     * share takes room back ({@link AwayRoom}). One that was resumed or emptied leaves when a window finds it so,
      * one that ends or moves leaves with {@link #remove}.
      */
     private DeliverySession[] away = new DeliverySession[16];
@@ -32,10 +32,10 @@ final class ShardSessions
      */
     private final Int2IntHashMap awayAt = new Int2IntHashMap(-1);
     private int awayCount;
-    /** Where the looks through the list start ({@link #roomAway}, {@link #largestAway}), until {@link #lookFurther}. */
+    /** Where the looks through the list start ({@link #awayWindow}), until {@link #lookFurther}. */
     private int awayLook;
     /**
-     * Looks through the list so far ({@link #roomAway}, {@link #largestAway}): what a test reads to see them bounded.
+     * Looks through the list so far ({@link #awayWindow}): what a test reads to see them bounded.
      */
     private long awaySearches;
     /** Where the sweep in progress is; at or past the end while none is. */
@@ -129,63 +129,36 @@ final class ShardSessions
     }
 
     /**
-     * @return what dropping the newest queued messages of the sessions away a search looks at ({@link #largestAway})
-     * would free, newest first while each gives room ({@link DeliverySession#newestQueuedGivesRoom}), at most
-     * {@code entries} of them in all, up to {@code enough}: what a reclaim of as many drops could free at most.
+     * Fills {@code into} with up to its length of the sessions away, from where this event's looks start (the same
+     * ones for every look of an event, {@link #lookFurther}), each once; those no longer away with a queue leave the
+     * list once the look is over.
+     *
+     * @return how many it filled.
      */
-    long roomAway(final int entries, final long enough)
+    int awayWindow(final DeliverySession[] into)
     {
         awaySearches++;
-        long room = 0;
-        int left = entries;
+        int filled = 0;
+        int stale = 0;
         final int start = awayLook < awayCount ? awayLook : 0;
-        for (int i = 0, look = Math.min(AWAY_LOOK, awayCount); i < look && left > 0 && room < enough; i++)
+        for (int i = 0, look = Math.min(into.length, awayCount); i < look; i++)
         {
             final DeliverySession session = away[(start + i) % awayCount];
-            for (int q = session.isOnline() ? -1 : session.queueSize() - 1; q >= 0 && left > 0 && room < enough; q--)
-            {
-                final SharedMessage message = session.queuedMessage(q);
-                if (message.isShared() || 0 != session.queuedGroup(q))
-                {
-                    break;
-                }
-                room += message.cost();
-                left--;
-            }
-        }
-        return room;
-    }
-
-    /**
-     * @return of up to {@link #AWAY_LOOK} sessions away, looked at from where this reclaim's searches start (the
-     * sessions {@link #roomAway} looked at), the one whose queue holds the most bytes and whose newest queued message
-     * would free its copy if dropped ({@link DeliverySession#newestQueuedGivesRoom}); null when none of them has one.
-     * Those no longer away with a queue leave the list as they are found.
-     */
-    DeliverySession largestAway()
-    {
-        awaySearches++;
-        DeliverySession largest = null;
-        int at = awayLook < awayCount ? awayLook : 0;
-        for (int look = Math.min(AWAY_LOOK, awayCount); look > 0 && awayCount > 0; look--)
-        {
-            if (at >= awayCount)
-            {
-                at = 0;
-            }
-            final DeliverySession session = away[at];
             if (session.isOnline() || 0 == session.queueSize())
             {
-                leaveAway(session); // the last one takes its place, and is looked at next
-                continue;
+                into[into.length - ++stale] = session; // kept at the far end until the look is over
             }
-            at++;
-            if ((null == largest || session.queuedBytes() > largest.queuedBytes()) && session.newestQueuedGivesRoom())
+            else
             {
-                largest = session;
+                into[filled++] = session;
             }
         }
-        return largest;
+        for (; stale > 0; stale--)
+        {
+            leaveAway(into[into.length - stale]);
+            into[into.length - stale] = null;
+        }
+        return filled;
     }
 
     /**

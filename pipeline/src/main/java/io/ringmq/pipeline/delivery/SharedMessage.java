@@ -51,6 +51,14 @@ final class SharedMessage
     int holderEntries;
     /** How many client addresses hold it ({@link AddressHolds}): their total counts it once. */
     int addresses;
+    /**
+     * How many queue entries of sessions whose client is away name it ({@link DeliverySession}'s queue entries, counted
+     * as they come and go and as their session's client leaves and comes back): when that is all its references, the
+     * sessions away hold it alone, and dropping it from each of their queues frees it ({@link AwayRoom}).
+     */
+    int awayQueued;
+    /** The {@link AwayRoom} plan that found it cannot be freed: skipped for the rest of that plan. */
+    int blockedInPlan;
 
     SharedMessage(final int shard)
     {
@@ -177,6 +185,15 @@ final class SharedMessage
     }
 
     /**
+     * @return whether every reference to it is a queue entry of a session whose client is away: no window (what is in
+     * flight stays [MQTT-4.4.0-1]), no connected client's queue, and not the event being delivered.
+     */
+    boolean heldOnlyAway()
+    {
+        return awayQueued > 0 && awayQueued == references;
+    }
+
+    /**
      * The pool of one shard, and what its copies may take of the shard's share of --max-message-memory.
      */
     static final class Pool
@@ -265,6 +282,8 @@ final class SharedMessage
             message.holder = null;
             message.holderEntries = 0;
             message.addresses = 0;
+            message.awayQueued = 0;
+            message.blockedInPlan = 0;
             message.origin = (long)shard << 48 | ++nextOrigin;
             count(message); // the buffer as it is: grown for this message, or larger from an earlier one
             return message;
@@ -435,6 +454,7 @@ final class SharedMessage
         private void recycle(final SharedMessage message)
         {
             assert 0 == message.addresses && null == message.holder : "a copy recycled that an address still holds";
+            assert 0 == message.awayQueued : "a copy recycled that " + message.awayQueued + " queues away still name";
             keptBytes -= message.cost; // what was counted for it, whatever its buffer is now
             if (message.arrived)
             {
