@@ -679,8 +679,17 @@ final class DeliverySession
      */
     void removeNewestQueued()
     {
-        dischargeQueued(queue.message(queue.size() - 1));
-        queue.removeNewest();
+        removeQueued(queue.size() - 1);
+    }
+
+    /**
+     * Removes the message queued {@code i}th from the oldest (those newer keep their order); the caller has what it
+     * needs of it (its reference is not released here).
+     */
+    void removeQueued(final int i)
+    {
+        dischargeQueued(queue.message(i));
+        queue.removeAt(i);
     }
 
     /**

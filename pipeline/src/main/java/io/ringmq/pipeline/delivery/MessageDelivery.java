@@ -375,13 +375,10 @@ final class MessageDelivery
         }
         roomAway = -1;
         final long freeBefore = pool.freeBytes();
-        for (int i = 0; i < awayRoom.sessions(); i++)
+        for (int d = 0; d < awayRoom.drops(); d++) // each session's in the order planned: from its newest down
         {
-            for (int d = awayRoom.drops(i); d > 0; d--)
-            {
-                dropNewestQueued(awayRoom.session(i));
-                counters.increment(BrokerCounters.AWAY_MESSAGES_TAKEN_BACK);
-            }
+            dropQueued(awayRoom.dropSession(d), awayRoom.dropPlace(d));
+            counters.increment(BrokerCounters.AWAY_MESSAGES_TAKEN_BACK);
         }
         awayRoom.clear();
         assert pool.freeBytes() - freeBefore == room : "planned to free " + room + ", freed " +
@@ -389,15 +386,14 @@ final class MessageDelivery
     }
 
     /**
-     * Drops a session's newest queued message for want of message memory: counted, its record ended, its copy freed
-     * unless another holder keeps it.
+     * Drops the message a session queued {@code i}th from the oldest for want of message memory: counted, its record
+     * ended, its copy freed unless another holder keeps it.
      */
-    private void dropNewestQueued(final DeliverySession session)
+    private void dropQueued(final DeliverySession session, final int i)
     {
-        final int newest = session.queueSize() - 1;
-        final SharedMessage message = session.queuedMessage(newest);
-        final int qos = session.queuedQos(newest);
-        session.removeNewestQueued();
+        final SharedMessage message = session.queuedMessage(i);
+        final int qos = session.queuedQos(i);
+        session.removeQueued(i);
         journal.done(session.persistenceKey, message.messageNumber(), qos);
         pool.release(message);
         counters.increment(BrokerCounters.MESSAGE_MEMORY_DROPPED);
@@ -543,7 +539,7 @@ final class MessageDelivery
             {
                 break; // another session holds it too: dropping it here would free nothing, only lose it
             }
-            dropNewestQueued(session);
+            dropQueued(session, session.queueSize() - 1);
         }
         if (session.queueSize() > 0)
         {

@@ -126,11 +126,30 @@ final class SessionQueue
      */
     void removeNewest()
     {
-        final int at = index(size - 1);
+        removeAt(size - 1);
+    }
+
+    /**
+     * Removes the message {@code i}th from the oldest; those newer move down one place, in order. The caller takes
+     * its reference.
+     */
+    void removeAt(final int i)
+    {
+        final int at = index(i);
         bytes -= messages[at].length();
         qos0 -= (flags[at] & QOS_MASK) == 0 ? 1 : 0;
-        messages[at] = null;
-        subscriptionIds[at] = null;
+        for (int k = i + 1; k < size; k++)
+        {
+            final int to = index(k - 1);
+            final int from = index(k);
+            messages[to] = messages[from];
+            flags[to] = flags[from];
+            subscriptionIds[to] = subscriptionIds[from];
+            groups[to] = groups[from];
+        }
+        final int last = index(size - 1);
+        messages[last] = null;
+        subscriptionIds[last] = null;
         size--;
     }
 
