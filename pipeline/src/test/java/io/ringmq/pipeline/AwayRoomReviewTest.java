@@ -29,16 +29,7 @@ class AwayRoomReviewTest
         harness.addressKey(HOST_B);
         harness.packet(100, connect("pub", true));
         harness.addressKey(HOST_A);
-        for (int i = 0; i < 8; i++)
-        {
-            harness.packet(10 + i, connect("away" + i, false));
-            harness.packet(10 + i, subscribe("a", 1));
-            for (final String f : extra)
-            {
-                harness.packet(10 + i, subscribe(f, 1));
-            }
-            harness.offer(10 + i, true, new byte[0], IngressEvent.CONNECTION_LOST);
-        }
+        sessionsAway(harness, 8, "a", extra);
         for (int m = 0; m < 10; m++)
         {
             harness.packet(100, MessageMemoryTest.publish("a", 1, m + 1, m));
@@ -109,6 +100,60 @@ class AwayRoomReviewTest
     }
 
     /**
+     * {@code count} persistent sessions of the harness's current address ("away0" and up, connections 10 and up),
+     * subscribed at QoS 1 to {@code filter} and {@code extra} filters, whose clients then go away.
+     */
+    static void sessionsAway(final PipelineHarness harness, final int count, final String filter,
+        final String... extra)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            harness.packet(10 + i, connect("away" + i, false));
+            harness.packet(10 + i, subscribe(filter, 1));
+            for (final String f : extra)
+            {
+                harness.packet(10 + i, subscribe(f, 1));
+            }
+            harness.offer(10 + i, true, new byte[0], IngressEvent.CONNECTION_LOST);
+        }
+    }
+
+    /**
+     * HOST_A's {@code hogs} connections that never acknowledge take the last quarter (16 messages of 4 KiB each,
+     * packet identifiers from {@code packetId}), HOST_B's subscriber asks for its 20, and the {@code devices} honest
+     * devices of HOST_C ("dev0" and up, one message each) come back.
+     *
+     * @return messages taken back in all, devices that lost their message, and messages the subscriber got.
+     */
+    static long[] hogsThenDevices(final PipelineHarness harness, final int hogs, final int packetId,
+        final int devices)
+    {
+        harness.addressKey(HOST_A);
+        int id = packetId;
+        for (int i = 0; i < hogs; i++)
+        {
+            harness.packet(40_000 + i, connect("hog" + i, true));
+            harness.packet(40_000 + i, subscribe("h/" + i, 1));
+            for (int m = 0; m < 16; m++)
+            {
+                harness.packet(100, MessageMemoryTest.publish("h/" + i, 1, id++ % 60_000 + 1, m));
+            }
+        }
+        harness.addressKey(HOST_B);
+        final int live = HeldMemoryReviewTest.liveGetsItsTwenty(harness).size();
+        assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).isZero();
+        final long taken = harness.counters.get(BrokerCounters.AWAY_MESSAGES_TAKEN_BACK);
+        long devicesLost = 0;
+        harness.addressKey(HeldMemoryReviewTest.HOST_C);
+        for (int d = 0; d < devices; d++)
+        {
+            harness.packet(60_000 + d, connect("dev" + d, false));
+            devicesLost += AwayReclaimTest.received(harness, 60_000 + d).isEmpty() ? 1 : 0;
+        }
+        return new long[] {taken, devicesLost, live};
+    }
+
+    /**
      * With nothing dropped so far, HOST_A's connections that never acknowledge take the rest of the share: the
      * subscriber on HOST_B gets its 20 all the same, and no stage counted an error.
      */
@@ -156,27 +201,9 @@ class AwayRoomReviewTest
             harness.packet(100, MessageMemoryTest.publish("a", 1, packetId++ % 60_000 + 1, 10 + m));
         }
         assertThat(AwayReclaimTest.awayList(harness, "awayCount")).as("listed away").isEqualTo(devices + 2);
-        harness.addressKey(HOST_A);
-        for (int i = 0; i < 80; i++) // its connections that never acknowledge take the last quarter
-        {
-            harness.packet(40_000 + i, connect("hog" + i, true));
-            harness.packet(40_000 + i, subscribe("h/" + i, 1));
-            for (int m = 0; m < 16; m++)
-            {
-                harness.packet(100, MessageMemoryTest.publish("h/" + i, 1, packetId++ % 60_000 + 1, m));
-            }
-        }
-        harness.addressKey(HOST_B);
-        HeldMemoryReviewTest.liveGetsItsTwenty(harness); // what it gets is not what these tests compare
-        assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).isZero();
-        final long taken = harness.counters.get(BrokerCounters.AWAY_MESSAGES_TAKEN_BACK);
-        long devicesLost = 0;
-        harness.addressKey(HeldMemoryReviewTest.HOST_C);
-        for (int d = 0; d < devices; d++)
-        {
-            harness.packet(60_000 + d, connect("dev" + d, false));
-            devicesLost += AwayReclaimTest.received(harness, 60_000 + d).isEmpty() ? 1 : 0;
-        }
+        final long[] after = hogsThenDevices(harness, 80, packetId, devices);
+        final long taken = after[0];
+        final long devicesLost = after[1];
         return new long[] {taken - devicesLost, taken, devicesLost}; // each take-back is one queue entry dropped
     }
 }

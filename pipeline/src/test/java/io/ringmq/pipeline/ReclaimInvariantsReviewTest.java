@@ -23,8 +23,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Second review of the room taken back from sessions away (helper-149): random histories on two delivery shards
- * (moves, takeovers, clean starts replacing persistent sessions, shared subscriptions, QoS 0 queued, QoS 2), the share
- * small enough that room is taken back often. After every step: the shard's list of sessions away has no stale or
+ * (moves, takeovers, clean starts replacing persistent sessions, shared subscriptions, QoS 0 queued, QoS 2, tiny and
+ * 4 KiB messages), the share small enough that room is taken back often; with a restart, the history goes on after it
+ * (helper-152's moves-and-restart histories, folded in here). After every step: the shard's list of sessions away has no stale or
  * duplicate entry and its places agree with its map, and AddressHolds' total is within the sum of its holds (a copy
  * several addresses hold counts there once); once every session ended, the total is 0 and nothing is listed. With a
  * restart, no message taken back comes back and none a session held is lost beyond recovery's own counted drops.
@@ -35,6 +36,8 @@ class ReclaimInvariantsReviewTest
         new Authenticator(Authenticator.AnonymousPolicy.LOOPBACK, null, null, null);
     private static final long[] HOSTS = {HeldMemoryReviewTest.HOST_A, HeldMemoryReviewTest.HOST_B,
         HeldMemoryReviewTest.HOST_C, AddressKeys.NONE};
+    private static final String[] CLIENTS = {"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9"};
+    private static final String[] FILTERS = {"t", "#", "u/1", "u/2", "$share/g/t", "$share/h/u/1"};
 
     @Test
     @DisplayName("random two-shard histories keep the list of sessions away, its places and the address total exact")
@@ -76,10 +79,47 @@ class ReclaimInvariantsReviewTest
     {
         final SplittableRandom random = new SplittableRandom(seed);
         final PipelineHarness harness = twoShards(store);
+        long nextConnection = steps(harness, random, 1, "seed " + seed);
+        if (store.isDurable())
+        {
+            final PipelineHarness after = restartKeepsWhatWasHeld(harness, store, seed);
+            check(after, "seed " + seed + " restarted");
+            steps(after, random, nextConnection, "seed " + seed + " after the restart");
+            return harness.counters.get(BrokerCounters.AWAY_MESSAGES_TAKEN_BACK) +
+                after.counters.get(BrokerCounters.AWAY_MESSAGES_TAKEN_BACK);
+        }
+        for (final String client : CLIENTS)
+        {
+            final long connection = nextConnection++;
+            harness.offer(0, connection, true, connect(client, true), IngressEvent.PACKET);
+            harness.offer(0, connection, true, new byte[0], IngressEvent.CONNECTION_LOST);
+        }
+        check(harness, "seed " + seed + " end");
+        for (final Object holds : all(harness, "AddressHolds"))
+        {
+            assertThat(field(holds, "allBytes")).as("seed " + seed + ": the address total once every session ended")
+                .isEqualTo(0L);
+        }
+        for (final Object sessions : all(harness, "ShardSessions"))
+        {
+            assertThat(((Number)field(sessions, "awayCount")).intValue()).as("seed " + seed + ": listed at the end")
+                .isZero();
+        }
+        assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).as("seed " + seed).isZero();
+        return harness.counters.get(BrokerCounters.AWAY_MESSAGES_TAKEN_BACK);
+    }
+
+    /**
+     * 500 random steps of a history on {@code harness}, its connections numbered from {@code firstConnection}, each
+     * followed by {@link #check}; every connection still open is lost at the end.
+     *
+     * @return the next connection number.
+     */
+    private static long steps(final PipelineHarness harness, final SplittableRandom random,
+        final long firstConnection, final String where) throws Exception
+    {
         final Map<Long, Integer> live = new HashMap<>();
-        long nextConnection = 1;
-        final String[] clients = {"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9"};
-        final String[] filters = {"t", "#", "u/1", "u/2", "$share/g/t", "$share/h/u/1"};
+        long nextConnection = firstConnection;
         int packetId = 1;
         for (int step = 0; step < 500; step++)
         {
@@ -89,9 +129,9 @@ class ReclaimInvariantsReviewTest
                 final int agent = random.nextInt(2);
                 final long connection = nextConnection++;
                 harness.addressKey(HOSTS[random.nextInt(HOSTS.length)]);
-                harness.offer(agent, connection, true, connect(clients[random.nextInt(clients.length)],
+                harness.offer(agent, connection, true, connect(CLIENTS[random.nextInt(CLIENTS.length)],
                     random.nextInt(5) == 0), IngressEvent.PACKET);
-                harness.offer(agent, connection, true, subscribe(filters[random.nextInt(filters.length)],
+                harness.offer(agent, connection, true, subscribe(FILTERS[random.nextInt(FILTERS.length)],
                     random.nextInt(3)), IngressEvent.PACKET);
                 live.put(connection, agent);
             }
@@ -99,9 +139,10 @@ class ReclaimInvariantsReviewTest
             {
                 final long connection = pick(random, live);
                 final String topic = new String[] {"t", "u/1", "u/2"}[random.nextInt(3)];
-                harness.offer(live.get(connection), connection, true,
-                    MessageMemoryTest.publish(topic, random.nextInt(3), 1 + packetId++ % 60_000, step),
-                    IngressEvent.PACKET);
+                final byte[] packet = random.nextInt(4) > 0 ? // 4 KiB, or a tiny one (a pin, a device's reading)
+                    MessageMemoryTest.publish(topic, random.nextInt(3), 1 + packetId++ % 60_000, step) :
+                    PipelineTest.publish(topic, random.nextInt(3), 1 + packetId++ % 60_000, false);
+                harness.offer(live.get(connection), connection, true, packet, IngressEvent.PACKET);
             }
             else if (action < 10)
             {
@@ -121,36 +162,13 @@ class ReclaimInvariantsReviewTest
                         IngressEvent.CONNECTION_LOST);
                 }
             }
-            check(harness, "seed " + seed + " step " + step);
+            check(harness, where + " step " + step);
         }
         for (final Long connection : new ArrayList<>(live.keySet()))
         {
             harness.offer(live.remove(connection), connection, true, new byte[0], IngressEvent.CONNECTION_LOST);
         }
-        if (store.isDurable())
-        {
-            restartKeepsWhatWasHeld(harness, store, seed);
-            return harness.counters.get(BrokerCounters.AWAY_MESSAGES_TAKEN_BACK);
-        }
-        for (final String client : clients)
-        {
-            final long connection = nextConnection++;
-            harness.offer(0, connection, true, connect(client, true), IngressEvent.PACKET);
-            harness.offer(0, connection, true, new byte[0], IngressEvent.CONNECTION_LOST);
-        }
-        check(harness, "seed " + seed + " end");
-        for (final Object holds : all(harness, "AddressHolds"))
-        {
-            assertThat(field(holds, "allBytes")).as("seed " + seed + ": the address total once every session ended")
-                .isEqualTo(0L);
-        }
-        for (final Object sessions : all(harness, "ShardSessions"))
-        {
-            assertThat(((Number)field(sessions, "awayCount")).intValue()).as("seed " + seed + ": listed at the end")
-                .isZero();
-        }
-        assertThat(harness.counters.get(BrokerCounters.UNEXPECTED_ERRORS)).as("seed " + seed).isZero();
-        return harness.counters.get(BrokerCounters.AWAY_MESSAGES_TAKEN_BACK);
+        return nextConnection;
     }
 
     /**
@@ -183,8 +201,10 @@ class ReclaimInvariantsReviewTest
     /**
      * A restart of {@code harness}'s store: what each persistent session holds after it, it held before, and what it
      * held before and not after is no more than recovery's own counted drops.
+     *
+     * @return the restarted pipeline.
      */
-    private static void restartKeepsWhatWasHeld(final PipelineHarness harness, final MemoryStore store,
+    private static PipelineHarness restartKeepsWhatWasHeld(final PipelineHarness harness, final MemoryStore store,
         final int seed) throws Exception
     {
         harness.settle();
@@ -206,6 +226,7 @@ class ReclaimInvariantsReviewTest
         }
         assertThat(lost).as("seed " + seed + ": held before the restart, not after, beyond recovery's own drops")
             .isLessThanOrEqualTo(droppedAtRecovery);
+        return after;
     }
 
     private static void check(final PipelineHarness harness, final String where) throws Exception
@@ -251,11 +272,13 @@ class ReclaimInvariantsReviewTest
 
     /**
      * Each copy a shard's sessions hold counts as {@code awayQueued} exactly the queue entries of its sessions whose
-     * client is away that name it (what says a copy is held by sessions away alone, and may be taken back whole).
+     * client is away that name it (what says a copy is held by sessions away alone, and may be taken back whole), never
+     * more than its references, and a copy in a window is never held by sessions away alone.
      */
     private static void checkAwayQueued(final Object[] sessions, final String where) throws Exception
     {
         final Map<Object, Integer> counted = new java.util.IdentityHashMap<>();
+        final Map<Object, Boolean> inWindow = new java.util.IdentityHashMap<>();
         for (final Object s : sessions)
         {
             if (null == s)
@@ -270,6 +293,7 @@ class ReclaimInvariantsReviewTest
                 if (null != m)
                 {
                     counted.putIfAbsent(m, 0);
+                    inWindow.put(m, true);
                 }
             }
             final int queued = (int)call(s, "queueSize");
@@ -280,8 +304,15 @@ class ReclaimInvariantsReviewTest
         }
         for (final Map.Entry<Object, Integer> e : counted.entrySet())
         {
-            assertThat(((Number)field(e.getKey(), "awayQueued")).intValue()).as(where + ": queue entries away " +
-                "naming a copy").isEqualTo(e.getValue());
+            final int awayQueued = ((Number)field(e.getKey(), "awayQueued")).intValue();
+            assertThat(awayQueued).as(where + ": queue entries away naming a copy").isEqualTo(e.getValue());
+            assertThat(awayQueued).as(where + ": within its references")
+                .isLessThanOrEqualTo(((Number)field(e.getKey(), "references")).intValue());
+            if (inWindow.containsKey(e.getKey()))
+            {
+                assertThat((boolean)call(e.getKey(), "heldOnlyAway")).as(where + ": a copy in a window held only " +
+                    "away").isFalse();
+            }
         }
     }
 

@@ -9,51 +9,77 @@ import java.util.Arrays;
  * are all it is held by ({@link SharedMessage#heldOnlyAway}): not in flight to anyone [MQTT-4.4.0-1], not queued for a
  * connected client, not the event being delivered.
  * <p>
- * Each session gives from the newest end of its queue down, stepping over what cannot be freed (up to
- * {@link #LOOK_DEEP} entries of it a plan): one tiny message newest in every queue and in flight to a connection that
- * never acknowledges made every queue under it give nothing (review of f7fdee10, helper-151). Copies come from the
- * sessions that queue the most first, messages that came through a shared subscription only when no other is left to
- * take. A copy that sessions away share (one topic, many devices) goes from all of them at once, when each has it as
- * the next it would give: before, each session gave back only copies it held alone, so sessions away that shared their
- * copies gave back nothing, and one host's sessions away plus its connections that never acknowledge held the whole
- * share (AwayReclaimTest, ReclaimSecondReviewTest). A copy the plan cannot take so is stepped over by all of its
- * holders.
+ * Every queue of the window offers the next entry it would give, from its newest down, stepping over what cannot be
+ * freed (one tiny message newest in every queue and in flight to a connection that never acknowledges made every queue
+ * under it give nothing, review of f7fdee10, helper-151). A copy is ready when every queue that names it offers it. The
+ * plan takes the ready copy offered by the queue that keeps the most bytes, messages that came through a shared
+ * subscription only when no other is ready, drops it from all of its queues at once, and each of them offers its next.
+ * A copy that sessions away share (one topic, many devices) so goes from all of them: before, each session gave back
+ * only copies it held alone, and one host's sessions away that shared their copies, plus its connections that never
+ * acknowledge, held the whole share (AwayReclaimTest, ReclaimSecondReviewTest). Copies are queued in the order their
+ * events came, so a copy one holder has deeper becomes ready once that holder's newer entries are taken: a plan that
+ * gave up on such copies instead was ended by 32 of them, one private message on top of one holder (review of
+ * 63dfdbbf, helper-152). When no copy is ready, every offered one is stepped over, by all its queues, up to
+ * {@link #MOST_STUCK} times a plan.
  * <p>
- * A plan looks at one window of the shard's sessions away ({@link ShardSessions#awayWindow}): a copy some of whose
- * holders are outside it stays (open: two sessions of a host listed more than a window apart keep what they share
- * while more than 2,048 sessions are away). Owned by its shard's thread.
+ * Offers change only for the queues of a copy taken or stepped over, so a plan costs about the window's queues once,
+ * plus the entries it steps over and drops (a plan that looked at every queue again for each copy took 650 µs to take
+ * 64 copies from 1,024 sessions, {@code AwayRoomBenchmark}). Its work is bounded by {@link #MOST_WORK}, not by the
+ * entries of one queue it steps over: a bound of 64 a queue let 65 pins on top of the largest queues take them out of
+ * every plan, and other hosts' devices gave instead (helper-152). A plan looks at one window of the shard's sessions
+ * away ({@link ShardSessions#awayWindow}): a copy some of whose holders are outside it stays (open: two sessions of a
+ * host listed more than a window apart keep what they share while more than 2,048 sessions are away). Owned by its
+ * shard's thread.
  */
 final class AwayRoom
 {
     /** The most copies one plan frees. */
     static final int MOST_COPIES = 64;
-    /** The most copies one plan finds it cannot take before it gives up. */
-    static final int MOST_BLOCKED = 32;
-    /** The most entries of one session's queue a plan steps over as not to be freed. */
-    static final int LOOK_DEEP = 64;
     /** The most queue entries one plan drops: each was queued once, so the work is bounded by what made the copies. */
     static final int MOST_DROPS = ShardSessions.AWAY_LOOK;
+    /**
+     * The most work of one plan, in queue entries stepped over and queues offering: more entries stepped over than
+     * one host's connections can hold as pins within their part of a 16 MiB share (each pin at least a copy and two
+     * entries).
+     */
+    static final int MOST_WORK = 256 * ShardSessions.AWAY_LOOK;
+    /** The most times a plan finds no copy ready and steps every queue over its offer. */
+    static final int MOST_STUCK = 16;
+
+    private static final int NONE = -1;
+    /** What a heap key adds for a copy that did not come through a shared subscription: those come first. */
+    private static final long UNGROUPED = 1L << 62;
 
     private final DeliverySession[] window = new DeliverySession[ShardSessions.AWAY_LOOK];
     private int count;
-    /** For each window session: the place in its queue the plan looks at next, from the newest down; -1 past the end. */
+    /** For each window queue: the place it offers from, from the newest down; -1 past the end. */
     private final int[] next = new int[ShardSessions.AWAY_LOOK];
-    /** For each window session: the entries the plan stepped over. */
-    private final int[] skipped = new int[ShardSessions.AWAY_LOOK];
-    /** For each window session: the bytes of what the plan drops from its queue. */
-    private final long[] dropBytes = new long[ShardSessions.AWAY_LOOK];
-    /** The window sessions that have the copy being planned as their next: scratch. */
+    /** For each window queue: the copy it offers, or null. */
+    private final SharedMessage[] offered = new SharedMessage[ShardSessions.AWAY_LOOK];
+    /** For each window queue: the next queue offering the same copy, or {@link #NONE}. */
+    private final int[] sameOffer = new int[ShardSessions.AWAY_LOOK];
+    /** For each window queue: its offers so far, what a heap entry is checked against. */
+    private final int[] offers = new int[ShardSessions.AWAY_LOOK];
+    /** For each window queue: the bytes it keeps after what the plan drops. */
+    private final long[] bytesLeft = new long[ShardSessions.AWAY_LOOK];
+    /** The queues offering the copy being taken or stepped over: scratch. */
     private final int[] holders = new int[ShardSessions.AWAY_LOOK];
-    /** The planned drops, in order: the window session, and the place in its queue. */
+    /** The planned drops, in order: the window queue, and the place in it. */
     private final int[] dropAt = new int[MOST_DROPS];
     private final int[] dropFrom = new int[MOST_DROPS];
     private int drops;
-    /** Stamps the copies a plan finds it cannot take ({@link SharedMessage#blockedInPlan}). */
+    private int work;
+    /** Stamps a plan's marks on copies ({@link SharedMessage#blockedInPlan}, {@link SharedMessage#offeredInPlan}). */
     private int plan;
+    /** Queues whose offer is ready, by key (a max-heap; an entry whose queue offered since is skipped). */
+    private int[] heapQueue = new int[2 * ShardSessions.AWAY_LOOK];
+    private int[] heapOffer = new int[2 * ShardSessions.AWAY_LOOK];
+    private long[] heapKey = new long[2 * ShardSessions.AWAY_LOOK];
+    private int heapSize;
 
     /**
      * Plans to free {@code wanted} bytes from the sessions away of the shard's next window: up to
-     * {@link #MOST_COPIES} copies and {@link #MOST_DROPS} queue entries.
+     * {@link #MOST_COPIES} copies and {@link #MOST_DROPS} queue entries, within {@link #MOST_WORK}.
      *
      * @return what the plan frees: at least {@code wanted}, or what it could find in all when that is less.
      */
@@ -61,50 +87,53 @@ final class AwayRoom
     {
         count = sessions.awayWindow(window);
         drops = 0;
+        work = count;
+        heapSize = 0;
+        plan = plan == Integer.MAX_VALUE ? 1 : plan + 1; // 0 is a new copy's: never a plan's stamp
         for (int i = 0; i < count; i++)
         {
             next[i] = window[i].queueSize() - 1;
-        }
-        Arrays.fill(skipped, 0, count, 0);
-        Arrays.fill(dropBytes, 0, count, 0);
-        if (++plan == 0)
-        {
-            plan = 1; // 0 is a new copy's: never a plan's stamp
+            bytesLeft[i] = window[i].queuedBytes();
+            offers[i] = 0;
+            offerNext(i);
         }
         long freed = 0;
         int copies = 0;
-        int blocked = 0;
-        while (freed < wanted && copies < MOST_COPIES && blocked < MOST_BLOCKED)
+        int stuck = 0;
+        while (freed < wanted && copies < MOST_COPIES && drops < MOST_DROPS && work < MOST_WORK)
         {
-            final SharedMessage copy = nextCopy();
-            if (null == copy)
+            final int best = popReady();
+            if (best == NONE)
             {
-                break;
-            }
-            int found = 0;
-            for (int i = 0; i < count; i++)
-            {
-                if (next[i] >= 0 && copy == window[i].queuedMessage(next[i]))
+                if (++stuck > MOST_STUCK || !stepOverEveryOffer())
                 {
-                    holders[found++] = i;
+                    break;
                 }
-            }
-            if (found != copy.awayQueued || drops + found > MOST_DROPS)
-            {
-                copy.blockedInPlan = plan; // a holder outside the window or with it deeper: every holder steps over it
-                blocked++;
                 continue;
+            }
+            final SharedMessage copy = offered[best];
+            final int found = offerers(copy);
+            if (drops + found > MOST_DROPS)
+            {
+                copy.blockedInPlan = plan;
+            }
+            else
+            {
+                for (int h = 0; h < found; h++)
+                {
+                    final int i = holders[h];
+                    dropFrom[drops] = i;
+                    dropAt[drops++] = next[i];
+                    bytesLeft[i] -= copy.length();
+                    next[i]--;
+                }
+                copies++;
+                freed += copy.cost();
             }
             for (int h = 0; h < found; h++)
             {
-                final int i = holders[h];
-                dropFrom[drops] = i;
-                dropAt[drops++] = next[i];
-                dropBytes[i] += copy.length();
-                next[i]--;
+                offerNext(holders[h]);
             }
-            copies++;
-            freed += copy.cost();
         }
         return freed;
     }
@@ -135,66 +164,176 @@ final class AwayRoom
     }
 
     /**
-     * Forgets the last plan's sessions: the window holds none of them once it is carried out, or given up.
+     * Forgets the last plan's sessions and copies: the window holds none of them once it is carried out, or given up.
      */
     void clear()
     {
         Arrays.fill(window, 0, count, null);
+        Arrays.fill(offered, 0, count, null);
         count = 0;
         drops = 0;
     }
 
     /**
-     * @return the copy the plan takes next: the next entry of the window session whose queue keeps the most bytes
-     * after what the plan drops already; one that came through a shared subscription only when no other can be (its
-     * group would have it handed to another member when the session ends); null when none is left.
+     * Window queue {@code i} offers the next entry it can give, from its place down past entries that cannot be freed
+     * (held by more than sessions away, or stepped over by this plan), while the plan has work left; once every queue
+     * naming that copy offers it, they all go into the heap of ready offers.
      */
-    private SharedMessage nextCopy()
+    private void offerNext(final int i)
     {
-        int best = -1;
-        boolean bestGrouped = true;
-        long bestBytes = -1;
-        for (int i = 0; i < count; i++)
-        {
-            if (!stepToFreeable(i))
-            {
-                continue;
-            }
-            final boolean grouped = 0 != window[i].queuedGroup(next[i]);
-            final long bytes = window[i].queuedBytes() - dropBytes[i];
-            if (best < 0 || bestGrouped && !grouped || bestGrouped == grouped && bytes > bestBytes)
-            {
-                best = i;
-                bestGrouped = grouped;
-                bestBytes = bytes;
-            }
-        }
-        return best < 0 ? null : window[best].queuedMessage(next[best]);
-    }
-
-    /**
-     * Moves window session {@code i}'s next place down past entries that cannot be freed (held by more than sessions
-     * away, or a copy this plan cannot take), up to {@link #LOOK_DEEP} of them.
-     *
-     * @return whether it has an entry that can be.
-     */
-    private boolean stepToFreeable(final int i)
-    {
+        offers[i]++;
+        offered[i] = null;
         final DeliverySession session = window[i];
-        while (next[i] >= 0)
+        while (next[i] >= 0 && work < MOST_WORK)
         {
             final SharedMessage copy = session.queuedMessage(next[i]);
             if (copy.heldOnlyAway() && plan != copy.blockedInPlan)
             {
-                return true;
+                if (copy.offeredInPlan != plan)
+                {
+                    copy.offeredInPlan = plan;
+                    copy.offeredBy = 0;
+                    copy.firstOfferer = NONE;
+                }
+                offered[i] = copy;
+                sameOffer[i] = copy.firstOfferer;
+                copy.firstOfferer = i;
+                if (++copy.offeredBy == copy.awayQueued)
+                {
+                    for (int j = copy.firstOfferer; j != NONE; j = sameOffer[j])
+                    {
+                        push(j);
+                    }
+                }
+                return;
             }
-            if (++skipped[i] > LOOK_DEEP)
-            {
-                next[i] = -1;
-                return false;
-            }
+            work++;
             next[i]--;
         }
-        return false;
+    }
+
+    /**
+     * @return how many window queues offer {@code copy}, listed in {@link #holders}; its list of them is spent (each
+     * offers again).
+     */
+    private int offerers(final SharedMessage copy)
+    {
+        int found = 0;
+        for (int j = copy.firstOfferer; j != NONE; j = sameOffer[j])
+        {
+            holders[found++] = j;
+        }
+        copy.firstOfferer = NONE;
+        copy.offeredBy = 0;
+        work += found;
+        return found;
+    }
+
+    /**
+     * No offered copy is ready (a holder outside the window, or one that names it twice): each is stepped over by every
+     * queue that offers it, for the rest of the plan.
+     *
+     * @return whether any queue offered one.
+     */
+    private boolean stepOverEveryOffer()
+    {
+        boolean any = false;
+        for (int i = 0; i < count; i++)
+        {
+            if (null != offered[i])
+            {
+                offered[i].blockedInPlan = plan;
+                any = true;
+            }
+        }
+        for (int i = 0; i < count; i++)
+        {
+            if (null != offered[i])
+            {
+                offered[i].firstOfferer = NONE;
+                offerNext(i);
+            }
+        }
+        work += count;
+        return any;
+    }
+
+    /**
+     * @return the queue with the best ready offer: one that did not come through a shared subscription first (its group
+     * would have it handed to another member when the session ends), then the one that keeps the most bytes; NONE.
+     */
+    private int popReady()
+    {
+        while (heapSize > 0)
+        {
+            final int i = heapQueue[0];
+            final int offer = heapOffer[0];
+            heapSize--;
+            if (heapSize > 0)
+            {
+                siftDown(heapQueue[heapSize], heapOffer[heapSize], heapKey[heapSize]);
+            }
+            if (offer == offers[i] && null != offered[i] && offered[i].offeredBy == offered[i].awayQueued)
+            {
+                return i;
+            }
+        }
+        return NONE;
+    }
+
+    private void push(final int i)
+    {
+        if (heapSize == heapQueue.length)
+        {
+            heapQueue = Arrays.copyOf(heapQueue, heapSize * 2);
+            heapOffer = Arrays.copyOf(heapOffer, heapSize * 2);
+            heapKey = Arrays.copyOf(heapKey, heapSize * 2);
+        }
+        final long key = (0 == window[i].queuedGroup(next[i]) ? UNGROUPED : 0) + bytesLeft[i];
+        int at = heapSize++;
+        while (at > 0)
+        {
+            final int parent = (at - 1) >> 1;
+            if (heapKey[parent] >= key)
+            {
+                break;
+            }
+            heapQueue[at] = heapQueue[parent];
+            heapOffer[at] = heapOffer[parent];
+            heapKey[at] = heapKey[parent];
+            at = parent;
+        }
+        heapQueue[at] = i;
+        heapOffer[at] = offers[i];
+        heapKey[at] = key;
+        work++;
+    }
+
+    private void siftDown(final int queue, final int offer, final long key)
+    {
+        int at = 0;
+        while (true)
+        {
+            int child = 2 * at + 1;
+            if (child >= heapSize)
+            {
+                break;
+            }
+            if (child + 1 < heapSize && heapKey[child + 1] > heapKey[child])
+            {
+                child++;
+            }
+            if (heapKey[child] <= key)
+            {
+                break;
+            }
+            heapQueue[at] = heapQueue[child];
+            heapOffer[at] = heapOffer[child];
+            heapKey[at] = heapKey[child];
+            at = child;
+        }
+        heapQueue[at] = queue;
+        heapOffer[at] = offer;
+        heapKey[at] = key;
     }
 }

@@ -59,6 +59,13 @@ final class SharedMessage
     int awayQueued;
     /** The {@link AwayRoom} plan that found it cannot be freed: skipped for the rest of that plan. */
     int blockedInPlan;
+    /**
+     * The {@link AwayRoom} plan that counted {@link #offeredBy} (how many window queues offer it, as the next they
+     * would give) and linked them from {@link #firstOfferer}.
+     */
+    int offeredInPlan;
+    int offeredBy;
+    int firstOfferer;
 
     SharedMessage(final int shard)
     {
@@ -284,6 +291,7 @@ final class SharedMessage
             message.addresses = 0;
             message.awayQueued = 0;
             message.blockedInPlan = 0;
+            message.offeredInPlan = 0;
             message.origin = (long)shard << 48 | ++nextOrigin;
             count(message); // the buffer as it is: grown for this message, or larger from an earlier one
             return message;
