@@ -12,8 +12,8 @@ import java.util.Arrays;
  * Every queue of the window offers the next entry it would give, from its newest down, stepping over what cannot be
  * freed (one tiny message newest in every queue and in flight to a connection that never acknowledges made every queue
  * under it give nothing, review of f7fdee10, helper-151). A copy is ready when every queue that names it offers it. The
- * plan takes the ready copy offered by the queue that keeps the most bytes, messages that came through a shared
- * subscription only when no other is ready, drops it from all of its queues at once, and each of them offers its next.
+ * plan takes the ready copy offered by the queue that keeps the most bytes, queues holding only messages that came
+ * through a shared subscription last, drops it from all of its queues at once, and each of them offers its next.
  * A copy that sessions away share (one topic, many devices) so goes from all of them: before, each session gave back
  * only copies it held alone, and one host's sessions away that shared their copies, plus its connections that never
  * acknowledge, held the whole share (AwayReclaimTest, ReclaimSecondReviewTest). Copies are queued in the order their
@@ -47,7 +47,11 @@ final class AwayRoom
     static final int MOST_STUCK = 16;
 
     private static final int NONE = -1;
-    /** What a heap key adds for a copy that did not come through a shared subscription: those come first. */
+    /**
+     * What a heap key adds for a queue that holds any message that did not come through a shared subscription: those
+     * come first. Judged by the whole queue, not the entry it offers: one message through a group of the attacker's own
+     * on top of a 400 KB queue put every honest device's queue first (review of 659e40df, helper-153).
+     */
     private static final long UNGROUPED = 1L << 62;
 
     private final DeliverySession[] window = new DeliverySession[ShardSessions.AWAY_LOOK];
@@ -69,8 +73,12 @@ final class AwayRoom
     private final int[] dropFrom = new int[MOST_DROPS];
     private int drops;
     private int work;
-    /** Stamps a plan's marks on copies ({@link SharedMessage#blockedInPlan}, {@link SharedMessage#offeredInPlan}). */
-    private int plan;
+    /**
+     * Stamps a plan's marks on copies ({@link SharedMessage#blockedInPlan}, {@link SharedMessage#offeredInPlan}): a
+     * long, so that no stamp comes round again while a copy that bears it lives (an int did after 2^31 plans, and a
+     * copy offered then kept its old count and list, review of 659e40df, helper-153).
+     */
+    private long plan;
     /** Queues whose offer is ready, by key (a max-heap; an entry whose queue offered since is skipped). */
     private int[] heapQueue = new int[2 * ShardSessions.AWAY_LOOK];
     private int[] heapOffer = new int[2 * ShardSessions.AWAY_LOOK];
@@ -89,7 +97,7 @@ final class AwayRoom
         drops = 0;
         work = count;
         heapSize = 0;
-        plan = plan == Integer.MAX_VALUE ? 1 : plan + 1; // 0 is a new copy's: never a plan's stamp
+        plan++; // from 1: 0 is a new copy's, never a plan's
         for (int i = 0; i < count; i++)
         {
             next[i] = window[i].queueSize() - 1;
@@ -259,8 +267,9 @@ final class AwayRoom
     }
 
     /**
-     * @return the queue with the best ready offer: one that did not come through a shared subscription first (its group
-     * would have it handed to another member when the session ends), then the one that keeps the most bytes; NONE.
+     * @return the queue with the best ready offer: one holding anything that did not come through a shared subscription
+     * first (a group would have its messages handed to another member when the session ends), then the one that keeps
+     * the most bytes; NONE.
      */
     private int popReady()
     {
@@ -289,7 +298,7 @@ final class AwayRoom
             heapOffer = Arrays.copyOf(heapOffer, heapSize * 2);
             heapKey = Arrays.copyOf(heapKey, heapSize * 2);
         }
-        final long key = (0 == window[i].queuedGroup(next[i]) ? UNGROUPED : 0) + bytesLeft[i];
+        final long key = (window[i].queuesOnlyThroughGroups() ? 0 : UNGROUPED) + bytesLeft[i];
         int at = heapSize++;
         while (at > 0)
         {

@@ -587,6 +587,14 @@ final class DeliverySession
         return null == queue ? 0 : queue.size();
     }
 
+    /**
+     * @return whether every message it queues came through a shared subscription (none queued: false).
+     */
+    boolean queuesOnlyThroughGroups()
+    {
+        return null != queue && queue.size() > 0 && queue.groupedCount() == queue.size();
+    }
+
     long queuedBytes()
     {
         return null == queue ? 0 : queue.bytes();

@@ -45,6 +45,14 @@ final class MessageDelivery
      * RouteOutput.copyOrdinal}), which is stored, kept and ended apart from the first.
      */
     private long copyNumber;
+    /**
+     * The current target needs a copy of its own: a further copy stored under a number of its own
+     * ({@link #copyNumber}), or one its session's queue holds the event's copy for already (its own subscription and a
+     * shared one, not stored, {@link #enqueue}), so that no queue names one copy twice: such a copy could never be taken
+     * back whole, and 17 QoS 0 messages queued so kept a queue out of every plan of {@link AwayRoom} (review of 659e40df,
+     * helper-153).
+     */
+    private boolean furtherCopy;
     /** The QoS the event's message was published with. */
     private int messageQos;
     /**
@@ -102,6 +110,7 @@ final class MessageDelivery
         final int[] ids = event.subscriptionId > 0 ? subscriptionIds(event.subscriptionId) : null;
         eventMessageNumber = 0; // retained messages sent on SUBSCRIBE are not stored for the session
         copyNumber = 0;
+        furtherCopy = false;
         int at = event.retainedOffset;
         for (int i = 0; i < event.retainedCount; i++, at = route.next(at))
         {
@@ -173,6 +182,7 @@ final class MessageDelivery
             final int[] ids = targetSubscriptionIds(i);
             final int group = route.targetGroup(i);
             copyNumber = eventMessageNumber == 0 ? 0 : eventMessageNumber + route.copyOrdinal(i);
+            furtherCopy = copyNumber != eventMessageNumber;
             if (qos == 0)
             {
                 if (session.isOnline())
@@ -339,11 +349,11 @@ final class MessageDelivery
 
     /**
      * @return whether the current target's message needs a copy of its own: the event has none yet, or it is a further
-     * copy to one session ({@link #copyNumber}).
+     * copy to one session ({@link #furtherCopy}).
      */
     private boolean needsCopy()
     {
-        return copyNumber != eventMessageNumber || null == eventMessage;
+        return furtherCopy || null == eventMessage;
     }
 
     /**
@@ -406,10 +416,10 @@ final class MessageDelivery
      */
     private SharedMessage retainedCopy(final boolean offline)
     {
-        if (copyNumber != eventMessageNumber)
+        if (furtherCopy)
         {
-            // a further copy of the event's message to one session (its own and a shared subscription): stored under
-            // a number of its own, so it is a copy of its own, and its ends (acknowledged, too large, expired,
+            // a further copy of the event's message to one session (its own and a shared subscription): a copy of its
+            // own, stored (when it is) under a number of its own, so its ends (acknowledged, too large, expired,
             // dropped at a move or when its client went) end its record alone
             if (!(offline ? pool.hasRoomOffline(writer.keptLength()) : pool.hasRoomFor(writer.keptLength())))
             {
@@ -495,6 +505,11 @@ final class MessageDelivery
             counters.increment(BrokerCounters.QUEUED_BYTES_DROPPED);
             journal.done(session.persistenceKey, copyNumber, qos);
             return;
+        }
+        if (null != eventMessage && session.queueSize() > 0 &&
+            eventMessage == session.queuedMessage(session.queueSize() - 1))
+        {
+            furtherCopy = true; // the event's copy is its newest already: this target gets one of its own
         }
         final SharedMessage message = retainedCopy(session, !session.isOnline(), ids);
         if (null == message)

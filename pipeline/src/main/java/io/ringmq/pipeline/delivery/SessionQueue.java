@@ -26,6 +26,8 @@ final class SessionQueue
     private long bytes;
     /** How many of its messages are QoS 0 ({@code --queue-qos0-messages}). */
     private int qos0;
+    /** How many of its messages came through a shared subscription (a group other than 0). */
+    private int grouped;
 
     int size()
     {
@@ -38,6 +40,14 @@ final class SessionQueue
     int qos0Count()
     {
         return qos0;
+    }
+
+    /**
+     * @return how many of its messages came through a shared subscription.
+     */
+    int groupedCount()
+    {
+        return grouped;
     }
 
     /** Takes a QoS 0 entry out of the queue: its message (with the queue's reference), retain flag and ids. */
@@ -61,6 +71,7 @@ final class SessionQueue
                 final SharedMessage message = messages[at];
                 bytes -= message.length();
                 qos0--;
+                grouped -= 0 != groups[at] ? 1 : 0;
                 sink.take(message, (flags[at] & RETAIN) != 0, subscriptionIds[at]);
             }
             else
@@ -106,6 +117,7 @@ final class SessionQueue
         size++;
         bytes += message.length();
         qos0 += qos == 0 ? 1 : 0;
+        grouped += 0 != group ? 1 : 0;
     }
 
     /**
@@ -115,6 +127,7 @@ final class SessionQueue
     {
         bytes -= messages[head].length();
         qos0 -= (flags[head] & QOS_MASK) == 0 ? 1 : 0;
+        grouped -= 0 != groups[head] ? 1 : 0;
         messages[head] = null;
         subscriptionIds[head] = null;
         head = (head + 1) & (messages.length - 1);
@@ -138,6 +151,7 @@ final class SessionQueue
         final int at = index(i);
         bytes -= messages[at].length();
         qos0 -= (flags[at] & QOS_MASK) == 0 ? 1 : 0;
+        grouped -= 0 != groups[at] ? 1 : 0;
         for (int k = i + 1; k < size; k++)
         {
             final int to = index(k - 1);

@@ -58,12 +58,12 @@ final class SharedMessage
      */
     int awayQueued;
     /** The {@link AwayRoom} plan that found it cannot be freed: skipped for the rest of that plan. */
-    int blockedInPlan;
+    long blockedInPlan;
     /**
      * The {@link AwayRoom} plan that counted {@link #offeredBy} (how many window queues offer it, as the next they
      * would give) and linked them from {@link #firstOfferer}.
      */
-    int offeredInPlan;
+    long offeredInPlan;
     int offeredBy;
     int firstOfferer;
 

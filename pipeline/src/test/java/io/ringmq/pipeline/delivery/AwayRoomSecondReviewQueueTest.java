@@ -1,8 +1,6 @@
 package io.ringmq.pipeline.delivery;
 
-import io.ringmq.pipeline.Message;
 import io.ringmq.pipeline.SessionWindows;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -22,21 +20,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class AwayRoomSecondReviewQueueTest
 {
-    private final SharedMessage.Pool pool = new SharedMessage.Pool(0, 0, Long.MAX_VALUE);
-    private final SessionWindows windows = new SessionWindows(4096);
-
-    private SharedMessage copy(final int payloadLength)
-    {
-        final UnsafeBuffer bytes = new UnsafeBuffer(new byte[payloadLength + 1]);
-        return pool.copy(bytes, 0, 1, bytes, 0, 0, bytes, 1, payloadLength, Message.NEVER, 1);
-    }
-
-    private static Object field(final Object o, final String name) throws ReflectiveOperationException
-    {
-        final java.lang.reflect.Field f = o.getClass().getDeclaredField(name);
-        f.setAccessible(true);
-        return f.get(o);
-    }
+    private final AwayCopies fixture = new AwayCopies();
+    private final SharedMessage.Pool pool = fixture.pool;
+    private final SessionWindows windows = fixture.windows;
 
     private record Entry(SharedMessage message, int qos, boolean retain, int[] ids, int group)
     {
@@ -56,7 +42,7 @@ class AwayRoomSecondReviewQueueTest
                 final int kind = random.nextInt(10);
                 if (kind < 5 || model.isEmpty())
                 {
-                    final Entry e = new Entry(copy(random.nextInt(1, 40)), random.nextInt(3), random.nextBoolean(),
+                    final Entry e = new Entry(fixture.copy(random.nextInt(1, 40)), random.nextInt(3), random.nextBoolean(),
                         random.nextBoolean() ? null : new int[] {random.nextInt(100)}, random.nextInt(3));
                     queue.add(e.message, e.qos, e.retain, e.ids, e.group);
                     model.add(e);
@@ -69,10 +55,10 @@ class AwayRoomSecondReviewQueueTest
                 else
                 {
                     final int at = random.nextInt(model.size());
-                    final int headBefore = (int)field(queue, "head");
+                    final int headBefore = (int)AwayCopies.field(queue, "head");
                     queue.removeAt(at);
                     model.remove(at);
-                    assertThat((int)field(queue, "head")).as("head unchanged").isEqualTo(headBefore);
+                    assertThat((int)AwayCopies.field(queue, "head")).as("head unchanged").isEqualTo(headBefore);
                 }
                 check(queue, model);
             }
@@ -98,13 +84,13 @@ class AwayRoomSecondReviewQueueTest
         assertThat(queue.bytes()).isEqualTo(bytes);
         assertThat(queue.qos0Count()).isEqualTo(qos0);
         int live = 0;
-        for (final Object m : (Object[])field(queue, "messages"))
+        for (final Object m : (Object[])AwayCopies.field(queue, "messages"))
         {
             live += null == m ? 0 : 1;
         }
         assertThat(live).as("no slot outside the entries keeps a message").isEqualTo(model.size());
         int ids = 0;
-        for (final Object m : (Object[])field(queue, "subscriptionIds"))
+        for (final Object m : (Object[])AwayCopies.field(queue, "subscriptionIds"))
         {
             ids += null == m ? 0 : 1;
         }
@@ -137,7 +123,7 @@ class AwayRoomSecondReviewQueueTest
             final int messages = random.nextInt(1, 120);
             for (int m = 0; m < messages; m++)
             {
-                final SharedMessage message = copy(random.nextInt(1, 300));
+                final SharedMessage message = fixture.copy(random.nextInt(1, 300));
                 boolean any = false;
                 for (final DeliverySession session : away)
                 {
