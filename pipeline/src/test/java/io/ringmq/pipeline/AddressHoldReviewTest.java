@@ -164,9 +164,7 @@ class AddressHoldReviewTest
      */
     private static List<String> afterSessionsAwayFilledTheirWindows(final int qos, final String prefix)
     {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = HeldMemoryReviewTest.shareWithPublisher(16);
         int packetId = 1;
         for (int i = 0; i < 8; i++)
         {
@@ -201,9 +199,7 @@ class AddressHoldReviewTest
         "acknowledge: a subscriber on another address gets all 20 of its messages (at 75a94ed: 0 of 20)")
     void oneAddressThroughSessionsAwayAndHogs()
     {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = HeldMemoryReviewTest.shareWithPublisher(16);
         AwayReclaimTest.hogs(harness, HOST_A, 8, offlineQueuesFilled(harness, HOST_A));
         harness.addressKey(HOST_B);
         assertThat(HeldMemoryReviewTest.liveGetsItsTwenty(harness)).as("its messages").hasSize(20);
@@ -219,9 +215,7 @@ class AddressHoldReviewTest
         "its QoS 1 messages sent two at a time (at 210194c8: 10 of 20)")
     void neighbourOfOfflineDevicesGetsItsBursts()
     {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = HeldMemoryReviewTest.shareWithPublisher(16);
         int packetId = offlineQueuesFilled(harness, HOST_A);
         harness.packet(2, connect("neighbour", true));
         harness.packet(2, subscribe("t", 1));
@@ -247,9 +241,7 @@ class AddressHoldReviewTest
         "elsewhere keep their three quarters, gets its 20 QoS 1 messages (at a2820815: 0 of 20)")
     void natNeighbourOfDevicesAwayWithInflight()
     {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = HeldMemoryReviewTest.shareWithPublisher(16);
         int packetId = offlineQueuesFilled(harness, HOST_C);
         harness.addressKey(HOST_A);
         for (int d = 0; d < 2; d++)
@@ -271,9 +263,7 @@ class AddressHoldReviewTest
         "elsewhere keep their three quarters: all 40 arrive (at a2820815: 20 of 40)")
     void natDevicesEachGetTheirMessage()
     {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = HeldMemoryReviewTest.shareWithPublisher(16);
         int packetId = offlineQueuesFilled(harness, HOST_C);
         harness.addressKey(HOST_A);
         for (int d = 0; d < 4; d++)
@@ -347,9 +337,7 @@ class AddressHoldReviewTest
         "still connected behind the same address that acknowledges gets all 20 of its messages (at 1aa3541: 0 of 20)")
     void devicesAwayLeaveTheirNeighboursRoom()
     {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = HeldMemoryReviewTest.shareWithPublisher(16);
         harness.addressKey(HOST_A);
         for (int d = 0; d < 12; d++)
         {

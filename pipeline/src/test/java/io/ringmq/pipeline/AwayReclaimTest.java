@@ -55,9 +55,7 @@ class AwayReclaimTest
         "quarter of the share sessions away leave to connected clients)")
     void burstsAfterSessionsAwayAndHogs()
     {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = HeldMemoryReviewTest.shareWithPublisher(16);
         hogs(harness, HOST_A, 8, AddressHoldReviewTest.offlineQueuesFilled(harness, HOST_A));
         harness.addressKey(HOST_B);
         harness.packet(2, connect("live", true));
@@ -86,9 +84,7 @@ class AwayReclaimTest
         "subscribers never acknowledge: a subscriber on another address gets all 20 of its messages (before: 0 of 20)")
     void sessionsAwaySharingTheirCopies()
     {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = HeldMemoryReviewTest.shareWithPublisher(16);
         harness.addressKey(HOST_A);
         for (int i = 0; i < 8; i++)
         {
@@ -109,9 +105,7 @@ class AwayReclaimTest
         "[MQTT-4.4.0-1]")
     void largestQueueGivesBackFirst()
     {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(2);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = HeldMemoryReviewTest.shareWithPublisher(2);
         harness.addressKey(HOST_C);
         int packetId = 1;
         for (int s = 0; s < 2; s++) // listed as away first: taking from the first listed would take theirs
@@ -157,9 +151,7 @@ class AwayReclaimTest
         "is served from the others")
     void sharedSubscriptionMessagesStay()
     {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = HeldMemoryReviewTest.shareWithPublisher(16);
         harness.addressKey(HOST_C);
         away(harness, 9, "member", "$share/g/s"); // the largest queue away: the first a search would find
         for (int m = 0; m < 3; m++)
@@ -209,9 +201,7 @@ class AwayReclaimTest
         "queue in flight to another session away: one look for room to take back, not one per subscriber")
     void oneSearchPerEventWhenNothingIsThere() throws Exception
     {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = HeldMemoryReviewTest.shareWithPublisher(16);
         harness.addressKey(HOST_C);
         for (int i = 0; i < 8; i++) // what one queues, the other has in flight [MQTT-4.4.0-1]: none may be taken back
         {

@@ -25,9 +25,7 @@ class AwayRoomReviewTest
     /** 8 sessions away of HOST_A on "a" (and {@code extra} filters), 10 copies of 4 KiB each shared by all 8. */
     private static PipelineHarness eightAway(final String... extra)
     {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = HeldMemoryReviewTest.shareWithPublisher(16);
         harness.addressKey(HOST_A);
         sessionsAway(harness, 8, "a", extra);
         for (int m = 0; m < 10; m++)

@@ -28,9 +28,7 @@ class AwayRoomSecondReviewTest
      */
     private static PipelineHarness sharedOnTop(final int tiny, final boolean privateOnTopOfNine)
     {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = HeldMemoryReviewTest.shareWithPublisher(16);
         harness.addressKey(HOST_A);
         AwayRoomReviewTest.sessionsAway(harness, 8, "a", "x");
         harness.packet(20, connect("nine", false));

@@ -195,6 +195,17 @@ class HeldMemoryReviewTest
     }
 
     /**
+     * @return {@link #smallShare} with a publisher connected from HOST_B (connection 100, a clean session).
+     */
+    static PipelineHarness shareWithPublisher(final int maxInflight)
+    {
+        final PipelineHarness harness = smallShare(maxInflight);
+        harness.addressKey(HOST_B);
+        harness.packet(100, connect("pub", true));
+        return harness;
+    }
+
+    /**
      * {@code count} subscribers of "h" (connections 1, 3, ...) that never acknowledge, sent 40 messages of 4 KiB.
      */
     private static void subscribersThatNeverAcknowledge(final PipelineHarness harness, final int count)

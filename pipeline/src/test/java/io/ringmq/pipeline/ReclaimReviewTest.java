@@ -72,9 +72,7 @@ class ReclaimReviewTest
         "once the first address acknowledged")
     void tabledReaderSharingCopies()
     {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = HeldMemoryReviewTest.shareWithPublisher(16);
         harness.packet(2, connect("fast", true)); // acknowledges at once: its address is each copy's holder first
         harness.packet(2, subscribe("a", 1));
         harness.addressKey(HOST_D);
@@ -128,9 +126,7 @@ class ReclaimReviewTest
         "keep at least half the share of their queued messages")
     void manyAddressesLeaveSessionsAwayHalf()
     {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = HeldMemoryReviewTest.shareWithPublisher(16);
         int packetId = AddressHoldReviewTest.offlineQueuesFilled(harness, HOST_C);
         final long queuedDrops = harness.counters.get(BrokerCounters.MESSAGE_MEMORY_DROPPED);
         for (int i = 0; i < 40; i++)
@@ -223,9 +219,7 @@ class ReclaimReviewTest
     @DisplayName("a message that cannot fit even after reclaim takes nothing from the devices away")
     void oneLargeCopy()
     {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = HeldMemoryReviewTest.shareWithPublisher(16);
         AddressHoldReviewTest.offlineQueuesFilled(harness, HOST_C); // 11 queued, within the three quarters
         harness.addressKey(HOST_D);
         harness.packet(1, connect("reader", true)); // some connected traffic: one message in flight

@@ -51,9 +51,7 @@ class ReclaimSecondReviewTest
 
     private static List<String> attackWithBroadcastInFlight(final boolean manyAddresses)
     {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = HeldMemoryReviewTest.shareWithPublisher(16);
         final int packetId = AddressHoldReviewTest.offlineQueuesFilled(harness, HOST_A);
         for (int r = 0; r < 8; r++)
         {
@@ -113,9 +111,7 @@ class ReclaimSecondReviewTest
         "12 KiB message (at 52577d8 it lost it, and the message was dropped all the same)")
     void nothingDroppedThatCannotMakeRoomEnough()
     {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = HeldMemoryReviewTest.shareWithPublisher(16);
         harness.addressKey(HOST_C);
         for (int i = 0; i < 8; i++)
         {
@@ -157,9 +153,7 @@ class ReclaimSecondReviewTest
         "never acknowledge: a subscriber on another address gets its 20 messages (before: 0 of 20)")
     void sessionsAwayThroughSharedSubscriptions()
     {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = HeldMemoryReviewTest.shareWithPublisher(16);
         harness.addressKey(HOST_A);
         for (int i = 0; i < 16; i++)
         {

@@ -76,9 +76,7 @@ class SharedAwayCopiesTest
         "connected client holds too: that message stays, and the copies under it are taken back from both alike")
     void aMessageThatStaysIsSteppedOver() throws Exception
     {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = HeldMemoryReviewTest.shareWithPublisher(16);
         harness.addressKey(AddressKeys.NONE); // not limited: what it holds counts with no address
         harness.packet(2, connect("reader", true));
         harness.packet(2, subscribe("x", 1)); // never acknowledges: what it is sent stays in flight
@@ -153,9 +151,7 @@ class SharedAwayCopiesTest
      */
     private static PipelineHarness fleetAway(final int count)
     {
-        final PipelineHarness harness = HeldMemoryReviewTest.smallShare(16);
-        harness.addressKey(HOST_B);
-        harness.packet(100, connect("pub", true));
+        final PipelineHarness harness = HeldMemoryReviewTest.shareWithPublisher(16);
         harness.addressKey(HOST_A);
         for (int i = 0; i < count; i++)
         {
