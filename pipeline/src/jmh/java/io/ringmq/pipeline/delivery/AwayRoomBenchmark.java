@@ -24,14 +24,18 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code fleet}: the 1,024 sessions share 64 copies (one topic); the plan takes the newest from all 1,024 (its
  *   most entries) and stops;</li>
  *   <li>{@code pinned}: each session queues 300 messages another client holds too; the plan steps over them until its
- *   work is spent, and finds nothing (an attacker's most expensive plan);</li>
+ *   work is spent, and finds nothing (an attacker's most expensive plan, with all its steps);</li>
+ *   <li>{@code pinnedBackToBack}: the same plan again and again on the wall clock, as a shard does when every event
+ *   wants room: what each costs on average once the steps of {@code AwayRoom.STEP_RATE} are spent;</li>
  *   <li>{@code spread}: each copy is shared with a session outside the window; no copy is ever ready, and each round
  *   steps every queue over one (the open case of sharers listed far apart, at its most work).</li>
  * </ul>
  *
  * <pre>
- * mvn -q -Pbenchmarks -pl protocol,pipeline test-compile exec:exec -Djmh.args="AwayRoomBenchmark"
+ * mvn -q -Pbenchmarks -pl pipeline test-compile exec:exec -Djmh.args="AwayRoomBenchmark"
  * </pre>
+ * Every case but {@code pinnedBackToBack} plans a second after the one before, on a clock of its own, so each plan
+ * has all its steps.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
@@ -51,6 +55,8 @@ public class AwayRoomBenchmark
     private ShardSessions fleet;
     private ShardSessions pinned;
     private ShardSessions spread;
+    /** The clock of the cases that plan with all their steps: a second further each plan. */
+    private long planAtMs;
 
     @Setup
     public void setUp()
@@ -115,6 +121,14 @@ public class AwayRoomBenchmark
     }
 
     @Benchmark
+    public long pinnedBackToBack()
+    {
+        final long freed = room.plan(pinned, 1, System.currentTimeMillis());
+        room.clear();
+        return freed;
+    }
+
+    @Benchmark
     public long spread()
     {
         return plan(spread, 1);
@@ -122,7 +136,8 @@ public class AwayRoomBenchmark
 
     private long plan(final ShardSessions sessions, final long wanted)
     {
-        final long freed = room.plan(sessions, wanted);
+        planAtMs += 1_000;
+        final long freed = room.plan(sessions, wanted, planAtMs);
         room.clear();
         return freed;
     }

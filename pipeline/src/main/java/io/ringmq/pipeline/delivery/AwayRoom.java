@@ -28,8 +28,14 @@ import java.util.Arrays;
  * entries of one queue it steps over: a bound of 64 a queue let 65 pins on top of the largest queues take them out of
  * every plan, and other hosts' devices gave instead (helper-152). A plan looks at one window of the shard's sessions
  * away ({@link ShardSessions#awayWindow}): a copy some of whose holders are outside it stays (open: two sessions of a
- * host listed more than a window apart keep what they share while more than 2,048 sessions are away). Owned by its
- * shard's thread.
+ * host listed more than a window apart keep what they share while more than 2,048 sessions are away).
+ * <p>
+ * The entries all plans step over are bounded in time as well: {@link #STEP_RATE} a millisecond, up to
+ * {@link #STEP_BURST} saved. A plan within its work bound still cost the shard about 2.7 ms when an attacker's pins
+ * filled it ({@code AwayRoomBenchmark.pinned}), and every event that wanted room planned again, so pins holding about
+ * half the share made the shard spend its time stepping over them (stop 60's open case). Once the steps are spent, a
+ * queue offers only an entry it can give without stepping, until time brings more: a plan then costs about one look
+ * at each queue of the window. Owned by its shard's thread.
  */
 final class AwayRoom
 {
@@ -45,6 +51,13 @@ final class AwayRoom
     static final int MOST_WORK = 256 * ShardSessions.AWAY_LOOK;
     /** The most times a plan finds no copy ready and steps every queue over its offer. */
     static final int MOST_STUCK = 16;
+    /**
+     * Entries all plans together may step over a millisecond, on average: at about 10 ns an entry
+     * ({@code AwayRoomBenchmark}), under a tenth of the shard's thread.
+     */
+    static final long STEP_RATE = 8_192;
+    /** The most steps saved while no plan steps: one plan at its most work. */
+    static final long STEP_BURST = MOST_WORK;
 
     private static final int NONE = -1;
     /**
@@ -73,6 +86,12 @@ final class AwayRoom
     private final int[] dropFrom = new int[MOST_DROPS];
     private int drops;
     private int work;
+    /** Entries this plan stepped over, and the most it may ({@link #STEP_RATE}). */
+    private long steps;
+    private long stepLimit;
+    /** Steps left to plans, as of {@link #stepsAtMs}. */
+    private long stepsLeft = STEP_BURST;
+    private long stepsAtMs;
     /**
      * Stamps a plan's marks on copies ({@link SharedMessage#blockedInPlan}, {@link SharedMessage#offeredInPlan}): a
      * long, so that no stamp comes round again while a copy that bears it lives (an int did after 2^31 plans, and a
@@ -87,12 +106,20 @@ final class AwayRoom
 
     /**
      * Plans to free {@code wanted} bytes from the sessions away of the shard's next window: up to
-     * {@link #MOST_COPIES} copies and {@link #MOST_DROPS} queue entries, within {@link #MOST_WORK}.
+     * {@link #MOST_COPIES} copies and {@link #MOST_DROPS} queue entries, within {@link #MOST_WORK} and the steps left
+     * at {@code nowMs} ({@link #STEP_RATE}).
      *
      * @return what the plan frees: at least {@code wanted}, or what it could find in all when that is less.
      */
-    long plan(final ShardSessions sessions, final long wanted)
+    long plan(final ShardSessions sessions, final long wanted, final long nowMs)
     {
+        if (nowMs > stepsAtMs)
+        {
+            stepsLeft = Math.min(STEP_BURST, stepsLeft + Math.min(nowMs - stepsAtMs, STEP_BURST) * STEP_RATE);
+        }
+        stepsAtMs = nowMs; // a clock set back refills nothing until it passes this again
+        stepLimit = Math.min(stepsLeft, MOST_WORK);
+        steps = 0;
         count = sessions.awayWindow(window);
         drops = 0;
         work = count;
@@ -143,7 +170,16 @@ final class AwayRoom
                 offerNext(holders[h]);
             }
         }
+        stepsLeft -= steps;
         return freed;
+    }
+
+    /**
+     * @return the entries the last plan stepped over.
+     */
+    long steps()
+    {
+        return steps;
     }
 
     /**
@@ -184,8 +220,8 @@ final class AwayRoom
 
     /**
      * Window queue {@code i} offers the next entry it can give, from its place down past entries that cannot be freed
-     * (held by more than sessions away, or stepped over by this plan), while the plan has work left; once every queue
-     * naming that copy offers it, they all go into the heap of ready offers.
+     * (held by more than sessions away, or stepped over by this plan), while the plan has work and steps left; once
+     * every queue naming that copy offers it, they all go into the heap of ready offers.
      */
     private void offerNext(final int i)
     {
@@ -215,6 +251,11 @@ final class AwayRoom
                 }
                 return;
             }
+            if (steps == stepLimit)
+            {
+                break; // the shard's steps are spent: this queue offers what it has reached, nothing
+            }
+            steps++;
             work++;
             next[i]--;
         }

@@ -376,7 +376,7 @@ final class MessageDelivery
             return; // this event looked already, and found less
         }
         lookedAway = true;
-        final long room = awayRoom.plan(sessions, wanted);
+        final long room = awayRoom.plan(sessions, wanted, clock.nowMs());
         if (room < wanted)
         {
             roomAway = room;

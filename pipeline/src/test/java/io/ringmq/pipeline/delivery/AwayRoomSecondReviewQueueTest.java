@@ -159,7 +159,7 @@ class AwayRoomSecondReviewQueueTest
             final AwayRoom room = new AwayRoom();
             final long wanted = random.nextLong(1, 40_000);
             final long freeBefore = pool.freeBytes();
-            final long plan = room.plan(sessions, wanted);
+            final long plan = room.plan(sessions, wanted, 0);
             final Map<DeliverySession, List<Integer>> dropped = new IdentityHashMap<>();
             for (int d = 0; d < room.drops(); d++)
             {

@@ -57,7 +57,7 @@ class AwayRoomThirdReviewFairnessTest
             sessions.queuedAway(device);
         }
         final AwayRoom room = new AwayRoom();
-        final long planned = room.plan(sessions, wantedCopies * cost);
+        final long planned = room.plan(sessions, wantedCopies * cost, 0);
         long fromAttacker = 0;
         long fromDevices = 0;
         for (int d = 0; d < room.drops(); d++)

@@ -236,7 +236,7 @@ class AwayRoomThirdReviewModelTest
             {
                 final long wanted = random.nextInt(3) == 0 ? Long.MAX_VALUE : random.nextLong(1, 80_000);
                 final ModelPlan expect = model(window, wanted);
-                final long planned = room.plan(sessions, wanted);
+                final long planned = room.plan(sessions, wanted, p * 1_000L); // a second apart: each plan has all its steps
                 checkLists(room);
                 assertThat((int)AwayCopies.field(room, "work")).as("work bound").isLessThan(AwayRoom.MOST_WORK);
                 final List<SharedMessage> taken = new ArrayList<>();

@@ -1,0 +1,158 @@
+package io.ringmq.pipeline.delivery;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The entries plans step over are bounded in time ({@link AwayRoom#STEP_RATE}): an attacker's pins under every queue
+ * away (copies a connected client holds too) made each plan cost the shard about 2.7 ms, and every event that wanted
+ * room planned again (stop 60's open case). What can be given without stepping is still given, and what lies under
+ * pins is given once time brings the steps.
+ */
+class AwayRoomStepsTest
+{
+    /**
+     * Pins in each of the attacker's 1,023 queues: 204,600 in all, most of one plan's work, so that one plan with all
+     * its steps still reaches a queue past them.
+     */
+    private static final int PINS = 200;
+    private static final int QUEUES = ShardSessions.AWAY_LOOK;
+
+    private final AwayCopies fixture = new AwayCopies();
+    private final ShardSessions sessions = new ShardSessions();
+    private final AwayRoom room = new AwayRoom();
+    private int nextId;
+
+    @BeforeEach
+    void pins()
+    {
+        for (int s = 0; s < QUEUES - 1; s++)
+        {
+            final DeliverySession session = session();
+            for (int m = 0; m < PINS; m++)
+            {
+                queue(session, pinned());
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("plans back to back within one millisecond step over one plan's work in all, then only look")
+    void stepsInOneMillisecondAreOnePlans()
+    {
+        long steps = 0;
+        for (int p = 0; p < 1_000; p++)
+        {
+            assertThat(plan(1, 5_000)).isZero();
+            steps += room.steps();
+            if (p == 0)
+            {
+                assertThat(room.steps()).as("the first plan steps over every pin").isEqualTo((QUEUES - 1) * PINS);
+            }
+        }
+        assertThat(steps).isLessThanOrEqualTo(AwayRoom.STEP_BURST);
+        assertThat(room.steps()).as("the last plan steps over nothing").isZero();
+    }
+
+    @Test
+    @DisplayName("over 200 ms of plans, ten a millisecond, the steps are the burst plus the rate for each millisecond")
+    void stepsOverTimeAreTheRate()
+    {
+        long steps = 0;
+        for (long ms = 5_000; ms < 5_200; ms++)
+        {
+            for (int p = 0; p < 10; p++)
+            {
+                assertThat(plan(1, ms)).isZero();
+                steps += room.steps();
+            }
+        }
+        assertThat(steps).isLessThanOrEqualTo(AwayRoom.STEP_BURST + 200 * AwayRoom.STEP_RATE)
+            .as("the rate is used, not withheld").isGreaterThanOrEqualTo(AwayRoom.STEP_BURST + 199 * AwayRoom.STEP_RATE);
+    }
+
+    @Test
+    @DisplayName("with the steps spent, a copy a session away holds alone on top of its queue is still taken back")
+    void aCopyOnTopIsTakenWithoutSteps()
+    {
+        spendSteps(7_000);
+        final SharedMessage alone = fixture.copy(100);
+        queue(session(), alone);
+        assertThat(plan(alone.cost(), 7_000)).isEqualTo(alone.cost());
+        assertThat(room.drops()).isOne();
+        assertThat(room.steps()).isZero();
+    }
+
+    @Test
+    @DisplayName("a copy under 20,000 pins waits for the steps, and is taken back once time brings them")
+    void aCopyUnderPinsIsTakenOnceStepsCome()
+    {
+        spendSteps(9_000);
+        final DeliverySession holder = session();
+        final SharedMessage under = fixture.copy(100);
+        queue(holder, under);
+        for (int m = 0; m < 20_000; m++)
+        {
+            queue(holder, pinned());
+        }
+        assertThat(plan(under.cost(), 9_000)).as("no steps left: nothing").isZero();
+        assertThat(room.drops()).isZero();
+        assertThat(plan(under.cost(), 9_001)).as("one millisecond: 8,192 steps shared by the window").isZero();
+        assertThat(plan(under.cost(), 9_100)).as("a full plan's steps: past every pin").isEqualTo(under.cost());
+        assertThat(room.drops()).isOne();
+        assertThat(room.dropPlace(0)).isZero();
+    }
+
+    @Test
+    @DisplayName("a clock set back refills nothing, and refills again from where it was set")
+    void aClockSetBackRefillsNothing()
+    {
+        spendSteps(1_000_000);
+        assertThat(plan(1, 10)).isZero();
+        assertThat(room.steps()).isZero();
+        assertThat(plan(1, 11)).isZero();
+        assertThat(room.steps()).isPositive().isLessThanOrEqualTo(AwayRoom.STEP_RATE);
+    }
+
+    private void spendSteps(final long atMs)
+    {
+        for (int p = 0; p < 10 && (p == 0 || room.steps() > 0); p++)
+        {
+            plan(1, atMs);
+        }
+        assertThat(room.steps()).as("spent").isZero();
+    }
+
+    private long plan(final long wanted, final long atMs)
+    {
+        room.clear();
+        return room.plan(sessions, wanted, atMs);
+    }
+
+    private DeliverySession session()
+    {
+        final DeliverySession session = new DeliverySession(nextId++, true, 16, fixture.windows);
+        sessions.put(session);
+        return session;
+    }
+
+    /**
+     * @return a copy a connected client holds too (one reference of its own, never released).
+     */
+    private SharedMessage pinned()
+    {
+        final SharedMessage copy = fixture.copy(10);
+        copy.retain();
+        return copy;
+    }
+
+    private void queue(final DeliverySession session, final SharedMessage copy)
+    {
+        copy.retain();
+        session.enqueue(copy, 1, false, null, 0);
+        sessions.queuedAway(session);
+    }
+}
