@@ -9,16 +9,8 @@
 # there once (every queued copy shared by the AWAY sessions). Stops by itself.
 #   python3 address-share.py PORT K N SIZE [AWAY [one-topic]]   e.g. address-share.py 1883 24 40 65536 16
 import struct, sys, threading, time
-from mqttraw import connect, accepted, live_receives, packet, read_packet, recv_exactly, utf8
-import socket
+from mqttraw import connect, accepted, dial_from, live_receives, packet, read_packet, recv_exactly, utf8
 
-
-def dial_from(port, source, timeout=10):
-    sock = socket.socket()
-    sock.bind((source, 0))
-    sock.settimeout(timeout)
-    sock.connect(('127.0.0.1', port))
-    return sock
 
 
 def read_forever(sock):

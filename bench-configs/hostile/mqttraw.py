@@ -46,6 +46,15 @@ def dial(port, index, timeout=10):
     return sock
 
 
+def dial_from(port, source, timeout=10):
+    """A TCP socket to 127.0.0.1:port from the loopback address `source` (e.g. '127.0.0.2': a host of its own)."""
+    sock = socket.socket()
+    sock.bind((source, 0))
+    sock.settimeout(timeout)
+    sock.connect(('127.0.0.1', port))
+    return sock
+
+
 def recv_exactly(sock, n):
     """n bytes from the socket (OSError when it closes first)."""
     data = b''
