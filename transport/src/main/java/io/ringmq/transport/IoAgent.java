@@ -162,7 +162,7 @@ final class IoAgent implements Agent
         handshakes.nowMs(nowMs);
         partials.nowMs(nowMs);
         this.reader = new ConnectionReader(counters, writer, closer, idleBuffers, inbound, framer, handshakes);
-        closer.wire(timers, reader, writer); // before anything can end a connection
+        closer.wire(timers, reader, writer, this::publishCounts); // before anything can end a connection
         this.registry = new ConnectionRegistry(index, selector, clock, connections, connectionCount, timers, reader,
             writer);
         if (null != credentials)
