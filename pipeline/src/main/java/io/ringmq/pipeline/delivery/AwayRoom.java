@@ -34,8 +34,14 @@ import java.util.Arrays;
  * {@link #STEP_BURST} saved. A plan within its work bound still cost the shard about 2.7 ms when an attacker's pins
  * filled it ({@code AwayRoomBenchmark.pinned}), and every event that wanted room planned again, so pins holding about
  * half the share made the shard spend its time stepping over them (stop 60's open case). Once the steps are spent, a
- * queue offers only an entry it can give without stepping, until time brings more: a plan then costs about one look
- * at each queue of the window. Owned by its shard's thread.
+ * queue offers only an entry it can give without stepping: a plan then costs about one look at each queue of the
+ * window. A plan that the steps cut short and that freed too little spent them for nothing, and one a millisecond kept
+ * the saved steps below what an honest plan needed for ever (a fleet away under a slow subscriber's 16 newest copies
+ * got 31 of 10,000 plans, review of efe0eabd, helper-154): the plans after it step over nothing until twice the steps
+ * it had are saved (at most a whole plan's), and those after a plan that finished until as many as it took, so steps
+ * go to plans that can finish. The first offers step breadth first,
+ * each queue one entry, then two, four, and on, so that a queue with one pin is not left without steps by the pins
+ * of the queues listed before it (helper-154). Owned by its shard's thread.
  */
 final class AwayRoom
 {
@@ -51,6 +57,11 @@ final class AwayRoom
     static final int MOST_WORK = 256 * ShardSessions.AWAY_LOOK;
     /** The most times a plan finds no copy ready and steps every queue over its offer. */
     static final int MOST_STUCK = 16;
+    /**
+     * The work the first offers may take: the rest is for taking the copies they found (with the whole bound spent on
+     * looking, a copy offered in the first round was never taken).
+     */
+    static final int MOST_LOOKING = MOST_WORK - 4 * ShardSessions.AWAY_LOOK;
     /**
      * Entries all plans together may step over a millisecond, on average: at about 10 ns an entry
      * ({@code AwayRoomBenchmark}), under a tenth of the shard's thread.
@@ -92,6 +103,12 @@ final class AwayRoom
     /** Steps left to plans, as of {@link #stepsAtMs}. */
     private long stepsLeft = STEP_BURST;
     private long stepsAtMs;
+    /** The steps saved before a plan steps again, after one that they cut short; 0 when none was. */
+    private long stepsWanted;
+    /** The most entries one {@link #offerNext} call steps over: how far the first offers go in this round. */
+    private long stepCap;
+    /** The work {@link #offerNext} stops at: {@link #MOST_LOOKING} for the first offers, then {@link #MOST_WORK}. */
+    private int workLimit;
     /**
      * Stamps a plan's marks on copies ({@link SharedMessage#blockedInPlan}, {@link SharedMessage#offeredInPlan}): a
      * long, so that no stamp comes round again while a copy that bears it lives (an int did after 2^31 plans, and a
@@ -117,14 +134,16 @@ final class AwayRoom
         {
             stepsLeft = Math.min(STEP_BURST, stepsLeft + Math.min(nowMs - stepsAtMs, STEP_BURST) * STEP_RATE);
         }
-        stepsAtMs = nowMs; // a clock set back refills nothing until it passes this again
-        stepLimit = Math.min(stepsLeft, MOST_WORK);
+        stepsAtMs = nowMs; // a clock set back refills from where it was set, not from a time that may be far ahead
+        stepLimit = stepsLeft < stepsWanted ? 0 : Math.min(stepsLeft, MOST_WORK);
         steps = 0;
         count = sessions.awayWindow(window);
         drops = 0;
         work = count;
         heapSize = 0;
         plan++; // from 1: 0 is a new copy's, never a plan's
+        stepCap = 0;
+        workLimit = MOST_LOOKING;
         for (int i = 0; i < count; i++)
         {
             next[i] = window[i].queueSize() - 1;
@@ -132,6 +151,12 @@ final class AwayRoom
             offers[i] = 0;
             offerNext(i);
         }
+        for (stepCap = 1; steps < stepLimit && work < MOST_LOOKING && offerFurther(); stepCap *= 2)
+        {
+            work += count;
+        }
+        stepCap = Long.MAX_VALUE;
+        workLimit = MOST_WORK;
         long freed = 0;
         int copies = 0;
         int stuck = 0;
@@ -171,7 +196,35 @@ final class AwayRoom
             }
         }
         stepsLeft -= steps;
+        if (stepLimit > 0)
+        {
+            // cut short by the steps or the work, and too little: wait for twice as many; else for as many as it took,
+            // so that no plan starts with fewer steps than the last one needed (one that took 16,384 a time, then
+            // one cut short at 8,192, took room back every third millisecond where the rate pays for every other)
+            stepsWanted = freed < wanted && (steps == stepLimit || work >= MOST_LOOKING) ?
+                Math.min(STEP_BURST, 2 * stepLimit) : steps;
+        }
         return freed;
+    }
+
+    /**
+     * One round of the first offers: each queue that offers nothing yet and has entries left below goes on, stepping
+     * over up to {@link #stepCap} more.
+     *
+     * @return whether any queue had further to go.
+     */
+    private boolean offerFurther()
+    {
+        boolean any = false;
+        for (int i = 0; i < count && steps < stepLimit; i++)
+        {
+            if (null == offered[i] && next[i] >= 0)
+            {
+                any = true;
+                offerNext(i);
+            }
+        }
+        return any;
     }
 
     /**
@@ -228,7 +281,8 @@ final class AwayRoom
         offers[i]++;
         offered[i] = null;
         final DeliverySession session = window[i];
-        while (next[i] >= 0 && work < MOST_WORK)
+        long stepped = 0;
+        while (next[i] >= 0 && work < workLimit)
         {
             final SharedMessage copy = session.queuedMessage(next[i]);
             if (copy.heldOnlyAway() && plan != copy.blockedInPlan)
@@ -251,9 +305,9 @@ final class AwayRoom
                 }
                 return;
             }
-            if (steps == stepLimit)
+            if (steps == stepLimit || stepped++ == stepCap)
             {
-                break; // the shard's steps are spent: this queue offers what it has reached, nothing
+                break; // the shard's steps are spent, or this round's: this queue offers nothing yet
             }
             steps++;
             work++;

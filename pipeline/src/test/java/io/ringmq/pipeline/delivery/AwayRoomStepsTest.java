@@ -9,8 +9,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The entries plans step over are bounded in time ({@link AwayRoom#STEP_RATE}): an attacker's pins under every queue
  * away (copies a connected client holds too) made each plan cost the shard about 2.7 ms, and every event that wanted
- * room planned again (stop 60's open case). What can be given without stepping is still given, and what lies under
- * pins is given once time brings the steps.
+ * room planned again (stop 60's open case). What can be given without stepping is still given; what lies under pins is
+ * given once the steps are saved, however often plans come (review of efe0eabd, helper-154: plans cut short spent the
+ * steps for nothing, and one a millisecond starved an honest fleet); and the pins of queues listed first do not take
+ * every step from a queue behind them.
  */
 class AwayRoomStepsTest
 {
@@ -58,7 +60,8 @@ class AwayRoomStepsTest
     }
 
     @Test
-    @DisplayName("over 200 ms of plans, ten a millisecond, the steps are the burst plus the rate for each millisecond")
+    @DisplayName("over 200 ms of plans, ten a millisecond, the steps are at most the burst plus the rate for each " +
+        "millisecond, and most of the rate is used")
     void stepsOverTimeAreTheRate()
     {
         long steps = 0;
@@ -71,7 +74,7 @@ class AwayRoomStepsTest
             }
         }
         assertThat(steps).isLessThanOrEqualTo(AwayRoom.STEP_BURST + 200 * AwayRoom.STEP_RATE)
-            .as("the rate is used, not withheld").isGreaterThanOrEqualTo(AwayRoom.STEP_BURST + 199 * AwayRoom.STEP_RATE);
+            .as("only the steps saved for the next whole plan are left").isGreaterThan(199 * AwayRoom.STEP_RATE);
     }
 
     @Test
@@ -113,8 +116,9 @@ class AwayRoomStepsTest
         spendSteps(1_000_000);
         assertThat(plan(1, 10)).isZero();
         assertThat(room.steps()).isZero();
-        assertThat(plan(1, 11)).isZero();
-        assertThat(room.steps()).isPositive().isLessThanOrEqualTo(AwayRoom.STEP_RATE);
+        assertThat(plan(1, 50)).isZero();
+        assertThat(room.steps()).as("40 ms after the time set back: a whole plan's steps, past every pin")
+            .isEqualTo((QUEUES - 1) * PINS);
     }
 
     private void spendSteps(final long atMs)
