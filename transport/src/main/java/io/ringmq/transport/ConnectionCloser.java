@@ -100,17 +100,24 @@ final class ConnectionCloser implements ConnectionWriter.Closer, ConnectionTimer
         reader.release(connection);
         writer.release(connection);
         connections.remove(connection.id);
-        counters.increment(BrokerCounters.CONNECTIONS_CLOSED);
-        if (connection.connectSeen && !shuttingDown)
+        try
         {
-            ingress.end(connection.id, kind, connection.version, connection.endReasonCode,
-                connection.endSessionExpiryInterval);
+            counters.increment(BrokerCounters.CONNECTIONS_CLOSED);
+            if (connection.connectSeen && !shuttingDown)
+            {
+                ingress.end(connection.id, kind, connection.version, connection.endReasonCode,
+                    connection.endSessionExpiryInterval);
+            }
+            // what it was counted for is in the broker's counters before it stops counting as open: the warm-up at
+            // start puts the counters back once its connections are all closed, and in shared threading the end of
+            // the duty cycle that closed them came after that, so its last bytes read stayed counted (WarmupTest, CI
+            // at 6b738c9)
+            publishCounts.run();
         }
-        // what it was counted for is in the broker's counters before it stops counting as open: the warm-up at start
-        // puts the counters back once its connections are all closed, and in shared threading the end of the duty
-        // cycle that closed them came after that, so its last bytes read stayed counted (WarmupTest, CI at 6b738c9)
-        publishCounts.run();
-        connection.release(connectionCount);
+        finally
+        {
+            connection.release(connectionCount); // its slot, whatever failed above (review of 35f5f2b7, helper-155)
+        }
     }
 
     @Override

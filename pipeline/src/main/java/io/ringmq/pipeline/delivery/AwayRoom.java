@@ -33,15 +33,14 @@ import java.util.Arrays;
  * The entries all plans step over are bounded in time as well: {@link #STEP_RATE} a millisecond, up to
  * {@link #STEP_BURST} saved. A plan within its work bound still cost the shard about 2.7 ms when an attacker's pins
  * filled it ({@code AwayRoomBenchmark.pinned}), and every event that wanted room planned again, so pins holding about
- * half the share made the shard spend its time stepping over them (stop 60's open case). Once the steps are spent, a
- * queue offers only an entry it can give without stepping: a plan then costs about one look at each queue of the
- * window. A plan that the steps cut short and that freed too little spent them for nothing, and one a millisecond kept
- * the saved steps below what an honest plan needed for ever (a fleet away under a slow subscriber's 16 newest copies
- * got 31 of 10,000 plans, review of efe0eabd, helper-154): the plans after it step over nothing until twice the steps
- * it had are saved (at most a whole plan's), and those after a plan that finished until as many as it took, so steps
- * go to plans that can finish. The first offers step breadth first,
- * each queue one entry, then two, four, and on, so that a queue with one pin is not left without steps by the pins
- * of the queues listed before it (helper-154). Owned by its shard's thread.
+ * half the share made the shard spend its time stepping over them (stop 60's open case). A plan is made only once as
+ * many steps are saved as the last one took (twice its steps when they cut it short and it freed too little); until
+ * then a plan looks at nothing and frees nothing. Plans with fewer steps failed for want of them and spent them for
+ * nothing (a fleet away under a slow subscriber's 16 newest copies got 31 of 10,000 plans, review of efe0eabd,
+ * helper-154), or, taking what lay open, let an attacker's queue under a pin keep what it held while honest devices
+ * gave (review of 59223744, helper-155). The first offers step breadth first, each queue one entry, then two, four
+ * and on, so that a queue with one pin is not left without steps by the pins of the queues listed before it
+ * (helper-154). Owned by its shard's thread.
  */
 final class AwayRoom
 {
@@ -63,8 +62,9 @@ final class AwayRoom
      */
     static final int MOST_LOOKING = MOST_WORK - 4 * ShardSessions.AWAY_LOOK;
     /**
-     * Entries all plans together may step over a millisecond, on average: at about 10 ns an entry
-     * ({@code AwayRoomBenchmark}), under a tenth of the shard's thread.
+     * Entries all plans together may step over a millisecond, on average: at 12-17 ns an entry
+     * ({@code AwayRoomBenchmark.pinned}, C2), a tenth to a seventh of the shard's thread; besides, every plan looks at
+     * the top of each queue of its window (about 20 µs for 1,024, {@code pinnedBackToBack}).
      */
     static final long STEP_RATE = 8_192;
     /** The most steps saved while no plan steps: one plan at its most work. */
@@ -103,7 +103,10 @@ final class AwayRoom
     /** Steps left to plans, as of {@link #stepsAtMs}. */
     private long stepsLeft = STEP_BURST;
     private long stepsAtMs;
-    /** The steps saved before a plan steps again, after one that they cut short; 0 when none was. */
+    /**
+     * The steps saved before the next plan is made: as many as the last one took, or twice its steps when they cut it
+     * short and it freed too little.
+     */
     private long stepsWanted;
     /** The most entries one {@link #offerNext} call steps over: how far the first offers go in this round. */
     private long stepCap;
@@ -135,8 +138,16 @@ final class AwayRoom
             stepsLeft = Math.min(STEP_BURST, stepsLeft + Math.min(nowMs - stepsAtMs, STEP_BURST) * STEP_RATE);
         }
         stepsAtMs = nowMs; // a clock set back refills from where it was set, not from a time that may be far ahead
-        stepLimit = stepsLeft < stepsWanted ? 0 : Math.min(stepsLeft, MOST_WORK);
         steps = 0;
+        if (stepsLeft < stepsWanted)
+        {
+            stepLimit = 0;
+            count = 0;
+            drops = 0;
+            return 0; // not yet: a plan with fewer steps would look less deep than the last, and let queues it does
+                      // not reach keep what they hold while the queues it does reach give
+        }
+        stepLimit = Math.min(stepsLeft, MOST_WORK);
         count = sessions.awayWindow(window);
         drops = 0;
         work = count;
@@ -196,14 +207,13 @@ final class AwayRoom
             }
         }
         stepsLeft -= steps;
-        if (stepLimit > 0)
-        {
-            // cut short by the steps or the work, and too little: wait for twice as many; else for as many as it took,
-            // so that no plan starts with fewer steps than the last one needed (one that took 16,384 a time, then
-            // one cut short at 8,192, took room back every third millisecond where the rate pays for every other)
-            stepsWanted = freed < wanted && (steps == stepLimit || work >= MOST_LOOKING) ?
-                Math.min(STEP_BURST, 2 * stepLimit) : steps;
-        }
+        // cut short by the steps or the work, and too little: wait for twice as many; else for as many as it took, so
+        // that no plan looks less deep than the last one did (one that took 16,384 a time, then one cut short at 8,192,
+        // took room back every third millisecond where the rate pays for every other; and plans with too few steps
+        // that took what lay open let an attacker's queue under a pin keep it while honest devices gave, review of
+        // 59223744, helper-155)
+        stepsWanted = freed < wanted && (steps == stepLimit || work >= MOST_LOOKING) ?
+            Math.min(STEP_BURST, 2 * Math.max(1, stepLimit)) : steps;
         return freed;
     }
 

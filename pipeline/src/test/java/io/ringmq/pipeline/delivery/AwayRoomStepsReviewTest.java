@@ -48,7 +48,7 @@ class AwayRoomStepsReviewTest
 
     @Test
     @DisplayName("one pin on top of each of 1,024 fleet queues (1,024 steps a plan): up to eight plans a millisecond " +
-        "all take room back, and more plans than that take it back at the rate")
+        "all take room back, and more plans than that take it back at the rate, the others looking at nothing")
     void onePinFleet()
     {
         final SharedMessage open = fleet(1, 1);
@@ -94,6 +94,56 @@ class AwayRoomStepsReviewTest
         // every plan that steps goes on until its work is spent (the largest queues give first, so each is looked
         // through: review of 63dfdbbf, helper-152), and 8,192 steps a millisecond pay for one such plan in 32
         assertThat(taken).isGreaterThanOrEqualTo(280);
+    }
+
+    @Test
+    @DisplayName("an attacker's 50,400 pins (56 copies in 900 queues) and its 500 KB queue under one pin, 100 honest " +
+        "devices with open tops: every plan made takes from the attacker's queue, none from a device (at 59223744, " +
+        "1,670 of 2,000 plans took from the devices; review of 59223744, helper-155)")
+    void theQueueKeepingTheMostGivesUnderAPinMass()
+    {
+        final DeliverySession big = session();
+        for (int m = 0; m < 100; m++)
+        {
+            queue(big, fixture.copy(5_000));
+        }
+        queue(big, pinned(10));
+        final List<DeliverySession> mass = new ArrayList<>();
+        for (int s = 0; s < 900; s++)
+        {
+            mass.add(session());
+        }
+        for (int m = 0; m < 56; m++)
+        {
+            final SharedMessage pin = pinned(10);
+            for (final DeliverySession session : mass)
+            {
+                queue(session, pin);
+            }
+        }
+        for (int s = 0; s < 100; s++)
+        {
+            final DeliverySession device = session();
+            for (int m = 0; m < 10; m++)
+            {
+                queue(device, fixture.copy(100));
+            }
+        }
+        int byBig = 0;
+        int byDevices = 0;
+        for (long ms = 1_000_000; ms < 1_002_000; ms++)
+        {
+            room.plan(sessions, 1, ms);
+            if (room.drops() > 0)
+            {
+                byBig += room.dropSession(0) == big ? 1 : 0;
+                byDevices += room.dropSession(0) == big ? 0 : 1;
+            }
+            room.clear();
+        }
+        assertThat(byDevices).isZero();
+        // each plan steps over the 50,401 pins, and 8,192 steps a millisecond pay for one in about six
+        assertThat(byBig).isGreaterThanOrEqualTo(300);
     }
 
     /**

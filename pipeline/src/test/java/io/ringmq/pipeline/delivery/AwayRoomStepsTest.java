@@ -9,10 +9,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The entries plans step over are bounded in time ({@link AwayRoom#STEP_RATE}): an attacker's pins under every queue
  * away (copies a connected client holds too) made each plan cost the shard about 2.7 ms, and every event that wanted
- * room planned again (stop 60's open case). What can be given without stepping is still given; what lies under pins is
- * given once the steps are saved, however often plans come (review of efe0eabd, helper-154: plans cut short spent the
- * steps for nothing, and one a millisecond starved an honest fleet); and the pins of queues listed first do not take
- * every step from a queue behind them.
+ * room planned again (stop 60's open case). A plan waits until the steps it needs are saved, and then looks as deep as
+ * the last one did; what lies under pins is given once they are, however often plans come (review of efe0eabd,
+ * helper-154: plans cut short spent the steps for nothing, and one a millisecond starved an honest fleet); and the pins
+ * of queues listed first do not take every step from a queue behind them.
  */
 class AwayRoomStepsTest
 {
@@ -78,15 +78,19 @@ class AwayRoomStepsTest
     }
 
     @Test
-    @DisplayName("with the steps spent, a copy a session away holds alone on top of its queue is still taken back")
-    void aCopyOnTopIsTakenWithoutSteps()
+    @DisplayName("until as many steps are saved as the last plan took, a plan looks at nothing, not even a copy on top " +
+        "of a queue; then the copy is taken back")
+    void plansWaitForTheStepsTheLastOneTook()
     {
         spendSteps(7_000);
         final SharedMessage alone = fixture.copy(100);
         queue(session(), alone);
-        assertThat(plan(alone.cost(), 7_000)).isEqualTo(alone.cost());
+        assertThat(plan(alone.cost(), 7_000)).isZero();
+        assertThat(room.drops()).isZero();
+        assertThat(plan(alone.cost(), 7_010)).as("10 ms: 81,920 more steps, fewer than the last plan's 204,600").isZero();
+        assertThat(plan(alone.cost(), 7_020)).as("20 ms: enough").isEqualTo(alone.cost());
         assertThat(room.drops()).isOne();
-        assertThat(room.steps()).isZero();
+        assertThat(room.steps()).as("it looked as deep as the last, past every pin").isEqualTo((QUEUES - 1) * PINS);
     }
 
     @Test
@@ -103,7 +107,7 @@ class AwayRoomStepsTest
         }
         assertThat(plan(under.cost(), 9_000)).as("no steps left: nothing").isZero();
         assertThat(room.drops()).isZero();
-        assertThat(plan(under.cost(), 9_001)).as("one millisecond: 8,192 steps shared by the window").isZero();
+        assertThat(plan(under.cost(), 9_001)).as("one millisecond: 8,192 steps").isZero();
         assertThat(plan(under.cost(), 9_100)).as("a full plan's steps: past every pin").isEqualTo(under.cost());
         assertThat(room.drops()).isOne();
         assertThat(room.dropPlace(0)).isZero();
