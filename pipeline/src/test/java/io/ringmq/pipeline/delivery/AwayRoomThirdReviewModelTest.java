@@ -27,7 +27,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 class AwayRoomThirdReviewModelTest
 {
     private final AwayCopies fixture = new AwayCopies();
-    private final SharedMessage.Pool pool = fixture.pool;
     private final SessionWindows windows = fixture.windows;
 
     private record ModelPlan(List<SharedMessage> taken, long freed, boolean tie, int stuck, int dropBlocked)
@@ -130,40 +129,6 @@ class AwayRoomThirdReviewModelTest
         return new ModelPlan(taken, freed, false, stuck, dropBlocked);
     }
 
-    /** The offerer lists and counts the room holds at a plan's end. */
-    private static void checkLists(final AwayRoom room) throws ReflectiveOperationException
-    {
-        final int count = (int)AwayCopies.field(room, "count");
-        final long plan = (long)AwayCopies.field(room, "plan");
-        final SharedMessage[] offered = (SharedMessage[])AwayCopies.field(room, "offered");
-        final int[] sameOffer = (int[])AwayCopies.field(room, "sameOffer");
-        final Map<SharedMessage, List<Integer>> offering = new IdentityHashMap<>();
-        for (int i = 0; i < count; i++)
-        {
-            if (null != offered[i])
-            {
-                assertThat(offered[i].blockedInPlan).as("queue " + i + " offers a blocked copy").isNotEqualTo(plan);
-                assertThat(offered[i].offeredInPlan).isEqualTo(plan);
-                offering.computeIfAbsent(offered[i], k -> new ArrayList<>()).add(i);
-            }
-        }
-        for (final Map.Entry<SharedMessage, List<Integer>> e : offering.entrySet())
-        {
-            final SharedMessage c = e.getKey();
-            final List<Integer> listed = new ArrayList<>();
-            for (int j = c.firstOfferer; j != -1; j = sameOffer[j])
-            {
-                assertThat(listed).as("a queue twice in one list").doesNotContain(j);
-                assertThat(listed.size()).as("a list that loops").isLessThan(count);
-                listed.add(j);
-                assertThat(offered[j]).as("queue " + j + " listed for a copy it does not offer").isSameAs(c);
-            }
-            assertThat(listed).as("the list is exactly the queues offering it").containsExactlyInAnyOrderElementsOf(
-                e.getValue());
-            assertThat(c.offeredBy).as("offeredBy").isEqualTo(listed.size());
-        }
-    }
-
     @Test
     @DisplayName("plans match the naive model (copies taken, in order, and bytes freed), lists stay exact, drops go " +
         "newest down in each queue and free exactly the plan, over repeated plans and the plan counter's wrap")
@@ -237,27 +202,9 @@ class AwayRoomThirdReviewModelTest
                 final long wanted = random.nextInt(3) == 0 ? Long.MAX_VALUE : random.nextLong(1, 80_000);
                 final ModelPlan expect = model(window, wanted);
                 final long planned = room.plan(sessions, wanted, p * 1_000L); // a second apart: each plan has all its steps
-                checkLists(room);
+                AwayCopies.checkOfferLists(room);
                 assertThat((int)AwayCopies.field(room, "work")).as("work bound").isLessThan(AwayRoom.MOST_WORK);
-                final List<SharedMessage> taken = new ArrayList<>();
-                final Map<DeliverySession, Integer> lastPlace = new IdentityHashMap<>();
-                final Map<SharedMessage, Integer> dropsOf = new IdentityHashMap<>();
-                for (int d = 0; d < room.drops(); d++)
-                {
-                    final DeliverySession session = room.dropSession(d);
-                    final int place = room.dropPlace(d);
-                    final Integer last = lastPlace.put(session, place);
-                    assertThat(last == null || place < last).as("round " + round + ": places go down").isTrue();
-                    final SharedMessage m = session.queuedMessage(place);
-                    if (taken.isEmpty() || taken.get(taken.size() - 1) != m)
-                    {
-                        assertThat(taken).as("a copy's drops are together").doesNotContain(m);
-                        taken.add(m);
-                    }
-                    dropsOf.merge(m, 1, Integer::sum);
-                }
-                dropsOf.forEach((m, k) -> assertThat(k).as("dropped from every entry naming it").isEqualTo(
-                    m.awayQueued));
+                final List<SharedMessage> taken = AwayCopies.checkDrops(room, "round " + round);
                 dropBound += expect.dropBlocked() > 0 ? 1 : 0;
                 stuckPlans += expect.stuck() > 0 ? 1 : 0;
                 stuckOut += expect.stuck() > AwayRoom.MOST_STUCK ? 1 : 0;
@@ -276,15 +223,7 @@ class AwayRoomThirdReviewModelTest
                 }
                 if (random.nextBoolean() || p == plans - 1)
                 {
-                    final long freeBefore = pool.freeBytes();
-                    for (int d = 0; d < room.drops(); d++)
-                    {
-                        final SharedMessage m = room.dropSession(d).queuedMessage(room.dropPlace(d));
-                        room.dropSession(d).removeQueued(room.dropPlace(d));
-                        pool.release(m);
-                    }
-                    room.clear();
-                    assertThat(pool.freeBytes() - freeBefore).as(as + " exact").isEqualTo(planned);
+                    fixture.carryOut(room, planned, as);
                 }
                 else
                 {
