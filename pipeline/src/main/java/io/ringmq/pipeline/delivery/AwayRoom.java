@@ -33,14 +33,20 @@ import java.util.Arrays;
  * The entries all plans step over are bounded in time as well: {@link #STEP_RATE} a millisecond, up to
  * {@link #STEP_BURST} saved. A plan within its work bound still cost the shard about 2.7 ms when an attacker's pins
  * filled it ({@code AwayRoomBenchmark.pinned}), and every event that wanted room planned again, so pins holding about
- * half the share made the shard spend its time stepping over them (stop 60's open case). A plan is made only once as
- * many steps are saved as the last one took (twice its steps when they cut it short and it freed too little); until
- * then a plan looks at nothing and frees nothing. Plans with fewer steps failed for want of them and spent them for
- * nothing (a fleet away under a slow subscriber's 16 newest copies got 31 of 10,000 plans, review of efe0eabd,
- * helper-154), or, taking what lay open, let an attacker's queue under a pin keep what it held while honest devices
- * gave (review of 59223744, helper-155). The first offers step breadth first, each queue one entry, then two, four
- * and on, so that a queue with one pin is not left without steps by the pins of the queues listed before it
- * (helper-154). Owned by its shard's thread.
+ * half the share made the shard spend its time stepping over them (stop 60's open case). A step is an entry a plan
+ * passes because a connected client, a restored window or a copy in flight holds it too; a copy passed because some of
+ * its holders are outside the window, or blocked in this plan, is work but no step (a fleet of 2,048 devices on one
+ * topic spent steps on its shared copies, and 924 of 6,000 events got room back, review of c39cb5cb, helper-156).
+ * <p>
+ * A plan is made only once as many steps are saved as the last one in the same window took (twice its steps when they
+ * cut it short and it freed too little); until then a plan looks at nothing and frees nothing. Plans with fewer steps
+ * failed for want of them and spent them for nothing (a fleet away under a slow subscriber's 16 newest copies got 31 of
+ * 10,000 plans, review of efe0eabd, helper-154), or, taking what lay open, let an attacker's queue under a pin keep
+ * what it held while honest devices gave (review of 59223744, helper-155). The count is kept by window, as the list's
+ * windows differ (helper-156), and a plan whose steps ran out before its first offers had looked as deep as they could
+ * takes nothing. The first offers step breadth first, each queue one entry, then two, four and on, so that a queue with
+ * one pin is not left without steps by the pins of the queues listed before it (helper-154). Owned by its shard's
+ * thread.
  */
 final class AwayRoom
 {
@@ -56,6 +62,8 @@ final class AwayRoom
     static final int MOST_WORK = 256 * ShardSessions.AWAY_LOOK;
     /** The most times a plan finds no copy ready and steps every queue over its offer. */
     static final int MOST_STUCK = 16;
+    /** Windows whose steps wanted are kept apart; further ones share (a million sessions away: four to a slot). */
+    static final int WINDOWS_KEPT = 256;
     /**
      * The work the first offers may take: the rest is for taking the copies they found (with the whole bound spent on
      * looking, a copy offered in the first round was never taken).
@@ -104,10 +112,13 @@ final class AwayRoom
     private long stepsLeft = STEP_BURST;
     private long stepsAtMs;
     /**
-     * The steps saved before the next plan is made: as many as the last one took, or twice its steps when they cut it
-     * short and it freed too little.
+     * For each window of the list of sessions away ({@link ShardSessions#windowKey}): the steps saved before the next
+     * plan there is made, as many as the last one there took, or twice its steps when they cut it short. Kept by window:
+     * one learned in a window with pins held back plans in windows that need none (30 events a millisecond got room
+     * back 175 times in a second), and one learned in a cheap window let the next plan in the attacker's look shallow
+     * and take from honest devices (review of c39cb5cb, helper-156).
      */
-    private long stepsWanted;
+    private final long[] stepsWanted = new long[WINDOWS_KEPT];
     /** The most entries one {@link #offerNext} call steps over: how far the first offers go in this round. */
     private long stepCap;
     /** The work {@link #offerNext} stops at: {@link #MOST_LOOKING} for the first offers, then {@link #MOST_WORK}. */
@@ -135,11 +146,14 @@ final class AwayRoom
     {
         if (nowMs > stepsAtMs)
         {
-            stepsLeft = Math.min(STEP_BURST, stepsLeft + Math.min(nowMs - stepsAtMs, STEP_BURST) * STEP_RATE);
+            final long elapsed = nowMs - stepsAtMs; // negative only past an overflow: a clock absurdly far ahead
+            stepsLeft = Math.min(STEP_BURST, stepsLeft + (elapsed < 0 ? STEP_BURST : Math.min(elapsed, STEP_BURST)) *
+                STEP_RATE);
         }
         stepsAtMs = nowMs; // a clock set back refills from where it was set, not from a time that may be far ahead
         steps = 0;
-        if (stepsLeft < stepsWanted)
+        final int key = sessions.windowKey() & (WINDOWS_KEPT - 1);
+        if (stepsLeft < stepsWanted[key])
         {
             stepLimit = 0;
             count = 0;
@@ -168,10 +182,13 @@ final class AwayRoom
         }
         stepCap = Long.MAX_VALUE;
         workLimit = MOST_WORK;
+        // the steps ran out before the first offers had looked as deep as they could, and more steps would have let
+        // them: what they found is not what the window offers, and taking it would spare the queues not reached
+        final boolean shallow = steps == stepLimit && stepLimit < MOST_WORK && anyLookingFurther();
         long freed = 0;
         int copies = 0;
         int stuck = 0;
-        while (freed < wanted && copies < MOST_COPIES && drops < MOST_DROPS && work < MOST_WORK)
+        while (!shallow && freed < wanted && copies < MOST_COPIES && drops < MOST_DROPS && work < MOST_WORK)
         {
             final int best = popReady();
             if (best == NONE)
@@ -212,9 +229,24 @@ final class AwayRoom
         // took room back every third millisecond where the rate pays for every other; and plans with too few steps
         // that took what lay open let an attacker's queue under a pin keep it while honest devices gave, review of
         // 59223744, helper-155)
-        stepsWanted = freed < wanted && (steps == stepLimit || work >= MOST_LOOKING) ?
+        stepsWanted[key] = freed < wanted && (steps == stepLimit || work >= MOST_LOOKING) ?
             Math.min(STEP_BURST, 2 * Math.max(1, stepLimit)) : steps;
         return freed;
+    }
+
+    /**
+     * @return whether any queue of the window offers nothing yet and has entries left below.
+     */
+    private boolean anyLookingFurther()
+    {
+        for (int i = 0; i < count; i++)
+        {
+            if (null == offered[i] && next[i] >= 0)
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -315,11 +347,12 @@ final class AwayRoom
                 }
                 return;
             }
-            if (steps == stepLimit || stepped++ == stepCap)
+            final boolean pin = !copy.heldOnlyAway(); // what a step is: a copy blocked in this plan is work only
+            if (pin && steps == stepLimit || stepped++ == stepCap)
             {
                 break; // the shard's steps are spent, or this round's: this queue offers nothing yet
             }
-            steps++;
+            steps += pin ? 1 : 0;
             work++;
             next[i]--;
         }

@@ -162,6 +162,14 @@ final class ShardSessions
     }
 
     /**
+     * @return which window of the list {@link #awayWindow} fills now: its start, in windows.
+     */
+    int windowKey()
+    {
+        return (awayLook < awayCount ? awayLook : 0) / AWAY_LOOK;
+    }
+
+    /**
      * An event that looked through the list is over: the next one looks at the next {@link #AWAY_LOOK} sessions away,
      * so that every one of them is looked at in turn; an event's own looks all start at the same place.
      */

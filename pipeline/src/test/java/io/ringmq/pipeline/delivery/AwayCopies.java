@@ -20,6 +20,9 @@ final class AwayCopies
 {
     final SharedMessage.Pool pool = new SharedMessage.Pool(0, 0, Long.MAX_VALUE);
     final SessionWindows windows = new SessionWindows(4096);
+    /** A shard's sessions, for the tests that list their sessions away here ({@link #session}, {@link #queue}). */
+    final ShardSessions sessions = new ShardSessions();
+    private int nextId;
 
     /**
      * @return a copy with a one-byte topic and {@code payloadLength} bytes of payload, with no reference yet.
@@ -28,6 +31,57 @@ final class AwayCopies
     {
         final UnsafeBuffer bytes = new UnsafeBuffer(new byte[payloadLength + 1]);
         return pool.copy(bytes, 0, 1, bytes, 0, 0, bytes, 1, payloadLength, Message.NEVER, 1);
+    }
+
+    /**
+     * @return a new session whose client is away, kept in {@link #sessions}.
+     */
+    DeliverySession session()
+    {
+        final DeliverySession session = new DeliverySession(nextId++, true, 16, windows);
+        sessions.put(session);
+        return session;
+    }
+
+    /**
+     * @return a copy a connected client holds too (a reference of its own, never released): a pin, which no plan frees.
+     */
+    SharedMessage pinned(final int payloadLength)
+    {
+        final SharedMessage copy = copy(payloadLength);
+        copy.retain();
+        return copy;
+    }
+
+    /**
+     * Queues {@code copy} (one more reference) for {@code session}, listed as away with a queue in {@link #sessions}.
+     */
+    void queue(final DeliverySession session, final SharedMessage copy)
+    {
+        copy.retain();
+        session.enqueue(copy, 1, false, null, 0);
+        sessions.queuedAway(session);
+    }
+
+    /**
+     * An attacker's pin mass (review of 59223744, helper-155): {@code queues} new sessions away, each queueing the same
+     * {@code copies} pins, one-byte copies a connected client holds too.
+     */
+    void pinMass(final int queues, final int copies)
+    {
+        final List<DeliverySession> mass = new ArrayList<>();
+        for (int s = 0; s < queues; s++)
+        {
+            mass.add(session());
+        }
+        for (int m = 0; m < copies; m++)
+        {
+            final SharedMessage pin = pinned(10);
+            for (final DeliverySession session : mass)
+            {
+                queue(session, pin);
+            }
+        }
     }
 
     static Object field(final Object o, final String name) throws ReflectiveOperationException

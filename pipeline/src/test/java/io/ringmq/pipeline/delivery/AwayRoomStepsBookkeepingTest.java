@@ -85,7 +85,7 @@ class AwayRoomStepsBookkeepingTest
                 nowMs += random.nextInt(3) - (random.nextInt(20) == 0 ? 5 : 0);
                 AwayCopies.setField(room, "stepsLeft", random.nextLong(0, 400));
                 AwayCopies.setField(room, "stepsAtMs", nowMs);
-                AwayCopies.setField(room, "stepsWanted", random.nextInt(4) == 0 ? random.nextLong(0, 400) : 0L);
+                ((long[])AwayCopies.field(room, "stepsWanted"))[0] = random.nextInt(4) == 0 ? random.nextLong(0, 400) : 0L;
                 final long wanted = random.nextInt(3) == 0 ? Long.MAX_VALUE : random.nextLong(1, 40_000);
                 final long planned = room.plan(sessions, wanted, nowMs);
                 final long steps = room.steps();

@@ -17,9 +17,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class AwayRoomStepsReviewTest
 {
     private final AwayCopies fixture = new AwayCopies();
-    private final ShardSessions sessions = new ShardSessions();
+    private final ShardSessions sessions = fixture.sessions;
     private final AwayRoom room = new AwayRoom();
-    private int nextId;
 
     @Test
     @DisplayName("1,024 devices away on one topic under a slow subscriber's 16 newest copies (16,384 steps a plan): " +
@@ -75,16 +74,16 @@ class AwayRoomStepsReviewTest
     {
         for (int s = 0; s < ShardSessions.AWAY_LOOK - 1; s++)
         {
-            final DeliverySession attacker = session();
+            final DeliverySession attacker = fixture.session();
             for (int m = 0; m < 300; m++)
             {
-                queue(attacker, pinned(10));
+                fixture.queue(attacker, fixture.pinned(10));
             }
         }
-        final DeliverySession honest = session();
+        final DeliverySession honest = fixture.session();
         final SharedMessage open = fixture.copy(1_000);
-        queue(honest, open);
-        queue(honest, pinned(10));
+        fixture.queue(honest, open);
+        fixture.queue(honest, fixture.pinned(10));
         int taken = 0;
         for (long ms = 1_000_000; ms < 1_010_000; ms++)
         {
@@ -102,31 +101,19 @@ class AwayRoomStepsReviewTest
         "1,670 of 2,000 plans took from the devices; review of 59223744, helper-155)")
     void theQueueKeepingTheMostGivesUnderAPinMass()
     {
-        final DeliverySession big = session();
+        final DeliverySession big = fixture.session();
         for (int m = 0; m < 100; m++)
         {
-            queue(big, fixture.copy(5_000));
+            fixture.queue(big, fixture.copy(5_000));
         }
-        queue(big, pinned(10));
-        final List<DeliverySession> mass = new ArrayList<>();
-        for (int s = 0; s < 900; s++)
-        {
-            mass.add(session());
-        }
-        for (int m = 0; m < 56; m++)
-        {
-            final SharedMessage pin = pinned(10);
-            for (final DeliverySession session : mass)
-            {
-                queue(session, pin);
-            }
-        }
+        fixture.queue(big, fixture.pinned(10));
+        fixture.pinMass(900, 56);
         for (int s = 0; s < 100; s++)
         {
-            final DeliverySession device = session();
+            final DeliverySession device = fixture.session();
             for (int m = 0; m < 10; m++)
             {
-                queue(device, fixture.copy(100));
+                fixture.queue(device, fixture.copy(100));
             }
         }
         int byBig = 0;
@@ -157,15 +144,15 @@ class AwayRoomStepsReviewTest
         final List<DeliverySession> fleet = new ArrayList<>();
         for (int s = 0; s < ShardSessions.AWAY_LOOK; s++)
         {
-            fleet.add(session());
+            fleet.add(fixture.session());
         }
         SharedMessage newestOpen = null;
         for (int m = 0; m < open + pins; m++)
         {
-            final SharedMessage copy = m < open ? fixture.copy(1_000) : pinned(1_000);
+            final SharedMessage copy = m < open ? fixture.copy(1_000) : fixture.pinned(1_000);
             for (final DeliverySession session : fleet)
             {
-                queue(session, copy);
+                fixture.queue(session, copy);
             }
             newestOpen = m < open ? copy : newestOpen;
         }
@@ -177,26 +164,5 @@ class AwayRoomStepsReviewTest
         final long freed = room.plan(sessions, wanted, atMs);
         room.clear();
         return freed;
-    }
-
-    private DeliverySession session()
-    {
-        final DeliverySession session = new DeliverySession(nextId++, true, 16, fixture.windows);
-        sessions.put(session);
-        return session;
-    }
-
-    private SharedMessage pinned(final int payloadLength)
-    {
-        final SharedMessage copy = fixture.copy(payloadLength);
-        copy.retain(); // a connected client's
-        return copy;
-    }
-
-    private void queue(final DeliverySession session, final SharedMessage copy)
-    {
-        copy.retain();
-        session.enqueue(copy, 1, false, null, 0);
-        sessions.queuedAway(session);
     }
 }

@@ -24,19 +24,18 @@ class AwayRoomStepsTest
     private static final int QUEUES = ShardSessions.AWAY_LOOK;
 
     private final AwayCopies fixture = new AwayCopies();
-    private final ShardSessions sessions = new ShardSessions();
+    private final ShardSessions sessions = fixture.sessions;
     private final AwayRoom room = new AwayRoom();
-    private int nextId;
 
     @BeforeEach
     void pins()
     {
         for (int s = 0; s < QUEUES - 1; s++)
         {
-            final DeliverySession session = session();
+            final DeliverySession session = fixture.session();
             for (int m = 0; m < PINS; m++)
             {
-                queue(session, pinned());
+                fixture.queue(session, fixture.pinned(10));
             }
         }
     }
@@ -84,7 +83,7 @@ class AwayRoomStepsTest
     {
         spendSteps(7_000);
         final SharedMessage alone = fixture.copy(100);
-        queue(session(), alone);
+        fixture.queue(fixture.session(), alone);
         assertThat(plan(alone.cost(), 7_000)).isZero();
         assertThat(room.drops()).isZero();
         assertThat(plan(alone.cost(), 7_010)).as("10 ms: 81,920 more steps, fewer than the last plan's 204,600").isZero();
@@ -98,12 +97,12 @@ class AwayRoomStepsTest
     void aCopyUnderPinsIsTakenOnceStepsCome()
     {
         spendSteps(9_000);
-        final DeliverySession holder = session();
+        final DeliverySession holder = fixture.session();
         final SharedMessage under = fixture.copy(100);
-        queue(holder, under);
+        fixture.queue(holder, under);
         for (int m = 0; m < 20_000; m++)
         {
-            queue(holder, pinned());
+            fixture.queue(holder, fixture.pinned(10));
         }
         assertThat(plan(under.cost(), 9_000)).as("no steps left: nothing").isZero();
         assertThat(room.drops()).isZero();
@@ -138,29 +137,5 @@ class AwayRoomStepsTest
     {
         room.clear();
         return room.plan(sessions, wanted, atMs);
-    }
-
-    private DeliverySession session()
-    {
-        final DeliverySession session = new DeliverySession(nextId++, true, 16, fixture.windows);
-        sessions.put(session);
-        return session;
-    }
-
-    /**
-     * @return a copy a connected client holds too (one reference of its own, never released).
-     */
-    private SharedMessage pinned()
-    {
-        final SharedMessage copy = fixture.copy(10);
-        copy.retain();
-        return copy;
-    }
-
-    private void queue(final DeliverySession session, final SharedMessage copy)
-    {
-        copy.retain();
-        session.enqueue(copy, 1, false, null, 0);
-        sessions.queuedAway(session);
     }
 }
