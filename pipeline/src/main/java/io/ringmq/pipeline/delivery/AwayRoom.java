@@ -70,9 +70,9 @@ final class AwayRoom
      */
     static final int MOST_LOOKING = MOST_WORK - 4 * ShardSessions.AWAY_LOOK;
     /**
-     * Entries all plans together may step over a millisecond, on average: at 12-17 ns an entry
-     * ({@code AwayRoomBenchmark.pinned}, C2), a tenth to a seventh of the shard's thread; besides, every plan looks at
-     * the top of each queue of its window (about 20 µs for 1,024, {@code pinnedBackToBack}).
+     * Entries all plans together may step over a millisecond, on average: at 9-20 ns an entry
+     * ({@code AwayRoomBenchmark.pinned}, C2), up to a sixth of the shard's thread. Besides, every plan that is made
+     * looks at the top of each queue of its window, which takes no steps: 20-50 µs for 1,024 queues.
      */
     static final long STEP_RATE = 8_192;
     /** The most steps saved while no plan steps: one plan at its most work. */
