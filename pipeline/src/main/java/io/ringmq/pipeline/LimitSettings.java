@@ -26,6 +26,7 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
     private int maxQueued = 1_000;
     private int maxPacketSize = 1024 * 1024;
     private int connectTimeoutMs = 10_000;
+    private int stalledClientTimeoutMs = 10_000;
     private int maxClientIdLength = 1_024;
     private int maxSubscriptionsPerClient = 10_000;
     private long maxQueuedBytes = 16L * 1024 * 1024;
@@ -59,6 +60,8 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
         check(maxInflightBytes >= 0, "--max-inflight-bytes must be >= 0 (0: no limit)");
         check(maxPacketSize >= 64 && maxPacketSize <= 268_435_460, "--max-packet-size must be 64..268435460");
         check(connectTimeoutMs >= 100, "--connect-timeout must be at least 100 ms");
+        check(stalledClientTimeoutMs == 0 || stalledClientTimeoutMs >= 100,
+            "--stalled-client-timeout must be 0 (off) or at least 100 ms");
         check(maxPacketSize <= MAX_PACKET_SIZE_LIMIT, "--max-packet-size must be at most " + MAX_PACKET_SIZE_LIMIT +
             " (64 MiB): every packet must fit the outbound ring and the message log");
         check(maxClientIdLength >= 23 && maxClientIdLength <= 65_535,
@@ -138,6 +141,21 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
     public LimitSettings connectTimeoutMs(final int connectTimeoutMs)
     {
         this.connectTimeoutMs = connectTimeoutMs;
+        return this;
+    }
+
+    /**
+     * @return how long a connected client's oldest unacknowledged QoS 1/2 message may stay so, while clients that hold
+     * less find no room in --max-message-memory, before its connection is ended; 0: never.
+     */
+    public int stalledClientTimeoutMs()
+    {
+        return stalledClientTimeoutMs;
+    }
+
+    public LimitSettings stalledClientTimeoutMs(final int stalledClientTimeoutMs)
+    {
+        this.stalledClientTimeoutMs = stalledClientTimeoutMs;
         return this;
     }
 
@@ -476,7 +494,8 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
     public String toString()
     {
         return "max-connections=" + maxConnections + " max-inflight=" + maxInflight + " max-queued=" + maxQueued +
-            " max-packet-size=" + maxPacketSize + " connect-timeout=" + connectTimeoutMs + "ms max-client-id-length=" +
+            " max-packet-size=" + maxPacketSize + " connect-timeout=" + connectTimeoutMs + "ms stalled-client-timeout=" +
+            stalledClientTimeoutMs + "ms max-client-id-length=" +
             maxClientIdLength + " max-subscriptions-per-client=" + maxSubscriptionsPerClient + " max-queued-bytes=" +
             maxQueuedBytes + " max-retained=" + maxRetainedMessages + "/" + retainedBytes() + "B" +
             (maxRetainedBytes == BrokerContext.AUTO ? "(auto)" : "") + " persistent-client-expiration=" +

@@ -65,6 +65,8 @@ public final class ReloadPlan
             (live, value) -> live.limits().maxKeepAliveSeconds(value)),
         liveInt("connect-timeout", context -> context.limits().connectTimeoutMs(),
             (live, value) -> live.limits().connectTimeoutMs(value)),
+        liveInt("stalled-client-timeout", context -> context.limits().stalledClientTimeoutMs(),
+            (live, value) -> live.limits().stalledClientTimeoutMs(value)),
         liveInt("max-retained-messages", context -> context.limits().maxRetainedMessages(),
             (live, messages) -> live.limits().maxRetained(messages, live.limits().maxRetainedBytes())),
         liveLong("max-retained-bytes", context -> context.limits().maxRetainedBytes(),

@@ -41,6 +41,12 @@ final class LimitOptions
             + "(default: ${DEFAULT-VALUE}).", order = 330)
     String connectTimeout = OptionValues.durationText(DEFAULTS.limits().connectTimeoutMs());
 
+    @Option(names = "--stalled-client-timeout", paramLabel = "DURATION",
+        description = "End the connection of a client whose oldest unacknowledged QoS 1/2 message stays so this long "
+            + "while clients that hold less find no room in --max-message-memory (5.0: DISCONNECT 0x97); 0 = never "
+            + "(default: ${DEFAULT-VALUE}).", order = 335)
+    String stalledClientTimeout = OptionValues.durationText(DEFAULTS.limits().stalledClientTimeoutMs());
+
     @Option(names = "--max-client-id-length", paramLabel = "N",
         description = "Longer client identifiers are refused (default: ${DEFAULT-VALUE}).", order = 340)
     int maxClientIdLength = DEFAULTS.limits().maxClientIdLength();
@@ -146,6 +152,7 @@ final class LimitOptions
             .maxQueued(maxQueued)
             .maxPacketSize(maxPacketSize)
             .connectTimeoutMs(OptionValues.parseDurationMs(connectTimeout))
+            .stalledClientTimeoutMs(OptionValues.parseDurationMs(stalledClientTimeout))
             .maxClientIdLength(maxClientIdLength)
             .maxSubscriptionsPerClient(maxSubscriptionsPerClient)
             .maxQueuedBytes(maxQueuedBytes)

@@ -20,9 +20,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(120)
 class AddressShareTest
 {
-    private static final int HOGS = 24;
+    static final int HOGS = 24;
     private static final int HOG_MESSAGES = 40;
-    private static final int HOG_PAYLOAD = 16 * 1024;
+    static final int HOG_PAYLOAD = 16 * 1024;
 
     @Test
     @DisplayName("24 connections from 127.0.0.2 (--limit-loopback), each sent 40 QoS 1 messages of 16 KiB on a " +
@@ -35,7 +35,7 @@ class AddressShareTest
         final List<AutoCloseable> closeables = new ArrayList<>();
         try (RingMq broker = start(1024 * 1024))
         {
-            hogs(broker, closeables);
+            hogs(broker, closeables, i -> "127.0.0.2");
             assertThat(broker.counters().get(BrokerCounters.MESSAGE_MEMORY)).as("what the 24 hold")
                 .isLessThanOrEqualTo(1024 * 1024 * 7 / 8 + 2L * (HOG_PAYLOAD + 1_024));
             honestPairGetsItsHundred(broker, closeables, 1_024, 100);
@@ -106,7 +106,7 @@ class AddressShareTest
             });
             assertThat(broker.counters().get(BrokerCounters.MESSAGE_MEMORY)).as("what the sessions away hold")
                 .isGreaterThan(512 * 1024 * 5 / 8);
-            hogs(broker, closeables);
+            hogs(broker, closeables, i -> "127.0.0.2");
             honestPairGetsItsHundred(broker, closeables, 4_096, 10);
             assertThat(broker.counters().get(BrokerCounters.AWAY_MESSAGES_TAKEN_BACK)).as("taken back").isPositive();
         }
@@ -123,18 +123,19 @@ class AddressShareTest
     }
 
     /**
-     * {@link #HOGS} connections from 127.0.0.2, each subscribed at QoS 1 to a topic of its own and publishing
-     * {@link #HOG_MESSAGES} messages to it, which it reads and never acknowledges; returns once the share is full for
-     * that host.
+     * {@link #HOGS} connections, the {@code i}th from {@code address.apply(i)}, each subscribed at QoS 1 to a topic of
+     * its own and publishing {@link #HOG_MESSAGES} messages to it, which it reads and never acknowledges; returns once
+     * the share is full for them.
      */
-    private static void hogs(final RingMq broker, final List<AutoCloseable> closeables) throws Exception
+    static void hogs(final RingMq broker, final List<AutoCloseable> closeables,
+        final java.util.function.IntFunction<String> address) throws Exception
     {
         final int port = broker.port();
         final byte[] payload = new byte[HOG_PAYLOAD];
         final long droppedBefore = broker.counters().get(BrokerCounters.MESSAGE_MEMORY_DROPPED);
         for (int i = 0; i < HOGS; i++)
         {
-            final RawClient hog = new RawClient(port, 0, "127.0.0.2");
+            final RawClient hog = new RawClient(port, 0, address.apply(i));
             closeables.add(hog);
             assertThat(hog.handshake(RawClient.connect("hog" + i, true, 60))).isZero();
             hog.send(RawClient.subscribe(1, "h/" + i, 1));
@@ -153,7 +154,7 @@ class AddressShareTest
                     broker.counters().get(BrokerCounters.MESSAGE_MEMORY_DROPPED) > droppedBefore;
             });
         }
-        TestBrokers.await("the share full for 127.0.0.2",
+        TestBrokers.await("the share full for the hogs",
             () -> broker.counters().get(BrokerCounters.MESSAGE_MEMORY_DROPPED) > droppedBefore);
     }
 
@@ -162,7 +163,7 @@ class AddressShareTest
      * flight, Paho's default), the publisher sending {@code burst} at a time and then waiting for them to arrive: all
      * arrive, in order.
      */
-    private static void honestPairGetsItsHundred(final RingMq broker, final List<AutoCloseable> closeables,
+    static void honestPairGetsItsHundred(final RingMq broker, final List<AutoCloseable> closeables,
         final int size, final int burst) throws Exception
     {
         final Paho subscriber = Paho.connect(broker.port(), "honest-sub");
@@ -186,7 +187,7 @@ class AddressShareTest
         assertThat(broker.counters().get(BrokerCounters.UNEXPECTED_ERRORS)).isZero();
     }
 
-    private static void closeAll(final List<AutoCloseable> closeables) throws Exception
+    static void closeAll(final List<AutoCloseable> closeables) throws Exception
     {
         for (final AutoCloseable closeable : closeables)
         {
@@ -194,7 +195,7 @@ class AddressShareTest
         }
     }
 
-    private static void readAll(final RawClient client)
+    static void readAll(final RawClient client)
     {
         try
         {

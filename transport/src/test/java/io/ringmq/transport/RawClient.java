@@ -450,6 +450,41 @@ final class RawClient implements AutoCloseable
     }
 
     /**
+     * Reads packets until one of {@code type} comes, skipping others.
+     *
+     * @return false when the broker closed the connection first, or none came in time.
+     */
+    boolean readPacketsUntil(final int type, final int timeoutMs) throws IOException
+    {
+        final long deadline = System.currentTimeMillis() + timeoutMs;
+        while (true)
+        {
+            final long left = deadline - System.currentTimeMillis();
+            if (left <= 0)
+            {
+                return false;
+            }
+            final int read;
+            try
+            {
+                read = readPacketOrClosed((int)left);
+            }
+            catch (final SocketTimeoutException ex)
+            {
+                return false;
+            }
+            if (read == type)
+            {
+                return true;
+            }
+            if (read < 0)
+            {
+                return false;
+            }
+        }
+    }
+
+    /**
      * @return true when the broker closes the connection within the time (reading and discarding until then).
      */
     boolean closedWithin(final int timeoutMs) throws IOException

@@ -459,6 +459,15 @@ final class DeliverySession
     }
 
     /**
+     * @return which copy has been in flight to it the longest ({@link SharedMessage#origin}), or 0 while none is.
+     */
+    long earliestInflight()
+    {
+        final int slot = null == window ? -1 : window.earliest();
+        return slot < 0 ? 0 : window.message(slot).origin();
+    }
+
+    /**
      * @return the window slot of a packet identifier, or -1.
      */
     int findInflight(final int packetId)

@@ -55,6 +55,8 @@ public final class DeliveryShard implements Stage
     private final WindowUpkeep upkeep;
     private final RestoredCopies restoring;
     private final ControlPackets control;
+    /** Ends the connections of clients that acknowledge nothing they hold, when others find no room. */
+    private final StalledClients stalled;
     private final ShardAcks acks;
     private final ShardConnections connections;
     private final ShardJournal journal;
@@ -94,13 +96,16 @@ public final class DeliveryShard implements Stage
         final int ringBytes = context.memory().outboundRingBytes();
         final PublishWriter writer = new PublishWriter(ringBytes > 0 ? ringBytes / 8 - Long.BYTES : Integer.MAX_VALUE);
         this.upkeep = new WindowUpkeep(pool, writer, output, clock, counters, redispatch, journal);
-        this.messages = new MessageDelivery(index, sessions, output, counters, pool, writer, clock, upkeep, journal);
+        this.control = new ControlPackets(context);
+        this.stalled = new StalledClients(sessions, output, control, counters,
+            context.limits().stalledClientTimeoutMs());
+        this.messages = new MessageDelivery(index, sessions, output, counters, pool, writer, clock, upkeep, journal,
+            stalled);
         messages.queueLimits(context.limits().maxQueued(), context.limits().maxQueuedBytes(),
             context.limits().queueQos0Messages());
         this.restoring = new RestoredCopies(pool, counters, journal);
         this.moves = new ShardMoves(index, handover, sessions, counters, context.limits().maxInflight(), windows,
             new MovedMessages(pool, upkeep, counters, journal));
-        this.control = new ControlPackets(context);
         this.acks = new ShardAcks(sessions, output, control, upkeep, journal);
         this.connections = new ShardConnections(index, shardCount, context, windows, route, sessions, output, moves,
             control, messages, upkeep, acks);
@@ -344,6 +349,7 @@ public final class DeliveryShard implements Stage
         messages.queueLimits(next.limits().maxQueued(), next.limits().maxQueuedBytes(),
             next.limits().queueQos0Messages());
         pool.budgetBytes(next.memory().messageMemoryBytes() / shardCount);
+        stalled.timeoutMs(next.limits().stalledClientTimeoutMs());
         control.limits(next);
     }
 

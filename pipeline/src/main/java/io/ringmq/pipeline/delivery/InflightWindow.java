@@ -178,6 +178,22 @@ final class InflightWindow
     }
 
     /**
+     * @return the slot whose message was first sent the earliest, or -1 while none is in flight.
+     */
+    int earliest()
+    {
+        int earliest = -1;
+        for (int slot = 0; slot < messages.length; slot++)
+        {
+            if (null != messages[slot] && (earliest < 0 || order[slot] < order[earliest]))
+            {
+                earliest = slot;
+            }
+        }
+        return earliest;
+    }
+
+    /**
      * @return the earliest slot not yet sent on this connection, or -1.
      */
     int earliestUnsent()

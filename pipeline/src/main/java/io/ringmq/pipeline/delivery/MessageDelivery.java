@@ -65,17 +65,21 @@ final class MessageDelivery
     private final AwayRoom awayRoom = new AwayRoom();
     /** This event looked through sessions away for room to take back. */
     private boolean lookedAway;
+    /** Connected clients that hold messages in flight and acknowledge none, ended when others find no room. */
+    private final StalledClients stalled;
 
     /**
      * @param pool   the shard's copies, and its share of --max-message-memory.
      * @param writer the shard's encoder, shared with {@code upkeep}.
      * @param clock  the clock of the event being handled, shared with {@code upkeep}.
      * @param upkeep where a message goes in flight, is sent from, and leaves the window.
+     * @param stalled what ends a stalled client's connection when a connected client that holds little finds no room.
      */
     MessageDelivery(final int shard, final ShardSessions sessions, final ShardOutput output,
         final BrokerCounters counters, final SharedMessage.Pool pool, final PublishWriter writer,
-        final EventClock clock, final WindowUpkeep upkeep, final ShardJournal journal)
+        final EventClock clock, final WindowUpkeep upkeep, final ShardJournal journal, final StalledClients stalled)
     {
+        this.stalled = stalled;
         this.journal = journal;
         this.shard = shard;
         this.pool = pool;
@@ -311,7 +315,7 @@ final class MessageDelivery
      * entry of {@code session}'s window or queue (charged {@code SharedMessage.Pool.entryCost}); null also when its
      * identifiers do not fit, or when a connected session, or the connected sessions of its client's address together,
      * hold as much as the share has free ({@link DeliverySession#fairIn}; sessions away keep within three quarters of
-     * it together).
+     * it together); a client that holds more and acknowledges nothing may then give way ({@link StalledClients}).
      */
     private SharedMessage retainedCopy(final DeliverySession session, final boolean offline, final int[] ids)
     {
@@ -327,9 +331,12 @@ final class MessageDelivery
                 {
                     reclaim(wanted);
                 }
-                if (!session.fairIn(pool, length))
+                if (!session.fairIn(pool, length) || need > 0 && !pool.hasRoomFor((int)need))
                 {
-                    return null; // it holds its part: the rest of the share is for sessions that hold less
+                    // it holds its part, or finds no room: a client that holds more and acknowledges nothing gives way
+                    stalled.refused(session.heldBytes(), length + bytes + SharedMessage.Pool.COPY_ALLOWANCE,
+                        clock.nowMs());
+                    return null;
                 }
             }
         }

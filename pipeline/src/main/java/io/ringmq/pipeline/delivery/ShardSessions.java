@@ -50,6 +50,14 @@ final class ShardSessions
         return sessionId >= 0 && sessionId < sessions.length ? sessions[sessionId] : null;
     }
 
+    /**
+     * @return one past the highest session id it may hold: where a walk over {@link #get} ends.
+     */
+    int idBound()
+    {
+        return sessions.length;
+    }
+
     void put(final DeliverySession session)
     {
         if (session.id >= sessions.length)

@@ -178,6 +178,14 @@ final class SharedMessage
         return cost;
     }
 
+    /**
+     * @return which copy it is: the shard that first made it, and a sequence never reused there.
+     */
+    long origin()
+    {
+        return origin;
+    }
+
     void retain()
     {
         references++;

@@ -164,6 +164,11 @@ public final class BrokerCounters
      * client that held little.
      */
     public static final int AWAY_MESSAGES_TAKEN_BACK = 85;
+    /**
+     * Connections ended because their client acknowledged nothing of what it held in flight for
+     * --stalled-client-timeout while clients that held less found no room in --max-message-memory.
+     */
+    public static final int STALLED_CLIENTS_ENDED = 86;
 
     private static final String[] NAMES =
     {
@@ -230,7 +235,8 @@ public final class BrokerCounters
         "TLS handshakes ended (stalled 3 s while another address waited for a slot)",
         "connections closed (partial packet stalled 2 s while others waited for room)",
         "subscriptions whose retained messages went in paced parts after the SUBACK",
-        "messages of sessions away dropped (max-message-memory, for a connected client)"
+        "messages of sessions away dropped (max-message-memory, for a connected client)",
+        "connections ended (stalled-client-timeout: held unacknowledged messages while others found no room)"
     };
 
     private final CountersFile file;
