@@ -145,8 +145,8 @@ public final class LimitSettings extends LiveSettings<LimitSettings>
     }
 
     /**
-     * @return how long a connected client's oldest unacknowledged QoS 1/2 message may stay so, while clients that hold
-     * less find no room in --max-message-memory, before its connection is ended; 0: never.
+     * @return how long a connected client's oldest unacknowledged QoS 1/2 message may stay so, while other clients find
+     * no room in --max-message-memory, before its connection is ended; 0: never.
      */
     public int stalledClientTimeoutMs()
     {

@@ -43,7 +43,7 @@ final class LimitOptions
 
     @Option(names = "--stalled-client-timeout", paramLabel = "DURATION",
         description = "End the connection of a client whose oldest unacknowledged QoS 1/2 message stays so this long "
-            + "while clients that hold less find no room in --max-message-memory (5.0: DISCONNECT 0x97); 0 = never "
+            + "while other clients find no room in --max-message-memory (5.0: DISCONNECT 0x97); 0 = never "
             + "(default: ${DEFAULT-VALUE}).", order = 335)
     String stalledClientTimeout = OptionValues.durationText(DEFAULTS.limits().stalledClientTimeoutMs());
 

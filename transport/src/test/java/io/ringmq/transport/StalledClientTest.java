@@ -190,6 +190,47 @@ class StalledClientTest
         }
     }
 
+    @Test
+    @DisplayName("a 5.0 subscriber that acknowledges nothing and is refused more messages for holding its half of the " +
+        "share, past --stalled-client-timeout 300ms, makes no one give way: a 3.1.1 client from another address that " +
+        "holds one unacknowledged message stays connected, and neither is ended")
+    void aStalledClientRefusedMakesNoOneGiveWay() throws Exception
+    {
+        final List<AutoCloseable> closeables = new ArrayList<>();
+        try (RingMq broker = start("300ms"))
+        {
+            final RawClient first = stalledV5(broker, closeables);
+            final RawClient small = new RawClient(broker.port(), 0, "127.0.0.3");
+            closeables.add(small);
+            assertThat(small.handshake(RawClient.connect("small", true, 60))).isZero();
+            small.send(RawClient.subscribe(1, "small", 1));
+            assertThat(small.readPacket(5_000)).isEqualTo(PacketType.SUBACK);
+            small.send(RawClient.publish("small", new byte[100], 1, 1));
+            assertThat(small.readPacketsUntil(PacketType.PUBLISH, 5_000)).isTrue(); // never acknowledged
+
+            final Paho publisher = Paho.connect(broker.port(), "more");
+            closeables.add(publisher);
+            final String payload = "m".repeat(AddressShareTest.HOG_PAYLOAD);
+            final long dropped = broker.counters().get(BrokerCounters.MESSAGE_MEMORY_DROPPED);
+            final long until = System.currentTimeMillis() + 1_500;
+            while (System.currentTimeMillis() < until)
+            {
+                publisher.publish("first", payload, 1, false); // refused: it holds its half
+            }
+            assertThat(broker.counters().get(BrokerCounters.MESSAGE_MEMORY_DROPPED)).as("refused")
+                .isGreaterThan(dropped);
+            assertThat(broker.counters().get(BrokerCounters.STALLED_CLIENTS_ENDED)).isZero();
+            small.send(RawClient.ping());
+            assertThat(small.readPacketsUntil(PacketType.PINGRESP, 5_000)).as("the small one still connected").isTrue();
+            first.send(RawClient.ping());
+            assertThat(first.readPacketsUntil(PacketType.PINGRESP, 5_000)).as("the stalled one too").isTrue();
+        }
+        finally
+        {
+            AddressShareTest.closeAll(closeables);
+        }
+    }
+
     /**
      * @param more further option names and values.
      */

@@ -334,8 +334,7 @@ final class MessageDelivery
                 if (!session.fairIn(pool, length) || need > 0 && !pool.hasRoomFor((int)need))
                 {
                     // it holds its part, or finds no room: a client that holds more and acknowledges nothing gives way
-                    stalled.refused(session.heldBytes(), length + bytes + SharedMessage.Pool.COPY_ALLOWANCE,
-                        clock.nowMs());
+                    stalled.refused(session, clock.nowMs());
                     return null;
                 }
             }
