@@ -37,6 +37,18 @@ public interface Outbound
     boolean close(int agentIndex, long connectionId);
 
     /**
+     * As {@link #close}, and the connection's end ends its session too, whatever its Session Expiry Interval: its
+     * session state is discarded, as MQTT allows as an automated response to defined conditions (3.1.1, section 4.1).
+     * By default the connection is closed only, for ports that carry no sessions (tests).
+     *
+     * @return false when the agent cannot take the command now.
+     */
+    default boolean closeEndingSession(final int agentIndex, final long connectionId)
+    {
+        return close(agentIndex, connectionId);
+    }
+
+    /**
      * As {@link #sendKept}, for a QoS 0 PUBLISH of a part of a SUBSCRIBE's retained messages: the agent also writes
      * what the connection owes to {@code drainSlot} of its {@link RetainedDrains}, now and after each flush, so the
      * routing stage sends the next part as the client reads.

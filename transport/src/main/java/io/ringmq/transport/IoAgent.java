@@ -453,7 +453,7 @@ final class IoAgent implements Agent
         }
         else
         {
-            closeAfterFlush(connectionId);
+            closeAfterFlush(connectionId, msgTypeId == OutboundFrame.CLOSE_ENDING_SESSION);
         }
     }
 
@@ -502,11 +502,20 @@ final class IoAgent implements Agent
         }
     }
 
-    void closeAfterFlush(final long connectionId)
+    /**
+     * @param endingSession its session ends with it, whatever its Session Expiry Interval: its end event carries 0
+     *                      ({@code --stalled-client-timeout}).
+     */
+    void closeAfterFlush(final long connectionId, final boolean endingSession)
     {
         final Connection connection = connections.get(connectionId);
         if (null != connection && !connection.closed)
         {
+            if (endingSession)
+            {
+                connection.endSessionExpiryInterval = 0;
+                connection.endReasonCode = io.ringmq.protocol.ReasonCode.QUOTA_EXCEEDED;
+            }
             writer.closeAfterFlush(connection);
         }
     }

@@ -11,6 +11,7 @@ import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
  *   type SEND:      [ connection id long | whole MQTT packets … ]
  *   type SEND_KEPT: [ connection id long | whole MQTT packets … ]  the same, never shed (queued QoS 0)
  *   type CLOSE:     [ connection id long ]                         close once what was sent before is written
+ *   type CLOSE_ENDING_SESSION: [ connection id long ]              the same, and its session ends with it
  *   type SEND_WATCHED: [ connection id long | drain slot int | whole MQTT packets … ]  as SEND_KEPT, a retained
  *                      part's: the agent writes what the connection owes to the slot ({@code RetainedDrains})
  * </pre>
@@ -21,6 +22,7 @@ final class OutboundFrame
     static final int CLOSE = 2;
     static final int SEND_KEPT = 3;
     static final int SEND_WATCHED = 4;
+    static final int CLOSE_ENDING_SESSION = 5;
     static final int CONNECTION_ID_OFFSET = 0;
     static final int BYTES_OFFSET = Long.BYTES;
     static final int DRAIN_SLOT_OFFSET = Long.BYTES;
@@ -80,9 +82,9 @@ final class OutboundFrame
     /**
      * @return false when the ring has no room now.
      */
-    static boolean close(final ManyToOneRingBuffer ring, final long connectionId)
+    static boolean close(final ManyToOneRingBuffer ring, final long connectionId, final boolean endingSession)
     {
-        final int index = ring.tryClaim(CLOSE, BYTES_OFFSET);
+        final int index = ring.tryClaim(endingSession ? CLOSE_ENDING_SESSION : CLOSE, BYTES_OFFSET);
         if (index <= 0)
         {
             return false;

@@ -65,6 +65,11 @@ final class OutboundRouter implements Outbound
         return views[agentIndex].close(agentIndex, connectionId);
     }
 
+    public boolean closeEndingSession(final int agentIndex, final long connectionId)
+    {
+        return views[agentIndex].closeEndingSession(agentIndex, connectionId);
+    }
+
     public void endOfBatch()
     {
         for (final ShardView view : views)
@@ -142,12 +147,22 @@ final class OutboundRouter implements Outbound
 
         public boolean close(final int agentIndex, final long connectionId)
         {
+            return close(agentIndex, connectionId, false);
+        }
+
+        public boolean closeEndingSession(final int agentIndex, final long connectionId)
+        {
+            return close(agentIndex, connectionId, true);
+        }
+
+        private boolean close(final int agentIndex, final long connectionId, final boolean endingSession)
+        {
             if (direct[agentIndex])
             {
-                agents[agentIndex].closeAfterFlush(connectionId);
+                agents[agentIndex].closeAfterFlush(connectionId, endingSession);
                 return sent(true);
             }
-            return taken(agentIndex, OutboundFrame.close(rings[agentIndex], connectionId));
+            return taken(agentIndex, OutboundFrame.close(rings[agentIndex], connectionId, endingSession));
         }
 
         public void endOfBatch()

@@ -107,7 +107,7 @@ class IoAgentSteppedTest
                 assertThat(agent.settled()).isTrue();
                 // the stages' part of the same cycle: delivery closes the connection after its flush, and its
                 // end meets the full ring; then the release stage frees every slot (ring <= the batch limit)
-                agent.closeAfterFlush(id);
+                agent.closeAfterFlush(id, false);
                 agent.flushTouched();
                 consumed.set(ring.getCursor());
                 final long cursor = ring.getCursor();

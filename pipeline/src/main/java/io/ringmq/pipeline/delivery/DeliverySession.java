@@ -244,6 +244,26 @@ final class DeliverySession
         return away;
     }
 
+    /**
+     * @return what the copies its window and queue hold alone count against the share: what ending the session frees
+     * (a copy another holder keeps too frees only its entry).
+     */
+    long soleBytes()
+    {
+        long bytes = 0;
+        for (int slot = 0; slot < windowCapacity(); slot++)
+        {
+            final SharedMessage message = window.message(slot);
+            bytes += null == message ? 0 : message.isShared() ? SharedMessage.Pool.ENTRY_ALLOWANCE : message.cost();
+        }
+        for (int i = 0; i < queueSize(); i++)
+        {
+            final SharedMessage message = queue.message(i);
+            bytes += message.isShared() ? SharedMessage.Pool.ENTRY_ALLOWANCE : message.cost();
+        }
+        return bytes;
+    }
+
     private void forEachInflight(final java.util.function.Consumer<SharedMessage> action)
     {
         for (int slot = 0; slot < windowCapacity(); slot++)

@@ -23,6 +23,7 @@ final class InflightWindow
     private static final int STATE_MASK = 0x3 << STATE_SHIFT;
     private static final int RETAIN = 0x10;
     private static final int UNSENT = 0x20;
+    private static final int UNKNOWN = -2;
 
     private SharedMessage[] messages;
     private int[] packetIds;
@@ -45,6 +46,12 @@ final class InflightWindow
     private long bytes;
     private int unsentCount;
     private long sendOrder;
+    /**
+     * The slot first sent the earliest, -1 while none is taken, {@link #UNKNOWN} once it left: found again when next
+     * asked, so a look for stalled clients costs one read per window that kept its oldest (a window may have 65,535
+     * slots).
+     */
+    private int earliest = -1;
 
     /**
      * @param slots its first size (at least 1).
@@ -113,7 +120,10 @@ final class InflightWindow
         subscriptionIds[slot] = ids;
         groups[slot] = group;
         order[slot] = ++sendOrder;
-        count++;
+        if (0 == count++)
+        {
+            earliest = slot; // sent after any other it holds: the earliest only of an empty window
+        }
         indexPut(packetId, slot);
         return slot;
     }
@@ -137,6 +147,10 @@ final class InflightWindow
         indexRemove(packetIds[slot], slot);
         unsent(slot, false);
         messages[slot] = null;
+        if (slot == earliest)
+        {
+            earliest = 0 == count - 1 ? -1 : UNKNOWN;
+        }
         lowestFree = Math.min(lowestFree, slot);
         subscriptionIds[slot] = null;
         flags[slot] = 0;
@@ -182,13 +196,17 @@ final class InflightWindow
      */
     int earliest()
     {
-        int earliest = -1;
-        for (int slot = 0; slot < messages.length; slot++)
+        if (UNKNOWN == earliest)
         {
-            if (null != messages[slot] && (earliest < 0 || order[slot] < order[earliest]))
+            int found = -1;
+            for (int slot = 0; slot < messages.length; slot++)
             {
-                earliest = slot;
+                if (null != messages[slot] && (found < 0 || order[slot] < order[found]))
+                {
+                    found = slot;
+                }
             }
+            earliest = found;
         }
         return earliest;
     }

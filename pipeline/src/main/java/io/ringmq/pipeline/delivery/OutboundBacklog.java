@@ -22,6 +22,7 @@ final class OutboundBacklog
     static final int SEND = 1;
     static final int CLOSE = 2;
     static final int SEND_KEPT = 3;
+    static final int CLOSE_ENDING_SESSION = 4;
     private static final int HEADER_LENGTH = 16;
     private static final int INITIAL_CAPACITY = 4_096;
     private static final int SHRINK_ABOVE = 1024 * 1024;
@@ -108,7 +109,8 @@ final class OutboundBacklog
                 final boolean taken = kind == SEND ?
                     outbound.send(agent, connectionId, buffer, at + HEADER_LENGTH, length) : kind == SEND_KEPT ?
                     outbound.sendKept(agent, connectionId, buffer, at + HEADER_LENGTH, length) :
-                    outbound.close(agent, connectionId);
+                    kind == CLOSE ? outbound.close(agent, connectionId) :
+                    outbound.closeEndingSession(agent, connectionId);
                 if (!taken)
                 {
                     break;

@@ -251,6 +251,20 @@ final class ShardOutput
         }
     }
 
+    /**
+     * As {@link #close}, and its session ends with the connection, whatever its Session Expiry Interval
+     * ({@link StalledClients}).
+     */
+    void closeEndingSession(final long connectionId)
+    {
+        if (backlog.isEmpty(index) && outbound.closeEndingSession(index, connectionId))
+        {
+            return;
+        }
+        // after a close the backlog holds already (its buffer memory spent) all the same: this one ends the session
+        backlog.add(index, OutboundBacklog.CLOSE_ENDING_SESSION, connectionId, NOTHING, 0, 0);
+    }
+
     void endOfBatch()
     {
         outbound.endOfBatch();

@@ -5,23 +5,26 @@ import io.ringmq.protocol.ReasonCode;
 import org.agrona.collections.Int2ObjectHashMap;
 
 /**
- * Ends the connection of a client that holds messages in flight and acknowledges none of them, once a client that is
- * not stalled finds no room in the shard's share of --max-message-memory: {@code --stalled-client-timeout}. What is in flight
- * is never dropped while its session lives [MQTT-4.4.0-1], and every bound taken when a copy is made leaves a part of
- * what is free, so the clients of enough addresses that never acknowledge held the whole share between them (24
- * connections from eight hosts did), and an honest subscriber got none of its QoS 1 messages (stop 61's open case).
- * Ending the connection ends a clean session and what it held; a persistent session goes away, its queue given back
- * as any session away's, its window kept for its client to resume.
+ * Ends the connection and the session of a client that holds messages in flight and acknowledges none of them, once a
+ * client that is not stalled finds no room in the shard's share of --max-message-memory:
+ * {@code --stalled-client-timeout}. What is in flight is never dropped while its session lives [MQTT-4.4.0-1], and
+ * every bound taken when a copy is made leaves a part of what is free, so the clients of enough addresses that never
+ * acknowledge held the whole share between them (24 connections from eight hosts did), and an honest subscriber got
+ * none of its QoS 1 messages (stop 61's open case). Its session ends with the connection whatever its Session Expiry
+ * Interval, and frees all it held: stored session state may be discarded as an automated response to defined
+ * conditions, which ends the session (MQTT 3.1.1, section 4.1); its client finds no session present when it comes
+ * back. Ending only the connection of a persistent session would free nothing it has in flight, and 25 such clients
+ * that never acknowledged kept the share full with none ended (review of 36e05eca, helper-157).
  * <p>
  * A client is stalled when the copy it has had in flight the longest is the same one, on the same connection, at
- * looks a timeout apart. The looks are made only while a connected client that is not stalled itself is refused a
- * copy, at most one every {@link #LOOK_INTERVAL_MS}, each over the shard's sessions; each ends at most one connection,
- * the stalled one whose end frees the most ({@link #freedByEnd}). Without the first rule a client that never
- * acknowledges, refused for holding its part, would have every small stalled client ended in turn for more of its
- * own; without ending smaller ones than the client refused, an honest subscriber holding its 32 messages of 16 KiB in
- * flight got 58 % of them past the last 16 stalled clients that each held less. A client that acknowledges
- * anything in order, however slowly, is never stalled, and none is ended while everyone finds room. Owned by its
- * shard's thread.
+ * looks a timeout apart: each copy that becomes its oldest must be acknowledged within the timeout, its transmission
+ * included. The looks are made only while a connected client that is not stalled itself is refused a copy, at most
+ * one every {@link #LOOK_INTERVAL_MS}, each over the shard's sessions; each ends at most one connection, the stalled
+ * one whose end frees the most ({@link DeliverySession#soleBytes}: a copy others hold too frees only its entry).
+ * Without the first rule a client that never acknowledges, refused for holding its part, would have every small
+ * stalled client ended in turn for more of its own; without ending smaller ones than the client refused, an honest
+ * subscriber holding its 32 messages of 16 KiB in flight got 58 % of them past the last 16 stalled clients that each
+ * held less. None is ended while everyone finds room. Owned by its shard's thread.
  */
 final class StalledClients
 {
@@ -53,11 +56,11 @@ final class StalledClients
      */
     void timeoutMs(final long timeoutMs)
     {
-        this.timeoutMs = timeoutMs;
-        if (0 == timeoutMs)
+        if (timeoutMs != this.timeoutMs)
         {
-            watched.clear();
+            watched.clear(); // stalls are timed again from the next look: a lower timeout ends no one at once
         }
+        this.timeoutMs = timeoutMs;
     }
 
     /**
@@ -90,7 +93,7 @@ final class StalledClients
         {
             output.sendControl(stalled.connectionId, control, disconnect);
         }
-        output.close(stalled.connectionId);
+        output.closeEndingSession(stalled.connectionId);
         return true;
     }
 
@@ -128,11 +131,14 @@ final class StalledClients
                 watch.ended = false;
             }
             watch.look = looks;
-            final long freed = freedByEnd(session);
-            if (!watch.ended && freed > mostFreed && stalled(watch, session, earliest, nowMs))
+            if (!watch.ended && stalled(watch, session, earliest, nowMs))
             {
-                most = session;
-                mostFreed = freed;
+                final long freed = session.soleBytes();
+                if (freed > mostFreed)
+                {
+                    most = session;
+                    mostFreed = freed;
+                }
             }
         }
         watched.values().removeIf(watch -> watch.look != looks);
@@ -147,16 +153,6 @@ final class StalledClients
     {
         return watch.connectionId == session.connectionId && watch.origin == earliest && 0 != earliest &&
             nowMs - watch.sinceMs >= timeoutMs;
-    }
-
-    /**
-     * @return what ending its connection gives back at most: all it holds for a clean session, which ends with it; its
-     * queue for a persistent one, whose window stays for its client to resume [MQTT-4.4.0-1] (one with nothing
-     * queued would free nothing, and keeps its connection).
-     */
-    private static long freedByEnd(final DeliverySession session)
-    {
-        return session.persistent ? session.queuedBytes() : session.heldBytes();
     }
 
     /**

@@ -14,12 +14,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The in-flight window's packet identifier index against a plain map, under every pattern of identifiers a
  * session produces: sequential, wrapping past 65,535, restored at random after a restart, and many that share a
- * home cell.
+ * home cell; and the earliest slot it keeps for {@link StalledClients} against the order of the adds.
  */
 class InflightWindowTest
 {
     @Test
-    @DisplayName("find agrees with a map of the taken slots and add takes the lowest free slot, through 40 seeds × "
+    @DisplayName("find agrees with a map of the taken slots, add takes the lowest free slot and earliest names the " +
+        "one added first of those taken, through 40 seeds × "
         + "5,000 random adds and removes: windows of 1 to 1,024 slots growing from 4, identifiers sequential, "
         + "wrapping, random and colliding")
     void findAgreesWithTheTakenSlots()
@@ -84,6 +85,11 @@ class InflightWindowTest
                 assertThat(window.find(absent)).as("seed %d: %d", seed, absent)
                     .isEqualTo(taken.getOrDefault(absent, -1));
                 assertThat(window.count()).isEqualTo(taken.size());
+                if (random.nextBoolean()) // asked now and then: what it keeps of the earliest must hold between asks
+                {
+                    assertThat(window.earliest()).as("seed %d step %d: the slot first sent the earliest", seed, step)
+                        .isEqualTo(ids.isEmpty() ? -1 : taken.get(ids.get(0)));
+                }
             }
         }
     }
