@@ -504,20 +504,24 @@ final class IoAgent implements Agent
 
     /**
      * @param endingSession its session ends with it, whatever its Session Expiry Interval: its end event carries 0
-     *                      ({@code --stalled-client-timeout}).
+     *                      ({@code --stalled-client-timeout}); a 5.0 client is told DISCONNECT 0x97 (Quota exceeded)
+     *                      and nothing more is read from it, so no DISCONNECT of its own can keep the session, and it
+     *                      is closed within the linger even if it reads nothing (review of 09f749b9, helper-158).
      */
     void closeAfterFlush(final long connectionId, final boolean endingSession)
     {
         final Connection connection = connections.get(connectionId);
-        if (null != connection && !connection.closed)
+        if (null == connection || connection.closed)
         {
-            if (endingSession)
-            {
-                connection.endSessionExpiryInterval = 0;
-                connection.endReasonCode = io.ringmq.protocol.ReasonCode.QUOTA_EXCEEDED;
-            }
-            writer.closeAfterFlush(connection);
+            return;
         }
+        if (endingSession)
+        {
+            connection.endSessionExpiryInterval = 0;
+            closer.disconnect(connection, io.ringmq.protocol.ReasonCode.QUOTA_EXCEEDED);
+            return;
+        }
+        writer.closeAfterFlush(connection);
     }
 
     /**

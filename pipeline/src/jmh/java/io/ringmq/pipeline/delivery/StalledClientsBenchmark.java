@@ -20,10 +20,12 @@ import org.openjdk.jmh.annotations.Warmup;
 import java.util.concurrent.TimeUnit;
 
 /**
- * What one look for stalled clients costs the delivery shard ({@code StalledClients.refused}): one pass over its
+ * What a look for stalled clients costs the delivery shard ({@code StalledClients.refused}): one pass over its
  * {@code sessions} connected sessions, of which {@code inFlight} have 4 messages in flight each and are watched; none is
- * stalled for the timeout, so each look ends no one and the next sees the same. A shard makes one at most every
- * {@link StalledClients#LOOK_INTERVAL_MS}, and only while a client that is not stalled is refused a copy.
+ * stalled for the timeout, so each look ends no one and the next sees the same. {@code look} is a whole pass, its
+ * steps back to back; {@code step} one step of {@link StalledClients#LOOK_STEP} sessions, the longest a look holds the
+ * shard's thread. A shard begins a look at most every {@link StalledClients#LOOK_INTERVAL_MS}, and takes a step at most
+ * every {@link StalledClients#STEP_INTERVAL_MS}, only while a client that is not stalled is refused a copy.
  *
  * <pre>
  * mvn -q -Pbenchmarks -pl pipeline test-compile exec:exec -Djmh.args="StalledClientsBenchmark"
@@ -46,8 +48,8 @@ public class StalledClientsBenchmark
     private final SharedMessage.Pool pool = new SharedMessage.Pool(0, 0, Long.MAX_VALUE);
     private final UnsafeBuffer bytes = new UnsafeBuffer(new byte[256]);
     private final ShardSessions shard = new ShardSessions();
-    /** Nothing is ended here (the timeout is never reached), so no output or control packets are needed. */
-    private final StalledClients stalled = new StalledClients(shard, null, null, new BrokerCounters(), Long.MAX_VALUE);
+    /** Nothing is ended here (the timeout is never reached), so no output is needed. */
+    private final StalledClients stalled = new StalledClients(shard, null, new BrokerCounters(), Long.MAX_VALUE);
     private DeliverySession refused;
     private long nowMs;
 
@@ -76,8 +78,27 @@ public class StalledClientsBenchmark
         shard.put(refused);
     }
 
+    /**
+     * A whole look: its steps back to back.
+     */
     @Benchmark
     public boolean look()
+    {
+        boolean ended;
+        do
+        {
+            nowMs += StalledClients.LOOK_INTERVAL_MS;
+            ended = stalled.refused(refused, nowMs);
+        }
+        while (stalled.looking());
+        return ended;
+    }
+
+    /**
+     * One step of a look: the longest the shard's thread is held by it.
+     */
+    @Benchmark
+    public boolean step()
     {
         nowMs += StalledClients.LOOK_INTERVAL_MS;
         return stalled.refused(refused, nowMs);

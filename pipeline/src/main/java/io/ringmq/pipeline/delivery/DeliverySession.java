@@ -26,6 +26,11 @@ final class DeliverySession
      * subscriptions' Retain As Published says, where any other 3.1.1 client gets 0 [MQTT-3.3.1-9].
      */
     boolean remoteBridge;
+    /**
+     * Its connection is this broker's own bridge, on its bridge listener: its window waits for the remote broker, and
+     * it is never ended as a stalled client ({@link StalledClients}).
+     */
+    boolean ownBridge;
     /** The client's Maximum Packet Size (MQTT 5.0 CONNECT). */
     int maxPacketSize = Integer.MAX_VALUE;
     /** Its connection's listener's mount point in UTF-8 (null: none): taken off every topic sent to it. */

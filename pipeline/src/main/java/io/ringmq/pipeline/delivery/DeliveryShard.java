@@ -97,8 +97,7 @@ public final class DeliveryShard implements Stage
         final PublishWriter writer = new PublishWriter(ringBytes > 0 ? ringBytes / 8 - Long.BYTES : Integer.MAX_VALUE);
         this.upkeep = new WindowUpkeep(pool, writer, output, clock, counters, redispatch, journal);
         this.control = new ControlPackets(context);
-        this.stalled = new StalledClients(sessions, output, control, counters,
-            context.limits().stalledClientTimeoutMs());
+        this.stalled = new StalledClients(sessions, output, counters, context.limits().stalledClientTimeoutMs());
         this.messages = new MessageDelivery(index, sessions, output, counters, pool, writer, clock, upkeep, journal,
             stalled);
         messages.queueLimits(context.limits().maxQueued(), context.limits().maxQueuedBytes(),

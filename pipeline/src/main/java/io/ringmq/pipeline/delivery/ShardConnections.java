@@ -128,6 +128,7 @@ final class ShardConnections
         session.bind(event.connectionId, holds, event.addressKey);
         session.version = event.version;
         session.remoteBridge = connect.isBridge();
+        session.ownBridge = event.bridge;
         session.mountPoint = event.mountPoint;
         if (event.bridge)
         {
