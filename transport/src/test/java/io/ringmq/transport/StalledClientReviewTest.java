@@ -35,7 +35,7 @@ class StalledClientReviewTest
         try (RingMq broker = start("500ms"))
         {
             attackers(broker, closeables, true, 40);
-            assertThat(probeThrough(broker, closeables, 8_000)).as("a probe through").isTrue();
+            assertThat(StalledClientTest.probeThrough(broker, closeables, 8_000)).as("a probe through").isTrue();
             assertThat(broker.counters().get(BrokerCounters.STALLED_CLIENTS_ENDED)).isPositive();
         }
         finally
@@ -55,7 +55,7 @@ class StalledClientReviewTest
         try (RingMq broker = start("500ms"))
         {
             attackers(broker, closeables, false, 32);
-            final boolean through = probeThrough(broker, closeables, 8_000);
+            final boolean through = StalledClientTest.probeThrough(broker, closeables, 8_000);
             assertThat(through).as("a probe through; ended " +
                 broker.counters().get(BrokerCounters.STALLED_CLIENTS_ENDED) + ", held " +
                 broker.counters().get(BrokerCounters.MESSAGE_MEMORY)).isTrue();
@@ -158,31 +158,5 @@ class StalledClientReviewTest
         TestBrokers.await("the share full", () ->
             broker.counters().get(BrokerCounters.MESSAGE_MEMORY_DROPPED) > droppedBefore);
         return attackers;
-    }
-
-    /**
-     * A Paho prober and publisher on 127.0.0.1: one QoS 1 message of 16 KiB each 100 ms or so.
-     *
-     * @return whether one arrived within {@code ms}.
-     */
-    private static boolean probeThrough(final RingMq broker, final List<AutoCloseable> closeables, final long ms)
-        throws Exception
-    {
-        final Paho prober = Paho.connect(broker.port(), "prober");
-        closeables.add(prober);
-        prober.client.subscribe("probe", 1);
-        final Paho probing = Paho.connect(broker.port(), "probing");
-        closeables.add(probing);
-        final String payload = "p".repeat(PAYLOAD);
-        final long deadline = System.currentTimeMillis() + ms;
-        while (System.currentTimeMillis() < deadline)
-        {
-            probing.publish("probe", payload, 1, false);
-            if (null != prober.nextWithin(100))
-            {
-                return true;
-            }
-        }
-        return false;
     }
 }

@@ -85,7 +85,7 @@ class StalledSessionEndReviewTest
                 }
             }, "review-cycler");
             cycler.start();
-            final boolean through = probeThrough(closeables, broker, 8_000);
+            final boolean through = StalledClientTest.probeThrough(broker, closeables, 8_000);
             assertThat(through).as("a probe through; ended " +
                 broker.counters().get(BrokerCounters.STALLED_CLIENTS_ENDED) + ", memory " +
                 broker.counters().get(BrokerCounters.MESSAGE_MEMORY)).isTrue();
@@ -147,26 +147,5 @@ class StalledSessionEndReviewTest
         {
             // closed
         }
-    }
-
-    private static boolean probeThrough(final List<AutoCloseable> closeables, final RingMq broker, final long ms)
-        throws Exception
-    {
-        final Paho prober = Paho.connect(broker.port(), "prober");
-        closeables.add(prober);
-        prober.client.subscribe("probe", 1);
-        final Paho probing = Paho.connect(broker.port(), "probing");
-        closeables.add(probing);
-        final String payload = "p".repeat(PAYLOAD);
-        final long deadline = System.currentTimeMillis() + ms;
-        while (System.currentTimeMillis() < deadline)
-        {
-            probing.publish("probe", payload, 1, false);
-            if (null != prober.nextWithin(100))
-            {
-                return true;
-            }
-        }
-        return false;
     }
 }

@@ -21,16 +21,15 @@ final class DeliverySession
     final boolean persistent;
     long connectionId = -1;
     int version;
+    /** {@link #bridge}: its connection is another broker's 3.1.1 bridge (protocol level 0x84). */
+    static final byte REMOTE_BRIDGE = 1;
+    /** {@link #bridge}: its connection is this broker's own bridge, on its bridge listener. */
+    static final byte OWN_BRIDGE = 2;
     /**
-     * Its connection is another broker's 3.1.1 bridge (protocol level 0x84): its live messages keep RETAIN as its
-     * subscriptions' Retain As Published says, where any other 3.1.1 client gets 0 [MQTT-3.3.1-9].
+     * Whether its connection is a bridge, and whose: {@link #REMOTE_BRIDGE}, {@link #OWN_BRIDGE}, or 0 (one byte, where
+     * two flags would grow every idle connection's heap by 8 bytes, IdleConnectionHeapTest).
      */
-    boolean remoteBridge;
-    /**
-     * Its connection is this broker's own bridge, on its bridge listener: its window waits for the remote broker, and
-     * it is never ended as a stalled client ({@link StalledClients}).
-     */
-    boolean ownBridge;
+    byte bridge;
     /** The client's Maximum Packet Size (MQTT 5.0 CONNECT). */
     int maxPacketSize = Integer.MAX_VALUE;
     /** Its connection's listener's mount point in UTF-8 (null: none): taken off every topic sent to it. */
@@ -84,6 +83,24 @@ final class DeliverySession
         this.windowSlots = maxInflight;
         windowLimit = maxInflight;
         windows.free(id, maxInflight);
+    }
+
+    /**
+     * @return whether its connection is another broker's 3.1.1 bridge: its live messages keep RETAIN as its
+     * subscriptions' Retain As Published says, where any other 3.1.1 client gets 0 [MQTT-3.3.1-9].
+     */
+    boolean remoteBridge()
+    {
+        return REMOTE_BRIDGE == bridge;
+    }
+
+    /**
+     * @return whether its connection is this broker's own bridge: its window waits for the remote broker, and it is
+     * never ended as a stalled client ({@link StalledClients}).
+     */
+    boolean ownBridge()
+    {
+        return OWN_BRIDGE == bridge;
     }
 
     /**

@@ -182,7 +182,7 @@ final class MessageDelivery
             // broker's 3.1.1 bridge; any other 3.1.1 client gets 0 [MQTT-3.3.1-9], whatever a 5.0 connection of its
             // session subscribed with
             final boolean retain = event.retain && route.targetRetainAsPublished(i) &&
-                (session.version == MqttVersion.V5 || session.remoteBridge);
+                (session.version == MqttVersion.V5 || session.remoteBridge());
             final int[] ids = targetSubscriptionIds(i);
             final int group = route.targetGroup(i);
             copyNumber = eventMessageNumber == 0 ? 0 : eventMessageNumber + route.copyOrdinal(i);

@@ -127,8 +127,8 @@ final class ShardConnections
         }
         session.bind(event.connectionId, holds, event.addressKey);
         session.version = event.version;
-        session.remoteBridge = connect.isBridge();
-        session.ownBridge = event.bridge;
+        session.bridge = event.bridge ? DeliverySession.OWN_BRIDGE :
+            connect.isBridge() ? DeliverySession.REMOTE_BRIDGE : 0;
         session.mountPoint = event.mountPoint;
         if (event.bridge)
         {

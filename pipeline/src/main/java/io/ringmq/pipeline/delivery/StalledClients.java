@@ -115,7 +115,7 @@ final class StalledClients
         watched.values().removeIf(watch -> watch.look != looks);
         final DeliverySession stalled = most;
         most = null;
-        if (null == stalled || sessions.get(stalled.id) != stalled || !stalled.isOnline() || stalled.ownBridge)
+        if (null == stalled || sessions.get(stalled.id) != stalled || !stalled.isOnline() || stalled.ownBridge())
         {
             return false;
         }
@@ -144,7 +144,7 @@ final class StalledClients
         {
             final DeliverySession session = sessions.get(id);
             // sessions away are watched too, so that going away for a while times nothing again
-            final long earliest = null == session || session.ownBridge ? 0 : session.earliestInflight();
+            final long earliest = null == session || session.ownBridge() ? 0 : session.earliestInflight();
             if (0 == earliest)
             {
                 continue;
