@@ -55,7 +55,7 @@ public final class DeliveryShard implements Stage
     private final WindowUpkeep upkeep;
     private final RestoredCopies restoring;
     private final ControlPackets control;
-    /** Ends the connections of clients that acknowledge nothing they hold, when others find no room. */
+    /** Ends the connections and sessions of clients that acknowledge nothing they hold, when others find no room. */
     private final StalledClients stalled;
     private final ShardAcks acks;
     private final ShardConnections connections;

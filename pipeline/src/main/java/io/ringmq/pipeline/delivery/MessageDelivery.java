@@ -73,7 +73,7 @@ final class MessageDelivery
      * @param writer the shard's encoder, shared with {@code upkeep}.
      * @param clock  the clock of the event being handled, shared with {@code upkeep}.
      * @param upkeep where a message goes in flight, is sent from, and leaves the window.
-     * @param stalled what ends a stalled client's connection when a connected client that holds little finds no room.
+     * @param stalled what ends a stalled client's connection and session when a connected client is refused a copy.
      */
     MessageDelivery(final int shard, final ShardSessions sessions, final ShardOutput output,
         final BrokerCounters counters, final SharedMessage.Pool pool, final PublishWriter writer,

@@ -261,7 +261,8 @@ final class ShardOutput
         {
             return;
         }
-        // after a close the backlog holds already (its buffer memory spent) all the same: this one ends the session
+        // after a close the backlog holds already (its buffer memory spent) all the same: that one only closes, and
+        // this one ends the session too while the connection is still open when the agent takes it
         backlog.add(index, OutboundBacklog.CLOSE_ENDING_SESSION, connectionId, NOTHING, 0, 0);
     }
 
