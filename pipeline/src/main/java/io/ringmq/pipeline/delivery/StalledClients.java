@@ -34,9 +34,11 @@ final class StalledClients
     /** The least time from the start of one look to the start of the next. */
     static final long LOOK_INTERVAL_MS = 100;
     /**
-     * Sessions looked at in one step of a look; a shard with more takes a step at most every
-     * {@link #STEP_INTERVAL_MS}, so that a look over 100,000 sessions (about 1 ms whole) never pauses the shard's
-     * thread for more than a tenth of that.
+     * The work of one step of a look: a session looked at is one, a stalled one as many more as the window slots and
+     * queue entries read to see what its end frees. A shard with more takes a step at most every
+     * {@link #STEP_INTERVAL_MS}, so that a look over 100,000 sessions (about 1 ms whole), or over stalled clients that
+     * queue 512,000 entries between them (what a 16 MiB share holds at most), never pauses the shard's thread for more
+     * than about a tenth of a millisecond.
      */
     static final int LOOK_STEP = 8_192;
     static final long STEP_INTERVAL_MS = 10;
@@ -139,8 +141,8 @@ final class StalledClients
     private boolean step(final long nowMs)
     {
         final int bound = sessions.idBound();
-        final int end = Math.min(bound, lookAt + LOOK_STEP);
-        for (int id = lookAt; id < end; id++)
+        int id = lookAt;
+        for (int work = 0; id < bound && work < LOOK_STEP; id++, work++)
         {
             final DeliverySession session = sessions.get(id);
             // sessions away are watched too, so that going away for a while times nothing again
@@ -180,6 +182,7 @@ final class StalledClients
             watch.look = looks;
             if (!watch.ended && session.isOnline() && stalled(watch, session, earliest, nowMs))
             {
+                work += session.windowCapacity() + session.queueSize();
                 final long freed = session.soleBytes();
                 if (freed > mostFreed)
                 {
@@ -188,7 +191,7 @@ final class StalledClients
                 }
             }
         }
-        lookAt = end >= bound ? 0 : end;
+        lookAt = id >= bound ? 0 : id;
         return 0 == lookAt;
     }
 
